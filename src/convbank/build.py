@@ -1,0 +1,182 @@
+"""Orchestration shared by the API and the CLI: reading raw records and building the bank."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from convbank import catalog
+from convbank.datasets import Dataset
+from convbank.errors import BuildError, FormatError, SourceError
+from convbank.fetch import Fetcher, home
+from convbank.model import conversations_to_tables
+from convbank.store import Bank
+
+__all__ = ["BuildReport", "SplitReport", "bank_root", "build", "read_raw", "source_paths"]
+
+BATCH = 2000
+"""Conversations per batch (one Parquet row group each): memory stays flat with corpus size."""
+
+Progress = Callable[[str, str, str, int], None]
+"""Called as ``progress(dataset, config, split, conversations_done_in_this_batch)``."""
+
+
+def bank_root() -> Path:
+    """The bank folder: ``$CONVBANK_HOME/bank``."""
+    return home() / "bank"
+
+
+def source_paths(dataset: Dataset, config: str | None, fetcher: Fetcher) -> dict[str, Path]:
+    """Fetch (or find) every file a config needs, optional files where they can be had."""
+    files = dataset.required_files(config)
+    optional = [dataset.file(n) for n in dataset.optional_files]
+    return fetcher.fetch(dataset, [*files, *optional])
+
+
+def read_raw(
+    name: str,
+    config: str | None = None,
+    split: str | None = None,
+    *,
+    fetcher: Fetcher | None = None,
+) -> Iterator[tuple[str, str, Any]]:
+    """Yield ``(config, split, raw_record)`` for the source records of a dataset, streamed."""
+    dataset = catalog.get(name)
+    fetcher = fetcher or Fetcher()
+    dataset.config(config)
+    for cfg in dataset.stored_configs(config):
+        splits = dataset.splits(cfg.name, split) if split else list(cfg.splits)
+        paths = fetcher.fetch(dataset, {f.name: f for s in splits for f in dataset.files_for(cfg.name, s)}.values())
+        for s in splits:
+            for record in dataset.read(paths, cfg.name, s):
+                yield cfg.name, s, record
+
+
+@dataclass
+class SplitReport:
+    """What a build wrote for one split."""
+
+    dataset: str
+    config: str
+    split: str
+    conversations: int
+    participants: int
+    turns: int
+    annotations: int
+    expected: int | None
+    seconds: float
+
+
+@dataclass
+class BuildReport:
+    """The outcome of a build: what was written and, per dataset, what could not be."""
+
+    splits: list[SplitReport] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing failed."""
+        return not self.failures
+
+
+def build(
+    names: Sequence[str] | None = None,
+    *,
+    config: str | None = None,
+    fetcher: Fetcher | None = None,
+    bank: Bank | None = None,
+    progress: Progress | None = None,
+    batch_size: int = BATCH,
+) -> BuildReport:
+    """Fetch, read, map and store datasets into the bank, one stored config at a time.
+
+    A config whose sources cannot be had (not found locally, offline, download failed) is
+    reported in :attr:`BuildReport.failures` under ``dataset/config`` and the others are
+    built; format and checksum errors raise (the bank keeps what it had). Without ``names``,
+    every dataset of the catalog is tried.
+    """
+    fetcher = fetcher or Fetcher()
+    bank = bank or Bank(bank_root())
+    datasets = [catalog.get(n) for n in (names or catalog.names())]
+    if config is not None:
+        for ds in datasets:
+            ds.config(config)
+    report = BuildReport()
+    start = time.perf_counter()
+    for ds in datasets:
+        for cfg in ds.stored_configs(config):
+            try:
+                paths = source_paths(ds, cfg.name, fetcher)
+            except SourceError as exc:
+                report.failures[f"{ds.name}/{cfg.name}"] = str(exc)
+                continue
+            report.splits.extend(_build_config(ds, cfg.name, paths, bank, progress, batch_size))
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _build_config(
+    ds: Dataset,
+    config: str,
+    paths: dict[str, Path],
+    bank: Bank,
+    progress: Progress | None,
+    batch_size: int,
+) -> list[SplitReport]:
+    reports = []
+    raw_schema = ds.raw_schema
+    seen: set[str] = set()
+    entry: dict[str, Any] = {"splits": {}, "sources": {n: str(p) for n, p in paths.items()}}
+    with bank.lock(), bank.stage(ds.name, config) as staging:
+        for split in ds.config(config).splits:
+            t0 = time.perf_counter()
+            counts = dict.fromkeys(("conversations", "participants", "turns", "annotations"), 0)
+            records = ds.read(paths, config, split)
+            index = 0
+            while batch := list(islice(records, batch_size)):
+                convs = []
+                ids = []
+                for record in batch:
+                    conv = ds.to_conversation(record, config, split, index)
+                    if conv.conversation_id in seen:
+                        raise FormatError(
+                            f"{ds.name}/{config}/{split}: record {index} repeats conversation id "
+                            f"{conv.conversation_id!r}; ids must be unique within a dataset"
+                        )
+                    seen.add(conv.conversation_id)
+                    ids.append(conv.conversation_id)
+                    convs.append(conv)
+                    index += 1
+                tables = conversations_to_tables(convs)
+                for name, table in tables.items():
+                    staging.write(name, split, table)
+                    counts[name] += table.num_rows
+                rows = [ds.raw_row(r) for r in batch]
+                raw = pa.Table.from_pylist(
+                    [{"conversation_id": i, "source_index": n, **row} for i, n, row in zip(ids, range(index - len(batch), index), rows, strict=True)],
+                    schema=raw_schema,
+                )
+                staging.write(f"{ds.name}_raw", split, raw)
+                if progress:
+                    progress(ds.name, config, split, len(batch))
+            if index == 0:
+                raise BuildError(f"{ds.name}/{config}/{split}: the source has no records")
+            expected = ds.config(config).splits[split]
+            entry["splits"][split] = {**counts, "expected": expected, "file_meta": ds.file_meta(paths, config, split)}
+            reports.append(
+                SplitReport(ds.name, config, split, counts["conversations"], counts["participants"],
+                            counts["turns"], counts["annotations"], expected, time.perf_counter() - t0)
+            )
+        for table_name, table in ds.extra_tables(paths):
+            staging.write(table_name, "all", table)
+        bank.commit(staging, entry)
+    return reports
+

@@ -1,0 +1,5 @@
+"""The ``convbank`` command line: a thin shell over the library."""
+
+from convbank.cli.main import cli, main
+
+__all__ = ["cli", "main"]

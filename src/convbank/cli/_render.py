@@ -1,0 +1,92 @@
+"""Terminal rendering of one conversation (``convbank show``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from convbank.model import Annotation, Conversation, Turn
+
+_SPAN_STYLES = ("bold yellow", "bold cyan", "bold magenta", "bold green")
+
+
+def _flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(data, dict):
+        items: list[tuple[str, str]] = []
+        for k, v in data.items():
+            items += _flatten(v, f"{prefix}{k}." if not isinstance(v, dict) or not v else f"{prefix}{k}.")
+        return [(k.rstrip("."), v) for k, v in items]
+    if isinstance(data, list) and data and all(isinstance(x, dict) for x in data):
+        return [(prefix, f"{len(data)} items")]
+    return [(prefix, ", ".join(map(str, data)) if isinstance(data, list) else str(data))]
+
+
+def _kv_table(data: dict[str, Any]) -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="dim")
+    table.add_column()
+    for key, value in _flatten(data):
+        table.add_row(Text(key), Text(value))
+    return table
+
+
+def _turn_text(turn: Turn, annotations: list[Annotation]) -> Text:
+    text = Text(turn.text)
+    spans = [a for a in annotations if a.start_char is not None and a.end_char is not None]
+    for n, a in enumerate(spans):
+        text.stylize(_SPAN_STYLES[n % len(_SPAN_STYLES)], a.start_char, a.end_char)
+    return text
+
+
+def _action(turn: Turn) -> Text:
+    task = turn.meta.get("task_data", {})
+    if "issue2youget" in task:
+        you = ", ".join(f"{v} {k}" for k, v in task["issue2youget"].items())
+        they = ", ".join(f"{v} {k}" for k, v in task.get("issue2theyget", {}).items())
+        return Text(f"[{turn.text}] proposer gets {you}; the other side gets {they}", style="bold")
+    return Text(f"[{turn.text}]", style="bold")
+
+
+def render_conversation(console: Console, conv: Conversation) -> None:
+    """Print a conversation: header, participants with persona and private context, turns
+    with annotations inline (spans highlighted), and the conversation's metadata."""
+    console.print(
+        Text(f"{conv.dataset}/{conv.config}/{conv.split} · conversation {conv.conversation_id}", style="bold")
+    )
+    for p in conv.participants:
+        parts: list[Any] = []
+        if p.persona:
+            parts.append(Text("persona:", style="dim"))
+            parts.extend(Text(f"  • {s}") for s in p.persona)
+        if p.meta:
+            parts.append(_kv_table(p.meta))
+        console.print(Panel(Group(*parts) if parts else Text("-"), title=Text(f"{p.participant_id} ({p.role})")))
+    for turn in conv.turns:
+        anns = conv.annotations_of(turn.turn_index)
+        head = Text(f"{turn.turn_index:>3} {turn.participant_id}: ", style="bold blue")
+        body = _action(turn) if turn.kind == "action" else _turn_text(turn, anns)
+        line = Text.assemble(head, body)
+        labels = [
+            f"{a.layer}:{a.label}" + (f"[{a.start_char}:{a.end_char}]" if a.start_char is not None else "")
+            for a in anns
+        ]
+        if labels:
+            line.append("  " + " ".join(labels), style="green")
+        extra = {
+            k: v
+            for k, v in turn.meta.items()
+            if k not in ("task_data", "strategy_slots", "facts") and v is not None
+        }
+        if extra:
+            line.append("  " + ", ".join(f"{k}={v}" for k, v in extra.items()), style="dim")
+        facts = turn.meta.get("facts")
+        if facts:
+            used = sum(1 for f in facts if f.get("used"))
+            line.append(f"  facts shown {len(facts)}, used {used}", style="dim")
+        console.print(line)
+    if conv.meta:
+        console.print(Panel(_kv_table(conv.meta), title="conversation"))

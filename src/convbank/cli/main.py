@@ -1,0 +1,281 @@
+"""``convbank``: fetch, read, build, query and show conversational datasets."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+from rich.console import Console
+from rich.table import Table
+
+from convbank import __version__, catalog
+from convbank.build import BuildReport, bank_root, build, read_raw, source_paths
+from convbank.cli._options import config_option, source_options, split_option
+from convbank.cli._render import render_conversation
+from convbank.errors import ConvbankError
+from convbank.fetch import Fetcher, checksum_status, home
+from convbank.store import Bank
+
+out = Console()
+err = Console(stderr=True)
+_json = msgspec.json.Encoder()
+
+
+class ConvbankGroup(click.Group):
+    """Turns convbank errors into one line on stderr and a non-zero exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConvbankError as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except BrokenPipeError:  # e.g. `convbank raw casino | head`
+            sys.stderr.close()
+            ctx.exit(0)
+
+
+@click.group(cls=ConvbankGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="convbank")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+def cli(debug: bool) -> None:
+    """convbank: conversational datasets, fetched, read faithfully, stored as Parquet and
+    queried with SQL.
+
+    Data lives under CONVBANK_HOME (default: the user's cache folder); CONVBANK_OFFLINE=1
+    forbids downloads; CONVBANK_SOURCE lists folders holding source files.
+    """
+
+
+def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
+    return Fetcher(sources=list(sources), verify=not no_verify, progress=err.is_terminal)
+
+
+def _echo_json(data: Any) -> None:
+    sys.stdout.buffer.write(_json.encode(data) + b"\n")
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------- catalog
+@cli.command("list")
+@source_options
+def list_(sources: Sequence[Path], no_verify: bool) -> None:
+    """List the datasets: configs, splits and counts, licence, sources present, built."""
+    fetcher = _fetcher(sources, no_verify)
+    built = Bank(bank_root()).built()
+    table = Table(title="convbank datasets")
+    for col in ("name", "title", "configs and splits", "license", "sources", "built"):
+        table.add_column(col)
+    for ds in catalog.catalog:
+        configs = "\n".join(
+            f"{c.name}: " + ", ".join(f"{s} {n:,}" if n is not None else s for s, n in c.splits.items())
+            for c in ds.configs
+        )
+        files = ds.required_files()
+        present = sum(fetcher.find(ds, f) is not None for f in files)
+        sources_text = "all" if present == len(files) else ("none" if present == 0 else f"{present}/{len(files)}")
+        configs_built = sorted(built.get(ds.name, {}).get("configs", {}))
+        table.add_row(ds.name, ds.title, configs, ds.license, sources_text, ", ".join(configs_built) or "no")
+    out.print(table)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@source_options
+def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
+    """Show a dataset's card, configs, splits, files and checksum status."""
+    ds = catalog.get(name)
+    fetcher = _fetcher(sources, no_verify)
+    data = ds.describe()
+    for f, entry in zip(ds.files, data["files"], strict=True):
+        found = fetcher.find(ds, f)
+        entry["checksum"] = checksum_status(f, fetcher.root)
+        entry["optional"] = f.name in ds.optional_files
+        entry["present"] = str(found) if found else None
+    data["built"] = sorted(Bank(bank_root()).built().get(name, {}).get("configs", {}))
+    if as_json:
+        _echo_json(data)
+        return
+    out.print(f"[bold]{ds.title}[/bold] ({ds.name}, version {ds.version})")
+    out.print(ds.description, markup=False)
+    out.print(f"license: {ds.license}   homepage: {ds.homepage}", markup=False)
+    table = Table("config", "split", "conversations", title="configs")
+    for cname, cfg in data["configs"].items():
+        for split, n in cfg["splits"].items():
+            table.add_row(cname, split, f"{n:,}" if n is not None else "?")
+    out.print(table)
+    files = Table("file", "sha256", "checksum", "present", title="source files")
+    for entry in data["files"]:
+        files.add_row(entry["name"], entry["sha256"] or "-", entry["checksum"], entry["present"] or "no")
+    out.print(files)
+    out.print("citation:", markup=False)
+    out.print(ds.citation, markup=False, highlight=False)
+
+
+@cli.command()
+@click.argument("name")
+@config_option
+@source_options
+def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: bool) -> None:
+    """Download (or find locally) and verify a dataset's source files."""
+    ds = catalog.get(name)
+    paths = source_paths(ds, config, _fetcher(sources, no_verify))
+    for fname, path in paths.items():
+        click.echo(f"{fname}\t{path}")
+
+
+@cli.command()
+@click.argument("name")
+@config_option
+@split_option
+@click.option("--limit", "-n", type=click.IntRange(min=0), default=None, help="Print at most N records.")
+@source_options
+def raw(
+    name: str, config: str | None, split: str | None, limit: int | None, sources: Sequence[Path], no_verify: bool
+) -> None:
+    """Print the raw records of a dataset as JSON lines, exactly as published."""
+    fetcher = _fetcher(sources, no_verify)
+    write = sys.stdout.buffer.write
+    for n, (_, _, record) in enumerate(read_raw(name, config, split, fetcher=fetcher)):
+        if limit is not None and n >= limit:
+            break
+        write(_json.encode(record) + b"\n")
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------- bank
+@cli.command("build")
+@click.argument("names", nargs=-1)
+@config_option
+@source_options
+def build_(names: Sequence[str], config: str | None, sources: Sequence[Path], no_verify: bool) -> None:
+    """Build the bank: fetch, read, map and store datasets as Parquet under CONVBANK_HOME.
+
+    With no NAMES, tries every dataset. Configs whose sources cannot be had are reported
+    with what to do; the exit code is 3 when nothing was built, or when NAMES were given and
+    one of their configs could not be built.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    fetcher = _fetcher(sources, no_verify)
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True,
+    ) as bar:
+        tasks: dict[tuple[str, str, str], Any] = {}
+
+        def progress(dataset: str, cfg: str, split: str, n: int) -> None:
+            key = (dataset, cfg, split)
+            if key not in tasks:
+                total = catalog.get(dataset).config(cfg).splits.get(split)
+                tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
+            bar.advance(tasks[key], n)
+
+        report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress)
+    _print_report(report)
+    if not report.splits or (names and report.failures):
+        raise click.exceptions.Exit(3)
+
+
+def _print_report(report: BuildReport) -> None:
+    table = Table(title=f"bank at {bank_root()}")
+    for col in ("dataset", "config", "split", "conversations", "participants", "turns", "annotations", "seconds"):
+        table.add_column(col, justify="left" if col in ("dataset", "config", "split") else "right")
+    for s in report.splits:
+        conv = f"{s.conversations:,}"
+        if s.expected is not None and s.expected != s.conversations:
+            conv += f" (published {s.expected:,})"
+        table.add_row(s.dataset, s.config, s.split, conv, f"{s.participants:,}", f"{s.turns:,}",
+                      f"{s.annotations:,}", f"{s.seconds:.2f}")
+    if report.splits:
+        out.print(table)
+    for name, message in report.failures.items():
+        err.print(f"[yellow]not built[/yellow] {name}: {message}", highlight=False)
+    err.print(f"{len(report.splits)} splits built in {report.seconds:.1f} s", highlight=False)
+
+
+@cli.command()
+@click.argument("sql_text", metavar="SQL")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+def query(sql_text: str, fmt: str) -> None:
+    """Run read-only SQL over the views conversations, participants, turns, annotations
+    (all datasets) and <dataset>_raw."""
+    from convbank.query import sql
+
+    result = sql(sql_text)
+    rows = result.to_pylist()
+    if fmt == "json":
+        _echo_json(rows)
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(result.column_names)
+        writer.writerows([_cell(v) for v in row.values()] for row in rows)
+        sys.stdout.write(buf.getvalue())
+    else:
+        table = Table(*result.column_names)
+        for row in rows:
+            table.add_row(*(_cell(v) for v in row.values()))
+        out.print(table)
+        err.print(f"{len(rows)} rows", highlight=False)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        return _json.encode(value).decode()
+    return str(value)
+
+
+@cli.command()
+@click.argument("name")
+@click.argument("conversation_id")
+@config_option
+@split_option
+@click.option("--json", "as_json", is_flag=True, help="Print the unified conversation as JSON.")
+def show(name: str, conversation_id: str, config: str | None, split: str | None, as_json: bool) -> None:
+    """Show one conversation: participants, turns, actions, annotations, outcomes."""
+    from convbank.query import load
+
+    conv = load(name, config, split)[conversation_id]
+    if as_json:
+        _echo_json(conv.to_dict())
+    else:
+        render_conversation(out, conv)
+
+
+@cli.command()
+@click.argument("name")
+@config_option
+@split_option
+@click.option("--format", "fmt", type=click.Choice(["source"]), required=True, help="Output format.")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write into.")
+def export(name: str, config: str | None, split: str | None, fmt: str, output: Path) -> None:
+    """Export a built dataset (source: the publisher's format and file names)."""
+    from convbank.export import export_source
+    from convbank.query import load
+
+    for path in export_source(load(name, config, split), output):
+        click.echo(str(path))
+
+
+@cli.command()
+def where() -> None:
+    """Print convbank's folders (home, cache, bank)."""
+    click.echo(f"home\t{home()}\ndownloads\t{home() / 'downloads'}\nbank\t{bank_root()}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="convbank")

@@ -1,0 +1,321 @@
+"""What every dataset module provides: its card, its files, its configs and splits, a reader
+from the publisher's files to typed raw records, and a mapper between raw records and the
+unified model (both ways)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+import msgspec.inspect
+import pyarrow as pa
+
+from convbank.errors import FormatError, UnknownDatasetError
+from convbank.model import Conversation
+
+__all__ = [
+    "ConfigSpec",
+    "Dataset",
+    "SourceFile",
+    "arrow_type",
+    "decode_json",
+]
+
+
+class SourceFile(msgspec.Struct, frozen=True, kw_only=True):
+    """One file as its publisher distributes it."""
+
+    name: str
+    """The published file name (local sources are searched for this name)."""
+    url: str
+    sha256: str | None
+    """``None`` where the publisher gives no checksum: trust on first use."""
+    size: int | None = None
+    extract_to: str | None = None
+    """For a zip archive: the folder inside it that readers use (extracted once into the
+    cache; a local source may also hold that folder already extracted)."""
+
+
+class ConfigSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A config: its splits with their published conversation counts."""
+
+    name: str
+    description: str
+    splits: dict[str, int | None]
+    union_of: tuple[str, ...] = ()
+    """For a config that is the union of others (PEC ``all``): their names. It is not stored
+    twice: reading it reads its parts."""
+
+
+SourcePaths = Mapping[str, Path]
+"""Local paths of the source files, by published file name."""
+
+
+class Dataset(ABC):
+    """A dataset of the catalog. Subclasses set the card attributes and implement the reader
+    and the mapper; one instance of each is registered in :mod:`convbank.catalog`."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    description: ClassVar[str]
+    license: ClassVar[str]
+    citation: ClassVar[str]
+    homepage: ClassVar[str]
+    version: ClassVar[str]
+    files: ClassVar[tuple[SourceFile, ...]]
+    configs: ClassVar[tuple[ConfigSpec, ...]]
+    raw_type: ClassVar[type[msgspec.Struct]]
+    """The msgspec type of one raw record."""
+    optional_files: ClassVar[tuple[str, ...]] = ()
+    """Files used when present (Curiosity's fact database) and never required."""
+
+    # ------------------------------------------------------------------ catalog
+    @property
+    def default_config(self) -> str:
+        """The config used when none is named."""
+        return self.configs[0].name
+
+    def config(self, name: str | None = None) -> ConfigSpec:
+        """The config of that name (the default one for ``None``)."""
+        name = name or self.default_config
+        for cfg in self.configs:
+            if cfg.name == name:
+                return cfg
+        known = ", ".join(c.name for c in self.configs)
+        raise UnknownDatasetError(f"{self.name} has no config {name!r}; known configs: {known}")
+
+    def stored_configs(self, name: str | None = None) -> list[ConfigSpec]:
+        """The stored configs a config name stands for (itself, or the parts of a union).
+
+        With ``name=None``, every stored config of the dataset.
+        """
+        if name is None:
+            return [c for c in self.configs if not c.union_of]
+        cfg = self.config(name)
+        return [self.config(n) for n in cfg.union_of] if cfg.union_of else [cfg]
+
+    def splits(self, config: str | None = None, split: str | None = None) -> list[str]:
+        """The split names of a config (only ``split`` if given, after checking it exists)."""
+        cfg = self.config(config)
+        if split is None:
+            return list(cfg.splits)
+        if split not in cfg.splits:
+            known = ", ".join(cfg.splits)
+            raise UnknownDatasetError(
+                f"{self.name}/{cfg.name} has no split {split!r}; known splits: {known}"
+            )
+        return [split]
+
+    def file(self, name: str) -> SourceFile:
+        """The source file of that published name."""
+        for f in self.files:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    @abstractmethod
+    def files_for(self, config: str, split: str) -> list[SourceFile]:
+        """The source files a stored config's split is read from."""
+
+    def required_files(self, config: str | None = None) -> list[SourceFile]:
+        """Every source file needed for a config (all stored configs for ``None``)."""
+        needed: dict[str, SourceFile] = {}
+        for cfg in self.stored_configs(config):
+            for split in cfg.splits:
+                for f in self.files_for(cfg.name, split):
+                    needed[f.name] = f
+        return list(needed.values())
+
+    # ------------------------------------------------------------------ reading
+    @abstractmethod
+    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Any]:
+        """Yield the raw records of one stored config's split, in source order."""
+
+    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+        """File-level content beside the records (kept for the source export); none by default."""
+        return {}
+
+    def extra_tables(self, paths: SourcePaths) -> Iterator[tuple[str, pa.Table]]:
+        """Side tables read from optional files (name, table); none by default."""
+        return iter(())
+
+    # ------------------------------------------------------------------ mapping
+    @abstractmethod
+    def conversation_id(self, record: Any, config: str, split: str, index: int) -> str:
+        """The conversation id of a raw record (unique within the dataset)."""
+
+    @abstractmethod
+    def to_conversation(self, record: Any, config: str, split: str, index: int) -> Conversation:
+        """Map a raw record onto the unified model."""
+
+    @abstractmethod
+    def from_conversation(self, conversation: Conversation) -> Any:
+        """Rebuild the raw record exactly from its unified conversation."""
+
+    # ------------------------------------------------------------------ raw table
+    @property
+    def raw_schema(self) -> pa.Schema:
+        """Arrow schema of the ``<dataset>_raw`` table: keys, then the record typed like the source."""
+        record = arrow_type(self.raw_type)
+        return pa.schema(
+            [
+                pa.field("conversation_id", pa.string(), nullable=False),
+                pa.field("source_index", pa.int64(), nullable=False),
+                *record,
+            ]
+        )
+
+    def raw_row(self, record: Any) -> dict[str, Any]:
+        """One record as a row of the raw table (without the key columns)."""
+        row: dict[str, Any] = msgspec.to_builtins(record)
+        return row
+
+    # ------------------------------------------------------------------ export
+    @abstractmethod
+    def write_source(
+        self,
+        records: Iterable[Any],
+        config: str,
+        split: str,
+        file_meta: Mapping[str, Any],
+        directory: Path,
+    ) -> list[Path]:
+        """Write records in the publisher's format and file names; return the files written."""
+
+    def describe(self) -> dict[str, Any]:
+        """The card as JSON-ready data (what ``convbank info --json`` prints)."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "license": self.license,
+            "homepage": self.homepage,
+            "citation": self.citation,
+            "version": self.version,
+            "default_config": self.default_config,
+            "configs": {
+                c.name: {
+                    "description": c.description,
+                    "splits": dict(c.splits),
+                    **({"union_of": list(c.union_of)} if c.union_of else {}),
+                }
+                for c in self.configs
+            },
+            "files": [
+                {"name": f.name, "url": f.url, "sha256": f.sha256, "size": f.size}
+                for f in self.files
+            ],
+        }
+
+
+# ---------------------------------------------------------------------- helpers
+def decode_json(path: Path, typ: Any, what: str) -> Any:
+    """Decode a JSON file into ``typ``; any problem becomes a one-line :class:`FormatError`."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        return msgspec.json.decode(data, type=typ)
+    except msgspec.ValidationError as exc:
+        raise FormatError(
+            f"{path}: {_validation_message(exc)}; expected the {what} format as published — "
+            "re-fetch the file or check that it is the right one"
+        ) from exc
+    except msgspec.DecodeError as exc:
+        raise FormatError(
+            f"{path}: {_decode_message(exc, data)}; expected a complete JSON file — "
+            "re-fetch the file (it may be truncated or corrupted)"
+        ) from exc
+
+
+def _validation_message(exc: msgspec.ValidationError) -> str:
+    # msgspec says "Expected `int`, got `str` - at `$[0].dialogue_id`"
+    message = str(exc)
+    if " - at " in message:
+        what, where = message.rsplit(" - at ", 1)
+        return f"at {where.strip('`')}: {what[0].lower()}{what[1:]}"
+    return message[0].lower() + message[1:]
+
+
+def _decode_message(exc: msgspec.DecodeError, data: bytes) -> str:
+    message = str(exc)
+    if "truncated" in message:
+        return f"malformed JSON: the input ends early (at byte {len(data)})"
+    if "(byte " in message:
+        detail, _, pos = message.rpartition("(byte ")
+        offset = int(pos.rstrip(")"))
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        detail = detail.replace("JSON is malformed: ", "").strip()
+        return f"malformed JSON at line {line}, column {column} (byte {offset}): {detail}"
+    return message
+
+
+_NONE = msgspec.inspect.NoneType
+
+
+def arrow_type(typ: Any) -> list[pa.Field]:
+    """The Arrow fields of a msgspec Struct type, derived from its annotations.
+
+    Optional and omittable fields become nullable; a union of ``int`` with the literal
+    ``""`` (ConvAI2's ``profile_match``) becomes a nullable int64 whose null stands for ``""``.
+    """
+    info = msgspec.inspect.type_info(typ)
+    if not isinstance(info, msgspec.inspect.StructType):
+        raise TypeError(f"{typ!r} is not a msgspec Struct")
+    return _fields(info)
+
+
+def _fields(info: msgspec.inspect.StructType) -> list[pa.Field]:
+    return [
+        pa.field(f.encode_name, _arrow(f.type), nullable=not f.required or _nullable(f.type))
+        for f in info.fields
+    ]
+
+
+def _nullable(info: msgspec.inspect.Type) -> bool:
+    if isinstance(info, msgspec.inspect.UnionType):  # None, or "" stored as null
+        return any(
+            isinstance(t, _NONE) or (isinstance(t, msgspec.inspect.LiteralType) and "" in t.values)
+            for t in info.types
+        )
+    return isinstance(info, (msgspec.inspect.AnyType, _NONE))
+
+
+def _arrow(info: msgspec.inspect.Type) -> pa.DataType:  # noqa: PLR0911 - one case per type
+    mi = msgspec.inspect
+    if isinstance(info, mi.UnionType):
+        types = [t for t in info.types if not isinstance(t, _NONE)]
+        if len(types) == 1:
+            return _arrow(types[0])
+        kinds = {type(t) for t in types}
+        if kinds == {mi.IntType, mi.LiteralType}:
+            return pa.int64()
+        raise TypeError(f"no Arrow type for the union {info!r}")
+    if isinstance(info, mi.BoolType):
+        return pa.bool_()
+    if isinstance(info, mi.IntType):
+        return pa.int64()
+    if isinstance(info, mi.FloatType):
+        return pa.float64()
+    if isinstance(info, mi.StrType):
+        return pa.string()
+    if isinstance(info, mi.LiteralType):
+        return pa.int64() if all(isinstance(v, int) for v in info.values) else pa.string()
+    if isinstance(info, (mi.ListType, mi.VarTupleType)):
+        return pa.list_(_arrow(info.item_type))
+    if isinstance(info, mi.TupleType):
+        item = {str(_arrow(t)) for t in info.item_types}
+        if len(item) != 1:
+            raise TypeError(f"no Arrow type for the mixed tuple {info!r}")
+        return pa.list_(_arrow(info.item_types[0]))
+    if isinstance(info, mi.DictType):
+        return pa.map_(_arrow(info.key_type), _arrow(info.value_type))
+    if isinstance(info, mi.StructType):
+        return pa.struct(_fields(info))
+    raise TypeError(f"no Arrow type for {info!r}")
+

@@ -1,0 +1,99 @@
+"""The one error tree of convbank.
+
+Every error convbank raises on purpose derives from :class:`ConvbankError`, so
+``except ConvbankError`` catches them all. The CLI turns them into one line on
+stderr and an exit code; the library lets them propagate::
+
+    ConvbankError
+    ├── UnknownDatasetError (also KeyError)  unknown dataset, config or split name
+    ├── SourceError                          a source file cannot be found or fetched
+    │   ├── OfflineError                     offline mode and the file is not present
+    │   └── DownloadError                    HTTP error or interrupted transfer
+    ├── ChecksumError                        sha256 of a file differs from the catalog's
+    ├── FormatError (also ValueError)        a source file does not have the published format
+    ├── NotBuiltError                        the bank has no tables for what was asked
+    ├── ConversationNotFoundError (KeyError) no conversation with that id
+    ├── QueryError                           a SQL statement failed or is not read-only
+    └── BuildError                           a build could not complete (the old bank is kept)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BuildError",
+    "ChecksumError",
+    "ConvbankError",
+    "ConversationNotFoundError",
+    "DownloadError",
+    "FormatError",
+    "NotBuiltError",
+    "OfflineError",
+    "QueryError",
+    "SourceError",
+    "UnknownDatasetError",
+]
+
+
+class ConvbankError(Exception):
+    """Root of every error convbank raises on purpose."""
+
+    exit_code = 1
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class UnknownDatasetError(ConvbankError, KeyError):
+    """A dataset, config or split name that the catalog does not know."""
+
+    exit_code = 2
+
+
+class SourceError(ConvbankError):
+    """A source file cannot be located or fetched."""
+
+    exit_code = 3
+
+
+class OfflineError(SourceError):
+    """Offline mode is on and a source file is not available locally."""
+
+
+class DownloadError(SourceError):
+    """An HTTP error, a refused connection or an interrupted transfer."""
+
+
+class ChecksumError(ConvbankError):
+    """A file's sha256 differs from the one the catalog expects."""
+
+    exit_code = 2
+
+
+class FormatError(ConvbankError, ValueError):
+    """A source file does not have its publisher's format."""
+
+    exit_code = 2
+
+
+class NotBuiltError(ConvbankError):
+    """The bank holds nothing for the dataset, config or split asked for."""
+
+    exit_code = 4
+
+
+class ConversationNotFoundError(ConvbankError, KeyError):
+    """No conversation with the given id."""
+
+    exit_code = 4
+
+
+class QueryError(ConvbankError):
+    """A SQL statement failed, or is not a read-only statement."""
+
+    exit_code = 2
+
+
+class BuildError(ConvbankError):
+    """A build could not complete; the previous bank is left intact."""
+
+    exit_code = 1

@@ -1,0 +1,173 @@
+"""Arrow schemas of the four unified tables, and the conversions between rows and conversations.
+
+The schemas carry no ``dataset``/``config``/``split`` columns: the bank stores those as
+Hive partition folders (``dataset=X/config=Y/split=Z``), and every reader (DuckDB, Spark,
+Polars, pyarrow.dataset) adds them back as columns. ``meta`` columns hold JSON text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+
+from convbank.model.types import Annotation, Conversation, Participant, Turn
+
+SCHEMA_VERSION = "1.0"
+"""Version of the unified schema; stored in every Parquet file's metadata."""
+
+PARTITION_COLUMNS = ("dataset", "config", "split")
+
+_JSON = {b"convbank.type": b"json"}
+
+TABLE_SCHEMAS: dict[str, pa.Schema] = {
+    "conversations": pa.schema(
+        [
+            pa.field("conversation_id", pa.string(), nullable=False),
+            pa.field("num_turns", pa.int32(), nullable=False),
+            pa.field("source_index", pa.int64(), nullable=False),
+            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+        ]
+    ),
+    "participants": pa.schema(
+        [
+            pa.field("conversation_id", pa.string(), nullable=False),
+            pa.field("participant_id", pa.string(), nullable=False),
+            pa.field("role", pa.string(), nullable=False),
+            pa.field("persona", pa.list_(pa.string()), nullable=False),
+            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+        ]
+    ),
+    "turns": pa.schema(
+        [
+            pa.field("conversation_id", pa.string(), nullable=False),
+            pa.field("turn_index", pa.int32(), nullable=False),
+            pa.field("participant_id", pa.string(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+        ]
+    ),
+    "annotations": pa.schema(
+        [
+            pa.field("conversation_id", pa.string(), nullable=False),
+            pa.field("turn_index", pa.int32(), nullable=False),
+            pa.field("layer", pa.string(), nullable=False),
+            pa.field("label", pa.string(), nullable=False),
+            pa.field("start_char", pa.int32()),
+            pa.field("end_char", pa.int32()),
+            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+        ]
+    ),
+}
+UNIFIED_TABLES = tuple(TABLE_SCHEMAS)
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(dict[str, Any]).decode
+
+
+def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, pa.Table]:
+    """Turn conversations into the four unified tables (rows in conversation order)."""
+    cols: dict[str, dict[str, list[Any]]] = {
+        name: {f.name: [] for f in schema} for name, schema in TABLE_SCHEMAS.items()
+    }
+    c, p, t, a = (cols[n] for n in UNIFIED_TABLES)
+    for conv in conversations:
+        cid = conv.conversation_id
+        c["conversation_id"].append(cid)
+        c["num_turns"].append(len(conv.turns))
+        c["source_index"].append(conv.source_index)
+        c["meta"].append(_encode(conv.meta).decode())
+        for part in conv.participants:
+            p["conversation_id"].append(cid)
+            p["participant_id"].append(part.participant_id)
+            p["role"].append(part.role)
+            p["persona"].append(part.persona)
+            p["meta"].append(_encode(part.meta).decode())
+        for turn in conv.turns:
+            t["conversation_id"].append(cid)
+            t["turn_index"].append(turn.turn_index)
+            t["participant_id"].append(turn.participant_id)
+            t["text"].append(turn.text)
+            t["kind"].append(turn.kind)
+            t["meta"].append(_encode(turn.meta).decode())
+        for ann in conv.annotations:
+            a["conversation_id"].append(cid)
+            a["turn_index"].append(ann.turn_index)
+            a["layer"].append(ann.layer)
+            a["label"].append(ann.label)
+            a["start_char"].append(ann.start_char)
+            a["end_char"].append(ann.end_char)
+            a["meta"].append(_encode(ann.meta).decode())
+    return {
+        name: pa.Table.from_pydict(cols[name], schema=schema)
+        for name, schema in TABLE_SCHEMAS.items()
+    }
+
+
+def _group(table: pa.Table | None) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    if table is None:
+        return groups
+    for row in table.to_pylist():
+        groups.setdefault(row["conversation_id"], []).append(row)
+    return groups
+
+
+def tables_to_conversations(
+    tables: Mapping[str, pa.Table], *, dataset: str = "", config: str = "", split: str = ""
+) -> list[Conversation]:
+    """Rebuild conversations from unified tables, in the order of the ``conversations`` table.
+
+    ``dataset``/``config``/``split`` columns are used where the tables have them, else the
+    keyword arguments. Participants, turns and annotations keep their stored order.
+    """
+    participants = _group(tables.get("participants"))
+    turns = _group(tables.get("turns"))
+    annotations = _group(tables.get("annotations"))
+    out = []
+    for row in tables["conversations"].to_pylist():
+        cid = row["conversation_id"]
+        out.append(
+            Conversation(
+                dataset=row.get("dataset", dataset),
+                config=row.get("config", config),
+                split=row.get("split", split),
+                conversation_id=cid,
+                source_index=row["source_index"],
+                meta=_decode(row["meta"]),
+                participants=[
+                    Participant(
+                        participant_id=r["participant_id"],
+                        role=r["role"],
+                        persona=list(r["persona"]),
+                        meta=_decode(r["meta"]),
+                    )
+                    for r in participants.get(cid, ())
+                ],
+                turns=[
+                    Turn(
+                        turn_index=r["turn_index"],
+                        participant_id=r["participant_id"],
+                        text=r["text"],
+                        kind=r["kind"],
+                        meta=_decode(r["meta"]),
+                    )
+                    for r in sorted(turns.get(cid, ()), key=lambda r: r["turn_index"])
+                ],
+                annotations=[
+                    Annotation(
+                        turn_index=r["turn_index"],
+                        layer=r["layer"],
+                        label=r["label"],
+                        start_char=r["start_char"],
+                        end_char=r["end_char"],
+                        meta=_decode(r["meta"]),
+                    )
+                    for r in annotations.get(cid, ())
+                ],
+            )
+        )
+    return out

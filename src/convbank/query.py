@@ -1,0 +1,183 @@
+"""Reading the bank: :func:`load` returns a :class:`Corpus`; :func:`sql` runs read-only SQL.
+
+Every build writes the four unified tables of a split in the same batches, one Parquet row
+group per batch, so row group *i* of ``turns`` holds the turns of the conversations in row
+group *i* of ``conversations``. Iteration reads one row group at a time (memory stays flat)
+and a lookup by id reads one row group of each table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from convbank import catalog
+from convbank.build import bank_root
+from convbank.errors import ConversationNotFoundError, NotBuiltError
+from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
+from convbank.store import Bank, connect, is_read_only
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Corpus", "load", "sql"]
+
+
+@dataclass(frozen=True)
+class _Part:
+    config: str
+    split: str
+
+
+class Corpus:
+    """The conversations of one dataset (optionally one config and split), backed by Parquet."""
+
+    def __init__(self, name: str, config: str | None = None, split: str | None = None, *, bank: Bank | None = None) -> None:
+        self.dataset = catalog.get(name)
+        self.bank = bank or Bank(bank_root())
+        self.config = config
+        self.split = split
+        built = self.bank.built().get(name, {}).get("configs", {})
+        parts = []
+        configs = self.dataset.stored_configs(config) if config else [self.dataset.config(c) for c in built]
+        for cfg in configs:
+            splits = self.dataset.splits(cfg.name, split) if split else list(cfg.splits)
+            for s in splits:
+                if s in built.get(cfg.name, {}).get("splits", {}):
+                    parts.append(_Part(cfg.name, s))
+                elif config or split:
+                    self.bank.split_info(name, cfg.name, s)  # raises NotBuiltError
+        if not parts:
+            raise NotBuiltError(
+                f"{name} is not in the bank at {self.bank.root}; run `convbank build {name}` first"
+            )
+        self._parts = parts
+
+    def __repr__(self) -> str:
+        where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
+        return f"<Corpus {where}: {len(self)} conversations>"
+
+    # ------------------------------------------------------------------ size and ids
+    def __len__(self) -> int:
+        return sum(
+            self.bank.split_info(self.dataset.name, p.config, p.split)["conversations"]
+            for p in self._parts
+        )
+
+    @cached_property
+    def _ids(self) -> dict[_Part, pa.ChunkedArray]:
+        return {
+            p: pq.read_table(self._file("conversations", p), columns=["conversation_id"]).column(0)
+            for p in self._parts
+        }
+
+    def _locate(self, conversation_id: str) -> tuple[_Part, int] | None:
+        for part in self._parts:
+            f = pq.ParquetFile(self._file("conversations", part))
+            ids = self._ids[part]
+            pos = pc.index(ids, conversation_id).as_py()
+            if pos >= 0:
+                offset = 0
+                for rg in range(f.num_row_groups):
+                    offset += f.metadata.row_group(rg).num_rows
+                    if pos < offset:
+                        return part, rg
+        return None
+
+    def __contains__(self, conversation_id: object) -> bool:
+        return isinstance(conversation_id, str) and self._locate(conversation_id) is not None
+
+    def __getitem__(self, conversation_id: str) -> Conversation:
+        found = self._locate(conversation_id)
+        if found is None:
+            raise ConversationNotFoundError(
+                f"{self.dataset.name} has no conversation {conversation_id!r} in the bank"
+            )
+        part, rg = found
+        tables = {
+            t: self._row_group(t, part, rg).filter(pc.field("conversation_id") == conversation_id)
+            for t in UNIFIED_TABLES
+        }
+        (conv,) = tables_to_conversations(tables, dataset=self.dataset.name, config=part.config, split=part.split)
+        return conv
+
+    # ------------------------------------------------------------------ iteration
+    def __iter__(self) -> Iterator[Conversation]:
+        for part in self._parts:
+            files = {t: pq.ParquetFile(self._file(t, part)) for t in UNIFIED_TABLES}
+            for rg in range(files["conversations"].num_row_groups):
+                tables = {t: f.read_row_group(rg) for t, f in files.items()}
+                yield from tables_to_conversations(tables, dataset=self.dataset.name, config=part.config, split=part.split)
+
+    def parts(self) -> list[tuple[str, str]]:
+        """The (config, split) pairs this corpus covers, in order."""
+        return [(p.config, p.split) for p in self._parts]
+
+    def file_meta(self, config: str, split: str) -> dict[str, Any]:
+        """File-level source content kept for a split (for the source export)."""
+        meta: dict[str, Any] = self.bank.split_info(self.dataset.name, config, split).get("file_meta", {})
+        return meta
+
+    def iter_part(self, config: str, split: str) -> Iterator[Conversation]:
+        """The conversations of one (config, split) of this corpus, in source order."""
+        sub = Corpus(self.dataset.name, config, split, bank=self.bank)
+        return iter(sub)
+
+    # ------------------------------------------------------------------ tables
+    def _file(self, table: str, part: _Part) -> Any:
+        return self.bank.file(table, self.dataset.name, part.config, part.split)
+
+    def _row_group(self, table: str, part: _Part, rg: int) -> pa.Table:
+        return pq.ParquetFile(self._file(table, part)).read_row_group(rg)
+
+    def to_arrow(self, table: str = "conversations") -> pa.Table:
+        """A unified table (or ``raw``, the dataset's raw table) of this corpus, with
+        ``dataset``, ``config`` and ``split`` columns first."""
+        name = f"{self.dataset.name}_raw" if table == "raw" else table
+        if name not in (*UNIFIED_TABLES, f"{self.dataset.name}_raw"):
+            raise KeyError(f"unknown table {table!r}; one of {', '.join(UNIFIED_TABLES)}, raw")
+        pieces = []
+        for part in self._parts:
+            t = pq.read_table(self._file(name, part))
+            n = t.num_rows
+            for i, (col, value) in enumerate((("dataset", self.dataset.name), ("config", part.config), ("split", part.split))):
+                t = t.add_column(i, col, pa.array([value] * n, pa.string()))
+            pieces.append(t)
+        return pa.concat_tables(pieces)
+
+    def to_pandas(self, table: str = "conversations") -> pd.DataFrame:
+        """:meth:`to_arrow` as a pandas DataFrame (needs pandas)."""
+        return self.to_arrow(table).to_pandas()
+
+    def sql(self, query: str) -> pa.Table:
+        """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``)."""
+        return sql(query, bank=self.bank)
+
+
+def load(name: str, config: str | None = None, split: str | None = None, *, bank: Bank | None = None) -> Corpus:
+    """Open a built dataset as a :class:`Corpus` (raises :class:`NotBuiltError` if absent)."""
+    return Corpus(name, config, split, bank=bank)
+
+
+def sql(query: str, *, bank: Bank | None = None) -> pa.Table:
+    """Run one or more read-only statements over the bank's views; return the last result."""
+    con = connect(bank or Bank(bank_root()))
+    try:
+        is_read_only(con, query)
+        import duckdb
+
+        try:
+            result = con.sql(query)
+            return result.to_arrow_table() if result is not None else pa.table({})
+        except duckdb.Error as exc:
+            from convbank.errors import QueryError
+
+            raise QueryError(f"SQL error: {str(exc).splitlines()[0]}") from exc
+    finally:
+        con.close()
