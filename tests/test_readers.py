@@ -1,0 +1,138 @@
+"""Readers: every field kept exactly as published, on the real files and the fixtures."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import msgspec
+import pytest
+from conftest import SHARED
+
+from convbank.build import read_raw
+from convbank.datasets.casino import STRATEGIES
+from convbank.fetch import Fetcher
+
+
+def _records(name: str, sources: list[Path], config: str | None = None, split: str | None = None) -> list:
+    fetcher = Fetcher(sources=sources, verify=False, progress=False)
+    return [r for _, _, r in read_raw(name, config, split, fetcher=fetcher)]
+
+
+@pytest.fixture(scope="module")
+def casino() -> dict[str, list]:
+    fetcher = Fetcher(sources=[SHARED], progress=False)  # verified against the published sha256
+    out: dict[str, list] = {}
+    for _, split, r in read_raw("casino", fetcher=fetcher):
+        out.setdefault(split, []).append(r)
+    return out
+
+
+def test_casino_split_counts_and_types(casino: dict[str, list]) -> None:
+    assert {s: len(v) for s, v in casino.items()} == {"train": 900, "valid": 30, "test": 100}
+    d = casino["train"][0]
+    assert d.dialogue_id == 938 and isinstance(d.dialogue_id, int)
+    info = d.participant_info.mturk_agent_1
+    assert info.outcomes.points_scored == 22 and isinstance(info.demographics.age, int)
+    assert info.personality.big_five.openness_to_experiences == 6.5
+    assert info.value2issue.High == "Firewood"
+    deal = d.chat_logs[-2].task_data
+    assert msgspec.to_builtins(deal) == {
+        "issue2youget": {"Water": "3", "Firewood": "1", "Food": "0"},
+        "issue2theyget": {"Water": "0", "Firewood": "2", "Food": "3"},
+    }
+    assert msgspec.to_builtins(d.chat_logs[-1].task_data) == {"data": "accept_deal"}
+    assert msgspec.to_builtins(d.chat_logs[0].task_data) == {}
+
+
+def test_casino_strategy_labels(casino: dict[str, list]) -> None:
+    dialogues = [d for split in casino.values() for d in split]
+    annotated = [d for d in dialogues if d.annotations]
+    assert len(annotated) == 396 and len(dialogues) - len(annotated) == 634
+    labels = Counter(label for d in annotated for _, ls in d.annotations for label in ls.split(","))
+    assert labels == {
+        "non-strategic": 1455, "small-talk": 1054, "self-need": 964, "promote-coordination": 579,
+        "vouch-fair": 439, "other-need": 409, "elicit-pref": 377, "showing-empathy": 254,
+        "no-need": 196, "uv-part": 131, "": 1,
+    }
+    assert set(labels) - {""} == set(STRATEGIES)
+    moves = Counter(c.text for d in dialogues for c in d.chat_logs if msgspec.to_builtins(c.task_data))
+    assert moves == {"Submit-Deal": 1181, "Accept-Deal": 1005, "Reject-Deal": 167, "Walk-Away": 25}
+
+
+@pytest.mark.parametrize(
+    ("config", "eval_scores", "profile_match", "turns"),
+    [
+        ("volunteers", {None: 518, 1: 208, 2: 116, 3: 120, 4: 70, 5: 79}, {"": 628, 1: 300, 0: 183}, 14623),
+        ("intermediate", {None: 93, 1: 110, 2: 29, 3: 39, 4: 13, 5: 7}, {"": 126, 1: 105, 0: 60}, 4316),
+    ],
+)
+def test_convai2_distributions(config: str, eval_scores: dict, profile_match: dict, turns: int) -> None:
+    records = _records("convai2", [SHARED], config)
+    assert Counter(r.eval_score for r in records) == eval_scores
+    assert Counter(r.profile_match for r in records) == profile_match
+    assert all(type(r.profile_match) in (int, str) for r in records)
+    assert sum(len(r.dialog) for r in records) == turns
+    assert {(m.sender, m.sender_class) for r in records for m in r.dialog} == {
+        ("participant1", "Human"), ("participant2", "Bot")}
+    assert sum("\n" in m.text for r in records for m in r.dialog) > 0  # newlines kept
+    first = records[0]
+    assert first.participant1_id.class_ == "User" and first.participant2_id.class_ == "Bot"
+    assert msgspec.inspect.type_info(type(first)).fields  # typed struct, not a dict
+
+
+def test_ccpe_fixture_quirks(fixture_sources: Path) -> None:
+    (c1, c2, c3) = _records("ccpe", [fixture_sources])
+    assert c1.conversationId == "CCPE-8e113"
+    plain = msgspec.to_builtins(c1.utterances[0])
+    assert "segments" not in plain  # absent stays absent
+    assert msgspec.to_builtins(c2.utterances[1])["segments"] == []  # empty stays empty
+    speakers = [u.speaker for u in c1.utterances]
+    assert ("USER", "USER") in zip(speakers, speakers[1:], strict=False)
+    seg = c1.utterances[4].segments[0]
+    assert c1.utterances[4].text[seg.startIndex : seg.endIndex] == seg.text == "Amélie"
+    assert [a.annotationType for a in c1.utterances[1].segments[0].annotations] == [
+        "ENTITY_NAME", "ENTITY_PREFERENCE"]
+    assert c2.utterances[2].segments[1].annotations == []
+    assert "\n" in c3.utterances[1].text
+
+
+def test_curiosity_fixture_quirks(fixture_sources: Path) -> None:
+    train = _records("curiosity", [fixture_sources], split="train")
+    assert [d.dialog_id for d in train] == [21922, 100, 101]
+    acts = [m.dialog_acts for d in train for m in d.messages]
+    assert None in acts and [] in acts and ["request_topic", "request_aspect"] in acts
+    facts = [msgspec.to_builtins(f) for d in train for m in d.messages for f in m.facts]
+    assert {"fid": 5001, "used": True} in facts  # source missing stays missing
+    assert all(isinstance(f["used"], bool) for f in facts)
+    assert train[0].messages[1].liked is True and train[0].inferred_steps is False
+    assert train[1].user_dialog_rating is None
+
+
+def test_pec_fixture_quirks(fixture_sources: Path) -> None:
+    happy = _records("pec", [fixture_sources], "happy", "train")
+    assert len(happy) == 3
+    first = happy[0]
+    assert [u.speaker for u in first.context] == ["alice", "bob"]
+    assert first.response.speaker == "alice"
+    assert first.response.text == "Thank you so much, I worked\nreally hard for it\nand it paid off."
+    # personas of every speaker, not only the responder's
+    assert {p.speaker: p.persona for p in first.personas} == {
+        "alice": ["i love my job.", "i have two dogs."],
+        "bob": ["i am an uncle.", "i like running.", "i live in ohio."],
+    }
+    third = happy[2]
+    assert [p.speaker for p in third.personas] == ["frank"]  # erin has no persona
+    assert third.context[0].text.endswith('<script>alert("x")</script>')
+    both = _records("pec", [fixture_sources], "all", "train")
+    assert len(both) == 5
+
+
+def test_pec_reads_the_zip_too(fixture_sources: Path, tmp_path: Path) -> None:
+    import shutil
+
+    archive = shutil.make_archive(str(tmp_path / "src" / "hf_pec"), "zip", fixture_sources / "pec", "hf_pec")
+    assert Path(archive).name == "hf_pec.zip"
+    from_zip = _records("pec", [tmp_path / "src"], "offmychest")
+    from_folder = _records("pec", [fixture_sources], "offmychest")
+    assert from_zip == from_folder and len(from_zip) == 4
