@@ -27,8 +27,13 @@ EXPECTED_SPLITS = {
         "volunteers": {"train": 1111},
     },
 }
-DEFAULT_CONFIG = {"casino": "default", "ccpe": "default", "curiosity": "default", "pec": "happy",
-                  "convai2": "summer_wild"}
+DEFAULT_CONFIG = {
+    "casino": "default",
+    "ccpe": "default",
+    "curiosity": "default",
+    "pec": "happy",
+    "convai2": "summer_wild",
+}
 
 
 def test_catalog_names_in_order() -> None:
@@ -73,7 +78,9 @@ def test_unknown_names_are_clear() -> None:
         catalog.get("nope")
     with pytest.raises(UnknownDatasetError, match=r"casino has no config 'x'; known configs: default"):
         catalog.get("casino").config("x")
-    with pytest.raises(UnknownDatasetError, match=r"casino/default has no split 'dev'; known splits: train, valid, test"):
+    with pytest.raises(
+        UnknownDatasetError, match=r"casino/default has no split 'dev'; known splits: train, valid, test"
+    ):
         catalog.get("casino").splits(None, "dev")
 
 

@@ -9,10 +9,11 @@ import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
-from conftest import SHARED
 
+from conftest import SHARED
 from convbank import catalog
 from convbank.datasets import SourceFile
 from convbank.errors import ChecksumError, DownloadError, FormatError, OfflineError
@@ -23,9 +24,9 @@ SHA = hashlib.sha256(BODY).hexdigest()
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         _Handler.hits.append(self.path)
         if self.path == "/casino_valid.json":
             self.send_response(200)
@@ -91,9 +92,13 @@ def test_http_404(server: str, tmp_path: Path) -> None:
 
 def test_checksum_mismatch_keeps_nothing(server: str, tmp_path: Path) -> None:
     url = f"{server}/casino_valid.json"
-    with pytest.raises(ChecksumError, match=r"the downloaded file's sha256 does not match the expected 0{64}"):
+    with pytest.raises(
+        ChecksumError, match=r"the downloaded file's sha256 does not match the expected 0{64}"
+    ):
         _fetcher(tmp_path).get(CASINO, _file(url, "0" * 64))
-    leftovers = [p.name for p in (tmp_path / "home" / "downloads" / "casino").iterdir() if not p.name.endswith(".lock")]
+    leftovers = [
+        p.name for p in (tmp_path / "home" / "downloads" / "casino").iterdir() if not p.name.endswith(".lock")
+    ]
     assert leftovers == []
 
 
@@ -101,7 +106,9 @@ def test_interrupted_transfer_keeps_nothing(server: str, tmp_path: Path) -> None
     url = f"{server}/short/casino_valid.json"
     with pytest.raises(DownloadError, match=r"download failed .*nothing was kept"):
         _fetcher(tmp_path).get(CASINO, _file(url))
-    leftovers = [p.name for p in (tmp_path / "home" / "downloads" / "casino").iterdir() if not p.name.endswith(".lock")]
+    leftovers = [
+        p.name for p in (tmp_path / "home" / "downloads" / "casino").iterdir() if not p.name.endswith(".lock")
+    ]
     assert leftovers == []
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import SHARED
 
+from conftest import SHARED
 from convbank.build import read_raw
 from convbank.datasets.casino import STRATEGIES
 from convbank.fetch import Fetcher
@@ -51,9 +52,17 @@ def test_casino_strategy_labels(casino: dict[str, list]) -> None:
     assert len(annotated) == 396 and len(dialogues) - len(annotated) == 634
     labels = Counter(label for d in annotated for _, ls in d.annotations for label in ls.split(","))
     assert labels == {
-        "non-strategic": 1455, "small-talk": 1054, "self-need": 964, "promote-coordination": 579,
-        "vouch-fair": 439, "other-need": 409, "elicit-pref": 377, "showing-empathy": 254,
-        "no-need": 196, "uv-part": 131, "": 1,
+        "non-strategic": 1455,
+        "small-talk": 1054,
+        "self-need": 964,
+        "promote-coordination": 579,
+        "vouch-fair": 439,
+        "other-need": 409,
+        "elicit-pref": 377,
+        "showing-empathy": 254,
+        "no-need": 196,
+        "uv-part": 131,
+        "": 1,
     }
     assert set(labels) - {""} == set(STRATEGIES)
     moves = Counter(c.text for d in dialogues for c in d.chat_logs if msgspec.to_builtins(c.task_data))
@@ -74,7 +83,9 @@ def test_convai2_distributions(config: str, eval_scores: dict, profile_match: di
     assert all(type(r.profile_match) in (int, str) for r in records)
     assert sum(len(r.dialog) for r in records) == turns
     assert {(m.sender, m.sender_class) for r in records for m in r.dialog} == {
-        ("participant1", "Human"), ("participant2", "Bot")}
+        ("participant1", "Human"),
+        ("participant2", "Bot"),
+    }
     assert sum("\n" in m.text for r in records for m in r.dialog) > 0  # newlines kept
     first = records[0]
     assert first.participant1_id.class_ == "User" and first.participant2_id.class_ == "Bot"
@@ -88,11 +99,13 @@ def test_ccpe_fixture_quirks(fixture_sources: Path) -> None:
     assert "segments" not in plain  # absent stays absent
     assert msgspec.to_builtins(c2.utterances[1])["segments"] == []  # empty stays empty
     speakers = [u.speaker for u in c1.utterances]
-    assert ("USER", "USER") in zip(speakers, speakers[1:], strict=False)
+    assert ("USER", "USER") in pairwise(speakers)
     seg = c1.utterances[4].segments[0]
     assert c1.utterances[4].text[seg.startIndex : seg.endIndex] == seg.text == "Amélie"
     assert [a.annotationType for a in c1.utterances[1].segments[0].annotations] == [
-        "ENTITY_NAME", "ENTITY_PREFERENCE"]
+        "ENTITY_NAME",
+        "ENTITY_PREFERENCE",
+    ]
     assert c2.utterances[2].segments[1].annotations == []
     assert "\n" in c3.utterances[1].text
 

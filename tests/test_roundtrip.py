@@ -8,9 +8,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import ALL_COUNTS, SHARED
 from click.testing import CliRunner
 
+from conftest import ALL_COUNTS, SHARED
 from convbank import catalog
 from convbank.build import read_raw
 from convbank.cli import cli
@@ -34,7 +34,9 @@ JSON_FILES = {
     ("convai2", "volunteers"): [SHARED / "convai2" / "data_volunteers.json"],
     ("convai2", "intermediate"): [SHARED / "convai2" / "data_intermediate.json"],
     ("ccpe", "default"): [Path("ccpe/data.json")],
-    ("curiosity", "default"): [Path(f"curiosity/curiosity_dialogs.{s}.json") for s in ("train", "val", "test", "test_zero")],
+    ("curiosity", "default"): [
+        Path(f"curiosity/curiosity_dialogs.{s}.json") for s in ("train", "val", "test", "test_zero")
+    ],
 }
 
 
@@ -42,7 +44,9 @@ JSON_FILES = {
 def test_source_export_equals_published_json(
     name: str, config: str, built: object, fixture_sources: Path, tmp_path: Path
 ) -> None:
-    result = CliRunner().invoke(cli, ["export", name, "--config", config, "--format", "source", "-o", str(tmp_path)])
+    result = CliRunner().invoke(
+        cli, ["export", name, "--config", config, "--format", "source", "-o", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     for original in JSON_FILES[(name, config)]:
         path = original if original.is_absolute() else fixture_sources / original
@@ -50,15 +54,23 @@ def test_source_export_equals_published_json(
         assert json.loads(exported.read_text()) == json.loads(path.read_text()), path.name
 
 
-def test_pec_source_export_reads_back_identically(built: object, fixture_sources: Path, tmp_path: Path) -> None:
+def test_pec_source_export_reads_back_identically(
+    built: object, fixture_sources: Path, tmp_path: Path
+) -> None:
     result = CliRunner().invoke(cli, ["export", "pec", "--format", "source", "-o", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "hf_pec" / "happy" / "persona.txt").is_file()
     for config in ("happy", "offmychest"):
-        original = [r for _, _, r in read_raw("pec", config, fetcher=Fetcher(sources=[fixture_sources], verify=False))]
+        original = [
+            r for _, _, r in read_raw("pec", config, fetcher=Fetcher(sources=[fixture_sources], verify=False))
+        ]
         again = [r for _, _, r in read_raw("pec", config, fetcher=Fetcher(sources=[tmp_path], verify=False))]
         assert again == original
     # a canonical file (one space around the separator) comes back byte for byte
     offmychest = fixture_sources / "pec" / "hf_pec" / "offmychest"
-    assert (tmp_path / "hf_pec" / "offmychest" / "train.txt").read_text() == (offmychest / "train.txt").read_text()
-    assert (tmp_path / "hf_pec" / "offmychest" / "persona.txt").read_text() == (offmychest / "persona.txt").read_text()
+    assert (tmp_path / "hf_pec" / "offmychest" / "train.txt").read_text() == (
+        offmychest / "train.txt"
+    ).read_text()
+    assert (tmp_path / "hf_pec" / "offmychest" / "persona.txt").read_text() == (
+        offmychest / "persona.txt"
+    ).read_text()

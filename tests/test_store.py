@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import ALL_COUNTS, SHARED
 from filelock import FileLock
 
+from conftest import ALL_COUNTS, SHARED
 from convbank import sql
 from convbank.build import build
 from convbank.errors import FormatError, QueryError
@@ -29,17 +29,27 @@ def _one(query: str) -> tuple:
 def test_casino_view_counts(built: Bank) -> None:
     assert _one("SELECT count(*) FROM conversations WHERE dataset = 'casino'") == (1030,)
     assert _one("SELECT count(*) FROM participants WHERE dataset = 'casino'") == (2060,)
-    assert _one("SELECT count(*), count(*) FILTER (kind = 'action') FROM turns WHERE dataset = 'casino'") == (14297, 2378)
+    assert _one("SELECT count(*), count(*) FILTER (kind = 'action') FROM turns WHERE dataset = 'casino'") == (
+        14297,
+        2378,
+    )
     assert _one("SELECT count(*) FROM annotations WHERE dataset = 'casino' AND layer = 'strategy'") == (5858,)
     assert _one("SELECT count(*) FROM casino_raw") == (1030,)
 
 
 def test_convai2_volunteer_counts(built: Bank) -> None:
-    assert _one("SELECT count(*), sum(num_turns) FROM conversations WHERE config = 'volunteers'") == (1111, 14623)
+    assert _one("SELECT count(*), sum(num_turns) FROM conversations WHERE config = 'volunteers'") == (
+        1111,
+        14623,
+    )
     assert _one("SELECT count(*) FROM turns WHERE dataset = 'convai2' AND config = 'volunteers'") == (14623,)
     # profile_match "" is null in the typed raw table, and kept as "" in the unified meta
-    assert _one("SELECT count(*) FROM convai2_raw WHERE config = 'volunteers' AND profile_match IS NULL") == (628,)
-    assert _one("SELECT count(*) FROM conversations WHERE config = 'volunteers' AND meta->>'profile_match' = ''") == (628,)
+    assert _one("SELECT count(*) FROM convai2_raw WHERE config = 'volunteers' AND profile_match IS NULL") == (
+        628,
+    )
+    assert _one(
+        "SELECT count(*) FROM conversations WHERE config = 'volunteers' AND meta->>'profile_match' = ''"
+    ) == (628,)
 
 
 def test_every_split_count_in_the_views(built: Bank) -> None:
@@ -56,9 +66,13 @@ def test_fixture_tables(built: Bank) -> None:
         "SELECT label, count(*) n FROM annotations WHERE dataset = 'curiosity' GROUP BY label ORDER BY label"
     ).to_pylist()[0] == {"label": "feedback_positive", "n": 1}
     assert _one("SELECT count(*) FROM curiosity_facts") == (7,)
-    assert _one("SELECT count(*) FROM participants WHERE dataset = 'pec' AND meta->>'persona_missing' = 'true'") == (1,)
-    span = sql("SELECT t.text, a.start_char, a.end_char, a.meta->>'text' AS quoted FROM annotations a JOIN turns t "
-               "USING (dataset, config, split, conversation_id, turn_index) WHERE a.dataset='ccpe'").to_pylist()
+    assert _one(
+        "SELECT count(*) FROM participants WHERE dataset = 'pec' AND meta->>'persona_missing' = 'true'"
+    ) == (1,)
+    span = sql(
+        "SELECT t.text, a.start_char, a.end_char, a.meta->>'text' AS quoted FROM annotations a JOIN turns t "
+        "USING (dataset, config, split, conversation_id, turn_index) WHERE a.dataset='ccpe'"
+    ).to_pylist()
     assert all(r["text"][r["start_char"] : r["end_char"]] == r["quoted"] for r in span)
 
 
@@ -68,7 +82,10 @@ def test_raw_tables_are_typed_like_the_source(built: Bank) -> None:
     info = schema.field("participant_info").type
     agent = info.field("mturk_agent_1").type
     assert str(agent.field("outcomes").type.field("points_scored").type) == "int64"
-    assert str(agent.field("personality").type.field("big-five").type.field("openness-to-experiences").type) == "double"
+    assert (
+        str(agent.field("personality").type.field("big-five").type.field("openness-to-experiences").type)
+        == "double"
+    )
     assert str(schema.field("annotations").type) == "list<element: list<element: string>>"
     assert schema.metadata[b"convbank.schema_version"] == b"1.0"
     cur = pq.read_schema(built.file("curiosity_raw", "curiosity", "default", "train"))
@@ -77,12 +94,22 @@ def test_raw_tables_are_typed_like_the_source(built: Bank) -> None:
 
 @pytest.mark.parametrize(
     "statement",
-    ["DROP VIEW turns", "INSERT INTO turns VALUES (1)", "CREATE TABLE x AS SELECT 1", "COPY turns TO 'x.csv'",
-     "ATTACH 'x.db'", "SET threads = 1", "SELECT 1; DELETE FROM turns"],
+    [
+        "DROP VIEW turns",
+        "INSERT INTO turns VALUES (1)",
+        "CREATE TABLE x AS SELECT 1",
+        "COPY turns TO 'x.csv'",
+        "ATTACH 'x.db'",
+        "SET threads = 1",
+        "SELECT 1; DELETE FROM turns",
+    ],
 )
 def test_write_statements_are_refused(built: Bank, statement: str) -> None:
-    with pytest.raises(QueryError, match=r"^only read-only statements are allowed \(SELECT, WITH ... SELECT, "
-                                         r"DESCRIBE, SHOW, EXPLAIN\); got [A-Z_]+$"):
+    with pytest.raises(
+        QueryError,
+        match=r"^only read-only statements are allowed \(SELECT, WITH ... SELECT, "
+        r"DESCRIBE, SHOW, EXPLAIN\); got [A-Z_]+$",
+    ):
         sql(statement)
 
 
@@ -146,8 +173,12 @@ def test_interrupted_swap_is_completed_by_the_next_process(tmp_path: Path) -> No
         pass  # the next process taking the lock completes the swap
     assert not (bank.root / ".journal.json").exists()
     assert _snapshot(bank) == good
-    assert json.loads(bank.manifest_path.read_text())["datasets"]["convai2"]["configs"]["intermediate"]["splits"][
-        "train"]["conversations"] == 291
+    assert (
+        json.loads(bank.manifest_path.read_text())["datasets"]["convai2"]["configs"]["intermediate"][
+            "splits"
+        ]["train"]["conversations"]
+        == 291
+    )
 
 
 def test_builds_are_serialised_by_the_lock(tmp_path: Path) -> None:
@@ -171,9 +202,13 @@ def test_builds_are_serialised_by_the_lock(tmp_path: Path) -> None:
 def test_build_reports_configs_it_cannot_fetch(tmp_path: Path) -> None:
     bank = Bank(tmp_path / "bank")
     report = build(["convai2"], fetcher=_fetcher(SHARED), bank=bank)
-    assert sorted((s.config, s.conversations) for s in report.splits) == [("intermediate", 291), ("volunteers", 1111)]
+    assert sorted((s.config, s.conversations) for s in report.splits) == [
+        ("intermediate", 291),
+        ("volunteers", 1111),
+    ]
     assert sorted(report.failures) == ["convai2/summer_wild", "convai2/tolokers"]
     assert report.failures["convai2/tolokers"].startswith(
         "convai2: data_tolokers.json is not available offline (CONVBANK_OFFLINE is set); download it from "
-        "https://raw.githubusercontent.com/DeepPavlov/convai/master/2018/data/data_tolokers.json")
+        "https://raw.githubusercontent.com/DeepPavlov/convai/master/2018/data/data_tolokers.json"
+    )
     shutil.rmtree(bank.root)

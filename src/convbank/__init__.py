@@ -7,8 +7,8 @@ model, stored as Parquet and queried with DuckDB.
 'Hello!, how are you doing?'
 """
 
-from convbank.build import BuildReport, build, read_raw
 from convbank import catalog
+from convbank.build import BuildReport, build, read_raw
 from convbank.errors import (
     BuildError,
     ChecksumError,

@@ -52,7 +52,9 @@ def read_raw(
     dataset.config(config)
     for cfg in dataset.stored_configs(config):
         splits = dataset.splits(cfg.name, split) if split else list(cfg.splits)
-        paths = fetcher.fetch(dataset, {f.name: f for s in splits for f in dataset.files_for(cfg.name, s)}.values())
+        paths = fetcher.fetch(
+            dataset, {f.name: f for s in splits for f in dataset.files_for(cfg.name, s)}.values()
+        )
         for s in splits:
             for record in dataset.read(paths, cfg.name, s):
                 yield cfg.name, s, record
@@ -118,7 +120,9 @@ def build(
             except SourceError as exc:
                 report.failures[f"{ds.name}/{cfg.name}"] = str(exc)
                 continue
-            report.splits.extend(_build_config(ds, cfg.name, paths, bank, progress, batch_size))
+            report.splits.extend(
+                _build_config(ds, cfg.name, paths, bank=bank, progress=progress, batch_size=batch_size)
+            )
     report.seconds = time.perf_counter() - start
     return report
 
@@ -127,6 +131,7 @@ def _build_config(
     ds: Dataset,
     config: str,
     paths: dict[str, Path],
+    *,
     bank: Bank,
     progress: Progress | None,
     batch_size: int,
@@ -161,7 +166,10 @@ def _build_config(
                     counts[name] += table.num_rows
                 rows = [ds.raw_row(r) for r in batch]
                 raw = pa.Table.from_pylist(
-                    [{"conversation_id": i, "source_index": n, **row} for i, n, row in zip(ids, range(index - len(batch), index), rows, strict=True)],
+                    [
+                        {"conversation_id": i, "source_index": n, **row}
+                        for i, n, row in zip(ids, range(index - len(batch), index), rows, strict=True)
+                    ],
                     schema=raw_schema,
                 )
                 staging.write(f"{ds.name}_raw", split, raw)
@@ -170,13 +178,25 @@ def _build_config(
             if index == 0:
                 raise BuildError(f"{ds.name}/{config}/{split}: the source has no records")
             expected = ds.config(config).splits[split]
-            entry["splits"][split] = {**counts, "expected": expected, "file_meta": ds.file_meta(paths, config, split)}
+            entry["splits"][split] = {
+                **counts,
+                "expected": expected,
+                "file_meta": ds.file_meta(paths, config, split),
+            }
             reports.append(
-                SplitReport(ds.name, config, split, counts["conversations"], counts["participants"],
-                            counts["turns"], counts["annotations"], expected, time.perf_counter() - t0)
+                SplitReport(
+                    ds.name,
+                    config,
+                    split,
+                    counts["conversations"],
+                    counts["participants"],
+                    counts["turns"],
+                    counts["annotations"],
+                    expected,
+                    time.perf_counter() - t0,
+                )
             )
         for table_name, table in ds.extra_tables(paths):
             staging.write(table_name, "all", table)
         bank.commit(staging, entry)
     return reports
-

@@ -100,7 +100,9 @@ class _Recorded:
             _atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
 
 
-def checksum_status(file: SourceFile, root: Path | None = None) -> Literal["published", "recorded", "unverified"]:
+def checksum_status(
+    file: SourceFile, root: Path | None = None
+) -> Literal["published", "recorded", "unverified"]:
     """How a file is verified: against the published sha256, one recorded on first use, or
     not yet at all (no published checksum and never fetched)."""
     if file.sha256:
@@ -210,7 +212,9 @@ class Fetcher:
         logging.getLogger("pooch").setLevel(logging.WARNING)
         target.parent.mkdir(parents=True, exist_ok=True)
         expected = file.sha256 or self._recorded.get(file.url)
-        downloader = pooch.HTTPDownloader(progressbar=_progress(file) if self.progress else False, timeout=TIMEOUT)
+        downloader = pooch.HTTPDownloader(
+            progressbar=_progress(file) if self.progress else False, timeout=TIMEOUT
+        )
         with FileLock(str(target) + ".lock"):
             if target.is_file():  # another process fetched it meanwhile
                 return target

@@ -38,7 +38,9 @@ class _Part:
 class Corpus:
     """The conversations of one dataset (optionally one config and split), backed by Parquet."""
 
-    def __init__(self, name: str, config: str | None = None, split: str | None = None, *, bank: Bank | None = None) -> None:
+    def __init__(
+        self, name: str, config: str | None = None, split: str | None = None, *, bank: Bank | None = None
+    ) -> None:
         self.dataset = catalog.get(name)
         self.bank = bank or Bank(bank_root())
         self.config = config
@@ -66,8 +68,7 @@ class Corpus:
     # ------------------------------------------------------------------ size and ids
     def __len__(self) -> int:
         return sum(
-            self.bank.split_info(self.dataset.name, p.config, p.split)["conversations"]
-            for p in self._parts
+            self.bank.split_info(self.dataset.name, p.config, p.split)["conversations"] for p in self._parts
         )
 
     @cached_property
@@ -104,7 +105,9 @@ class Corpus:
             t: self._row_group(t, part, rg).filter(pc.field("conversation_id") == conversation_id)
             for t in UNIFIED_TABLES
         }
-        (conv,) = tables_to_conversations(tables, dataset=self.dataset.name, config=part.config, split=part.split)
+        (conv,) = tables_to_conversations(
+            tables, dataset=self.dataset.name, config=part.config, split=part.split
+        )
         return conv
 
     # ------------------------------------------------------------------ iteration
@@ -113,7 +116,9 @@ class Corpus:
             files = {t: pq.ParquetFile(self._file(t, part)) for t in UNIFIED_TABLES}
             for rg in range(files["conversations"].num_row_groups):
                 tables = {t: f.read_row_group(rg) for t, f in files.items()}
-                yield from tables_to_conversations(tables, dataset=self.dataset.name, config=part.config, split=part.split)
+                yield from tables_to_conversations(
+                    tables, dataset=self.dataset.name, config=part.config, split=part.split
+                )
 
     def parts(self) -> list[tuple[str, str]]:
         """The (config, split) pairs this corpus covers, in order."""
@@ -146,21 +151,26 @@ class Corpus:
         for part in self._parts:
             t = pq.read_table(self._file(name, part))
             n = t.num_rows
-            for i, (col, value) in enumerate((("dataset", self.dataset.name), ("config", part.config), ("split", part.split))):
+            for i, (col, value) in enumerate(
+                (("dataset", self.dataset.name), ("config", part.config), ("split", part.split))
+            ):
                 t = t.add_column(i, col, pa.array([value] * n, pa.string()))
             pieces.append(t)
         return pa.concat_tables(pieces)
 
     def to_pandas(self, table: str = "conversations") -> pd.DataFrame:
         """:meth:`to_arrow` as a pandas DataFrame (needs pandas)."""
-        return self.to_arrow(table).to_pandas()
+        frame: pd.DataFrame = self.to_arrow(table).to_pandas()
+        return frame
 
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``)."""
         return sql(query, bank=self.bank)
 
 
-def load(name: str, config: str | None = None, split: str | None = None, *, bank: Bank | None = None) -> Corpus:
+def load(
+    name: str, config: str | None = None, split: str | None = None, *, bank: Bank | None = None
+) -> Corpus:
     """Open a built dataset as a :class:`Corpus` (raises :class:`NotBuiltError` if absent)."""
     return Corpus(name, config, split, bank=bank)
 

@@ -31,7 +31,9 @@ def source_options(func: F) -> F:
 
 def config_option(func: F) -> F:
     """``--config C``."""
-    return click.option("--config", "-c", default=None, help="Config name (default: all stored configs).")(func)
+    return click.option("--config", "-c", default=None, help="Config name (default: all stored configs).")(
+        func
+    )
 
 
 def split_option(func: F) -> F:

@@ -18,7 +18,7 @@ def _flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(data, dict):
         items: list[tuple[str, str]] = []
         for k, v in data.items():
-            items += _flatten(v, f"{prefix}{k}." if not isinstance(v, dict) or not v else f"{prefix}{k}.")
+            items += _flatten(v, f"{prefix}{k}.")
         return [(k.rstrip("."), v) for k, v in items]
     if isinstance(data, list) and data and all(isinstance(x, dict) for x in data):
         return [(prefix, f"{len(data)} items")]
@@ -36,9 +36,9 @@ def _kv_table(data: dict[str, Any]) -> Table:
 
 def _turn_text(turn: Turn, annotations: list[Annotation]) -> Text:
     text = Text(turn.text)
-    spans = [a for a in annotations if a.start_char is not None and a.end_char is not None]
-    for n, a in enumerate(spans):
-        text.stylize(_SPAN_STYLES[n % len(_SPAN_STYLES)], a.start_char, a.end_char)
+    spans = [(a.start_char, a.end_char) for a in annotations if a.start_char is not None]
+    for n, (start, end) in enumerate(spans):
+        text.stylize(_SPAN_STYLES[n % len(_SPAN_STYLES)], start, end)
     return text
 
 
@@ -64,7 +64,9 @@ def render_conversation(console: Console, conv: Conversation) -> None:
             parts.extend(Text(f"  • {s}") for s in p.persona)
         if p.meta:
             parts.append(_kv_table(p.meta))
-        console.print(Panel(Group(*parts) if parts else Text("-"), title=Text(f"{p.participant_id} ({p.role})")))
+        console.print(
+            Panel(Group(*parts) if parts else Text("-"), title=Text(f"{p.participant_id} ({p.role})"))
+        )
     for turn in conv.turns:
         anns = conv.annotations_of(turn.turn_index)
         head = Text(f"{turn.turn_index:>3} {turn.participant_id}: ", style="bold blue")

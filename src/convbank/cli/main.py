@@ -81,7 +81,9 @@ def list_(sources: Sequence[Path], no_verify: bool) -> None:
         )
         files = ds.required_files()
         present = sum(fetcher.find(ds, f) is not None for f in files)
-        sources_text = "all" if present == len(files) else ("none" if present == 0 else f"{present}/{len(files)}")
+        sources_text = (
+            "all" if present == len(files) else ("none" if present == 0 else f"{present}/{len(files)}")
+        )
         configs_built = sorted(built.get(ds.name, {}).get("configs", {}))
         table.add_row(ds.name, ds.title, configs, ds.license, sources_text, ", ".join(configs_built) or "no")
     out.print(table)
@@ -140,7 +142,12 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
 @click.option("--limit", "-n", type=click.IntRange(min=0), default=None, help="Print at most N records.")
 @source_options
 def raw(
-    name: str, config: str | None, split: str | None, limit: int | None, sources: Sequence[Path], no_verify: bool
+    name: str,
+    config: str | None,
+    split: str | None,
+    limit: int | None,
+    sources: Sequence[Path],
+    no_verify: bool,
 ) -> None:
     """Print the raw records of a dataset as JSON lines, exactly as published."""
     fetcher = _fetcher(sources, no_verify)
@@ -168,8 +175,12 @@ def build_(names: Sequence[str], config: str | None, sources: Sequence[Path], no
 
     fetcher = _fetcher(sources, no_verify)
     with Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True,
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
     ) as bar:
         tasks: dict[tuple[str, str, str], Any] = {}
 
@@ -188,24 +199,43 @@ def build_(names: Sequence[str], config: str | None, sources: Sequence[Path], no
 
 def _print_report(report: BuildReport) -> None:
     table = Table(title=f"bank at {bank_root()}")
-    for col in ("dataset", "config", "split", "conversations", "participants", "turns", "annotations", "seconds"):
+    for col in (
+        "dataset",
+        "config",
+        "split",
+        "conversations",
+        "participants",
+        "turns",
+        "annotations",
+        "seconds",
+    ):
         table.add_column(col, justify="left" if col in ("dataset", "config", "split") else "right")
     for s in report.splits:
         conv = f"{s.conversations:,}"
         if s.expected is not None and s.expected != s.conversations:
             conv += f" (published {s.expected:,})"
-        table.add_row(s.dataset, s.config, s.split, conv, f"{s.participants:,}", f"{s.turns:,}",
-                      f"{s.annotations:,}", f"{s.seconds:.2f}")
+        table.add_row(
+            s.dataset,
+            s.config,
+            s.split,
+            conv,
+            f"{s.participants:,}",
+            f"{s.turns:,}",
+            f"{s.annotations:,}",
+            f"{s.seconds:.2f}",
+        )
     if report.splits:
         out.print(table)
     for name, message in report.failures.items():
-        err.print(f"[yellow]not built[/yellow] {name}: {message}", highlight=False)
-    err.print(f"{len(report.splits)} splits built in {report.seconds:.1f} s", highlight=False)
+        click.echo(f"not built {name}: {message}", err=True)
+    click.echo(f"{len(report.splits)} splits built in {report.seconds:.1f} s", err=True)
 
 
 @cli.command()
 @click.argument("sql_text", metavar="SQL")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
+)
 def query(sql_text: str, fmt: str) -> None:
     """Run read-only SQL over the views conversations, participants, turns, annotations
     (all datasets) and <dataset>_raw."""
@@ -259,8 +289,13 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
 @config_option
 @split_option
 @click.option("--format", "fmt", type=click.Choice(["source"]), required=True, help="Output format.")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write into.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder to write into.",
+)
 def export(name: str, config: str | None, split: str | None, fmt: str, output: Path) -> None:
     """Export a built dataset (source: the publisher's format and file names)."""
     from convbank.export import export_source

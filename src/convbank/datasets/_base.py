@@ -104,9 +104,7 @@ class Dataset(ABC):
             return list(cfg.splits)
         if split not in cfg.splits:
             known = ", ".join(cfg.splits)
-            raise UnknownDatasetError(
-                f"{self.name}/{cfg.name} has no split {split!r}; known splits: {known}"
-            )
+            raise UnknownDatasetError(f"{self.name}/{cfg.name} has no split {split!r}; known splits: {known}")
         return [split]
 
     def file(self, name: str) -> SourceFile:
@@ -204,10 +202,7 @@ class Dataset(ABC):
                 }
                 for c in self.configs
             },
-            "files": [
-                {"name": f.name, "url": f.url, "sha256": f.sha256, "size": f.size}
-                for f in self.files
-            ],
+            "files": [{"name": f.name, "url": f.url, "sha256": f.sha256, "size": f.size} for f in self.files],
         }
 
 
@@ -222,12 +217,12 @@ def decode_json(path: Path, typ: Any, what: str) -> Any:
         return msgspec.json.decode(data, type=typ)
     except msgspec.ValidationError as exc:
         raise FormatError(
-            f"{path}: {_validation_message(exc)}; expected the {what} format as published — "
+            f"{path}: {_validation_message(exc)}; not the {what} format as published — "
             "re-fetch the file or check that it is the right one"
         ) from exc
     except msgspec.DecodeError as exc:
         raise FormatError(
-            f"{path}: {_decode_message(exc, data)}; expected a complete JSON file — "
+            f"{path}: {_decode_message(exc, data)}; expected well-formed JSON — "
             "re-fetch the file (it may be truncated or corrupted)"
         ) from exc
 
@@ -318,4 +313,3 @@ def _arrow(info: msgspec.inspect.Type) -> pa.DataType:  # noqa: PLR0911 - one ca
     if isinstance(info, mi.StructType):
         return pa.struct(_fields(info))
     raise TypeError(f"no Arrow type for {info!r}")
-

@@ -13,6 +13,7 @@ from msgspec import UNSET, Struct, UnsetType, field
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths, decode_json
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
+from convbank.model.types import TurnKind
 
 ACTIONS = ("Submit-Deal", "Accept-Deal", "Reject-Deal", "Walk-Away")
 """Chat-log texts that are deal moves, not messages."""
@@ -208,9 +209,7 @@ class Casino(Dataset):
         """The ``dialogue_id``, as a string."""
         return str(record.dialogue_id)
 
-    def to_conversation(
-        self, record: Dialogue, config: str, split: str, index: int
-    ) -> Conversation:
+    def to_conversation(self, record: Dialogue, config: str, split: str, index: int) -> Conversation:
         """Negotiators become participants, chat logs turns, strategy labels annotations."""
         cid = self.conversation_id(record, config, split, index)
         participants = []
@@ -231,10 +230,8 @@ class Casino(Dataset):
             task_data = msgspec.to_builtins(log.task_data)
             if task_data:
                 meta["task_data"] = task_data
-            kind = "action" if log.text in ACTIONS and task_data else "message"
-            turns.append(
-                Turn(turn_index=i, participant_id=log.id, text=log.text, kind=kind, meta=meta)
-            )
+            kind: TurnKind = "action" if log.text in ACTIONS and task_data else "message"
+            turns.append(Turn(turn_index=i, participant_id=log.id, text=log.text, kind=kind, meta=meta))
         annotations = self._align(record, turns, cid)
         return Conversation(
             dataset=self.name,
@@ -253,7 +250,7 @@ class Casino(Dataset):
 
         Three dialogues have one annotation fewer than messages, so position alone is wrong.
         """
-        annotations = []
+        annotations: list[Annotation] = []
         position = 0
         for n, (text, labels) in enumerate(record.annotations):
             while position < len(turns) and (
@@ -277,10 +274,7 @@ class Casino(Dataset):
 
     def from_conversation(self, conversation: Conversation) -> Dialogue:
         """Rebuild the published dialogue."""
-        info = {
-            p.participant_id: msgspec.convert(p.meta, ParticipantInfo)
-            for p in conversation.participants
-        }
+        info = {p.participant_id: msgspec.convert(p.meta, ParticipantInfo) for p in conversation.participants}
         chat_logs = [
             ChatLog(
                 text=t.text,
@@ -289,7 +283,7 @@ class Casino(Dataset):
             )
             for t in conversation.turns
         ]
-        annotations = []
+        annotations: list[tuple[str, str]] = []
         for turn in conversation.turns:
             slots = turn.meta.get("strategy_slots")
             if slots is None:

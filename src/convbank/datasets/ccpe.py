@@ -113,15 +113,11 @@ class Ccpe(Dataset):
         """Decode ``data.json`` into typed conversations."""
         yield from decode_json(paths[FILE], list[CcpeConversation], "CCPE-M")
 
-    def conversation_id(
-        self, record: CcpeConversation, config: str, split: str, index: int
-    ) -> str:
+    def conversation_id(self, record: CcpeConversation, config: str, split: str, index: int) -> str:
         """The ``conversationId``."""
         return record.conversationId
 
-    def to_conversation(
-        self, record: CcpeConversation, config: str, split: str, index: int
-    ) -> Conversation:
+    def to_conversation(self, record: CcpeConversation, config: str, split: str, index: int) -> Conversation:
         """One annotation row per (segment, segment annotation), layer ``preference``."""
         turns = []
         annotations = []
@@ -178,9 +174,9 @@ class Ccpe(Dataset):
             if "segments" in turn.meta:
                 segments: list[dict[str, Any]] = [{} for _ in range(turn.meta["segments"])]
                 for bare in turn.meta.get("unannotated_segments", ()):
-                    segments[bare["segment"]] = {
-                        k: v for k, v in bare.items() if k != "segment"
-                    } | {"annotations": []}
+                    segments[bare["segment"]] = {k: v for k, v in bare.items() if k != "segment"} | {
+                        "annotations": []
+                    }
                 for ann in conversation.annotations_of(turn.turn_index, "preference"):
                     seg = segments[ann.meta["segment"]]
                     if not seg:

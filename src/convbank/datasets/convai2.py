@@ -26,7 +26,7 @@ class Message(Strict):
     id: int
     sender: str
     text: str
-    evaluation_score: int | None | UnsetType = UNSET
+    evaluation_score: int | UnsetType | None = UNSET
     sender_class: str | UnsetType = UNSET
 
 
@@ -169,9 +169,7 @@ class ConvAI2(Dataset):
             (BOT, "bot", record.bot_profile, record.participant2_id),
         ):
             pmeta = msgspec.to_builtins(ident) if ident is not UNSET else {}
-            participants.append(
-                Participant(participant_id=pid, role=role, persona=list(persona), meta=pmeta)
-            )
+            participants.append(Participant(participant_id=pid, role=role, persona=list(persona), meta=pmeta))
         turns = []
         for i, m in enumerate(record.dialog):
             tmeta: dict[str, Any] = msgspec.to_builtins(m)

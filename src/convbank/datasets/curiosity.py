@@ -102,10 +102,19 @@ _CITATION = """@inproceedings{rodriguez2020curiosity,
 
 _BASE = "https://obj.umiacs.umd.edu/curiosity/"
 _SPLIT_FILES = {
-    "train": ("curiosity_dialogs.train.json", "afe5bb0db8406663a316cd02cd25f33214725aaf1e25137cac3a13c6b1b4e70b"),
+    "train": (
+        "curiosity_dialogs.train.json",
+        "afe5bb0db8406663a316cd02cd25f33214725aaf1e25137cac3a13c6b1b4e70b",
+    ),
     "val": ("curiosity_dialogs.val.json", "4371152e4c783db3fd7366cee6aac0537fa786180a19d48f1ec052181678214f"),
-    "test": ("curiosity_dialogs.test.json", "61dda16362474488c110a4a7d40da1fd7c6fd3c62dddbedea5e3e1fa590e416d"),
-    "test_zero": ("curiosity_dialogs.test_zero.json", "71f9645727393371ba278311fd2bba70a7e469dbafe5afbea90a2ffd7658ee0c"),
+    "test": (
+        "curiosity_dialogs.test.json",
+        "61dda16362474488c110a4a7d40da1fd7c6fd3c62dddbedea5e3e1fa590e416d",
+    ),
+    "test_zero": (
+        "curiosity_dialogs.test_zero.json",
+        "71f9645727393371ba278311fd2bba70a7e469dbafe5afbea90a2ffd7658ee0c",
+    ),
 }
 _MOVED_TO_PARTICIPANTS = ("messages", "dialog_id", "user_id", "assistant_id")
 
@@ -137,10 +146,7 @@ class Curiosity(Dataset):
     homepage = "https://github.com/facebookresearch/curiosity"
     version = "1.0.0"
     files = (
-        *(
-            SourceFile(name=name, url=_BASE + name, sha256=sha)
-            for name, sha in _SPLIT_FILES.values()
-        ),
+        *(SourceFile(name=name, url=_BASE + name, sha256=sha) for name, sha in _SPLIT_FILES.values()),
         SourceFile(name=FACT_DB, url=_BASE + FACT_DB, sha256=None),
     )
     configs = (
@@ -171,7 +177,7 @@ class Curiosity(Dataset):
             where = str(exc).rsplit(" - at `$", 1)
             detail = f"at $.dialogs{where[1].rstrip('`')}: {where[0]}" if len(where) == 2 else str(exc)
             raise FormatError(
-                f"{path}: {detail}; expected the Curiosity format as published — "
+                f"{path}: {detail}; not the Curiosity format as published — "
                 "re-fetch the file or check that it is the right one"
             ) from exc
         return dialogs, {k: msgspec.json.decode(v) for k, v in top.items()}
@@ -196,7 +202,7 @@ class Curiosity(Dataset):
         for key in _MOVED_TO_PARTICIPANTS:
             del meta[key]
         turns = []
-        annotations = []
+        annotations: list[Annotation] = []
         for i, m in enumerate(record.messages):
             tmeta: dict[str, Any] = {
                 "liked": m.liked,
@@ -275,10 +281,13 @@ class Curiosity(Dataset):
                 f"{path}: not a readable Curiosity fact database ({exc}); expected SQLite with a "
                 "table fact(id, page, section_idx, section_title, paragraph_idx, text, pageviews)"
             ) from exc
-        columns = list(zip(*rows, strict=True)) if rows else [[] for _ in FACT_SCHEMA]
-        yield "curiosity_facts", pa.Table.from_arrays(
-            [pa.array(col, type=f.type) for col, f in zip(columns, FACT_SCHEMA, strict=True)],
-            schema=FACT_SCHEMA,
+        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in FACT_SCHEMA]
+        yield (
+            "curiosity_facts",
+            pa.Table.from_arrays(
+                [pa.array(col, type=f.type) for col, f in zip(columns, FACT_SCHEMA, strict=True)],
+                schema=FACT_SCHEMA,
+            ),
         )
 
     def write_source(

@@ -117,7 +117,7 @@ def parse_lines(path: Path) -> Iterator[tuple[list[Utterance], int]]:
     lines: list[str] = []
     with path.open(encoding="utf-8") as f:
         lineno = 0
-        for lineno, raw in enumerate(f, 1):  # noqa: B007 - used after the loop
+        for lineno, raw in enumerate(f, 1):
             line = raw.strip()
             if not line:
                 continue
@@ -249,8 +249,7 @@ class Pec(Dataset):
             source_index=index,
             participants=list(participants.values()),
             turns=[
-                Turn(turn_index=i, participant_id=u.speaker, text=u.text)
-                for i, u in enumerate(utterances)
+                Turn(turn_index=i, participant_id=u.speaker, text=u.text) for i, u in enumerate(utterances)
             ],
             meta={"domain": config},
         )

@@ -101,10 +101,7 @@ def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, 
             a["start_char"].append(ann.start_char)
             a["end_char"].append(ann.end_char)
             a["meta"].append(_encode(ann.meta).decode())
-    return {
-        name: pa.Table.from_pydict(cols[name], schema=schema)
-        for name, schema in TABLE_SCHEMAS.items()
-    }
+    return {name: pa.Table.from_pydict(cols[name], schema=schema) for name, schema in TABLE_SCHEMAS.items()}
 
 
 def _group(table: pa.Table | None) -> dict[str, list[dict[str, Any]]]:

@@ -70,9 +70,7 @@ class Conversation(msgspec.Struct, kw_only=True):
     def annotations_of(self, turn_index: int, layer: str | None = None) -> list[Annotation]:
         """The annotations of one turn, optionally of one layer only, in stored order."""
         return [
-            a
-            for a in self.annotations
-            if a.turn_index == turn_index and (layer is None or a.layer == layer)
+            a for a in self.annotations if a.turn_index == turn_index and (layer is None or a.layer == layer)
         ]
 
     def to_dict(self) -> Json:

@@ -133,7 +133,9 @@ class Bank:
         if not self.root.is_dir():
             return []
         return sorted(
-            p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".") and self.table_files(p.name)
+            p.name
+            for p in self.root.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and self.table_files(p.name)
         )
 
     def file(self, table: str, dataset: str, config: str, split: str) -> Path:
@@ -172,9 +174,7 @@ class Bank:
         """Swap a staged dataset/config into the bank and record ``entry`` in the manifest."""
         staging.close()
         old = {
-            t
-            for t in self.tables()
-            if (self.root / t / partition(staging.dataset, staging.config)).exists()
+            t for t in self.tables() if (self.root / t / partition(staging.dataset, staging.config)).exists()
         }
         manifest = self.manifest()
         manifest["schema_version"] = SCHEMA_VERSION
@@ -203,10 +203,9 @@ class Bank:
         for table in journal["tables"]:
             dest = self.root / table / part
             staged = staging / table / part
-            if staged.exists() or not (staging / table).exists():
-                if dest.exists():
-                    (trash / table).mkdir(parents=True, exist_ok=True)
-                    os.replace(dest, trash / table / "gone")
+            if (staged.exists() or not (staging / table).exists()) and dest.exists():
+                (trash / table).mkdir(parents=True, exist_ok=True)
+                os.replace(dest, trash / table / "gone")
             if staged.exists():
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staged, dest)

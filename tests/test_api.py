@@ -1,0 +1,100 @@
+"""The Python API: load, Corpus, sql, a curated __all__; and scale behaviour of the bank."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+import convbank
+from convbank import Conversation, ConversationNotFoundError, NotBuiltError, load
+from convbank.build import build
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+from convbank.synthetic import write_pec
+
+
+def test_all_is_curated_and_complete() -> None:
+    exported = set(convbank.__all__)
+    assert all(hasattr(convbank, name) for name in exported)
+    public = {
+        n for n, v in vars(convbank).items() if not n.startswith("_") and not isinstance(v, type(convbank))
+    }
+    assert public - exported == set(), "public names missing from __all__"
+    errors = {n for n in exported if n.endswith("Error")}
+    assert errors == set(convbank.errors.__all__)
+
+
+def test_corpus_len_iter_getitem(built: Bank) -> None:
+    corpus = load("casino")
+    assert len(corpus) == 1030 and repr(corpus) == "<Corpus casino: 1030 conversations>"
+    assert len(load("casino", split="valid")) == 30
+    conv = corpus["938"]
+    assert isinstance(conv, Conversation) and conv.split == "train" and conv.num_turns == 13
+    assert "938" in corpus and "nope" not in corpus and 938 not in corpus
+    assert [p.participant_id for p in conv.participants] == ["mturk_agent_1", "mturk_agent_2"]
+    ids = [c.conversation_id for c in corpus]
+    assert len(ids) == 1030 == len(set(ids)) and ids[0] == "938"
+    with pytest.raises(ConversationNotFoundError):
+        corpus["nope"]
+
+
+def test_corpus_tables_and_sql(built: Bank) -> None:
+    corpus = load("convai2", config="volunteers")
+    turns = corpus.to_arrow("turns")
+    assert turns.num_rows == 14623 and turns.column_names[:4] == [
+        "dataset",
+        "config",
+        "split",
+        "conversation_id",
+    ]
+    assert corpus.to_arrow("raw").num_rows == 1111
+    frame = corpus.to_pandas("conversations")
+    assert len(frame) == 1111
+    result = corpus.sql("SELECT count(*) AS n FROM turns WHERE dataset = 'convai2' AND config = 'volunteers'")
+    assert result.to_pylist() == [{"n": 14623}]
+    pec = load("pec", config="all", split="train")
+    assert len(pec) == 5 and {c.config for c in pec} == {"happy", "offmychest"}
+
+
+def test_not_built(tmp_path: Path) -> None:
+    with pytest.raises(
+        NotBuiltError, match=r"^casino is not in the bank at .*; run `convbank build casino` first$"
+    ):
+        load("casino")
+
+
+def _build_synthetic(root: Path, n: int, batch: int) -> tuple[Bank, int]:
+    write_pec(root / "src", n, seed=7, speakers=500)
+    bank = Bank(root / "bank")
+    gc.collect()
+    tracemalloc.start()
+    report = build(
+        ["pec"],
+        config="happy",
+        fetcher=Fetcher(sources=[root / "src"], verify=False),
+        bank=bank,
+        batch_size=batch,
+    )
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert sum(s.conversations for s in report.splits) == n + 2 * (n // 10)
+    return bank, peak
+
+
+def test_build_memory_is_flat_and_lookup_reads_one_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _build_synthetic(tmp_path / "warm-up", 500, 250)  # one-time import and allocator costs
+    _, small = _build_synthetic(tmp_path / "small", 2000, 250)
+    big_bank, big = _build_synthetic(tmp_path / "big", 8000, 250)
+    print(f"tracemalloc peak: 2,000 conversations {small / 2**20:.1f} MiB, 8,000 {big / 2**20:.1f} MiB")
+    assert big < small * 1.5, (small, big)  # four times the corpus, not four times the memory
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "big"))
+    corpus = load("pec", config="happy", split="train", bank=big_bank)
+    last = corpus["happy-train-007999"]
+    assert last.source_index == 7999 and last.conversation_id == "happy-train-007999"
+    assert last.participant(last.turns[-1].participant_id).role == "responder"
+    assert sum(1 for _ in corpus) == 8000
