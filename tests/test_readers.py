@@ -149,3 +149,35 @@ def test_pec_reads_the_zip_too(fixture_sources: Path, tmp_path: Path) -> None:
     from_zip = _records("pec", [tmp_path / "src"], "offmychest")
     from_folder = _records("pec", [fixture_sources], "offmychest")
     assert from_zip == from_folder and len(from_zip) == 4
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda d: d["dialogs"][0]["messages"][1].__setitem__("liked", "yes"),
+            "at $.dialogs[0].messages[1].liked: expected `bool`, got `str`; not the Curiosity format as "
+            "published — re-fetch the file or check that it is the right one",
+        ),
+        (
+            lambda d: d.pop("dialogs"),
+            "at $: no 'dialogs' key; expected the Curiosity format {\"dialogs\": [...]} — re-fetch the file",
+        ),
+    ],
+)
+def test_curiosity_errors_name_the_json_path(
+    fixture_sources: Path, tmp_path: Path, mutate, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from convbank.errors import FormatError
+
+    folder = tmp_path / "curiosity"
+    folder.mkdir()
+    data = json.loads((fixture_sources / "curiosity" / "curiosity_dialogs.val.json").read_text())
+    mutate(data)
+    path = folder / "curiosity_dialogs.val.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(FormatError) as info:
+        _records("curiosity", [tmp_path], split="val")
+    assert str(info.value) == f"{path}: {message}"

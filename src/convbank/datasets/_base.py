@@ -22,6 +22,7 @@ __all__ = [
     "SourceFile",
     "arrow_type",
     "decode_json",
+    "write_json",
 ]
 
 
@@ -207,6 +208,12 @@ class Dataset(ABC):
 
 
 # ---------------------------------------------------------------------- helpers
+def write_json(path: Path, data: Any) -> list[Path]:
+    """Write records (msgspec Structs, lists, dicts) as a JSON file; return ``[path]``."""
+    path.write_bytes(msgspec.json.encode(data))
+    return [path]
+
+
 def decode_json(path: Path, typ: Any, what: str) -> Any:
     """Decode a JSON file into ``typ``; any problem becomes a one-line :class:`FormatError`."""
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,14 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct, UnsetType, field
 
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths, decode_json
+from convbank.datasets._base import (
+    ConfigSpec,
+    Dataset,
+    SourceFile,
+    SourcePaths,
+    decode_json,
+    write_json,
+)
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
 from convbank.model.types import TurnKind
@@ -308,6 +314,4 @@ class Casino(Dataset):
         directory: Path,
     ) -> list[Path]:
         """Write ``casino_{split}.json``."""
-        path = directory / f"casino_{split}.json"
-        path.write_text(json.dumps(msgspec.to_builtins(list(records))), encoding="utf-8")
-        return [path]
+        return write_json(directory / f"casino_{split}.json", list(records))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,14 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths, decode_json
+from convbank.datasets._base import (
+    ConfigSpec,
+    Dataset,
+    SourceFile,
+    SourcePaths,
+    decode_json,
+    write_json,
+)
 from convbank.model import Annotation, Conversation, Participant, Turn
 
 SPEAKERS = ("USER", "ASSISTANT")
@@ -206,9 +212,7 @@ class Ccpe(Dataset):
         directory: Path,
     ) -> list[Path]:
         """Write ``data.json``."""
-        path = directory / FILE
-        path.write_text(json.dumps(msgspec.to_builtins(list(records))), encoding="utf-8")
-        return [path]
+        return write_json(directory / FILE, list(records))
 
 
 def _segment_fields(seg: Segment) -> dict[str, Any]:

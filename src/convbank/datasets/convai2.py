@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -10,7 +9,14 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths, decode_json
+from convbank.datasets._base import (
+    ConfigSpec,
+    Dataset,
+    SourceFile,
+    SourcePaths,
+    decode_json,
+    write_json,
+)
 from convbank.model import Conversation, Participant, Turn
 
 HUMAN, BOT = "participant1", "participant2"
@@ -219,6 +225,4 @@ class ConvAI2(Dataset):
         directory: Path,
     ) -> list[Path]:
         """Write the config's file under its published name."""
-        path = directory / _FILES[config]
-        path.write_text(json.dumps(msgspec.to_builtins(list(records))), encoding="utf-8")
-        return [path]
+        return write_json(directory / _FILES[config], list(records))

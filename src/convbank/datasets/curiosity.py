@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -13,7 +12,14 @@ import msgspec
 import pyarrow as pa
 from msgspec import UNSET, Struct, UnsetType
 
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths, decode_json
+from convbank.datasets._base import (
+    ConfigSpec,
+    Dataset,
+    SourceFile,
+    SourcePaths,
+    decode_json,
+    write_json,
+)
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
 
@@ -164,33 +170,36 @@ class Curiosity(Dataset):
         self.splits(config, split)
         return [self.file(_SPLIT_FILES[split][0])]
 
-    def _read_file(self, path: Path) -> tuple[list[Dialog], dict[str, Any]]:
-        top = decode_json(path, dict[str, msgspec.Raw], "Curiosity")
+    @staticmethod
+    def _top(path: Path) -> dict[str, msgspec.Raw]:
+        """The file's top-level keys, values left unparsed."""
+        top: dict[str, msgspec.Raw] = decode_json(path, dict[str, msgspec.Raw], "Curiosity")
         if "dialogs" not in top:
             raise FormatError(
                 f"{path}: at $: no 'dialogs' key; expected the Curiosity format "
                 '{"dialogs": [...]} — re-fetch the file'
             )
-        try:
-            dialogs = msgspec.json.decode(top.pop("dialogs"), type=list[Dialog])
-        except msgspec.ValidationError as exc:
-            where = str(exc).rsplit(" - at `$", 1)
-            detail = f"at $.dialogs{where[1].rstrip('`')}: {where[0]}" if len(where) == 2 else str(exc)
-            raise FormatError(
-                f"{path}: {detail}; not the Curiosity format as published — "
-                "re-fetch the file or check that it is the right one"
-            ) from exc
-        return dialogs, {k: msgspec.json.decode(v) for k, v in top.items()}
+        return top
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialog]:
         """Decode the split's file into typed dialogues."""
         (source,) = self.files_for(config, split)
-        yield from self._read_file(paths[source.name])[0]
+        path = paths[source.name]
+        try:
+            yield from msgspec.json.decode(self._top(path)["dialogs"], type=list[Dialog])
+        except msgspec.ValidationError as exc:
+            what, _, where = str(exc).partition(" - at `$")
+            detail = f"at $.dialogs{where.rstrip('`')}: {what[0].lower()}{what[1:]}" if where else str(exc)
+            raise FormatError(
+                f"{path}: {detail}; not the Curiosity format as published — "
+                "re-fetch the file or check that it is the right one"
+            ) from exc
 
     def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
         """The file-level keys beside ``dialogs``."""
         (source,) = self.files_for(config, split)
-        return self._read_file(paths[source.name])[1]
+        top = self._top(paths[source.name])
+        return {k: msgspec.json.decode(v) for k, v in top.items() if k != "dialogs"}
 
     def conversation_id(self, record: Dialog, config: str, split: str, index: int) -> str:
         """The ``dialog_id``, as a string."""
@@ -299,7 +308,4 @@ class Curiosity(Dataset):
         directory: Path,
     ) -> list[Path]:
         """Write ``curiosity_dialogs.{split}.json`` with its file-level keys."""
-        path = directory / _SPLIT_FILES[split][0]
-        data = {"dialogs": msgspec.to_builtins(list(records)), **file_meta}
-        path.write_text(json.dumps(data), encoding="utf-8")
-        return [path]
+        return write_json(directory / _SPLIT_FILES[split][0], {"dialogs": list(records), **file_meta})
