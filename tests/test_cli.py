@@ -262,3 +262,14 @@ def test_where(tmp_path: Path) -> None:
     result = run("where")
     assert result.output.splitlines()[2] == f"bank\t{tmp_path / 'home' / 'bank'}"
     shutil.rmtree(tmp_path / "home", ignore_errors=True)
+
+
+def test_show_curiosity_joins_used_fact_text(built: Bank) -> None:
+    result = run("show", "curiosity", "21922")
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())  # the terminal is 80 columns: undo the wrapping
+    assert "facts shown 3, used 1" in text
+    assert "fact 77870: Namibia's press freedom is ranked among the highest in Africa." in text
+    assert "fact 77676:" not in text  # shown but not used
+    assert "liked=True" in text and "dialog_act:inform_response" in text
+    assert "<i>rated</i>" in text  # markup in dataset text is printed as text

@@ -163,6 +163,16 @@ class Corpus:
         frame: pd.DataFrame = self.to_arrow(table).to_pandas()
         return frame
 
+    def fact_texts(self, conversation: Conversation) -> dict[int, str]:
+        """Curiosity: the text of every fact shown in a conversation, by ``fid``, from the
+        ``curiosity_facts`` table (empty when the fact database was not built)."""
+        fids = sorted({f["fid"] for t in conversation.turns for f in t.meta.get("facts", ())})
+        files = self.bank.table_files("curiosity_facts")
+        if not fids or not files:
+            return {}
+        table = pq.read_table(files[0], columns=["id", "text"], filters=[("id", "in", fids)])
+        return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
+
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``)."""
         return sql(query, bank=self.bank)

@@ -51,9 +51,10 @@ def _action(turn: Turn) -> Text:
     return Text(f"[{turn.text}]", style="bold")
 
 
-def render_conversation(console: Console, conv: Conversation) -> None:
+def render_conversation(console: Console, conv: Conversation, facts: dict[int, str] | None = None) -> None:
     """Print a conversation: header, participants with persona and private context, turns
-    with annotations inline (spans highlighted), and the conversation's metadata."""
+    with annotations inline (spans highlighted), used facts with their text where ``facts``
+    has it, and the conversation's metadata."""
     console.print(
         Text(f"{conv.dataset}/{conv.config}/{conv.split} · conversation {conv.conversation_id}", style="bold")
     )
@@ -85,10 +86,13 @@ def render_conversation(console: Console, conv: Conversation) -> None:
         }
         if extra:
             line.append("  " + ", ".join(f"{k}={v}" for k, v in extra.items()), style="dim")
-        facts = turn.meta.get("facts")
-        if facts:
-            used = sum(1 for f in facts if f.get("used"))
-            line.append(f"  facts shown {len(facts)}, used {used}", style="dim")
+        shown = turn.meta.get("facts")
+        if shown:
+            used = [f["fid"] for f in shown if f.get("used")]
+            line.append(f"  facts shown {len(shown)}, used {len(used)}", style="dim")
         console.print(line)
+        for fid in used if shown else ():
+            if facts and fid in facts:
+                console.print(Text(f"      fact {fid}: {facts[fid]}", style="italic"))
     if conv.meta:
         console.print(Panel(_kv_table(conv.meta), title="conversation"))

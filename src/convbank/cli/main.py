@@ -277,11 +277,12 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     """Show one conversation: participants, turns, actions, annotations, outcomes."""
     from convbank.query import load
 
-    conv = load(name, config, split)[conversation_id]
+    corpus = load(name, config, split)
+    conv = corpus[conversation_id]
     if as_json:
         _echo_json(conv.to_dict())
     else:
-        render_conversation(out, conv)
+        render_conversation(out, conv, facts=corpus.fact_texts(conv))
 
 
 @cli.command()
