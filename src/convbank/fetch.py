@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import platformdirs
 from filelock import FileLock
 
+from convbank._atomic import atomic_write_text
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ChecksumError, DownloadError, FormatError, OfflineError
 
@@ -97,7 +98,7 @@ class _Recorded:
         with FileLock(str(self.path) + ".lock"):
             data = self.load()
             data[url] = sha
-            _atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
+            atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
 
 
 def checksum_status(
@@ -108,17 +109,6 @@ def checksum_status(
     if file.sha256:
         return "published"
     return "recorded" if _Recorded(root or home()).get(file.url) else "unverified"
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass

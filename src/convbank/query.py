@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from convbank import catalog
 from convbank.build import bank_root
-from convbank.errors import ConversationNotFoundError, NotBuiltError
+from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError
 from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
 from convbank.store import Bank, connect, is_read_only
 
@@ -190,14 +191,10 @@ def sql(query: str, *, bank: Bank | None = None) -> pa.Table:
     con = connect(bank or Bank(bank_root()))
     try:
         is_read_only(con, query)
-        import duckdb
-
         try:
             result = con.sql(query)
             return result.to_arrow_table() if result is not None else pa.table({})
         except duckdb.Error as exc:
-            from convbank.errors import QueryError
-
             raise QueryError(f"SQL error: {str(exc).splitlines()[0]}") from exc
     finally:
         con.close()

@@ -20,10 +20,16 @@ __all__ = [
     "ConfigSpec",
     "Dataset",
     "SourceFile",
+    "Strict",
     "arrow_type",
     "decode_json",
     "write_json",
 ]
+
+
+class Strict(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Base of the raw record types: an unknown key is an error, never silently dropped, and
+    an absent key (a field defaulting to ``UNSET``) stays absent when encoded."""
 
 
 class SourceFile(msgspec.Struct, frozen=True, kw_only=True):

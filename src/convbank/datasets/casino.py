@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType, field
+from msgspec import UNSET, UnsetType, field
 
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
     SourceFile,
     SourcePaths,
+    Strict,
     decode_json,
     write_json,
 )
@@ -43,10 +44,6 @@ PRIORITY_POINTS = {"High": 5, "Medium": 4, "Low": 3}
 AGENTS = ("mturk_agent_1", "mturk_agent_2")
 
 
-class Strict(Struct, forbid_unknown_fields=True):
-    """Base of the raw types: an unknown key is an error, never silently dropped."""
-
-
 class Items(Strict):
     """Counts of each item, as strings "0" to "3"."""
 
@@ -55,7 +52,7 @@ class Items(Strict):
     Food: str
 
 
-class TaskData(Strict, omit_defaults=True):
+class TaskData(Strict):
     """``{}`` for messages; the deal, or ``{"data": "accept_deal"}`` etc. for actions."""
 
     issue2youget: Items | UnsetType = UNSET

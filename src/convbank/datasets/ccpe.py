@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, UnsetType
 
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
     SourceFile,
     SourcePaths,
+    Strict,
     decode_json,
     write_json,
 )
@@ -32,10 +33,6 @@ ENTITY_TYPES = (
     "PERSON",
     "SOMETHING_ELSE",
 )
-
-
-class Strict(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Base of the raw types: an unknown key is an error; an absent key stays absent."""
 
 
 class SegmentAnnotation(Strict):

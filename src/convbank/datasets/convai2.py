@@ -7,23 +7,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, UnsetType
 
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
     SourceFile,
     SourcePaths,
+    Strict,
     decode_json,
     write_json,
 )
 from convbank.model import Conversation, Participant, Turn
 
 HUMAN, BOT = "participant1", "participant2"
-
-
-class Strict(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Base of the raw types: an unknown key is an error; an absent key stays absent."""
 
 
 class Message(Strict):

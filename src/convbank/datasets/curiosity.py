@@ -10,13 +10,14 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, UnsetType
 
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
     SourceFile,
     SourcePaths,
+    Strict,
     decode_json,
     write_json,
 )
@@ -47,10 +48,6 @@ DIALOG_ACTS = (
 
 FACT_SOURCES = ("section", "known", "random")
 FACT_DB = "wiki_sql.sqlite.db"
-
-
-class Strict(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Base of the raw types: an unknown key is an error; an absent key stays absent."""
 
 
 class Fact(Strict):

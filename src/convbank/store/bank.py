@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock
 
+from convbank._atomic import atomic_write_text
 from convbank.errors import NotBuiltError
 from convbank.model import SCHEMA_VERSION
 
@@ -34,16 +34,7 @@ PART = "part-0.parquet"
 
 
 def _atomic_json(path: Path, data: Any) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
 
 
 def partition(dataset: str, config: str, split: str | None = None) -> Path:
