@@ -306,6 +306,147 @@ def export(name: str, config: str | None, split: str | None, fmt: str, output: P
         click.echo(str(path))
 
 
+# ---------------------------------------------------------------------- quality
+@cli.command()
+@click.argument("names", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object for all datasets.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Findings printed per check (text output; --json prints all).",
+)
+def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
+    """Check the invariants of built datasets (default: all built).
+
+    Runs the generic checks (unique ids, published counts, contiguous turn indices,
+    annotations on existing turns, spans inside the text and matching the quoted text,
+    speakers among the participants) and each dataset's own. --json prints
+    {"checks": [{"dataset", "name", "description", "passed", "failed", "severity"}...],
+    "findings": [{"dataset", "check", "severity", "conversation_id", "message"}...]} for all
+    datasets together. Exit code 1 when any finding is an error, else 0.
+    """
+    from convbank.validate import validate as run_checks
+
+    report = run_checks(list(names) or None)
+    if as_json:
+        _echo_json(report.to_dict())
+    else:
+        table = Table("dataset", "check", "passed", "failed", "worst", title="validation")
+        for c in report.checks:
+            worst = f"[{_SEVERITY_STYLE[c.severity]}]{c.severity}[/]" if c.severity else "-"
+            table.add_row(c.dataset, c.name, f"{c.passed:,}", f"{c.failed:,}", worst)
+        out.print(table)
+        shown: dict[tuple[str, str], int] = {}
+        for f in report.findings:
+            key = (f.dataset, f.check)
+            shown[key] = shown.get(key, 0) + 1
+            if shown[key] <= limit:
+                where = f" {f.conversation_id}" if f.conversation_id else ""
+                out.print(
+                    f"[{_SEVERITY_STYLE[f.severity]}]{f.severity}[/] {f.dataset}{where} {f.check}: ",
+                    end="",
+                )
+                out.print(f.message, markup=False, highlight=False)
+        for (dataset, name), n in shown.items():
+            if n > limit:
+                out.print(
+                    f"... {n - limit:,} more {dataset} {name} findings (--limit or --json)", markup=False
+                )
+        counts = {s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")}
+        err.print(", ".join(f"{n:,} {s}s" for s, n in counts.items()), highlight=False)
+    if not report.ok:
+        raise click.exceptions.Exit(1)
+
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+
+@cli.command()
+@click.argument("names", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {dataset: {title, splits: [...], ...}}.")
+def stats(names: Sequence[str], as_json: bool) -> None:
+    """Describe built datasets in numbers (default: all built): per split, conversations,
+    participants, turns, words, turns per conversation, labels per annotation layer and the
+    key metadata (CaSiNo outcomes, Curiosity ratings and likes, ConvAI2 eval_score and
+    profile_match, PEC persona sizes), then each dataset's cross-tabs."""
+    from convbank.stats import stats as compute
+
+    data = compute(list(names) or None)
+    if as_json:
+        _echo_json(data)
+        return
+    for name, ds in data.items():
+        table = Table(
+            "config",
+            "split",
+            "conversations",
+            "participants",
+            "turns",
+            "words",
+            "turns/conv mean · median · max",
+            title=f"{name}: {ds['title']}",
+        )
+        for s in ds["splits"]:
+            tpc = s["turns_per_conversation"]
+            table.add_row(
+                s["config"],
+                s["split"],
+                f"{s['conversations']:,}",
+                f"{s['participants']:,}",
+                f"{s['turns']:,}",
+                f"{s['words']:,}",
+                f"{tpc['mean']:.2f} · {tpc['median']:g} · {tpc['max']}",
+            )
+        out.print(table)
+        for s in ds["splits"]:
+            where = f"{name}/{s['config']}/{s['split']}"
+            for layer, labels in s["labels"].items():
+                _print_counts(f"{where} {layer} labels", labels)
+            for key, entry in s["metadata"].items():
+                extra = f" (mean {entry['mean']:g}, median {entry['median']:g})" if "mean" in entry else ""
+                _print_counts(f"{where} {key}{extra}", entry["counts"])
+        for t in ds["crosstabs"]:
+            table = Table(*t["columns"], title=t["title"], caption=t["question"])
+            for row in t["rows"]:
+                table.add_row(*(f"{v:.2f}" if isinstance(v, float) else _cell(v) for v in row))
+            out.print(table)
+
+
+def _print_counts(title: str, counts: dict[str, int]) -> None:
+    total = sum(counts.values()) or 1
+    body = ", ".join(f"{k or '(empty)'} {n:,} ({100 * n / total:.1f}%)" for k, n in counts.items())
+    out.print(f"[bold]{title}[/bold]: ", end="")
+    out.print(body, markup=False, highlight=False)
+
+
+@cli.command()
+@click.argument("names", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="HTML file to write.",
+)
+@click.option(
+    "--validate/--no-validate",
+    "run_checks",
+    default=True,
+    show_default=True,
+    help="Include the validation results.",
+)
+def report(names: Sequence[str], output: Path, run_checks: bool) -> None:
+    """Write one self-contained HTML report (no scripts, no network) of built datasets:
+    cards, sizes, label and metadata charts, turn-length histograms, cross-tabs and the
+    validation results."""
+    from convbank.report import write_report
+
+    click.echo(str(write_report(output, list(names) or None, validate=run_checks)))
+
+
 @cli.command()
 def where() -> None:
     """Print convbank's folders (home, cache, bank)."""

@@ -1,0 +1,109 @@
+"""``convbank report``: one self-contained HTML file (inline CSS and SVG, no scripts, no
+network) with each dataset's card, sizes, label and metadata charts, cross-tabs and the
+validation results."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from convbank import __version__, catalog
+from convbank._atomic import atomic_write_text
+from convbank.build import bank_root
+from convbank.charts import bar_chart, histogram
+from convbank.stats import stats
+from convbank.store import Bank
+
+__all__ = ["render_report", "write_report"]
+
+MAX_FINDINGS = 200
+"""Findings listed per dataset in the report (all of them are in ``validate --json``)."""
+
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("convbank", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def _summed(splits: list[dict[str, Any]], *keys: str) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for s in splits:
+        entry = s
+        for k in keys:
+            entry = entry.get(k, {})
+        total.update(entry)
+    return dict(total)
+
+
+def _dataset_view(name: str, data: dict[str, Any], validation: Any) -> dict[str, Any]:
+    ds = catalog.get(name)
+    splits = data["splits"]
+    layers = sorted({layer for s in splits for layer in s["labels"]})
+    label_charts = [
+        (layer, bar_chart(dict(Counter(_summed(splits, "labels", layer)).most_common()), f"{layer} labels"))
+        for layer in layers
+    ]
+    meta_charts = []
+    for d_name in dict.fromkeys(k for s in splits for k in s["metadata"]):
+        first = next(s["metadata"][d_name] for s in splits if d_name in s["metadata"])
+        order = list(first["counts"])
+        counts = _summed([s["metadata"].get(d_name, {}) for s in splits], "counts")
+        counts = {k: counts[k] for k in (*order, *sorted(set(counts) - set(order))) if k in counts}
+        numeric = "mean" in first
+        chart = histogram(counts, d_name) if numeric and len(counts) > 12 else bar_chart(counts, d_name)
+        summary = ""
+        if numeric and len(splits) == 1:
+            summary = f"mean {first['mean']:.2f}, median {first['median']:g}"
+        meta_charts.append((d_name, chart, summary))
+    checks = [c for c in validation.checks if c.dataset == name] if validation else []
+    findings = [f for f in validation.findings if f.dataset == name] if validation else []
+    return {
+        "name": name,
+        "title": ds.title,
+        "description": ds.description,
+        "license": ds.license,
+        "homepage": ds.homepage,
+        "citation": ds.citation,
+        "splits": splits,
+        "label_charts": label_charts,
+        "turn_chart": histogram(data["turn_words"], "words per message"),
+        "meta_charts": meta_charts,
+        "crosstabs": data["crosstabs"],
+        "checks": checks,
+        "findings": findings[:MAX_FINDINGS],
+        "findings_left": max(len(findings) - MAX_FINDINGS, 0),
+    }
+
+
+def render_report(
+    names: Sequence[str] | None = None, *, bank: Bank | None = None, validate: bool = True
+) -> str:
+    """The report as an HTML string (default: every built dataset)."""
+    bank = bank or Bank(bank_root())
+    data = stats(names, bank=bank)
+    validation = None
+    if validate:
+        from convbank.validate import validate as run_checks
+
+        validation = run_checks(list(data), bank=bank)
+    return _env.get_template("report.html").render(
+        names=list(data),
+        version=__version__,
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        bank=str(bank.root),
+        datasets=[_dataset_view(name, d, validation) for name, d in data.items()],
+    )
+
+
+def write_report(
+    path: Path, names: Sequence[str] | None = None, *, bank: Bank | None = None, validate: bool = True
+) -> Path:
+    """Write the report to ``path`` (atomically) and return it."""
+    atomic_write_text(path, render_report(names, bank=bank, validate=validate))
+    return path

@@ -1,0 +1,91 @@
+"""Validation: prove each dataset's invariants over the bank.
+
+``validate(["casino"])`` runs the generic checks (ids unique, published counts, turn
+indices, annotation references, spans, speakers) and the dataset's own, and returns a
+:class:`ValidationReport` of per-check pass/fail counts and findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from convbank import catalog
+from convbank.build import bank_root
+from convbank.errors import NotBuiltError
+from convbank.query import Corpus
+from convbank.store import Bank, connect
+from convbank.validate import casino, ccpe, convai2, curiosity, generic, pec  # noqa: F401  (registers)
+from convbank.validate._core import (
+    CHECKS,
+    Check,
+    CheckResult,
+    Finding,
+    Recorder,
+    Severity,
+    ValidationReport,
+    check,
+    checks_for,
+)
+
+__all__ = [
+    "CHECKS",
+    "Check",
+    "CheckResult",
+    "Finding",
+    "Severity",
+    "ValidationReport",
+    "check",
+    "checks_for",
+    "validate",
+]
+
+_COUNTS = "published_counts", "Each split has the number of conversations the publisher gives."
+_UNIQUE = "unique_ids", "Conversation ids are unique within the dataset."
+
+
+def _split_checks(recorder: Recorder, corpus: Corpus, bank: Bank) -> None:
+    name = corpus.dataset.name
+    for config, split in corpus.parts():
+        expected = corpus.dataset.config(config).splits.get(split)
+        n = bank.split_info(name, config, split)["conversations"]
+        problem: list[tuple[Severity, str]] = []
+        if expected is not None and n != expected:
+            problem.append(("error", f"{config}/{split} has {n:,} conversations; {expected:,} published"))
+        recorder.record(*_COUNTS, None, None if expected is None else problem)
+    con = connect(bank)
+    try:
+        distinct, duplicates = con.execute(
+            "SELECT count(DISTINCT conversation_id), list(conversation_id) FILTER (WHERE n > 1) FROM "
+            "(SELECT conversation_id, count(*) AS n FROM conversations WHERE dataset = ? GROUP BY 1)",
+            [name],
+        ).fetchone() or (0, None)
+        where = dict(
+            con.execute(
+                "SELECT conversation_id, string_agg(config || '/' || split, ', ' ORDER BY config, split) "
+                "FROM conversations WHERE dataset = ? AND list_contains(?, conversation_id) GROUP BY 1",
+                [name, duplicates or []],
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    result = recorder.result(*_UNIQUE)
+    result.passed += distinct - len(duplicates or [])
+    for cid in duplicates or []:
+        recorder.record(*_UNIQUE, cid, [("error", f"id {cid!r} is used more than once ({where[cid]})")])
+
+
+def validate(names: Sequence[str] | None = None, *, bank: Bank | None = None) -> ValidationReport:
+    """Run every check over the named datasets (default: every built one)."""
+    bank = bank or Bank(bank_root())
+    if not names:
+        built = bank.built()
+        names = [n for n in catalog.names() if n in built]
+        if not names:
+            raise NotBuiltError(f"the bank at {bank.root} is empty; run `convbank build` first")
+    report = ValidationReport()
+    for name in names:
+        corpus = Corpus(name, bank=bank)
+        recorder = Recorder(report, name)
+        _split_checks(recorder, corpus, bank)
+        recorder.run(checks_for(name), corpus)
+    return report

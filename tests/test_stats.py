@@ -1,0 +1,146 @@
+"""Statistics and the HTML report, on the real data and the fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from convbank.charts import bar_chart, histogram
+from convbank.cli import cli
+from convbank.errors import NotBuiltError, UnknownDatasetError
+from convbank.report import render_report
+from convbank.stats import stats
+from convbank.store import Bank
+
+
+@pytest.fixture(scope="module")
+def numbers(built_home: Path) -> dict[str, Any]:
+    return stats(bank=Bank(built_home / "bank"))
+
+
+def _split(numbers: dict[str, Any], dataset: str, config: str, split: str) -> dict[str, Any]:
+    return next(s for s in numbers[dataset]["splits"] if (s["config"], s["split"]) == (config, split))
+
+
+def test_casino_sizes_labels_and_outcomes(numbers: dict[str, Any]) -> None:
+    assert [(s["split"], s["conversations"]) for s in numbers["casino"]["splits"]] == [
+        ("train", 900),
+        ("valid", 30),
+        ("test", 100),
+    ]
+    train = _split(numbers, "casino", "default", "train")
+    assert {k: train[k] for k in ("participants", "turns", "actions", "words")} == {
+        "participants": 1800,
+        "turns": 12501,
+        "actions": 2089,
+        "words": 202311,
+    }
+    assert train["turns_per_conversation"] == {"mean": 13.89, "median": 13.0, "max": 39}
+    assert train["metadata"]["points_scored"]["mean"] == 18.59
+    assert train["metadata"]["points_scored"]["median"] == 19.0
+    assert train["metadata"]["satisfaction"]["counts"] == {
+        "Extremely dissatisfied": 47,
+        "Slightly dissatisfied": 160,
+        "Undecided": 83,
+        "Slightly satisfied": 692,
+        "Extremely satisfied": 818,
+    }
+    strategy = [s["labels"]["strategy"] for s in numbers["casino"]["splits"]]
+    assert sum(sum(x.values()) for x in strategy) == 5858
+    assert sum(x.get("uv-part", 0) for x in strategy) == 131
+    assert list(strategy[0])[:3] == ["non-strategic", "small-talk", "self-need"]
+    moves = [s["metadata"]["deal_moves"]["counts"] for s in numbers["casino"]["splits"]]
+    assert sum(m.get("Walk-Away", 0) for m in moves) == 25
+    assert sum(m["Submit-Deal"] for m in moves) == 1181
+
+
+def test_casino_crosstab_answers_strategy_against_outcomes(numbers: dict[str, Any]) -> None:
+    (table,) = numbers["casino"]["crosstabs"]
+    rows = {r[0]: dict(zip(table["columns"], r, strict=True)) for r in table["rows"]}
+    assert len(rows) == 10
+    for row in rows.values():
+        assert row["users"] + row["non-users"] == 792  # 396 annotated dialogues, 2 negotiators each
+    assert rows["self-need"]["users"] == 587
+    assert rows["small-talk"]["satisfaction (users)"] == pytest.approx(4.247, abs=1e-3)
+    assert rows["small-talk"]["satisfaction (others)"] == pytest.approx(3.951, abs=1e-3)
+    assert rows["uv-part"]["liked (users)"] == pytest.approx(3.651, abs=1e-3)
+
+
+def test_convai2_ratings(numbers: dict[str, Any]) -> None:
+    volunteers = _split(numbers, "convai2", "volunteers", "train")["metadata"]
+    assert volunteers["eval_score"]["counts"] == {"1": 208, "2": 116, "3": 120, "4": 70, "5": 79, "null": 518}
+    assert volunteers["profile_match"]["counts"] == {"0": 183, "1": 300, "": 628}
+    assert volunteers["message_thumbs"]["counts"] == {"0": 440, "1": 935, "null": 5584}
+    by_match, by_bot = numbers["convai2"]["crosstabs"]
+    assert ["volunteers", "1", 300, 2.63, 16.48] in by_match["rows"]
+    assert sum(r[1] for r in by_bot["rows"]) == 791  # rated dialogues, both rounds
+
+
+def test_fixture_metadata(numbers: dict[str, Any]) -> None:
+    happy = _split(numbers, "pec", "happy", "train")
+    assert happy["metadata"]["persona_sentences"] == {
+        "counts": {"0": 1, "1": 3, "2": 1, "3": 1},
+        "mean": 1.3333,
+        "median": 1.0,
+    }
+    cur = _split(numbers, "curiosity", "default", "train")
+    assert cur["metadata"]["liked"]["counts"] == {"false": 3, "true": 1}
+    assert cur["labels"]["dialog_act"]["social"] == 3
+    ccpe = _split(numbers, "ccpe", "default", "train")
+    assert ccpe["labels"]["preference"] == {
+        "ENTITY_NAME": 5,
+        "ENTITY_PREFERENCE": 5,
+        "ENTITY_DESCRIPTION": 2,
+        "ENTITY_OTHER": 1,
+    }
+    assert numbers["ccpe"]["turn_words"] == {"0-4": 4, "5-9": 9}
+
+
+def test_stats_errors(built: Bank) -> None:
+    with pytest.raises(UnknownDatasetError):
+        stats(["nope"], bank=built)
+
+
+def test_stats_of_an_empty_bank(tmp_path: Path) -> None:
+    with pytest.raises(NotBuiltError, match="run `convbank build casino` first"):
+        stats(["casino"], bank=Bank(tmp_path))
+
+
+def test_stats_cli(built: Bank) -> None:
+    result = CliRunner().invoke(cli, ["stats", "convai2", "--json"])
+    assert result.exit_code == 0
+    assert list(json.loads(result.output)) == ["convai2"]
+    text = CliRunner().invoke(cli, ["stats", "casino"])
+    assert text.exit_code == 0
+    assert "casino/default/valid points_scored (mean 19.1333, median 19)" in text.output
+    assert "Strategy use against outcomes" in text.output
+
+
+def test_charts_escape_labels() -> None:
+    svg = str(bar_chart({"<script>alert(1)</script>": 3, "b&b": 1}, "t<i>"))
+    assert "<script>" not in svg and "&lt;script&gt;" in svg and "b&amp;b" in svg
+    assert "<title>t&lt;i&gt;</title>" in svg
+    assert "(75.0%)" in svg
+    assert str(histogram({"1": 2, "2": 0}, "h")).count("<rect") == 2
+
+
+def test_report_is_self_contained(built: Bank, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["report", "casino", "convai2", "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<script" not in html and "<link" not in html and " src=" not in html
+    assert html.count('<svg class="chart"') >= 10
+    assert 'id="casino"' in html and 'id="convai2"' in html
+    assert "Strategy use against outcomes (CaSiNo, annotated dialogues)" in html
+    assert "<code>casino.points</code>" in html
+    assert "rated 1 although the bot never spoke" in html
+    assert "@inproceedings{chawla2021casino" in html
+
+
+def test_report_without_validation(built: Bank) -> None:
+    html = render_report(["ccpe"], validate=False)
+    assert "Validation" not in html and "ENTITY_PREFERENCE" in html
