@@ -14,7 +14,9 @@ stderr and an exit code; the library lets them propagate::
     ├── NotBuiltError                        the bank has no tables for what was asked
     ├── ConversationNotFoundError (KeyError) no conversation with that id
     ├── QueryError                           a SQL statement failed or is not read-only
-    └── BuildError                           a build could not complete (the old bank is kept)
+    ├── BuildError                           a build could not complete (the old bank is kept)
+    ├── ExportError                          an export cannot be written as asked
+    └── MissingExtraError (also ImportError) an optional library is not installed
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ __all__ = [
     "ConvbankError",
     "ConversationNotFoundError",
     "DownloadError",
+    "ExportError",
     "FormatError",
+    "MissingExtraError",
     "NotBuiltError",
     "OfflineError",
     "QueryError",
@@ -97,3 +101,26 @@ class BuildError(ConvbankError):
     """A build could not complete; the previous bank is left intact."""
 
     exit_code = 1
+
+
+class ExportError(ConvbankError):
+    """An export cannot be written as asked (unknown format option, output in the way)."""
+
+    exit_code = 2
+
+
+class MissingExtraError(ConvbankError, ImportError):
+    """An optional library is not installed; the message names the extra to install."""
+
+    exit_code = 2
+
+
+def require(module: str, extra: str, what: str) -> None:
+    """Raise :class:`MissingExtraError` unless ``module`` can be imported."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(
+            f"{what} needs the {module!r} library, which is not installed; "
+            f"install it with: pip install 'convbank[{extra}]'"
+        )

@@ -25,6 +25,9 @@ from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
 from convbank.store import Bank, connect, is_read_only
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import datasets
     import pandas as pd
 
 __all__ = ["Corpus", "load", "sql"]
@@ -177,6 +180,29 @@ class Corpus:
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``)."""
         return sql(query, bank=self.bank)
+
+    def export(
+        self, fmt: str, output: Path, *, where: str | None = None, as_participant: str | None = None
+    ) -> list[Path]:
+        """Export this corpus (or the conversations ``where`` selects, a SQL condition on the
+        ``conversations`` view) in one of :data:`convbank.export.FORMATS` into ``output``."""
+        from convbank.export import export
+
+        return export(self, fmt, output, where=where, as_participant=as_participant)
+
+    def to_hf(self, where: str | None = None) -> datasets.DatasetDict:
+        """This corpus as a Hugging Face ``DatasetDict`` (one config; needs ``convbank[hf]``),
+        with the features of the Hugging Face loader of the dataset."""
+        from convbank.errors import ExportError
+        from convbank.export import Selection, to_hf
+
+        configs = list(dict.fromkeys(c for c, _ in self.parts()))
+        if len(configs) > 1:
+            raise ExportError(
+                f"this {self.dataset.name} corpus spans the configs {', '.join(configs)}; "
+                "load one config for to_hf()"
+            )
+        return to_hf(Selection(self, where), configs[0])
 
 
 def load(

@@ -19,6 +19,7 @@ from convbank.build import BuildReport, bank_root, build, read_raw, source_paths
 from convbank.cli._options import config_option, source_options, split_option
 from convbank.cli._render import render_conversation
 from convbank.errors import ConvbankError
+from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.fetch import Fetcher, checksum_status, home
 from convbank.store import Bank
 
@@ -289,20 +290,53 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
 @click.argument("name")
 @config_option
 @split_option
-@click.option("--format", "fmt", type=click.Choice(["source"]), required=True, help="Output format.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(EXPORT_FORMATS)),
+    required=True,
+    help="source: the publisher's files; hf: Hugging Face save_to_disk per config; convokit: a "
+    "ConvoKit corpus folder; parlai: ParlAI text files; chat: chat-format JSONL for fine-tuning; "
+    "jsonl: unified conversations; parquet: the four unified tables; csv: the turns; croissant: "
+    "Parquet plus Croissant JSON-LD.",
+)
 @click.option(
     "-o",
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="Folder to write into.",
+    help="Folder to write into (created; files of the same name are replaced once complete).",
 )
-def export(name: str, config: str | None, split: str | None, fmt: str, output: Path) -> None:
-    """Export a built dataset (source: the publisher's format and file names)."""
-    from convbank.export import export_source
+@click.option(
+    "--where", default=None, help="SQL condition on the conversations view selecting what to export."
+)
+@click.option(
+    "--as",
+    "as_participant",
+    default=None,
+    help="chat and parlai: the participant seen from (default: the assistant side; CaSiNo "
+    "mturk_agent_1, PEC the responder, ConvAI2 the bot).",
+)
+def export(
+    name: str,
+    config: str | None,
+    split: str | None,
+    fmt: str,
+    output: Path,
+    where: str | None,
+    as_participant: str | None,
+) -> None:
+    """Export a built dataset to the formats other tools read; prints the paths written.
+
+    Example: convbank export convai2 --config volunteers --format chat --where
+    "(meta->>'eval_score')::INT >= 4" -o out/
+    """
+    from convbank.export import export as run_export
     from convbank.query import load
 
-    for path in export_source(load(name, config, split), output):
+    for path in run_export(
+        load(name, config, split), fmt, output, where=where, as_participant=as_participant
+    ):
         click.echo(str(path))
 
 

@@ -1,5 +1,68 @@
-"""Exporters from the bank to other formats."""
+"""Exporters from the bank to the formats other tools read.
 
+:func:`export` writes one format into a folder; ``where`` (a SQL condition on the
+``conversations`` view) selects conversations; ``as_participant`` picks the side for
+``chat`` and ``parlai``. Consumers (``datasets``, ``mlcroissant``) are optional extras,
+imported only when their format is asked for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from convbank.errors import ExportError
+from convbank.export._core import Selection, staged
+from convbank.export.chat import chat_record, write_chat
+from convbank.export.convokit import write_convokit
+from convbank.export.croissant import write_croissant
+from convbank.export.hf import to_hf, write_hf
+from convbank.export.parlai import write_parlai
 from convbank.export.source import export_source
+from convbank.export.tables import write_csv, write_jsonl, write_parquet
+from convbank.query import Corpus
 
-__all__ = ["export_source"]
+__all__ = ["FORMATS", "Selection", "chat_record", "export", "export_source", "to_hf"]
+
+FORMATS = ("source", "hf", "convokit", "parlai", "chat", "jsonl", "parquet", "csv", "croissant")
+"""Every export format."""
+
+_SIDED = ("chat", "parlai")
+
+
+def export(
+    corpus: Corpus,
+    fmt: str,
+    output: Path,
+    *,
+    where: str | None = None,
+    as_participant: str | None = None,
+) -> list[Path]:
+    """Export ``corpus`` (or the conversations ``where`` selects) in format ``fmt`` into the
+    folder ``output``; return the paths written. Files appear only once complete."""
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}; one of {', '.join(FORMATS)}")
+    if as_participant is not None and fmt not in _SIDED:
+        raise ExportError(f"--as applies to the {' and '.join(_SIDED)} formats, not {fmt}")
+    selection = Selection(corpus, where)
+    if not selection.parts():
+        raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}")
+    if fmt == "source" and where is not None:
+        raise ExportError("the source export rebuilds whole files; it takes no --where")
+    output = Path(output)
+    with staged(output) as tmp:
+        if fmt == "source":
+            written = export_source(corpus, tmp)
+        elif fmt in _SIDED:
+            written = (write_chat if fmt == "chat" else write_parlai)(selection, tmp, as_participant)
+        else:
+            writer = {
+                "hf": write_hf,
+                "convokit": write_convokit,
+                "jsonl": write_jsonl,
+                "parquet": write_parquet,
+                "csv": write_csv,
+                "croissant": write_croissant,
+            }[fmt]
+            written = writer(selection, tmp)
+        names = [p.relative_to(tmp) for p in written]
+    return [output / n for n in names]

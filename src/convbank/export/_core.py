@@ -1,0 +1,110 @@
+"""What every exporter shares: the selection of conversations (``--where``) and an output
+folder written in a temporary sibling, then moved into place."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from convbank.errors import ExportError, QueryError
+from convbank.model import Conversation
+from convbank.query import Corpus, sql
+
+__all__ = ["Selection", "staged"]
+
+
+class Selection:
+    """The conversations of a corpus that an export writes: all of them, or those whose row
+    in the ``conversations`` view matches the SQL condition ``where``."""
+
+    def __init__(self, corpus: Corpus, where: str | None = None) -> None:
+        self.corpus = corpus
+        self.where = where
+        self._ids: dict[tuple[str, str], set[str]] | None = None
+        if where is not None:
+            if not where.strip():
+                raise ExportError("--where is empty; give a SQL condition on the conversations view")
+            try:
+                table = sql(
+                    "SELECT config, split, conversation_id FROM conversations "
+                    f"WHERE dataset = '{corpus.dataset.name}' AND ({where})",
+                    bank=corpus.bank,
+                )
+            except QueryError as exc:
+                raise ExportError(
+                    f"--where {where!r} is not a read-only condition on conversations: {exc}"
+                ) from exc
+            ids: dict[tuple[str, str], set[str]] = {}
+            for config, split, cid in zip(*(table.column(i).to_pylist() for i in range(3)), strict=True):
+                ids.setdefault((config, split), set()).add(cid)
+            self._ids = ids
+
+    @property
+    def dataset(self) -> str:
+        """The dataset's name."""
+        return self.corpus.dataset.name
+
+    def parts(self) -> list[tuple[str, str]]:
+        """The (config, split) pairs with at least one selected conversation."""
+        return [p for p in self.corpus.parts() if self._ids is None or p in self._ids]
+
+    def ids(self, config: str, split: str) -> set[str] | None:
+        """The selected ids of a part (None: all)."""
+        return None if self._ids is None else self._ids.get((config, split), set())
+
+    def conversations(self, config: str, split: str) -> Iterator[Conversation]:
+        """The selected conversations of one part, in source order."""
+        wanted = self.ids(config, split)
+        for conv in self.corpus.iter_part(config, split):
+            if wanted is None or conv.conversation_id in wanted:
+                yield conv
+
+    def __iter__(self) -> Iterator[Conversation]:
+        for config, split in self.parts():
+            yield from self.conversations(config, split)
+
+    def table(self, name: str) -> pa.Table:
+        """A unified table (with dataset, config, split) restricted to the selection."""
+        table = self.corpus.to_arrow(name)
+        if self._ids is None:
+            return table
+        keys = pc.binary_join_element_wise(
+            table.column("config"), table.column("split"), table.column("conversation_id"), "\x1f"
+        )
+        wanted = pa.array(
+            ["\x1f".join((c, s, i)) for (c, s), ids in self._ids.items() for i in ids], pa.string()
+        )
+        return table.filter(pc.is_in(keys, value_set=wanted))
+
+
+@contextmanager
+def staged(output: Path) -> Iterator[Path]:
+    """A temporary folder beside ``output``; on success its entries are moved into
+    ``output`` (replacing entries of the same name), on failure it is removed and ``output``
+    is left as it was."""
+    if output.exists() and not output.is_dir():
+        raise ExportError(f"{output} is a file; the export writes a folder there")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp"))
+    try:
+        yield tmp
+        output.mkdir(exist_ok=True)
+        for entry in sorted(tmp.iterdir()):
+            target = output / entry.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(entry, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def part_name(dataset: str, config: str, split: str) -> str:
+    """``casino_default_train``: the file stem of one part."""
+    return f"{dataset}_{config}_{split}"

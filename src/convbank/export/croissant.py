@@ -1,0 +1,90 @@
+"""``croissant``: the unified tables as Parquet (``<table>.parquet``) and ``croissant.json``,
+Croissant 1.0 JSON-LD describing them (fields and types, licence, citation, sha256 of each
+file), built with ``mlcroissant`` (the ``croissant`` extra) so that it validates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from convbank.errors import require
+from convbank.export._core import Selection
+from convbank.export.tables import write_parquet
+from convbank.fetch import sha256_of
+
+__all__ = ["write_croissant"]
+
+_DESCRIPTIONS = {
+    "conversations": "One row per conversation: ids, number of turns, position in the source, meta (JSON).",
+    "participants": "One row per participant of a conversation: role, persona sentences, meta (JSON).",
+    "turns": "One row per message or action: speaker, text, kind, meta (JSON).",
+    "annotations": "One row per label on a turn, or on a character span [start_char, end_char) of it.",
+}
+
+
+def _data_type(mlc: object, arrow: pa.DataType) -> object:
+    types = mlc.DataType  # type: ignore[attr-defined]
+    if pa.types.is_list(arrow):
+        return _data_type(mlc, arrow.value_type)
+    if pa.types.is_integer(arrow):
+        return types.INTEGER
+    if pa.types.is_floating(arrow):
+        return types.FLOAT
+    if pa.types.is_boolean(arrow):
+        return types.BOOL
+    return types.TEXT
+
+
+def write_croissant(selection: Selection, directory: Path) -> list[Path]:
+    """Write the Parquet tables and ``croissant.json`` describing them."""
+    require("mlcroissant", "croissant", "The Croissant export")
+    import mlcroissant as mlc
+
+    files = write_parquet(selection, directory)
+    ds = selection.corpus.dataset
+    distribution = []
+    record_sets = []
+    for path in files:
+        table = path.stem
+        distribution.append(
+            mlc.FileObject(
+                id=f"{table}-file",
+                name=path.name,
+                content_url=path.name,
+                encoding_formats=["application/x-parquet"],
+                sha256=sha256_of(path),
+                description=_DESCRIPTIONS[table],
+            )
+        )
+        fields = []
+        for field in pq.read_schema(path):
+            is_list = pa.types.is_list(field.type)
+            fields.append(
+                mlc.Field(
+                    id=f"{table}/{field.name}",
+                    name=field.name,
+                    data_types=[_data_type(mlc, field.type)],
+                    is_array=is_list or None,
+                    array_shape="-1" if is_list else None,
+                    source=mlc.Source(file_object=f"{table}-file", extract=mlc.Extract(column=field.name)),
+                )
+            )
+        record_sets.append(
+            mlc.RecordSet(id=table, name=table, description=_DESCRIPTIONS[table], fields=fields)
+        )
+    metadata = mlc.Metadata(
+        name=f"convbank-{ds.name}",
+        description=f"{ds.title}. {ds.description} Exported by convbank in its unified conversation model.",
+        cite_as=ds.citation,
+        license=[ds.license],
+        url=ds.homepage,
+        version=ds.version,
+        distribution=distribution,
+        record_sets=record_sets,
+    )
+    path = directory / "croissant.json"
+    path.write_text(json.dumps(metadata.to_json(), indent=2, default=str), encoding="utf-8")
+    return [*files, path]

@@ -1,0 +1,68 @@
+"""``parlai``: ParlAI's text format, as its ParlAIDialogTeacher reads it.
+
+One line per example, tab-separated ``field:value`` pairs; each episode ends with
+``episode_done:True``. The side we speak for (as in ``chat``) gives the ``labels``; the
+other side's preceding turns are the ``text``. The first example's text starts with what
+that side privately knew, one ``your persona: ...`` line per sentence as the ConvAI2 and
+PersonaChat tasks present it (CaSiNo priorities and reasons, Curiosity facts, CCPE-M goal
+as the same kind of lines). Tabs, newlines and ``|`` in text are escaped as ParlAI's
+``msg_to_str`` does (``\\t``, ``\\n``, ``__PIPE__``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from convbank.export._core import Selection, part_name
+from convbank.export.chat import chat_record
+from convbank.model import Conversation
+
+__all__ = ["episode_lines", "write_parlai"]
+
+
+def _escape(text: str) -> str:
+    return text.replace("\t", "\\t").replace("\n", "\\n").replace("|", "__PIPE__")
+
+
+def _context(system: str, dataset: str) -> list[str]:
+    lines = [s.removeprefix("- ").strip() for s in system.splitlines()]
+    if dataset in ("pec", "convai2"):
+        lines = lines[1:]  # "Your persona:" header
+    return [f"your persona: {s}" if dataset in ("pec", "convai2") else s for s in lines if s]
+
+
+def episode_lines(
+    conv: Conversation, as_participant: str | None = None, facts: dict[int, str] | None = None
+) -> list[str]:
+    """The lines of one episode: an example per turn of the chosen side. ParlAI needs labels in
+    every example, so turns after that side's last one are left out, and a conversation in
+    which it never speaks gives no episode (no lines)."""
+    record = chat_record(conv, as_participant, facts)
+    messages = record["messages"]
+    meta = record["metadata"]
+    pending: list[str] = _context(messages[0]["content"], conv.dataset)
+    examples: list[tuple[str, str]] = []
+    for m in messages[1:]:
+        if m["role"] == "assistant":
+            examples.append(("\n".join(pending), m["content"]))
+            pending = []
+        else:
+            pending.append(m["content"])
+    lines = []
+    for i, (text, label) in enumerate(examples):
+        line = f"text:{_escape(text)}\tlabels:{_escape(label)}\tid:{conv.dataset}/{meta['conversation_id']}"
+        lines.append(line + ("\tepisode_done:True" if i == len(examples) - 1 else ""))
+    return lines
+
+
+def write_parlai(selection: Selection, directory: Path, as_participant: str | None = None) -> list[Path]:
+    """``{dataset}_{config}_{split}.parlai.txt``, one episode per conversation."""
+    written = []
+    for config, split in selection.parts():
+        path = directory / f"{part_name(selection.dataset, config, split)}.parlai.txt"
+        with path.open("w", encoding="utf-8") as f:
+            for conv in selection.conversations(config, split):
+                facts = selection.corpus.fact_texts(conv) if conv.dataset == "curiosity" else None
+                f.writelines(line + "\n" for line in episode_lines(conv, as_participant, facts))
+        written.append(path)
+    return written

@@ -1,0 +1,83 @@
+"""The unified model as files: ``jsonl`` (one conversation per line), ``parquet`` (the four
+tables) and ``csv`` (the turns table)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import msgspec
+import pyarrow.parquet as pq
+
+from convbank.export._core import Selection, part_name
+from convbank.model import UNIFIED_TABLES
+
+__all__ = ["write_csv", "write_jsonl", "write_parquet"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def write_jsonl(selection: Selection, directory: Path) -> list[Path]:
+    """``{dataset}_{config}_{split}.jsonl``: one unified conversation per line."""
+    written = []
+    for config, split in selection.parts():
+        path = directory / f"{part_name(selection.dataset, config, split)}.jsonl"
+        with path.open("wb") as f:
+            for conv in selection.conversations(config, split):
+                f.write(_encode(conv.to_dict()) + b"\n")
+        written.append(path)
+    return written
+
+
+def write_parquet(selection: Selection, directory: Path) -> list[Path]:
+    """``{table}.parquet`` for the four unified tables, with dataset, config and split."""
+    written = []
+    for name in UNIFIED_TABLES:
+        path = directory / f"{name}.parquet"
+        pq.write_table(selection.table(name), path, compression="zstd")
+        written.append(path)
+    return written
+
+
+CSV_COLUMNS = (
+    "dataset",
+    "config",
+    "split",
+    "conversation_id",
+    "turn_index",
+    "participant_id",
+    "role",
+    "kind",
+    "text",
+    "meta",
+)
+
+
+def write_csv(selection: Selection, directory: Path) -> list[Path]:
+    """``{dataset}_{config}_{split}.turns.csv``: one row per turn with the speaker's role
+    and the turn's meta as JSON (RFC 4180 quoting; text keeps its newlines)."""
+    written = []
+    for config, split in selection.parts():
+        path = directory / f"{part_name(selection.dataset, config, split)}.turns.csv"
+        with path.open("w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(CSV_COLUMNS)
+            for conv in selection.conversations(config, split):
+                roles = {p.participant_id: p.role for p in conv.participants}
+                for t in conv.turns:
+                    writer.writerow(
+                        (
+                            selection.dataset,
+                            config,
+                            split,
+                            conv.conversation_id,
+                            t.turn_index,
+                            t.participant_id,
+                            roles.get(t.participant_id, ""),
+                            t.kind,
+                            t.text,
+                            _encode(t.meta).decode(),
+                        )
+                    )
+        written.append(path)
+    return written
