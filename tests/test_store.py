@@ -65,7 +65,7 @@ def test_fixture_tables(built: Bank) -> None:
     assert sql(
         "SELECT label, count(*) n FROM annotations WHERE dataset = 'curiosity' GROUP BY label ORDER BY label"
     ).to_pylist()[0] == {"label": "feedback_positive", "n": 1}
-    assert _one("SELECT count(*) FROM curiosity_facts") == (7,)
+    assert _one("SELECT count(*) FROM curiosity_facts") == (10,)
     assert _one(
         "SELECT count(*) FROM participants WHERE dataset = 'pec' AND meta->>'persona_missing' = 'true'"
     ) == (1,)

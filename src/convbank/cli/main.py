@@ -481,6 +481,78 @@ def report(names: Sequence[str], output: Path, run_checks: bool) -> None:
     click.echo(str(write_report(output, list(names) or None, validate=run_checks)))
 
 
+# ---------------------------------------------------------------------- benchmarks
+@cli.command()
+@click.argument("task", required=False)
+@click.option("--list", "list_tasks", is_flag=True, help="List the tasks, their models and references.")
+@click.option("--model", "-m", default=None, help="Model (default: the task's strongest; see --list).")
+@config_option
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of folds, sampling and random baselines."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"task", "model", "metrics", "reference", "seconds", ...}.'
+)
+def bench(
+    task: str | None, list_tasks: bool, model: str | None, config: str | None, seed: int, as_json: bool
+) -> None:
+    """Run a benchmark task of a dataset's paper on the bank: metrics per label or class,
+    the published reference figures beside ours, the model and the seconds taken.
+
+    Results on fixture data (splits whose counts differ from the publisher's) are labelled
+    as such. Same seed, same numbers.
+    """
+    from convbank.bench import TASKS, run
+
+    if list_tasks or task is None:
+        if as_json:
+            _echo_json([t.describe() for t in TASKS.values()])
+            return
+        table = Table("task", "dataset", "models (default last)", "metric", title="benchmark tasks")
+        for t in TASKS.values():
+            table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
+        out.print(table)
+        return
+    result = run(task, model=model, config=config, seed=seed)
+    if as_json:
+        _echo_json(result.to_dict())
+        return
+    title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
+    out.print(f"[bold]{title}[/bold]")
+    out.print(f"protocol: {result.protocol}", markup=False, highlight=False)
+    if result.data != "real":
+        out.print(
+            "[bold yellow]FIXTURE DATA[/]: the bank's splits do not have the publisher's counts; "
+            "these are not results on the real dataset.",
+        )
+    table = Table("metric", "ours")
+    for name, value in _flatten(result.metrics):
+        table.add_row(name, _number(value))
+    out.print(table)
+    refs = Table("reference", "value", title="published figures")
+    for name, value in _flatten(result.reference):
+        refs.add_row(name, _number(value))
+    out.print(refs)
+    out.print(f"{result.seconds:.1f} s", highlight=False)
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += _flatten(value, f"{name} / ")
+        else:
+            rows.append((name, value))
+    return rows
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return "none" if value is None else str(value)
+
+
 @cli.command()
 def where() -> None:
     """Print convbank's folders (home, cache, bank)."""

@@ -1,0 +1,155 @@
+"""Metrics of the benchmark tasks, written out so that every edge case is decided on purpose.
+
+F1 is ``2PR / (P + R)`` and 0 when ``P + R`` is 0, never divided by ``max(P + R, 1)``; a
+constant prediction has no Spearman correlation (None), not 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable, Iterable, Sequence, Sized
+from dataclasses import dataclass
+
+__all__ = [
+    "PRF",
+    "accuracy",
+    "binary_f1",
+    "mean",
+    "mean_absolute_error",
+    "micro_prf",
+    "mrr",
+    "rank_of",
+    "recall_at",
+    "span_prf",
+    "spearman",
+]
+
+
+@dataclass(frozen=True)
+class PRF:
+    """Precision, recall and F1 from true positives, false positives and false negatives."""
+
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        """tp / (tp + fp), 0 when nothing was predicted."""
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        """tp / (tp + fn), 0 when nothing was to be found."""
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        """2PR / (P + R), 0 when P + R is 0."""
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def __add__(self, other: PRF) -> PRF:
+        return PRF(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
+
+
+def binary_f1(gold: Sequence[bool], predicted: Sequence[bool]) -> float:
+    """F1 of the positive class."""
+    _same_length(gold, predicted)
+    tp = sum(g and p for g, p in zip(gold, predicted, strict=True))
+    fp = sum(p and not g for g, p in zip(gold, predicted, strict=True))
+    fn = sum(g and not p for g, p in zip(gold, predicted, strict=True))
+    return PRF(tp, fp, fn).f1
+
+
+def micro_prf(gold: Sequence[Collection[Hashable]], predicted: Sequence[Collection[Hashable]]) -> PRF:
+    """Micro-averaged counts over multi-label items (each item a set of labels)."""
+    _same_length(gold, predicted)
+    total = PRF(0, 0, 0)
+    for g, p in zip(gold, predicted, strict=True):
+        gs, ps = set(g), set(p)
+        total += PRF(len(gs & ps), len(ps - gs), len(gs - ps))
+    return total
+
+
+def span_prf(gold: Iterable[Hashable], predicted: Iterable[Hashable]) -> PRF:
+    """Exact-match counts over spans (e.g. ``(item, start, end, type)`` tuples)."""
+    gs, ps = set(gold), set(predicted)
+    return PRF(len(gs & ps), len(ps - gs), len(gs - ps))
+
+
+def accuracy(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> float:
+    """The share of exact matches."""
+    _same_length(gold, predicted)
+    if not gold:
+        raise ValueError("accuracy of no items")
+    return sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold)
+
+
+def rank_of(scores: Sequence[float], true_index: int) -> int:
+    """1-based rank of the true candidate; ties count against it (pessimistic), so a
+    constant scorer cannot look good."""
+    true = scores[true_index]
+    return 1 + sum(bool(s >= true) for i, s in enumerate(scores) if i != true_index)
+
+
+def mrr(ranks: Sequence[int]) -> float:
+    """Mean reciprocal rank."""
+    if not ranks:
+        raise ValueError("MRR of no rankings")
+    return sum(1 / r for r in ranks) / len(ranks)
+
+
+def recall_at(ranks: Sequence[int], k: int) -> float:
+    """The share of rankings with the true candidate in the top k."""
+    if not ranks:
+        raise ValueError("recall of no rankings")
+    return sum(r <= k for r in ranks) / len(ranks)
+
+
+def _average_ranks(values: Sequence[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rho (Pearson correlation of average ranks, ties averaged); None when
+    either side is constant or there are fewer than 2 items."""
+    _same_length(x, y)
+    if len(x) < 2:
+        return None
+    rx, ry = _average_ranks(x), _average_ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    vx = sum((a - mx) ** 2 for a in rx)
+    vy = sum((b - my) ** 2 for b in ry)
+    if vx == 0 or vy == 0:
+        return None
+    return float(cov / (vx * vy) ** 0.5)
+
+
+def mean_absolute_error(gold: Sequence[float], predicted: Sequence[float]) -> float:
+    """Mean absolute difference."""
+    _same_length(gold, predicted)
+    if not gold:
+        raise ValueError("MAE of no items")
+    return sum(abs(g - p) for g, p in zip(gold, predicted, strict=True)) / len(gold)
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    """The mean of the values that are not None (None if there are none)."""
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def _same_length(a: Sized, b: Sized) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} gold items but {len(b)} predictions")

@@ -1,0 +1,184 @@
+"""Benchmarks: metrics against hand-computed values and scikit-learn/scipy, every task end
+to end on the fixtures (labelled as fixture data), CaSiNo and ConvAI2 on the real data."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+from scipy.stats import spearmanr
+from sklearn.metrics import f1_score
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from convbank.bench import TASKS, BenchError, run
+from convbank.bench.metrics import (
+    PRF,
+    accuracy,
+    binary_f1,
+    mean_absolute_error,
+    micro_prf,
+    mrr,
+    rank_of,
+    recall_at,
+    span_prf,
+    spearman,
+)
+from convbank.cli import cli
+from convbank.errors import UnknownDatasetError
+from convbank.store import Bank
+
+
+def test_f1_by_hand() -> None:
+    assert PRF(3, 1, 2).precision == 0.75 and PRF(3, 1, 2).recall == 0.6
+    assert PRF(3, 1, 2).f1 == pytest.approx(2 * 0.75 * 0.6 / 1.35)
+    assert PRF(0, 0, 0).f1 == 0.0 and PRF(0, 4, 0).f1 == 0.0
+    # P = 0.3, R = 0.2: F1 = 0.24; dividing by max(P + R, 1) would give 0.12
+    assert PRF(3, 7, 12).f1 == pytest.approx(0.24)
+    assert binary_f1([True, True, False, False], [True, False, True, False]) == 0.5
+    assert span_prf({(0, 1, 4), (0, 6, 9)}, {(0, 1, 4), (0, 5, 9)}) == PRF(1, 1, 1)
+
+
+def test_f1_against_scikit_learn() -> None:
+    rng = random.Random(7)
+    for _ in range(50):
+        gold = [rng.random() < 0.3 for _ in range(40)]
+        pred = [rng.random() < 0.4 for _ in range(40)]
+        assert binary_f1(gold, pred) == pytest.approx(f1_score(gold, pred, zero_division=0))
+    labels = ["a", "b", "c", "d"]
+    gold_sets = [{lab for lab in labels if rng.random() < 0.3} for _ in range(60)]
+    pred_sets = [{lab for lab in labels if rng.random() < 0.3} for _ in range(60)]
+    mlb = MultiLabelBinarizer(classes=labels).fit([labels])
+    expected = f1_score(mlb.transform(gold_sets), mlb.transform(pred_sets), average="micro", zero_division=0)
+    assert micro_prf(gold_sets, pred_sets).f1 == pytest.approx(expected)
+
+
+def test_spearman_against_scipy() -> None:
+    rng = random.Random(3)
+    for _ in range(30):
+        x = [rng.randint(1, 5) for _ in range(25)]  # ties, as in eval_score
+        y = [rng.random() for _ in range(25)]
+        assert spearman(x, y) == pytest.approx(spearmanr(x, y).statistic)
+    assert spearman([1, 2, 3], [3, 3, 3]) is None  # constant prediction: undefined, not 0
+    assert spearman([1], [2]) is None
+    assert spearman([1, 2, 3], [1, 2, 3]) == pytest.approx(1.0)
+
+
+def test_ranking_metrics_by_hand() -> None:
+    assert rank_of([0.2, 0.9, 0.5], 0) == 3
+    assert rank_of([0.5, 0.5, 0.1], 0) == 2  # a tie counts against the true candidate
+    assert rank_of([1.0, 1.0, 1.0, 1.0], 0) == 4  # a constant scorer is ranked last
+    assert mrr([1, 2, 4]) == pytest.approx((1 + 0.5 + 0.25) / 3)
+    assert recall_at([1, 2, 11, 60], 10) == 0.5
+    assert accuracy([1, 0, 1], [1, 1, 1]) == pytest.approx(2 / 3)
+    assert mean_absolute_error([1, 5], [2, 3]) == 1.5
+    with pytest.raises(ValueError, match="2 gold items but 1 predictions"):
+        binary_f1([True, False], [True])
+
+
+FIXTURE_TASKS = [name for name, task in TASKS.items() if task.dataset in ("ccpe", "curiosity", "pec")]
+
+
+def test_every_task_is_listed() -> None:
+    assert set(TASKS) == {
+        "casino-strategy",
+        "curiosity-fact-ranking",
+        "curiosity-utterance-acts",
+        "curiosity-policy-acts",
+        "curiosity-like",
+        "pec-response-selection",
+        "convai2-quality",
+        "ccpe-preference-spans",
+    }
+    for task in TASKS.values():
+        assert len(task.models) == 3 and task.reference and task.protocol
+
+
+@pytest.mark.parametrize("name", FIXTURE_TASKS)
+@pytest.mark.parametrize("model_index", [0, 1])
+def test_fixture_tasks_run_end_to_end(built: Bank, name: str, model_index: int) -> None:
+    model = TASKS[name].models[model_index]
+    result = run(name, model=model)
+    assert result.data == "fixture"
+    assert result.to_dict()["metrics"] == result.metrics and result.metrics
+    assert all(v is None or 0 <= v <= 1 for v in _numbers(result.metrics))
+    assert run(name, model=model).metrics == result.metrics  # same seed, same numbers
+
+
+def _numbers(data: dict[str, object]) -> list[float]:
+    out: list[float] = []
+    for value in data.values():
+        if isinstance(value, dict):
+            out += [v for k, v in _flat(value) if k != "gold"]
+        elif isinstance(value, float):
+            out.append(value)
+    return out
+
+
+def _flat(d: dict[str, object]) -> list[tuple[str, float]]:
+    out: list[tuple[str, float]] = []
+    for k, v in d.items():
+        out += _flat(v) if isinstance(v, dict) else [(k, v)]  # type: ignore[list-item]
+    return out
+
+
+def test_fixture_values(built: Bank) -> None:
+    ranking = run("curiosity-fact-ranking", model="tfidf")
+    assert ranking.metrics == {"mrr": 1.0}
+    assert ranking.details == {"assistant_messages": 2, "mean_candidates": 2.0}
+    assert run("curiosity-fact-ranking", model="random", seed=1).metrics["mrr"] < 1.0
+    spans = run("ccpe-preference-spans", model="majority")
+    assert spans.metrics["micro_f1"] == 0.0
+    assert spans.metrics["per_type"]["ENTITY_NAME"]["gold"] == 5
+    like = run("curiosity-like", model="embed")  # the packaged sentence model, offline
+    assert like.details == {"test_messages": 2, "liked_rate": 0.5}
+
+
+def test_casino_strategy_on_the_real_data(built: Bank) -> None:
+    result = run("casino-strategy", model="tfidf")
+    assert result.data == "real"
+    assert result.details["dialogues"] == 396 and result.details["utterances"] == 4615
+    assert result.metrics["mean_f1"] == pytest.approx(0.5695, abs=0.005)
+    assert set(result.metrics["per_label"]) == {
+        "small-talk",
+        "self-need",
+        "other-need",
+        "no-need",
+        "elicit-pref",
+        "uv-part",
+        "vouch-fair",
+    }
+    assert result.metrics["per_label"]["small-talk"] == pytest.approx(0.72, abs=0.01)
+    chance = run("casino-strategy", model="random")
+    assert chance.metrics["mean_f1"] < 0.15
+
+
+def test_convai2_quality_on_the_real_data(built: Bank) -> None:
+    result = run("convai2-quality", model="tfidf", config="volunteers")
+    assert result.data == "real" and result.details["dialogues"] == 593
+    assert result.metrics["spearman"] == pytest.approx(0.2783, abs=0.01)
+    chance = run("convai2-quality", model="random", config="volunteers")
+    assert abs(chance.metrics["spearman"]) < 0.1
+
+
+def test_bench_cli(built: Bank) -> None:
+    result = CliRunner().invoke(cli, ["bench", "pec-response-selection", "--model", "tfidf", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert {"task", "model", "metrics", "reference", "seconds"} <= set(data)
+    assert data["data"] == "fixture" and "mrr" in data["metrics"]
+    text = CliRunner().invoke(cli, ["bench", "curiosity-like", "-m", "majority"])
+    assert "FIXTURE DATA" in text.output and "majority" in text.output
+    listed = json.loads(CliRunner().invoke(cli, ["bench", "--list", "--json"]).output)
+    assert len(listed) == 8
+    bad = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", "bert"])
+    assert bad.exit_code == 2
+    assert bad.output.strip() == "error: casino-strategy has no model 'bert'; one of random, tfidf, embed"
+
+
+def test_unknown_task() -> None:
+    with pytest.raises(UnknownDatasetError, match="unknown task 'nope'"):
+        run("nope")
+    with pytest.raises(BenchError):
+        run("casino-strategy", model="bert")
