@@ -76,24 +76,51 @@ class Corpus:
         )
 
     @cached_property
-    def _ids(self) -> dict[_Part, pa.ChunkedArray]:
-        return {
-            p: pq.read_table(self._file("conversations", p), columns=["conversation_id"]).column(0)
-            for p in self._parts
-        }
+    def _files(self) -> dict[_Part, pq.ParquetFile]:
+        return {p: pq.ParquetFile(self._file("conversations", p)) for p in self._parts}
 
     def _locate(self, conversation_id: str) -> tuple[_Part, int] | None:
-        for part in self._parts:
-            f = pq.ParquetFile(self._file("conversations", part))
-            ids = self._ids[part]
-            pos = pc.index(ids, conversation_id).as_py()
-            if pos >= 0:
-                offset = 0
-                for rg in range(f.num_row_groups):
-                    offset += f.metadata.row_group(rg).num_rows
-                    if pos < offset:
-                        return part, rg
+        """The part and row group holding an id: row groups whose min/max statistics
+        exclude it are skipped, so a lookup reads one row group's ids, not the column."""
+        for part, f in self._files.items():
+            column = f.schema_arrow.get_field_index("conversation_id")
+            for rg in range(f.num_row_groups):
+                stats = f.metadata.row_group(rg).column(column).statistics
+                if stats is not None and stats.has_min_max and not stats.min <= conversation_id <= stats.max:
+                    continue
+                ids = f.read_row_group(rg, columns=["conversation_id"]).column(0)
+                if pc.index(ids, conversation_id).as_py() >= 0:
+                    return part, rg
         return None
+
+    def neighbours(self, conversation_id: str) -> tuple[str | None, str | None]:
+        """The ids before and after a conversation in source order (across this corpus's
+        splits), None at either end."""
+        found = self._locate(conversation_id)
+        if found is None:
+            raise ConversationNotFoundError(
+                f"{self.dataset.name} has no conversation {conversation_id!r} in the bank"
+            )
+        part, rg = found
+        f = self._files[part]
+        ids = f.read_row_group(rg, columns=["conversation_id"]).column(0)
+        pos = pc.index(ids, conversation_id).as_py()
+        order = [(p, g) for p in self._parts for g in range(self._files[p].num_row_groups)]
+        at = order.index((part, rg))
+
+        def edge(step: int) -> str | None:
+            i = at + step
+            while 0 <= i < len(order):
+                p, g = order[i]
+                col = self._files[p].read_row_group(g, columns=["conversation_id"]).column(0)
+                if len(col):
+                    return str(col[-1 if step < 0 else 0].as_py())
+                i += step
+            return None
+
+        before = str(ids[pos - 1].as_py()) if pos > 0 else edge(-1)
+        after = str(ids[pos + 1].as_py()) if pos + 1 < len(ids) else edge(1)
+        return before, after
 
     def __contains__(self, conversation_id: object) -> bool:
         return isinstance(conversation_id, str) and self._locate(conversation_id) is not None

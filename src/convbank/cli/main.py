@@ -554,6 +554,23 @@ def _number(value: Any) -> str:
 
 
 @cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port.")
+def serve(host: str, port: int) -> None:
+    """Serve the read-only web viewer over the bank: catalog, dataset pages with charts and
+    filters, conversations with their annotations, and a SQL console (needs convbank[web])."""
+    from convbank.errors import require
+
+    require("starlette", "web", "The web viewer")
+    require("uvicorn", "web", "The web viewer")
+    import uvicorn
+
+    from convbank.web import create_app
+
+    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+
+
+@cli.command()
 def where() -> None:
     """Print convbank's folders (home, cache, bank)."""
     click.echo(f"home\t{home()}\ndownloads\t{home() / 'downloads'}\nbank\t{bank_root()}")

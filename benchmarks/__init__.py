@@ -1,0 +1,1 @@
+"""The performance harness: ``python -m benchmarks [--quick]`` (see README.md here)."""

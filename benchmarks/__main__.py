@@ -1,0 +1,99 @@
+"""``python -m benchmarks [--quick] [--reps N] [--datasets casino,convai2,pec]``.
+
+Runs every contender in its own process, several times, on the same files; prints a Markdown
+table per dataset with each contender's min and median seconds, peak memory, and its ratio
+to convbank's build and to the floor; writes ``benchmarks/results/latest.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.contenders import CONTENDERS, ROOT
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PEC_FULL, PEC_QUICK = 300_000, 30_000
+"""Synthetic PEC conversations in all (train is five sixths; valid and test a twelfth each)."""
+
+
+def measure(name: str, dataset: str, work: Path, reps: int) -> dict[str, float]:
+    """min and median seconds and the largest peak RSS over ``reps`` runs."""
+    runs = []
+    for _ in range(reps):
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.contenders", name, dataset, str(work)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"{name} on {dataset} failed:\n{done.stderr[-3000:]}")
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    seconds = [r["seconds"] for r in runs]
+    return {
+        "min_s": round(min(seconds), 4),
+        "median_s": round(statistics.median(seconds), 4),
+        "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
+    }
+
+
+def table(dataset: str, results: dict[str, dict[str, float]]) -> str:
+    """The Markdown table of one dataset."""
+    base = results["convbank_build"]["min_s"]
+    floor = results["floor"]["min_s"]
+    lines = [
+        f"### {dataset}",
+        "",
+        "| contender | min s | median s | peak RSS MiB | × convbank build | × floor |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in results.items():
+        lines.append(
+            f"| {name} | {r['min_s']:.3f} | {r['median_s']:.3f} | {r['peak_rss_mib']:.0f} | "
+            f"{r['min_s'] / base:.2f} | {r['min_s'] / floor:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the harness; return the results."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument(
+        "--quick", action="store_true", help=f"PEC at {PEC_QUICK:,} conversations, 1 run each"
+    )
+    parser.add_argument("--reps", type=int, default=None, help="runs per contender (default 3; quick 1)")
+    parser.add_argument("--datasets", default="casino,convai2,pec")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
+    args = parser.parse_args(argv)
+    reps = args.reps or (1 if args.quick else 3)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="convbank-bench-") as tmp:
+        for dataset in args.datasets.split(","):
+            work = Path(tmp) / dataset
+            work.mkdir()
+            if dataset == "pec":
+                from convbank.synthetic import write_pec
+
+                total = PEC_QUICK if args.quick else PEC_FULL
+                write_pec(work / "pec-src", total * 5 // 6, seed=0)
+            results[dataset] = {}
+            for name in CONTENDERS:
+                n = 1 if name == "convokit_build" and dataset == "pec" else reps
+                results[dataset][name] = measure(name, dataset, work, n)
+                print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
+            print(table(dataset, results[dataset]) + "\n", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""One contender, measured in its own process: ``python -m benchmarks.contenders NAME DATASET WORK``.
+
+Prints one JSON line ``{"seconds": ..., "peak_rss_mib": ...}``: the seconds of the measured
+work (imports and interpreter start excluded) and the process's peak resident memory.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+
+SPECS: dict[str, dict[str, Any]] = {
+    "casino": {"config": "default", "lookup": "157", "sources": "casino"},
+    "convai2": {"config": "volunteers", "lookup": "volunteers-00500", "sources": "convai2"},
+    "pec": {"config": "happy", "lookup": "happy-train-012345", "sources": "pec"},
+}
+SQL = {
+    "casino": """SELECT p.meta->>'$.outcomes.satisfaction' AS satisfaction, a.label, count(*) AS n
+                 FROM annotations a JOIN turns t USING (dataset, config, split, conversation_id, turn_index)
+                 JOIN participants p ON p.dataset = t.dataset AND p.config = t.config AND p.split = t.split
+                      AND p.conversation_id = t.conversation_id AND p.participant_id = t.participant_id
+                 WHERE a.dataset = 'casino' GROUP BY ALL ORDER BY ALL""",
+    "convai2": """SELECT p.meta->>'user_id' AS bot, count(*), avg((c.meta->>'eval_score')::INT)
+                  FROM conversations c JOIN participants p USING (dataset, config, split, conversation_id)
+                  WHERE c.dataset = 'convai2' AND p.participant_id = 'participant2'
+                  GROUP BY ALL ORDER BY ALL""",
+    "pec": """SELECT split, count(*), avg(num_turns), count(DISTINCT p.participant_id)
+              FROM conversations c JOIN participants p USING (dataset, config, split, conversation_id)
+              WHERE c.dataset = 'pec' AND p.role = 'responder' GROUP BY ALL ORDER BY ALL""",
+}
+
+
+def sources(dataset: str, work: Path) -> Path:
+    """The folder of source files: shared data, or the synthetic PEC corpus in ``work``."""
+    return work / "pec-src" if dataset == "pec" else SHARED / SPECS[dataset]["sources"]
+
+
+def _fetcher(dataset: str, work: Path) -> Any:
+    from convbank.fetch import Fetcher
+
+    return Fetcher(sources=[sources(dataset, work)], verify=False, root=work / "home", progress=False)
+
+
+# ---------------------------------------------------------------------- floor and convbank
+def floor(dataset: str, work: Path) -> Callable[[], None]:
+    """msgspec decoding of every source record into the typed raw structs (PEC: the line parser)."""
+    from convbank import catalog
+    from convbank.build import source_paths
+
+    ds = catalog.get(dataset)
+    config = SPECS[dataset]["config"]
+    paths = source_paths(ds, config, _fetcher(dataset, work))
+
+    def go() -> None:
+        for split in ds.config(config).splits:
+            for _ in ds.read(paths, config, split):
+                pass
+
+    return go
+
+
+def convbank_build(dataset: str, work: Path) -> Callable[[], None]:
+    """Source to the full bank: raw and unified tables written as Parquet."""
+    import shutil
+
+    from convbank.build import build
+    from convbank.store import Bank
+
+    bank = work / "bank"
+    shutil.rmtree(bank, ignore_errors=True)
+    fetcher = _fetcher(dataset, work)
+
+    def go() -> None:
+        report = build([dataset], config=SPECS[dataset]["config"], fetcher=fetcher, bank=Bank(bank))
+        if report.failures:
+            raise SystemExit(f"build failed: {report.failures}")
+
+    return go
+
+
+def convbank_open_get(dataset: str, work: Path) -> Callable[[], None]:
+    """Open the bank and fetch one conversation by id."""
+    from convbank.query import load
+    from convbank.store import Bank
+
+    def go() -> None:
+        conv = load(dataset, SPECS[dataset]["config"], bank=Bank(work / "bank"))[SPECS[dataset]["lookup"]]
+        assert conv.conversation_id == SPECS[dataset]["lookup"]
+
+    return go
+
+
+def convbank_sql(dataset: str, work: Path) -> Callable[[], None]:
+    """A SQL aggregate over the bank's views."""
+    from convbank.query import sql
+    from convbank.store import Bank
+
+    def go() -> None:
+        assert sql(SQL[dataset], bank=Bank(work / "bank")).num_rows > 0
+
+    return go
+
+
+# ---------------------------------------------------------------------- Hugging Face datasets
+def _hf_rows(dataset: str, work: Path) -> Iterator[dict[str, Any]]:
+    """The records as a Hugging Face loader script yields them (json.load, then shape)."""
+    src = sources(dataset, work)
+    if dataset == "casino":
+        for split in ("train", "valid", "test"):
+            with open(src / f"casino_{split}.json", encoding="utf-8") as f:
+                yield from json.load(f)
+    elif dataset == "convai2":
+        with open(src / "data_volunteers.json", encoding="utf-8") as f:
+            for i, d in enumerate(json.load(f)):
+                d["id"] = f"volunteers-{i:05d}"
+                d["profile_match"] = d["profile_match"] if d["profile_match"] != "" else None
+                yield d
+    else:
+        yield from _pec_rows(src / "hf_pec" / "happy")
+
+
+def _pec_rows(folder: Path) -> Iterator[dict[str, Any]]:
+    persona: dict[str, list[str]] = {}
+    with open(folder / "persona.txt", encoding="utf-8") as f:
+        speaker, sentences = None, []
+        for row in f:
+            if "********************" in row:
+                persona[speaker or ""] = sentences
+                speaker, sentences = None, []
+            elif speaker is None:
+                speaker = row.strip()
+            else:
+                sentences.append(row.strip())
+    n = 0
+    for split in ("train", "valid", "test"):
+        speakers: list[str] = []
+        context: list[str] = []
+        with open(folder / f"{split}.txt", encoding="utf-8") as f:
+            for row in f:
+                if not row.strip():
+                    continue
+                if "********************" in row:
+                    who, said = speakers.pop(), context.pop()
+                    yield {
+                        "personas": persona.get(who),
+                        "context": context,
+                        "context_speakers": speakers,
+                        "response": said,
+                        "response_speaker": who,
+                        "conversation_id": f"happy-{split}-{n:06d}",
+                    }
+                    speakers, context, n = [], [], n + 1
+                elif "---+---" in row:
+                    who, said = row.split("---+---", 1)
+                    speakers.append(who.strip())
+                    context.append(said.strip())
+                else:
+                    context[-1] += " " + row.strip()
+
+
+def hf_build(dataset: str, work: Path) -> Callable[[], None]:
+    """``Dataset.from_generator`` with the loader's features, into an empty cache."""
+    import shutil
+
+    import datasets
+
+    from convbank.export.hf import features
+
+    datasets.disable_progress_bars()
+    cache = work / "hf-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+
+    def go() -> None:
+        ds = datasets.Dataset.from_generator(
+            _hf_rows,
+            gen_kwargs={"dataset": dataset, "work": work},
+            features=features(dataset),
+            cache_dir=str(cache),
+        )
+        (work / "hf-arrow.txt").write_text(ds.cache_files[0]["filename"], encoding="utf-8")
+
+    return go
+
+
+def hf_open_get(dataset: str, work: Path) -> Callable[[], None]:
+    """Reopen the Hugging Face Arrow file and find the same conversation."""
+    import datasets
+
+    arrow = (work / "hf-arrow.txt").read_text(encoding="utf-8")
+    key = {"casino": "dialogue_id", "convai2": "id", "pec": "conversation_id"}[dataset]
+    wanted: Any = int(SPECS[dataset]["lookup"]) if dataset == "casino" else SPECS[dataset]["lookup"]
+
+    def go() -> None:
+        ds = datasets.Dataset.from_file(arrow)
+        row = ds[ds[key].index(wanted)]
+        assert row[key] == wanted
+
+    return go
+
+
+# ---------------------------------------------------------------------- ConvoKit
+def convokit_build(dataset: str, work: Path) -> Callable[[], None]:
+    """A ConvoKit ``Corpus`` of the same utterances, speakers and conversation metadata."""
+    from convokit import Corpus, Speaker, Utterance
+
+    def go() -> None:
+        speakers: dict[str, Speaker] = {}
+        utterances: list[Utterance] = []
+        conv_meta: dict[str, dict[str, Any]] = {}
+
+        def speaker(sid: str, meta: dict[str, Any]) -> Speaker:
+            if sid not in speakers:
+                speakers[sid] = Speaker(id=sid, meta=meta)
+            return speakers[sid]
+
+        for n, row in enumerate(_hf_rows(dataset, work)):
+            if dataset == "casino":
+                cid = str(row["dialogue_id"])
+                turns = [
+                    (log["id"], log["text"], {"task_data": log["task_data"]}) for log in row["chat_logs"]
+                ]
+                people = {a: row["participant_info"][a] for a in ("mturk_agent_1", "mturk_agent_2")}
+                conv_meta[cid] = {"annotations": row["annotations"]}
+            elif dataset == "convai2":
+                cid = row["id"]
+                turns = [
+                    (m["sender"], m["text"], {"evaluation_score": m.get("evaluation_score")})
+                    for m in row["dialog"]
+                ]
+                people = {
+                    "participant1": {"profile": row["user_profile"]},
+                    "participant2": {"profile": row["bot_profile"]},
+                }
+                conv_meta[cid] = {"eval_score": row["eval_score"], "profile_match": row["profile_match"]}
+            else:
+                cid = row["conversation_id"]
+                turns = [(s, t, {}) for s, t in zip(row["context_speakers"], row["context"], strict=True)]
+                turns.append((row["response_speaker"], row["response"], {}))
+                people = {row["response_speaker"]: {"persona": row["personas"]}}
+                conv_meta[cid] = {"index": n}
+            for i, (who, text, meta) in enumerate(turns):
+                sid = who if dataset == "pec" else f"{cid}/{who}"
+                utterances.append(
+                    Utterance(
+                        id=f"{cid}/{i}",
+                        speaker=speaker(sid, people.get(who, {})),
+                        conversation_id=cid,
+                        reply_to=f"{cid}/{i - 1}" if i else None,
+                        text=text,
+                        meta=meta,
+                    )
+                )
+        corpus = Corpus(utterances=utterances)
+        for cid, meta in conv_meta.items():
+            if cid in corpus.conversations:
+                corpus.get_conversation(cid).meta.update(meta)
+
+    return go
+
+
+CONTENDERS = {
+    "floor": floor,
+    "convbank_build": convbank_build,
+    "hf_build": hf_build,
+    "convokit_build": convokit_build,
+    "convbank_open_get": convbank_open_get,
+    "hf_open_get": hf_open_get,
+    "convbank_sql": convbank_sql,
+}
+
+
+def main() -> None:
+    """Run one contender once and print its measurement."""
+    name, dataset, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    import pyarrow as pa
+
+    pa.table({"warm-up": [1]})  # pyarrow's first table imports pandas (0.2 s): an import, excluded
+    go = CONTENDERS[name](dataset, work)
+    start = time.perf_counter()
+    go()
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_rss_mib": round(peak, 1)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""The web viewer: every page and the security rules with Starlette's test client, then
+end to end in headless Chromium (Debian's package) against a live server on loopback."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from starlette.testclient import TestClient
+
+from convbank.store import Bank
+from convbank.web import create_app
+
+
+@pytest.fixture
+def client(built: Bank) -> TestClient:
+    return TestClient(create_app(built))
+
+
+def _count(html: str) -> int:
+    (found,) = re.findall(r'id="count">([\d,]+) conversations', html)
+    return int(found.replace(",", ""))
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("/", "CaSiNo: Campsite Negotiation Dialogues"),
+        ("/datasets/casino", "1,030 conversations"),
+        ("/datasets/convai2", "Dialogues between human evaluators"),
+        ("/datasets/ccpe", "ENTITY_PREFERENCE"),
+        ("/datasets/pec", "happy"),
+        ("/datasets/curiosity", "dialog_act"),
+        ("/datasets/casino/conversations/157", "Submit-Deal"),
+        ("/datasets/convai2/conversations/volunteers-00001", "participant2"),
+        ("/datasets/pec/conversations/happy-train-000000", "responder"),
+        ("/sql", "SQL console"),
+    ],
+)
+def test_pages(client: TestClient, url: str, expected: str) -> None:
+    response = client.get(url)
+    assert response.status_code == 200
+    assert expected in response.text
+    assert response.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "<script" not in response.text
+
+
+def test_catalog_lists_every_dataset_with_counts(client: TestClient) -> None:
+    html = client.get("/").text
+    for name in ("casino", "ccpe", "curiosity", "pec", "convai2"):
+        assert f'href="/datasets/{name}"' in html
+    assert "1,030" in html and "CC-BY-4.0" in html
+
+
+def test_listing_filters_sort_and_pages(client: TestClient) -> None:
+    assert _count(client.get("/datasets/casino").text) == 1030
+    assert _count(client.get("/datasets/casino?split=valid").text) == 30
+    assert _count(client.get("/datasets/casino?label=strategy:uv-part").text) == 89
+    html = client.get(
+        "/datasets/casino?label=strategy:uv-part&field=satisfaction&value=Slightly+satisfied&q=water"
+    ).text
+    assert _count(html) == 52
+    assert _count(client.get("/datasets/convai2?field=eval_score&value=5").text) == 86
+    by_turns = client.get("/datasets/convai2?sort=turns&order=desc").text
+    first = re.search(r'<td class="num">(\d+)</td>', by_turns.split('id="count"')[1])
+    assert first and first.group(1) == "1000"
+    page2 = client.get("/datasets/casino?page=2").text
+    assert "page 2 of 21" in page2 and 'rel="prev"' in page2
+
+
+def test_conversation_page_shows_annotations(client: TestClient) -> None:
+    casino = client.get("/datasets/casino/conversations/157").text
+    assert 'class="deal"' in casino and "mturk_agent_1 gets" in casino
+    assert '<span class="tag " data-layer="strategy">small-talk</span>' in casino
+    assert "points_scored = 17" in casino
+    assert (
+        'href="/datasets/casino/conversations/747"' in casino
+        and 'href="/datasets/casino/conversations/431"' in casino
+    )
+    ccpe = client.get("/datasets/ccpe/conversations/CCPE-8e113").text
+    assert (
+        '<mark title="ENTITY_NAME / MOVIE_GENRE_OR_CATEGORY; ENTITY_PREFERENCE / MOVIE_GENRE_OR_CATEGORY" data-labels="ENTITY_NAME ENTITY_PREFERENCE">comedies</mark>'
+        in ccpe
+    )
+    assert "&lt;b&gt;ever&lt;/b&gt;" in ccpe
+    curiosity = client.get("/datasets/curiosity/conversations/21922").text
+    assert "♥ liked" in curiosity and "inform_response" in curiosity
+    assert "used [77870, section]" in curiosity
+    data = client.get("/datasets/casino/conversations/157?format=json").json()
+    assert data["conversation_id"] == "157" and data["num_turns"] == 12
+
+
+def test_dataset_text_is_escaped(client: TestClient) -> None:
+    html = client.get("/datasets/curiosity/conversations/300").text
+    assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in html
+    assert "<script>" not in html and "<img src=x" not in html
+    sql = client.get("/sql", params={"q": "SELECT text FROM turns WHERE text LIKE '%<script>%'"}).text
+    assert "&lt;script&gt;" in sql and "<script>" not in sql
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/datasets/nope",
+        "/datasets/..%2F..%2Fetc%2Fpasswd",
+        "/datasets/casino/conversations/nope",
+        "/datasets/casino/conversations/..%2F..%2Fmanifest.json",
+        "/static/..%2F..%2F..%2Fmanifest.json",
+        "/static/../../errors.py",
+        "/nowhere",
+    ],
+)
+def test_unknown_and_traversal_answer_404(client: TestClient, url: str) -> None:
+    response = client.get(url)
+    assert response.status_code == 404
+    assert "root:" not in response.text and "ConvbankError" not in response.text
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("DROP VIEW turns", "only read-only statements"),
+        ("CREATE TABLE x AS SELECT 1", "only read-only statements"),
+        ("COPY turns TO '/tmp/x.csv'", "only read-only statements"),
+        ("SELECT * FROM read_csv('/etc/passwd')", "SQL error"),
+        ("SET enable_external_access = true", "only read-only statements"),
+    ],
+)
+def test_sql_refuses_writes_and_files(client: TestClient, query: str, message: str) -> None:
+    response = client.get("/sql", params={"q": query})
+    assert response.status_code == 400
+    assert message in response.text
+    assert "root:x" not in response.text
+
+
+def test_sql_console_and_csv(client: TestClient) -> None:
+    html = client.get(
+        "/sql", params={"q": "SELECT dataset, count(*) AS n FROM conversations GROUP BY 1 ORDER BY 1"}
+    ).text
+    assert "<td>casino</td><td>1030</td>" in html
+    csv_text = client.get("/sql", params={"q": "SELECT 1 AS a, 'x' AS b", "format": "csv"})
+    assert csv_text.text == "a,b\n1,x\n"
+    assert "attachment" in csv_text.headers["content-disposition"]
+    assert 'href="/sql?q=SELECT' in client.get("/sql").text
+
+
+# ---------------------------------------------------------------------- headless Chromium
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture
+def server(built: Bank) -> Iterator[str]:
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is missing: .ci/run installs Debian's chromium package")
+        pytest.skip("no chromium on this machine (apt-get install chromium)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = uvicorn.Config(create_app(built), host="127.0.0.1", port=port, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not srv.started and time.time() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+def chromium(*args: str) -> str:
+    assert CHROMIUM
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_browser_catalog_filter_conversation(server: str, tmp_path: Path) -> None:
+    catalog = chromium("--dump-dom", f"{server}/")
+    assert 'href="/datasets/casino"' in catalog and "<title>Datasets · convbank</title>" in catalog
+
+    filtered = chromium("--dump-dom", f"{server}/datasets/casino?label=strategy%3Auv-part&split=train")
+    assert _count(filtered) == 81
+    assert 'value="strategy:uv-part" selected' in filtered
+
+    ccpe = chromium("--dump-dom", f"{server}/datasets/ccpe/conversations/CCPE-8e113")
+    marks = re.findall(r'<mark title="[^"]*" data-labels="([^"]*)">([^<]*)</mark>', ccpe)
+    assert ("ENTITY_NAME ENTITY_PREFERENCE", "comedies") in marks and len(marks) == 4
+
+    hostile = chromium("--dump-dom", f"{server}/datasets/curiosity/conversations/300")
+    assert "<title>curiosity 300 · convbank</title>" in hostile  # the injected script did not run
+    assert "pwned</title>" not in hostile and "<script" not in hostile.split("</head>")[1]
+    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in hostile
+
+    for name, url in (
+        ("catalog", "/"),
+        ("casino-filtered", "/datasets/casino?label=strategy%3Auv-part"),
+        ("casino-157", "/datasets/casino/conversations/157"),
+        ("ccpe-spans", "/datasets/ccpe/conversations/CCPE-8e113"),
+        ("curiosity-hostile", "/datasets/curiosity/conversations/300"),
+        ("sql", "/sql?q=SELECT+dataset%2C+count(*)+FROM+conversations+GROUP+BY+1"),
+    ):
+        shot = tmp_path / f"{name}.png"
+        chromium(f"--screenshot={shot}", "--window-size=1280,1400", f"{server}{url}")
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    keep = os.environ.get("CONVBANK_SCREENSHOTS")
+    if keep:
+        shutil.copytree(tmp_path, keep, dirs_exist_ok=True)
