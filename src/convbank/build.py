@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -17,6 +17,7 @@ from convbank.errors import BuildError, FormatError, SourceError
 from convbank.fetch import Fetcher, home
 from convbank.model import conversations_to_tables
 from convbank.store import Bank
+from convbank.store.bank import Staging
 
 __all__ = ["BuildReport", "SplitReport", "bank_root", "build", "read_raw", "source_paths"]
 
@@ -97,13 +98,15 @@ def build(
     bank: Bank | None = None,
     progress: Progress | None = None,
     batch_size: int = BATCH,
+    engine: Any = None,
 ) -> BuildReport:
     """Fetch, read, map and store datasets into the bank, one stored config at a time.
 
     A config whose sources cannot be had (not found locally, offline, download failed) is
     reported in :attr:`BuildReport.failures` under ``dataset/config`` and the others are
     built; format and checksum errors raise (the bank keeps what it had). Without ``names``,
-    every dataset of the catalog is tried.
+    every dataset of the catalog is tried. ``engine`` reads and maps the sources: the local
+    one by default, or :class:`convbank.engines.spark.SparkEngine`.
     """
     fetcher = fetcher or Fetcher()
     bank = bank or Bank(bank_root())
@@ -121,10 +124,95 @@ def build(
                 report.failures[f"{ds.name}/{cfg.name}"] = str(exc)
                 continue
             report.splits.extend(
-                _build_config(ds, cfg.name, paths, bank=bank, progress=progress, batch_size=batch_size)
+                _build_config(
+                    ds,
+                    cfg.name,
+                    paths,
+                    bank=bank,
+                    progress=progress,
+                    batch_size=batch_size,
+                    engine=engine or LocalEngine(),
+                )
             )
     report.seconds = time.perf_counter() - start
     return report
+
+
+def map_batches(
+    ds: Dataset,
+    records: Iterator[Any],
+    config: str,
+    split: str,
+    *,
+    start: int,
+    batch_size: int = BATCH,
+) -> Iterator[dict[str, pa.Table]]:
+    """Map raw records (the first at source position ``start``) onto the unified tables and
+    the raw table, ``batch_size`` conversations per batch."""
+    raw_schema = ds.raw_schema
+    index = start
+    while batch := list(islice(records, batch_size)):
+        convs = [ds.to_conversation(r, config, split, index + i) for i, r in enumerate(batch)]
+        tables = conversations_to_tables(convs)
+        rows = [ds.raw_row(r) for r in batch]
+        tables[f"{ds.name}_raw"] = pa.Table.from_pylist(
+            [
+                {"conversation_id": c.conversation_id, "source_index": c.source_index, **row}
+                for c, row in zip(convs, rows, strict=True)
+            ],
+            schema=raw_schema,
+        )
+        index += len(batch)
+        yield tables
+
+
+def write_batches(
+    staging: Staging,
+    ds: Dataset,
+    config: str,
+    split: str,
+    batches: Iterable[dict[str, pa.Table]],
+    *,
+    seen: set[str],
+    counts: dict[str, int],
+    progress: Progress | None,
+) -> int:
+    """Write mapped batches in order (one row group per table each), checking that ids are
+    unique within the dataset; return the number of conversations written."""
+    written = 0
+    for tables in batches:
+        for position, cid in enumerate(tables["conversations"].column("conversation_id").to_pylist()):
+            if cid in seen:
+                raise FormatError(
+                    f"{ds.name}/{config}/{split}: record {written + position} repeats conversation id "
+                    f"{cid!r}; ids must be unique within a dataset"
+                )
+            seen.add(cid)
+        for name, table in tables.items():
+            staging.write(name, split, table)
+            if name in counts:
+                counts[name] += table.num_rows
+        n = tables["conversations"].num_rows
+        written += n
+        if progress:
+            progress(ds.name, config, split, n)
+    return written
+
+
+class LocalEngine:
+    """Reads and maps in this process, split after split, streaming in batches."""
+
+    name = "local"
+
+    def config_batches(
+        self, ds: Dataset, paths: dict[str, Path], config: str, batch_size: int
+    ) -> Iterator[tuple[str, dict[str, pa.Table]]]:
+        """``(split, tables)`` for every batch of every split, in source order."""
+        for split in ds.config(config).splits:
+            for tables in map_batches(
+                ds, ds.read(paths, config, split), config, split, start=0, batch_size=batch_size
+            ):
+                yield split, tables
 
 
 def _build_config(
@@ -135,65 +223,44 @@ def _build_config(
     bank: Bank,
     progress: Progress | None,
     batch_size: int,
+    engine: Any,
 ) -> list[SplitReport]:
     reports = []
-    raw_schema = ds.raw_schema
     seen: set[str] = set()
     entry: dict[str, Any] = {"splits": {}, "sources": {n: str(p) for n, p in paths.items()}}
+    splits = list(ds.config(config).splits)
+    counts = {s: dict.fromkeys(("conversations", "participants", "turns", "annotations"), 0) for s in splits}
+    seconds = dict.fromkeys(splits, 0.0)
     with bank.lock(), bank.stage(ds.name, config) as staging:
-        for split in ds.config(config).splits:
-            t0 = time.perf_counter()
-            counts = dict.fromkeys(("conversations", "participants", "turns", "annotations"), 0)
-            records = ds.read(paths, config, split)
-            index = 0
-            while batch := list(islice(records, batch_size)):
-                convs = []
-                ids = []
-                for record in batch:
-                    conv = ds.to_conversation(record, config, split, index)
-                    if conv.conversation_id in seen:
-                        raise FormatError(
-                            f"{ds.name}/{config}/{split}: record {index} repeats conversation id "
-                            f"{conv.conversation_id!r}; ids must be unique within a dataset"
-                        )
-                    seen.add(conv.conversation_id)
-                    ids.append(conv.conversation_id)
-                    convs.append(conv)
-                    index += 1
-                tables = conversations_to_tables(convs)
-                for name, table in tables.items():
-                    staging.write(name, split, table)
-                    counts[name] += table.num_rows
-                rows = [ds.raw_row(r) for r in batch]
-                raw = pa.Table.from_pylist(
-                    [
-                        {"conversation_id": i, "source_index": n, **row}
-                        for i, n, row in zip(ids, range(index - len(batch), index), rows, strict=True)
-                    ],
-                    schema=raw_schema,
-                )
-                staging.write(f"{ds.name}_raw", split, raw)
-                if progress:
-                    progress(ds.name, config, split, len(batch))
-            if index == 0:
+        t0 = time.perf_counter()
+        for split, tables in engine.config_batches(ds, paths, config, batch_size):
+            write_batches(
+                staging, ds, config, split, [tables], seen=seen, counts=counts[split], progress=progress
+            )
+            now = time.perf_counter()
+            seconds[split] += now - t0
+            t0 = now
+        for split in splits:
+            if counts[split]["conversations"] == 0:
                 raise BuildError(f"{ds.name}/{config}/{split}: the source has no records")
             expected = ds.config(config).splits[split]
             entry["splits"][split] = {
-                **counts,
+                **counts[split],
                 "expected": expected,
                 "file_meta": ds.file_meta(paths, config, split),
             }
+            c = counts[split]
             reports.append(
                 SplitReport(
                     ds.name,
                     config,
                     split,
-                    counts["conversations"],
-                    counts["participants"],
-                    counts["turns"],
-                    counts["annotations"],
+                    c["conversations"],
+                    c["participants"],
+                    c["turns"],
+                    c["annotations"],
                     expected,
-                    time.perf_counter() - t0,
+                    seconds[split],
                 )
             )
         for table_name, table in ds.extra_tables(paths):

@@ -165,7 +165,26 @@ def raw(
 @click.argument("names", nargs=-1)
 @config_option
 @source_options
-def build_(names: Sequence[str], config: str | None, sources: Sequence[Path], no_verify: bool) -> None:
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="Read and map in this process, or in Apache Spark tasks (convbank[spark]).",
+)
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark).")
+@click.option(
+    "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable file (PEC)."
+)
+def build_(
+    names: Sequence[str],
+    config: str | None,
+    sources: Sequence[Path],
+    no_verify: bool,
+    engine: str,
+    master: str,
+    shards: int | None,
+) -> None:
     """Build the bank: fetch, read, map and store datasets as Parquet under CONVBANK_HOME.
 
     With no NAMES, tries every dataset. Configs whose sources cannot be had are reported
@@ -192,7 +211,12 @@ def build_(names: Sequence[str], config: str | None, sources: Sequence[Path], no
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 
-        report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress)
+        runner: Any = None
+        if engine == "spark":
+            from convbank.engines.spark import SparkEngine
+
+            runner = SparkEngine(master, shards_per_file=shards)
+        report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress, engine=runner)
     _print_report(report)
     if not report.splits or (names and report.failures):
         raise click.exceptions.Exit(3)
@@ -237,12 +261,25 @@ def _print_report(report: BuildReport) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
 )
-def query(sql_text: str, fmt: str) -> None:
+@click.option(
+    "--engine",
+    type=click.Choice(["duckdb", "spark"]),
+    default="duckdb",
+    show_default=True,
+    help="DuckDB in this process, or Spark SQL (convbank[spark]; meta is a JSON string there).",
+)
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark).")
+def query(sql_text: str, fmt: str, engine: str, master: str) -> None:
     """Run read-only SQL over the views conversations, participants, turns, annotations
     (all datasets) and <dataset>_raw."""
-    from convbank.query import sql
+    if engine == "spark":
+        from convbank.engines.spark import sql as spark_sql
 
-    result = sql(sql_text)
+        result = spark_sql(sql_text, bank=Bank(bank_root()), master=master)
+    else:
+        from convbank.query import sql
+
+        result = sql(sql_text)
     rows = result.to_pylist()
     if fmt == "json":
         _echo_json(rows)

@@ -57,6 +57,9 @@ class ConfigSpec(msgspec.Struct, frozen=True, kw_only=True):
     twice: reading it reads its parts."""
 
 
+Shard = tuple[int, int] | None
+"""A piece of a split: a byte range ``[start, end)`` of its file, or None for all of it."""
+
 SourcePaths = Mapping[str, Path]
 """Local paths of the source files, by published file name."""
 
@@ -138,6 +141,21 @@ class Dataset(ABC):
     @abstractmethod
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Any]:
         """Yield the raw records of one stored config's split, in source order."""
+
+    def shards(self, paths: SourcePaths, config: str, split: str, count: int) -> list[Shard]:
+        """Pieces of a split that can be read independently (for distributed builds), in
+        order; by default the whole split is one piece (one task per source file)."""
+        return [None]
+
+    def read_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> Iterator[Any]:
+        """The raw records of one piece of :meth:`shards`, in source order."""
+        if shard is not None:
+            raise ValueError(f"{self.name} splits are read whole; got shard {shard!r}")
+        return self.read(paths, config, split)
+
+    def count_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> int:
+        """The number of records in one piece (by reading it, unless a dataset knows faster)."""
+        return sum(1 for _ in self.read_shard(paths, config, split, shard))
 
     def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
         """File-level content beside the records (kept for the source export); none by default."""

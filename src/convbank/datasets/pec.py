@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import mmap
+import re
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
 
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths
+from convbank.datasets._base import ConfigSpec, Dataset, Shard, SourceFile, SourcePaths
 from convbank.errors import FormatError
 from convbank.model import Conversation, Participant, Turn
 
 SEPARATOR = "---+---"
 END = "*" * 20
+_END_LINE = re.compile(rb"^[ \t]*\*{20}[ \t]*\r?$", re.MULTILINE)
 DOMAINS = ("happy", "offmychest")
 ARCHIVE = "hf_pec.zip"
 
@@ -111,21 +114,29 @@ class PersonaIndex:
         self._file.close()
 
 
-def parse_lines(path: Path) -> Iterator[tuple[list[Utterance], int]]:
-    """Yield the utterances of each conversation of a PEC text file with its closing line number."""
+def parse_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[list[Utterance], int]]:
+    """Yield the utterances of each conversation of a PEC text file with its closing line
+    number (counted from ``start``, a byte offset at a line start; ``end`` stops after the
+    conversation that closes at or past that offset)."""
     utterances: list[Utterance] = []
     lines: list[str] = []
-    with path.open(encoding="utf-8") as f:
+    where = f"{path} (from byte {start})" if start else str(path)
+    with path.open("rb") as f:
+        f.seek(start)
         lineno = 0
-        for lineno, raw in enumerate(f, 1):
-            line = raw.strip()
+        position = start
+        for lineno, raw_bytes in enumerate(f, 1):
+            if end is not None and position >= end and not utterances:
+                return
+            position += len(raw_bytes)
+            line = raw_bytes.decode("utf-8").strip()
             if not line:
                 continue
             if line == END:
                 if lines:
                     utterances[-1].text = "\n".join(lines)
                 if not utterances:
-                    raise FormatError(f"{path}: line {lineno}: a conversation with no utterance")
+                    raise FormatError(f"{where}: line {lineno}: a conversation with no utterance")
                 yield utterances, lineno
                 utterances, lines = [], []
                 continue
@@ -139,14 +150,35 @@ def parse_lines(path: Path) -> Iterator[tuple[list[Utterance], int]]:
                 lines.append(line)
             else:
                 raise FormatError(
-                    f"{path}: line {lineno}: expected 'speaker {SEPARATOR} utterance', got "
+                    f"{where}: line {lineno}: expected 'speaker {SEPARATOR} utterance', got "
                     f"{line[:60]!r} with no utterance before it to continue"
                 )
     if utterances:
         raise FormatError(
-            f"{path}: ends inside a conversation (line {lineno}); expected a closing '{END}' "
+            f"{where}: ends inside a conversation (line {lineno}); expected a closing '{END}' "
             "line — the file may be truncated, re-fetch it"
         )
+
+
+def boundaries(path: Path, count: int) -> list[tuple[int, int]]:
+    """Split a PEC text file into at most ``count`` byte ranges that each start right after a
+    conversation's closing line (or at 0) and together cover the file."""
+    size = path.stat().st_size
+    cuts = [0]
+    with path.open("rb") as f:
+        for k in range(1, count):
+            target = max(size * k // count, cuts[-1])
+            f.seek(target)
+            if target:
+                f.readline()  # to the next line start
+            while line := f.readline():
+                if line.strip() == END.encode():
+                    break
+            at = f.tell()
+            if cuts[-1] < at < size:
+                cuts.append(at)
+    cuts.append(size)
+    return list(pairwise(cuts))
 
 
 class Pec(Dataset):
@@ -198,6 +230,21 @@ class Pec(Dataset):
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Example]:
         """Stream the examples of ``hf_pec/{config}/{split}.txt``, personas joined."""
+        return self.read_shard(paths, config, split, None)
+
+    def shards(self, paths: SourcePaths, config: str, split: str, count: int) -> list[Shard]:
+        """Byte ranges of the split's text file, cut right after conversation ends."""
+        return list(boundaries(paths[ARCHIVE] / config / f"{split}.txt", count))
+
+    def count_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> int:
+        """Conversations in a byte range: its closing lines, counted without parsing."""
+        path = paths[ARCHIVE] / config / f"{split}.txt"
+        start, end = shard if shard is not None else (0, path.stat().st_size)
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return len(_END_LINE.findall(data, start, end))
+
+    def read_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> Iterator[Example]:
+        """The examples of one byte range of the split's text file (all of it for None)."""
         root = paths[ARCHIVE]
         data, persona_path = root / config / f"{split}.txt", root / config / "persona.txt"
         for p in (data, persona_path):
@@ -208,7 +255,8 @@ class Pec(Dataset):
                 )
         personas = PersonaIndex(persona_path)
         try:
-            for utterances, _ in parse_lines(data):
+            start, end = shard if shard is not None else (0, None)
+            for utterances, _ in parse_lines(data, start, end):
                 found: list[SpeakerPersona] = []
                 seen: set[str] = set()
                 for u in utterances:
