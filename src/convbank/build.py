@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -116,6 +118,46 @@ def build(
             ds.config(config)
     report = BuildReport()
     start = time.perf_counter()
+    with _collector_paused():
+        _build_all(
+            datasets,
+            report,
+            config=config,
+            fetcher=fetcher,
+            bank=bank,
+            progress=progress,
+            batch_size=batch_size,
+            engine=engine,
+        )
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while mapping: builds allocate millions of
+    short-lived containers (none in cycles) and the collector would rescan them again and
+    again (measured: to_builtins 3x slower at PEC scale). Reference counting still frees them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build_all(
+    datasets: list[Dataset],
+    report: BuildReport,
+    *,
+    config: str | None,
+    fetcher: Fetcher,
+    bank: Bank,
+    progress: Progress | None,
+    batch_size: int,
+    engine: Any,
+) -> None:
     for ds in datasets:
         for cfg in ds.stored_configs(config):
             try:
@@ -134,8 +176,6 @@ def build(
                     engine=engine or LocalEngine(),
                 )
             )
-    report.seconds = time.perf_counter() - start
-    return report
 
 
 def map_batches(

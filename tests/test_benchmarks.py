@@ -1,0 +1,33 @@
+"""The performance harness runs (``python -m benchmarks --quick``) and writes its results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTENDERS = {"floor", "convbank_build", "hf_build", "convokit_build", "convbank_open_get", "hf_open_get", "convbank_sql"}
+
+
+def test_quick_harness_runs(tmp_path: Path) -> None:
+    out = tmp_path / "latest.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert set(results) == {"casino", "convai2", "pec"}
+    for dataset, contenders in results.items():
+        assert set(contenders) == CONTENDERS, dataset
+        for r in contenders.values():
+            assert 0 < r["min_s"] <= r["median_s"] and r["peak_rss_mib"] > 0
+    for dataset in results:
+        assert f"### {dataset}" in done.stdout
+    assert "| convbank_build | " in done.stdout and "× floor" in done.stdout
