@@ -39,3 +39,21 @@ def config_option(func: F) -> F:
 def split_option(func: F) -> F:
     """``--split S``."""
     return click.option("--split", "-s", default=None, help="Split name (default: every split).")(func)
+
+
+def engine_options(choices: tuple[str, str], help_text: str) -> Callable[[F], F]:
+    """``--engine`` (first choice the default) and ``--master`` (Spark master URL)."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark)."
+        )(func)
+        return click.option(
+            "--engine",
+            type=click.Choice(list(choices)),
+            default=choices[0],
+            show_default=True,
+            help=help_text,
+        )(func)
+
+    return decorate

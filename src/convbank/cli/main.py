@@ -16,7 +16,7 @@ from rich.table import Table
 
 from convbank import __version__, catalog
 from convbank.build import BuildReport, bank_root, build, read_raw, source_paths
-from convbank.cli._options import config_option, source_options, split_option
+from convbank.cli._options import config_option, engine_options, source_options, split_option
 from convbank.cli._render import render_conversation
 from convbank.errors import ConvbankError
 from convbank.export import FORMATS as EXPORT_FORMATS
@@ -165,14 +165,9 @@ def raw(
 @click.argument("names", nargs=-1)
 @config_option
 @source_options
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "spark"]),
-    default="local",
-    show_default=True,
-    help="Read and map in this process, or in Apache Spark tasks (convbank[spark]).",
+@engine_options(
+    ("local", "spark"), "Read and map in this process, or in Apache Spark tasks (convbank[spark])."
 )
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark).")
 @click.option(
     "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable file (PEC)."
 )
@@ -261,14 +256,9 @@ def _print_report(report: BuildReport) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
 )
-@click.option(
-    "--engine",
-    type=click.Choice(["duckdb", "spark"]),
-    default="duckdb",
-    show_default=True,
-    help="DuckDB in this process, or Spark SQL (convbank[spark]; meta is a JSON string there).",
+@engine_options(
+    ("duckdb", "spark"), "DuckDB in this process, or Spark SQL (convbank[spark]; meta is JSON text there)."
 )
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark).")
 def query(sql_text: str, fmt: str, engine: str, master: str) -> None:
     """Run read-only SQL over the views conversations, participants, turns, annotations
     (all datasets) and <dataset>_raw."""

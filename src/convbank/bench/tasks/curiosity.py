@@ -121,36 +121,37 @@ class _CuriosityTask(Task):
         raise NotImplementedError
 
 
+class _ActsTask(_CuriosityTask):
+    policy: ClassVar[bool]
+    """Whether the acts of a message are predicted from the message before it."""
+
+    def score(
+        self, train: list[Message], test: list[Message], model: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One binary classifier per act."""
+        return _multilabel(model, train, test, policy=self.policy)
+
+
 @register
-class CuriosityUtteranceActs(_CuriosityTask):
+class CuriosityUtteranceActs(_ActsTask):
     """Dialog acts of each message from its own text."""
 
     name = "curiosity-utterance-acts"
     description = "Classify the dialog acts of each message (multi-label) from its text and sender."
     protocol = "official splits (train, then test); micro F1 over (message, act) pairs"
     reference: ClassVar[dict[str, Any]] = {"micro_f1": {"majority": 0.604, "BERT": 0.795, "CHARM": 0.847}}
-
-    def score(
-        self, train: list[Message], test: list[Message], model: str
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One binary classifier per act."""
-        return _multilabel(model, train, test, policy=False)
+    policy = False
 
 
 @register
-class CuriosityPolicyActs(_CuriosityTask):
+class CuriosityPolicyActs(_ActsTask):
     """Dialog acts of message t from the messages before it."""
 
     name = "curiosity-policy-acts"
     description = "Predict the dialog acts of the next message from the conversation before it."
     protocol = "official splits (train, then test); micro F1; features only from turns before t"
     reference: ClassVar[dict[str, Any]] = {"micro_f1": {"majority": 0.494, "CHARM": 0.682}}
-
-    def score(
-        self, train: list[Message], test: list[Message], model: str
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One binary classifier per act on the previous message."""
-        return _multilabel(model, train, test, policy=True)
+    policy = True
 
 
 @register
