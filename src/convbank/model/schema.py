@@ -68,6 +68,10 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(dict[str, Any]).decode
 
 
+def _meta(meta: Mapping[str, Any]) -> str:
+    return _encode(meta).decode() if meta else "{}"
+
+
 def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, pa.Table]:
     """Turn conversations into the four unified tables (rows in conversation order)."""
     cols: dict[str, dict[str, list[Any]]] = {
@@ -79,20 +83,20 @@ def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, 
         c["conversation_id"].append(cid)
         c["num_turns"].append(len(conv.turns))
         c["source_index"].append(conv.source_index)
-        c["meta"].append(_encode(conv.meta).decode())
+        c["meta"].append(_meta(conv.meta))
         for part in conv.participants:
             p["conversation_id"].append(cid)
             p["participant_id"].append(part.participant_id)
             p["role"].append(part.role)
             p["persona"].append(part.persona)
-            p["meta"].append(_encode(part.meta).decode())
+            p["meta"].append(_meta(part.meta))
         for turn in conv.turns:
             t["conversation_id"].append(cid)
             t["turn_index"].append(turn.turn_index)
             t["participant_id"].append(turn.participant_id)
             t["text"].append(turn.text)
             t["kind"].append(turn.kind)
-            t["meta"].append(_encode(turn.meta).decode())
+            t["meta"].append(_meta(turn.meta))
         for ann in conv.annotations:
             a["conversation_id"].append(cid)
             a["turn_index"].append(ann.turn_index)
@@ -100,7 +104,7 @@ def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, 
             a["label"].append(ann.label)
             a["start_char"].append(ann.start_char)
             a["end_char"].append(ann.end_char)
-            a["meta"].append(_encode(ann.meta).decode())
+            a["meta"].append(_meta(ann.meta))
     return {name: pa.Table.from_pydict(cols[name], schema=schema) for name, schema in TABLE_SCHEMAS.items()}
 
 
