@@ -133,7 +133,7 @@ class Corpus:
             )
         part, rg = found
         tables = {
-            t: self._row_group(t, part, rg).filter(pc.field("conversation_id") == conversation_id)
+            t: _where_id(self._row_group(t, part, rg), conversation_id)
             for t in UNIFIED_TABLES
         }
         (conv,) = tables_to_conversations(
@@ -230,6 +230,11 @@ class Corpus:
                 "load one config for to_hf()"
             )
         return to_hf(Selection(self, where), configs[0])
+
+
+def _where_id(table: pa.Table, conversation_id: str) -> pa.Table:
+    """The rows of one conversation (a boolean mask: no query-engine start-up on first use)."""
+    return table.filter(pc.equal(table.column("conversation_id"), conversation_id))
 
 
 def load(
