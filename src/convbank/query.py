@@ -132,10 +132,7 @@ class Corpus:
                 f"{self.dataset.name} has no conversation {conversation_id!r} in the bank"
             )
         part, rg = found
-        tables = {
-            t: _where_id(self._row_group(t, part, rg), conversation_id)
-            for t in UNIFIED_TABLES
-        }
+        tables = {t: _where_id(self._row_group(t, part, rg), conversation_id) for t in UNIFIED_TABLES}
         (conv,) = tables_to_conversations(
             tables, dataset=self.dataset.name, config=part.config, split=part.split
         )

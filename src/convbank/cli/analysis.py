@@ -1,0 +1,246 @@
+"""Commands that analyse the bank: ``validate``, ``stats``, ``report``, ``bench``, and the
+web viewer, ``serve``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from convbank.cli._console import cell, echo_json, err, out
+from convbank.cli._options import config_option
+
+__all__ = ["bench", "report", "serve", "stats", "validate"]
+
+
+# ---------------------------------------------------------------------- quality
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object for all datasets.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Findings printed per check (text output; --json prints all).",
+)
+def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
+    """Check the invariants of built datasets (default: all built).
+
+    Runs the generic checks (unique ids, published counts, contiguous turn indices,
+    annotations on existing turns, spans inside the text and matching the quoted text,
+    speakers among the participants) and each dataset's own. --json prints
+    {"checks": [{"dataset", "name", "description", "passed", "failed", "severity"}...],
+    "findings": [{"dataset", "check", "severity", "conversation_id", "message"}...]} for all
+    datasets together. Exit code 1 when any finding is an error, else 0.
+    """
+    from convbank.validate import validate as run_checks
+
+    report = run_checks(list(names) or None)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        table = Table("dataset", "check", "passed", "failed", "worst", title="validation")
+        for c in report.checks:
+            worst = f"[{_SEVERITY_STYLE[c.severity]}]{c.severity}[/]" if c.severity else "-"
+            table.add_row(c.dataset, c.name, f"{c.passed:,}", f"{c.failed:,}", worst)
+        out.print(table)
+        shown: dict[tuple[str, str], int] = {}
+        for f in report.findings:
+            key = (f.dataset, f.check)
+            shown[key] = shown.get(key, 0) + 1
+            if shown[key] <= limit:
+                where = f" {f.conversation_id}" if f.conversation_id else ""
+                out.print(
+                    f"[{_SEVERITY_STYLE[f.severity]}]{f.severity}[/] {f.dataset}{where} {f.check}: ",
+                    end="",
+                )
+                out.print(f.message, markup=False, highlight=False)
+        for (dataset, name), n in shown.items():
+            if n > limit:
+                out.print(
+                    f"... {n - limit:,} more {dataset} {name} findings (--limit or --json)", markup=False
+                )
+        counts = {s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")}
+        err.print(", ".join(f"{n:,} {s}s" for s, n in counts.items()), highlight=False)
+    if not report.ok:
+        raise click.exceptions.Exit(1)
+
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {dataset: {title, splits: [...], ...}}.")
+def stats(names: Sequence[str], as_json: bool) -> None:
+    """Describe built datasets in numbers (default: all built): per split, conversations,
+    participants, turns, words, turns per conversation, labels per annotation layer and the
+    key metadata (CaSiNo outcomes, Curiosity ratings and likes, ConvAI2 eval_score and
+    profile_match, PEC persona sizes), then each dataset's cross-tabs."""
+    from convbank.stats import stats as compute
+
+    data = compute(list(names) or None)
+    if as_json:
+        echo_json(data)
+        return
+    for name, ds in data.items():
+        table = Table(
+            "config",
+            "split",
+            "conversations",
+            "participants",
+            "turns",
+            "words",
+            "turns/conv mean · median · max",
+            title=f"{name}: {ds['title']}",
+        )
+        for s in ds["splits"]:
+            tpc = s["turns_per_conversation"]
+            table.add_row(
+                s["config"],
+                s["split"],
+                f"{s['conversations']:,}",
+                f"{s['participants']:,}",
+                f"{s['turns']:,}",
+                f"{s['words']:,}",
+                f"{tpc['mean']:.2f} · {tpc['median']:g} · {tpc['max']}",
+            )
+        out.print(table)
+        for s in ds["splits"]:
+            where = f"{name}/{s['config']}/{s['split']}"
+            for layer, labels in s["labels"].items():
+                _print_counts(f"{where} {layer} labels", labels)
+            for key, entry in s["metadata"].items():
+                extra = f" (mean {entry['mean']:g}, median {entry['median']:g})" if "mean" in entry else ""
+                _print_counts(f"{where} {key}{extra}", entry["counts"])
+        for t in ds["crosstabs"]:
+            table = Table(*t["columns"], title=t["title"], caption=t["question"])
+            for row in t["rows"]:
+                table.add_row(*(f"{v:.2f}" if isinstance(v, float) else cell(v) for v in row))
+            out.print(table)
+
+
+def _print_counts(title: str, counts: dict[str, int]) -> None:
+    total = sum(counts.values()) or 1
+    body = ", ".join(f"{k or '(empty)'} {n:,} ({100 * n / total:.1f}%)" for k, n in counts.items())
+    out.print(f"[bold]{title}[/bold]: ", end="")
+    out.print(body, markup=False, highlight=False)
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="HTML file to write.",
+)
+@click.option(
+    "--validate/--no-validate",
+    "run_checks",
+    default=True,
+    show_default=True,
+    help="Include the validation results.",
+)
+def report(names: Sequence[str], output: Path, run_checks: bool) -> None:
+    """Write one self-contained HTML report (no scripts, no network) of built datasets:
+    cards, sizes, label and metadata charts, turn-length histograms, cross-tabs and the
+    validation results."""
+    from convbank.report import write_report
+
+    click.echo(str(write_report(output, list(names) or None, validate=run_checks)))
+
+
+# ---------------------------------------------------------------------- benchmarks
+@click.command()
+@click.argument("task", required=False)
+@click.option("--list", "list_tasks", is_flag=True, help="List the tasks, their models and references.")
+@click.option("--model", "-m", default=None, help="Model (default: the task's strongest; see --list).")
+@config_option
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of folds, sampling and random baselines."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"task", "model", "metrics", "reference", "seconds", ...}.'
+)
+def bench(
+    task: str | None, list_tasks: bool, model: str | None, config: str | None, seed: int, as_json: bool
+) -> None:
+    """Run a benchmark task of a dataset's paper on the bank: metrics per label or class,
+    the published reference figures beside ours, the model and the seconds taken.
+
+    Results on fixture data (splits whose counts differ from the publisher's) are labelled
+    as such. Same seed, same numbers.
+    """
+    from convbank.bench import TASKS, run
+
+    if list_tasks or task is None:
+        if as_json:
+            echo_json([t.describe() for t in TASKS.values()])
+            return
+        table = Table("task", "dataset", "models (default last)", "metric", title="benchmark tasks")
+        for t in TASKS.values():
+            table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
+        out.print(table)
+        return
+    result = run(task, model=model, config=config, seed=seed)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
+    out.print(f"[bold]{title}[/bold]")
+    out.print(f"protocol: {result.protocol}", markup=False, highlight=False)
+    if result.data != "real":
+        out.print(
+            "[bold yellow]FIXTURE DATA[/]: the bank's splits do not have the publisher's counts; "
+            "these are not results on the real dataset.",
+        )
+    table = Table("metric", "ours")
+    for name, value in _flatten(result.metrics):
+        table.add_row(name, _number(value))
+    out.print(table)
+    refs = Table("reference", "value", title="published figures")
+    for name, value in _flatten(result.reference):
+        refs.add_row(name, _number(value))
+    out.print(refs)
+    out.print(f"{result.seconds:.1f} s", highlight=False)
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += _flatten(value, f"{name} / ")
+        else:
+            rows.append((name, value))
+    return rows
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return "none" if value is None else str(value)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port.")
+def serve(host: str, port: int) -> None:
+    """Serve the read-only web viewer over the bank: catalog, dataset pages with charts and
+    filters, conversations with their annotations, and a SQL console (needs convbank[web])."""
+    from convbank.errors import require
+
+    require("starlette", "web", "The web viewer")
+    require("uvicorn", "web", "The web viewer")
+    import uvicorn
+
+    from convbank.web import create_app
+
+    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
