@@ -149,6 +149,20 @@ def test_failed_build_keeps_the_old_bank(tmp_path: Path) -> None:
     assert not any((bank.root / ".staging").iterdir())
 
 
+def test_repeated_id_names_its_record_across_batches(tmp_path: Path) -> None:
+    src = tmp_path / "casino"
+    shutil.copytree(SHARED / "casino", src)
+    valid = json.loads((src / "casino_valid.json").read_text(encoding="utf-8"))
+    valid[25]["dialogue_id"] = valid[3]["dialogue_id"]
+    (src / "casino_valid.json").write_text(json.dumps(valid), encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        build(["casino"], fetcher=_fetcher(src), bank=Bank(tmp_path / "bank"), batch_size=10)
+    assert str(info.value) == (
+        f"casino/default/valid: record 25 repeats conversation id '{valid[3]['dialogue_id']}'; "
+        "ids must be unique within a dataset"
+    )
+
+
 def test_interrupted_swap_is_completed_by_the_next_process(tmp_path: Path) -> None:
     bank = Bank(tmp_path / "bank")
     build(["convai2"], config="intermediate", fetcher=_fetcher(SHARED), bank=bank)

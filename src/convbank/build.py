@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
@@ -206,37 +206,33 @@ def map_batches(
         yield tables
 
 
-def write_batches(
+def write_batch(
     staging: Staging,
     ds: Dataset,
     config: str,
     split: str,
-    batches: Iterable[dict[str, pa.Table]],
+    tables: dict[str, pa.Table],
     *,
     seen: set[str],
     counts: dict[str, int],
     progress: Progress | None,
-) -> int:
-    """Write mapped batches in order (one row group per table each), checking that ids are
-    unique within the dataset; return the number of conversations written."""
-    written = 0
-    for tables in batches:
-        for position, cid in enumerate(tables["conversations"].column("conversation_id").to_pylist()):
-            if cid in seen:
-                raise FormatError(
-                    f"{ds.name}/{config}/{split}: record {written + position} repeats conversation id "
-                    f"{cid!r}; ids must be unique within a dataset"
-                )
-            seen.add(cid)
-        for name, table in tables.items():
-            staging.write(name, split, table)
-            if name in counts:
-                counts[name] += table.num_rows
-        n = tables["conversations"].num_rows
-        written += n
-        if progress:
-            progress(ds.name, config, split, n)
-    return written
+) -> None:
+    """Write one mapped batch (one row group per table), checking that its ids are unique
+    within the dataset, and add its rows to the split's ``counts``."""
+    written = counts["conversations"]
+    for position, cid in enumerate(tables["conversations"].column("conversation_id").to_pylist()):
+        if cid in seen:
+            raise FormatError(
+                f"{ds.name}/{config}/{split}: record {written + position} repeats conversation id "
+                f"{cid!r}; ids must be unique within a dataset"
+            )
+        seen.add(cid)
+    for name, table in tables.items():
+        staging.write(name, split, table)
+        if name in counts:
+            counts[name] += table.num_rows
+    if progress:
+        progress(ds.name, config, split, tables["conversations"].num_rows)
 
 
 class LocalEngine:
@@ -274,8 +270,8 @@ def _build_config(
     with bank.lock(), bank.stage(ds.name, config) as staging:
         t0 = time.perf_counter()
         for split, tables in engine.config_batches(ds, paths, config, batch_size):
-            write_batches(
-                staging, ds, config, split, [tables], seen=seen, counts=counts[split], progress=progress
+            write_batch(
+                staging, ds, config, split, tables, seen=seen, counts=counts[split], progress=progress
             )
             now = time.perf_counter()
             seconds[split] += now - t0
