@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONTENDERS = {"floor", "convbank_build", "hf_build", "convokit_build", "convbank_open_get", "hf_open_get", "convbank_sql"}
+CONTENDERS = {
+    "floor",
+    "convbank_build",
+    "hf_build",
+    "convokit_build",
+    "convbank_open_get",
+    "hf_open_get",
+    "convbank_sql",
+}
 
 
 def test_quick_harness_runs(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from convbank.charts import bar_chart, histogram
 from convbank.stats import stats
 from convbank.store import Bank
 
-__all__ = ["render_report", "write_report"]
+__all__ = ["dataset_charts", "render_report", "write_report"]
 
 MAX_FINDINGS = 200
 """Findings listed per dataset in the report (all of them are in ``validate --json``)."""
@@ -41,8 +41,10 @@ def _summed(splits: list[dict[str, Any]], *keys: str) -> dict[str, int]:
     return dict(total)
 
 
-def _dataset_view(name: str, data: dict[str, Any], validation: Any) -> dict[str, Any]:
-    ds = catalog.get(name)
+def dataset_charts(data: dict[str, Any]) -> dict[str, Any]:
+    """SVG charts of one dataset's :func:`convbank.stats.stats`, all splits summed:
+    ``labels`` [(layer, chart)], ``turns`` (words per message) and ``meta`` [(name, chart,
+    summary)]; used by the report and the viewer's dataset page."""
     splits = data["splits"]
     layers = sorted({layer for s in splits for layer in s["labels"]})
     label_charts = [
@@ -61,6 +63,16 @@ def _dataset_view(name: str, data: dict[str, Any], validation: Any) -> dict[str,
         if numeric and len(splits) == 1:
             summary = f"mean {first['mean']:.2f}, median {first['median']:g}"
         meta_charts.append((d_name, chart, summary))
+    return {
+        "labels": label_charts,
+        "turns": histogram(data["turn_words"], "words per message"),
+        "meta": meta_charts,
+    }
+
+
+def _dataset_view(name: str, data: dict[str, Any], validation: Any) -> dict[str, Any]:
+    ds = catalog.get(name)
+    charts = dataset_charts(data)
     checks = [c for c in validation.checks if c.dataset == name] if validation else []
     findings = [f for f in validation.findings if f.dataset == name] if validation else []
     return {
@@ -70,10 +82,10 @@ def _dataset_view(name: str, data: dict[str, Any], validation: Any) -> dict[str,
         "license": ds.license,
         "homepage": ds.homepage,
         "citation": ds.citation,
-        "splits": splits,
-        "label_charts": label_charts,
-        "turn_chart": histogram(data["turn_words"], "words per message"),
-        "meta_charts": meta_charts,
+        "splits": data["splits"],
+        "label_charts": charts["labels"],
+        "turn_chart": charts["turns"],
+        "meta_charts": charts["meta"],
         "crosstabs": data["crosstabs"],
         "checks": checks,
         "findings": findings[:MAX_FINDINGS],

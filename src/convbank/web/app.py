@@ -24,7 +24,6 @@ from starlette.staticfiles import StaticFiles
 
 from convbank import __version__, catalog
 from convbank.build import bank_root
-from convbank.charts import bar_chart, histogram
 from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError, UnknownDatasetError
 from convbank.query import Corpus
 from convbank.store import Bank, connect, is_read_only
@@ -259,26 +258,7 @@ def _query(args: dict[str, Any]) -> str:
 
 def _stats(name: str, bank: Bank) -> dict[str, Any]:
     """Charts of the dataset page: labels, turn lengths, key metadata (SVG, escaped)."""
+    from convbank.report import dataset_charts
     from convbank.stats import stats
 
-    data = stats([name], bank=bank)[name]
-    splits = data["splits"]
-    out: dict[str, Any] = {"labels": [], "meta": []}
-    for layer in sorted({layer for s in splits for layer in s["labels"]}):
-        counts: dict[str, int] = {}
-        for s in splits:
-            for k, v in s["labels"].get(layer, {}).items():
-                counts[k] = counts.get(k, 0) + v
-        out["labels"].append(
-            (layer, bar_chart(dict(sorted(counts.items(), key=lambda kv: -kv[1])), f"{layer} labels"))
-        )
-    out["turns"] = histogram(data["turn_words"], "words per message")
-    names = dict.fromkeys(k for s in splits for k in s["metadata"])
-    for key in names:
-        counts = {}
-        for s in splits:
-            for k, v in s["metadata"].get(key, {}).get("counts", {}).items():
-                counts[k] = counts.get(k, 0) + v
-        chart = histogram(counts, key) if len(counts) > 12 else bar_chart(counts, key)
-        out["meta"].append((key, chart))
-    return out
+    return dataset_charts(stats([name], bank=bank)[name])
