@@ -13,7 +13,7 @@ import numpy as np
 from convbank.errors import ConvbankError, UnknownDatasetError
 from convbank.query import Corpus
 
-__all__ = ["TASKS", "BenchError", "Result", "Task", "data_kind", "register", "run"]
+__all__ = ["TASKS", "BenchError", "Result", "Task", "data_kind", "folds", "register", "run"]
 
 
 class BenchError(ConvbankError):
@@ -67,7 +67,6 @@ class Task(ABC):
     """Baselines first, strongest last (the default)."""
     reference: ClassVar[dict[str, Any]]
     """Published figures for the same metric, by system; empty when none are published."""
-    default_config: ClassVar[str | None] = None
 
     @abstractmethod
     def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -93,6 +92,18 @@ def register(cls: type[Task]) -> type[Task]:
     """Class decorator adding a task to :data:`TASKS`."""
     TASKS[cls.name] = cls()
     return cls
+
+
+def folds(groups: list[str], k: int, seed: int) -> list[np.ndarray]:
+    """Test-item indices of ``k`` folds that keep each group (dialogue) in one fold; fewer
+    folds when there are fewer than ``k`` groups (fixture data)."""
+    unique = sorted(set(groups))
+    if len(unique) < 2:
+        raise BenchError(f"{len(unique)} dialogue(s) cannot be cross-validated; at least 2 are needed")
+    k = min(k, len(unique))
+    order = np.random.default_rng(seed).permutation(len(unique))
+    fold_of = {unique[i]: n % k for n, i in enumerate(order)}
+    return [np.array([i for i, g in enumerate(groups) if fold_of[g] == f]) for f in range(k)]
 
 
 def data_kind(corpus: Corpus) -> str:
@@ -125,7 +136,7 @@ def run(
     model = model or task.models[-1]
     if model not in task.models:
         raise BenchError(f"{name} has no model {model!r}; one of {', '.join(task.models)}")
-    corpus = (load or default_load)(task.dataset, config or _default_config(task))
+    corpus = (load or default_load)(task.dataset, config)
     start = time.perf_counter()
     metrics, details = task.evaluate(corpus, model, seed)
     seconds = time.perf_counter() - start
@@ -153,7 +164,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _default_config(task: Task) -> str | None:
-    return task.default_config

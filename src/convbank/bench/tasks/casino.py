@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import BenchError, Task, register
+from convbank.bench._core import BenchError, Task, folds, register
 from convbank.bench.features import embed, fit_binary, fit_tfidf
 from convbank.bench.metrics import binary_f1, mean
 from convbank.query import Corpus
@@ -44,18 +44,6 @@ def utterances(corpus: Corpus) -> list[Utterance]:
                 )
             previous = t.text
     return items
-
-
-def folds(groups: list[str], k: int, seed: int) -> list[np.ndarray]:
-    """Test-item indices of ``k`` folds that keep each group (dialogue) in one fold; fewer
-    folds when there are fewer than ``k`` groups (fixture data)."""
-    unique = sorted(set(groups))
-    if len(unique) < 2:
-        raise BenchError(f"{len(unique)} dialogue(s) cannot be cross-validated; at least 2 are needed")
-    k = min(k, len(unique))
-    order = np.random.default_rng(seed).permutation(len(unique))
-    fold_of = {unique[i]: n % k for n, i in enumerate(order)}
-    return [np.array([i for i, g in enumerate(groups) if fold_of[g] == f]) for f in range(k)]
 
 
 def _sentences(text: str) -> list[str]:

@@ -7,10 +7,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import BenchError, Task, register
+from convbank.bench._core import BenchError, Task, folds, register
 from convbank.bench.features import embed, fit_binary
 from convbank.bench.metrics import PRF, span_prf
-from convbank.bench.tasks.casino import folds
 from convbank.datasets.ccpe import ANNOTATION_TYPES
 from convbank.errors import require
 from convbank.query import Corpus

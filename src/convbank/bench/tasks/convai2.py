@@ -6,10 +6,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import BenchError, Task, register
+from convbank.bench._core import BenchError, Task, folds, register
 from convbank.bench.features import embed, fit_tfidf
 from convbank.bench.metrics import mean_absolute_error, spearman
-from convbank.bench.tasks.casino import folds
 from convbank.datasets.convai2 import BOT, HUMAN
 from convbank.errors import require
 from convbank.model import Conversation
