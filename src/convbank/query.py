@@ -195,8 +195,10 @@ class Corpus:
         """Curiosity: the text of every fact shown in a conversation, by ``fid``, from the
         ``curiosity_facts`` table (empty when the fact database was not built)."""
         fids = sorted({f["fid"] for t in conversation.turns for f in t.meta.get("facts", ())})
+        if not fids:  # every dataset but Curiosity: no file lookup per conversation
+            return {}
         files = self.bank.table_files("curiosity_facts")
-        if not fids or not files:
+        if not files:
             return {}
         table = pq.read_table(files[0], columns=["id", "text"], filters=[("id", "in", fids)])
         return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from convbank.errors import ExportError, QueryError
 from convbank.model import Conversation
 from convbank.query import Corpus, sql
 
-__all__ = ["Selection", "staged"]
+__all__ = ["Selection", "part_files", "staged", "write_lines"]
 
 
 class Selection:
@@ -105,6 +105,26 @@ def staged(output: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def part_name(dataset: str, config: str, split: str) -> str:
-    """``casino_default_train``: the file stem of one part."""
-    return f"{dataset}_{config}_{split}"
+def part_files(
+    selection: Selection, directory: Path, suffix: str
+) -> Iterator[tuple[Path, Iterator[Conversation]]]:
+    """Per (config, split) with selected conversations: its file
+    ``{dataset}_{config}_{split}{suffix}`` in ``directory`` and its conversations."""
+    for config, split in selection.parts():
+        yield (
+            directory / f"{selection.dataset}_{config}_{split}{suffix}",
+            selection.conversations(config, split),
+        )
+
+
+def write_lines(
+    selection: Selection, directory: Path, suffix: str, lines: Callable[[Conversation], Iterable[bytes]]
+) -> list[Path]:
+    """One file per part: the bytes ``lines(conversation)`` gives, conversation after conversation."""
+    written = []
+    for path, conversations in part_files(selection, directory, suffix):
+        with path.open("wb") as f:
+            for conv in conversations:
+                f.writelines(lines(conv))
+        written.append(path)
+    return written

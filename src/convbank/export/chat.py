@@ -17,7 +17,7 @@ import msgspec
 
 from convbank.datasets.casino import ITEMS, PRIORITY_POINTS
 from convbank.errors import ExportError
-from convbank.export._core import Selection, part_name
+from convbank.export._core import Selection, write_lines
 from convbank.model import Conversation, Turn
 
 __all__ = ["DEFAULT_SIDE", "chat_record", "write_chat"]
@@ -163,12 +163,8 @@ def chat_record(
 
 def write_chat(selection: Selection, directory: Path, as_participant: str | None = None) -> list[Path]:
     """``{dataset}_{config}_{split}.chat.jsonl``, one record per conversation."""
-    written = []
-    for config, split in selection.parts():
-        path = directory / f"{part_name(selection.dataset, config, split)}.chat.jsonl"
-        with path.open("wb") as f:
-            for conv in selection.conversations(config, split):
-                facts = selection.corpus.fact_texts(conv) if conv.dataset == "curiosity" else None
-                f.write(_encode(chat_record(conv, as_participant, facts)) + b"\n")
-        written.append(path)
-    return written
+
+    def lines(conv: Conversation) -> list[bytes]:
+        return [_encode(chat_record(conv, as_participant, selection.corpus.fact_texts(conv))) + b"\n"]
+
+    return write_lines(selection, directory, ".chat.jsonl", lines)

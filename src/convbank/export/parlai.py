@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from convbank.export._core import Selection, part_name
+from convbank.export._core import Selection, write_lines
 from convbank.export.chat import chat_record
 from convbank.model import Conversation
 
@@ -57,12 +57,9 @@ def episode_lines(
 
 def write_parlai(selection: Selection, directory: Path, as_participant: str | None = None) -> list[Path]:
     """``{dataset}_{config}_{split}.parlai.txt``, one episode per conversation."""
-    written = []
-    for config, split in selection.parts():
-        path = directory / f"{part_name(selection.dataset, config, split)}.parlai.txt"
-        with path.open("w", encoding="utf-8") as f:
-            for conv in selection.conversations(config, split):
-                facts = selection.corpus.fact_texts(conv) if conv.dataset == "curiosity" else None
-                f.writelines(line + "\n" for line in episode_lines(conv, as_participant, facts))
-        written.append(path)
-    return written
+
+    def lines(conv: Conversation) -> list[bytes]:
+        episode = episode_lines(conv, as_participant, selection.corpus.fact_texts(conv))
+        return [(line + "\n").encode() for line in episode]
+
+    return write_lines(selection, directory, ".parlai.txt", lines)

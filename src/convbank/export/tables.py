@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pyarrow.parquet as pq
 
-from convbank.export._core import Selection, part_name
+from convbank.export._core import Selection, part_files, write_lines
 from convbank.model import UNIFIED_TABLES
 
 __all__ = ["write_csv", "write_jsonl", "write_parquet"]
@@ -19,14 +19,7 @@ _encode = msgspec.json.Encoder().encode
 
 def write_jsonl(selection: Selection, directory: Path) -> list[Path]:
     """``{dataset}_{config}_{split}.jsonl``: one unified conversation per line."""
-    written = []
-    for config, split in selection.parts():
-        path = directory / f"{part_name(selection.dataset, config, split)}.jsonl"
-        with path.open("wb") as f:
-            for conv in selection.conversations(config, split):
-                f.write(_encode(conv.to_dict()) + b"\n")
-        written.append(path)
-    return written
+    return write_lines(selection, directory, ".jsonl", lambda conv: [_encode(conv.to_dict()) + b"\n"])
 
 
 def write_parquet(selection: Selection, directory: Path) -> list[Path]:
@@ -57,19 +50,18 @@ def write_csv(selection: Selection, directory: Path) -> list[Path]:
     """``{dataset}_{config}_{split}.turns.csv``: one row per turn with the speaker's role
     and the turn's meta as JSON (RFC 4180 quoting; text keeps its newlines)."""
     written = []
-    for config, split in selection.parts():
-        path = directory / f"{part_name(selection.dataset, config, split)}.turns.csv"
+    for path, conversations in part_files(selection, directory, ".turns.csv"):
         with path.open("w", encoding="utf-8", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(CSV_COLUMNS)
-            for conv in selection.conversations(config, split):
+            for conv in conversations:
                 roles = {p.participant_id: p.role for p in conv.participants}
                 for t in conv.turns:
                     writer.writerow(
                         (
                             selection.dataset,
-                            config,
-                            split,
+                            conv.config,
+                            conv.split,
                             conv.conversation_id,
                             t.turn_index,
                             t.participant_id,

@@ -188,7 +188,7 @@ def create_app(bank: Bank | None = None) -> Starlette:
             raise HTTPException(404, str(exc)) from None
         if request.query_params.get("format") == "json":
             return Response(_json.encode(conv.to_dict()), media_type="application/json")
-        facts = corpus.fact_texts(conv) if ds.name == "curiosity" else {}
+        facts = corpus.fact_texts(conv)
         return _render(
             "conversation.html",
             ds=ds,
