@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy.stats import spearmanr
@@ -13,6 +14,7 @@ from sklearn.metrics import f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from convbank.bench import TASKS, BenchError, run
+from convbank.bench.finetune import TopLayerTuner, TuneConfig
 from convbank.bench.metrics import (
     PRF,
     accuracy,
@@ -25,8 +27,10 @@ from convbank.bench.metrics import (
     span_prf,
     spearman,
 )
+from convbank.bench.tasks.casino import LABELS, negation_marked, utterances
 from convbank.cli import cli
 from convbank.errors import UnknownDatasetError
+from convbank.query import load
 from convbank.store import Bank
 
 
@@ -92,7 +96,8 @@ def test_every_task_is_listed() -> None:
         "ccpe-preference-spans",
     }
     for task in TASKS.values():
-        assert len(task.models) == 3 and task.reference and task.protocol
+        assert len(task.models) >= 3 and task.reference and task.protocol
+    assert TASKS["casino-strategy"].models[-1] == "finetune"  # the strongest is the default
 
 
 @pytest.mark.parametrize("name", FIXTURE_TASKS)
@@ -154,6 +159,44 @@ def test_casino_strategy_on_the_real_data(built: Bank) -> None:
     assert chance.metrics["mean_f1"] < 0.15
 
 
+def test_negation_marking() -> None:
+    assert negation_marked("I don't need water, but we need 2 firewood!") == (
+        "i don't NEG_need NEG_item , but we need num item !"
+    )
+    assert negation_marked("We have plenty of food and extra wood") == (
+        "we have plenty NEG_of NEG_item NEG_and NEG_extra NEG_item"
+    )
+
+
+def test_casino_finetune_on_a_few_real_dialogues(built: Bank) -> None:
+    """The fine-tuned model end to end on 16 annotated dialogues (the full run takes
+    minutes): five folds, its probabilities averaged with the linear model's."""
+    annotated = [c for c in load("casino") if any("strategy_slots" in t.meta for t in c.turns)][:16]
+    task = TASKS["casino-strategy"]
+    metrics, details = task.evaluate(annotated, "finetune", 0)  # type: ignore[arg-type]
+    assert details["dialogues"] == 16 and details["utterances"] == len(utterances(annotated))  # type: ignore[arg-type]
+    assert set(metrics["per_label"]) == set(LABELS)
+    assert metrics["mean_f1"] == pytest.approx(
+        0.29, abs=0.03
+    )  # random: 0.10, with 13 dialogues to learn from
+    assert task.evaluate(annotated, "embed", 0)[0] != metrics  # type: ignore[arg-type]
+
+
+def test_top_layer_tuner_learns_a_separable_task() -> None:
+    texts = [f"I really love {w}" for w in ("apples", "pears", "plums", "grapes", "melons", "cherries")]
+    texts += [
+        f"the train was late on {d}" for d in ("monday", "tuesday", "friday", "sunday", "saturday", "june")
+    ]
+    y = np.array([[i < 6, i >= 6] for i in range(12)])
+    tuner = TopLayerTuner(texts, TuneConfig(epochs=8, lr=3e-4, head_lr=3e-3, batch_size=4))
+    test = np.array([0, 1, 6, 7])
+    train = np.setdiff1d(np.arange(12), test)
+    prob = tuner.fit_predict(y, np.zeros((12, 1)), train, test, seed=0)
+    assert prob.shape == (4, 2)
+    assert (prob[:2, 0] > 0.5).all() and (prob[2:, 1] > 0.5).all() and (prob[2:, 0] < 0.5).all()
+    assert np.array_equal(prob, tuner.fit_predict(y, np.zeros((12, 1)), train, test, seed=0))
+
+
 def test_convai2_quality_on_the_real_data(built: Bank) -> None:
     result = run("convai2-quality", model="tfidf", config="volunteers")
     assert result.data == "real" and result.details["dialogues"] == 593
@@ -174,7 +217,10 @@ def test_bench_cli(built: Bank) -> None:
     assert len(listed) == 8
     bad = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", "bert"])
     assert bad.exit_code == 2
-    assert bad.output.strip() == "error: casino-strategy has no model 'bert'; one of random, tfidf, embed"
+    assert (
+        bad.output.strip()
+        == "error: casino-strategy has no model 'bert'; one of random, tfidf, embed, finetune"
+    )
 
 
 def test_unknown_task() -> None:

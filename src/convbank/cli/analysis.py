@@ -189,7 +189,8 @@ def bench(
             table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
         out.print(table)
         return
-    result = run(task, model=model, config=config, seed=seed)
+    with err.status(f"running {task}", spinner="dots"):  # shown on a terminal only
+        result = run(task, model=model, config=config, seed=seed)
     if as_json:
         echo_json(result.to_dict())
         return

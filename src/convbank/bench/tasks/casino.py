@@ -11,10 +11,15 @@ import numpy as np
 from convbank.bench._core import BenchError, Task, folds, register
 from convbank.bench.features import embed, fit_binary, fit_tfidf
 from convbank.bench.metrics import binary_f1, mean
+from convbank.errors import require
 from convbank.query import Corpus
 
 LABELS = ("small-talk", "self-need", "other-need", "no-need", "elicit-pref", "uv-part", "vouch-fair")
 """The seven strategies of the paper's classification experiments."""
+AUXILIARY = ("showing-empathy", "promote-coordination", "non-strategic")
+"""The annotation's other labels: extra training targets for the fine-tuned model only."""
+TUNED_WEIGHT = 0.5
+"""The fine-tuned encoder's share of the ``finetune`` model's probabilities."""
 
 
 @dataclass(frozen=True)
@@ -46,28 +51,47 @@ def utterances(corpus: Corpus) -> list[Utterance]:
     return items
 
 
+_ITEM = re.compile(
+    r"\b(?:foods?|waters?|firewoods?|woods?|fire|h2o|drinks?|snacks?|meals?|logs?)\b", re.IGNORECASE
+)
+_QUANTITY = re.compile(r"\b(?:\d+|one|two|three|zero|all|none)\b", re.IGNORECASE)
+_CUES = frozenset(
+    ("not", "no", "never", "nothing", "plenty", "enough", "extra", "already", "less", "fine", "ok", "okay")
+)
+_NEGATION_SCOPE = 4
+
+
+def negation_marked(text: str) -> str:
+    """``text`` lowercased, with the package names and quantities abstracted (``item``,
+    ``num``) and the four words after a negation or sufficiency cue ("don't", "not",
+    "plenty", "enough", "already", ...) prefixed ``NEG_``, up to the end of the clause.
+
+    "I don't need water" then shares no n-gram with "I need water" but one with "we don't
+    need firewood": the cue for no-need and against self-need, whatever the item."""
+    abstracted = _QUANTITY.sub(" NUM ", _ITEM.sub(" ITEM ", text))
+    out, scope = [], 0
+    for token in re.findall(r"[\w']+|[.,!?;]", abstracted.lower()):
+        if token in ".,!?;":
+            scope = 0
+            out.append(token)
+            continue
+        out.append("NEG_" + token if scope else token)
+        if token in _CUES or token.endswith("n't") or token in ("dont", "cant", "wont", "didnt", "isnt"):
+            scope = _NEGATION_SCOPE
+        elif scope:
+            scope -= 1
+    return " ".join(out)
+
+
 def _sentences(text: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?])\s+", text) if s] or [text]
-
-
-def sentence_max_embeddings(texts: list[str]) -> np.ndarray:
-    """Per text, the element-wise maximum of its sentences' embeddings (several strategies
-    often share one utterance, one per sentence)."""
-    split = [_sentences(t) for t in texts]
-    flat = embed([s for ss in split for s in ss])
-    out, i = [], 0
-    for ss in split:
-        out.append(flat[i : i + len(ss)].max(axis=0))
-        i += len(ss)
-    return np.array(out)
 
 
 def _features(
     model: str, items: list[Utterance], train: np.ndarray, test: np.ndarray, cache: dict[str, Any]
 ) -> tuple[Any, Any]:
-    """tfidf: word 1-2 grams. embed: word 1-3 and character 2-5 grams, the utterance's
-    embedding, its sentences' max-pooled embedding, the previous message's embedding and
-    the position in the dialogue."""
+    """tfidf: word 1-2 grams. Otherwise word 1-3 grams, character 2-5 grams, word 1-3 grams
+    of the negation-marked text and the dense context (:func:`_context`)."""
     from scipy.sparse import csr_matrix, hstack
 
     texts = [u.text for u in items]
@@ -75,25 +99,38 @@ def _features(
     if model == "tfidf":
         words = fit_tfidf(train_texts, min_df=2).transform(texts)
         return words[train], words[test]
-    if "dense" not in cache:
-        cache["dense"] = csr_matrix(
-            np.hstack(
-                [
-                    embed(texts),
-                    sentence_max_embeddings(texts),
-                    embed([u.previous for u in items]),
-                    np.array([[u.position] for u in items]),
-                ]
-            )
-        )
+    if "context" not in cache:
+        cache["context"] = _context(items)
+        cache["marked"] = [negation_marked(t) for t in texts]
+    marked = cache["marked"]
     x = hstack(
         [
             fit_tfidf(train_texts, ngram_range=(1, 3), min_df=2).transform(texts),
             fit_tfidf(train_texts, analyzer="char_wb", ngram_range=(2, 5), min_df=2).transform(texts),
-            cache["dense"],
+            fit_tfidf(
+                [marked[i] for i in train], ngram_range=(1, 3), min_df=2, token_pattern=r"[\w']+|\?"
+            ).transform(marked),
+            csr_matrix(cache["context"]),
         ]
     ).tocsr()
     return x[train], x[test]
+
+
+def _context(items: list[Utterance]) -> np.ndarray:
+    """Per utterance: its embedding, the element-wise maximum of its sentences' embeddings
+    (several strategies often share one utterance, one per sentence), the previous
+    message's embedding and the position in the dialogue (0 to 1). One call embeds every
+    distinct text once: most previous messages and one-sentence utterances repeat."""
+    texts = [u.text for u in items]
+    sentences = [_sentences(t) for t in texts]
+    flat = [s for ss in sentences for s in ss]
+    vectors = embed(texts + [u.previous for u in items] + flat)
+    own, previous, rest = np.split(vectors, [len(texts), 2 * len(texts)])
+    ends = np.cumsum([len(ss) for ss in sentences])
+    pooled = np.array(
+        [rest[end - len(ss) : end].max(axis=0) for ss, end in zip(sentences, ends, strict=True)]
+    )
+    return np.hstack([own, pooled, previous, np.array([[u.position] for u in items])])
 
 
 @register
@@ -107,7 +144,7 @@ class CasinoStrategy(Task):
         "396 annotated dialogues, 5-fold cross-validation by dialogue; F1 of the positive class "
         "per label, mean over folds, then over the 7 labels"
     )
-    models: ClassVar[tuple[str, ...]] = ("random", "tfidf", "embed")
+    models: ClassVar[tuple[str, ...]] = ("random", "tfidf", "embed", "finetune")
     reference: ClassVar[dict[str, Any]] = {
         "mean_f1": {"TF-IDF + logistic regression (measured with the paper's protocol)": 0.567},
         "note": "the paper's multi-task BERT reports per-label F1; see Chawla et al. 2021, Table 5",
@@ -119,28 +156,54 @@ class CasinoStrategy(Task):
         if not items:
             raise BenchError("no annotated CaSiNo dialogues in the bank")
         groups = [u.dialogue for u in items]
+        gold = np.array([[label in u.labels for label in LABELS] for u in items])
         scores: dict[str, list[float]] = {label: [] for label in LABELS}
         cache: dict[str, Any] = {}
         rng = np.random.default_rng(seed)
-        all_idx = np.arange(len(items))
         for test in folds(groups, 5, seed):
-            train = np.setdiff1d(all_idx, test)
-            if model != "random":
-                x_train, x_test = _features(model, items, train, test, cache)
-            for label in LABELS:
-                y_train = [label in items[i].labels for i in train]
-                gold = [label in items[i].labels for i in test]
-                if model == "random":
-                    prior = sum(y_train) / len(y_train)
-                    predicted = list(rng.random(len(test)) < prior)
-                else:
-                    clf = fit_binary(x_train, y_train, c=1.0 if model == "tfidf" else 3.0)
-                    predicted = list(clf.predict(x_test))
-                scores[label].append(binary_f1(gold, predicted))
+            train = np.setdiff1d(np.arange(len(items)), test)
+            if model == "random":
+                predicted = rng.random((len(test), len(LABELS))) < gold[train].mean(axis=0)
+            else:
+                predicted = _probabilities(model, items, gold, train, test, seed=seed, cache=cache) > 0.5
+            for j, label in enumerate(LABELS):
+                scores[label].append(binary_f1(list(gold[test, j]), list(predicted[:, j])))
         per_label = {label: round(float(np.mean(v)), 4) for label, v in scores.items()}
         details = {
             "dialogues": len(set(groups)),
             "utterances": len(items),
-            "positives": {label: sum(label in u.labels for u in items) for label in LABELS},
+            "positives": dict(zip(LABELS, gold.sum(axis=0).tolist(), strict=True)),
         }
         return {"mean_f1": round(mean(per_label.values()) or 0.0, 4), "per_label": per_label}, details
+
+
+def _probabilities(
+    model: str,
+    items: list[Utterance],
+    gold: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
+    *,
+    seed: int,
+    cache: dict[str, Any],
+) -> np.ndarray:
+    """Per test utterance and label, the probability of the label. ``finetune`` averages the
+    ``embed`` logistic regressions with the fine-tuned encoder, which learns the three other
+    strategies of the annotation as auxiliary targets."""
+    x_train, x_test = _features(model, items, train, test, cache)
+    c = 1.0 if model == "tfidf" else 3.0
+    linear = np.column_stack(
+        [fit_binary(x_train, list(y), c=c).predict_proba(x_test)[:, 1] for y in gold[train].T]
+    )
+    if model != "finetune":
+        return linear
+    require("torch", "embed", "The fine-tuned model")
+    from convbank.bench.finetune import TopLayerTuner
+
+    if "tuner" not in cache:
+        cache["tuner"] = TopLayerTuner([u.text for u in items])
+    targets = np.array([[label in u.labels for label in LABELS + AUXILIARY] for u in items])
+    context = np.delete(cache["context"], np.s_[384:768], axis=1)  # no sentence max-pool
+    tuner: TopLayerTuner = cache["tuner"]
+    tuned = tuner.fit_predict(targets, context, train, test, seed)[:, : len(LABELS)]
+    return (1 - TUNED_WEIGHT) * linear + TUNED_WEIGHT * tuned
