@@ -110,17 +110,18 @@ def _features(
             fit_tfidf(
                 [marked[i] for i in train], ngram_range=(1, 3), min_df=2, token_pattern=r"[\w']+|\?"
             ).transform(marked),
-            csr_matrix(cache["context"]),
+            csr_matrix(np.hstack(list(cache["context"].values()))),
         ]
     ).tocsr()
     return x[train], x[test]
 
 
-def _context(items: list[Utterance]) -> np.ndarray:
-    """Per utterance: its embedding, the element-wise maximum of its sentences' embeddings
-    (several strategies often share one utterance, one per sentence), the previous
-    message's embedding and the position in the dialogue (0 to 1). One call embeds every
-    distinct text once: most previous messages and one-sentence utterances repeat."""
+def _context(items: list[Utterance]) -> dict[str, np.ndarray]:
+    """Dense features per utterance: its embedding (``utterance``), the element-wise maximum
+    of its sentences' embeddings (``sentences``: several strategies often share one
+    utterance, one per sentence), the previous message's embedding (``previous``) and the
+    position in the dialogue, 0 to 1 (``position``). One call embeds every distinct text
+    once: most previous messages and one-sentence utterances repeat."""
     texts = [u.text for u in items]
     sentences = [_sentences(t) for t in texts]
     flat = [s for ss in sentences for s in ss]
@@ -130,7 +131,8 @@ def _context(items: list[Utterance]) -> np.ndarray:
     pooled = np.array(
         [rest[end - len(ss) : end].max(axis=0) for ss, end in zip(sentences, ends, strict=True)]
     )
-    return np.hstack([own, pooled, previous, np.array([[u.position] for u in items])])
+    position = np.array([[u.position] for u in items])
+    return {"utterance": own, "sentences": pooled, "previous": previous, "position": position}
 
 
 @register
@@ -203,7 +205,7 @@ def _probabilities(
     if "tuner" not in cache:
         cache["tuner"] = TopLayerTuner([u.text for u in items])
     targets = np.array([[label in u.labels for label in LABELS + AUXILIARY] for u in items])
-    context = np.delete(cache["context"], np.s_[384:768], axis=1)  # no sentence max-pool
+    context = np.hstack([cache["context"][k] for k in ("utterance", "previous", "position")])
     tuner: TopLayerTuner = cache["tuner"]
     tuned = tuner.fit_predict(targets, context, train, test, seed)[:, : len(LABELS)]
     return (1 - TUNED_WEIGHT) * linear + TUNED_WEIGHT * tuned
