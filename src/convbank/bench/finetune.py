@@ -54,16 +54,16 @@ class TopLayerTuner:
             tokenizer(text or "", truncation=True, max_length=self.config.max_tokens)["input_ids"]
             for text in texts
         ]
+        pad = tokenizer.pad_token_id or 0
         self._states: list[torch.Tensor] = [torch.empty(0)] * len(ids)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # little padding per batch
         with torch.no_grad():
             for start in range(0, len(order), 64):
                 chunk = order[start : start + 64]
                 width = max(len(ids[i]) for i in chunk)
-                batch = torch.tensor([ids[i] + [0] * (width - len(ids[i])) for i in chunk])
-                out = self._encoder(
-                    input_ids=batch, attention_mask=(batch != 0).long(), output_hidden_states=True
-                )
+                batch = torch.tensor([ids[i] + [pad] * (width - len(ids[i])) for i in chunk])
+                mask = torch.tensor([[1] * len(ids[i]) + [0] * (width - len(ids[i])) for i in chunk])
+                out = self._encoder(input_ids=batch, attention_mask=mask, output_hidden_states=True)
                 for row, i in enumerate(chunk):
                     self._states[i] = out.hidden_states[self.config.frozen][row, : len(ids[i])].clone()
 
