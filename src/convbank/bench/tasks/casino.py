@@ -11,12 +11,13 @@ import numpy as np
 from convbank.bench._core import BenchError, Task, folds, register
 from convbank.bench.features import embed, fit_binary, fit_tfidf
 from convbank.bench.metrics import binary_f1, mean
+from convbank.datasets.casino import STRATEGIES
 from convbank.errors import require
 from convbank.query import Corpus
 
-LABELS = ("small-talk", "self-need", "other-need", "no-need", "elicit-pref", "uv-part", "vouch-fair")
+LABELS = STRATEGIES[:7]
 """The seven strategies of the paper's classification experiments."""
-AUXILIARY = ("showing-empathy", "promote-coordination", "non-strategic")
+AUXILIARY = STRATEGIES[7:]
 """The annotation's other labels: extra training targets for the fine-tuned model only."""
 TUNED_WEIGHT = 0.5
 """The fine-tuned encoder's share of the ``finetune`` model's probabilities."""
