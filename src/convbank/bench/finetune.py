@@ -55,6 +55,7 @@ class TopLayerTuner:
             for text in texts
         ]
         pad = tokenizer.pad_token_id or 0
+        frozen = self._encoder.encoder.layer[: self.config.frozen]
         self._states: list[torch.Tensor] = [torch.empty(0)] * len(ids)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # little padding per batch
         with torch.no_grad():
@@ -62,10 +63,10 @@ class TopLayerTuner:
                 chunk = order[start : start + 64]
                 width = max(len(ids[i]) for i in chunk)
                 batch = torch.tensor([ids[i] + [pad] * (width - len(ids[i])) for i in chunk])
-                mask = torch.tensor([[1] * len(ids[i]) + [0] * (width - len(ids[i])) for i in chunk])
-                out = self._encoder(input_ids=batch, attention_mask=mask, output_hidden_states=True)
+                mask = torch.tensor([[1.0] * len(ids[i]) + [0.0] * (width - len(ids[i])) for i in chunk])
+                states = _through(frozen, self._encoder.embeddings(input_ids=batch), mask)
                 for row, i in enumerate(chunk):
-                    self._states[i] = out.hidden_states[self.config.frozen][row, : len(ids[i])].clone()
+                    self._states[i] = states[row, : len(ids[i])].clone()
 
     def _batch(self, index: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
         width = max(len(self._states[i]) for i in index)
@@ -133,9 +134,16 @@ class _Head(torch.nn.Module):
         self.head = torch.nn.Linear(self.layers[0].output.dense.out_features + extra, labels)
 
     def forward(self, states: torch.Tensor, mask: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-        additive = (1.0 - mask[:, None, None, :]) * torch.finfo(torch.float32).min
-        for layer in self.layers:
-            out = layer(states, attention_mask=additive)
-            states = out[0] if isinstance(out, tuple) else out
+        states = _through(self.layers, states, mask)
         pooled = (states * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
         return self.head(self.drop(torch.cat([pooled, features], 1)))  # type: ignore[no-any-return]
+
+
+def _through(layers: Any, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``states`` (batch, tokens, hidden) through the encoder ``layers``; ``mask`` is 1 for
+    real tokens and 0 for padding."""
+    additive = (1.0 - mask[:, None, None, :]) * torch.finfo(torch.float32).min
+    for layer in layers:
+        out = layer(states, attention_mask=additive)
+        states = out[0] if isinstance(out, tuple) else out
+    return states

@@ -205,8 +205,10 @@ def _probabilities(
 
     if "tuner" not in cache:
         cache["tuner"] = TopLayerTuner([u.text for u in items])
-    targets = np.array([[label in u.labels for label in LABELS + AUXILIARY] for u in items])
-    context = np.hstack([cache["context"][k] for k in ("utterance", "previous", "position")])
+        cache["targets"] = np.array([[label in u.labels for label in LABELS + AUXILIARY] for u in items])
+        cache["head_context"] = np.hstack(
+            [cache["context"][k] for k in ("utterance", "previous", "position")]
+        )
     tuner: TopLayerTuner = cache["tuner"]
-    tuned = tuner.fit_predict(targets, context, train, test, seed)[:, : len(LABELS)]
+    tuned = tuner.fit_predict(cache["targets"], cache["head_context"], train, test, seed)[:, : len(LABELS)]
     return (1 - TUNED_WEIGHT) * linear + TUNED_WEIGHT * tuned
