@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from convbank import catalog
 from convbank.datasets import Dataset
-from convbank.errors import BuildError, FormatError, SourceError
+from convbank.errors import FormatError, SourceError
 from convbank.fetch import Fetcher, home
 from convbank.model import conversations_to_tables
 from convbank.store import Bank
@@ -213,20 +213,24 @@ def write_batch(
     split: str,
     tables: dict[str, pa.Table],
     *,
-    seen: set[str],
+    seen: dict[str, tuple[str, int]],
     counts: dict[str, int],
     progress: Progress | None,
+    where: Callable[[str], str] = lambda split: split,
 ) -> None:
     """Write one mapped batch (one row group per table), checking that its ids are unique
-    within the dataset, and add its rows to the split's ``counts``."""
+    within the dataset, and add its rows to the split's ``counts``. ``seen`` maps every id
+    written so far to its (split, record); ``where(split)`` names a split's source."""
     written = counts["conversations"]
     for position, cid in enumerate(tables["conversations"].column("conversation_id").to_pylist()):
-        if cid in seen:
+        first = seen.get(cid)
+        if first is not None:
             raise FormatError(
-                f"{ds.name}/{config}/{split}: record {written + position} repeats conversation id "
-                f"{cid!r}; ids must be unique within a dataset"
+                f"{where(split)}: record {written + position} repeats conversation id {cid!r} "
+                f"(first seen at record {first[1]} of {where(first[0])}); ids must be unique "
+                f"within a dataset"
             )
-        seen.add(cid)
+        seen[cid] = (split, written + position)
     for name, table in tables.items():
         staging.write(name, split, table)
         if name in counts:
@@ -262,7 +266,12 @@ def _build_config(
     engine: Any,
 ) -> list[SplitReport]:
     reports = []
-    seen: set[str] = set()
+    seen: dict[str, tuple[str, int]] = {}
+
+    def where(split: str) -> str:
+        files = [str(paths[f.name]) for f in ds.files_for(config, split) if f.name in paths]
+        return f"{', '.join(files)} ({ds.name}/{config}/{split})"
+
     entry: dict[str, Any] = {"splits": {}, "sources": {n: str(p) for n, p in paths.items()}}
     splits = list(ds.config(config).splits)
     counts = {s: dict.fromkeys(("conversations", "participants", "turns", "annotations"), 0) for s in splits}
@@ -271,14 +280,25 @@ def _build_config(
         t0 = time.perf_counter()
         for split, tables in engine.config_batches(ds, paths, config, batch_size):
             write_batch(
-                staging, ds, config, split, tables, seen=seen, counts=counts[split], progress=progress
+                staging,
+                ds,
+                config,
+                split,
+                tables,
+                seen=seen,
+                counts=counts[split],
+                progress=progress,
+                where=where,
             )
             now = time.perf_counter()
             seconds[split] += now - t0
             t0 = now
         for split in splits:
             if counts[split]["conversations"] == 0:
-                raise BuildError(f"{ds.name}/{config}/{split}: the source has no records")
+                raise FormatError(
+                    f"{where(split)}: the source has no records; expected the publisher's file "
+                    "with at least one — re-fetch it or check that it is the right one"
+                )
             expected = ds.config(config).splits[split]
             entry["splits"][split] = {
                 **counts[split],

@@ -12,10 +12,12 @@ stderr and an exit code; the library lets them propagate::
     ├── ChecksumError                        sha256 of a file differs from the catalog's
     ├── FormatError (also ValueError)        a source file does not have the published format
     ├── NotBuiltError                        the bank has no tables for what was asked
+    ├── DamagedBankError                     a bank file is missing, truncated or corrupt
     ├── ConversationNotFoundError (KeyError) no conversation with that id
     ├── QueryError                           a SQL statement failed or is not read-only
     ├── BuildError                           a build could not complete (the old bank is kept)
     ├── ExportError                          an export cannot be written as asked
+    ├── ServeError                           the viewer cannot listen where asked
     └── MissingExtraError (also ImportError) an optional library is not installed
 """
 
@@ -26,6 +28,7 @@ __all__ = [
     "ChecksumError",
     "ConvbankError",
     "ConversationNotFoundError",
+    "DamagedBankError",
     "DownloadError",
     "ExportError",
     "FormatError",
@@ -33,6 +36,7 @@ __all__ = [
     "NotBuiltError",
     "OfflineError",
     "QueryError",
+    "ServeError",
     "SourceError",
     "UnknownDatasetError",
 ]
@@ -85,6 +89,13 @@ class NotBuiltError(ConvbankError):
     exit_code = 4
 
 
+class DamagedBankError(ConvbankError):
+    """A file of the bank (a table, the manifest) is missing, truncated or corrupt; the
+    message names it. ``convbank doctor`` checks the whole bank; rebuilding repairs it."""
+
+    exit_code = 4
+
+
 class ConversationNotFoundError(ConvbankError, KeyError):
     """No conversation with the given id."""
 
@@ -105,6 +116,12 @@ class BuildError(ConvbankError):
 
 class ExportError(ConvbankError):
     """An export cannot be written as asked (unknown format option, output in the way)."""
+
+    exit_code = 2
+
+
+class ServeError(ConvbankError):
+    """The viewer cannot listen on the address asked for (in use, not available)."""
 
     exit_code = 2
 

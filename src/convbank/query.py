@@ -10,19 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from convbank import catalog
 from convbank.build import bank_root
-from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError
+from convbank.errors import ConversationNotFoundError, NotBuiltError
 from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
-from convbank.store import Bank, connect, is_read_only
+from convbank.store import Bank, FileRef, Snapshot, connect
+from convbank.store.sql import run
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,16 +38,38 @@ class _Part:
 
 
 class Corpus:
-    """The conversations of one dataset (optionally one config and split), backed by Parquet."""
+    """The conversations of one dataset (optionally one config and split), backed by Parquet.
+
+    A corpus reads one generation of the bank, pinned when it is opened: builds that run
+    meanwhile change nothing it reads (open a new corpus to see them), and its files stay on
+    disk until it is closed. It is safe to share between threads. Close it with
+    :meth:`close` or use it as a context manager; an unreferenced corpus is closed for you.
+    """
 
     def __init__(
-        self, name: str, config: str | None = None, split: str | None = None, *, bank: Bank | None = None
+        self,
+        name: str,
+        config: str | None = None,
+        split: str | None = None,
+        *,
+        bank: Bank | None = None,
+        snapshot: Snapshot | None = None,
     ) -> None:
         self.dataset = catalog.get(name)
-        self.bank = bank or Bank(bank_root())
+        self.bank = bank or (snapshot.bank if snapshot else Bank(bank_root()))
         self.config = config
         self.split = split
-        built = self.bank.built().get(name, {}).get("configs", {})
+        self._own_snapshot = snapshot is None
+        self.snapshot = snapshot or self.bank.snapshot()
+        try:
+            self._parts = self._find_parts(name, config, split)
+            self.snapshot.check(name)
+        except BaseException:
+            self.close()
+            raise
+
+    def _find_parts(self, name: str, config: str | None, split: str | None) -> list[_Part]:
+        built = self.snapshot.built().get(name, {}).get("configs", {})
         parts = []
         configs = self.dataset.stored_configs(config) if config else [self.dataset.config(c) for c in built]
         for cfg in configs:
@@ -58,12 +78,23 @@ class Corpus:
                 if s in built.get(cfg.name, {}).get("splits", {}):
                     parts.append(_Part(cfg.name, s))
                 elif config or split:
-                    self.bank.split_info(name, cfg.name, s)  # raises NotBuiltError
+                    self.snapshot.split_info(name, cfg.name, s)  # raises NotBuiltError
         if not parts:
             raise NotBuiltError(
                 f"{name} is not in the bank at {self.bank.root}; run `convbank build {name}` first"
             )
-        self._parts = parts
+        return parts
+
+    def close(self) -> None:
+        """Release the pinned generation (a snapshot passed in stays its owner's)."""
+        if self._own_snapshot:
+            self.snapshot.close()
+
+    def __enter__(self) -> Corpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
@@ -72,24 +103,30 @@ class Corpus:
     # ------------------------------------------------------------------ size and ids
     def __len__(self) -> int:
         return sum(
-            self.bank.split_info(self.dataset.name, p.config, p.split)["conversations"] for p in self._parts
+            self.snapshot.split_info(self.dataset.name, p.config, p.split)["conversations"]
+            for p in self._parts
         )
 
-    @cached_property
-    def _files(self) -> dict[_Part, pq.ParquetFile]:
-        return {p: pq.ParquetFile(self._file("conversations", p)) for p in self._parts}
+    def _ref(self, table: str, part: _Part) -> FileRef:
+        return self.snapshot.ref(table, self.dataset.name, part.config, part.split)
+
+    def _groups(self, part: _Part) -> int:
+        return int(self.snapshot.metadata(self._ref("conversations", part)).num_row_groups)
+
+    def _ids(self, part: _Part, rg: int) -> pa.ChunkedArray:
+        return self._row_group("conversations", part, rg, ["conversation_id"]).column(0)
 
     def _locate(self, conversation_id: str) -> tuple[_Part, int] | None:
         """The part and row group holding an id: row groups whose min/max statistics
         exclude it are skipped, so a lookup reads one row group's ids, not the column."""
-        for part, f in self._files.items():
-            column = f.schema_arrow.get_field_index("conversation_id")
-            for rg in range(f.num_row_groups):
-                stats = f.metadata.row_group(rg).column(column).statistics
+        for part in self._parts:
+            meta = self.snapshot.metadata(self._ref("conversations", part))
+            column = meta.schema.to_arrow_schema().get_field_index("conversation_id")
+            for rg in range(meta.num_row_groups):
+                stats = meta.row_group(rg).column(column).statistics
                 if stats is not None and stats.has_min_max and not stats.min <= conversation_id <= stats.max:
                     continue
-                ids = f.read_row_group(rg, columns=["conversation_id"]).column(0)
-                if pc.index(ids, conversation_id).as_py() >= 0:
+                if pc.index(self._ids(part, rg), conversation_id).as_py() >= 0:
                     return part, rg
         return None
 
@@ -102,17 +139,15 @@ class Corpus:
                 f"{self.dataset.name} has no conversation {conversation_id!r} in the bank"
             )
         part, rg = found
-        f = self._files[part]
-        ids = f.read_row_group(rg, columns=["conversation_id"]).column(0)
+        ids = self._ids(part, rg)
         pos = pc.index(ids, conversation_id).as_py()
-        order = [(p, g) for p in self._parts for g in range(self._files[p].num_row_groups)]
+        order = [(p, g) for p in self._parts for g in range(self._groups(p))]
         at = order.index((part, rg))
 
         def edge(step: int) -> str | None:
             i = at + step
             while 0 <= i < len(order):
-                p, g = order[i]
-                col = self._files[p].read_row_group(g, columns=["conversation_id"]).column(0)
+                col = self._ids(*order[i])
                 if len(col):
                     return str(col[-1 if step < 0 else 0].as_py())
                 i += step
@@ -141,9 +176,8 @@ class Corpus:
     # ------------------------------------------------------------------ iteration
     def __iter__(self) -> Iterator[Conversation]:
         for part in self._parts:
-            files = {t: pq.ParquetFile(self._file(t, part)) for t in UNIFIED_TABLES}
-            for rg in range(files["conversations"].num_row_groups):
-                tables = {t: f.read_row_group(rg) for t, f in files.items()}
+            for rg in range(self._groups(part)):
+                tables = {t: self._row_group(t, part, rg) for t in UNIFIED_TABLES}
                 yield from tables_to_conversations(
                     tables, dataset=self.dataset.name, config=part.config, split=part.split
                 )
@@ -154,20 +188,16 @@ class Corpus:
 
     def file_meta(self, config: str, split: str) -> dict[str, Any]:
         """File-level source content kept for a split (for the source export)."""
-        meta: dict[str, Any] = self.bank.split_info(self.dataset.name, config, split).get("file_meta", {})
+        meta: dict[str, Any] = self.snapshot.split_info(self.dataset.name, config, split).get("file_meta", {})
         return meta
 
     def iter_part(self, config: str, split: str) -> Iterator[Conversation]:
         """The conversations of one (config, split) of this corpus, in source order."""
-        sub = Corpus(self.dataset.name, config, split, bank=self.bank)
-        return iter(sub)
+        return iter(Corpus(self.dataset.name, config, split, snapshot=self.snapshot))
 
     # ------------------------------------------------------------------ tables
-    def _file(self, table: str, part: _Part) -> Any:
-        return self.bank.file(table, self.dataset.name, part.config, part.split)
-
-    def _row_group(self, table: str, part: _Part, rg: int) -> pa.Table:
-        return pq.ParquetFile(self._file(table, part)).read_row_group(rg)
+    def _row_group(self, table: str, part: _Part, rg: int, columns: list[str] | None = None) -> pa.Table:
+        return self.snapshot.read_row_group(self._ref(table, part), rg, columns)
 
     def to_arrow(self, table: str = "conversations") -> pa.Table:
         """A unified table (or ``raw``, the dataset's raw table) of this corpus, with
@@ -177,7 +207,7 @@ class Corpus:
             raise KeyError(f"unknown table {table!r}; one of {', '.join(UNIFIED_TABLES)}, raw")
         pieces = []
         for part in self._parts:
-            t = pq.read_table(self._file(name, part))
+            t = self.snapshot.read_table(self._ref(name, part))
             n = t.num_rows
             for i, (col, value) in enumerate(
                 (("dataset", self.dataset.name), ("config", part.config), ("split", part.split))
@@ -197,15 +227,16 @@ class Corpus:
         fids = sorted({f["fid"] for t in conversation.turns for f in t.meta.get("facts", ())})
         if not fids:  # every dataset but Curiosity: no file lookup per conversation
             return {}
-        files = self.bank.table_files("curiosity_facts")
-        if not files:
+        refs = self.snapshot.refs("curiosity_facts")
+        if not refs:
             return {}
-        table = pq.read_table(files[0], columns=["id", "text"], filters=[("id", "in", fids)])
+        table = self.snapshot.read_table(refs[0], columns=["id", "text"], filters=[("id", "in", fids)])
         return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
 
     def sql(self, query: str) -> pa.Table:
-        """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``)."""
-        return sql(query, bank=self.bank)
+        """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
+        the generation this corpus reads."""
+        return sql(query, snapshot=self.snapshot)
 
     def export(
         self, fmt: str, output: Path, *, where: str | None = None, as_participant: str | None = None
@@ -243,15 +274,23 @@ def load(
     return Corpus(name, config, split, bank=bank)
 
 
-def sql(query: str, *, bank: Bank | None = None) -> pa.Table:
-    """Run one or more read-only statements over the bank's views; return the last result."""
-    con = connect(bank or Bank(bank_root()))
+def sql(
+    query: str,
+    *,
+    bank: Bank | None = None,
+    snapshot: Snapshot | None = None,
+    timeout: float | None = None,
+    memory_limit: str | None = None,
+) -> pa.Table:
+    """Run one or more read-only statements over the bank's views; return the last result.
+
+    Every call gets its own connection, which can read the bank's tables and nothing else
+    (no file, no setting, nothing that outlives the call). ``timeout`` stops a query after
+    that many seconds; ``memory_limit`` (``"1GB"``) bounds what it may hold. Both raise
+    :class:`QueryError`.
+    """
+    con = connect(snapshot or bank or Bank(bank_root()), memory_limit=memory_limit)
     try:
-        is_read_only(con, query)
-        try:
-            result = con.sql(query)
-            return result.to_arrow_table() if result is not None else pa.table({})
-        except duckdb.Error as exc:
-            raise QueryError(f"SQL error: {str(exc).splitlines()[0]}") from exc
+        return run(con, query, timeout=timeout)
     finally:
         con.close()

@@ -15,7 +15,7 @@ import duckdb
 from convbank import catalog
 from convbank.build import bank_root
 from convbank.errors import NotBuiltError
-from convbank.store import Bank, connect
+from convbank.store import Bank, Snapshot, connect
 
 __all__ = ["CROSSTABS", "DISTRIBUTIONS", "Distribution", "stats", "turn_length_histogram"]
 
@@ -133,22 +133,26 @@ def _sort_key(value: str) -> tuple[int, float, str]:
         return (1, 0.0, value)
 
 
-def stats(names: Sequence[str] | None = None, *, bank: Bank | None = None) -> dict[str, Any]:
+def stats(
+    names: Sequence[str] | None = None, *, bank: Bank | None = None, snapshot: Snapshot | None = None
+) -> dict[str, Any]:
     """Per dataset and split: conversations, participants, turns, words, turns per
     conversation (mean, median, max), label counts per annotation layer and the dataset's
-    metadata distributions (see :data:`DISTRIBUTIONS`)."""
-    bank = bank or Bank(bank_root())
-    built = bank.built()
+    metadata distributions (see :data:`DISTRIBUTIONS`), from one generation of the bank
+    (``snapshot``, or the current one)."""
+    if snapshot is None:
+        with (bank or Bank(bank_root())).snapshot() as current:
+            return stats(names, snapshot=current)
+    root = snapshot.bank.root
+    built = snapshot.built()
     names = list(names or [n for n in catalog.names() if n in built])
     for name in names:
         catalog.get(name)
         if name not in built:
-            raise NotBuiltError(
-                f"{name} is not in the bank at {bank.root}; run `convbank build {name}` first"
-            )
+            raise NotBuiltError(f"{name} is not in the bank at {root}; run `convbank build {name}` first")
     if not names:
-        raise NotBuiltError(f"the bank at {bank.root} is empty; run `convbank build` first")
-    con = connect(bank)
+        raise NotBuiltError(f"the bank at {root} is empty; run `convbank build` first")
+    con = connect(snapshot)
     try:
         return {name: _dataset_stats(con, name) for name in names}
     finally:

@@ -112,7 +112,7 @@ def data_kind(corpus: Corpus) -> str:
         expected = corpus.dataset.config(config).splits.get(split)
         if (
             expected is None
-            or corpus.bank.split_info(corpus.dataset.name, config, split)["conversations"] != expected
+            or corpus.snapshot.split_info(corpus.dataset.name, config, split)["conversations"] != expected
         ):
             return "fixture"
     return "real"

@@ -96,16 +96,18 @@ def sql(query: str, *, bank: Bank, master: str = "local[*]") -> pa.Table:
 
     with duckdb.connect() as con:
         is_read_only(con, query)
-    spark = session(master)
-    tables = bank.tables()
-    if not tables:
-        raise QueryError(f"the bank at {bank.root} is empty; run `convbank build` first")
-    for table in tables:
-        folder = str(bank.root / table)
-        frame = spark.read.option("basePath", folder).parquet(folder)
-        first = ["dataset", "config", "split"]
-        frame.select(*first, *[c for c in frame.columns if c not in first]).createOrReplaceTempView(table)
-    try:
-        return spark.sql(query).toArrow()
-    except Exception as exc:  # Spark's AnalysisException and parse errors
-        raise QueryError(f"Spark SQL error: {str(exc).splitlines()[0]}") from exc
+    with bank.snapshot() as snapshot:
+        if not snapshot.tables():
+            raise QueryError(f"the bank at {bank.root} is empty; run `convbank build` first")
+        snapshot.check()
+        spark = session(master)
+        for table in snapshot.tables():
+            folder = str(bank.root / table)
+            files = [str(r.path) for r in snapshot.refs(table)]
+            frame = spark.read.option("basePath", folder).parquet(*files)
+            first = ["dataset", "config", "split"]
+            frame.select(*first, *[c for c in frame.columns if c not in first]).createOrReplaceTempView(table)
+        try:
+            return spark.sql(query).toArrow()
+        except Exception as exc:  # Spark's AnalysisException and parse errors
+            raise QueryError(f"Spark SQL error: {str(exc).splitlines()[0]}") from exc

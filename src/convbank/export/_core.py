@@ -35,7 +35,7 @@ class Selection:
                 table = sql(
                     "SELECT config, split, conversation_id FROM conversations "
                     f"WHERE dataset = '{corpus.dataset.name}' AND ({where})",
-                    bank=corpus.bank,
+                    snapshot=corpus.snapshot,
                 )
             except QueryError as exc:
                 raise ExportError(

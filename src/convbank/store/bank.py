@@ -1,48 +1,94 @@
-"""Parquet storage with atomic replacement.
+"""Parquet storage in generations: readers see the old bank or the new one, never a mix.
 
-Layout: ``<root>/<table>/dataset=<d>/config=<c>/split=<s>/part-0.parquet`` for the four
-unified tables, each ``<dataset>_raw`` table and side tables such as ``curiosity_facts``;
-``<root>/manifest.json`` records what is built. A build writes one dataset/config into a
-staging folder; only when everything is written does a journalled swap move it into place,
-so a failed or interrupted build leaves the previous bank as it was (an interrupted swap is
-completed by the next process that takes the lock).
+Layout::
+
+    <root>/manifest.json                       the current generation: what is built, and the
+                                               exact file of every table partition
+    <root>/<table>/dataset=<d>/config=<c>/split=<s>/part-<sha256[:16]>.parquet
+    <root>/.generations/<id>.json              every generation a reader may still hold
+    <root>/.generations/<id>.lock              readers hold a shared lock on it
+    <root>/.staging/<uuid>/                    a build in progress
+    <root>/.lock                               builds are serialised on it
+
+Table files are immutable and named by their content. A build writes one dataset/config into
+a staging folder; when it is complete its files are moved beside the current ones (no reader
+looks at a file the manifest does not name), a record of the new generation is written, and
+one atomic rename of ``manifest.json`` makes it the bank. A build killed or failed at any
+point before that rename leaves the previous generation as it was; what it left behind is
+removed by the next process that takes the build lock (:meth:`Bank.collect`).
+
+A reader pins a generation with :meth:`Bank.snapshot`: it holds a shared ``flock`` on the
+generation's lock file, and the collector deletes an old generation (and the files only it
+names) only when it can lock that file exclusively, so files never vanish under a reader.
+Locks die with their process, so a reader killed with ``kill -9`` pins nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from convbank._atomic import atomic_write_text
-from convbank.errors import NotBuiltError
+from convbank.errors import BuildError, DamagedBankError
 from convbank.model import SCHEMA_VERSION
+from convbank.store.snapshot import (
+    FileRef,
+    Snapshot,
+    file_refs,
+    first_line,
+    partition,
+    release,
+    sha256_file,
+    stat_problem,
+)
 
-__all__ = ["Bank", "Staging"]
+try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps one old generation
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
-PART = "part-0.parquet"
+__all__ = ["LAYOUT", "Bank", "Checkup", "FileRef", "Snapshot", "Staging"]
+
+LAYOUT = 2
+"""Version of the bank's folder layout and manifest (1: one ``part-0.parquet`` per partition,
+replaced in place)."""
+
+_LEGACY_PART = "part-0.parquet"
+_GENERATIONS = ".generations"
+_STAGING = ".staging"
 
 
-def _atomic_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True))
+def _write_failure(root: Path, exc: OSError) -> BuildError:
+    """One line for an OS error while writing the bank (disk full, read-only, ...)."""
+    where = exc.filename or root
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
+        free = shutil.disk_usage(root).free if root.exists() else 0
+        return BuildError(
+            f"{where}: no space left on the device holding the bank ({free:,} bytes free); "
+            "the previous bank is unchanged and the partial build was removed — free some space "
+            "and build again"
+        )
+    reason = exc.strerror or first_line(exc)
+    return BuildError(
+        f"{where}: cannot write the bank ({reason}); the previous bank is unchanged — "
+        "check the folder's permissions, or point CONVBANK_HOME elsewhere"
+    )
 
 
-def partition(dataset: str, config: str, split: str | None = None) -> Path:
-    """The Hive partition path of a dataset/config (and split)."""
-    path = Path(f"dataset={dataset}") / f"config={config}"
-    return path / f"split={split}" if split is not None else path
-
-
+# ---------------------------------------------------------------------- writing
 class Staging:
     """Parquet writers for one dataset/config being built; nothing is visible until commit."""
 
@@ -51,159 +97,385 @@ class Staging:
         self.dataset = dataset
         self.config = config
         self._writers: dict[tuple[str, str], pq.ParquetWriter] = {}
-        self.tables: set[str] = set()
+        self.rows: dict[tuple[str, str], int] = {}
+
+    def path(self, table: str, split: str) -> Path:
+        """Where a table partition is staged."""
+        return self.root / table / partition(self.dataset, self.config, split) / "part.parquet"
 
     def write(self, table: str, split: str, data: pa.Table) -> None:
         """Append rows to ``table`` for ``split`` (one row group per call)."""
         key = (table, split)
-        writer = self._writers.get(key)
-        if writer is None:
-            path = self.root / table / partition(self.dataset, self.config, split) / PART
-            path.parent.mkdir(parents=True, exist_ok=True)
-            schema = data.schema.with_metadata(
-                {
-                    **(data.schema.metadata or {}),
-                    b"convbank.schema_version": SCHEMA_VERSION.encode(),
-                    b"convbank.table": table.encode(),
-                }
-            )
-            writer = pq.ParquetWriter(path, schema, compression="zstd")
-            self._writers[key] = writer
-            self.tables.add(table)
-        writer.write_table(data.replace_schema_metadata(writer.schema.metadata))
+        try:
+            writer = self._writers.get(key)
+            if writer is None:
+                path = self.path(table, split)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                schema = data.schema.with_metadata(
+                    {
+                        **(data.schema.metadata or {}),
+                        b"convbank.schema_version": SCHEMA_VERSION.encode(),
+                        b"convbank.table": table.encode(),
+                    }
+                )
+                writer = pq.ParquetWriter(path, schema, compression="zstd")
+                self._writers[key] = writer
+                self.rows[key] = 0
+            writer.write_table(data.replace_schema_metadata(writer.schema.metadata))
+        except OSError as exc:
+            raise _write_failure(self.root, exc) from exc
+        self.rows[key] += data.num_rows
 
     def close(self) -> None:
-        """Close every writer (files become complete Parquet files)."""
-        for writer in self._writers.values():
+        """Close every writer: files become complete Parquet files, flushed to disk."""
+        writers, self._writers = self._writers, {}
+        for key, writer in writers.items():
             writer.close()
-        self._writers.clear()
+            _fsync(self.path(*key))
+
+    def abandon(self) -> None:
+        """Close every writer after a failure, ignoring their errors (a full disk makes
+        ``close`` fail again)."""
+        writers, self._writers = self._writers, {}
+        for writer in writers.values():
+            with suppress(Exception):
+                writer.close()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class Bank:
-    """The bank folder: its tables, manifest, lock and atomic swaps."""
+    """The bank folder: its generations, lock, staging and atomic commits."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
-    # ------------------------------------------------------------------ reading
+    # ------------------------------------------------------------------ manifest
     @property
     def manifest_path(self) -> Path:
         """Where the manifest is."""
         return self.root / "manifest.json"
 
     def manifest(self) -> dict[str, Any]:
-        """What is built: ``{"schema_version", "datasets": {name: {"configs": {...}}}}``."""
+        """The current generation: ``{"layout", "schema_version", "generation", "datasets":
+        {name: {"built_at", "configs": {config: {"splits", "sources", "files"}}}}}``."""
+        return self._read_manifest(self.manifest_path)
+
+    def _read_manifest(self, path: Path) -> dict[str, Any]:
         try:
-            data: dict[str, Any] = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {"schema_version": SCHEMA_VERSION, "datasets": {}}
+            return {"layout": LAYOUT, "schema_version": SCHEMA_VERSION, "generation": None, "datasets": {}}
+        except OSError as exc:
+            raise DamagedBankError(f"{path}: cannot read the bank's manifest ({exc.strerror})") from exc
+        except UnicodeDecodeError as exc:
+            raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})")) from exc
+        if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
+            raise DamagedBankError(_bad_manifest(path, "not a convbank manifest"))
+        if data.get("layout") is None:
+            return self._legacy(data)
+        if data["layout"] != LAYOUT:
+            raise DamagedBankError(
+                f"{path}: the bank has layout {data['layout']}, this convbank reads layout {LAYOUT}; "
+                "upgrade convbank or delete the bank folder and build again"
+            )
         return data
 
+    def _legacy(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A layout-1 manifest (files named ``part-0.parquet``, replaced in place) seen as a
+        generation of layout 2; the next build rewrites it."""
+        for dataset, entry in data["datasets"].items():
+            for config, cfg in entry.get("configs", {}).items():
+                files: dict[str, dict[str, Any]] = {}
+                for table_dir in self._table_dirs():
+                    legacy = (table_dir / partition(dataset, config)).glob(f"split=*/{_LEGACY_PART}")
+                    for path in sorted(legacy):
+                        split = path.parent.name.removeprefix("split=")
+                        files.setdefault(table_dir.name, {})[split] = {
+                            "path": str(path.relative_to(self.root)),
+                            "bytes": path.stat().st_size,
+                        }
+                cfg["files"] = files
+        return {**data, "layout": LAYOUT, "generation": "legacy"}
+
     def built(self) -> dict[str, dict[str, Any]]:
-        """Built datasets with their manifest entries."""
+        """Built datasets with their manifest entries (of the current generation)."""
         datasets: dict[str, dict[str, Any]] = self.manifest()["datasets"]
         return datasets
 
     def split_info(self, dataset: str, config: str, split: str) -> dict[str, Any]:
         """The manifest entry of one split, or :class:`NotBuiltError`."""
-        try:
-            info: dict[str, Any] = self.built()[dataset]["configs"][config]["splits"][split]
-        except KeyError:
-            raise NotBuiltError(
-                f"{dataset}/{config}/{split} is not in the bank at {self.root}; "
-                f"run `convbank build {dataset}` first"
-            ) from None
-        return info
-
-    def table_files(self, table: str) -> list[Path]:
-        """Every Parquet file of a table."""
-        return sorted((self.root / table).glob(f"dataset=*/config=*/split=*/{PART}"))
+        return Snapshot(self, self.manifest(), None).split_info(dataset, config, split)
 
     def tables(self) -> list[str]:
-        """Names of the tables that have at least one file."""
+        """Names of the tables of the current generation."""
+        return sorted({r.table for r in file_refs(self.root, self.manifest())})
+
+    def _table_dirs(self) -> list[Path]:
         if not self.root.is_dir():
             return []
-        return sorted(
-            p.name
-            for p in self.root.iterdir()
-            if p.is_dir() and not p.name.startswith(".") and self.table_files(p.name)
+        return sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> Snapshot:
+        """Pin the current generation (see :class:`Snapshot`)."""
+        for _ in range(100):
+            manifest = self.manifest()
+            generation = manifest.get("generation")
+            if generation in (None, "legacy"):
+                return Snapshot(self, manifest, None)
+            lease = self._lease(generation)
+            if lease is None or (self.root / _GENERATIONS / f"{generation}.json").exists():
+                return Snapshot(self, manifest, lease)
+            release(lease)  # collected between our read and our lock: read the manifest again
+        raise DamagedBankError(
+            f"{self.manifest_path}: names a generation that keeps disappearing; run `convbank doctor`"
         )
 
-    def file(self, table: str, dataset: str, config: str, split: str) -> Path:
-        """The Parquet file of a table partition (which may not exist)."""
-        return self.root / table / partition(dataset, config, split) / PART
+    def _lease(self, generation: str) -> int | None:
+        """A shared lock on a generation's lock file (None where locks cannot be taken: a
+        read-only bank, or no flock on this system)."""
+        if fcntl is None:
+            return None
+        try:
+            fd = os.open(self.root / _GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
 
-    # ------------------------------------------------------------------ writing
+    # ------------------------------------------------------------------ building
     @contextmanager
     def lock(self, timeout: float = -1) -> Iterator[None]:
-        """Hold the bank's lock (builds of the bank are serialised); finish an interrupted swap."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.root / ".lock"), timeout=timeout):
-            self._recover()
+        """Hold the bank's build lock (builds are serialised) and clear what killed or
+        failed builds left behind."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.root / ".lock"), timeout=timeout)
+            lock.acquire()
+        except Timeout:
+            raise BuildError(
+                f"{self.root}: another build holds the bank's lock; wait for it to finish"
+            ) from None
+        except OSError as exc:
+            raise _write_failure(self.root, exc) from exc
+        try:
+            self.collect()
             yield
+        finally:
+            lock.release()
 
     @contextmanager
     def stage(self, dataset: str, config: str) -> Iterator[Staging]:
         """Stage a dataset/config; call :meth:`commit` inside to make it visible. On error
-        the staging folder is removed and the bank is untouched."""
-        folder = self.root / ".staging" / uuid.uuid4().hex
-        folder.mkdir(parents=True)
+        the staging folder is removed and the bank is untouched. Hold :meth:`lock`."""
+        folder = self.root / _STAGING / uuid.uuid4().hex
+        try:
+            folder.mkdir(parents=True)
+        except OSError as exc:
+            raise _write_failure(self.root, exc) from exc
         staging = Staging(folder, dataset, config)
         try:
             yield staging
         finally:
-            staging.close()
-            if not self._journal_names(folder):
-                shutil.rmtree(folder, ignore_errors=True)
-
-    def _journal_names(self, folder: Path) -> bool:
-        """Whether an unfinished swap still needs this staging folder."""
-        path = self.root / ".journal.json"
-        return path.exists() and json.loads(path.read_text(encoding="utf-8"))["staging"] == str(folder)
+            staging.abandon()
+            shutil.rmtree(folder, ignore_errors=True)
 
     def commit(self, staging: Staging, entry: dict[str, Any]) -> None:
-        """Swap a staged dataset/config into the bank and record ``entry`` in the manifest."""
-        staging.close()
-        old = {
-            t for t in self.tables() if (self.root / t / partition(staging.dataset, staging.config)).exists()
-        }
-        manifest = self.manifest()
-        manifest["schema_version"] = SCHEMA_VERSION
-        ds = manifest["datasets"].setdefault(staging.dataset, {"configs": {}})
-        ds["configs"][staging.config] = entry
-        ds["built_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        journal = {
-            "staging": str(staging.root),
-            "dataset": staging.dataset,
-            "config": staging.config,
-            "tables": sorted(old | staging.tables),
-            "manifest": manifest,
-        }
-        _atomic_json(self.root / ".journal.json", journal)
-        self._recover()
+        """Make a staged dataset/config the bank's, with ``entry`` as its manifest entry: its
+        files move in beside the current ones, then one rename of the manifest switches
+        readers to the new generation. Hold :meth:`lock`."""
+        published: list[Path] = []
+        record = None
+        try:
+            staging.close()
+            files: dict[str, dict[str, Any]] = {}
+            for (table, split), rows in sorted(staging.rows.items()):
+                files.setdefault(table, {})[split] = self._publish(staging, table, split, rows, published)
+            manifest = self.manifest()
+            generation = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+            manifest.update(layout=LAYOUT, schema_version=SCHEMA_VERSION, generation=generation)
+            ds = manifest["datasets"].setdefault(staging.dataset, {"configs": {}})
+            ds["configs"][staging.config] = {**entry, "files": files}
+            ds["built_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            text = json.dumps(manifest, indent=2, sort_keys=True)
+            (self.root / _GENERATIONS).mkdir(exist_ok=True)
+            record = self.root / _GENERATIONS / f"{generation}.json"
+            atomic_write_text(record, text)
+            atomic_write_text(self.manifest_path, text)
+        except OSError as exc:
+            current = {r.path for r in file_refs(self.root, self.manifest())}
+            for path in published:
+                if path not in current:
+                    path.unlink(missing_ok=True)
+            if record is not None:
+                record.unlink(missing_ok=True)
+            raise _write_failure(self.root, exc) from exc
+        self.collect()
 
-    def _recover(self) -> None:
-        """Complete the swap a journal describes (idempotent)."""
-        path = self.root / ".journal.json"
-        if not path.exists():
-            return
-        journal = json.loads(path.read_text(encoding="utf-8"))
-        staging = Path(journal["staging"])
-        trash = self.root / ".trash" / uuid.uuid4().hex
-        part = partition(journal["dataset"], journal["config"])
-        for table in journal["tables"]:
-            dest = self.root / table / part
-            staged = staging / table / part
-            if (staged.exists() or not (staging / table).exists()) and dest.exists():
-                (trash / table).mkdir(parents=True, exist_ok=True)
-                os.replace(dest, trash / table / "gone")
-            if staged.exists():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(staged, dest)
-        _atomic_json(self.manifest_path, journal["manifest"])
-        path.unlink()
-        shutil.rmtree(trash, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
-        for empty in (self.root / t / f"dataset={journal['dataset']}" for t in journal["tables"]):
-            if empty.is_dir() and not any(empty.iterdir()):
-                empty.rmdir()
+    def _publish(
+        self, staging: Staging, table: str, split: str, rows: int, published: list[Path]
+    ) -> dict[str, Any]:
+        """Move one staged file to its place under its content's name."""
+        staged = staging.path(table, split)
+        sha = sha256_file(staged)
+        size = staged.stat().st_size
+        folder = self.root / table / partition(staging.dataset, staging.config, split)
+        target = folder / f"part-{sha[:16]}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staged, target)
+        published.append(target)
+        return {"path": str(target.relative_to(self.root)), "bytes": size, "sha256": sha, "rows": rows}
+
+    # ------------------------------------------------------------------ cleaning
+    def collect(self) -> list[Path]:
+        """Remove what no reader can see: staging folders of killed builds, temporary
+        manifests, generations no reader pins and the files only they named, files no
+        generation names. Hold :meth:`lock`. Returns what was removed."""
+        removed: list[Path] = []
+        if not self.root.is_dir():
+            return removed
+        current = self.manifest()
+        if current.get("generation") == "legacy":  # rewrite a layout-1 manifest as layout 2
+            current["generation"] = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+            (self.root / _GENERATIONS).mkdir(exist_ok=True)
+            text = json.dumps(current, indent=2, sort_keys=True)
+            atomic_write_text(self.root / _GENERATIONS / f"{current['generation']}.json", text)
+            atomic_write_text(self.manifest_path, text)
+        keep = {r.path for r in file_refs(self.root, current)}
+        keep_all = False
+        generations = self.root / _GENERATIONS
+        for record in sorted(generations.glob("*.json")) if generations.is_dir() else []:
+            name = record.stem
+            if name == current.get("generation"):
+                continue
+            if self._reclaim(generations / f"{name}.lock", record):
+                removed.append(record)
+                continue
+            try:  # pinned by a reader: its files stay
+                keep |= {r.path for r in file_refs(self.root, json.loads(record.read_text(encoding="utf-8")))}
+            except (OSError, ValueError):
+                keep_all = True
+        for lock in sorted(generations.glob("*.lock")) if generations.is_dir() else []:
+            if not (generations / f"{lock.stem}.json").exists() and self._reclaim(lock, None):
+                removed.append(lock)
+        for leftover in (self.root / _STAGING, self.root / ".trash"):
+            if leftover.exists():
+                shutil.rmtree(leftover, ignore_errors=True)
+                removed.append(leftover)
+        for tmp in [*self.root.glob(".*.tmp"), *generations.glob(".*.tmp"), self.root / ".journal.json"]:
+            if tmp.exists():
+                tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+        if not keep_all:
+            removed += self._sweep(keep)
+        return removed
+
+    def _reclaim(self, lock: Path, record: Path | None) -> bool:
+        """Delete a generation's record and lock file unless a reader holds the lock."""
+        if fcntl is None:  # no reader locks: keep the record (one old generation at most)
+            return False
+        try:
+            fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o644)
+        except OSError:
+            return False
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False
+            if record is not None:
+                record.unlink(missing_ok=True)
+            lock.unlink(missing_ok=True)
+            return True
+        finally:
+            os.close(fd)
+
+    def _sweep(self, keep: set[Path]) -> list[Path]:
+        """Delete every file under the table folders that ``keep`` does not name, and the
+        folders that become empty."""
+        removed = []
+        for table_dir in self._table_dirs():
+            for path in sorted(table_dir.rglob("*"), reverse=True):
+                if path.is_dir():
+                    with suppress(OSError):
+                        path.rmdir()  # only when empty
+                elif path not in keep:
+                    path.unlink(missing_ok=True)
+                    removed.append(path)
+            with suppress(OSError):
+                table_dir.rmdir()
+        return removed
+
+    # ------------------------------------------------------------------ checking
+    def doctor(self, *, deep: bool = True) -> Checkup:
+        """Check every file of the current generation against the manifest: present, of
+        its size, a readable Parquet footer with the manifest's row count and (``deep``)
+        its sha256. Also lists leftovers of killed builds (:meth:`collect` removes them).
+        A manifest that cannot be read raises :class:`DamagedBankError`."""
+        checkup = Checkup()
+        with self.snapshot() as snap:
+            for ref in snap.refs():
+                checkup.files += 1
+                problem = stat_problem(ref)
+                if problem is None:
+                    try:
+                        rows = pq.read_metadata(ref.path).num_rows
+                    except (OSError, pa.ArrowException) as exc:
+                        problem = f"not a readable Parquet file ({first_line(exc)})"
+                    else:
+                        if ref.rows is not None and rows != ref.rows:
+                            problem = f"{rows:,} rows where the manifest says {ref.rows:,}"
+                if problem is None and deep and ref.sha256 and sha256_file(ref.path) != ref.sha256:
+                    problem = "corrupt: its sha256 differs from the manifest's"
+                if problem:
+                    checkup.problems.append(
+                        f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)"
+                    )
+                else:
+                    checkup.bytes += ref.path.stat().st_size
+        checkup.leftovers = self._leftovers()
+        return checkup
+
+    def _leftovers(self) -> list[Path]:
+        """Staging folders and files that no generation names (what :meth:`collect` removes)."""
+        keep = {r.path for r in file_refs(self.root, self.manifest())}
+        generations = self.root / _GENERATIONS
+        for record in generations.glob("*.json") if generations.is_dir() else []:
+            with suppress(OSError, ValueError):
+                keep |= {r.path for r in file_refs(self.root, json.loads(record.read_text(encoding="utf-8")))}
+        found = [p for p in (self.root / _STAGING, self.root / ".trash") if p.exists()]
+        for table_dir in self._table_dirs():
+            found += [p for p in table_dir.rglob("*") if p.is_file() and p not in keep]
+        return sorted(found)
+
+
+@dataclass
+class Checkup:
+    """What :meth:`Bank.doctor` found."""
+
+    files: int = 0
+    bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+    leftovers: list[Path] = field(default_factory=list)
+
+
+def _bad_manifest(path: Path, what: str) -> str:
+    return (
+        f"the bank is damaged: {path} is {what}; run `convbank doctor`, or delete the bank "
+        "folder and build again"
+    )

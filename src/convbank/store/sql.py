@@ -1,15 +1,29 @@
-"""DuckDB over the bank: one view per table, read-only statements only, no file access
-outside the bank."""
+"""DuckDB over the bank, read-only by construction.
+
+A connection is an in-memory database that cannot touch a file at all
+(``enable_external_access=false``, configuration locked): the bank's tables reach it as
+Arrow datasets over the files of one pinned generation, which DuckDB can scan but has no
+way to write. Whatever a statement does (``COPY ... TO``, ``EXPLAIN ANALYZE`` of a write,
+``ATTACH``, ``CREATE VIEW``) can change nothing but that connection's own catalog, and every
+query gets its own connection. The statement check (:func:`is_read_only`) only gives a
+clearer message first.
+"""
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import duckdb
+import pyarrow as pa
 
 from convbank.errors import NotBuiltError, QueryError
 from convbank.model.schema import PARTITION_COLUMNS, UNIFIED_TABLES
-from convbank.store.bank import PART, Bank
+from convbank.store.bank import Bank, Snapshot
 
-__all__ = ["READ_ONLY_STATEMENTS", "connect", "is_read_only"]
+__all__ = ["READ_ONLY_STATEMENTS", "connect", "deadline", "is_read_only", "run"]
 
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 
@@ -18,38 +32,51 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def connect(bank: Bank, *, threads: int | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with a view per bank table (``meta`` columns as JSON),
-    then locked down: no file access outside the bank, configuration frozen."""
-    tables = bank.tables()
-    if not tables:
-        raise NotBuiltError(f"the bank at {bank.root} is empty; run `convbank build` first")
-    con = duckdb.connect(":memory:")
+def connect(
+    source: Bank | Snapshot,
+    *,
+    threads: int | None = None,
+    memory_limit: str | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB connection with a view per bank table (``meta`` columns as
+    JSON) and no file access at all; ``memory_limit`` (e.g. ``"512MB"``) bounds what a query
+    may hold (nothing spills to disk). A :class:`Bank` is pinned for the connection's life;
+    a :class:`Snapshot` stays the caller's to close."""
+    snapshot = source if isinstance(source, Snapshot) else source.snapshot()
+    if not snapshot.tables():
+        raise NotBuiltError(f"the bank at {snapshot.bank.root} is empty; run `convbank build` first")
+    snapshot.check()
+    datasets = snapshot.arrow_datasets()
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "temp_directory": "",  # nothing spills to disk: a query over its memory limit fails
+        "python_enable_replacements": False,  # SQL cannot reach this process's Python objects
+    }
     if threads:
-        con.execute(f"SET threads={int(threads)}")
-    hive_types = "{" + ", ".join(f"'{c}': VARCHAR" for c in PARTITION_COLUMNS) + "}"
+        config["threads"] = int(threads)
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    try:
+        con = duckdb.connect(":memory:", config=config)
+    except duckdb.Error as exc:
+        raise QueryError(f"cannot open a query connection: {str(exc).splitlines()[0]}") from exc
     keys = ", ".join(PARTITION_COLUMNS)
-    for table in tables:
-        pattern = _literal(str(bank.root / table / "*" / "*" / "*" / PART))
+    for table, data in datasets.items():
+        con.register(f"_arrow_{table}", data)
         replace = " REPLACE (meta::JSON AS meta)" if table in UNIFIED_TABLES else ""
         con.execute(
             f"CREATE VIEW {_quote(table)} AS SELECT {keys}, * EXCLUDE ({keys}){replace} "
-            f"FROM read_parquet({pattern}, hive_partitioning=true, hive_types={hive_types}, "
-            "union_by_name=true)"
+            f"FROM {_quote('_arrow_' + table)}"
         )
-    root = str(bank.root.resolve()).rstrip("/") + "/"
-    con.execute(f"SET allowed_directories=[{_literal(root)}]")
     con.execute("SET enable_external_access=false")
     con.execute("SET lock_configuration=true")
+    if snapshot is not source:
+        weakref.finalize(con, snapshot.close)
     return con
 
 
 def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """Raise :class:`QueryError` unless every statement of ``sql`` only reads."""
+    """Raise :class:`QueryError` unless every statement of ``sql`` only reads (a clear
+    message first; the connection itself cannot write whatever passes)."""
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
@@ -63,3 +90,47 @@ def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
                 f"only read-only statements are allowed (SELECT, WITH ... SELECT, DESCRIBE, "
                 f"SHOW, EXPLAIN); got {kind}"
             )
+
+
+@contextmanager
+def deadline(con: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[threading.Event]:
+    """Interrupt whatever ``con`` runs once ``seconds`` have passed (no limit for None);
+    yields an event that is set when the limit struck."""
+    struck = threading.Event()
+
+    def strike() -> None:
+        struck.set()
+        con.interrupt()
+
+    timer = threading.Timer(seconds, strike) if seconds else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield struck
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = None) -> pa.Table:
+    """Run read-only ``sql`` (one or more statements; the last one's result) on ``con``
+    within ``timeout`` seconds; DuckDB errors become one-line :class:`QueryError`."""
+    is_read_only(con, sql)
+    with deadline(con, timeout) as struck:
+        try:
+            result = con.sql(sql)
+            return result.to_arrow_table() if result is not None else pa.table({})
+        except duckdb.Error as exc:
+            raise _query_error(exc, struck.is_set(), timeout) from exc
+
+
+def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None) -> QueryError:
+    if timed_out or isinstance(exc, duckdb.InterruptException):
+        return QueryError(f"the query ran past its time limit of {timeout:g} s and was stopped")
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return QueryError(
+            f"the query needs more memory than its limit allows ({str(exc).splitlines()[0]}); "
+            "select fewer rows or columns, or aggregate"
+        )
+    return QueryError(f"SQL error: {str(exc).splitlines()[0]}")

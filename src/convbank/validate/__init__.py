@@ -43,16 +43,16 @@ _COUNTS = "published_counts", "Each split has the number of conversations the pu
 _UNIQUE = "unique_ids", "Conversation ids are unique within the dataset."
 
 
-def _split_checks(recorder: Recorder, corpus: Corpus, bank: Bank) -> None:
+def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
     name = corpus.dataset.name
     for config, split in corpus.parts():
         expected = corpus.dataset.config(config).splits.get(split)
-        n = bank.split_info(name, config, split)["conversations"]
+        n = corpus.snapshot.split_info(name, config, split)["conversations"]
         problem: list[tuple[Severity, str]] = []
         if expected is not None and n != expected:
             problem.append(("error", f"{config}/{split} has {n:,} conversations; {expected:,} published"))
         recorder.record(*_COUNTS, None, None if expected is None else problem)
-    con = connect(bank)
+    con = connect(corpus.snapshot)
     try:
         distinct, duplicates = con.execute(
             "SELECT count(DISTINCT conversation_id), list(conversation_id) FILTER (WHERE n > 1) FROM "
@@ -77,15 +77,16 @@ def _split_checks(recorder: Recorder, corpus: Corpus, bank: Bank) -> None:
 def validate(names: Sequence[str] | None = None, *, bank: Bank | None = None) -> ValidationReport:
     """Run every check over the named datasets (default: every built one)."""
     bank = bank or Bank(bank_root())
-    if not names:
-        built = bank.built()
-        names = [n for n in catalog.names() if n in built]
+    with bank.snapshot() as snapshot:
         if not names:
-            raise NotBuiltError(f"the bank at {bank.root} is empty; run `convbank build` first")
-    report = ValidationReport()
-    for name in names:
-        corpus = Corpus(name, bank=bank)
-        recorder = Recorder(report, name)
-        _split_checks(recorder, corpus, bank)
-        recorder.run(checks_for(name), corpus)
+            built = snapshot.built()
+            names = [n for n in catalog.names() if n in built]
+            if not names:
+                raise NotBuiltError(f"the bank at {bank.root} is empty; run `convbank build` first")
+        report = ValidationReport()
+        for name in names:
+            corpus = Corpus(name, snapshot=snapshot)
+            recorder = Recorder(report, name)
+            _split_checks(recorder, corpus)
+            recorder.run(checks_for(name), corpus)
     return report

@@ -1,0 +1,250 @@
+"""Reading one generation of the bank: :class:`Snapshot` pins it, :class:`FileRef` names
+its files (see :mod:`convbank.store.bank` for the layout and the protocol)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import weakref
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.dataset as pds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from convbank.errors import DamagedBankError, NotBuiltError
+from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
+
+if TYPE_CHECKING:
+    from convbank.store.bank import Bank
+
+__all__ = ["FileRef", "Snapshot", "file_refs", "partition", "sha256_file"]
+
+
+def partition(dataset: str, config: str, split: str | None = None) -> Path:
+    """The Hive partition path of a dataset/config (and split)."""
+    path = Path(f"dataset={dataset}") / f"config={config}"
+    return path / f"split={split}" if split is not None else path
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of a file."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """One table partition's file in a generation."""
+
+    table: str
+    dataset: str
+    config: str
+    split: str
+    path: Path
+    bytes: int | None
+    sha256: str | None
+    rows: int | None
+
+
+def file_refs(root: Path, manifest: dict[str, Any]) -> list[FileRef]:
+    """Every file a manifest names."""
+    refs = []
+    for dataset, entry in manifest.get("datasets", {}).items():
+        for config, cfg in entry.get("configs", {}).items():
+            for table, splits in cfg.get("files", {}).items():
+                for split, f in splits.items():
+                    refs.append(
+                        FileRef(
+                            table,
+                            dataset,
+                            config,
+                            split,
+                            root / f["path"],
+                            f.get("bytes"),
+                            f.get("sha256"),
+                            f.get("rows"),
+                        )
+                    )
+    return refs
+
+
+class Snapshot:
+    """One generation of the bank, pinned: its manifest and files stay as they are while the
+    snapshot is open, whatever builds run meanwhile. Safe to share between threads; close it
+    (or use it as a context manager) to let a later build reclaim its files."""
+
+    def __init__(self, bank: Bank, manifest: dict[str, Any], lease: int | None) -> None:
+        self.bank = bank
+        self.manifest = manifest
+        self.generation: str | None = manifest.get("generation")
+        self._refs = file_refs(bank.root, manifest)
+        self._close = weakref.finalize(self, release, lease)
+        self._metadata: dict[Path, pq.FileMetaData] = {}
+        self._datasets: dict[str, pds.Dataset] | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Release the pin (idempotent)."""
+        self._close()
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ what is built
+    def built(self) -> dict[str, dict[str, Any]]:
+        """Built datasets with their manifest entries."""
+        datasets: dict[str, dict[str, Any]] = self.manifest.get("datasets", {})
+        return datasets
+
+    def split_info(self, dataset: str, config: str, split: str) -> dict[str, Any]:
+        """The manifest entry of one split, or :class:`NotBuiltError`."""
+        try:
+            info: dict[str, Any] = self.built()[dataset]["configs"][config]["splits"][split]
+        except KeyError:
+            raise NotBuiltError(
+                f"{dataset}/{config}/{split} is not in the bank at {self.bank.root}; "
+                f"run `convbank build {dataset}` first"
+            ) from None
+        return info
+
+    def refs(self, table: str | None = None, dataset: str | None = None) -> list[FileRef]:
+        """The files of this generation (of one table, of one dataset), in manifest order."""
+        return [
+            r
+            for r in self._refs
+            if (table is None or r.table == table) and (dataset is None or r.dataset == dataset)
+        ]
+
+    def tables(self) -> list[str]:
+        """Names of the tables with at least one file, sorted."""
+        return sorted({r.table for r in self._refs})
+
+    def ref(self, table: str, dataset: str, config: str, split: str) -> FileRef:
+        """The file of one table partition, or :class:`NotBuiltError`."""
+        for r in self._refs:
+            if (r.table, r.dataset, r.config, r.split) == (table, dataset, config, split):
+                return r
+        raise NotBuiltError(
+            f"{table} has no {dataset}/{config}/{split} in the bank at {self.bank.root}; "
+            f"run `convbank build {dataset}` first"
+        )
+
+    # ------------------------------------------------------------------ integrity
+    def check(self, dataset: str | None = None) -> None:
+        """Raise :class:`DamagedBankError` naming the first file (of ``dataset``, or of the
+        whole bank) that is missing or whose size differs from the manifest's: cheap (one
+        ``stat`` a file), run by every reader before it reads."""
+        for ref in self.refs(dataset=dataset):
+            problem = stat_problem(ref)
+            if problem:
+                raise DamagedBankError(damaged(ref, problem))
+
+    # ------------------------------------------------------------------ reading files
+    def metadata(self, ref: FileRef) -> pq.FileMetaData:
+        """The Parquet footer of a file (read once per snapshot)."""
+        with self._lock:
+            cached = self._metadata.get(ref.path)
+        if cached is None:
+            try:
+                cached = pq.read_metadata(ref.path)
+            except (OSError, pa.ArrowException) as exc:
+                raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+            with self._lock:
+                self._metadata[ref.path] = cached
+        return cached
+
+    def parquet(self, ref: FileRef) -> pq.ParquetFile:
+        """A reader of one file for the calling thread (readers are not shared between
+        threads: each call opens its own handle on the cached footer)."""
+        try:
+            return pq.ParquetFile(ref.path, metadata=self.metadata(ref))
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+
+    def read_row_group(self, ref: FileRef, index: int, columns: list[str] | None = None) -> pa.Table:
+        """One row group of a file."""
+        try:
+            return self.parquet(ref).read_row_group(index, columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+
+    def arrow_datasets(self) -> dict[str, pds.Dataset]:
+        """One Arrow dataset per table over this generation's files, with the partition
+        columns ``dataset``, ``config`` and ``split`` first (made once per snapshot)."""
+        with self._lock:
+            if self._datasets is not None:
+                return self._datasets
+        local = pafs.LocalFileSystem()
+        keys = [pa.field(c, pa.string()) for c in PARTITION_COLUMNS]
+        made = {}
+        for table in self.tables():
+            refs = self.refs(table)
+            schema = TABLE_SCHEMAS.get(table) or self.metadata(refs[0]).schema.to_arrow_schema()
+            made[table] = pds.FileSystemDataset.from_paths(
+                [str(r.path) for r in refs],
+                schema=pa.schema([*keys, *schema.remove_metadata()]),
+                format=pds.ParquetFileFormat(),
+                filesystem=local,
+                partitions=[
+                    (pds.field("dataset") == r.dataset)
+                    & (pds.field("config") == r.config)
+                    & (pds.field("split") == r.split)
+                    for r in refs
+                ],
+            )
+        with self._lock:
+            self._datasets = made
+        return made
+
+    def read_table(self, ref: FileRef, **options: Any) -> pa.Table:
+        """A whole file as a table (``options`` go to :func:`pyarrow.parquet.read_table`)."""
+        try:
+            return pq.read_table(ref.path, **options)
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+
+
+def release(lease: int | None) -> None:
+    """Close a generation lease (None: nothing to close)."""
+    if lease is not None:
+        with suppress(OSError):
+            os.close(lease)
+
+
+def stat_problem(ref: FileRef) -> str | None:
+    """What is wrong with a file by a ``stat``: missing, unreadable, or of another size."""
+    try:
+        size = ref.path.stat().st_size
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    if ref.bytes is not None and size != ref.bytes:
+        return f"{size:,} bytes where the manifest says {ref.bytes:,}"
+    return None
+
+
+def damaged(ref: FileRef, problem: str) -> str:
+    """The one-line message of a damaged file."""
+    return (
+        f"the bank is damaged: {ref.path} is {problem}; run `convbank doctor` to check every "
+        f"file, then `convbank build {ref.dataset}` to rebuild it"
+    )
