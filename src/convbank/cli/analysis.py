@@ -233,15 +233,65 @@ def _number(value: Any) -> str:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port.")
-def serve(host: str, port: int) -> None:
+@click.option(
+    "--allow-host",
+    "extra_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another Host name to answer to (repeatable; default: loopback names and --host). "
+    "Requests naming any other host are refused, which stops DNS-rebinding pages.",
+)
+@click.option(
+    "--query-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds a SQL console query (or a listing) may run.",
+)
+@click.option(
+    "--query-memory",
+    default="256MB",
+    show_default=True,
+    help="Memory one query may use (DuckDB units: 256MB, 1GB).",
+)
+def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float, query_memory: str) -> None:
     """Serve the read-only web viewer over the bank: catalog, dataset pages with charts and
-    filters, conversations with their annotations, and a SQL console (needs convbank[web])."""
-    from convbank.errors import require
+    filters, conversations with their annotations, and a SQL console (needs convbank[web]).
+
+    Each SQL query runs on its own connection that can read the bank's tables and nothing
+    else, within --query-timeout and --query-memory; it is stopped when its client leaves.
+    """
+    import errno
+    import signal
+    import socket
+    import sys
+
+    from convbank.errors import ServeError, require
 
     require("starlette", "web", "The web viewer")
     require("uvicorn", "web", "The web viewer")
     import uvicorn
 
-    from convbank.web import create_app
+    from convbank.web.app import Limits, allowed_hosts, create_app
 
-    uvicorn.run(create_app(), host=host, port=port, log_level="warning")
+    app = create_app(
+        hosts=allowed_hosts(host, extra_hosts),
+        limits=Limits(query_seconds=query_timeout, query_memory=query_memory),
+    )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
+        raise ServeError(f"{host}:{port} {reason}; choose another with --port") from None
+    shown = f"[{host}]" if ":" in host else host
+    err.print(f"convbank viewer on http://{shown}:{sock.getsockname()[1]}/ (Ctrl+C to stop)", highlight=False)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        # uvicorn shuts down gracefully (running queries are interrupted), then re-raises
+        # the signal to the handler it found: this one, so the exit status says "stopped".
+        signal.signal(stop, lambda *_: sys.exit(0))
+    uvicorn.Server(config).run(sockets=[sock])

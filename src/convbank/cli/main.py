@@ -249,12 +249,25 @@ def _print_report(report: BuildReport) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.001),
+    default=None,
+    help="Stop the query after this many seconds (exit 2).",
+)
+@click.option("--memory-limit", default=None, help="Memory the query may use (DuckDB units: 512MB, 2GB).")
 @engine_options(
     ("duckdb", "spark"), "DuckDB in this process, or Spark SQL (convbank[spark]; meta is JSON text there)."
 )
-def query(sql_text: str, fmt: str, engine: str, master: str) -> None:
+def query(
+    sql_text: str, fmt: str, timeout: float | None, memory_limit: str | None, engine: str, master: str
+) -> None:
     """Run read-only SQL over the views conversations, participants, turns, annotations
-    (all datasets) and <dataset>_raw."""
+    (all datasets) and <dataset>_raw.
+
+    The query's connection can read the bank's tables and nothing else: no file, no
+    setting, no write survives it, whatever the SQL says.
+    """
     if engine == "spark":
         from convbank.engines.spark import sql as spark_sql
 
@@ -262,7 +275,7 @@ def query(sql_text: str, fmt: str, engine: str, master: str) -> None:
     else:
         from convbank.query import sql
 
-        result = sql(sql_text)
+        result = sql(sql_text, timeout=timeout, memory_limit=memory_limit)
     rows = result.to_pylist()
     if fmt == "json":
         echo_json(rows)
@@ -350,6 +363,43 @@ def export(
         load(name, config, split), fmt, output, where=where, as_participant=as_participant
     ):
         click.echo(str(path))
+
+
+@cli.command()
+@click.option("--quick", is_flag=True, help="Skip the sha256 of every file (sizes, footers and rows only).")
+@click.option("--clean", is_flag=True, help="Also remove what killed builds left behind.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def doctor(quick: bool, clean: bool, as_json: bool) -> None:
+    """Check the bank: every file the manifest names is present, of its size, a readable
+    Parquet file with its row count and (unless --quick) its sha256; list leftovers of
+    killed builds. Exit 4 when a file is damaged (rebuild that dataset)."""
+    bank = Bank(bank_root())
+    if clean:
+        with bank.lock(timeout=5):
+            pass  # taking the build lock clears leftovers
+    checkup = bank.doctor(deep=not quick)
+    if as_json:
+        echo_json(
+            {
+                "bank": str(bank.root),
+                "files": checkup.files,
+                "bytes": checkup.bytes,
+                "problems": checkup.problems,
+                "leftovers": [str(p) for p in checkup.leftovers],
+            }
+        )
+    else:
+        for problem in checkup.problems:
+            click.echo(f"damaged: {problem}", err=True)
+        for path in checkup.leftovers:
+            click.echo(f"leftover: {path} (removed by `convbank doctor --clean` or the next build)", err=True)
+        state = "sound" if not checkup.problems else f"{len(checkup.problems)} damaged"
+        click.echo(
+            f"bank at {bank.root}: {checkup.files} files, {checkup.bytes:,} bytes checked, {state}",
+            err=True,
+        )
+    if checkup.problems:
+        raise click.exceptions.Exit(4)
 
 
 @cli.command()
