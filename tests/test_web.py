@@ -23,7 +23,7 @@ from convbank.web import create_app
 
 @pytest.fixture
 def client(built: Bank) -> TestClient:
-    return TestClient(create_app(built))
+    return TestClient(create_app(built), base_url="http://127.0.0.1")
 
 
 def _count(html: str) -> int:

@@ -1,0 +1,354 @@
+"""The viewer as a running server under attack and load: 50 concurrent clients, runaway and
+abandoned queries, SIGTERM mid-query, hostile SQL and Host headers, rebuilds while it
+serves. It must answer, stay alive, keep its memory bounded and never write the bank."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from conftest import ROOT, SHARED
+from convbank.build import build
+from convbank.cli import cli
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+from convbank.web import create_app
+
+RUNAWAY = "SELECT count(*) FROM turns a, turns b, turns c WHERE a.text < b.text AND b.text < c.text"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    """``convbank serve`` in its own process."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from convbank.cli import main; main()",
+                "serve",
+                "--port",
+                str(self.port),
+                *args,
+            ],
+            env={**os.environ, "CONVBANK_HOME": str(home), "PYTHONPATH": str(ROOT / "src")},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stderr is not None
+        self.banner = self.proc.stderr.readline()
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                httpx.get(self.url + "/", timeout=2)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError(f"the server did not start: {self.banner}")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(20)
+
+
+@pytest.fixture
+def server(built_home: Path) -> Iterator[Server]:
+    srv = Server(built_home, "--query-timeout", "2")
+    yield srv
+    srv.stop()
+
+
+# ---------------------------------------------------------------------- load
+PAGES = [
+    "/datasets/casino/conversations/{casino}",
+    "/datasets/convai2/conversations/{convai2}",
+    "/datasets/ccpe/conversations/CCPE-8e113",
+    "/datasets/curiosity/conversations/21922",
+    "/datasets/pec/conversations/happy-train-000000",
+    "/datasets/casino?label=strategy%3Auv-part&page=2",
+    "/datasets/convai2?field=eval_score&value=5",
+    "/",
+    "/sql?q=SELECT+dataset%2C+count(*)+FROM+conversations+GROUP+BY+1",
+]
+
+
+def _load(url: str, clients: int, seconds: float) -> dict[str, object]:
+    casino = [str(i) for i in range(0, 1030, 7)]
+    convai2 = [f"volunteers-{i:05d}" for i in range(0, 1111, 11)]
+
+    async def run() -> tuple[list[float], dict[int, int]]:
+        latencies: list[float] = []
+        statuses: dict[int, int] = {}
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+            stop = time.perf_counter() + seconds
+
+            async def one(n: int) -> None:
+                i = n
+                while time.perf_counter() < stop:
+                    path = PAGES[i % len(PAGES)].format(
+                        casino=casino[i % len(casino)], convai2=convai2[i % len(convai2)]
+                    )
+                    i += clients
+                    start = time.perf_counter()
+                    response = await client.get(path)
+                    latencies.append(time.perf_counter() - start)
+                    statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+
+            await asyncio.gather(*(one(n) for n in range(clients)))
+        return latencies, statuses
+
+    begin = time.perf_counter()
+    latencies, statuses = asyncio.run(run())
+    elapsed = time.perf_counter() - begin
+    latencies.sort()
+    return {
+        "requests": len(latencies),
+        "rps": len(latencies) / elapsed,
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
+        "statuses": statuses,
+    }
+
+
+def test_fifty_clients_no_errors_bounded_memory(server: Server) -> None:
+    before = _rss_mib(server.proc.pid)
+    result = _load(server.url, clients=50, seconds=20)
+    after = _rss_mib(server.proc.pid)
+    again = _load(server.url, clients=50, seconds=8)
+    final = _rss_mib(server.proc.pid)
+    print(
+        f"\nviewer load, 50 clients: {json.dumps(result)}; RSS {before:.0f} -> {after:.0f} -> {final:.0f} MiB"
+    )
+    assert server.proc.poll() is None
+    assert set(result["statuses"]) == {200}, result  # type: ignore[arg-type]
+    assert set(again["statuses"]) == {200}, again  # type: ignore[arg-type]
+    assert result["requests"] > 200  # type: ignore[operator]
+    assert after < before + 400 and final < after + 100  # bounded, and no growth on a second round
+
+
+# ---------------------------------------------------------------------- runaway and abandoned queries
+def test_runaway_query_is_stopped_at_the_time_limit(server: Server) -> None:
+    start = time.perf_counter()
+    response = httpx.get(server.url + "/sql", params={"q": RUNAWAY}, timeout=30)
+    assert time.perf_counter() - start < 8
+    assert response.status_code == 400
+    assert "the query ran past the viewer&#39;s time limit of 2 s and was stopped" in response.text
+    assert httpx.get(server.url + "/", timeout=5).status_code == 200
+
+
+def test_abandoned_queries_are_cancelled(server: Server) -> None:
+    def abandon() -> None:
+        with contextlib.suppress(httpx.TimeoutException):
+            httpx.get(server.url + "/sql", params={"q": RUNAWAY}, timeout=0.3)
+
+    threads = [threading.Thread(target=abandon) for _ in range(42)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    start = time.perf_counter()
+    page = httpx.get(server.url + "/datasets/casino/conversations/157", timeout=10)
+    assert page.status_code == 200 and time.perf_counter() - start < 5  # pages are not starved
+    time.sleep(3)  # long enough for every abandoned query to notice its client is gone
+    cpu = _cpu_seconds(server.proc.pid)
+    time.sleep(2)
+    assert _cpu_seconds(server.proc.pid) - cpu < 0.5, "abandoned queries are still running"
+    assert httpx.get(server.url + "/sql", params={"q": "SELECT 42 AS x"}, timeout=10).status_code == 200
+
+
+def test_sigterm_stops_the_server_mid_query(built_home: Path) -> None:
+    srv = Server(built_home, "--query-timeout", "600")
+    thread = threading.Thread(
+        target=lambda: httpx.get(srv.url + "/sql", params={"q": RUNAWAY}, timeout=60), daemon=True
+    )
+    thread.start()
+    time.sleep(1.0)
+    start = time.perf_counter()
+    srv.proc.send_signal(signal.SIGTERM)
+    assert srv.proc.wait(20) == 0
+    assert time.perf_counter() - start < 10
+
+
+def test_serve_prints_its_address_and_refuses_a_busy_port(server: Server, built_home: Path) -> None:
+    assert server.banner == f"convbank viewer on {server.url}/ (Ctrl+C to stop)\n"
+    result = CliRunner().invoke(cli, ["serve", "--port", str(server.port)])
+    assert result.exit_code == 2
+    assert result.output == f"error: 127.0.0.1:{server.port} is already in use; choose another with --port\n"
+
+
+# ---------------------------------------------------------------------- Host header
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [("127.0.0.1:{port}", 200), ("localhost:{port}", 200), ("evil.example", 400), ("10.0.0.1:{port}", 400)],
+)
+def test_host_header_is_checked(server: Server, host: str, status: int) -> None:
+    response = httpx.get(
+        server.url + "/sql", params={"q": "SELECT 1 AS x"}, headers={"Host": host.format(port=server.port)}
+    )
+    assert response.status_code == status
+    assert response.headers["x-content-type-options"] == "nosniff"
+    if status == 400:
+        assert "<td>1</td>" not in response.text
+
+
+# ---------------------------------------------------------------------- hostile SQL, rebuilds
+@pytest.fixture
+def own_bank(tmp_path: Path) -> Bank:
+    bank = Bank(tmp_path / "bank")
+    fetcher = Fetcher(sources=[SHARED], verify=False, progress=False)
+    build(["casino"], fetcher=fetcher, bank=bank)
+    return bank
+
+
+def _digest(bank: Bank) -> dict[str, str]:
+    return {
+        str(p.relative_to(bank.root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(bank.root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def test_hostile_sql_through_the_viewer(own_bank: Bank) -> None:
+    client = TestClient(create_app(own_bank), base_url="http://127.0.0.1")
+    with own_bank.snapshot() as snap:
+        part = snap.ref("conversations", "casino", "default", "train").path
+    before = _digest(own_bank)
+    for statement in (
+        f"EXPLAIN ANALYZE COPY (SELECT * FROM conversations WHERE false) TO '{part}' (FORMAT parquet)",
+        f"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO '{own_bank.manifest_path}' (FORMAT csv)",
+        f"EXPLAIN ANALYZE COPY (SELECT * FROM conversations) TO '{own_bank.root / 'conversations'}' "
+        "(FORMAT parquet, PARTITION_BY (dataset, config, split), OVERWRITE_OR_IGNORE)",
+        "EXPLAIN ANALYZE CREATE OR REPLACE VIEW turns AS SELECT 'defaced' AS text",
+    ):
+        response = client.get("/sql", params={"q": statement})
+        assert response.status_code in (200, 400)
+        assert _digest(own_bank) == before, statement
+        page = client.get("/sql", params={"q": "SELECT count(*) AS n FROM turns WHERE dataset = 'casino'"})
+        assert "<td>14297</td>" in page.text
+        assert "defaced" not in client.get("/datasets/casino/conversations/157").text
+        listing = client.get("/datasets/casino?split=train").text
+        assert re.search(r'id="count">900 conversations', listing)
+
+
+def test_viewer_during_rebuilds(own_bank: Bank, tmp_path: Path) -> None:
+    short = tmp_path / "short"
+    short.mkdir()
+    for split in ("train", "valid", "test"):
+        records = json.loads((SHARED / "casino" / f"casino_{split}.json").read_text(encoding="utf-8"))
+        (short / f"casino_{split}.json").write_text(
+            json.dumps(records[: len(records) // 2]), encoding="utf-8"
+        )
+    client = TestClient(create_app(own_bank), base_url="http://127.0.0.1")
+    query = (
+        "SELECT (SELECT count(*) FROM conversations WHERE dataset = 'casino') AS n, "
+        "(SELECT count(*) FROM turns WHERE dataset = 'casino') AS t, "
+        "(SELECT sum(num_turns) FROM conversations WHERE dataset = 'casino') AS s"
+    )
+    stop = threading.Event()
+    problems: list[str] = []
+    answers: set[str] = set()
+
+    def reader() -> None:
+        while not stop.is_set():
+            response = client.get("/sql", params={"q": query, "format": "csv"})
+            if response.status_code != 200:
+                problems.append(f"{response.status_code}: {response.text[:200]}")
+                continue
+            n, t, s = response.text.splitlines()[1].split(",")
+            if t != s or n not in ("1030", "515"):
+                problems.append(f"torn: {response.text!r}")
+            answers.add(n)
+            page = client.get("/datasets/casino/conversations/157")
+            if page.status_code not in (200, 404):
+                problems.append(f"page {page.status_code}")
+
+    readers = [threading.Thread(target=reader) for _ in range(4)]
+    for t in readers:
+        t.start()
+    try:
+        for i in range(6):
+            build(
+                ["casino"],
+                fetcher=Fetcher(sources=[short if i % 2 == 0 else SHARED], verify=False, progress=False),
+                bank=own_bank,
+            )
+    finally:
+        stop.set()
+        for t in readers:
+            t.join(60)
+    assert problems == []
+    assert answers == {"1030", "515"}
+
+
+def test_error_pages_carry_the_security_headers(built: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    import convbank.web.app as app_module
+
+    def broken(*args: object) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(app_module, "turn_views", broken)
+    client = TestClient(create_app(built), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    response = client.get("/datasets/casino/conversations/157")
+    assert response.status_code == 500
+    assert "boom" not in response.text and "internal error" in response.text
+    assert response.headers["content-security-policy"].startswith("default-src 'none'")
+    assert response.headers["x-content-type-options"] == "nosniff"
+    for url in ("/nowhere", "/datasets/nope"):
+        assert client.get(url).headers["x-content-type-options"] == "nosniff"
+
+
+def test_damaged_bank_page_is_503(own_bank: Bank) -> None:
+    client = TestClient(create_app(own_bank), base_url="http://127.0.0.1")
+    assert client.get("/datasets/casino/conversations/157").status_code == 200
+    with own_bank.snapshot() as snap:
+        paths = [r.path for r in snap.refs("turns")]
+    for path in paths:
+        path.unlink()
+    response = client.get("/datasets/casino/conversations/157")
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"
+    assert re.search(r"the bank is damaged: \S+/turns/\S+ is unreadable", response.text)
+    own_bank.manifest_path.write_text("{", encoding="utf-8")
+    response = client.get("/datasets/casino")
+    assert response.status_code == 503
+    assert f"the bank is damaged: {own_bank.manifest_path} is not valid JSON" in response.text
