@@ -21,6 +21,7 @@ from convbank.errors import (
     NotBuiltError,
     OfflineError,
     QueryError,
+    SetupError,
     SourceError,
     UnknownDatasetError,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "OfflineError",
     "Participant",
     "QueryError",
+    "SetupError",
     "SourceError",
     "Turn",
     "UnknownDatasetError",
