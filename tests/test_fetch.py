@@ -75,7 +75,7 @@ def test_download_verifies_and_caches(server: str, tmp_path: Path) -> None:
     assert path.read_bytes() == BODY
     assert fetcher.get(CASINO, _file(f"{server}/casino_valid.json")) == path
     assert _Handler.hits == ["/casino_valid.json"]  # the second call used the cache
-    assert sorted(p.name for p in path.parent.iterdir()) == ["casino_valid.json", "casino_valid.json.lock"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["casino_valid.json"]  # locks live in locks/
 
 
 def test_http_404(server: str, tmp_path: Path) -> None:
@@ -182,7 +182,7 @@ def test_zip_path_traversal_is_refused(tmp_path: Path) -> None:
         Fetcher(root=tmp_path / "home").extract(pec, f, archive)
     assert str(info.value) == (
         f"{archive}: member '../../evil.txt' would be extracted outside the target folder; "
-        "refusing to extract this archive"
+        "refusing to extract this archive — re-fetch the file"
     )
     assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "home" / "evil.txt").exists()
 

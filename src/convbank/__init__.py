@@ -23,6 +23,7 @@ from convbank.errors import (
     OfflineError,
     QueryError,
     ServeError,
+    SetupError,
     SourceError,
     UnknownDatasetError,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "Participant",
     "QueryError",
     "ServeError",
+    "SetupError",
     "SourceError",
     "Turn",
     "UnknownDatasetError",

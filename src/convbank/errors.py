@@ -18,7 +18,13 @@ stderr and an exit code; the library lets them propagate::
     ├── BuildError                           a build could not complete (the old bank is kept)
     ├── ExportError                          an export cannot be written as asked
     ├── ServeError                           the viewer cannot listen where asked
-    └── MissingExtraError (also ImportError) an optional library is not installed
+    ├── MissingExtraError (also ImportError) an optional library is not installed
+    └── SetupError                           CONVBANK_HOME cannot be created or written, or a
+                                             CONVBANK_* setting has a bad value
+
+Exit codes of the CLI: 1 build or other failure, 2 bad input (format, checksum, unknown name,
+refused SQL, export, a busy port), 3 sources unavailable, 4 not built, not found or damaged
+(see `convbank doctor`), 5 setup (CONVBANK_HOME or a setting).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ __all__ = [
     "OfflineError",
     "QueryError",
     "ServeError",
+    "SetupError",
     "SourceError",
     "UnknownDatasetError",
 ]
@@ -130,6 +137,14 @@ class MissingExtraError(ConvbankError, ImportError):
     """An optional library is not installed; the message names the extra to install."""
 
     exit_code = 2
+
+
+class SetupError(ConvbankError):
+    """convbank's own folder or settings are unusable: ``CONVBANK_HOME`` (or a folder in it)
+    cannot be created or written, or a ``CONVBANK_*`` variable has a bad value. The message
+    names the folder or variable and what to do."""
+
+    exit_code = 5
 
 
 def require(module: str, extra: str, what: str) -> None:

@@ -11,35 +11,66 @@ Where a file is looked for, in order:
 
 Downloads land in a temporary file that is renamed into the cache only once complete and
 verified, so a partial or corrupt download never looks complete.
+
+Archives are extracted into ``$CONVBANK_HOME/extracted/<dataset>/<file>/<sha256>/``, keyed on
+the archive's content: a different archive is never read as an old one, and the folders of
+superseded archives and of interrupted extractions are removed on the next use. An archive may
+expand to at most ``CONVBANK_EXTRACT_MAX_BYTES`` (default: 20 times its own size, at least
+64 MiB) in at most ``CONVBANK_EXTRACT_MAX_MEMBERS`` members (default 10,000); links, members that
+would land outside the folder and members whose paths collide are refused. Locks live in
+``$CONVBANK_HOME/locks/``, one per file and purpose.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
 import shutil
 import tempfile
-import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
 from filelock import FileLock
 
+from convbank._archive import (
+    EXTRACT_FLOOR,
+    EXTRACT_MEMBERS,
+    EXTRACT_RATIO,
+    extract_limits,
+    first_line,
+    remove_stale,
+    safe_extract,
+    stale,
+)
 from convbank._atomic import atomic_write_text
 from convbank.datasets import Dataset, SourceFile
-from convbank.errors import ChecksumError, DownloadError, FormatError, OfflineError
+from convbank.errors import (
+    ChecksumError,
+    DownloadError,
+    FormatError,
+    OfflineError,
+    SetupError,
+    SourceError,
+)
 
 __all__ = [
+    "EXTRACT_FLOOR",
+    "EXTRACT_MEMBERS",
+    "EXTRACT_RATIO",
     "Fetcher",
     "checksum_status",
     "env_flag",
+    "extract_limits",
     "home",
+    "home_error",
     "is_offline",
     "sha256_of",
 ]
@@ -73,16 +104,68 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+_HASHES: dict[str, tuple[tuple[int, ...], str]] = {}
+"""sha256 of files hashed or verified in this process, by absolute path, with the signature
+(device, inode, size, mtime, ctime) they had; any change to a file changes its ctime."""
+
+
+def _signature(path: Path) -> tuple[int, ...]:
+    st = path.stat()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _sha256_once(path: Path) -> str:
+    """The sha256 of a file, computed once per process while the file stays unchanged."""
+    key = os.path.abspath(path)
+    before = _signature(path)
+    known = _HASHES.get(key)
+    if known is not None and known[0] == before:
+        return known[1]
+    sha = sha256_of(path)
+    if _signature(path) == before:  # not modified while it was read
+        _HASHES[key] = (before, sha)
+    return sha
+
+
+def _remember(path: Path, sha: str) -> None:
+    """Record the sha256 of a file verified by other means (pooch checks downloads)."""
+    _HASHES[os.path.abspath(path)] = (_signature(path), sha)
+
+
+def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
+    """The one-line :class:`SetupError` for an ``OSError`` on a path under ``root`` (default
+    ``CONVBANK_HOME``): a file in place of a folder, a read-only or unwritable folder, a full
+    disk. ``None`` when the error concerns a path elsewhere."""
+    base = Path(os.path.abspath(root if root is not None else home()))
+    names = [n for n in (exc.filename, exc.filename2) if isinstance(n, (str, bytes, os.PathLike))]
+    paths = [Path(os.path.abspath(os.fsdecode(n))) for n in names]
+    path = next((p for p in paths if p == base or p.is_relative_to(base)), None)
+    if path is None:
+        return None
+    where = f"CONVBANK_HOME {base}"
+    fix = "point CONVBANK_HOME at a writable folder"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        blocker = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            return SetupError(f"{where}: {blocker} is a file, not a folder; move it away or {fix}")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return SetupError(f"{where} is not writable ({exc.strerror}: {path}); make it writable or {fix}")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return SetupError(f"{where}: no space left writing {path}; free some space or {fix}")
+    return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}")
+
+
 class _Recorded:
     """Checksums recorded on first use for files whose publisher gives none (trust on first use)."""
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.path = root / "checksums.json"
 
     def load(self) -> dict[str, str]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return {}
         except (OSError, ValueError) as exc:
             raise FormatError(
@@ -94,11 +177,25 @@ class _Recorded:
         return self.load().get(url)
 
     def record(self, url: str, sha: str) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
-            data = self.load()
-            data[url] = sha
-            atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
+        with _home_writes(self.root):
+            lock = self.root / "locks" / "checksums.json.lock"
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(lock)):
+                data = self.load()
+                data[url] = sha
+                atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
+
+
+@contextmanager
+def _home_writes(root: Path) -> Iterator[None]:
+    """Turn an ``OSError`` on a path under ``root`` into its one-line :class:`SetupError`."""
+    try:
+        yield
+    except OSError as exc:
+        error = home_error(exc, root)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def checksum_status(
@@ -151,6 +248,13 @@ class Fetcher:
         cached = self.cache_path(dataset, file)
         return cached if cached.is_file() else None
 
+    def _lock(self, dataset: Dataset, file: SourceFile, purpose: str) -> FileLock:
+        """The lock of one file's download or extraction (kept apart from the data folders, so
+        that no lock files gather beside the data)."""
+        path = self.root / "locks" / dataset.name / f"{file.name}.{purpose}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(path))
+
     # ------------------------------------------------------------------ get
     def fetch(self, dataset: Dataset, files: Iterable[SourceFile]) -> dict[str, Path]:
         """Paths of the given files, by published name (archives as their extracted folder),
@@ -167,14 +271,23 @@ class Fetcher:
         return paths
 
     def get(self, dataset: Dataset, file: SourceFile) -> Path:
-        """One file: local, cached, or downloaded now; verified."""
+        """One file: local, cached, or downloaded now; verified. A folder where the file is
+        looked for is an error, not a miss."""
         local = self.find_local(dataset, file)
         if local is not None:
             if self.verify and local.is_file():
                 self._check(local, file, source="local source")
             return local
         cached = self.cache_path(dataset, file)
+        places = [base / file.name for folder in self.sources for base in (folder, folder / dataset.name)]
+        for place in (*places, cached):
+            if place.is_dir():
+                raise SourceError(
+                    f"{place}: is a folder, not the file {file.name} that {dataset.name} needs; "
+                    f"remove or rename the folder, or put the publisher's file from {file.url} there"
+                )
         if cached.is_file():
+            _drop_legacy_lock(cached)
             return cached
         if self.offline:
             raise OfflineError(
@@ -182,11 +295,12 @@ class Fetcher:
                 f"download it from {file.url} and put it in {cached.parent} or in a folder "
                 "given with --source"
             )
-        return self._download(dataset, file, cached)
+        with _home_writes(self.root):
+            return self._download(dataset, file, cached)
 
     def _check(self, path: Path, file: SourceFile, source: str) -> None:
         expected = file.sha256 or self._recorded.get(file.url)
-        actual = sha256_of(path)
+        actual = _sha256_once(path)
         if expected is None:
             self._recorded.record(file.url, actual)
         elif actual != expected:
@@ -205,7 +319,7 @@ class Fetcher:
         downloader = pooch.HTTPDownloader(
             progressbar=_progress(file) if self.progress else False, timeout=TIMEOUT
         )
-        with FileLock(str(target) + ".lock"):
+        with self._lock(dataset, file, "download"):
             if target.is_file():  # another process fetched it meanwhile
                 return target
             try:
@@ -236,65 +350,72 @@ class Fetcher:
                     f"in {target.parent} or in a --source folder, or retry when online"
                 ) from exc
             except (requests.RequestException, OSError) as exc:
+                if isinstance(exc, OSError) and (error := home_error(exc, self.root)) is not None:
+                    raise error from exc
                 raise DownloadError(
-                    f"{file.url}: download failed ({type(exc).__name__}: {_first_line(exc)}); "
+                    f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
                     f"nothing was kept — retry, or put {file.name} in {target.parent} or in a "
                     "--source folder"
                 ) from exc
         if expected is None:
-            self._recorded.record(file.url, sha256_of(target))
+            self._recorded.record(file.url, _sha256_once(target))
+        else:
+            _remember(target, expected)  # pooch verified it: extraction need not hash it again
         return target
 
     # ------------------------------------------------------------------ archives
     def extract(self, dataset: Dataset, file: SourceFile, path: Path) -> Path:
-        """The folder ``file.extract_to`` of an archive, extracted once into the cache
-        (a folder is returned as it is). Members that would land outside are refused."""
+        """The folder ``file.extract_to`` of an archive, extracted once per archive content
+        (sha256) into the cache; a folder is returned as it is. Refused, leaving nothing
+        behind: links, members that would land outside or collide, and archives that expand
+        beyond :func:`extract_limits`. Older extractions of the file are removed."""
         assert file.extract_to is not None
         if path.is_dir():
             return path
-        stat = path.stat()
-        key = f"{stat.st_size}-{int(stat.st_mtime)}"
-        target = self.root / "extracted" / dataset.name / key
-        folder = target / file.extract_to
-        if folder.is_dir():
-            return folder
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(target) + ".lock"):
-            if folder.is_dir():
+        sha = _sha256_once(path)
+        area = self.root / "extracted" / dataset.name
+        base = area / file.name
+        folder = base / sha / file.extract_to
+        if folder.is_dir() and not stale(area, base, sha):
+            return folder  # nothing to write: works in a read-only home
+        try:
+            with _home_writes(self.root), self._lock(dataset, file, "extract"):
+                remove_stale(area, base, sha)
+                if not folder.is_dir():
+                    _extract_into(path, base / sha, file.extract_to)
+        except SetupError:
+            if folder.is_dir():  # a read-only home that holds this extraction: the rest can wait
                 return folder
-            tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".extract-"))
-            try:
-                _safe_extract(path, tmp, file.extract_to)
-                os.replace(tmp, target)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+            raise
         return folder
 
 
-def _safe_extract(archive: Path, dest: Path, root: str) -> None:
+def _extract_into(archive: Path, target: Path, root: str) -> None:
+    """Extract ``archive`` into a temporary folder beside ``target`` and rename it into place;
+    on any failure remove it, and the folders above that it leaves empty."""
+    max_bytes, max_members = extract_limits(archive.stat().st_size)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".extract-"))
     try:
-        with zipfile.ZipFile(archive) as zf:
-            names = zf.namelist()
-            for name in names:
-                pure = PurePosixPath(name)
-                if pure.is_absolute() or ".." in pure.parts or "\\" in name:
-                    raise FormatError(
-                        f"{archive}: member {name!r} would be extracted outside the target "
-                        "folder; refusing to extract this archive"
-                    )
-            if not any(PurePosixPath(n).parts[:1] == (root,) for n in names):
-                raise FormatError(
-                    f"{archive}: no folder {root}/ inside; expected the publisher's layout "
-                    f"{root}/... — re-fetch the file"
-                )
-            zf.extractall(dest)
-    except zipfile.BadZipFile as exc:
-        raise FormatError(f"{archive}: not a valid zip archive ({exc}); re-fetch the file") from exc
+        safe_extract(archive, tmp, root, max_bytes, max_members)
+        shutil.rmtree(target, ignore_errors=True)  # one without the folder inside
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for empty in (target.parent, target.parent.parent):
+            if empty.is_dir() and not any(empty.iterdir()):
+                empty.rmdir()
+        raise
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else ""
+def _drop_legacy_lock(cached: Path) -> None:
+    """Remove the empty ``<file>.lock`` that convbank 0.1 left beside a cached file."""
+    legacy = cached.with_name(cached.name + ".lock")
+    try:
+        if legacy.stat().st_size == 0:
+            legacy.unlink()
+    except OSError:
+        pass  # absent, or a read-only home: harmless
 
 
 def _progress(file: SourceFile) -> Any:

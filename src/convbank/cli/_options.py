@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -10,9 +11,76 @@ import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_OPTION_LIKE = re.compile(r"--?[A-Za-z][\w-]*(=.*)?", re.DOTALL)
+"""What click may take for an option: a dash or two, then a name (``--format``, ``-h``,
+``--format=csv``). SQL such as ``-- comment\\nSELECT 1`` is not."""
+
+
+class SqlArgumentCommand(click.Command):
+    """A command whose argument is SQL: an argument that starts with ``-`` but is neither one of
+    the command's options nor shaped like one (``-- comment\\nSELECT 1``) is taken as the SQL.
+    ``-`` alone and ``--`` keep their usual meaning; option typos still get click's error."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Move dash-led SQL behind ``--`` (with the other arguments, in order), then parse."""
+        arity: dict[str, int] = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                takes = 0 if param.is_flag or param.count else param.nargs
+                arity.update(dict.fromkeys([*param.opts, *param.secondary_opts], takes))
+        return super().parse_args(ctx, _sql_behind_dashes(args, arity))
+
+
+def _sql_behind_dashes(args: Sequence[str], arity: dict[str, int]) -> list[str]:
+    """``args`` with the options first and the arguments behind ``--`` when an argument starts
+    with a dash; unchanged otherwise. ``arity``: how many values each option name takes."""
+    options: list[str] = []
+    arguments: list[str] = []
+    moved = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name = arg.split("=", 1)[0]
+        if arg == "--":
+            arguments.extend(args[i + 1 :])
+            break
+        if name in arity:
+            takes = 0 if "=" in arg else arity[name]
+            options.extend(args[i : i + 1 + takes])
+            i += 1 + takes
+            continue
+        if arg != "-" and _OPTION_LIKE.fullmatch(arg):
+            options.append(arg)  # an unknown option: click says so
+        else:
+            moved = moved or (arg.startswith("-") and arg != "-")
+            arguments.append(arg)
+        i += 1
+    return [*options, "--", *arguments] if moved else list(args)
+
+
+def _existing_sources(
+    ctx: click.Context, param: click.Parameter, value: tuple[Path, ...]
+) -> tuple[Path, ...]:
+    """Warn on stderr about each ``--source`` folder that does not exist; stop with exit code 2
+    when none of them does."""
+    missing = [p for p in value if not p.exists()]
+    if missing and len(missing) == len(value):
+        if len(missing) == 1:
+            click.echo(f"error: source folder {missing[0]} does not exist; check the --source path", err=True)
+        else:
+            listed = ", ".join(str(p) for p in missing)
+            click.echo(
+                f"error: none of the source folders exist: {listed}; check the --source paths", err=True
+            )
+        ctx.exit(2)
+    for path in missing:
+        click.echo(f"warning: source folder {path} does not exist", err=True)
+    return value
+
 
 def source_options(func: F) -> F:
-    """``--source DIR`` (repeatable) and ``--no-verify``."""
+    """``--source DIR`` (repeatable; a missing folder is a warning, all missing an error) and
+    ``--no-verify``."""
     func = click.option(
         "--no-verify",
         is_flag=True,
@@ -23,6 +91,7 @@ def source_options(func: F) -> F:
         "sources",
         multiple=True,
         type=click.Path(file_okay=False, path_type=Path),
+        callback=_existing_sources,
         help="Folder holding source files under their published names (directly or in a "
         "subfolder named after the dataset). Repeatable; also CONVBANK_SOURCE (a path list).",
     )(func)

@@ -16,30 +16,39 @@ from rich.table import Table
 from convbank import __version__, catalog
 from convbank.build import BuildReport, bank_root, build, read_raw, source_paths
 from convbank.cli._console import cell, echo_json, err, out
-from convbank.cli._options import config_option, engine_options, source_options, split_option
+from convbank.cli._options import (
+    SqlArgumentCommand,
+    config_option,
+    engine_options,
+    source_options,
+    split_option,
+)
 from convbank.cli._render import render_conversation
 from convbank.errors import ConvbankError
 from convbank.export import FORMATS as EXPORT_FORMATS
-from convbank.fetch import Fetcher, checksum_status, home
+from convbank.fetch import Fetcher, checksum_status, home, home_error
 from convbank.store import Bank
 
 _raw_json = msgspec.json.Encoder().encode
 
 
 class ConvbankGroup(click.Group):
-    """Turns convbank errors into one line on stderr and a non-zero exit code."""
+    """Turns convbank errors into one line on stderr and a non-zero exit code; so too an
+    ``OSError`` on a path under ``CONVBANK_HOME`` (a read-only home, a file in place of a
+    folder, a full disk), as a :class:`SetupError`."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ConvbankError as exc:
-            if ctx.params.get("debug"):
-                raise
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
             sys.stderr.close()
             ctx.exit(0)
+        except (ConvbankError, OSError) as exc:
+            error = home_error(exc) if isinstance(exc, OSError) else exc
+            if error is None or ctx.params.get("debug"):
+                raise
+            click.echo(f"error: {error}", err=True)
+            ctx.exit(error.exit_code)
 
 
 @click.group(cls=ConvbankGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,6 +60,9 @@ def cli(debug: bool) -> None:
 
     Data lives under CONVBANK_HOME (default: the user's cache folder); CONVBANK_OFFLINE=1
     forbids downloads; CONVBANK_SOURCE lists folders holding source files.
+
+    Exit codes: 1 failure, 2 bad input, 3 sources unavailable, 4 not built or not found,
+    5 CONVBANK_HOME unusable (read-only, a file in the way) or a bad CONVBANK_* setting.
     """
 
 
@@ -189,6 +201,7 @@ def build_(
         TimeElapsedColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,  # no bar, and no stray blank line, when stderr is a file
     ) as bar:
         tasks: dict[tuple[str, str, str], Any] = {}
 
@@ -244,7 +257,7 @@ def _print_report(report: BuildReport) -> None:
     click.echo(f"{len(report.splits)} splits built in {report.seconds:.1f} s", err=True)
 
 
-@cli.command()
+@cli.command(cls=SqlArgumentCommand)
 @click.argument("sql_text", metavar="SQL")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
@@ -267,6 +280,8 @@ def query(
 
     The query's connection can read the bank's tables and nothing else: no file, no
     setting, no write survives it, whatever the SQL says.
+
+    SQL that starts with a dash (a `-- comment`) is taken as SQL, not as an option.
     """
     if engine == "spark":
         from convbank.engines.spark import sql as spark_sql

@@ -71,20 +71,18 @@ _GENERATIONS = ".generations"
 _STAGING = ".staging"
 
 
-def _write_failure(root: Path, exc: OSError) -> BuildError:
-    """One line for an OS error while writing the bank (disk full, read-only, ...)."""
+def _disk_full(root: Path, exc: OSError) -> BuildError | None:
+    """The one-line error of a full disk while writing the bank (it says the old bank is
+    kept); None for other OS errors (read-only, a file in the way), which stay themselves for
+    the caller to name (the CLI turns them into a SetupError)."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT) and "No space left" not in str(exc):
+        return None
     where = exc.filename or root
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(exc):
-        free = shutil.disk_usage(root).free if root.exists() else 0
-        return BuildError(
-            f"{where}: no space left on the device holding the bank ({free:,} bytes free); "
-            "the previous bank is unchanged and the partial build was removed — free some space "
-            "and build again"
-        )
-    reason = exc.strerror or first_line(exc)
+    free = shutil.disk_usage(root).free if root.exists() else 0
     return BuildError(
-        f"{where}: cannot write the bank ({reason}); the previous bank is unchanged — "
-        "check the folder's permissions, or point CONVBANK_HOME elsewhere"
+        f"{where}: no space left on the device holding the bank ({free:,} bytes free); "
+        "the previous bank is unchanged and the partial build was removed — free some space "
+        "and build again"
     )
 
 
@@ -123,7 +121,10 @@ class Staging:
                 self.rows[key] = 0
             writer.write_table(data.replace_schema_metadata(writer.schema.metadata))
         except OSError as exc:
-            raise _write_failure(self.root, exc) from exc
+            full = _disk_full(self.root, exc)
+            if full is None:
+                raise
+            raise full from exc
         self.rows[key] += data.num_rows
 
     def close(self) -> None:
@@ -172,8 +173,6 @@ class Bank:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {"layout": LAYOUT, "schema_version": SCHEMA_VERSION, "generation": None, "datasets": {}}
-        except OSError as exc:
-            raise DamagedBankError(f"{path}: cannot read the bank's manifest ({exc.strerror})") from exc
         except UnicodeDecodeError as exc:
             raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
         try:
@@ -271,8 +270,6 @@ class Bank:
             raise BuildError(
                 f"{self.root}: another build holds the bank's lock; wait for it to finish"
             ) from None
-        except OSError as exc:
-            raise _write_failure(self.root, exc) from exc
         try:
             self.collect()
             yield
@@ -284,10 +281,7 @@ class Bank:
         """Stage a dataset/config; call :meth:`commit` inside to make it visible. On error
         the staging folder is removed and the bank is untouched. Hold :meth:`lock`."""
         folder = self.root / _STAGING / uuid.uuid4().hex
-        try:
-            folder.mkdir(parents=True)
-        except OSError as exc:
-            raise _write_failure(self.root, exc) from exc
+        folder.mkdir(parents=True)
         staging = Staging(folder, dataset, config)
         try:
             yield staging
@@ -324,7 +318,10 @@ class Bank:
                     path.unlink(missing_ok=True)
             if record is not None:
                 record.unlink(missing_ok=True)
-            raise _write_failure(self.root, exc) from exc
+            full = _disk_full(self.root, exc)
+            if full is None:
+                raise
+            raise full from exc
         self.collect()
 
     def _publish(

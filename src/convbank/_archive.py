@@ -1,0 +1,208 @@
+"""Safe zip extraction: limits on what an archive may expand to, checks of every member's
+path before anything is written, and streaming that counts what each member really holds.
+
+Used by :mod:`convbank.fetch`; the caller extracts into a fresh temporary folder and renames it
+into place, so a refused archive leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from convbank.errors import FormatError, SetupError
+
+__all__ = [
+    "EXTRACT_FLOOR",
+    "EXTRACT_MEMBERS",
+    "EXTRACT_RATIO",
+    "extract_limits",
+    "first_line",
+    "remove_stale",
+    "safe_extract",
+    "stale",
+]
+
+EXTRACT_RATIO = 20
+"""Default cap on what an archive may expand to, as a multiple of its own size. Measured with
+zlib on the real files: CaSiNo and ConvAI2 JSON compress 6.1-7.5 times, PEC's persona text 2.6
+times; Hugging Face's Arrow build of all of PEC, which repeats the personas in every example, is
+1.47 GB, 5.8 times the 252,434,681-byte archive. So PEC may expand to about 5 GB, over three
+times even that, while a bomb (deflate reaches 1,000 times) is stopped early."""
+
+EXTRACT_FLOOR = 64 * 2**20
+"""The default cap is at least this many bytes (64 MiB), so that small archives are not held
+to their ratio."""
+
+EXTRACT_MEMBERS = 10_000
+"""Default cap on the members (files and folders) of an archive; PEC's needs 8 files."""
+
+
+_SIZE = re.compile(r"(\d+)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+
+
+def _env_number(name: str, default: int, *, size: bool) -> int:
+    """A positive number from the environment: bytes (``8G``, ``500M``, powers of 1024) when
+    ``size``, else a plain count; ``default`` when unset."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    match = _SIZE.fullmatch(text) if size else re.fullmatch(r"(\d+)()", text)
+    if match is None or int(match[1]) == 0:
+        what = "a size in bytes, optionally with K, M, G or T (powers of 1024), e.g. 8G"
+        raise SetupError(
+            f"{name}={text!r} is not {what if size else 'a positive whole number'}; fix or unset it"
+        )
+    return int(match[1]) << 10 * " kmgt".index(match[2].lower() or " ")  # K = 2**10, M = 2**20...
+
+
+def extract_limits(archive_size: int) -> tuple[int, int]:
+    """The most bytes and the most members an archive of ``archive_size`` bytes may expand to:
+    ``CONVBANK_EXTRACT_MAX_BYTES`` (default :data:`EXTRACT_RATIO` times the archive's size, at
+    least :data:`EXTRACT_FLOOR`) and ``CONVBANK_EXTRACT_MAX_MEMBERS`` (default
+    :data:`EXTRACT_MEMBERS`)."""
+    default = max(EXTRACT_FLOOR, EXTRACT_RATIO * archive_size)
+    return (
+        _env_number("CONVBANK_EXTRACT_MAX_BYTES", default, size=True),
+        _env_number("CONVBANK_EXTRACT_MAX_MEMBERS", EXTRACT_MEMBERS, size=False),
+    )
+
+
+_LEGACY_EXTRACTED = re.compile(r"\d+-\d+(\.lock)?")
+"""Extraction folders (and their locks) of convbank 0.1, keyed on size and mtime."""
+
+
+def stale(area: Path, base: Path, sha: str) -> bool:
+    """Whether older extractions of an archive (other contents, interrupted ones, the layout
+    of convbank 0.1) lie beside the current one."""
+    try:
+        if any(p.name != sha for p in base.iterdir()):
+            return True
+        return any(_LEGACY_EXTRACTED.fullmatch(p.name) for p in area.iterdir())
+    except OSError:
+        return False
+
+
+def remove_stale(area: Path, base: Path, sha: str) -> None:
+    """Remove what :func:`stale` finds; the caller holds the file's extraction lock."""
+    old = [p for p in base.iterdir() if p.name != sha] if base.is_dir() else []
+    if area.is_dir():
+        old += [p for p in area.iterdir() if _LEGACY_EXTRACTED.fullmatch(p.name)]
+    for p in old:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+
+
+def _refuse(archive: Path, what: str) -> FormatError:
+    return FormatError(f"{archive}: {what}; refusing to extract this archive — re-fetch the file")
+
+
+def _plan(
+    archive: Path, infos: list[zipfile.ZipInfo], root: str, max_bytes: int, max_members: int
+) -> list[tuple[zipfile.ZipInfo, tuple[str, ...]]]:
+    """Check an archive's central directory before anything is written: its size and member
+    count, then each member's path (no links, nothing outside, no collisions)."""
+    if len(infos) > max_members:
+        raise FormatError(
+            f"{archive}: {len(infos):,} members, more than the {max_members:,} allowed "
+            "(CONVBANK_EXTRACT_MAX_MEMBERS); refusing to extract this archive — re-fetch the "
+            "file, or raise the limit if it is the publisher's"
+        )
+    total = sum(i.file_size for i in infos if not i.is_dir())
+    if total > max_bytes:
+        raise FormatError(
+            f"{archive}: would expand to {total:,} bytes, more than the {max_bytes:,} allowed "
+            f"(CONVBANK_EXTRACT_MAX_BYTES, by default {EXTRACT_RATIO} times the archive's size); "
+            "refusing to extract this archive — re-fetch the file, or raise the limit if it is "
+            "the publisher's"
+        )
+    seen: dict[tuple[str, ...], tuple[str, bool]] = {}  # case-folded path -> (member, is folder)
+    plan = []
+    for info in infos:
+        name = info.filename
+        pure = PurePosixPath(name)
+        if pure.is_absolute() or ".." in pure.parts or "\\" in name or ":" in name:
+            raise _refuse(archive, f"member {name!r} would be extracted outside the target folder")
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise _refuse(archive, f"member {name!r} is a symbolic link")
+        parts = tuple(p for p in pure.parts if p != ".")
+        for depth in range(1, len(parts) + 1):
+            key = tuple(p.casefold() for p in parts[:depth])
+            is_dir = depth < len(parts) or info.is_dir()
+            shown = name if depth == len(parts) else "/".join(parts[:depth]) + "/"
+            other = seen.get(key)
+            if other is None:
+                seen[key] = (shown, is_dir)
+                continue
+            if is_dir and other[1]:
+                continue
+            if other[0] == name:
+                raise _refuse(archive, f"member {name!r} appears twice")
+            if is_dir:
+                raise _refuse(archive, f"member {name!r} would go inside {other[0]!r}, a file")
+            if other[1]:
+                raise _refuse(archive, f"member {name!r} is a file where {other[0]!r} needs a folder")
+            raise _refuse(archive, f"members {other[0]!r} and {name!r} would be extracted to the same path")
+        if parts:
+            plan.append((info, parts))
+    if not any(parts[:1] == (root,) for _, parts in plan):
+        raise FormatError(
+            f"{archive}: no folder {root}/ inside; expected the publisher's layout "
+            f"{root}/... — re-fetch the file"
+        )
+    return plan
+
+
+def safe_extract(archive: Path, dest: Path, root: str, max_bytes: int, max_members: int) -> None:
+    """Extract an archive into the empty folder ``dest`` as :func:`_plan` allows, counting the
+    bytes each member really expands to (its header may lie)."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            budget = max_bytes
+            for info, parts in _plan(archive, zf.infolist(), root, max_bytes, max_members):
+                target = dest.joinpath(*parts)
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    with zf.open(info) as src, target.open("xb") as out:
+                        written = 0
+                        while block := src.read(1 << 20):
+                            written += len(block)
+                            if written > info.file_size:
+                                raise _refuse(
+                                    archive,
+                                    f"member {info.filename!r} holds more than the "
+                                    f"{info.file_size:,} bytes the archive's directory declares",
+                                )
+                            if written > budget:
+                                raise _refuse(
+                                    archive,
+                                    f"member {info.filename!r} takes it beyond the {max_bytes:,} "
+                                    "bytes allowed (CONVBANK_EXTRACT_MAX_BYTES)",
+                                )
+                            out.write(block)
+                        budget -= written
+                except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+                    if isinstance(exc, FormatError):
+                        raise
+                    raise _refuse(
+                        archive,
+                        f"member {info.filename!r} is corrupt or does not match the archive's "
+                        f"directory ({first_line(exc)})",
+                    ) from exc
+    except zipfile.BadZipFile as exc:
+        raise FormatError(f"{archive}: not a valid zip archive ({exc}); re-fetch the file") from exc
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, at most 200 characters."""
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else ""
