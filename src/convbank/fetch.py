@@ -31,7 +31,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -155,35 +155,79 @@ def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
     return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}")
 
 
-class _Recorded:
-    """Checksums recorded on first use for files whose publisher gives none (trust on first use)."""
+class _Store:
+    """A small JSON object under ``CONVBANK_HOME``, updated under a lock, replaced atomically."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, name: str, what: str) -> None:
         self.root = root
-        self.path = root / "checksums.json"
+        self.path = root / name
+        self.what = what
 
-    def load(self) -> dict[str, str]:
+    def load(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (FileNotFoundError, NotADirectoryError):
             return {}
         except (OSError, ValueError) as exc:
             raise FormatError(
-                f"{self.path}: not a JSON object of url to sha256 ({exc}); delete it to record anew"
+                f"{self.path}: not a JSON object of {self.what} ({exc}); delete it to record anew"
             ) from exc
-        return {str(k): str(v) for k, v in data.items()}
+        if not isinstance(data, dict):
+            raise FormatError(f"{self.path}: not a JSON object of {self.what}; delete it to record anew")
+        return data
 
-    def get(self, url: str) -> str | None:
-        return self.load().get(url)
-
-    def record(self, url: str, sha: str) -> None:
+    def update(self, key: str, value: Any) -> None:
         with _home_writes(self.root):
-            lock = self.root / "locks" / "checksums.json.lock"
+            lock = self.root / "locks" / f"{self.path.name}.lock"
             lock.parent.mkdir(parents=True, exist_ok=True)
             with FileLock(str(lock)):
                 data = self.load()
-                data[url] = sha
-                atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
+                if data.get(key) != value:
+                    data[key] = value
+                    atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
+
+
+class _Recorded(_Store):
+    """Checksums recorded on first use for files whose publisher gives none (trust on first use)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, "checksums.json", "url to sha256")
+
+    def get(self, url: str) -> str | None:
+        value = self.load().get(url)
+        return str(value) if value is not None else None
+
+    def record(self, url: str, sha: str) -> None:
+        self.update(url, sha)
+
+
+class _Known(_Store):
+    """Where each source file was last found in a local source folder (``sources.json``), so
+    that later commands find it without ``--source``: ``{"dataset/file": {"path", "size",
+    "mtime_ns", "sha256"}}``, the sha256 once verified."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, "sources.json", "source files to their paths")
+
+    def get(self, dataset: Dataset, file: SourceFile) -> tuple[Path, str | None] | None:
+        """The remembered path and, while the file is unchanged, its verified sha256."""
+        entry = self.load().get(f"{dataset.name}/{file.name}")
+        if not isinstance(entry, dict) or not entry.get("path"):
+            return None
+        path = Path(entry["path"])
+        if not path.exists():
+            return None
+        st = path.stat()
+        same = (st.st_size, st.st_mtime_ns) == (entry.get("size"), entry.get("mtime_ns")) and path.is_file()
+        return path, (entry.get("sha256") if same else None)
+
+    def remember(self, dataset: Dataset, file: SourceFile, path: Path, sha: str | None) -> None:
+        """Note where a file was found (a convenience: a home that cannot be written keeps
+        nothing, and the command goes on)."""
+        st = path.stat()
+        entry = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha}
+        with suppress(SetupError):
+            self.update(f"{dataset.name}/{file.name}", entry)
 
 
 @contextmanager
@@ -223,6 +267,7 @@ class Fetcher:
         extra = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
         self.sources = [Path(s).expanduser() for s in self.sources] + extra
         self._recorded = _Recorded(self.root)
+        self._known = _Known(self.root)
 
     # ------------------------------------------------------------------ where
     def cache_path(self, dataset: Dataset, file: SourceFile) -> Path:
@@ -230,7 +275,15 @@ class Fetcher:
         return self.root / "downloads" / dataset.name / file.name
 
     def find_local(self, dataset: Dataset, file: SourceFile) -> Path | None:
-        """The first local source copy of a file (or of an archive's extracted folder)."""
+        """The first local source copy of a file (or of an archive's extracted folder) in the
+        source folders, else where a source folder held it before (``sources.json``)."""
+        found = self._in_sources(dataset, file)
+        if found is not None:
+            return found
+        known = self._known.get(dataset, file)
+        return known[0] if known else None
+
+    def _in_sources(self, dataset: Dataset, file: SourceFile) -> Path | None:
         for folder in self.sources:
             for base in (folder, folder / dataset.name):
                 candidate = base / file.name
@@ -258,26 +311,49 @@ class Fetcher:
     # ------------------------------------------------------------------ get
     def fetch(self, dataset: Dataset, files: Iterable[SourceFile]) -> dict[str, Path]:
         """Paths of the given files, by published name (archives as their extracted folder),
-        downloading what is missing. Optional files that cannot be had are left out."""
+        downloading what is missing. Optional files that cannot be had are left out; when
+        required ones cannot be had, one error names them all."""
         paths: dict[str, Path] = {}
+        missing: list[tuple[SourceFile, SourceError]] = []
         for f in files:
             try:
                 path = self.get(dataset, f)
-            except (OfflineError, DownloadError):
-                if f.name in dataset.optional_files:
-                    continue
-                raise
+            except (OfflineError, DownloadError) as exc:
+                if f.name not in dataset.optional_files:
+                    missing.append((f, exc))
+                continue
             paths[f.name] = self.extract(dataset, f, path) if f.extract_to else path
+        if len(missing) == 1:
+            raise missing[0][1]
+        if missing:
+            names = ", ".join(f.name for f, _ in missing)
+            kind = OfflineError if all(isinstance(e, OfflineError) for _, e in missing) else DownloadError
+            how = (
+                "not available offline (CONVBANK_OFFLINE is set)"
+                if kind is OfflineError
+                else "could not be had"
+            )
+            raise kind(
+                f"{dataset.name}: {len(missing)} files are {how}: {names}; download them from the "
+                f"URLs `convbank info {dataset.name}` lists and put them in "
+                f"{self.cache_path(dataset, missing[0][0]).parent} or in a folder given with --source"
+            )
         return paths
 
     def get(self, dataset: Dataset, file: SourceFile) -> Path:
         """One file: local, cached, or downloaded now; verified. A folder where the file is
         looked for is an error, not a miss."""
-        local = self.find_local(dataset, file)
+        local = self._in_sources(dataset, file)
         if local is not None:
-            if self.verify and local.is_file():
-                self._check(local, file, source="local source")
+            sha = self._check(local, file, source="local source") if self.verify and local.is_file() else None
+            self._known.remember(dataset, file, local, sha)
             return local
+        known = self._known.get(dataset, file)
+        if known is not None:
+            path, sha = known
+            if self.verify and path.is_file() and sha is None:
+                self._known.remember(dataset, file, path, self._check(path, file, source="remembered source"))
+            return path
         cached = self.cache_path(dataset, file)
         places = [base / file.name for folder in self.sources for base in (folder, folder / dataset.name)]
         for place in (*places, cached):
@@ -298,7 +374,8 @@ class Fetcher:
         with _home_writes(self.root):
             return self._download(dataset, file, cached)
 
-    def _check(self, path: Path, file: SourceFile, source: str) -> None:
+    def _check(self, path: Path, file: SourceFile, source: str) -> str:
+        """Verify a file against its published (or recorded) sha256; return the sha256."""
         expected = file.sha256 or self._recorded.get(file.url)
         actual = _sha256_once(path)
         if expected is None:
@@ -308,12 +385,13 @@ class Fetcher:
                 f"{path}: sha256 {actual} does not match the expected {expected} ({source}); "
                 f"replace it with the publisher's file from {file.url}, or pass --no-verify"
             )
+        return actual
 
     def _download(self, dataset: Dataset, file: SourceFile, target: Path) -> Path:
         import pooch
         import requests
 
-        logging.getLogger("pooch").setLevel(logging.WARNING)
+        pooch.get_logger().setLevel(logging.WARNING)  # our own bar and errors say it all
         target.parent.mkdir(parents=True, exist_ok=True)
         expected = file.sha256 or self._recorded.get(file.url)
         downloader = pooch.HTTPDownloader(

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import datasets
     import pandas as pd
 
-__all__ = ["Corpus", "load", "sql"]
+__all__ = ["Corpus", "describe", "load", "sql"]
 
 
 @dataclass(frozen=True)
@@ -160,18 +160,47 @@ class Corpus:
     def __contains__(self, conversation_id: object) -> bool:
         return isinstance(conversation_id, str) and self._locate(conversation_id) is not None
 
-    def __getitem__(self, conversation_id: str) -> Conversation:
-        found = self._locate(conversation_id)
-        if found is None:
-            raise ConversationNotFoundError(
-                f"{self.dataset.name} has no conversation {conversation_id!r} in the bank"
+    def __getitem__(self, key: str | int) -> Conversation:
+        """A conversation by id (``corpus["938"]``) or by position in source order
+        (``corpus[0]``, ``corpus[-1]``)."""
+        if isinstance(key, int) and not isinstance(key, bool):
+            part, rg, conversation_id = self._at(key)
+        elif isinstance(key, str):
+            conversation_id = key
+            found = self._locate(conversation_id)
+            if found is None:
+                raise ConversationNotFoundError(
+                    f"{self.dataset.name} has no conversation {conversation_id!r} in the bank"
+                )
+            part, rg = found
+        else:
+            raise TypeError(
+                f"a corpus is indexed by conversation id (a str, such as {self._first_id()!r}) or by "
+                f"position (an int), not by {type(key).__name__}"
             )
-        part, rg = found
         tables = {t: _where_id(self._row_group(t, part, rg), conversation_id) for t in UNIFIED_TABLES}
         (conv,) = tables_to_conversations(
             tables, dataset=self.dataset.name, config=part.config, split=part.split
         )
         return conv
+
+    def _at(self, position: int) -> tuple[_Part, int, str]:
+        """The part, row group and id of the conversation at a position."""
+        total = len(self)
+        index = position + total if position < 0 else position
+        if not 0 <= index < total:
+            raise IndexError(f"position {position} is outside this corpus of {total:,} conversations")
+        for part in self._parts:
+            meta = self.snapshot.metadata(self._ref("conversations", part))
+            for rg in range(meta.num_row_groups):
+                rows = meta.row_group(rg).num_rows
+                if index < rows:
+                    return part, rg, str(self._ids(part, rg)[index].as_py())
+                index -= rows
+        raise IndexError(f"position {position} is outside this corpus")  # the manifest disagrees
+
+    def _first_id(self) -> str:
+        return self._at(0)[2]
 
     # ------------------------------------------------------------------ iteration
     def __iter__(self) -> Iterator[Conversation]:
@@ -272,6 +301,28 @@ def load(
 ) -> Corpus:
     """Open a built dataset as a :class:`Corpus` (raises :class:`NotBuiltError` if absent)."""
     return Corpus(name, config, split, bank=bank)
+
+
+def describe(*, bank: Bank | None = None) -> list[dict[str, Any]]:
+    """The views SQL can read: ``[{"name", "rows", "columns": [{"name", "type"}]}]``, the
+    unified tables first."""
+    with (bank or Bank(bank_root())).snapshot() as snapshot:
+        con = connect(snapshot)
+        try:
+            views = []
+            names = sorted(snapshot.tables(), key=lambda t: (t not in UNIFIED_TABLES, t))
+            for name in names:
+                columns = con.execute(f'DESCRIBE "{name}"').fetchall()
+                views.append(
+                    {
+                        "name": name,
+                        "rows": sum(r.rows or 0 for r in snapshot.refs(name)),
+                        "columns": [{"name": c[0], "type": c[1]} for c in columns],
+                    }
+                )
+            return views
+        finally:
+            con.close()
 
 
 def sql(

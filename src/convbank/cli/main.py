@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 import msgspec
@@ -15,7 +13,7 @@ from rich.table import Table
 
 from convbank import __version__, catalog
 from convbank.build import BuildReport, bank_root, build, read_raw, source_paths
-from convbank.cli._console import cell, echo_json, err, out
+from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (
     SqlArgumentCommand,
     config_option,
@@ -24,7 +22,7 @@ from convbank.cli._options import (
     split_option,
 )
 from convbank.cli._render import render_conversation
-from convbank.errors import ConvbankError
+from convbank.errors import ConvbankError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.fetch import Fetcher, checksum_status, home, home_error
 from convbank.store import Bank
@@ -72,26 +70,44 @@ def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
 
 # ---------------------------------------------------------------------- catalog
 @cli.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @source_options
-def list_(sources: Sequence[Path], no_verify: bool) -> None:
+def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """List the datasets: configs, splits and counts, licence, sources present, built."""
     fetcher = _fetcher(sources, no_verify)
     built = Bank(bank_root()).built()
+    rows: list[dict[str, Any]] = []
+    for ds in catalog.catalog:
+        files = ds.required_files()
+        rows.append(
+            {
+                "name": ds.name,
+                "title": ds.title,
+                "license": ds.license,
+                "configs": {c.name: dict(c.splits) for c in ds.configs},
+                "sources": {
+                    "present": sum(fetcher.find(ds, f) is not None for f in files),
+                    "files": len(files),
+                },
+                "built": sorted(built.get(ds.name, {}).get("configs", {})),
+            }
+        )
+    if as_json:
+        echo_json(rows)
+        return
     table = Table(title="convbank datasets")
     for col in ("name", "title", "configs and splits", "license", "sources", "built"):
         table.add_column(col)
-    for ds in catalog.catalog:
+    for row in rows:
         configs = "\n".join(
-            f"{c.name}: " + ", ".join(f"{s} {n:,}" if n is not None else s for s, n in c.splits.items())
-            for c in ds.configs
+            f"{c}: " + ", ".join(f"{s} {n:,}" if n is not None else s for s, n in splits.items())
+            for c, splits in row["configs"].items()
         )
-        files = ds.required_files()
-        present = sum(fetcher.find(ds, f) is not None for f in files)
-        sources_text = (
-            "all" if present == len(files) else ("none" if present == 0 else f"{present}/{len(files)}")
+        present, total = row["sources"]["present"], row["sources"]["files"]
+        sources_text = "all" if present == total else ("none" if present == 0 else f"{present}/{total}")
+        table.add_row(
+            row["name"], row["title"], configs, row["license"], sources_text, ", ".join(row["built"]) or "no"
         )
-        configs_built = sorted(built.get(ds.name, {}).get("configs", {}))
-        table.add_row(ds.name, ds.title, configs, ds.license, sources_text, ", ".join(configs_built) or "no")
     out.print(table)
 
 
@@ -134,11 +150,27 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
 @config_option
 @source_options
 def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: bool) -> None:
-    """Download (or find locally) and verify a dataset's source files."""
+    """Download (or find locally) and verify a dataset's source files; prints each file's
+    path, then every config whose files cannot be had (exit 3 if any). Files found in a
+    --source folder are remembered: later commands find them without --source."""
     ds = catalog.get(name)
-    paths = source_paths(ds, config, _fetcher(sources, no_verify))
-    for fname, path in paths.items():
-        click.echo(f"{fname}\t{path}")
+    fetcher = _fetcher(sources, no_verify)
+    shown: set[str] = set()
+    failures = []
+    for cfg in ds.stored_configs(config):
+        try:
+            paths = source_paths(ds, cfg.name, fetcher)
+        except SourceError as exc:
+            failures.append(f"not fetched {ds.name}/{cfg.name}: {exc}")
+            continue
+        for fname, path in paths.items():
+            if fname not in shown:
+                shown.add(fname)
+                click.echo(f"{fname}\t{path}")
+    for line in failures:
+        click.echo(line, err=True)
+    if failures:
+        raise click.exceptions.Exit(3)
 
 
 @cli.command()
@@ -146,23 +178,44 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
 @config_option
 @split_option
 @click.option("--limit", "-n", type=click.IntRange(min=0), default=None, help="Print at most N records.")
+@click.option("--from-source", is_flag=True, help="Read the source files even when the dataset is built.")
 @source_options
 def raw(
     name: str,
     config: str | None,
     split: str | None,
     limit: int | None,
+    from_source: bool,
     sources: Sequence[Path],
     no_verify: bool,
 ) -> None:
-    """Print the raw records of a dataset as JSON lines, exactly as published."""
-    fetcher = _fetcher(sources, no_verify)
+    """Print the raw records of a dataset as JSON lines, exactly as published: from the bank
+    when the dataset is built (the mapper rebuilds each record), else from its source files."""
     write = sys.stdout.buffer.write
-    for n, (_, _, record) in enumerate(read_raw(name, config, split, fetcher=fetcher)):
+    for n, record in enumerate(_raw_records(name, config, split, _fetcher(sources, no_verify), from_source)):
         if limit is not None and n >= limit:
             break
         write(_raw_json(record) + b"\n")
     sys.stdout.flush()
+
+
+def _raw_records(
+    name: str, config: str | None, split: str | None, fetcher: Fetcher, from_source: bool
+) -> Iterator[Any]:
+    from convbank.query import load
+
+    if not from_source:
+        try:
+            corpus = load(name, config, split)
+        except NotBuiltError:
+            pass
+        else:
+            with corpus:
+                for conversation in corpus:
+                    yield corpus.dataset.from_conversation(conversation)
+            return
+    for _, _, record in read_raw(name, config, split, fetcher=fetcher):
+        yield record
 
 
 # ---------------------------------------------------------------------- bank
@@ -254,14 +307,29 @@ def _print_report(report: BuildReport) -> None:
         out.print(table)
     for name, message in report.failures.items():
         click.echo(f"not built {name}: {message}", err=True)
-    click.echo(f"{len(report.splits)} splits built in {report.seconds:.1f} s", err=True)
+    click.echo(f"{plural(len(report.splits), 'split')} built in {report.seconds:.1f} s", err=True)
 
 
 @cli.command(cls=SqlArgumentCommand)
-@click.argument("sql_text", metavar="SQL")
+@click.argument("sql_text", metavar="[SQL]", required=False)
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True
+    "-f",
+    "--file",
+    "sql_file",
+    type=click.File("r", encoding="utf-8"),
+    default=None,
+    help="Read the SQL from this file ('-': standard input, as `convbank query -` does).",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "ndjson", "csv"]),
+    default="table",
+    show_default=True,
+    help="table: aligned, long cells cut; json: one array; ndjson: one object a line; csv. "
+    "JSON columns (meta) are objects in json and ndjson.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json (as other commands say).")
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0.001),
@@ -273,39 +341,62 @@ def _print_report(report: BuildReport) -> None:
     ("duckdb", "spark"), "DuckDB in this process, or Spark SQL (convbank[spark]; meta is JSON text there)."
 )
 def query(
-    sql_text: str, fmt: str, timeout: float | None, memory_limit: str | None, engine: str, master: str
+    sql_text: str | None,
+    sql_file: TextIO | None,
+    fmt: str,
+    as_json: bool,
+    timeout: float | None,
+    memory_limit: str | None,
+    engine: str,
+    master: str,
 ) -> None:
     """Run read-only SQL over the views conversations, participants, turns, annotations
-    (all datasets) and <dataset>_raw.
+    (all datasets) and <dataset>_raw (`convbank tables` lists them with their columns).
 
-    The query's connection can read the bank's tables and nothing else: no file, no
-    setting, no write survives it, whatever the SQL says.
-
-    SQL that starts with a dash (a `-- comment`) is taken as SQL, not as an option.
+    The SQL is the argument, a file (--file), or standard input (`-`). The query's connection
+    can read the bank's tables and nothing else: no file, no setting, no write survives it,
+    whatever the SQL says. SQL that starts with a dash (a `-- comment`) is taken as SQL.
     """
+    text = _sql_text(sql_text, sql_file)
     if engine == "spark":
         from convbank.engines.spark import sql as spark_sql
 
-        result = spark_sql(sql_text, bank=Bank(bank_root()), master=master)
+        result = spark_sql(text, bank=Bank(bank_root()), master=master)
     else:
         from convbank.query import sql
 
-        result = sql(sql_text, timeout=timeout, memory_limit=memory_limit)
-    rows = result.to_pylist()
-    if fmt == "json":
-        echo_json(rows)
-    elif fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(result.column_names)
-        writer.writerows([cell(v) for v in row.values()] for row in rows)
-        sys.stdout.write(buf.getvalue())
-    else:
-        table = Table(*result.column_names)
-        for row in rows:
-            table.add_row(*(cell(v) for v in row.values()))
-        out.print(table)
-        err.print(f"{len(rows)} rows", highlight=False)
+        result = sql(text, timeout=timeout, memory_limit=memory_limit)
+    write_table(result, "json" if as_json else fmt)
+
+
+def _sql_text(argument: str | None, file: TextIO | None) -> str:
+    if argument is not None and file is not None:
+        raise click.UsageError("give the SQL as an argument or with --file, not both")
+    if file is not None:
+        return file.read()
+    if argument == "-":
+        return sys.stdin.read()
+    if argument is None:
+        raise click.UsageError("give the SQL as an argument, with --file FILE, or '-' to read standard input")
+    return argument
+
+
+@cli.command()
+@click.option("--columns", is_flag=True, help="Also list each view's columns and types.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def tables(columns: bool, as_json: bool) -> None:
+    """List the views `convbank query` offers, with their rows (and columns)."""
+    from convbank.query import describe
+
+    views = describe()
+    if as_json:
+        echo_json(views)
+        return
+    table = Table("view", "rows", *(["columns"] if columns else []), title="views")
+    for view in views:
+        cols = ", ".join(f"{c['name']} {c['type']}" for c in view["columns"])
+        table.add_row(view["name"], f"{view['rows']:,}", *([cols] if columns else []))
+    out.print(table)
 
 
 @cli.command()

@@ -20,7 +20,9 @@ SCHEMA_VERSION = "1.0"
 
 PARTITION_COLUMNS = ("dataset", "config", "split")
 
-_JSON = {b"convbank.type": b"json"}
+JSON_FIELD = {b"convbank.type": b"json"}
+"""Field metadata of columns that hold JSON text."""
+
 
 TABLE_SCHEMAS: dict[str, pa.Schema] = {
     "conversations": pa.schema(
@@ -28,7 +30,7 @@ TABLE_SCHEMAS: dict[str, pa.Schema] = {
             pa.field("conversation_id", pa.string(), nullable=False),
             pa.field("num_turns", pa.int32(), nullable=False),
             pa.field("source_index", pa.int64(), nullable=False),
-            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
         ]
     ),
     "participants": pa.schema(
@@ -37,7 +39,7 @@ TABLE_SCHEMAS: dict[str, pa.Schema] = {
             pa.field("participant_id", pa.string(), nullable=False),
             pa.field("role", pa.string(), nullable=False),
             pa.field("persona", pa.list_(pa.string()), nullable=False),
-            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
         ]
     ),
     "turns": pa.schema(
@@ -47,7 +49,7 @@ TABLE_SCHEMAS: dict[str, pa.Schema] = {
             pa.field("participant_id", pa.string(), nullable=False),
             pa.field("text", pa.string(), nullable=False),
             pa.field("kind", pa.string(), nullable=False),
-            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
         ]
     ),
     "annotations": pa.schema(
@@ -58,7 +60,7 @@ TABLE_SCHEMAS: dict[str, pa.Schema] = {
             pa.field("label", pa.string(), nullable=False),
             pa.field("start_char", pa.int32()),
             pa.field("end_char", pa.int32()),
-            pa.field("meta", pa.string(), nullable=False, metadata=_JSON),
+            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
         ]
     ),
 }

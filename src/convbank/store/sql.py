@@ -20,7 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from convbank.errors import NotBuiltError, QueryError
-from convbank.model.schema import PARTITION_COLUMNS, UNIFIED_TABLES
+from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
 
 __all__ = ["READ_ONLY_STATEMENTS", "connect", "deadline", "is_read_only", "run"]
@@ -120,9 +120,21 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = Non
     with deadline(con, timeout) as struck:
         try:
             result = con.sql(sql)
-            return result.to_arrow_table() if result is not None else pa.table({})
+            if result is None:
+                return pa.table({})
+            return _mark_json(result.to_arrow_table(), [str(t) for t in result.types])
         except duckdb.Error as exc:
             raise _query_error(exc, struck.is_set(), timeout) from exc
+
+
+def _mark_json(table: pa.Table, types: list[str]) -> pa.Table:
+    """Mark the columns DuckDB typed ``JSON`` (Arrow sees plain strings) with the field
+    metadata the unified schemas use, so that readers can decode them."""
+    fields = [
+        f.with_metadata({**(f.metadata or {}), **JSON_FIELD}) if t in ("JSON", "JSON[]") else f
+        for f, t in zip(table.schema, types, strict=True)
+    ]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
 def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None) -> QueryError:

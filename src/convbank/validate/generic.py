@@ -78,6 +78,7 @@ def speakers(conv: Conversation) -> Iterator[Problem]:
 def silent_participants(conv: Conversation) -> Iterator[Problem]:
     """Every participant speaks at least once (reported as information)."""
     spoke = {t.participant_id for t in conv.turns}
+    turns = f"{len(conv.turns)} turn" + ("" if len(conv.turns) == 1 else "s")
     for p in conv.participants:
         if p.participant_id not in spoke:
-            yield "info", f"{p.participant_id} ({p.role}) never speaks in {len(conv.turns)} turns"
+            yield "info", f"{p.participant_id} ({p.role}) never speaks in {turns}"
