@@ -195,6 +195,35 @@ def test_convokit_casino_loads_with_all_metadata(built: Bank, tmp_path: Path) ->
     assert kit.meta["license"] == "CC-BY-4.0"
 
 
+@pytest.mark.parametrize(("name", "config"), [("casino", None), ("convai2", "volunteers"), ("pec", "happy")])
+def test_convokit_usual_calls(built: Bank, tmp_path: Path, name: str, config: str | None) -> None:
+    """What ConvoKit users do first: chronological lists, trees, paths, the DataFrames."""
+    corpus = load(name, config)
+    (folder,) = export(corpus, "convokit", tmp_path)
+    kit = ConvoKitCorpus(filename=str(folder))
+    for conv in list(corpus)[:25]:
+        kconv = kit.get_conversation(conv.conversation_id)
+        chronological = kconv.get_chronological_utterance_list()
+        assert [u.text for u in chronological] == [t.text for t in conv.turns]
+        assert [u.timestamp for u in chronological] == list(range(len(conv.turns)))
+        (path,) = kconv.get_root_to_leaf_paths()  # a chain: one path through every turn
+        assert [u.id for u in path] == [f"{conv.conversation_id}/{t.turn_index}" for t in conv.turns]
+        assert [u.id for u in kconv.traverse("dfs")] == [u.id for u in path]
+        assert kconv.check_integrity(verbose=False)
+    utterances = kit.get_utterances_dataframe()
+    assert len(utterances) == sum(c.num_turns for c in corpus)
+    assert {"timestamp", "text", "speaker", "reply_to", "conversation_id", "meta.kind"} <= set(
+        utterances.columns
+    )
+    speakers = kit.get_speakers_dataframe()
+    people = {
+        (c.conversation_id if name != "pec" else "", p.participant_id) for c in corpus for p in c.participants
+    }
+    assert len(speakers) == len(people)
+    conversations = kit.get_conversations_dataframe()
+    assert len(conversations) == len(corpus) and (conversations["meta.dataset"] == name).all()
+
+
 def test_croissant_validates_and_iterates(built: Bank, tmp_path: Path) -> None:
     written = export(load("casino"), "croissant", tmp_path)
     assert written[-1].name == "croissant.json"

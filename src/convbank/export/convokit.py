@@ -7,7 +7,9 @@ loads, written directly so exporting needs no ConvoKit (and no PyTorch).
   authors are the same people across threads and keep their names. Speaker meta: role,
   persona, the participant's meta and, for conversation-scoped ids, ``participant_id``.
 - Utterances: id ``{conversation_id}/{turn_index}``, each replying to the turn before;
-  meta ``turn_index``, ``kind``, the turn's meta and its ``annotations``.
+  ``timestamp`` the turn's position in its conversation (none of the datasets times its
+  messages, and ConvoKit orders utterances by timestamp); meta ``turn_index``, ``kind``, the
+  turn's meta and its ``annotations``.
 - Conversations: meta ``dataset``, ``config``, ``split``, ``source_index`` and the
   conversation's meta. Corpus meta: the dataset's card.
 """
@@ -95,7 +97,7 @@ def write_convokit(selection: Selection, directory: Path) -> list[Path]:
                             "speaker": speaker_id(t.participant_id),
                             "meta": umeta,
                             "reply_to": f"{cid}/{t.turn_index - 1}" if t.turn_index else None,
-                            "timestamp": None,
+                            "timestamp": t.turn_index,
                             "vectors": [],
                         }
                     )
