@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from convbank.charts import bar_chart, histogram
+from convbank.charts import bar_chart, histogram, integer_bins
 from convbank.cli import cli
 from convbank.errors import NotBuiltError, UnknownDatasetError
-from convbank.report import render_report
+from convbank.report import dataset_charts, render_report
 from convbank.stats import stats
 from convbank.store import Bank
 
@@ -126,6 +127,38 @@ def test_charts_escape_labels() -> None:
     assert "<title>t&lt;i&gt;</title>" in svg
     assert "(75.0%)" in svg
     assert str(histogram({"1": 2, "2": 0}, "h")).count("<rect") == 2
+
+
+def test_bar_labels_fit_and_empty_reads_empty() -> None:
+    svg = str(bar_chart({"0": 60, "1": 105, "": 126}, "profile_match"))
+    (x,) = {int(v) for v in re.findall(r'<text x="(\d+)" y="\d+" text-anchor="end"', svg)}
+    assert ">(empty)</text>" in svg and x >= len("(empty)") * 7  # the label is not clipped
+
+
+def test_histogram_has_readable_axes() -> None:
+    counts = {f"{i * 5}-{i * 5 + 4}": c for i, c in enumerate([927, 2057, 2132, 1984, 1578, 1100, 785, 468])}
+    svg = str(histogram(counts, "words", x_label="words per message"))
+    assert [t for t in re.findall(r'class="tick">([^<]+)</text>', svg) if "-" not in t] == [
+        "0",
+        "1,000",
+        "2,000",
+        "3,000",
+    ]
+    assert ">words per message</text>" in svg and ">2,132</text>" in svg  # axis title, counts
+    many = {str(i): i for i in range(100)}
+    ticks = [t for t in re.findall(r'class="tick">([^<]+)</text>', str(histogram(many, "m")))]
+    assert "0" in ticks and len(ticks) < 40  # bin labels thinned so they do not overlap
+
+
+def test_numeric_distributions_keep_their_gaps(built: Bank) -> None:
+    charts = dataset_charts(stats(["casino"])["casino"])
+    points = next(chart for name, chart, _ in charts["meta"] if name == "points_scored")
+    bins = re.findall(r"<title>(\d+): ([\d,]+)</title>", str(points))
+    assert bins[0][0] == "5"
+    values = [int(b) for b, _ in bins]
+    assert values == list(range(values[0], values[-1] + 1))  # one bar per integer
+    assert ("8", "0") in bins and ("30", "0") in bins  # nobody scored 8 or 30: gaps show
+    assert integer_bins({"1": 2, "x": 1}) is None
 
 
 def test_report_is_self_contained(built: Bank, tmp_path: Path) -> None:

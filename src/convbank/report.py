@@ -15,7 +15,7 @@ import jinja2
 from convbank import __version__, catalog
 from convbank._atomic import atomic_write_text
 from convbank.build import bank_root
-from convbank.charts import bar_chart, histogram
+from convbank.charts import bar_chart, histogram, integer_bins
 from convbank.stats import stats
 from convbank.store import Bank
 
@@ -58,14 +58,21 @@ def dataset_charts(data: dict[str, Any]) -> dict[str, Any]:
         counts = _summed([s["metadata"].get(d_name, {}) for s in splits], "counts")
         counts = {k: counts[k] for k in (*order, *sorted(set(counts) - set(order))) if k in counts}
         numeric = "mean" in first
-        chart = histogram(counts, d_name) if numeric and len(counts) > 12 else bar_chart(counts, d_name)
-        summary = ""
+        notes = []
         if numeric and len(splits) == 1:
-            summary = f"mean {first['mean']:.2f}, median {first['median']:g}"
-        meta_charts.append((d_name, chart, summary))
+            notes.append(f"mean {first['mean']:.2f}, median {first['median']:g}")
+        bins = integer_bins({k: v for k, v in counts.items() if k not in ("null", "")}) if numeric else None
+        if bins is not None:
+            absent = sum(v for k, v in counts.items() if k in ("null", ""))
+            if absent:
+                notes.append(f"{absent:,} without a value")
+            chart = histogram(bins, d_name, x_label=d_name)
+        else:
+            chart = bar_chart(counts, d_name)
+        meta_charts.append((d_name, chart, "; ".join(notes)))
     return {
         "labels": label_charts,
-        "turns": histogram(data["turn_words"], "words per message"),
+        "turns": histogram(data["turn_words"], "words per message", x_label="words per message"),
         "meta": meta_charts,
     }
 

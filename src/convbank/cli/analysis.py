@@ -137,9 +137,8 @@ def _print_counts(title: str, counts: dict[str, int]) -> None:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("report.html"),
-    show_default=True,
-    help="HTML file to write.",
+    required=True,
+    help="HTML file to write (replaced if it exists, once the new one is complete).",
 )
 @click.option(
     "--validate/--no-validate",
