@@ -77,11 +77,33 @@ def test_listing_filters_sort_and_pages(client: TestClient) -> None:
     assert "page 2 of 21" in page2 and 'rel="prev"' in page2
 
 
+def test_listing_shows_text_and_metadata_and_explains(client: TestClient) -> None:
+    first = client.get("/datasets/casino").text.split('id="count"')[1]
+    rows = re.findall(r'<tr><td><a href="[^"]+">([^<]+)</a></td><td>([^<]+)</td>', first)
+    assert rows[0] == ("938", "default / train")  # source order: train first, not test
+    assert "Hello!, how are you doing?<br>" in first
+    assert "points_scored: 22 / 19" in first and "{}" not in first
+    ranged = client.get("/datasets/casino?field=points_scored&min=30&sort=meta:points_scored&order=desc").text
+    assert _count(ranged) == 3
+    assert re.findall(r'/conversations/(\d+)"', ranged.split('id="count"')[1])[0] == "205"  # 32 points
+    high = client.get("/datasets/convai2?field=eval_score&min=4&max=5").text
+    assert _count(high) == _count(client.get("/datasets/convai2?field=eval_score&value=4").text) + 86
+    unknown = client.get("/datasets/casino?label=strategy:nope")
+    assert _count(unknown.text) == 0
+    assert "casino has no annotation &#39;strategy:nope&#39;; labels are written layer:label" in unknown.text
+    bad = client.get("/datasets/convai2?field=eval_score&min=abc").text
+    assert "min &#39;abc&#39; is not a number" in bad
+    convai2 = client.get("/datasets/convai2/conversations/volunteers-00003").text
+    assert convai2.count("sender_class: Human") == 1  # once beside the participant, not per turn
+    assert '<p class="muted">on every turn: <span class="tag">sender_class: Human</span></p>' in convai2
+
+
 def test_conversation_page_shows_annotations(client: TestClient) -> None:
     casino = client.get("/datasets/casino/conversations/157").text
     assert 'class="deal"' in casino and "mturk_agent_1 gets" in casino
     assert '<span class="tag " data-layer="strategy">small-talk</span>' in casino
-    assert "points_scored = 17" in casino
+    assert "points_scored: 17" in casino
+    assert "personality</b>: svo: " in casino and "big-five: (extraversion: " in casino  # not a dict repr
     assert (
         'href="/datasets/casino/conversations/747"' in casino
         and 'href="/datasets/casino/conversations/431"' in casino
@@ -229,3 +251,26 @@ def test_browser_catalog_filter_conversation(server: str, tmp_path: Path) -> Non
     keep = os.environ.get("CONVBANK_SCREENSHOTS")
     if keep:
         shutil.copytree(tmp_path, keep, dirs_exist_ok=True)
+
+
+def test_browser_on_convbank_serve(built_home: Path) -> None:
+    """`convbank serve` as a user starts it: its printed address opens in Chromium, and the
+    listing's snippets, ranges, metadata sort and notices are there."""
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (apt-get install chromium)")
+    from test_viewer_load import Server
+
+    srv = Server(built_home)
+    try:
+        assert srv.banner == f"convbank viewer on {srv.url}/ (Ctrl+C to stop)\n"
+        url = srv.banner.split(" on ", 1)[1].split(" ", 1)[0]
+        ranged = chromium(
+            "--dump-dom",
+            f"{url}datasets/casino?field=points_scored&min=30&sort=meta%3Apoints_scored&order=desc",
+        )
+        assert _count(ranged) == 3
+        assert "points_scored: 5 / 32" in ranged and "Hello my friend how are you" in ranged
+        notice = chromium("--dump-dom", f"{url}datasets/casino?label=strategy%3Anope")
+        assert 'role="alert">casino has no annotation' in notice
+    finally:
+        assert srv.stop() == 0

@@ -48,7 +48,15 @@ from convbank.errors import (
 from convbank.query import Corpus
 from convbank.store import Bank, Snapshot, connect
 from convbank.store.sql import is_read_only
-from convbank.web.data import FILTERS, SORTS, labels, list_conversations, turn_views
+from convbank.web.data import (
+    FILTERS,
+    SORTS,
+    constant_turn_meta,
+    labels,
+    list_conversations,
+    show_value,
+    turn_views,
+)
 
 __all__ = ["LOOPBACK_HOSTS", "Limits", "create_app"]
 
@@ -97,6 +105,7 @@ _env = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
+_env.filters["show"] = show_value
 _json = msgspec.json.Encoder()
 T = TypeVar("T")
 
@@ -360,7 +369,7 @@ def create_app(
             return _render("dataset.html", ds=ds, built=False, status=200)
         args = {
             k: request.query_params.get(k, "")
-            for k in ("config", "split", "label", "q", "field", "value", "sort", "order")
+            for k in ("config", "split", "label", "q", "field", "value", "min", "max", "sort", "order")
         }
         try:
             page = int(request.query_params.get("page", "1"))
@@ -369,9 +378,10 @@ def create_app(
 
         def work(job: _Job) -> dict[str, Any]:
             with gen.connection(job) as con:
+                known = gen.cached("labels", ds.name, lambda: labels(con, ds.name))
                 return {
-                    "listing": list_conversations(con, ds.name, args, page),
-                    "labels": gen.cached("labels", ds.name, lambda: labels(con, ds.name)),
+                    "listing": list_conversations(con, ds.name, args, page, known),
+                    "labels": known,
                     "charts": gen.cached("stats", ds.name, lambda: _stats(ds.name, gen.snapshot)),
                 }
 
@@ -387,7 +397,7 @@ def create_app(
             ],
             args=args,
             fields=list(FILTERS.get(ds.name, {})),
-            sorts=list(SORTS),
+            sorts=[*SORTS, *(f"meta:{f}" for f in FILTERS.get(ds.name, {}))],
             query=lambda **kw: _query({**args, **kw}),
             **data,
         )
@@ -413,6 +423,7 @@ def create_app(
                 ds=ds,
                 conv=conv,
                 turns=turn_views(conv, corpus.fact_texts(conv)),
+                every_turn=constant_turn_meta(conv),
                 before=before,
                 after=after,
                 pretty_json=msgspec.json.format(_json.encode(conv.to_dict()), indent=2).decode(),

@@ -4,12 +4,15 @@ conversation prepared for display (span highlighting, deals, facts)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
 import duckdb
 
+from convbank import catalog
+from convbank.datasets import Dataset
 from convbank.model import Annotation, Conversation
 
 PER_PAGE = 50
@@ -34,12 +37,12 @@ FILTERS: dict[str, dict[str, tuple[str, str]]] = {
 }
 """Metadata a listing can be filtered on, per dataset: (table, JSON path)."""
 
-SORTS = {
-    "source": "c.config, c.split, c.source_index",
-    "id": "c.conversation_id",
-    "turns": "c.num_turns",
-    "split": "c.split, c.source_index",
-}
+SORTS = ("source", "id", "turns", "split")
+"""Orders of a listing besides the metadata fields (``meta:<field>``); ``source`` and
+``split`` follow the catalog's order of configs and splits (train before test)."""
+
+SNIPPET = 120
+"""Characters of a conversation's first message shown in a listing."""
 
 _SAME = (
     "x.dataset = c.dataset AND x.config = c.config AND x.split = c.split "
@@ -49,52 +52,155 @@ _SAME = (
 
 @dataclass
 class Listing:
-    """One page of conversations."""
+    """One page of conversations, and what the request asked that the data cannot answer."""
 
     rows: list[dict[str, Any]]
     total: int
     page: int
     pages: int
+    notices: list[str] = field(default_factory=list)
+
+
+def _sql_list(values: list[str]) -> str:
+    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+
+
+def _field_value(dataset: str, name: str, params: list[Any]) -> str:
+    """SQL for a metadata field's value of conversation ``c`` (participants' values: the
+    largest, for sorting and ranges; the JSON path goes to ``params``)."""
+    table, path = FILTERS[dataset][name]
+    params.append(path)
+    value = "json_extract_string(x.meta, ?)"
+    if table == "conversations":
+        return value.replace("x.meta", "c.meta")
+    return f"(SELECT max(TRY_CAST({value} AS DOUBLE)) FROM {table} x WHERE {_SAME})"
+
+
+def _order(dataset: Dataset, args: dict[str, str], params: list[Any]) -> str:
+    direction = "DESC" if args.get("order") == "desc" else "ASC"
+    configs = _sql_list([c.name for c in dataset.configs])
+    splits = _sql_list(list(dict.fromkeys(s for c in dataset.configs for s in c.splits)))
+    config_pos = f"array_position({configs}, c.config)"
+    split_pos = f"array_position({splits}, c.split)"
+    sort = args.get("sort", "")
+    if sort.startswith("meta:") and sort[5:] in FILTERS.get(dataset.name, {}):
+        value = _field_value(dataset.name, sort[5:], params)
+        keys = [f"TRY_CAST({value} AS DOUBLE)", f"CAST({value} AS VARCHAR)"]
+        params.append(params[-1])  # the second use of the path
+    else:
+        keys = {
+            "id": ["c.conversation_id"],
+            "turns": ["c.num_turns"],
+            "split": [split_pos, config_pos, "c.source_index"],
+        }.get(sort, [config_pos, split_pos, "c.source_index"])
+    tiebreak = [config_pos, split_pos, "c.source_index"]
+    return ", ".join([*(f"{k} {direction} NULLS LAST" for k in keys), *tiebreak])
 
 
 def list_conversations(
-    con: duckdb.DuckDBPyConnection, dataset: str, args: dict[str, str], page: int
+    con: duckdb.DuckDBPyConnection,
+    dataset: str,
+    args: dict[str, str],
+    page: int,
+    known_labels: Sequence[tuple[str, str, int]] = (),
 ) -> Listing:
     """The conversations of ``dataset`` matching the filters in ``args`` (config, split,
-    label, q, field + value, sort, order), one page of them."""
-    where, params = ["c.dataset = ?"], [dataset]
+    label, q, field with value or min/max, sort, order), one page of them, each with its
+    first message and its key metadata. Filters the data cannot match are explained in
+    :attr:`Listing.notices`."""
+    ds = catalog.get(dataset)
+    notices = []
+    where = ["c.dataset = ?"]
+    params: list[Any] = [dataset]
     for key in ("config", "split"):
         if args.get(key):
             where.append(f"c.{key} = ?")
             params.append(args[key])
     if args.get("label"):
         layer, _, label = args["label"].partition(":")
+        if known_labels and not any((a, b) == (layer, label) for a, b, _ in known_labels):
+            layers = sorted({a for a, _, _ in known_labels})
+            notices.append(
+                f"{ds.name} has no annotation {args['label']!r}; labels are written layer:label, "
+                f"with the layers {', '.join(layers)}"
+            )
         where.append(f"EXISTS (SELECT 1 FROM annotations x WHERE {_SAME} AND x.layer = ? AND x.label = ?)")
         params += [layer, label]
     if args.get("q"):
-        where.append(f"EXISTS (SELECT 1 FROM turns x WHERE {_SAME} AND x.text ILIKE ?)")
+        where.append(f"EXISTS (SELECT 1 FROM turns x WHERE {_SAME} AND x.text ILIKE ? ESCAPE '\\')")
         params.append("%" + args["q"].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-    field = FILTERS.get(dataset, {}).get(args.get("field", ""))
-    if field and args.get("value", "") != "":
-        table, path = field
-        where.append(f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} AND json_extract_string(x.meta, ?) = ?)")
-        params += [path, args["value"]]
-    order = SORTS.get(args.get("sort", ""), SORTS["source"])
-    direction = "DESC" if args.get("order") == "desc" else "ASC"
-    order = ", ".join(f"{col} {direction}" for col in order.split(", "))
+    fields = FILTERS.get(dataset, {})
+    name = args.get("field", "")
+    if name and name not in fields:
+        notices.append(f"{ds.name} has no metadata field {name!r}; one of {', '.join(fields) or 'none'}")
+    elif name:
+        table, path = fields[name]
+        if args.get("value", "") != "":
+            where.append(
+                f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} AND json_extract_string(x.meta, ?) = ?)"
+            )
+            params += [path, args["value"]]
+        for bound, op in (("min", ">="), ("max", "<=")):
+            if args.get(bound, "") == "":
+                continue
+            try:
+                limit = float(args[bound])
+            except ValueError:
+                notices.append(f"{bound} {args[bound]!r} is not a number")
+                continue
+            where.append(
+                f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} "
+                f"AND TRY_CAST(json_extract_string(x.meta, ?) AS DOUBLE) {op} ?)"
+            )
+            params += [path, limit]
     sql_where = " AND ".join(where)
     total = con.execute(f"SELECT count(*) FROM conversations c WHERE {sql_where}", params).fetchone()
     count = int(total[0]) if total else 0
     pages = max(1, math.ceil(count / PER_PAGE))
     page = min(max(page, 1), pages)
+    order_params: list[Any] = []
+    order = _order(ds, args, order_params)
     rows = con.execute(
-        f"SELECT c.config, c.split, c.conversation_id, c.num_turns, c.meta::VARCHAR AS meta "
-        f"FROM conversations c WHERE {sql_where} ORDER BY {order} "
-        f"LIMIT {PER_PAGE} OFFSET {(page - 1) * PER_PAGE}",
-        params,
+        f"SELECT c.config, c.split, c.conversation_id, c.num_turns FROM conversations c "
+        f"WHERE {sql_where} ORDER BY {order} LIMIT {PER_PAGE} OFFSET {(page - 1) * PER_PAGE}",
+        [*params, *order_params],
     ).fetchall()
-    keys = ("config", "split", "conversation_id", "num_turns", "meta")
-    return Listing([dict(zip(keys, r, strict=True)) for r in rows], count, page, pages)
+    keys = ("config", "split", "conversation_id", "num_turns")
+    listing = Listing([dict(zip(keys, r, strict=True)) for r in rows], count, page, pages, notices)
+    _describe_rows(con, dataset, listing.rows)
+    return listing
+
+
+def _describe_rows(con: duckdb.DuckDBPyConnection, dataset: str, rows: list[dict[str, Any]]) -> None:
+    """Add each row's first message (``snippet``) and key metadata (``summary``)."""
+    if not rows:
+        return
+    ids = [r["conversation_id"] for r in rows]
+    marks = ", ".join("?" * len(ids))
+    first = {
+        (config, split, cid): text
+        for config, split, cid, text in con.execute(
+            "SELECT config, split, conversation_id, arg_min(text, turn_index) FROM turns "
+            f"WHERE dataset = ? AND conversation_id IN ({marks}) AND kind = 'message' AND text <> '' "
+            "GROUP BY ALL",
+            [dataset, *ids],
+        ).fetchall()
+    }
+    values: dict[tuple[str, str, str], dict[str, list[str]]] = {}
+    for name, (table, path) in FILTERS.get(dataset, {}).items():
+        order = ", participant_id" if table == "participants" else ""
+        for config, split, cid, value in con.execute(
+            f"SELECT config, split, conversation_id, json_extract_string(meta, ?) AS v FROM {table} "
+            f"WHERE dataset = ? AND conversation_id IN ({marks}) ORDER BY conversation_id{order}",
+            [path, dataset, *ids],
+        ).fetchall():
+            if value is not None:
+                values.setdefault((config, split, cid), {}).setdefault(name, []).append(value)
+    for r in rows:
+        key = (r["config"], r["split"], r["conversation_id"])
+        text = first.get(key) or ""
+        r["snippet"] = text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
+        r["summary"] = " · ".join(f"{n}: {' / '.join(v)}" for n, v in values.get(key, {}).items())
 
 
 def labels(con: duckdb.DuckDBPyConnection, dataset: str) -> list[tuple[str, str, int]]:
@@ -149,10 +255,48 @@ _SHOWN_ELSEWHERE = frozenset(
 """Turn meta shown otherwise (deals, facts, likes, labels) or kept only for the round trip."""
 
 
+def show_value(value: Any) -> str:
+    """A metadata value as text: objects as ``key: value; ...`` (nested ones in
+    parentheses), lists comma-separated, null, true and false as JSON writes them."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "; ".join(
+            f"{k}: ({show_value(v)})" if isinstance(v, dict) else f"{k}: {show_value(v)}"
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return ", ".join(show_value(v) for v in value)
+    return str(value)
+
+
+def constant_turn_meta(conv: Conversation) -> dict[str, dict[str, Any]]:
+    """Per participant with more than one turn, the turn metadata that is the same on all
+    of their turns (ConvAI2's ``sender_class``): shown once beside them, not on every turn."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in conv.participants:
+        turns = [t for t in conv.turns if t.participant_id == p.participant_id]
+        if len(turns) < 2:
+            continue
+        same = {
+            k: v
+            for k, v in turns[0].meta.items()
+            if k not in _SHOWN_ELSEWHERE and v is not None and all(t.meta.get(k) == v for t in turns)
+        }
+        if same:
+            out[p.participant_id] = same
+    return out
+
+
 def turn_views(conv: Conversation, facts: dict[int, str]) -> list[dict[str, Any]]:
-    """Per turn: speaker, side, text pieces with span marks, labels, deal, likes and facts."""
+    """Per turn: speaker, side, text pieces with span marks, labels, deal, likes and facts;
+    ``extra`` is the rest of the turn's metadata, less what :func:`constant_turn_meta`
+    shows once per participant."""
     first = conv.participants[0].participant_id if conv.participants else None
     roles = {p.participant_id: p.role for p in conv.participants}
+    constant = constant_turn_meta(conv)
     views = []
     for t in conv.turns:
         anns = conv.annotations_of(t.turn_index)
@@ -175,7 +319,11 @@ def turn_views(conv: Conversation, facts: dict[int, str]) -> list[dict[str, Any]
                     }
                     for f in t.meta.get("facts", ())
                 ],
-                "extra": {k: v for k, v in t.meta.items() if k not in _SHOWN_ELSEWHERE},
+                "extra": {
+                    k: v
+                    for k, v in t.meta.items()
+                    if k not in _SHOWN_ELSEWHERE and k not in constant.get(t.participant_id, {})
+                },
             }
         )
     return views
