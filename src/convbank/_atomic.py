@@ -1,12 +1,14 @@
-"""Atomic file writes: a temporary file in the same folder, flushed, then renamed."""
+"""Files: atomic writes (a temporary file in the same folder, flushed, then renamed) and
+their sha256."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write_text"]
+__all__ = ["atomic_write_text", "sha256_file"]
 
 
 def _umask() -> int:
@@ -28,3 +30,9 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of a file (the standard library's ``hashlib.file_digest``)."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()

@@ -24,7 +24,6 @@ would land outside the folder and members whose paths collide are refused. Locks
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import logging
 import os
@@ -50,7 +49,7 @@ from convbank._archive import (
     safe_extract,
     stale,
 )
-from convbank._atomic import atomic_write_text
+from convbank._atomic import atomic_write_text, sha256_file
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import (
     ChecksumError,
@@ -96,12 +95,8 @@ def is_offline() -> bool:
 
 
 def sha256_of(path: Path) -> str:
-    """The hex sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The hex sha256 of a file."""
+    return sha256_file(path)
 
 
 _HASHES: dict[str, tuple[tuple[int, ...], str]] = {}

@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
-from convbank._atomic import atomic_write_text
+from convbank._atomic import atomic_write_text, sha256_file
 from convbank.errors import BuildError, DamagedBankError
 from convbank.model import SCHEMA_VERSION
 from convbank.store.snapshot import (
@@ -51,7 +51,6 @@ from convbank.store.snapshot import (
     first_line,
     partition,
     release,
-    sha256_file,
     stat_problem,
 )
 

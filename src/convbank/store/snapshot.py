@@ -3,7 +3,6 @@ its files (see :mod:`convbank.store.bank` for the layout and the protocol)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import weakref
@@ -23,22 +22,13 @@ from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
 if TYPE_CHECKING:
     from convbank.store.bank import Bank
 
-__all__ = ["FileRef", "Snapshot", "file_refs", "partition", "sha256_file"]
+__all__ = ["FileRef", "Snapshot", "file_refs", "partition"]
 
 
 def partition(dataset: str, config: str, split: str | None = None) -> Path:
     """The Hive partition path of a dataset/config (and split)."""
     path = Path(f"dataset={dataset}") / f"config={config}"
     return path / f"split={split}" if split is not None else path
-
-
-def sha256_file(path: Path) -> str:
-    """The hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def first_line(exc: BaseException) -> str:
