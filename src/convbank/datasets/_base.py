@@ -4,10 +4,11 @@ unified model (both ways)."""
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 import msgspec.inspect
@@ -19,12 +20,18 @@ from convbank.model import Conversation
 __all__ = [
     "ConfigSpec",
     "Dataset",
+    "Int64",
     "SourceFile",
     "Strict",
     "arrow_type",
     "decode_json",
+    "no_records",
     "write_json",
 ]
+
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""An integer of the raw tables (Arrow int64): a larger one in a source is a format error
+with its JSON path, not an overflow when the batch is converted."""
 
 
 class Strict(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -81,6 +88,8 @@ class Dataset(ABC):
     """The msgspec type of one raw record."""
     optional_files: ClassVar[tuple[str, ...]] = ()
     """Files used when present (Curiosity's fact database) and never required."""
+    side_tables: ClassVar[tuple[str, ...]] = ()
+    """Names of the side tables :meth:`extra_tables` writes (one partition per config)."""
 
     # ------------------------------------------------------------------ catalog
     @property
@@ -161,8 +170,10 @@ class Dataset(ABC):
         """File-level content beside the records (kept for the source export); none by default."""
         return {}
 
-    def extra_tables(self, paths: SourcePaths) -> Iterator[tuple[str, pa.Table]]:
-        """Side tables read from optional files (name, table); none by default."""
+    def extra_tables(self, paths: SourcePaths, config: str) -> Iterator[tuple[str, pa.Table]]:
+        """Side tables of a stored config (name, table), read from its files beside the
+        records (PEC's ``persona.txt``) or from optional ones (Curiosity's fact database);
+        none by default."""
         return iter(())
 
     # ------------------------------------------------------------------ mapping
@@ -208,6 +219,11 @@ class Dataset(ABC):
     ) -> list[Path]:
         """Write records in the publisher's format and file names; return the files written."""
 
+    def write_side(self, tables: Mapping[str, pa.Table], config: str, directory: Path) -> list[Path]:
+        """Write the publisher's files that a config's side tables hold (PEC's
+        ``persona.txt``), after its splits; return the files written. None by default."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         """The card as JSON-ready data (what ``convbank info --json`` prints)."""
         return {
@@ -238,12 +254,14 @@ def write_json(path: Path, data: Any) -> list[Path]:
     return [path]
 
 
-def decode_json(path: Path, typ: Any, what: str) -> Any:
-    """Decode a JSON file into ``typ``; any problem becomes a one-line :class:`FormatError`."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read ({exc.strerror})") from exc
+def decode_json(path: Path, typ: Any, what: str, data: bytes | None = None) -> Any:
+    """Decode a JSON file (or its bytes, ``data``) into ``typ``; any problem becomes a
+    one-line :class:`FormatError` naming the file and the JSON path or position."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise FormatError(f"{path}: cannot read ({exc.strerror})") from exc
     try:
         return msgspec.json.decode(data, type=typ)
     except msgspec.ValidationError as exc:
@@ -256,6 +274,40 @@ def decode_json(path: Path, typ: Any, what: str) -> Any:
             f"{path}: {_decode_message(exc, data)}; expected well-formed JSON — "
             "re-fetch the file (it may be truncated or corrupted)"
         ) from exc
+    except RecursionError as exc:
+        raise FormatError(f"{path}: {_depth_message(data)}; not the {what} format as published") from exc
+
+
+def no_records(path: Path, what: str) -> FormatError:
+    """The error for a source that parses but holds no record."""
+    return FormatError(
+        f"{path}: no records; expected the {what} file as published, which is never empty — "
+        "re-fetch the file or check that it is the right one"
+    )
+
+
+_DEPTH = 1000
+_BRACKETS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _depth_message(data: bytes) -> str:
+    """Where a JSON text first nests deeper than the decoder can go."""
+    depth = 0
+    for m in _BRACKETS.finditer(data):
+        token = m.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > _DEPTH:
+                offset = m.start()
+                line = data.count(b"\n", 0, offset) + 1
+                column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+                return (
+                    f"JSON nested more than {_DEPTH:,} levels deep at line {line}, column {column} "
+                    f"(byte {offset}), deeper than a decoder can follow"
+                )
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return "JSON nested deeper than a decoder can follow"
 
 
 def _validation_message(exc: msgspec.ValidationError) -> str:
