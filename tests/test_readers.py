@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from conftest import SHARED
+from convbank import catalog
 from convbank.build import read_raw
 from convbank.datasets.casino import STRATEGIES
 from convbank.fetch import Fetcher
@@ -224,3 +225,59 @@ def test_curiosity_errors_name_the_json_path(
     with pytest.raises(FormatError) as info:
         _records("curiosity", [tmp_path], split="val")
     assert str(info.value) == f"{path}: {message}"
+
+
+SAMPLES = SHARED.parent / "samples"
+
+
+def test_tolokers_reader_takes_the_published_head(tmp_path: Path) -> None:
+    """data_tolokers.json is not here, but its first 1,594 bytes are: the first dialog's
+    messages in the volunteers layout (evaluation_score null, sender_class). Completed with
+    the rest of a record in that layout, it reads, maps and comes back byte for byte."""
+    head = (SAMPLES / "convai2" / "extra" / "data_tolokers.head_excerpt.txt").read_bytes()
+    assert head.startswith(b'[{"dialog": [{"id": 0, ') and head.endswith(b'"sender_class": "Bot"}]')
+    rest = (
+        b', "start_time": "2018-07-02 10:00:00.000000", "end_time": "2018-07-02 10:10:00.000000", '
+        b'"bot_profile": ["i love iphone."], "user_profile": ["i go to the gym."], "eval_score": null, '
+        b'"profile_match": "", "participant1_id": {"class": "User", "user_id": "u1"}, '
+        b'"participant2_id": {"class": "Bot", "user_id": "b1"}}]'
+    )
+    (tmp_path / "src" / "convai2").mkdir(parents=True)
+    (tmp_path / "src" / "convai2" / "data_tolokers.json").write_bytes(head + rest)
+    (record,) = _records("convai2", [tmp_path / "src"], "tolokers")
+    assert len(record.dialog) == 11
+    assert {m.evaluation_score for m in record.dialog} == {None}
+    assert [m.sender_class for m in record.dialog[:2]] == ["Bot", "Human"]
+    export = json.loads((SAMPLES / "convai2" / "extra" / "export_2018-07-04_train.json").read_text())
+    same = next(d for d in export if d["dialog_id"] == "0xab38710")  # the same dialog, exported by day
+    assert [(m.id, m.sender, m.text) for m in record.dialog] == [
+        (m["id"], m["sender"], m["text"]) for m in same["dialog"]
+    ]
+    ds = catalog.get("convai2")
+    conv = ds.to_conversation(record, "tolokers", "train", 0)
+    assert conv.conversation_id == "tolokers-00000"
+    paths = {"data_tolokers.json": tmp_path / "src" / "convai2" / "data_tolokers.json"}
+    ds.write_source(
+        [ds.from_conversation(conv)], "tolokers", "train", ds.file_meta(paths, "tolokers", "train"), tmp_path
+    )
+    assert (tmp_path / "data_tolokers.json").read_bytes() == head + rest
+
+
+def test_summer_wild_records_are_the_daily_exports_with_sender_class() -> None:
+    """The organisers' daily exports hold the summer_wild dialogs without sender_class (not a
+    published config); the real summer_wild records read as those plus sender_class."""
+    records = _records("convai2", [SAMPLES], "summer_wild")
+    daily = {
+        d["dialog_id"]: d
+        for day in ("04", "05", "06", "07")
+        for d in json.loads((SAMPLES / "convai2" / "extra" / f"export_2018-07-{day}_train.json").read_text())
+    }
+    assert len(daily) == 3005
+    for r in records:
+        published = msgspec.to_builtins(r)
+        assert {m["sender_class"] for m in published["dialog"]} == {"Bot", "Human"}
+        for m in published["dialog"]:
+            del m["sender_class"]
+        assert published == daily[r.dialog_id]
+    assert [r.dialog_id for r in records] == ["0xa28c932", "0x648cc5b7", "0x420e9187"]
+    assert all(m.evaluation_score is msgspec.UNSET for r in records for m in r.dialog)
