@@ -24,7 +24,6 @@ FIXTURE_COUNTS = {
     ("curiosity", "default"): {"train": 3, "val": 1, "test": 1, "test_zero": 1},
     ("pec", "happy"): {"train": 3, "valid": 1, "test": 1},
     ("pec", "offmychest"): {"train": 2, "valid": 1, "test": 1},
-    ("convai2", "summer_wild"): {"train": 3},
 }
 REAL_COUNTS = {
     ("casino", "default"): {"train": 900, "valid": 30, "test": 100},
@@ -44,7 +43,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def make_fixture_sources(target: Path) -> Path:
     """A source folder with the hand-written fixtures (PEC extracted; Curiosity's fact
     database generated from facts.sql)."""
-    for name in ("ccpe", "convai2", "curiosity", "pec"):
+    for name in ("ccpe", "curiosity", "pec"):
         shutil.copytree(FIXTURES / name, target / name, dirs_exist_ok=True)
     sql = (target / "curiosity" / "facts.sql").read_text(encoding="utf-8")
     with sqlite3.connect(target / "curiosity" / "wiki_sql.sqlite.db") as db:

@@ -32,7 +32,6 @@ SOURCE_FILES = {
     ("casino", "default"): [SHARED / "casino" / f"casino_{s}.json" for s in ("train", "valid", "test")],
     ("convai2", "volunteers"): [SHARED / "convai2" / "data_volunteers.json"],
     ("convai2", "intermediate"): [SHARED / "convai2" / "data_intermediate.json"],
-    ("convai2", "summer_wild"): [Path("convai2/summer_wild_evaluation_dialogs.json")],
     ("ccpe", "default"): [Path("ccpe/data.json")],
     ("curiosity", "default"): [
         Path(f"curiosity/curiosity_dialogs.{s}.json") for s in ("train", "val", "test", "test_zero")
@@ -74,3 +73,27 @@ def test_pec_export_reads_back_identically(built: object, fixture_sources: Path,
         ]
         again = [r for _, _, r in read_raw("pec", config, fetcher=Fetcher(sources=[tmp_path], verify=False))]
         assert again == original
+
+
+def test_summer_wild_fixture_comes_back_byte_for_byte(tmp_path: Path) -> None:
+    """The summer_wild fixture (4-space records in ``[{`` ... ``}]``, ASCII escapes, an
+    eval_score null and a profile_match "") in a bank of its own: the shared bank holds the
+    real ConvAI2 rounds only."""
+    from conftest import FIXTURES
+    from convbank.build import build
+    from convbank.export import export
+    from convbank.query import Corpus
+    from convbank.store import Bank
+
+    fetcher = Fetcher(sources=[FIXTURES], verify=False, progress=False)
+    bank = Bank(tmp_path / "bank")
+    report = build(["convai2"], config="summer_wild", fetcher=fetcher, bank=bank)
+    assert [s.conversations for s in report.splits] == [3]
+    ds = catalog.get("convai2")
+    records = [r for _, _, r in read_raw("convai2", "summer_wild", fetcher=fetcher)]
+    assert [(r.eval_score, r.profile_match) for r in records] == [(4, 1), (None, ""), (2, 0)]
+    for i, r in enumerate(records):
+        assert ds.from_conversation(ds.to_conversation(r, "summer_wild", "train", i)) == r
+    export(Corpus("convai2", "summer_wild", bank=bank), "source", tmp_path / "out")
+    name = "summer_wild_evaluation_dialogs.json"
+    assert (tmp_path / "out" / name).read_bytes() == (FIXTURES / "convai2" / name).read_bytes()

@@ -26,7 +26,6 @@ __all__ = [
     "arrow_type",
     "decode_json",
     "no_records",
-    "write_json",
 ]
 
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
@@ -248,12 +247,6 @@ class Dataset(ABC):
 
 
 # ---------------------------------------------------------------------- helpers
-def write_json(path: Path, data: Any) -> list[Path]:
-    """Write records (msgspec Structs, lists, dicts) as a JSON file; return ``[path]``."""
-    path.write_bytes(msgspec.json.encode(data))
-    return [path]
-
-
 def decode_json(path: Path, typ: Any, what: str, data: bytes | None = None) -> Any:
     """Decode a JSON file (or its bytes, ``data``) into ``typ``; any problem becomes a
     one-line :class:`FormatError` naming the file and the JSON path or position."""
@@ -266,7 +259,7 @@ def decode_json(path: Path, typ: Any, what: str, data: bytes | None = None) -> A
         return msgspec.json.decode(data, type=typ)
     except msgspec.ValidationError as exc:
         raise FormatError(
-            f"{path}: {_validation_message(exc)}; not the {what} format as published — "
+            f"{path}: {_validation_message(exc, data)}; not the {what} format as published — "
             "re-fetch the file or check that it is the right one"
         ) from exc
     except msgspec.DecodeError as exc:
@@ -310,13 +303,74 @@ def _depth_message(data: bytes) -> str:
     return "JSON nested deeper than a decoder can follow"
 
 
-def _validation_message(exc: msgspec.ValidationError) -> str:
+def _validation_message(exc: msgspec.ValidationError, data: bytes | None = None) -> str:
     # msgspec says "Expected `int`, got `str` - at `$[0].dialogue_id`"
     message = str(exc)
     if " - at " in message:
         what, where = message.rsplit(" - at ", 1)
-        return f"at {where.strip('`')}: {what[0].lower()}{what[1:]}"
+        where = where.strip("`")
+        if "[...]" in where and data is not None:
+            where = _name_map_keys(where, what, data)
+        return f"at {where}: {what[0].lower()}{what[1:]}"
     return message[0].lower() + message[1:]
+
+
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_JSON_TYPES = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "array": list,
+    "object": dict,
+    "null": type(None),
+}
+
+
+def _step(key: str) -> str:
+    """A map key as a JSON-path step."""
+    return f".{key}" if re.fullmatch(r"[A-Za-z_][\w-]*", key) else f"[{msgspec.json.encode(key).decode()}]"
+
+
+def _name_map_keys(where: str, what: str, data: bytes) -> str:
+    """A JSON path with the keys of the maps it crosses (msgspec writes ``[...]`` for a map
+    value): the key whose value has the problem the message describes, found in the source."""
+    try:
+        root = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return where
+    segments = [(m.group(1), m.group(2)) for m in _SEGMENT.finditer(where, 1)]
+    got = re.search(r"got `(\w+)`", what)
+    missing = re.search(r"missing required field `([^`]+)`", what)
+
+    def complaint(value: Any) -> bool:
+        if got:
+            kind = _JSON_TYPES.get(got.group(1))
+            return kind is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool)))
+        if missing:
+            return isinstance(value, dict) and missing.group(1) not in value
+        return True
+
+    def walk(node: Any, rest: list[tuple[str | None, str | None]]) -> str | None:
+        if not rest:
+            return "" if complaint(node) else None
+        (key, index), *tail = rest
+        if index == "...":  # a map value: try each key
+            items = node.items() if isinstance(node, dict) else ()
+            tries = ((_step(k), walk(v, tail)) for k, v in items)
+            return next((step + f for step, f in tries if f is not None), None)
+        if key is not None:
+            child, step = (
+                (node.get(key), f".{key}") if isinstance(node, dict) and key in node else (None, None)
+            )
+        else:
+            i = int(index or 0)
+            child, step = (node[i], f"[{i}]") if isinstance(node, list) and i < len(node) else (None, None)
+        found = None if step is None else walk(child, tail)
+        return None if found is None or step is None else step + found
+
+    resolved = walk(root, segments)
+    return where if resolved is None else "$" + resolved
 
 
 def _decode_message(exc: msgspec.DecodeError, data: bytes) -> str:
