@@ -281,3 +281,41 @@ def test_summer_wild_records_are_the_daily_exports_with_sender_class() -> None:
         assert published == daily[r.dialog_id]
     assert [r.dialog_id for r in records] == ["0xa28c932", "0x648cc5b7", "0x420e9187"]
     assert all(m.evaluation_score is msgspec.UNSET for r in records for m in r.dialog)
+
+
+END_LINE = "*" * 20 + "\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a ---+--- hi\n" + END_LINE,
+        "a ---+--- hi\nmore\n" + END_LINE,
+        "a ---+--- x ---+--- y\n" + END_LINE,
+        "a ---+---  hi\n" + END_LINE,
+        "a  ---+--- hi\n" + END_LINE,
+        " a ---+--- hi\n" + END_LINE,
+        "a---+---hi\n" + END_LINE,
+        "a ---+--- hi \n" + END_LINE,
+        "a ---+--- hi\r\n" + END_LINE,
+        "a ---+--- hi\n\n" + END_LINE,
+        "\na ---+--- hi\n" + END_LINE,
+        "a ---+--- hi\n  more\n" + END_LINE,
+        "a ---+--- \nmore\n" + END_LINE,
+        "a ---+--- hi\n" + "*" * 20 + " \n",
+        "a ---+--- hi\n" + "*" * 20,
+    ],
+)
+def test_pec_examples_come_back_exactly(text: str, tmp_path: Path) -> None:
+    """Whatever the spacing, blank lines or line ends, an example is its usual rendering or
+    keeps its exact text; the loader's view (stripped, blank lines skipped) is the same."""
+    from convbank.datasets.pec import conversation_block, parse_lines
+
+    path = tmp_path / "train.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    ((utterances, source, _),) = parse_lines(path)
+    assert (source or conversation_block(utterances)) == text
+    if source is None:
+        assert conversation_block(utterances) == text
+    assert [u.speaker for u in utterances] == ["a"]
+    assert utterances[0].text in ("hi", "hi\nmore", "x ---+--- y", "\nmore")

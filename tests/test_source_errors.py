@@ -73,7 +73,8 @@ def nested_200000_deep(folder: Path) -> tuple[str, str]:
     path = _curiosity(folder, b'{"dialogs": ' + b"[" * depth + b"]" * depth + b"}")
     return "curiosity", (
         f"{path}: JSON nested more than 1,000 levels deep at line 1, column 1012 (byte 1011), deeper than "
-        "a decoder can follow; not the Curiosity format as published"
+        "a decoder can follow; not the Curiosity format as published — re-fetch the file or check that it "
+        "is the right one"
     )
 
 

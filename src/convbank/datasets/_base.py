@@ -268,7 +268,10 @@ def decode_json(path: Path, typ: Any, what: str, data: bytes | None = None) -> A
             "re-fetch the file (it may be truncated or corrupted)"
         ) from exc
     except RecursionError as exc:
-        raise FormatError(f"{path}: {_depth_message(data)}; not the {what} format as published") from exc
+        raise FormatError(
+            f"{path}: {_depth_message(data)}; not the {what} format as published — "
+            "re-fetch the file or check that it is the right one"
+        ) from exc
 
 
 def no_records(path: Path, what: str) -> FormatError:

@@ -198,15 +198,17 @@ def conversation_block(utterances: Iterable[Utterance]) -> str:
 
 def parse_lines(
     path: Path, start: int = 0, end: int | None = None
-) -> Iterator[tuple[list[Utterance], str, int]]:
-    """Yield the utterances of each conversation of a PEC text file with its exact text
-    (blank lines before it included) and its closing line number (counted from ``start``,
-    a byte offset at a line start; ``end`` stops after the conversation that closes at or
-    past that offset). Speakers and texts are stripped and blank lines skipped; a line
-    without the separator continues the utterance before it."""
+) -> Iterator[tuple[list[Utterance], str | None, int]]:
+    """Yield the utterances of each conversation of a PEC text file, its exact text when it
+    is not written the publisher's way (:func:`conversation_block`; blank lines before it
+    included), else None, and its closing line number (counted from ``start``, a byte offset
+    at a line start; ``end`` stops after the conversation that closes at or past that
+    offset). Speakers and texts are stripped and blank lines skipped; a line without the
+    separator continues the utterance before it."""
     utterances: list[Utterance] = []
     lines: list[str] = []
     block: list[str] = []
+    usual = True  # every line so far is what conversation_block writes
     where = f"{path} (from byte {start})" if start else str(path)
     with path.open("rb") as f:
         f.seek(start)
@@ -219,15 +221,17 @@ def parse_lines(
             position += len(raw_bytes)
             block.append(line)
             content = line.strip()
+            usual = usual and line[:-1] == content and line[-1:] == "\n"
             if not content:
+                usual = False
                 continue
             if content == END:
                 if lines:
                     utterances[-1].text = "\n".join(lines)
                 if not utterances:
                     raise FormatError(f"{where}: line {lineno}: a conversation with no utterance")
-                yield utterances, "".join(block), lineno
-                utterances, lines, block = [], [], []
+                yield utterances, None if usual else "".join(block), lineno
+                utterances, lines, block, usual = [], [], [], True
                 continue
             speaker, sep, text = content.partition(SEPARATOR)
             if sep:
@@ -235,6 +239,7 @@ def parse_lines(
                     utterances[-1].text = "\n".join(lines)
                 utterances.append(Utterance(speaker=speaker.strip(), text=""))
                 lines = [text.strip()]
+                usual = usual and speaker == utterances[-1].speaker + " " and text == " " + lines[0]
             elif utterances:
                 lines.append(content)
             else:
@@ -380,7 +385,7 @@ class Pec(Dataset):
                     context=utterances[:-1],
                     response=utterances[-1],
                     personas=found,
-                    source=UNSET if text == conversation_block(utterances) else text,
+                    source=UNSET if text is None else text,
                 )
             if not count and start == 0:
                 raise FormatError(
