@@ -13,6 +13,7 @@ import csv
 import hashlib
 import html
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -371,3 +372,20 @@ def test_benchmark_tasks_run_their_fastest_model(real: RealBank, name: str, conf
             continue
         assert result.data == ("real" if full else "fixture"), task.name
         assert result.metrics and result.model == task.models[0] and result.config == config
+
+
+def test_pec_full_persona_blocks_come_back_whole(tmp_path: Path) -> None:
+    """The earlier dummy's persona.txt (the same 19 speakers with their full blocks, up to
+    100 sentences) as happy's persona file: the join gives the responder all of them, and
+    the source export gives the file back byte for byte."""
+    shutil.copytree(SAMPLES / "pec", tmp_path / "src" / "pec")
+    full = SAMPLES / "pec" / "extra" / "persona.earlier_dummy_full_blocks.txt"
+    shutil.copy(full, tmp_path / "src" / "pec" / "hf_pec" / "happy" / "persona.txt")
+    fetcher = Fetcher(sources=[tmp_path / "src"], verify=False, offline=True, root=tmp_path, progress=False)
+    bank = Bank(tmp_path / "bank")
+    assert build(["pec"], config="happy", fetcher=fetcher, bank=bank).ok
+    tylock = next(c for c in Corpus("pec", "happy", bank=bank) if c.turns[-1].participant_id == "tylock")
+    persona = tylock.participant("tylock").persona
+    assert len(persona) == 100 and "i love red dead 2" in persona  # the loader's example shows 7 of them
+    export(Corpus("pec", "happy", bank=bank), "source", tmp_path / "out")
+    assert (tmp_path / "out" / "hf_pec" / "happy" / "persona.txt").read_bytes() == full.read_bytes()
