@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -68,6 +68,9 @@ Shard = tuple[int, int] | None
 
 SourcePaths = Mapping[str, Path]
 """Local paths of the source files, by published file name."""
+
+SideTable = Callable[[str], "pa.Table | None"]
+"""Reads one side table of a config from the bank by name (None when the bank has none)."""
 
 
 class Dataset(ABC):
@@ -218,9 +221,10 @@ class Dataset(ABC):
     ) -> list[Path]:
         """Write records in the publisher's format and file names; return the files written."""
 
-    def write_side(self, tables: Mapping[str, pa.Table], config: str, directory: Path) -> list[Path]:
+    def write_side(self, side: SideTable, config: str, directory: Path) -> list[Path]:
         """Write the publisher's files that a config's side tables hold (PEC's
-        ``persona.txt``), after its splits; return the files written. None by default."""
+        ``persona.txt``, read with ``side("pec_personas")``), after its splits; return the
+        files written. None by default."""
         return []
 
     def describe(self) -> dict[str, Any]:

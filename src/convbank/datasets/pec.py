@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 from msgspec import UNSET, Struct, UnsetType
 
-from convbank.datasets._base import ConfigSpec, Dataset, Shard, SourceFile, SourcePaths, Strict
+from convbank.datasets._base import ConfigSpec, Dataset, Shard, SideTable, SourceFile, SourcePaths, Strict
 from convbank.errors import FormatError
 from convbank.model import Conversation, Participant, Turn
 
@@ -506,9 +506,9 @@ class Pec(Dataset):
             out.writelines(persona_block(speaker, sentences) for speaker, sentences in personas.items())
         return [data_path, persona_path]
 
-    def write_side(self, tables: Mapping[str, pa.Table], config: str, directory: Path) -> list[Path]:
+    def write_side(self, side: SideTable, config: str, directory: Path) -> list[Path]:
         """``hf_pec/{config}/persona.txt`` rebuilt whole from ``pec_personas``."""
-        table = tables.get("pec_personas")
+        table = side("pec_personas")
         if table is None:
             return []
         path = directory / "hf_pec" / config / "persona.txt"

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from convbank.datasets._base import SideTable
+from convbank.errors import QueryError
 from convbank.query import Corpus
 
-__all__ = ["export_source"]
+__all__ = ["export_source", "side_reader"]
 
 
 def export_source(corpus: Corpus, directory: Path) -> list[Path]:
@@ -27,15 +28,24 @@ def export_source(corpus: Corpus, directory: Path) -> list[Path]:
         if config not in configs:
             configs.append(config)
     for config in configs:
-        written += dataset.write_side(side_tables(corpus, config), config, directory)
+        written += dataset.write_side(side_reader(corpus, config), config, directory)
     return sorted(set(written))
 
 
-def side_tables(corpus: Corpus, config: str) -> dict[str, pa.Table]:
-    """The side tables the bank holds for one config of the corpus's dataset, by name."""
-    tables = {}
-    for name in corpus.dataset.side_tables:
-        path = corpus.bank.file(name, corpus.dataset.name, config, "all")
-        if path.is_file():
-            tables[name] = pq.read_table(path)
-    return tables
+def side_reader(corpus: Corpus, config: str) -> SideTable:
+    """Reads a side table of one config of the corpus's dataset from the bank (without the
+    partition columns); None when the bank has no rows of it for that config."""
+
+    def read(name: str) -> pa.Table | None:
+        if name not in corpus.dataset.side_tables:
+            raise KeyError(f"{corpus.dataset.name} has no side table {name!r}")
+        try:
+            table = corpus.sql(
+                f"SELECT * FROM \"{name}\" WHERE dataset = '{corpus.dataset.name}' AND config = '{config}'"
+            )
+        except QueryError:  # not built (a bank from before the table existed)
+            return None
+        keys = [c for c in ("dataset", "config", "split") if c in table.column_names]
+        return table.drop_columns(keys) if table.num_rows else None
+
+    return read
