@@ -343,7 +343,8 @@ def test_viewer_conversation_page(real: RealBank, name: str, config: str) -> Non
     from convbank.web.app import create_app
 
     conv = _first(real, name, config)
-    page = TestClient(create_app(real.bank)).get(f"/datasets/{name}/conversations/{conv.conversation_id}")
+    client = TestClient(create_app(real.bank), base_url="http://127.0.0.1")  # a loopback Host
+    page = client.get(f"/datasets/{name}/conversations/{conv.conversation_id}")
     assert page.status_code == 200
     plain = [
         t
