@@ -228,3 +228,62 @@ def test_unknown_task() -> None:
         run("nope")
     with pytest.raises(BenchError):
         run("casino-strategy", model="bert")
+
+
+def test_published_figures_are_the_authors_and_measured_ones_apart() -> None:
+    for task in TASKS.values():
+        assert task.published, task.name
+        for f in task.published:  # the authors' figure with its source, or "not found"
+            assert f.source and (f.value is not None) != f.source.startswith("not found"), (task.name, f)
+        for f in task.measured:
+            assert f.source.startswith("measured here"), (task.name, f)
+    casino = TASKS["casino-strategy"].reference
+    assert [f["value"] for f in casino["published"]] == [None]
+    assert casino["published"][0]["source"].startswith("not found: Chawla et al. 2021 (NAACL)")
+    assert {f["system"]: f["value"] for f in casino["measured_here"]} == {
+        "random": 0.1068,
+        "tfidf": 0.5695,
+        "embed": 0.639,
+        "finetune": 0.67,
+    }
+    table4 = "Rodriguez et al. 2020 (EMNLP), Table 4, test"
+    assert TASKS["curiosity-utterance-acts"].reference["published"] == [
+        {"system": "majority class", "metric": "micro_f1", "value": 0.604, "source": table4},
+        {"system": "E2E BERT", "metric": "micro_f1", "value": 0.795, "source": table4},
+        {"system": "CHARM", "metric": "micro_f1", "value": 0.847, "source": table4},
+    ]
+    assert [(f.system, f.value) for f in TASKS["curiosity-policy-acts"].published] == [
+        ("majority class", 0.494),
+        ("E2E BERT", 0.631),
+        ("CHARM", 0.682),
+    ]
+    assert [(f.system, f.value) for f in TASKS["curiosity-like"].published] == [
+        ("majority class", 0.681),
+        ("E2E BERT", 0.822),
+        ("CHARM", 0.815),
+    ]
+    assert [(f.system, f.value) for f in TASKS["curiosity-fact-ranking"].published] == [
+        ("TF-IDF", 0.408),
+        ("E2E BERT", 0.418),
+        ("CHARM", 0.546),
+    ]
+
+
+def test_bench_shows_published_and_measured_in_their_own_columns(
+    built: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from convbank.cli import _console
+
+    monkeypatch.setattr(_console.out, "width", 250)
+    result = CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random"])
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if "published (the authors)" in line)
+    assert "measured here (convbank)" in header and "source" in header
+    published = next(line for line in result.output.splitlines() if "BERT, multi-task" in line)
+    assert "not found" in published and "0.5695" not in published
+    tfidf = next(line for line in result.output.splitlines() if line.strip("│ ").startswith("tfidf"))
+    cells = [c.strip() for c in tfidf.strip("│").split("│")]
+    assert cells[:4] == ["tfidf", "mean_f1", "", "0.5695"]
+    data = json.loads(CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"]).output)
+    assert set(data["reference"]) == {"published", "measured_here"}
+    assert data["metrics"]["mean_f1"] == 0.1068  # what the measured figure of the random model says

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
@@ -10,6 +11,7 @@ import msgspec
 import pytest
 
 from conftest import SHARED
+from convbank import catalog
 from convbank.build import read_raw
 from convbank.datasets.casino import STRATEGIES
 from convbank.fetch import Fetcher
@@ -33,10 +35,10 @@ def test_casino_split_counts_and_types(casino: dict[str, list]) -> None:
     assert {s: len(v) for s, v in casino.items()} == {"train": 900, "valid": 30, "test": 100}
     d = casino["train"][0]
     assert d.dialogue_id == 938 and isinstance(d.dialogue_id, int)
-    info = d.participant_info.mturk_agent_1
+    info = d.participant_info["mturk_agent_1"]
     assert info.outcomes.points_scored == 22 and isinstance(info.demographics.age, int)
     assert info.personality.big_five.openness_to_experiences == 6.5
-    assert info.value2issue.High == "Firewood"
+    assert info.value2issue["High"] == "Firewood"
     deal = d.chat_logs[-2].task_data
     assert msgspec.to_builtins(deal) == {
         "issue2youget": {"Water": "3", "Firewood": "1", "Food": "0"},
@@ -44,6 +46,22 @@ def test_casino_split_counts_and_types(casino: dict[str, list]) -> None:
     }
     assert msgspec.to_builtins(d.chat_logs[-1].task_data) == {"data": "accept_deal"}
     assert msgspec.to_builtins(d.chat_logs[0].task_data) == {}
+
+
+def test_casino_key_orders_are_kept(casino: dict[str, list]) -> None:
+    """The publisher's key order varies in three places; the typed records keep it (maps)."""
+    dialogues = [d for split in casino.values() for d in split]
+    agents = Counter(tuple(d.participant_info) for d in dialogues)
+    assert agents == {("mturk_agent_1", "mturk_agent_2"): 504, ("mturk_agent_2", "mturk_agent_1"): 526}
+    levels = Counter(tuple(i.value2issue) for d in dialogues for i in d.participant_info.values())
+    assert len(levels) == 6 and sum(levels.values()) == 2060
+    deals = Counter(
+        tuple(log.task_data.issue2youget)
+        for d in dialogues
+        for log in d.chat_logs
+        if log.task_data.issue2youget
+    )
+    assert len(deals) == 6 and sum(deals.values()) == 1181
 
 
 def test_casino_strategy_labels(casino: dict[str, list]) -> None:
@@ -95,6 +113,10 @@ def test_convai2_distributions(config: str, eval_scores: dict, profile_match: di
 def test_ccpe_fixture_quirks(fixture_sources: Path) -> None:
     (c1, c2, c3) = _records("ccpe", [fixture_sources])
     assert c1.conversationId == "CCPE-8e113"
+    starts = [seg.startIndex for seg in c1.utterances[3].segments]
+    assert starts == [17, 0]  # segments are not sorted by position
+    raw = (fixture_sources / "ccpe" / "data.json").read_bytes()
+    assert raw.isascii() and b'"Am\\u00e9lie"' in raw and b'"segments": [ {' in raw  # the publisher's style
     plain = msgspec.to_builtins(c1.utterances[0])
     assert "segments" not in plain  # absent stays absent
     assert msgspec.to_builtins(c2.utterances[1])["segments"] == []  # empty stays empty
@@ -115,6 +137,20 @@ def test_curiosity_fixture_quirks(fixture_sources: Path) -> None:
     assert [d.dialog_id for d in train] == [21922, 100, 101]
     acts = [m.dialog_acts for d in train for m in d.messages]
     assert None in acts and [] in acts and ["request_topic", "request_aspect"] in acts
+    assert ["social_thanking", "social_goodbye"] in acts
+    pilot = train[1]
+    assert (pilot.tag, pilot.first_aspect, pilot.second_aspect) == ("pilot", None, None)
+    assert (pilot.user_id, pilot.assistant_id) == ("314", "262")  # numeric strings, as published
+    assert all(m.message_id.isdigit() for d in train for m in d.messages)
+    val = _records("curiosity", [fixture_sources], split="val")
+    assert [(m.message, m.dialog_acts) for m in val[0].messages][2] == ("", [])
+    test = _records("curiosity", [fixture_sources], split="test")
+    assert ["request_followup", "shift_aspect"] in [m.dialog_acts for m in test[0].messages]
+    folds = {
+        s: json.loads((fixture_sources / "curiosity" / f"curiosity_dialogs.{s}.json").read_text())["fold"]
+        for s in ("train", "val", "test", "test_zero")
+    }
+    assert all(fold != split for split, fold in folds.items())  # the fold key is not the file's split
     facts = [msgspec.to_builtins(f) for d in train for m in d.messages for f in m.facts]
     assert {"fid": 5001, "used": True} in facts  # source missing stays missing
     assert all(isinstance(f["used"], bool) for f in facts)
@@ -139,6 +175,14 @@ def test_pec_fixture_quirks(fixture_sources: Path) -> None:
     assert third.context[0].text.endswith('<script>alert("x")</script>')
     both = _records("pec", [fixture_sources], "all", "train")
     assert len(both) == 5
+    # the odd separator spacing and the blank line before the second example are kept exactly
+    assert first.source.endswith(
+        "alice---+---Thank you so much, I worked\nreally hard for it\nand it paid off.\n" + "*" * 20 + "\n"
+    )
+    assert happy[1].source.startswith("\ncarol ---+--- My cat came back")
+    assert happy[2].source is msgspec.UNSET  # written the publisher's way: nothing to keep
+    offmychest = _records("pec", [fixture_sources], "offmychest", "train")
+    assert offmychest[1].response.text == "i ’m so sorry for your loss ."  # UTF-8, lowercased, tokenised
 
 
 def test_pec_reads_the_zip_too(fixture_sources: Path, tmp_path: Path) -> None:
@@ -181,3 +225,97 @@ def test_curiosity_errors_name_the_json_path(
     with pytest.raises(FormatError) as info:
         _records("curiosity", [tmp_path], split="val")
     assert str(info.value) == f"{path}: {message}"
+
+
+SAMPLES = SHARED.parent / "samples"
+
+
+def test_tolokers_reader_takes_the_published_head(tmp_path: Path) -> None:
+    """data_tolokers.json is not here, but its first 1,594 bytes are: the first dialog's
+    messages in the volunteers layout (evaluation_score null, sender_class). Completed with
+    the rest of a record in that layout, it reads, maps and comes back byte for byte."""
+    head = (SAMPLES / "convai2" / "extra" / "data_tolokers.head_excerpt.txt").read_bytes()
+    assert head.startswith(b'[{"dialog": [{"id": 0, ') and head.endswith(b'"sender_class": "Bot"}]')
+    rest = (
+        b', "start_time": "2018-07-02 10:00:00.000000", "end_time": "2018-07-02 10:10:00.000000", '
+        b'"bot_profile": ["i love iphone."], "user_profile": ["i go to the gym."], "eval_score": null, '
+        b'"profile_match": "", "participant1_id": {"class": "User", "user_id": "u1"}, '
+        b'"participant2_id": {"class": "Bot", "user_id": "b1"}}]'
+    )
+    (tmp_path / "src" / "convai2").mkdir(parents=True)
+    (tmp_path / "src" / "convai2" / "data_tolokers.json").write_bytes(head + rest)
+    (record,) = _records("convai2", [tmp_path / "src"], "tolokers")
+    assert len(record.dialog) == 11
+    assert {m.evaluation_score for m in record.dialog} == {None}
+    assert [m.sender_class for m in record.dialog[:2]] == ["Bot", "Human"]
+    export = json.loads((SAMPLES / "convai2" / "extra" / "export_2018-07-04_train.json").read_text())
+    same = next(d for d in export if d["dialog_id"] == "0xab38710")  # the same dialog, exported by day
+    assert [(m.id, m.sender, m.text) for m in record.dialog] == [
+        (m["id"], m["sender"], m["text"]) for m in same["dialog"]
+    ]
+    ds = catalog.get("convai2")
+    conv = ds.to_conversation(record, "tolokers", "train", 0)
+    assert conv.conversation_id == "tolokers-00000"
+    paths = {"data_tolokers.json": tmp_path / "src" / "convai2" / "data_tolokers.json"}
+    ds.write_source(
+        [ds.from_conversation(conv)], "tolokers", "train", ds.file_meta(paths, "tolokers", "train"), tmp_path
+    )
+    assert (tmp_path / "data_tolokers.json").read_bytes() == head + rest
+
+
+def test_summer_wild_records_are_the_daily_exports_with_sender_class() -> None:
+    """The organisers' daily exports hold the summer_wild dialogs without sender_class (not a
+    published config); the real summer_wild records read as those plus sender_class."""
+    records = _records("convai2", [SAMPLES], "summer_wild")
+    daily = {
+        d["dialog_id"]: d
+        for day in ("04", "05", "06", "07")
+        for d in json.loads((SAMPLES / "convai2" / "extra" / f"export_2018-07-{day}_train.json").read_text())
+    }
+    assert len(daily) == 3005
+    for r in records:
+        published = msgspec.to_builtins(r)
+        assert {m["sender_class"] for m in published["dialog"]} == {"Bot", "Human"}
+        for m in published["dialog"]:
+            del m["sender_class"]
+        assert published == daily[r.dialog_id]
+    assert [r.dialog_id for r in records] == ["0xa28c932", "0x648cc5b7", "0x420e9187"]
+    assert all(m.evaluation_score is msgspec.UNSET for r in records for m in r.dialog)
+
+
+END_LINE = "*" * 20 + "\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a ---+--- hi\n" + END_LINE,
+        "a ---+--- hi\nmore\n" + END_LINE,
+        "a ---+--- x ---+--- y\n" + END_LINE,
+        "a ---+---  hi\n" + END_LINE,
+        "a  ---+--- hi\n" + END_LINE,
+        " a ---+--- hi\n" + END_LINE,
+        "a---+---hi\n" + END_LINE,
+        "a ---+--- hi \n" + END_LINE,
+        "a ---+--- hi\r\n" + END_LINE,
+        "a ---+--- hi\n\n" + END_LINE,
+        "\na ---+--- hi\n" + END_LINE,
+        "a ---+--- hi\n  more\n" + END_LINE,
+        "a ---+--- \nmore\n" + END_LINE,
+        "a ---+--- hi\n" + "*" * 20 + " \n",
+        "a ---+--- hi\n" + "*" * 20,
+    ],
+)
+def test_pec_examples_come_back_exactly(text: str, tmp_path: Path) -> None:
+    """Whatever the spacing, blank lines or line ends, an example is its usual rendering or
+    keeps its exact text; the loader's view (stripped, blank lines skipped) is the same."""
+    from convbank.datasets.pec import conversation_block, parse_lines
+
+    path = tmp_path / "train.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    ((utterances, source, _),) = parse_lines(path)
+    assert (source or conversation_block(utterances)) == text
+    if source is None:
+        assert conversation_block(utterances) == text
+    assert [u.speaker for u in utterances] == ["a"]
+    assert utterances[0].text in ("hi", "hi\nmore", "x ---+--- y", "\nmore")

@@ -3,7 +3,6 @@ from the bank equals the publisher's files."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import msgspec
@@ -29,7 +28,7 @@ def test_mapper_round_trip_on_every_record(name: str, config: str, all_sources: 
     assert n == sum(ALL_COUNTS[(name, config)].values())
 
 
-JSON_FILES = {
+SOURCE_FILES = {
     ("casino", "default"): [SHARED / "casino" / f"casino_{s}.json" for s in ("train", "valid", "test")],
     ("convai2", "volunteers"): [SHARED / "convai2" / "data_volunteers.json"],
     ("convai2", "intermediate"): [SHARED / "convai2" / "data_intermediate.json"],
@@ -37,40 +36,64 @@ JSON_FILES = {
     ("curiosity", "default"): [
         Path(f"curiosity/curiosity_dialogs.{s}.json") for s in ("train", "val", "test", "test_zero")
     ],
+    ("pec", "all"): [
+        Path(f"pec/hf_pec/{c}/{s}.txt")
+        for c in ("happy", "offmychest")
+        for s in ("train", "valid", "test", "persona")
+    ],
 }
 
 
-@pytest.mark.parametrize(("name", "config"), sorted(JSON_FILES))
-def test_source_export_equals_published_json(
+@pytest.mark.parametrize(("name", "config"), sorted(SOURCE_FILES))
+def test_source_export_is_byte_exact(
     name: str, config: str, built: object, fixture_sources: Path, tmp_path: Path
 ) -> None:
     result = CliRunner().invoke(
         cli, ["export", name, "--config", config, "--format", "source", "-o", str(tmp_path)]
     )
     assert result.exit_code == 0, result.output
-    for original in JSON_FILES[(name, config)]:
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    expected = [
+        str(p.relative_to(SHARED / name)) if p.is_absolute() else str(p.relative_to(name))
+        for p in SOURCE_FILES[(name, config)]
+    ]
+    assert written == sorted(expected)
+    for original in SOURCE_FILES[(name, config)]:
         path = original if original.is_absolute() else fixture_sources / original
-        exported = tmp_path / path.name
-        assert json.loads(exported.read_text()) == json.loads(path.read_text()), path.name
+        relative = path.relative_to(SHARED / name if original.is_absolute() else fixture_sources / name)
+        assert (tmp_path / relative).read_bytes() == path.read_bytes(), relative
 
 
-def test_pec_source_export_reads_back_identically(
-    built: object, fixture_sources: Path, tmp_path: Path
-) -> None:
+def test_pec_export_reads_back_identically(built: object, fixture_sources: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["export", "pec", "--format", "source", "-o", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "hf_pec" / "happy" / "persona.txt").is_file()
     for config in ("happy", "offmychest"):
         original = [
             r for _, _, r in read_raw("pec", config, fetcher=Fetcher(sources=[fixture_sources], verify=False))
         ]
         again = [r for _, _, r in read_raw("pec", config, fetcher=Fetcher(sources=[tmp_path], verify=False))]
         assert again == original
-    # a canonical file (one space around the separator) comes back byte for byte
-    offmychest = fixture_sources / "pec" / "hf_pec" / "offmychest"
-    assert (tmp_path / "hf_pec" / "offmychest" / "train.txt").read_text() == (
-        offmychest / "train.txt"
-    ).read_text()
-    assert (tmp_path / "hf_pec" / "offmychest" / "persona.txt").read_text() == (
-        offmychest / "persona.txt"
-    ).read_text()
+
+
+def test_summer_wild_fixture_comes_back_byte_for_byte(tmp_path: Path) -> None:
+    """The summer_wild fixture (4-space records in ``[{`` ... ``}]``, ASCII escapes, an
+    eval_score null and a profile_match "") in a bank of its own: the shared bank holds the
+    real ConvAI2 rounds only."""
+    from conftest import FIXTURES
+    from convbank.build import build
+    from convbank.export import export
+    from convbank.query import Corpus
+    from convbank.store import Bank
+
+    fetcher = Fetcher(sources=[FIXTURES], verify=False, progress=False)
+    bank = Bank(tmp_path / "bank")
+    report = build(["convai2"], config="summer_wild", fetcher=fetcher, bank=bank)
+    assert [s.conversations for s in report.splits] == [3]
+    ds = catalog.get("convai2")
+    records = [r for _, _, r in read_raw("convai2", "summer_wild", fetcher=fetcher)]
+    assert [(r.eval_score, r.profile_match) for r in records] == [(4, 1), (None, ""), (2, 0)]
+    for i, r in enumerate(records):
+        assert ds.from_conversation(ds.to_conversation(r, "summer_wild", "train", i)) == r
+    export(Corpus("convai2", "summer_wild", bank=bank), "source", tmp_path / "out")
+    name = "summer_wild_evaluation_dialogs.json"
+    assert (tmp_path / "out" / name).read_bytes() == (FIXTURES / "convai2" / name).read_bytes()

@@ -319,7 +319,7 @@ def _build_config(
                     seconds[split],
                 )
             )
-        for table_name, table in ds.extra_tables(paths):
+        for table_name, table in ds.extra_tables(paths, config):
             staging.write(table_name, "all", table)
         bank.commit(staging, entry)
     return reports

@@ -13,13 +13,51 @@ import numpy as np
 from convbank.errors import ConvbankError, UnknownDatasetError
 from convbank.query import Corpus
 
-__all__ = ["TASKS", "BenchError", "Result", "Task", "data_kind", "folds", "register", "run"]
+__all__ = [
+    "NOT_FOUND",
+    "TASKS",
+    "BenchError",
+    "Figure",
+    "Result",
+    "Task",
+    "data_kind",
+    "folds",
+    "register",
+    "run",
+    "too_small",
+]
+
+NOT_FOUND = "not found"
 
 
 class BenchError(ConvbankError):
     """A benchmark cannot run as asked (unknown model, too little data, missing table)."""
 
     exit_code = 2
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A reference figure: a system's value of a metric and where it comes from. A figure
+    of the dataset's authors whose value could not be found has ``value`` None and says so
+    in ``source``; nothing fills the cell in its place."""
+
+    system: str
+    metric: str
+    value: float | None
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"system", "metric", "value", "source"}``."""
+        return {"system": self.system, "metric": self.metric, "value": self.value, "source": self.source}
+
+
+def references(published: tuple[Figure, ...], measured: tuple[Figure, ...]) -> dict[str, Any]:
+    """The reference block of a task: the authors' figures, then those measured here."""
+    return {
+        "published": [f.to_dict() for f in published],
+        "measured_here": [f.to_dict() for f in measured],
+    }
 
 
 @dataclass
@@ -35,6 +73,8 @@ class Result:
     seed: int
     metrics: dict[str, Any]
     reference: dict[str, Any]
+    """``{"published": [...], "measured_here": [...]}``: the dataset authors' figures with
+    their source (paper and table), and figures measured by this project, never mixed."""
     protocol: str
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
@@ -64,9 +104,17 @@ class Task(ABC):
     description: ClassVar[str]
     protocol: ClassVar[str]
     models: ClassVar[tuple[str, ...]]
-    """Baselines first, strongest last (the default)."""
-    reference: ClassVar[dict[str, Any]]
-    """Published figures for the same metric, by system; empty when none are published."""
+    """Baselines first (the first is the fastest), strongest last (the default)."""
+    published: ClassVar[tuple[Figure, ...]]
+    """The dataset authors' own figures for this task, each with its source (paper and
+    table); a figure that could not be found has value None and source "not found"."""
+    measured: ClassVar[tuple[Figure, ...]] = ()
+    """Figures measured by this project with this protocol on the real data."""
+
+    @property
+    def reference(self) -> dict[str, Any]:
+        """The authors' figures and those measured here, apart (see :class:`Result`)."""
+        return references(self.published, self.measured)
 
     @abstractmethod
     def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -104,6 +152,21 @@ def folds(groups: list[str], k: int, seed: int) -> list[np.ndarray]:
     order = np.random.default_rng(seed).permutation(len(unique))
     fold_of = {unique[i]: n % k for n, i in enumerate(order)}
     return [np.array([i for i, g in enumerate(groups) if fold_of[g] == f]) for f in range(k)]
+
+
+def too_small(corpus: Corpus, have: int, what: str, need: int, protocol: str) -> BenchError:
+    """The one-line error of a task whose data is too small for its protocol; it says when
+    the bank holds an excerpt (splits smaller than the publisher's)."""
+    message = f"{have} {what}; {protocol} needs at least {need}"
+    short = [
+        f"{config}/{split} has {n:,} of {expected:,}"
+        for config, split in corpus.parts()
+        if (expected := corpus.dataset.config(config).splits.get(split)) is not None
+        and (n := corpus.bank.split_info(corpus.dataset.name, config, split)["conversations"]) != expected
+    ]
+    if short:
+        message += f" (the bank holds an excerpt of {corpus.dataset.name}: {', '.join(short)} published)"
+    return BenchError(message)
 
 
 def data_kind(corpus: Corpus) -> str:

@@ -172,7 +172,8 @@ def bench(
     task: str | None, list_tasks: bool, model: str | None, config: str | None, seed: int, as_json: bool
 ) -> None:
     """Run a benchmark task of a dataset's paper on the bank: metrics per label or class,
-    the published reference figures beside ours, the model and the seconds taken.
+    the dataset authors' published figures (with paper and table, or "not found") and the
+    figures measured by convbank in a column of their own, the model and the seconds taken.
 
     Results on fixture data (splits whose counts differ from the publisher's) are labelled
     as such. Same seed, same numbers.
@@ -205,9 +206,18 @@ def bench(
     for name, value in _flatten(result.metrics):
         table.add_row(name, _number(value))
     out.print(table)
-    refs = Table("reference", "value", title="published figures")
-    for name, value in _flatten(result.reference):
-        refs.add_row(name, _number(value))
+    refs = Table(
+        "system",
+        "metric",
+        "published (the authors)",
+        "measured here (convbank)",
+        "source",
+        title="reference figures",
+    )
+    for f in result.reference["published"]:
+        refs.add_row(f["system"], f["metric"], _number(f["value"], "not found"), "", f["source"])
+    for f in result.reference["measured_here"]:
+        refs.add_row(f["system"], f["metric"], "", _number(f["value"]), f["source"])
     out.print(refs)
     out.print(f"{result.seconds:.1f} s", highlight=False)
 
@@ -223,10 +233,10 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     return rows
 
 
-def _number(value: Any) -> str:
+def _number(value: Any, missing: str = "none") -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
-    return "none" if value is None else str(value)
+    return missing if value is None else str(value)
 
 
 @click.command()

@@ -4,10 +4,11 @@ unified model (both ways)."""
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 import msgspec.inspect
@@ -19,12 +20,17 @@ from convbank.model import Conversation
 __all__ = [
     "ConfigSpec",
     "Dataset",
+    "Int64",
     "SourceFile",
     "Strict",
     "arrow_type",
     "decode_json",
-    "write_json",
+    "no_records",
 ]
+
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""An integer of the raw tables (Arrow int64): a larger one in a source is a format error
+with its JSON path, not an overflow when the batch is converted."""
 
 
 class Strict(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -63,6 +69,9 @@ Shard = tuple[int, int] | None
 SourcePaths = Mapping[str, Path]
 """Local paths of the source files, by published file name."""
 
+SideTable = Callable[[str], "pa.Table | None"]
+"""Reads one side table of a config from the bank by name (None when the bank has none)."""
+
 
 class Dataset(ABC):
     """A dataset of the catalog. Subclasses set the card attributes and implement the reader
@@ -81,6 +90,8 @@ class Dataset(ABC):
     """The msgspec type of one raw record."""
     optional_files: ClassVar[tuple[str, ...]] = ()
     """Files used when present (Curiosity's fact database) and never required."""
+    side_tables: ClassVar[tuple[str, ...]] = ()
+    """Names of the side tables :meth:`extra_tables` writes (one partition per config)."""
 
     # ------------------------------------------------------------------ catalog
     @property
@@ -161,8 +172,10 @@ class Dataset(ABC):
         """File-level content beside the records (kept for the source export); none by default."""
         return {}
 
-    def extra_tables(self, paths: SourcePaths) -> Iterator[tuple[str, pa.Table]]:
-        """Side tables read from optional files (name, table); none by default."""
+    def extra_tables(self, paths: SourcePaths, config: str) -> Iterator[tuple[str, pa.Table]]:
+        """Side tables of a stored config (name, table), read from its files beside the
+        records (PEC's ``persona.txt``) or from optional ones (Curiosity's fact database);
+        none by default."""
         return iter(())
 
     # ------------------------------------------------------------------ mapping
@@ -208,6 +221,12 @@ class Dataset(ABC):
     ) -> list[Path]:
         """Write records in the publisher's format and file names; return the files written."""
 
+    def write_side(self, side: SideTable, config: str, directory: Path) -> list[Path]:
+        """Write the publisher's files that a config's side tables hold (PEC's
+        ``persona.txt``, read with ``side("pec_personas")``), after its splits; return the
+        files written. None by default."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         """The card as JSON-ready data (what ``convbank info --json`` prints)."""
         return {
@@ -232,23 +251,19 @@ class Dataset(ABC):
 
 
 # ---------------------------------------------------------------------- helpers
-def write_json(path: Path, data: Any) -> list[Path]:
-    """Write records (msgspec Structs, lists, dicts) as a JSON file; return ``[path]``."""
-    path.write_bytes(msgspec.json.encode(data))
-    return [path]
-
-
-def decode_json(path: Path, typ: Any, what: str) -> Any:
-    """Decode a JSON file into ``typ``; any problem becomes a one-line :class:`FormatError`."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read ({exc.strerror})") from exc
+def decode_json(path: Path, typ: Any, what: str, data: bytes | None = None) -> Any:
+    """Decode a JSON file (or its bytes, ``data``) into ``typ``; any problem becomes a
+    one-line :class:`FormatError` naming the file and the JSON path or position."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise FormatError(f"{path}: cannot read ({exc.strerror})") from exc
     try:
         return msgspec.json.decode(data, type=typ)
     except msgspec.ValidationError as exc:
         raise FormatError(
-            f"{path}: {_validation_message(exc)}; not the {what} format as published — "
+            f"{path}: {_validation_message(exc, data)}; not the {what} format as published — "
             "re-fetch the file or check that it is the right one"
         ) from exc
     except msgspec.DecodeError as exc:
@@ -256,15 +271,113 @@ def decode_json(path: Path, typ: Any, what: str) -> Any:
             f"{path}: {_decode_message(exc, data)}; expected well-formed JSON — "
             "re-fetch the file (it may be truncated or corrupted)"
         ) from exc
+    except RecursionError as exc:
+        raise FormatError(
+            f"{path}: {_depth_message(data)}; not the {what} format as published — "
+            "re-fetch the file or check that it is the right one"
+        ) from exc
 
 
-def _validation_message(exc: msgspec.ValidationError) -> str:
+def no_records(path: Path, what: str) -> FormatError:
+    """The error for a source that parses but holds no record."""
+    return FormatError(
+        f"{path}: no records; expected the {what} file as published, which is never empty — "
+        "re-fetch the file or check that it is the right one"
+    )
+
+
+_DEPTH = 1000
+_BRACKETS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _depth_message(data: bytes) -> str:
+    """Where a JSON text first nests deeper than the decoder can go."""
+    depth = 0
+    for m in _BRACKETS.finditer(data):
+        token = m.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > _DEPTH:
+                offset = m.start()
+                line = data.count(b"\n", 0, offset) + 1
+                column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+                return (
+                    f"JSON nested more than {_DEPTH:,} levels deep at line {line}, column {column} "
+                    f"(byte {offset}), deeper than a decoder can follow"
+                )
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return "JSON nested deeper than a decoder can follow"
+
+
+def _validation_message(exc: msgspec.ValidationError, data: bytes | None = None) -> str:
     # msgspec says "Expected `int`, got `str` - at `$[0].dialogue_id`"
     message = str(exc)
     if " - at " in message:
         what, where = message.rsplit(" - at ", 1)
-        return f"at {where.strip('`')}: {what[0].lower()}{what[1:]}"
+        where = where.strip("`")
+        if "[...]" in where and data is not None:
+            where = _name_map_keys(where, what, data)
+        return f"at {where}: {what[0].lower()}{what[1:]}"
     return message[0].lower() + message[1:]
+
+
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_JSON_TYPES = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "array": list,
+    "object": dict,
+    "null": type(None),
+}
+
+
+def _step(key: str) -> str:
+    """A map key as a JSON-path step."""
+    return f".{key}" if re.fullmatch(r"[A-Za-z_][\w-]*", key) else f"[{msgspec.json.encode(key).decode()}]"
+
+
+def _name_map_keys(where: str, what: str, data: bytes) -> str:
+    """A JSON path with the keys of the maps it crosses (msgspec writes ``[...]`` for a map
+    value): the key whose value has the problem the message describes, found in the source."""
+    try:
+        root = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return where
+    segments = [(m.group(1), m.group(2)) for m in _SEGMENT.finditer(where, 1)]
+    got = re.search(r"got `(\w+)`", what)
+    missing = re.search(r"missing required field `([^`]+)`", what)
+
+    def complaint(value: Any) -> bool:
+        if got:
+            kind = _JSON_TYPES.get(got.group(1))
+            return kind is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool)))
+        if missing:
+            return isinstance(value, dict) and missing.group(1) not in value
+        return True
+
+    def walk(node: Any, rest: list[tuple[str | None, str | None]]) -> str | None:
+        if not rest:
+            return "" if complaint(node) else None
+        (key, index), *tail = rest
+        if index == "...":  # a map value: try each key
+            items = node.items() if isinstance(node, dict) else ()
+            tries = ((_step(k), walk(v, tail)) for k, v in items)
+            return next((step + f for step, f in tries if f is not None), None)
+        if key is not None:
+            child, step = (
+                (node.get(key), f".{key}") if isinstance(node, dict) and key in node else (None, None)
+            )
+        else:
+            i = int(index or 0)
+            child, step = (node[i], f"[{i}]") if isinstance(node, list) and i < len(node) else (None, None)
+        found = None if step is None else walk(child, tail)
+        return None if found is None or step is None else step + found
+
+    resolved = walk(root, segments)
+    return where if resolved is None else "$" + resolved
 
 
 def _decode_message(exc: msgspec.DecodeError, data: bytes) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType, field
@@ -12,12 +12,14 @@ from msgspec import UNSET, UnsetType, field
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
+    Int64,
     SourceFile,
     SourcePaths,
     Strict,
     decode_json,
-    write_json,
+    no_records,
 )
+from convbank.datasets._layout import LAYOUT_KEY, Frame, compact, frame_of, measure, write_framed
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
 from convbank.model.types import TurnKind
@@ -39,17 +41,18 @@ STRATEGIES = (
 )
 """The ten strategy labels of the annotated dialogues."""
 
+Item = Literal["Water", "Firewood", "Food"]
+Level = Literal["High", "Medium", "Low"]
+Agent = Literal["mturk_agent_1", "mturk_agent_2"]
+
 ITEMS = ("Food", "Water", "Firewood")
 PRIORITY_POINTS = {"High": 5, "Medium": 4, "Low": 3}
-AGENTS = ("mturk_agent_1", "mturk_agent_2")
+AGENTS: tuple[Agent, Agent] = ("mturk_agent_1", "mturk_agent_2")
 
 
-class Items(Strict):
-    """Counts of each item, as strings "0" to "3"."""
-
-    Water: str
-    Firewood: str
-    Food: str
+Items = dict[Item, str]
+"""Counts of each item, as strings "0" to "3"; a map, because the publisher's key order
+varies from deal to deal (all six orders occur) and the bytes keep it."""
 
 
 class TaskData(Strict):
@@ -79,7 +82,7 @@ class ByPriority(Strict):
 class Outcomes(Strict):
     """Post-negotiation outcomes of one participant."""
 
-    points_scored: int
+    points_scored: Int64
     satisfaction: str
     opponent_likeness: str
 
@@ -87,7 +90,7 @@ class Outcomes(Strict):
 class Demographics(Strict):
     """Demographics of one participant."""
 
-    age: int
+    age: Int64
     gender: str
     ethnicity: str
     education: str
@@ -113,26 +116,21 @@ class Personality(Strict):
 class ParticipantInfo(Strict):
     """What one negotiator brought and how it went."""
 
-    value2issue: ByPriority
+    value2issue: dict[Level, Item]
+    """The item of each priority level; a map, as its key order varies in the source."""
     value2reason: ByPriority
     outcomes: Outcomes
     demographics: Demographics
     personality: Personality
 
 
-class Participants(Strict):
-    """The two negotiators."""
-
-    mturk_agent_1: ParticipantInfo
-    mturk_agent_2: ParticipantInfo
-
-
 class Dialogue(Strict):
     """One CaSiNo dialogue as published."""
 
-    dialogue_id: int
+    dialogue_id: Int64
     chat_logs: list[ChatLog]
-    participant_info: Participants
+    participant_info: dict[Agent, ParticipantInfo]
+    """The two negotiators; a map, as either can come first in the source."""
     annotations: list[tuple[str, str]]
     """``[]`` when unannotated, else ``[text, "label,label"]`` per message in order."""
 
@@ -146,6 +144,29 @@ _CITATION = """@inproceedings{chawla2021casino,
 }"""
 
 _BASE = "https://raw.githubusercontent.com/kushalchawla/CaSiNo/main/data/split/"
+
+
+FRAME = Frame(prefix="[", separator=", ", suffix="]")
+"""The publisher's layout: Python's ``json.dumps`` defaults, no final newline."""
+
+
+def _check_complete(path: Path, dialogues: list[Dialogue]) -> None:
+    """Every map has all its keys (msgspec checks the keys a map has, not the missing ones)."""
+    for i, d in enumerate(dialogues):
+        maps: list[tuple[str, Mapping[Any, Any], int]] = [("participant_info", d.participant_info, 2)]
+        for agent, info in d.participant_info.items():
+            maps.append((f"participant_info.{agent}.value2issue", info.value2issue, 3))
+        for n, log in enumerate(d.chat_logs):
+            for key in ("issue2youget", "issue2theyget"):
+                deal = getattr(log.task_data, key)
+                if deal is not UNSET:
+                    maps.append((f"chat_logs[{n}].task_data.{key}", deal, 3))
+        for where, value, size in maps:
+            if len(value) != size:
+                raise FormatError(
+                    f"{path}: at $[{i}].{where}: expected {size} keys, got {', '.join(value) or 'none'}; "
+                    "not the CaSiNo format as published — re-fetch the file or check that it is the right one"
+                )
 
 
 def points(priorities: Mapping[str, str], deal: Mapping[str, str]) -> int:
@@ -205,8 +226,25 @@ class Casino(Dataset):
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialogue]:
         """Decode ``casino_{split}.json`` into typed dialogues."""
+        yield from self._dialogues(paths, config, split)
+
+    def _dialogues(
+        self, paths: SourcePaths, config: str, split: str, data: bytes | None = None
+    ) -> list[Dialogue]:
         (source,) = self.files_for(config, split)
-        yield from decode_json(paths[source.name], list[Dialogue], "CaSiNo")
+        path = paths[source.name]
+        dialogues: list[Dialogue] = decode_json(path, list[Dialogue], "CaSiNo", data)
+        if not dialogues:
+            raise no_records(path, "CaSiNo")
+        _check_complete(path, dialogues)
+        return dialogues
+
+    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+        """The file's measured layout (the records' frame), for a byte-exact source export."""
+        (source,) = self.files_for(config, split)
+        data = paths[source.name].read_bytes()
+        records = (msgspec.to_builtins(d) for d in self._dialogues(paths, config, split, data))
+        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, compact, [])}
 
     def conversation_id(self, record: Dialogue, config: str, split: str, index: int) -> str:
         """The ``dialogue_id``, as a string."""
@@ -217,7 +255,7 @@ class Casino(Dataset):
         cid = self.conversation_id(record, config, split, index)
         participants = []
         for agent in AGENTS:
-            info: ParticipantInfo = getattr(record.participant_info, agent)
+            info = record.participant_info[agent]
             reasons = info.value2reason
             participants.append(
                 Participant(
@@ -236,6 +274,7 @@ class Casino(Dataset):
             kind: TurnKind = "action" if log.text in ACTIONS and task_data else "message"
             turns.append(Turn(turn_index=i, participant_id=log.id, text=log.text, kind=kind, meta=meta))
         annotations = self._align(record, turns, cid)
+        order = list(record.participant_info)
         return Conversation(
             dataset=self.name,
             config=config,
@@ -245,6 +284,7 @@ class Casino(Dataset):
             participants=participants,
             turns=turns,
             annotations=annotations,
+            meta={} if order == list(AGENTS) else {"participant_info_order": order},
         )
 
     @staticmethod
@@ -278,6 +318,7 @@ class Casino(Dataset):
     def from_conversation(self, conversation: Conversation) -> Dialogue:
         """Rebuild the published dialogue."""
         info = {p.participant_id: msgspec.convert(p.meta, ParticipantInfo) for p in conversation.participants}
+        order = conversation.meta.get("participant_info_order", AGENTS)
         chat_logs = [
             ChatLog(
                 text=t.text,
@@ -298,7 +339,7 @@ class Casino(Dataset):
         return Dialogue(
             dialogue_id=int(conversation.conversation_id),
             chat_logs=chat_logs,
-            participant_info=Participants(**info),
+            participant_info={agent: info[agent] for agent in order},
             annotations=annotations,
         )
 
@@ -310,5 +351,9 @@ class Casino(Dataset):
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
-        """Write ``casino_{split}.json``."""
-        return write_json(directory / f"casino_{split}.json", list(records))
+        """Write ``casino_{split}.json`` in the publisher's layout (byte for byte when the
+        split's layout was measured at build)."""
+        frame = frame_of(file_meta.get(LAYOUT_KEY), FRAME)
+        return write_framed(
+            directory / f"casino_{split}.json", (msgspec.to_builtins(r) for r in records), compact, frame
+        )

@@ -12,12 +12,14 @@ from msgspec import UNSET, UnsetType
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
+    Int64,
     SourceFile,
     SourcePaths,
     Strict,
     decode_json,
-    write_json,
+    no_records,
 )
+from convbank.datasets._layout import LAYOUT_KEY, Frame, frame_of, measure, spaced, write_framed
 from convbank.model import Annotation, Conversation, Participant, Turn
 
 SPEAKERS = ("USER", "ASSISTANT")
@@ -45,8 +47,8 @@ class SegmentAnnotation(Strict):
 class Segment(Strict):
     """A span ``[startIndex, endIndex)`` of an utterance with its text and annotations."""
 
-    startIndex: int
-    endIndex: int
+    startIndex: Int64
+    endIndex: Int64
     text: str
     annotations: list[SegmentAnnotation]
 
@@ -54,7 +56,7 @@ class Segment(Strict):
 class Utterance(Strict):
     """One utterance; unannotated ones have no ``segments`` key."""
 
-    index: int
+    index: Int64
     speaker: str
     text: str
     segments: list[Segment] | UnsetType = UNSET
@@ -75,6 +77,10 @@ _CITATION = """@inproceedings{radlinski2019ccpe,
 }"""
 
 FILE = "data.json"
+
+FRAME = Frame(prefix="[\n", separator=", ", suffix="\n]\n")
+"""The layout of the one real excerpt (a list holding one conversation); the separator is
+the style's own ``}, {`` (no real file with two conversations was available)."""
 
 
 class Ccpe(Dataset):
@@ -114,7 +120,19 @@ class Ccpe(Dataset):
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[CcpeConversation]:
         """Decode ``data.json`` into typed conversations."""
-        yield from decode_json(paths[FILE], list[CcpeConversation], "CCPE-M")
+        yield from self._conversations(paths)
+
+    def _conversations(self, paths: SourcePaths, data: bytes | None = None) -> list[CcpeConversation]:
+        convs: list[CcpeConversation] = decode_json(paths[FILE], list[CcpeConversation], "CCPE-M", data)
+        if not convs:
+            raise no_records(paths[FILE], "CCPE-M")
+        return convs
+
+    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+        """The file's measured layout (the records' frame), for a byte-exact source export."""
+        data = paths[FILE].read_bytes()
+        records = (msgspec.to_builtins(c) for c in self._conversations(paths, data))
+        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, spaced, [])}
 
     def conversation_id(self, record: CcpeConversation, config: str, split: str, index: int) -> str:
         """The ``conversationId``."""
@@ -208,8 +226,10 @@ class Ccpe(Dataset):
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
-        """Write ``data.json``."""
-        return write_json(directory / FILE, list(records))
+        """Write ``data.json`` in the publisher's pretty style (byte for byte when the layout
+        was measured at build)."""
+        frame = frame_of(file_meta.get(LAYOUT_KEY), FRAME)
+        return write_framed(directory / FILE, (msgspec.to_builtins(r) for r in records), spaced, frame)
 
 
 def _segment_fields(seg: Segment) -> dict[str, Any]:

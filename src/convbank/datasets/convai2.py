@@ -12,11 +12,22 @@ from msgspec import UNSET, UnsetType
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
+    Int64,
     SourceFile,
     SourcePaths,
     Strict,
     decode_json,
-    write_json,
+    no_records,
+)
+from convbank.datasets._layout import (
+    LAYOUT_KEY,
+    Encoder,
+    Frame,
+    compact,
+    frame_of,
+    indented,
+    measure,
+    write_framed,
 )
 from convbank.model import Conversation, Participant, Turn
 
@@ -24,12 +35,13 @@ HUMAN, BOT = "participant1", "participant2"
 
 
 class Message(Strict):
-    """One message; ``evaluation_score`` is the human's thumbs on a bot message."""
+    """One message; ``evaluation_score`` is the human's thumbs on a bot message (the rounds'
+    files; null throughout data_tolokers), ``sender_class`` "Human"/"Bot"."""
 
-    id: int
+    id: Int64
     sender: str
     text: str
-    evaluation_score: int | UnsetType | None = UNSET
+    evaluation_score: Int64 | UnsetType | None = UNSET
     sender_class: str | UnsetType = UNSET
 
 
@@ -40,17 +52,19 @@ class ParticipantId(Strict):
     user_id: str
 
 
-class Dialog(Strict):
-    """One dialogue as published (the per-round files have no ``dialog_id``)."""
+class Dialog(Strict, kw_only=True):
+    """One dialogue as published. The fields are in the order of both layouts: the rounds'
+    files (tolokers, intermediate, volunteers) have no ``dialog_id`` and carry times and
+    participant ids; summer_wild has a hex ``dialog_id`` and neither."""
 
-    dialog: list[Message]
-    bot_profile: list[str]
-    user_profile: list[str]
-    eval_score: int | None
-    profile_match: int | Literal[""]
     dialog_id: str | UnsetType = UNSET
+    dialog: list[Message]
     start_time: str | UnsetType = UNSET
     end_time: str | UnsetType = UNSET
+    bot_profile: list[str]
+    user_profile: list[str]
+    eval_score: Int64 | None
+    profile_match: Int64 | Literal[""]
     participant1_id: ParticipantId | UnsetType = UNSET
     participant2_id: ParticipantId | UnsetType = UNSET
 
@@ -71,6 +85,16 @@ _FILES = {
     "intermediate": "data_intermediate.json",
     "volunteers": "data_volunteers.json",
 }
+
+ROUND_FRAME = Frame(prefix="[", separator=", ", suffix="]")
+"""The rounds' files: Python's ``json.dumps`` defaults, no final newline."""
+SUMMER_FRAME = Frame(prefix="[", separator=",\n    ", suffix="]")
+"""summer_wild: ``json.dumps(indent=4)`` records inside ``[{`` ... ``}]``, as in the real
+excerpt (whether the full file opens with ``[{`` or ``[\n    {`` is not known)."""
+
+
+def _encoder(config: str) -> Encoder:
+    return indented(4, 1) if config == "summer_wild" else compact
 
 
 class ConvAI2(Dataset):
@@ -139,8 +163,24 @@ class ConvAI2(Dataset):
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialog]:
         """Decode the config's file into typed dialogues."""
+        yield from self._dialogs(paths, config, split)
+
+    def _dialogs(
+        self, paths: SourcePaths, config: str, split: str, data: bytes | None = None
+    ) -> list[Dialog]:
         (source,) = self.files_for(config, split)
-        yield from decode_json(paths[source.name], list[Dialog], "ConvAI2 wild evaluation")
+        path = paths[source.name]
+        dialogs: list[Dialog] = decode_json(path, list[Dialog], "ConvAI2 wild evaluation", data)
+        if not dialogs:
+            raise no_records(path, "ConvAI2 wild evaluation")
+        return dialogs
+
+    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+        """The file's measured layout (the records' frame), for a byte-exact source export."""
+        (source,) = self.files_for(config, split)
+        data = paths[source.name].read_bytes()
+        records = (msgspec.to_builtins(d) for d in self._dialogs(paths, config, split, data))
+        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, _encoder(config), [])}
 
     def conversation_id(self, record: Dialog, config: str, split: str, index: int) -> str:
         """``dialog_id`` where published, else ``{config}-{position:05d}``."""
@@ -221,5 +261,10 @@ class ConvAI2(Dataset):
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
-        """Write the config's file under its published name."""
-        return write_json(directory / _FILES[config], list(records))
+        """Write the config's file under its published name, in its layout (byte for byte
+        when the split's layout was measured at build)."""
+        default = SUMMER_FRAME if config == "summer_wild" else ROUND_FRAME
+        frame = frame_of(file_meta.get(LAYOUT_KEY), default)
+        return write_framed(
+            directory / _FILES[config], (msgspec.to_builtins(r) for r in records), _encoder(config), frame
+        )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -15,12 +16,14 @@ from msgspec import UNSET, UnsetType
 from convbank.datasets._base import (
     ConfigSpec,
     Dataset,
+    Int64,
     SourceFile,
     SourcePaths,
     Strict,
     decode_json,
-    write_json,
+    no_records,
 )
+from convbank.datasets._layout import LAYOUT_KEY, Frame, compact, frame_of, measure, write_framed
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
 
@@ -41,10 +44,17 @@ DIALOG_ACTS = (
     "offer_other",
     "offer_accept",
     "offer_decline",
-    "social",
-    "other",
+    "shift_aspect",
+    "social_greeting",
+    "social_goodbye",
+    "social_thanking",
+    "social_apology",
 )
-"""The dialog-act vocabulary of the Curiosity paper."""
+"""The 21 dialog acts of the released data. The paper (Rodriguez et al. 2020, Table 1)
+describes the first sixteen; its LaTeX source lists the counts of all 21 in the data
+(shift_aspect 201, social_greeting 200, social_goodbye 90, social_thanking 399,
+social_apology 27): github.com/EntilZha/publications, 2020_emnlp_curiosity/sections/20-data.tex.
+The Hugging Face loader keeps the acts as plain strings (no class list)."""
 
 FACT_SOURCES = ("section", "known", "random")
 FACT_DB = "wiki_sql.sqlite.db"
@@ -53,14 +63,15 @@ FACT_DB = "wiki_sql.sqlite.db"
 class Fact(Strict):
     """A fact shown to the assistant; ``fid`` is ``fact.id`` in the fact database."""
 
-    fid: int
+    fid: Int64
     used: bool
     source: str | UnsetType = UNSET
     """Missing on some early facts."""
 
 
 class Message(Strict):
-    """One message; ``dialog_acts`` is a list, ``[]`` or null."""
+    """One message (its text can be ``""``); ``dialog_acts`` is a list, ``[]`` or null
+    (the authors' reader takes null as "not annotated")."""
 
     message: str
     liked: bool
@@ -71,27 +82,29 @@ class Message(Strict):
 
 
 class Dialog(Strict):
-    """One dialogue as published."""
+    """One dialogue as published. Types are those of the released records: ``user_id`` and
+    ``assistant_id`` are numeric strings ("314"; the Hugging Face loader casts them to
+    int32), ``first_aspect``/``second_aspect`` are null in pilot dialogues."""
 
     messages: list[Message]
     known_entities: list[str]
     focus_entity: str
-    dialog_id: int
+    dialog_id: Int64
     inferred_steps: bool
-    created_time: int
+    created_time: Int64
     aspects: list[str]
-    first_aspect: str
-    second_aspect: str
+    first_aspect: str | None
+    second_aspect: str | None
     shuffle_facts: bool
     related_entities: list[str]
     tag: str
-    user_id: int
-    assistant_id: int
+    user_id: str
+    assistant_id: str
     is_annotated: bool
-    user_dialog_rating: int | None
-    user_other_agent_rating: int | None
-    assistant_dialog_rating: int | None
-    assistant_other_agent_rating: int | None
+    user_dialog_rating: Int64 | None
+    user_other_agent_rating: Int64 | None
+    assistant_dialog_rating: Int64 | None
+    assistant_other_agent_rating: Int64 | None
     reported: bool
     annotated: bool
 
@@ -120,6 +133,17 @@ _SPLIT_FILES = {
     ),
 }
 _MOVED_TO_PARTICIPANTS = ("messages", "dialog_id", "user_id", "assistant_id")
+TOP_KEYS = (
+    "dialogs",
+    "fold",
+    "source_checksum",
+    "db_checksum",
+    "unfolded_checksum",
+    "unfolded_generated_time",
+    "generated_time",
+)
+"""The top-level keys of a split file, in the publisher's order (``fold`` does not always
+match the file name: do not rely on it)."""
 
 FACT_SCHEMA = pa.schema(
     [
@@ -168,9 +192,9 @@ class Curiosity(Dataset):
         return [self.file(_SPLIT_FILES[split][0])]
 
     @staticmethod
-    def _top(path: Path) -> dict[str, msgspec.Raw]:
+    def _top(path: Path, data: bytes | None = None) -> dict[str, msgspec.Raw]:
         """The file's top-level keys, values left unparsed."""
-        top: dict[str, msgspec.Raw] = decode_json(path, dict[str, msgspec.Raw], "Curiosity")
+        top: dict[str, msgspec.Raw] = decode_json(path, dict[str, msgspec.Raw], "Curiosity", data)
         if "dialogs" not in top:
             raise FormatError(
                 f"{path}: at $: no 'dialogs' key; expected the Curiosity format "
@@ -181,9 +205,12 @@ class Curiosity(Dataset):
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialog]:
         """Decode the split's file into typed dialogues."""
         (source,) = self.files_for(config, split)
-        path = paths[source.name]
+        yield from self._dialogs(paths[source.name], self._top(paths[source.name]))
+
+    @staticmethod
+    def _dialogs(path: Path, top: dict[str, msgspec.Raw]) -> list[Dialog]:
         try:
-            yield from msgspec.json.decode(self._top(path)["dialogs"], type=list[Dialog])
+            dialogs = msgspec.json.decode(top["dialogs"], type=list[Dialog])
         except msgspec.ValidationError as exc:
             what, _, where = str(exc).partition(" - at `$")
             detail = f"at $.dialogs{where.rstrip('`')}: {what[0].lower()}{what[1:]}" if where else str(exc)
@@ -191,12 +218,25 @@ class Curiosity(Dataset):
                 f"{path}: {detail}; not the Curiosity format as published — "
                 "re-fetch the file or check that it is the right one"
             ) from exc
+        if not dialogs:
+            raise no_records(path, "Curiosity")
+        return dialogs
 
     def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
-        """The file-level keys beside ``dialogs``."""
+        """The file-level keys beside ``dialogs``, their order (``_keys``) and the file's
+        measured layout (``_layout``), for a byte-exact source export."""
         (source,) = self.files_for(config, split)
-        top = self._top(paths[source.name])
-        return {k: msgspec.json.decode(v) for k, v in top.items() if k != "dialogs"}
+        path = paths[source.name]
+        data = path.read_bytes()
+        top = self._top(path, data)
+        meta: dict[str, Any] = {k: msgspec.json.decode(v) for k, v in top.items() if k != "dialogs"}
+        empty = {k: [] if k == "dialogs" else meta[k] for k in top}
+        records = (msgspec.to_builtins(d) for d in self._dialogs(path, top))
+        return {
+            **meta,
+            "_keys": list(top),
+            LAYOUT_KEY: measure(data.decode("utf-8"), records, compact, empty),
+        }
 
     def conversation_id(self, record: Dialog, config: str, split: str, index: int) -> str:
         """The ``dialog_id``, as a string."""
@@ -271,7 +311,9 @@ class Curiosity(Dataset):
             Dialog,
         )
 
-    def extra_tables(self, paths: SourcePaths) -> Iterator[tuple[str, pa.Table]]:
+    side_tables = ("curiosity_facts",)
+
+    def extra_tables(self, paths: SourcePaths, config: str) -> Iterator[tuple[str, pa.Table]]:
         """The fact database as table ``curiosity_facts``, when ``wiki_sql.sqlite.db`` is present."""
         path = paths.get(FACT_DB)
         if path is None:
@@ -287,6 +329,7 @@ class Curiosity(Dataset):
                 f"{path}: not a readable Curiosity fact database ({exc}); expected SQLite with a "
                 "table fact(id, page, section_idx, section_title, paragraph_idx, text, pageviews)"
             ) from exc
+        _check_fact_types(path, rows)
         columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in FACT_SCHEMA]
         yield (
             "curiosity_facts",
@@ -304,5 +347,46 @@ class Curiosity(Dataset):
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
-        """Write ``curiosity_dialogs.{split}.json`` with its file-level keys."""
-        return write_json(directory / _SPLIT_FILES[split][0], {"dialogs": list(records), **file_meta})
+        """Write ``curiosity_dialogs.{split}.json`` with its file-level keys, in the publisher's
+        layout (byte for byte when the split's layout was measured at build)."""
+        frame = frame_of(file_meta.get(LAYOUT_KEY), _default_frame(file_meta))
+        return write_framed(
+            directory / _SPLIT_FILES[split][0], (msgspec.to_builtins(r) for r in records), compact, frame
+        )
+
+
+def _default_frame(file_meta: Mapping[str, Any]) -> Frame:
+    """Python's ``json.dumps`` of the top-level object with a final newline, ``dialogs``
+    where the file had it (first, in the publisher's files)."""
+    meta = {k: v for k, v in file_meta.items() if not k.startswith("_")}
+    order = file_meta.get("_keys") or [k for k in TOP_KEYS if k in meta or k == "dialogs"] + sorted(
+        set(meta) - set(TOP_KEYS)
+    )
+    at = order.index("dialogs")
+    before = "".join(f"{json.dumps(k)}: {json.dumps(meta[k])}, " for k in order[:at])
+    after = "".join(f", {json.dumps(k)}: {json.dumps(meta[k])}" for k in order[at + 1 :])
+    return Frame(prefix="{" + before + '"dialogs": [', separator=", ", suffix="]" + after + "}\n")
+
+
+_INTEGER_COLUMNS = {f.name: i for i, f in enumerate(FACT_SCHEMA) if pa.types.is_integer(f.type)}
+_TEXT_COLUMNS = {f.name: i for i, f in enumerate(FACT_SCHEMA) if pa.types.is_string(f.type)}
+
+
+def _check_fact_types(path: Path, rows: list[Any]) -> None:
+    """Every value of the fact table has its column's type (SQLite stores any value in any
+    column); the first that does not is a one-line error naming the fact and the column."""
+    for row in rows:
+        for name, i in _INTEGER_COLUMNS.items():
+            value = row[i]
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise FormatError(
+                    f"{path}: table fact, row id={row[0]!r}: column {name} holds {value!r}; expected an "
+                    "integer — not the Curiosity fact database as published, re-fetch wiki_sql.sqlite.db"
+                )
+        for name, i in _TEXT_COLUMNS.items():
+            value = row[i]
+            if value is not None and not isinstance(value, str):
+                raise FormatError(
+                    f"{path}: table fact, row id={row[0]!r}: column {name} holds {value!r}; expected text — "
+                    "not the Curiosity fact database as published, re-fetch wiki_sql.sqlite.db"
+                )

@@ -9,9 +9,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from msgspec import Struct
+import pyarrow as pa
+from msgspec import UNSET, Struct, UnsetType
 
-from convbank.datasets._base import ConfigSpec, Dataset, Shard, SourceFile, SourcePaths
+from convbank.datasets._base import ConfigSpec, Dataset, Shard, SideTable, SourceFile, SourcePaths, Strict
 from convbank.errors import FormatError
 from convbank.model import Conversation, Participant, Turn
 
@@ -20,6 +21,16 @@ END = "*" * 20
 _END_LINE = re.compile(rb"^[ \t]*\*{20}[ \t]*\r?$", re.MULTILINE)
 DOMAINS = ("happy", "offmychest")
 ARCHIVE = "hf_pec.zip"
+PERSONA_BATCH = 20_000
+"""Persona blocks per batch of the ``pec_personas`` table (memory stays flat)."""
+PERSONA_SCHEMA = pa.schema(
+    [
+        pa.field("position", pa.int64(), nullable=False),
+        pa.field("speaker", pa.string()),
+        pa.field("persona", pa.list_(pa.string()), nullable=False),
+        pa.field("source", pa.string()),
+    ]
+)
 
 
 class Utterance(Struct, forbid_unknown_fields=True):
@@ -36,13 +47,19 @@ class SpeakerPersona(Struct, forbid_unknown_fields=True):
     persona: list[str]
 
 
-class Example(Struct, forbid_unknown_fields=True):
+class Example(Strict):
     """One example: the context utterances, then the response; personas of every speaker
-    of the example that ``persona.txt`` has, in order of first appearance."""
+    of the example that ``persona.txt`` has, in order of first appearance.
+
+    Speakers and texts are stripped and blank lines skipped, as the publisher's loader
+    reads them; ``source`` keeps the example's lines exactly (blank lines before it, odd
+    spacing around the separator, the closing line) when writing speakers and texts the
+    publisher's way would not give them back."""
 
     context: list[Utterance]
     response: Utterance
     personas: list[SpeakerPersona]
+    source: str | UnsetType = UNSET
 
 
 _CITATION = """@inproceedings{zhong2020towards,
@@ -52,6 +69,17 @@ _CITATION = """@inproceedings{zhong2020towards,
   year = {2020},
   pages = {6556--6566}
 }"""
+
+
+def _decode(raw: bytes, where: str, lineno: int, offset: int) -> str:
+    """A line as text; invalid UTF-8 is a one-line error with its line and byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(
+            f"{where}: line {lineno}, byte {offset + exc.start}: invalid UTF-8 ({exc.reason}); "
+            "expected UTF-8 text as published — re-fetch hf_pec.zip"
+        ) from exc
 
 
 class PersonaIndex:
@@ -72,8 +100,8 @@ class PersonaIndex:
         while pos < size:
             nl = data.find(b"\n", pos)
             end = size if nl < 0 else nl
-            line = data[pos:end].decode("utf-8").strip()
             lineno += 1
+            line = _decode(data[pos:end], str(path), lineno, pos).strip()
             nxt = end + 1
             if line == END:
                 if speaker is None:
@@ -114,12 +142,73 @@ class PersonaIndex:
         self._file.close()
 
 
-def parse_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[list[Utterance], int]]:
-    """Yield the utterances of each conversation of a PEC text file with its closing line
-    number (counted from ``start``, a byte offset at a line start; ``end`` stops after the
-    conversation that closes at or past that offset)."""
+def persona_blocks(path: Path) -> Iterator[tuple[str | None, list[str], str]]:
+    """``(speaker, sentences, text)`` for each block of a ``persona.txt``, in file order:
+    the speaker line, its sentences (stripped, blank lines skipped, as the publisher's loader
+    reads them) and the block's exact text up to and including its closing line. Text after
+    the last block (blank lines) comes last, with speaker ``None``."""
+    speaker: str | None = None
+    sentences: list[str] = []
+    block: list[str] = []
+    lineno = 0
+    offset = 0
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = _decode(raw, str(path), lineno, offset)
+            offset += len(raw)
+            block.append(line)
+            content = line.strip()
+            if content == END:
+                if speaker is None:
+                    raise FormatError(f"{path}: line {lineno}: a '{END}' line with no speaker before it")
+                yield speaker, sentences, "".join(block)
+                speaker, sentences, block = None, [], []
+            elif not content:
+                continue
+            elif speaker is None:
+                speaker = content
+            else:
+                sentences.append(content)
+    if speaker is not None:
+        raise FormatError(
+            f"{path}: ends inside the persona of {speaker!r} (line {lineno}); expected a closing "
+            f"'{END}' line — the file may be truncated, re-fetch it"
+        )
+    if block:
+        yield None, [], "".join(block)
+
+
+def persona_block(speaker: str, sentences: Iterable[str]) -> str:
+    """A persona block as the publisher writes it: speaker, one sentence a line, the end line."""
+    return speaker + "\n" + "".join(s + "\n" for s in sentences) + END + "\n"
+
+
+def conversation_block(utterances: Iterable[Utterance]) -> str:
+    """A conversation as the publisher writes it: ``speaker ---+--- text`` a line (further
+    lines of a text on lines of their own), then the end line."""
+    out = []
+    for u in utterances:
+        first, _, rest = u.text.partition("\n")
+        out.append(f"{u.speaker} {SEPARATOR} {first}\n")
+        if rest:
+            out.append(rest + "\n")
+    out.append(END + "\n")
+    return "".join(out)
+
+
+def parse_lines(
+    path: Path, start: int = 0, end: int | None = None
+) -> Iterator[tuple[list[Utterance], str | None, int]]:
+    """Yield the utterances of each conversation of a PEC text file, its exact text when it
+    is not written the publisher's way (:func:`conversation_block`; blank lines before it
+    included), else None, and its closing line number (counted from ``start``, a byte offset
+    at a line start; ``end`` stops after the conversation that closes at or past that
+    offset). Speakers and texts are stripped and blank lines skipped; a line without the
+    separator continues the utterance before it."""
     utterances: list[Utterance] = []
     lines: list[str] = []
+    block: list[str] = []
+    usual = True  # every line so far is what conversation_block writes
     where = f"{path} (from byte {start})" if start else str(path)
     with path.open("rb") as f:
         f.seek(start)
@@ -128,36 +217,59 @@ def parse_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[
         for lineno, raw_bytes in enumerate(f, 1):
             if end is not None and position >= end and not utterances:
                 return
+            line = _decode(raw_bytes, where, lineno, position)
             position += len(raw_bytes)
-            line = raw_bytes.decode("utf-8").strip()
-            if not line:
+            block.append(line)
+            content = line.strip()
+            usual = usual and line[:-1] == content and line[-1:] == "\n"
+            if not content:
+                usual = False
                 continue
-            if line == END:
+            if content == END:
                 if lines:
                     utterances[-1].text = "\n".join(lines)
                 if not utterances:
                     raise FormatError(f"{where}: line {lineno}: a conversation with no utterance")
-                yield utterances, lineno
-                utterances, lines = [], []
+                yield utterances, None if usual else "".join(block), lineno
+                utterances, lines, block, usual = [], [], [], True
                 continue
-            speaker, sep, text = line.partition(SEPARATOR)
+            speaker, sep, text = content.partition(SEPARATOR)
             if sep:
                 if lines:
                     utterances[-1].text = "\n".join(lines)
                 utterances.append(Utterance(speaker=speaker.strip(), text=""))
                 lines = [text.strip()]
+                usual = usual and speaker == utterances[-1].speaker + " " and text == " " + lines[0]
             elif utterances:
-                lines.append(line)
+                lines.append(content)
             else:
                 raise FormatError(
                     f"{where}: line {lineno}: expected 'speaker {SEPARATOR} utterance', got "
-                    f"{line[:60]!r} with no utterance before it to continue"
+                    f"{content[:60]!r} with no utterance before it to continue"
                 )
     if utterances:
         raise FormatError(
             f"{where}: ends inside a conversation (line {lineno}); expected a closing '{END}' "
             "line — the file may be truncated, re-fetch it"
         )
+
+
+def trailer(path: Path) -> str:
+    """The text after the last closing line of a PEC text file (normally none)."""
+    size = path.stat().st_size
+    if not size:
+        return ""
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        last = None
+        for m in _END_LINE.finditer(data, max(0, size - (1 << 20))):
+            last = m
+        if last is None:
+            for m in _END_LINE.finditer(data):
+                last = m
+        if last is None:
+            return data[:].decode("utf-8", "replace")
+        after = last.end() + 1 if last.end() < size else size
+        return data[after:].decode("utf-8", "replace")
 
 
 def boundaries(path: Path, count: int) -> list[tuple[int, int]]:
@@ -222,6 +334,7 @@ class Pec(Dataset):
         ),
     )
     raw_type = Example
+    side_tables = ("pec_personas",)
 
     def files_for(self, config: str, split: str) -> list[SourceFile]:
         """The archive (all configs and splits live in it)."""
@@ -256,7 +369,8 @@ class Pec(Dataset):
         personas = PersonaIndex(persona_path)
         try:
             start, end = shard if shard is not None else (0, None)
-            for utterances, _ in parse_lines(data, start, end):
+            count = 0
+            for utterances, text, _ in parse_lines(data, start, end):
                 found: list[SpeakerPersona] = []
                 seen: set[str] = set()
                 for u in utterances:
@@ -266,16 +380,56 @@ class Pec(Dataset):
                     persona = personas.get(u.speaker)
                     if persona is not None:
                         found.append(SpeakerPersona(speaker=u.speaker, persona=persona))
-                yield Example(context=utterances[:-1], response=utterances[-1], personas=found)
+                count += 1
+                yield Example(
+                    context=utterances[:-1],
+                    response=utterances[-1],
+                    personas=found,
+                    source=UNSET if text is None else text,
+                )
+            if not count and start == 0:
+                raise FormatError(
+                    f"{data}: no conversation; expected lines 'speaker {SEPARATOR} utterance' each "
+                    f"conversation closed by a line of 20 '*' — re-fetch hf_pec.zip"
+                )
         finally:
             personas.close()
+
+    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+        """The text after the split file's last conversation, when there is any."""
+        text = trailer(paths[ARCHIVE] / config / f"{split}.txt")
+        return {"_trailer": text} if text else {}
+
+    def extra_tables(self, paths: SourcePaths, config: str) -> Iterator[tuple[str, pa.Table]]:
+        """The config's ``persona.txt`` whole, as table ``pec_personas``: one row per block
+        in file order (``position``, ``speaker``, ``persona``) with the block's exact text in
+        ``source`` when it is not written the publisher's way (null otherwise)."""
+        path = paths[ARCHIVE] / config / "persona.txt"
+        rows: list[dict[str, Any]] = []
+        batches = 0
+        for position, (speaker, sentences, text) in enumerate(persona_blocks(path)):
+            canonical = speaker is not None and text == persona_block(speaker, sentences)
+            rows.append(
+                {
+                    "position": position,
+                    "speaker": speaker,
+                    "persona": sentences,
+                    "source": None if canonical else text,
+                }
+            )
+            if len(rows) == PERSONA_BATCH:
+                yield "pec_personas", pa.Table.from_pylist(rows, schema=PERSONA_SCHEMA)
+                rows, batches = [], batches + 1
+        if rows or not batches:
+            yield "pec_personas", pa.Table.from_pylist(rows, schema=PERSONA_SCHEMA)
 
     def conversation_id(self, record: Example, config: str, split: str, index: int) -> str:
         """``{domain}-{split}-{position:06d}``."""
         return f"{config}-{split}-{index:06d}"
 
     def to_conversation(self, record: Example, config: str, split: str, index: int) -> Conversation:
-        """Context turns, then the response; every speaker a participant with a persona."""
+        """Context turns, then the response; every speaker a participant with a persona; the
+        example's exact text in meta ``source`` when it is not written the usual way."""
         personas = {p.speaker: p.persona for p in record.personas}
         utterances = [*record.context, record.response]
         participants: dict[str, Participant] = {}
@@ -299,7 +453,9 @@ class Pec(Dataset):
             turns=[
                 Turn(turn_index=i, participant_id=u.speaker, text=u.text) for i, u in enumerate(utterances)
             ],
-            meta={"domain": config},
+            meta={"domain": config}
+            if record.source is UNSET
+            else {"domain": config, "source": record.source},
         )
 
     def from_conversation(self, conversation: Conversation) -> Example:
@@ -313,6 +469,7 @@ class Pec(Dataset):
                 for p in conversation.participants
                 if not p.meta.get("persona_missing")
             ],
+            source=conversation.meta.get("source", UNSET),
         )
 
     def write_source(
@@ -323,8 +480,9 @@ class Pec(Dataset):
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
-        """Write ``hf_pec/{config}/{split}.txt`` and the personas of its speakers to
-        ``hf_pec/{config}/persona.txt`` (merged with one already there)."""
+        """Write ``hf_pec/{config}/{split}.txt`` as published, and a ``persona.txt`` of its
+        speakers' personas (merged with one already there) that :meth:`write_side` replaces
+        with the whole file when the bank holds ``pec_personas``."""
         folder = directory / "hf_pec" / config
         folder.mkdir(parents=True, exist_ok=True)
         data_path, persona_path = folder / f"{split}.txt", folder / "persona.txt"
@@ -335,18 +493,32 @@ class Pec(Dataset):
                 personas = {s: index.get(s) or [] for s in index.speakers()}
             finally:
                 index.close()
-        with data_path.open("w", encoding="utf-8") as out:
+        with data_path.open("w", encoding="utf-8", newline="") as out:
             for rec in records:
-                for u in [*rec.context, rec.response]:
-                    first, *rest = u.text.split("\n")
-                    out.write(f"{u.speaker} {SEPARATOR} {first}\n")
-                    out.writelines(f"{line}\n" for line in rest)
-                out.write(END + "\n")
+                if rec.source is UNSET:
+                    out.write(conversation_block([*rec.context, rec.response]))
+                else:
+                    out.write(rec.source)
                 for p in rec.personas:
                     personas.setdefault(p.speaker, p.persona)
-        with persona_path.open("w", encoding="utf-8") as out:
-            for speaker, sentences in personas.items():
-                out.write(speaker + "\n")
-                out.writelines(s + "\n" for s in sentences)
-                out.write(END + "\n")
+            out.write(file_meta.get("_trailer", ""))
+        with persona_path.open("w", encoding="utf-8", newline="") as out:
+            out.writelines(persona_block(speaker, sentences) for speaker, sentences in personas.items())
         return [data_path, persona_path]
+
+    def write_side(self, side: SideTable, config: str, directory: Path) -> list[Path]:
+        """``hf_pec/{config}/persona.txt`` rebuilt whole from ``pec_personas``."""
+        table = side("pec_personas")
+        if table is None:
+            return []
+        path = directory / "hf_pec" / config / "persona.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = table.sort_by("position").select(["speaker", "persona", "source"]).to_pylist()
+        with path.open("w", encoding="utf-8", newline="") as out:
+            for row in rows:
+                out.write(
+                    row["source"]
+                    if row["source"] is not None
+                    else persona_block(row["speaker"], row["persona"])
+                )
+        return [path]

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import BenchError, Task, folds, register
+from convbank.bench._core import NOT_FOUND, Figure, Task, folds, register, too_small
 from convbank.bench.features import embed, fit_binary
 from convbank.bench.metrics import PRF, span_prf
 from convbank.datasets.ccpe import ANNOTATION_TYPES
@@ -59,7 +59,14 @@ class CcpePreferenceSpans(Task):
         "annotation type; span-level exact-match precision, recall and F1 per type, summed over folds"
     )
     models: ClassVar[tuple[str, ...]] = ("majority", "tfidf", "embed")
-    reference: ClassVar[dict[str, Any]] = {"f1": "none published"}
+    published = (
+        Figure(
+            "-",
+            "micro_f1",
+            None,
+            f"{NOT_FOUND}: Radlinski et al. 2019 (SIGDIAL) publish no span-tagging figure for CCPE-M",
+        ),
+    )
 
     def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """Tag tokens with a logistic regression per type and tag; score spans."""
@@ -73,8 +80,15 @@ class CcpePreferenceSpans(Task):
                         if a.start_char is not None and a.end_char is not None
                     }
                     utts.append((conv.conversation_id, t.text, gold))
-        if not utts:
-            raise BenchError("no CCPE-M user utterances in the bank")
+        conversations = len({u[0] for u in utts})
+        if conversations < 2:
+            raise too_small(
+                corpus,
+                conversations,
+                "conversation(s) with user utterances",
+                2,
+                "5-fold cross-validation by conversation",
+            )
         spans = [tokens(text) for _, text, _ in utts]
         counts = {label: PRF(0, 0, 0) for label in ANNOTATION_TYPES}
         vectors = embed([text for _, text, _ in utts]) if model == "embed" else None

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import BenchError, Task, register
+from convbank.bench._core import NOT_FOUND, Figure, Task, register, too_small
 from convbank.bench.features import embed, fit_tfidf
 from convbank.bench.metrics import mrr, rank_of, recall_at
 from convbank.query import Corpus
@@ -29,16 +29,23 @@ class PecResponseSelection(Task):
         "(seeded; all others when fewer); R@1, R@10, R@50 and MRR, ties ranked pessimistically"
     )
     models: ClassVar[tuple[str, ...]] = ("random", "tfidf", "embed")
-    reference: ClassVar[dict[str, Any]] = {
-        "note": "CoBERT (Zhong et al. 2020) reports R@1 with in-batch negatives; "
-        "compare only at the same candidate count",
-    }
+    published = (
+        Figure(
+            "CoBERT",
+            "recall@1",
+            None,
+            f"{NOT_FOUND}: Zhong et al. 2020 (EMNLP), the table of response-selection results (R@1 "
+            "among in-batch candidates; compare only at the same candidate count)",
+        ),
+    )
 
     def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """Score candidates by similarity to the context and to the responder's persona."""
         convs = [c for c in corpus if c.split == SPLIT and len(c.turns) >= 2]
         if len(convs) < 2:
-            raise BenchError(f"{len(convs)} PEC {SPLIT} threads; the task needs at least 2")
+            raise too_small(
+                corpus, len(convs), f"PEC {SPLIT} threads", 2, "ranking each response among the others"
+            )
         contexts = [" ".join(t.text for t in c.turns[-3:-1]) for c in convs]
         responses = [c.turns[-1].text for c in convs]
         personas = [" ".join(c.participant(c.turns[-1].participant_id).persona) for c in convs]
