@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -28,7 +29,7 @@ from conftest import ROOT, SHARED
 from convbank import load, sql
 from convbank.build import build
 from convbank.cli import cli
-from convbank.errors import BuildError, DamagedBankError, QueryError
+from convbank.errors import BuildError, DamagedBankError, QueryError, SetupError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 
@@ -226,7 +227,7 @@ def test_full_disk_keeps_the_old_bank(small_disk: Path, versions: dict[int, Path
     )
     assert _state(bank) == SHORT
     assert bank.doctor().problems == []
-    assert not (bank.root / ".staging").exists() or not any((bank.root / ".staging").iterdir())
+    assert not (bank.root / ".staging").exists()
     filler.unlink()
     with bank.lock():
         pass
@@ -416,12 +417,209 @@ def test_sql_timeout_stops_a_runaway_query(built: Bank) -> None:
     assert result.output == "error: the query ran past its time limit of 0.3 s and was stopped\n"
 
 
-def test_sql_memory_limit(built: Bank) -> None:
-    with pytest.raises(QueryError, match=r"^the query needs more memory than its limit allows"):
-        sql(
-            "SELECT list(text ORDER BY text) FROM (SELECT a.text FROM turns a, turns b LIMIT 3000000)",
-            memory_limit="20MB",
+@pytest.mark.parametrize(
+    ("query", "limits", "message"),
+    [
+        (  # built outside DuckDB's buffer manager: only the OS cap stops it
+            "SELECT length(repeat('ab', 1000000000))",
+            {"memory_limit": "256MB", "timeout": 20},
+            "the query needs more memory than its limit of 256 MB allows; select fewer rows or columns, or aggregate",
+        ),
+        (
+            "SELECT list_sum(range(60000000))",
+            {"memory_limit": "64MiB"},
+            "the query needs more memory than its limit of 64 MiB allows; select fewer rows or columns, or aggregate",
+        ),
+        (  # one scalar that DuckDB's interrupt cannot stop: the process is killed on time
+            "SELECT count(*) FROM range(3000000000) t(x) WHERE hash(x) = 0",
+            {"timeout": 1},
+            "the query ran past its time limit of 1 s and was stopped",
+        ),
+    ],
+)
+def test_limits_hold_against_expressions(built: Bank, query: str, limits: dict, message: str) -> None:
+    start = time.perf_counter()
+    with pytest.raises(QueryError) as info:
+        sql(query, **limits)
+    assert str(info.value) == message
+    assert time.perf_counter() - start < (limits.get("timeout") or 10) + 5
+    cli_args = ["query", query, "--format", "json"]
+    for key, flag in (("timeout", "--timeout"), ("memory_limit", "--memory-limit")):
+        if key in limits:
+            cli_args += [flag, str(limits[key])]
+    result = CliRunner().invoke(cli, cli_args)
+    assert (result.exit_code, result.output) == (2, f"error: {message}\n")
+
+
+def test_limited_query_returns_the_same_table(built: Bank) -> None:
+    q = "SELECT dataset, count(*) AS n, arg_min(meta, conversation_id) AS m FROM conversations GROUP BY 1 ORDER BY 1"
+    free, limited = sql(q), sql(q, timeout=30, memory_limit="512MB")
+    assert limited.to_pylist() == free.to_pylist()
+    assert limited.schema.field("m").metadata == free.schema.field("m").metadata  # JSON stays marked
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "1e12", "0", "-1"])
+def test_bad_timeouts_are_usage_errors(built: Bank, bad: str) -> None:
+    result = CliRunner().invoke(cli, ["query", "SELECT 1", "--timeout", bad])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--timeout" in result.output or "time limit" in result.output
+
+
+def test_lone_surrogate_sql_is_one_line(built: Bank) -> None:
+    with pytest.raises(QueryError, match=r"^the SQL cannot be read: "):
+        sql("SELECT '\udc80'")
+
+
+def test_slow_query_writes_only_its_result(built: Bank) -> None:
+    """DuckDB's progress bar (after 2 s) must not land in the JSON on stdout."""
+    slow = "SELECT count(*) AS n FROM range(400000000) t(x) WHERE hash(x) % 7 = 3"
+    result = CliRunner().invoke(cli, ["query", slow, "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)[0]["n"] > 0
+
+
+# ---------------------------------------------------------------------- nothing outside the bank
+def test_collect_never_follows_links_or_deletes_foreign_files(
+    tmp_path: Path, versions: dict[int, Path]
+) -> None:
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "a.txt").write_text("keep")
+    (victim / "sub" / "b.parquet").write_text("keep")
+    (victim / "dataset=x").mkdir()
+    (victim / "dataset=x" / "part-0.parquet").write_text("keep")
+    bank = Bank(tmp_path / "bank")
+    _build(bank, versions[SHORT])
+    (bank.root / "mystuff").symlink_to(victim, target_is_directory=True)
+    (bank.root / "notes").mkdir()
+    (bank.root / "notes" / "todo.txt").write_text("keep")
+    with bank.lock():
+        pass
+    _build(bank, versions[FULL])
+    result = CliRunner().invoke(cli, ["doctor", "--clean"], env={"CONVBANK_HOME": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    assert sorted(str(p.relative_to(victim)) for p in victim.rglob("*")) == [
+        "a.txt",
+        "dataset=x",
+        "dataset=x/part-0.parquet",
+        "sub",
+        "sub/b.parquet",
+    ]
+    assert (bank.root / "notes" / "todo.txt").read_text() == "keep"
+
+
+def test_a_folder_of_other_files_is_not_taken_for_a_bank(tmp_path: Path, versions: dict[int, Path]) -> None:
+    root = tmp_path / "bank"
+    root.mkdir()
+    (root / "thesis.tex").write_text("mine")
+    with pytest.raises(SetupError) as info:
+        _build(Bank(root), versions[SHORT])
+    assert str(info.value) == (
+        f"{root} holds 'thesis.tex', which is not part of a convbank bank; empty the folder or point "
+        "CONVBANK_HOME elsewhere"
+    )
+    assert (root / "thesis.tex").read_text() == "mine"
+
+
+def test_linked_generations_folder_is_refused(tmp_path: Path, versions: dict[int, Path]) -> None:
+    bank = Bank(tmp_path / "bank")
+    _build(bank, versions[SHORT])
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(bank.root / ".generations", elsewhere)
+    (elsewhere / "precious.json").write_text("{}")
+    (bank.root / ".generations").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(DamagedBankError, match=r"\.generations is a symbolic link"):
+        _build(bank, versions[FULL])
+    assert (elsewhere / "precious.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda m, f: f.update(bytes="12"), "Expected `int | null`, got `str`"),
+        (lambda m, f: f.pop("path"), "Object missing required field `path`"),
+        (lambda m, f: f.update(path=5), "Expected `str`, got `int`"),
+        (lambda m, f: f.update(path="/etc/passwd"), "'/etc/passwd' is not a file of"),
+        (lambda m, f: f.update(path="turns/../../../x/part-0.parquet"), "is not a file of"),
+        (lambda m, f: f.update(path=f["path"].replace("part-", "pa\x00rt-")), "is not a file of"),
+        (lambda m, f: m.update(generation="../../../x"), "generation '../../../x' is not a generation name"),
+        (lambda m, f: m["datasets"].update(convai2=5), "Expected `object`, got `int`"),
+        (lambda m, f: m["datasets"]["convai2"].update(configs=None), "Expected `object`, got `null`"),
+    ],
+)
+def test_manifest_is_checked_before_use(
+    tmp_path: Path, versions: dict[int, Path], monkeypatch: pytest.MonkeyPatch, change: Any, problem: str
+) -> None:
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
+    bank = Bank(tmp_path / "bank")
+    _build(bank, versions[SHORT])
+    manifest = json.loads(bank.manifest_path.read_text(encoding="utf-8"))
+    files = manifest["datasets"]["convai2"]["configs"]["intermediate"]["files"]["turns"]["train"]
+    change(manifest, files)
+    bank.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    for args in (
+        ["query", "SELECT 1"],
+        ["list"],
+        ["doctor"],
+        ["build", "convai2", "--config", "intermediate", "--no-verify"],
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 4, (args, result.output)
+        assert result.output.startswith(
+            f"error: the bank is damaged: {bank.manifest_path} is not a convbank manifest ("
         )
+        assert problem in result.output and result.output.count("\n") == 1
+    assert not (tmp_path / "x.lock").exists()
+
+
+def test_failed_rebuild_spares_files_a_reader_holds(
+    tmp_path: Path, versions: dict[int, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An identical file republished by a build that then fails is not deleted: an older
+    generation that a reader pins still names it."""
+    import convbank.store.bank as bank_module
+
+    bank = Bank(tmp_path / "bank")
+    _build(bank, versions[SHORT])
+    with load("convai2", "intermediate", bank=bank) as pinned:
+        _build(bank, versions[FULL])
+
+        def enospc(path: Path, text: str) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(bank_module, "atomic_write_text", enospc)
+        with pytest.raises(BuildError, match="no space left"):
+            _build(bank, versions[SHORT])
+        monkeypatch.undo()
+        assert len(list(pinned)) == SHORT  # every file of the pinned generation is still there
+    assert _state(bank) == FULL
+
+
+def test_read_only_reader_can_pin_a_new_generation(tmp_path: Path, versions: dict[int, Path]) -> None:
+    """The build makes the lock file of its generation: a reader that cannot create files
+    (a read-only mount of the bank) still finds one to pin."""
+    bank = Bank(tmp_path / "bank")
+    _build(bank, versions[SHORT])
+    generation = bank.manifest()["generation"]
+    assert (bank.root / ".generations" / f"{generation}.lock").is_file()
+
+
+def test_corrupt_bytes_in_stats_and_validate_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
+    bank = Bank(tmp_path / "bank")
+    build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=bank)
+    for ref in bank.snapshot().refs("annotations"):
+        data = bytearray(ref.path.read_bytes())
+        data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
+        ref.path.write_bytes(bytes(data))
+    for args in (["stats", "casino"], ["validate", "casino"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 4, (args, result.output)
+        assert result.output.startswith(
+            ("error: the bank is damaged: ", f"error: the bank at {bank.root} cannot be read (")
+        )
+        assert result.output.count("\n") == 1 and "doctor" in result.output
 
 
 # ---------------------------------------------------------------------- damaged banks

@@ -150,7 +150,7 @@ def test_failed_build_keeps_the_old_bank(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=r"at \$\[0\]\.eval_score: expected `int \| null`, got `str`"):
         build(["convai2"], config="intermediate", fetcher=_fetcher(broken), bank=bank)
     assert _snapshot(bank) == before and bank.manifest_path.read_text() == manifest
-    assert not any((bank.root / ".staging").iterdir())
+    assert not (bank.root / ".staging").exists()
 
 
 def test_repeated_id_names_its_record_across_batches(tmp_path: Path) -> None:

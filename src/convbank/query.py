@@ -17,9 +17,10 @@ import pyarrow.compute as pc
 
 from convbank import catalog
 from convbank.build import bank_root
-from convbank.errors import ConversationNotFoundError, NotBuiltError
+from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError
 from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
 from convbank.store import Bank, FileRef, Snapshot, connect
+from convbank.store.sandbox import SqlSandbox, parse_size
 from convbank.store.sql import run
 
 if TYPE_CHECKING:
@@ -336,12 +337,28 @@ def sql(
     """Run one or more read-only statements over the bank's views; return the last result.
 
     Every call gets its own connection, which can read the bank's tables and nothing else
-    (no file, no setting, nothing that outlives the call). ``timeout`` stops a query after
-    that many seconds; ``memory_limit`` (``"1GB"``) bounds what it may hold. Both raise
-    :class:`QueryError`.
+    (no file, no setting, nothing that outlives the call). With ``timeout`` (seconds) or
+    ``memory_limit`` (``"1GB"``) the query runs in a child process that the operating
+    system holds to them (a capped address space, killed at the deadline), so that no
+    expression can overrun them; past either, :class:`QueryError`.
     """
-    con = connect(snapshot or bank or Bank(bank_root()), memory_limit=memory_limit)
+    if timeout is None and memory_limit is None:
+        con = connect(snapshot or bank or Bank(bank_root()))
+        try:
+            return run(con, query)
+        finally:
+            con.close()
     try:
-        return run(con, query, timeout=timeout)
+        memory = parse_size(memory_limit) if memory_limit else 0
+    except ValueError as exc:
+        raise QueryError(f"memory limit: {exc}") from None
+    pinned = snapshot or (bank or Bank(bank_root())).snapshot()
+    sandbox = SqlSandbox(pinned.bank.root, workers=1, memory=memory)
+    try:
+        if not pinned.tables():
+            raise NotBuiltError(f"the bank at {pinned.bank.root} is empty; run `convbank build` first")
+        return sandbox.table(pinned.generation, query, timeout=timeout)
     finally:
-        con.close()
+        sandbox.close()
+        if snapshot is None:
+            pinned.close()

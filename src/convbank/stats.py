@@ -16,6 +16,7 @@ from convbank import catalog
 from convbank.build import bank_root
 from convbank.errors import NotBuiltError
 from convbank.store import Bank, Snapshot, connect
+from convbank.store.sql import bank_queries
 
 __all__ = ["CROSSTABS", "DISTRIBUTIONS", "Distribution", "stats", "turn_length_histogram"]
 
@@ -154,7 +155,8 @@ def stats(
         raise NotBuiltError(f"the bank at {root} is empty; run `convbank build` first")
     con = connect(snapshot)
     try:
-        return {name: _dataset_stats(con, name) for name in names}
+        with bank_queries(snapshot):
+            return {name: _dataset_stats(con, name) for name in names}
     finally:
         con.close()
 

@@ -252,7 +252,7 @@ def _number(value: Any, missing: str = "none") -> str:
 )
 @click.option(
     "--query-timeout",
-    type=click.FloatRange(min=0.1),
+    type=click.FloatRange(min=0.1, max=86_400),
     default=10.0,
     show_default=True,
     help="Seconds a SQL console query (or a listing) may run.",
@@ -281,8 +281,13 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     require("uvicorn", "web", "The web viewer")
     import uvicorn
 
+    from convbank.store.sandbox import parse_size
     from convbank.web.app import Limits, allowed_hosts, create_app
 
+    try:
+        parse_size(query_memory)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--query-memory") from None
     app = create_app(
         hosts=allowed_hosts(host, extra_hosts),
         limits=Limits(query_seconds=query_timeout, query_memory=query_memory),
@@ -298,9 +303,15 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
         raise ServeError(f"{host}:{port} {reason}; choose another with --port") from None
     shown = f"[{host}]" if ":" in host else host
     err.print(f"convbank viewer on http://{shown}:{sock.getsockname()[1]}/ (Ctrl+C to stop)", highlight=False)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            app.state.stop_queries()  # running queries end now, not after the grace period
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, limit_concurrency=1000)
     for stop in (signal.SIGINT, signal.SIGTERM):
-        # uvicorn shuts down gracefully (running queries are interrupted), then re-raises
-        # the signal to the handler it found: this one, so the exit status says "stopped".
+        # uvicorn shuts down gracefully, then re-raises the signal to the handler it found:
+        # this one, so the exit status says "stopped"
         signal.signal(stop, lambda *_: sys.exit(0))
-    uvicorn.Server(config).run(sockets=[sock])
+    Server(config).run(sockets=[sock])

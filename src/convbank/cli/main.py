@@ -332,11 +332,15 @@ def _print_report(report: BuildReport) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json (as other commands say).")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.001),
+    type=click.FloatRange(min=0.001, max=86_400 * 365),
     default=None,
-    help="Stop the query after this many seconds (exit 2).",
+    help="Stop the query after this many seconds (exit 2); it then runs in a child process.",
 )
-@click.option("--memory-limit", default=None, help="Memory the query may use (DuckDB units: 512MB, 2GB).")
+@click.option(
+    "--memory-limit",
+    default=None,
+    help="Memory the query may use (512MB, 2GB; exit 2 past it); it then runs in a child process.",
+)
 @engine_options(
     ("duckdb", "spark"), "DuckDB in this process, or Spark SQL (convbank[spark]; meta is JSON text there)."
 )

@@ -28,6 +28,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -42,11 +43,13 @@ import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
 from convbank._atomic import atomic_write_text, sha256_file
-from convbank.errors import BuildError, DamagedBankError
+from convbank.errors import BuildError, DamagedBankError, NotBuiltError, SetupError
 from convbank.model import SCHEMA_VERSION
 from convbank.store.snapshot import (
+    GENERATION,
     FileRef,
     Snapshot,
+    check_manifest,
     file_refs,
     first_line,
     partition,
@@ -168,6 +171,8 @@ class Bank:
         return self._read_manifest(self.manifest_path)
 
     def _read_manifest(self, path: Path) -> dict[str, Any]:
+        """A manifest or a generation record, checked: its types, its generation's name, and
+        every file path it names (inside the bank, in its table's partition)."""
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -176,10 +181,13 @@ class Bank:
             raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})")) from exc
         if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
             raise DamagedBankError(_bad_manifest(path, "not a convbank manifest"))
+        problem = check_manifest(data)
+        if problem:
+            raise DamagedBankError(_bad_manifest(path, f"not a convbank manifest ({problem})"))
         if data.get("layout") is None:
             return self._legacy(data)
         if data["layout"] != LAYOUT:
@@ -220,9 +228,12 @@ class Bank:
         return sorted({r.table for r in file_refs(self.root, self.manifest())})
 
     def _table_dirs(self) -> list[Path]:
+        """Real (not linked) folders of the bank that may hold a table."""
         if not self.root.is_dir():
             return []
-        return sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        return sorted(
+            p for p in self.root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+        )
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> Snapshot:
@@ -239,6 +250,22 @@ class Bank:
         raise DamagedBankError(
             f"{self.manifest_path}: names a generation that keeps disappearing; run `convbank doctor`"
         )
+
+    def snapshot_of(self, generation: str | None) -> Snapshot:
+        """Pin a named generation: the current one, or an older one that a reader still
+        holds (its record is kept while it is pinned); :class:`NotBuiltError` if it is gone."""
+        current = self.snapshot()
+        if current.generation == generation:
+            return current
+        current.close()
+        record = self.root / _GENERATIONS / f"{generation}.json"
+        if generation is None or not GENERATION.fullmatch(generation):
+            raise NotBuiltError(f"the bank at {self.root} has no generation {generation!r}")
+        lease = self._lease(generation)
+        if not record.exists():
+            release(lease)
+            raise NotBuiltError(f"generation {generation} of the bank at {self.root} is gone; read again")
+        return Snapshot(self, self._read_manifest(record), lease)
 
     def _lease(self, generation: str) -> int | None:
         """A shared lock on a generation's lock file (None where locks cannot be taken: a
@@ -287,6 +314,8 @@ class Bank:
         finally:
             staging.abandon()
             shutil.rmtree(folder, ignore_errors=True)
+            with suppress(OSError):
+                folder.parent.rmdir()  # .staging itself, once empty
 
     def commit(self, staging: Staging, entry: dict[str, Any]) -> None:
         """Make a staged dataset/config the bank's, with ``entry`` as its manifest entry: its
@@ -309,12 +338,15 @@ class Bank:
             (self.root / _GENERATIONS).mkdir(exist_ok=True)
             record = self.root / _GENERATIONS / f"{generation}.json"
             atomic_write_text(record, text)
+            # the lock file exists before any reader can see the generation, so that readers
+            # without write access (a read-only mount) can pin it too
+            os.close(
+                os.open(self.root / _GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+            )
             atomic_write_text(self.manifest_path, text)
         except OSError as exc:
-            current = {r.path for r in file_refs(self.root, self.manifest())}
             for path in published:
-                if path not in current:
-                    path.unlink(missing_ok=True)
+                path.unlink(missing_ok=True)
             if record is not None:
                 record.unlink(missing_ok=True)
             full = _disk_full(self.root, exc)
@@ -333,8 +365,11 @@ class Bank:
         folder = self.root / table / partition(staging.dataset, staging.config, split)
         target = folder / f"part-{sha[:16]}.parquet"
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staged, target)
-        published.append(target)
+        if target.is_file() and target.stat().st_size == size:
+            staged.unlink()  # the same content is there already (a generation may still read it)
+        else:
+            os.replace(staged, target)
+            published.append(target)  # created by this build: removed again if it fails
         return {"path": str(target.relative_to(self.root)), "bytes": size, "sha256": sha, "rows": rows}
 
     # ------------------------------------------------------------------ cleaning
@@ -345,6 +380,7 @@ class Bank:
         removed: list[Path] = []
         if not self.root.is_dir():
             return removed
+        self._refuse_foreign()
         current = self.manifest()
         if current.get("generation") == "legacy":  # rewrite a layout-1 manifest as layout 2
             current["generation"] = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
@@ -353,19 +389,22 @@ class Bank:
             atomic_write_text(self.root / _GENERATIONS / f"{current['generation']}.json", text)
             atomic_write_text(self.manifest_path, text)
         keep = {r.path for r in file_refs(self.root, current)}
+        tables = {r.table for r in file_refs(self.root, current)}
         keep_all = False
         generations = self.root / _GENERATIONS
         for record in sorted(generations.glob("*.json")) if generations.is_dir() else []:
             name = record.stem
             if name == current.get("generation"):
                 continue
+            try:
+                refs = file_refs(self.root, self._read_manifest(record))
+            except (OSError, DamagedBankError):
+                refs, keep_all = [], True  # an unreadable record: delete no file this time
+            tables |= {r.table for r in refs}
             if self._reclaim(generations / f"{name}.lock", record):
                 removed.append(record)
-                continue
-            try:  # pinned by a reader: its files stay
-                keep |= {r.path for r in file_refs(self.root, json.loads(record.read_text(encoding="utf-8")))}
-            except (OSError, ValueError):
-                keep_all = True
+            else:  # pinned by a reader: its files stay
+                keep |= {r.path for r in refs}
         for lock in sorted(generations.glob("*.lock")) if generations.is_dir() else []:
             if not (generations / f"{lock.stem}.json").exists() and self._reclaim(lock, None):
                 removed.append(lock)
@@ -378,8 +417,31 @@ class Bank:
                 tmp.unlink(missing_ok=True)
                 removed.append(tmp)
         if not keep_all:
-            removed += self._sweep(keep)
+            removed += self._sweep(keep, tables)
         return removed
+
+    def _refuse_foreign(self) -> None:
+        """Refuse to clean a folder that is not (only) a bank, or whose own folders are
+        links: the collector deletes files, and must never reach anything else."""
+        for folder in (_GENERATIONS, _STAGING, ".trash"):
+            if (self.root / folder).is_symlink():
+                raise DamagedBankError(
+                    f"{self.root / folder} is a symbolic link; the bank's own folders must be real "
+                    "folders — remove the link"
+                )
+        if self.manifest_path.exists() or (self.root / _GENERATIONS).is_dir():
+            return
+        own = {".lock", _STAGING, _GENERATIONS, ".trash", ".journal.json"}
+        foreign = [
+            p
+            for p in self.root.iterdir()
+            if p.name not in own and not p.name.endswith(".tmp") and not _table_folder(p)
+        ]
+        if foreign:
+            raise SetupError(
+                f"{self.root} holds {foreign[0].name!r}, which is not part of a convbank bank; "
+                "empty the folder or point CONVBANK_HOME elsewhere"
+            )
 
     def _reclaim(self, lock: Path, record: Path | None) -> bool:
         """Delete a generation's record and lock file unless a reader holds the lock."""
@@ -401,18 +463,28 @@ class Bank:
         finally:
             os.close(fd)
 
-    def _sweep(self, keep: set[Path]) -> list[Path]:
-        """Delete every file under the table folders that ``keep`` does not name, and the
-        folders that become empty."""
+    def _sweep(self, keep: set[Path], tables: set[str]) -> list[Path]:
+        """Delete the table files that ``keep`` does not name, and the partition folders
+        that become empty. Only ``part-*.parquet`` files in ``<table>/dataset=/config=/split=``
+        folders of a known table (or of a folder holding nothing else) are considered, and no
+        link is followed."""
         removed = []
         for table_dir in self._table_dirs():
-            for path in sorted(table_dir.rglob("*"), reverse=True):
-                if path.is_dir():
+            if table_dir.name not in tables and not _table_folder(table_dir):
+                continue
+            for split_dir in _partition_dirs(table_dir):
+                for path in split_dir.iterdir():
+                    if (
+                        path.is_file()
+                        and not path.is_symlink()
+                        and _PART.fullmatch(path.name)
+                        and path not in keep
+                    ):
+                        path.unlink(missing_ok=True)
+                        removed.append(path)
+                for folder in (split_dir, split_dir.parent, split_dir.parent.parent):
                     with suppress(OSError):
-                        path.rmdir()  # only when empty
-                elif path not in keep:
-                    path.unlink(missing_ok=True)
-                    removed.append(path)
+                        folder.rmdir()  # only when empty
             with suppress(OSError):
                 table_dir.rmdir()
         return removed
@@ -452,12 +524,23 @@ class Bank:
         keep = {r.path for r in file_refs(self.root, self.manifest())}
         generations = self.root / _GENERATIONS
         for record in generations.glob("*.json") if generations.is_dir() else []:
-            with suppress(OSError, ValueError):
-                keep |= {r.path for r in file_refs(self.root, json.loads(record.read_text(encoding="utf-8")))}
+            with suppress(OSError, DamagedBankError):
+                keep |= {r.path for r in file_refs(self.root, self._read_manifest(record))}
         found = [p for p in (self.root / _STAGING, self.root / ".trash") if p.exists()]
+        if found and self._building():
+            found = [p for p in found if p.name != _STAGING]  # a build is writing there now
         for table_dir in self._table_dirs():
-            found += [p for p in table_dir.rglob("*") if p.is_file() and p not in keep]
+            for split_dir in _partition_dirs(table_dir):
+                found += [p for p in split_dir.iterdir() if _PART.fullmatch(p.name) and p not in keep]
         return sorted(found)
+
+    def _building(self) -> bool:
+        """Whether a build holds the lock now."""
+        try:
+            with FileLock(str(self.root / ".lock"), timeout=0):
+                return False
+        except (Timeout, OSError):
+            return True
 
 
 @dataclass
@@ -475,3 +558,30 @@ def _bad_manifest(path: Path, what: str) -> str:
         f"the bank is damaged: {path} is {what}; run `convbank doctor`, or delete the bank "
         "folder and build again"
     )
+
+
+_PART = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
+"""The names of table files (content-named, or the single file of layout 1)."""
+
+
+def _partition_dirs(table_dir: Path) -> Iterator[Path]:
+    """The ``dataset=/config=/split=`` folders of a table folder (real folders only)."""
+    for level1 in sorted(table_dir.iterdir()):
+        if not _real_dir(level1, "dataset="):
+            continue
+        for level2 in sorted(level1.iterdir()):
+            if not _real_dir(level2, "config="):
+                continue
+            yield from (d for d in sorted(level2.iterdir()) if _real_dir(d, "split="))
+
+
+def _real_dir(path: Path, prefix: str) -> bool:
+    return path.name.startswith(prefix) and path.is_dir() and not path.is_symlink()
+
+
+def _table_folder(path: Path) -> bool:
+    """Whether a folder looks like a table folder: real, holding only ``dataset=`` folders."""
+    if not path.is_dir() or path.is_symlink() or path.name.startswith("."):
+        return False
+    entries = list(path.iterdir())
+    return bool(entries) and all(_real_dir(e, "dataset=") for e in entries)

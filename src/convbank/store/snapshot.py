@@ -4,6 +4,7 @@ its files (see :mod:`convbank.store.bank` for the layout and the protocol)."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 import weakref
 from contextlib import suppress
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.fs as pafs
@@ -22,7 +24,7 @@ from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
 if TYPE_CHECKING:
     from convbank.store.bank import Bank
 
-__all__ = ["FileRef", "Snapshot", "file_refs", "partition"]
+__all__ = ["FileRef", "Snapshot", "check_manifest", "file_refs", "partition"]
 
 
 def partition(dataset: str, config: str, split: str | None = None) -> Path:
@@ -49,6 +51,66 @@ class FileRef:
     bytes: int | None
     sha256: str | None
     rows: int | None
+
+
+class _File(msgspec.Struct):
+    path: str
+    bytes: int | None = None
+    sha256: str | None = None
+    rows: int | None = None
+
+
+class _Split(msgspec.Struct):
+    conversations: int
+    participants: int = 0
+    turns: int = 0
+    annotations: int = 0
+    expected: int | None = None
+    file_meta: dict[str, Any] = {}
+
+
+class _Config(msgspec.Struct):
+    splits: dict[str, _Split] = {}
+    sources: dict[str, str] = {}
+    files: dict[str, dict[str, _File]] = {}
+
+
+class _Dataset(msgspec.Struct):
+    configs: dict[str, _Config] = {}
+    built_at: str | None = None
+
+
+class _Manifest(msgspec.Struct):
+    datasets: dict[str, _Dataset]
+    layout: int | None = None
+    schema_version: str | None = None
+    generation: str | None = None
+
+
+GENERATION = re.compile(r"\d{20}-[0-9a-f]{8}")
+"""The name of a generation: nanoseconds since the epoch, then 8 random hex digits."""
+
+_FILE_NAME = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
+
+
+def check_manifest(data: dict[str, Any]) -> str | None:
+    """What makes ``data`` no manifest (a wrong type, a generation name that is not one, a
+    file path outside its table's partition folder), or None."""
+    try:
+        manifest = msgspec.convert(data, _Manifest)
+    except msgspec.ValidationError as exc:
+        return str(exc)
+    if manifest.generation is not None and not GENERATION.fullmatch(manifest.generation):
+        return f"generation {manifest.generation!r} is not a generation name"
+    for dataset, entry in manifest.datasets.items():
+        for config, cfg in entry.configs.items():
+            for table, splits in cfg.files.items():
+                for split, f in splits.items():
+                    expected = (table, f"dataset={dataset}", f"config={config}", f"split={split}")
+                    parts = tuple(f.path.split("/"))
+                    if parts[:-1] != expected or not _FILE_NAME.fullmatch(parts[-1]):
+                        return f"{f.path!r} is not a file of {table} {dataset}/{config}/{split}"
+    return None
 
 
 def file_refs(root: Path, manifest: dict[str, Any]) -> list[FileRef]:

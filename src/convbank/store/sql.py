@@ -19,11 +19,11 @@ from contextlib import contextmanager
 import duckdb
 import pyarrow as pa
 
-from convbank.errors import NotBuiltError, QueryError
+from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
 
-__all__ = ["READ_ONLY_STATEMENTS", "connect", "deadline", "is_read_only", "run"]
+__all__ = ["READ_ONLY_STATEMENTS", "bank_queries", "connect", "deadline", "is_read_only", "run"]
 
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 
@@ -67,6 +67,7 @@ def connect(
             f"CREATE VIEW {_quote(table)} AS SELECT {keys}, * EXCLUDE ({keys}){replace} "
             f"FROM {_quote('_arrow_' + table)}"
         )
+    con.execute("SET enable_progress_bar=false")  # never on the caller's stdout
     con.execute("SET enable_external_access=false")
     con.execute("SET lock_configuration=true")
     if snapshot is not source:
@@ -81,6 +82,8 @@ def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
         raise QueryError(f"SQL syntax error: {str(exc).splitlines()[0]}") from exc
+    except (TypeError, UnicodeError) as exc:
+        raise QueryError(f"the SQL cannot be read: {exc}") from exc
     if not statements:
         raise QueryError("empty SQL statement")
     for st in statements:
@@ -125,6 +128,22 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = Non
             return _mark_json(result.to_arrow_table(), [str(t) for t in result.types])
         except duckdb.Error as exc:
             raise _query_error(exc, struck.is_set(), timeout) from exc
+        except (TypeError, UnicodeError) as exc:  # text DuckDB cannot take (lone surrogates)
+            raise QueryError(f"the SQL cannot be read: {exc}") from exc
+
+
+@contextmanager
+def bank_queries(snapshot: Snapshot) -> Iterator[None]:
+    """Around convbank's own queries over a bank (statistics, checks): those are valid SQL,
+    so a DuckDB error there means a file the size check could not catch (same size,
+    corrupt bytes) and becomes a one-line :class:`DamagedBankError`."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise DamagedBankError(
+            f"the bank at {snapshot.bank.root} cannot be read ({str(exc).splitlines()[0]}); run "
+            "`convbank doctor` to find the damaged file, then rebuild its dataset"
+        ) from exc
 
 
 def _mark_json(table: pa.Table, types: list[str]) -> pa.Table:

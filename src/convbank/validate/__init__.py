@@ -14,6 +14,7 @@ from convbank.build import bank_root
 from convbank.errors import NotBuiltError
 from convbank.query import Corpus
 from convbank.store import Bank, connect
+from convbank.store.sql import bank_queries
 from convbank.validate import casino, ccpe, convai2, curiosity, generic, pec  # noqa: F401  (registers)
 from convbank.validate._core import (
     CHECKS,
@@ -87,6 +88,7 @@ def validate(names: Sequence[str] | None = None, *, bank: Bank | None = None) ->
         for name in names:
             corpus = Corpus(name, snapshot=snapshot)
             recorder = Recorder(report, name)
-            _split_checks(recorder, corpus)
-            recorder.run(checks_for(name), corpus)
+            with bank_queries(snapshot):
+                _split_checks(recorder, corpus)
+                recorder.run(checks_for(name), corpus)
     return report

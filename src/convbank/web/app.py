@@ -30,7 +30,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -47,7 +47,7 @@ from convbank.errors import (
 )
 from convbank.query import Corpus
 from convbank.store import Bank, Snapshot, connect
-from convbank.store.sql import is_read_only
+from convbank.store.sandbox import Result, SqlSandbox, parse_size
 from convbank.web.data import (
     FILTERS,
     SORTS,
@@ -119,17 +119,20 @@ class Limits:
     query_memory: str = "256MB"
     """Memory limit of one query (DuckDB's ``memory_limit``; nothing spills to disk)."""
     sql_workers: int = 2
-    """SQL console queries running at once."""
+    """SQL console queries running at once, each in a worker process of its own."""
     page_workers: int = 4
     """Pages being prepared at once (conversation reads, listings, charts)."""
-    sql_queue: int = 8
+    sql_queue: int = 64
     """SQL console queries waiting for a worker; more get 503 (retry)."""
     page_queue: int = 256
     """Pages waiting for a worker; more get 503 (retry)."""
 
 
 class _SecurityHeaders:
-    """Adds the security headers to every response (plain ASGI: also to error pages)."""
+    """Adds the security headers to every response (plain ASGI: also to error pages), and
+    refuses requests another site's page makes in the background (an ``<img>`` or
+    ``fetch`` pointing at ``/sql``): browsers mark them ``Sec-Fetch-Site: cross-site`` or
+    ``same-site``; following a link to the viewer (a top-level navigation) stays allowed."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -137,6 +140,18 @@ class _SecurityHeaders:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        site = headers.get(b"sec-fetch-site", b"none")
+        navigation = headers.get(b"sec-fetch-mode") == b"navigate" and headers.get(b"sec-fetch-dest") in (
+            b"document",
+            None,
+        )
+        if site in (b"cross-site", b"same-site") and not navigation:
+            response = PlainTextResponse("requests from other sites are refused", status_code=403)
+            for key, value in SECURITY_HEADERS:
+                response.headers[key.decode()] = value.decode()
+            await response(scope, receive, send)
             return
 
         async def send_with_headers(message: Message) -> None:
@@ -321,12 +336,6 @@ def _dataset(name: str) -> Any:
         raise HTTPException(404, f"unknown dataset {name!r}") from None
 
 
-def _cell(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > SQL_CELL_CHARS:
-        return value[:SQL_CELL_CHARS] + f"… ({len(value):,} characters)"
-    return value
-
-
 def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
     """The ``Host`` names a viewer bound to ``host`` answers to: loopback names for a
     loopback address, the address itself, and ``extra``."""
@@ -346,6 +355,7 @@ def create_app(
     answering requests whose ``Host`` is one of ``hosts`` (``"*"`` for any)."""
     limits = limits or Limits()
     state = _State(bank or Bank(bank_root()), limits)
+    sandbox = SqlSandbox(state.bank.root, workers=limits.sql_workers, memory=parse_size(limits.query_memory))
     pages = _Workers("pages", limits.page_workers, limits.page_queue)
     queries = _Workers("sql", limits.sql_workers, limits.sql_queue)
 
@@ -434,37 +444,30 @@ def create_app(
 
     async def sql_page(request: Request) -> Response:
         q = request.query_params.get("q", "").strip()
-        result: dict[str, Any] | None = None
+        result: Result | None = None
         error = None
         if q:
             snapshot = state.current().snapshot
 
-            def work(job: _Job) -> dict[str, Any]:
-                con = connect(snapshot, threads=2, memory_limit=limits.query_memory)
-                try:
-                    is_read_only(con, q)
-                    job.attach(con)
-                    cur = con.execute(q)
-                    columns = [d[0] for d in cur.description or []]
-                    rows = cur.fetchmany(SQL_ROWS + 1) if columns else []
-                    return {
-                        "columns": columns,
-                        "rows": [[_cell(v) for v in row] for row in rows[:SQL_ROWS]],
-                        "more": len(rows) > SQL_ROWS,
-                    }
-                finally:
-                    job.attach(None)
-                    con.close()
+            def work(job: _Job) -> Result:
+                return sandbox.run(
+                    snapshot.generation,
+                    q,
+                    timeout=limits.query_seconds,
+                    max_rows=SQL_ROWS,
+                    cell_chars=SQL_CELL_CHARS,
+                    stop=lambda: job.stopped is not None,
+                )
 
             try:
-                result = await queries.run(request, work, limits.query_seconds)
+                result = await queries.run(request, work, None)
             except (QueryError, NotBuiltError) as exc:
                 error = str(exc)
         if q and result is not None and request.query_params.get("format") == "csv":
             buf = io.StringIO()
             writer = csv.writer(buf, lineterminator="\n")
-            writer.writerow(result["columns"])
-            writer.writerows(result["rows"])
+            writer.writerow(result.columns)
+            writer.writerows(result.rows)
             return Response(
                 buf.getvalue(),
                 media_type="text/csv; charset=utf-8",
@@ -495,11 +498,16 @@ def create_app(
         try:
             yield
         finally:
-            queries.shutdown()
-            pages.shutdown()
+            stop()
+
+    def stop() -> None:
+        """Stop every query now (the server is shutting down)."""
+        sandbox.close()
+        queries.shutdown()
+        pages.shutdown()
 
     static = StaticFiles(directory=str(Path(__file__).parent / "static"))
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", index),
             Route("/datasets/{name}", dataset),
@@ -514,6 +522,8 @@ def create_app(
         exception_handlers={HTTPException: error_page, ConvbankError: error_page, Exception: error_page},
         lifespan=lifespan,
     )
+    app.state.stop_queries = stop
+    return app
 
 
 def _query(args: dict[str, Any]) -> str:
