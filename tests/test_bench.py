@@ -287,3 +287,26 @@ def test_bench_shows_published_and_measured_in_their_own_columns(
     data = json.loads(CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"]).output)
     assert set(data["reference"]) == {"published", "measured_here"}
     assert data["metrics"]["mean_f1"] == 0.1068  # what the measured figure of the random model says
+
+
+def test_progress_reports_folds_to_a_watcher(built: Bank) -> None:
+    from convbank.bench.progress import progress, watched
+
+    events: list[tuple[str, int, object]] = []
+
+    class Recorder:
+        def begin(self, stage: int, description: str, total: int) -> None:
+            events.append(("begin", stage, (description, total)))
+
+        def advance(self, stage: int) -> None:
+            events.append(("advance", stage, None))
+
+        def end(self, stage: int) -> None:
+            events.append(("end", stage, None))
+
+    with watched(Recorder()):
+        result = run("casino-strategy", model="tfidf")
+    assert events[0] == ("begin", 1, ("tfidf: folds", 5))
+    assert [e[0] for e in events] == ["begin", *["advance"] * 5, "end"]
+    assert result.metrics["mean_f1"] > 0.5
+    assert list(progress(iter([1, 2]), "unwatched")) == [1, 2]  # no watcher: items pass through

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from convbank.bench.progress import progress
 from convbank.errors import require
 
 __all__ = ["embed", "fit_binary", "fit_tfidf", "sentence_model"]
@@ -43,8 +44,13 @@ def embed(texts: Sequence[str]) -> np.ndarray:
     unique = list(dict.fromkeys(texts))
     if not unique:
         return np.zeros((0, 384), dtype=np.float32)
-    vectors = sentence_model().encode(
-        unique, batch_size=64, normalize_embeddings=True, show_progress_bar=False
+    model = sentence_model()
+    chunks = [unique[i : i + 1024] for i in range(0, len(unique), 1024)]
+    vectors = np.vstack(
+        [
+            model.encode(chunk, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+            for chunk in progress(chunks, f"embedding {len(unique):,} texts (chunks of 1,024)")
+        ]
     )
     index = {t: i for i, t in enumerate(unique)}
     return np.asarray(vectors[[index[t] for t in texts]])

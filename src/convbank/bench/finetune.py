@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from convbank.bench.features import sentence_model
+from convbank.bench.progress import progress
 
 __all__ = ["TopLayerTuner", "TuneConfig"]
 
@@ -104,17 +105,19 @@ class TopLayerTuner:
         )
         rng = np.random.default_rng(seed)
         net.train()
-        for _ in range(cfg.epochs):
-            for b in rng.permutation(len(batches)):
-                index = batches[b]
-                logits = net(*self._batch(index), features[index])
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    logits, labels[index], pos_weight=pos_weight
-                )
-                optimiser.zero_grad()
-                loss.backward()  # type: ignore[no-untyped-call]
-                optimiser.step()
-                schedule.step()
+        steps = ((epoch, b) for epoch in range(cfg.epochs) for b in rng.permutation(len(batches)))
+        for _, b in progress(
+            steps, f"fine-tuning: batches of {cfg.epochs} epochs", cfg.epochs * len(batches)
+        ):
+            index = batches[b]
+            logits = net(*self._batch(index), features[index])
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                logits, labels[index], pos_weight=pos_weight
+            )
+            optimiser.zero_grad()
+            loss.backward()  # type: ignore[no-untyped-call]
+            optimiser.step()
+            schedule.step()
         net.eval()
         out = []
         with torch.no_grad():

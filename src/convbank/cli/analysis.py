@@ -179,6 +179,7 @@ def bench(
     as such. Same seed, same numbers.
     """
     from convbank.bench import TASKS, run
+    from convbank.bench.progress import watched
 
     if list_tasks or task is None:
         if as_json:
@@ -189,7 +190,7 @@ def bench(
             table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
         out.print(table)
         return
-    with err.status(f"running {task}", spinner="dots"):  # shown on a terminal only
+    with _BenchBars() as bars, watched(bars):  # drawn on a terminal only
         result = run(task, model=model, config=config, seed=seed)
     if as_json:
         echo_json(result.to_dict())
@@ -220,6 +221,52 @@ def bench(
         refs.add_row(f["system"], f["metric"], "", _number(f["value"]), f["source"])
     out.print(refs)
     out.print(f"{result.seconds:.1f} s", highlight=False)
+
+
+class _BenchBars:
+    """Progress bars (with the time left) of a benchmark's stages: folds, fine-tuning
+    batches, embeddings; on stderr, on a terminal only."""
+
+    def __init__(self) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._bars = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            "left",
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+            disable=not err.is_terminal,
+        )
+        self._tasks: dict[int, Any] = {}
+
+    def __enter__(self) -> _BenchBars:
+        self._bars.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bars.__exit__(None, None, None)
+
+    def begin(self, stage: int, description: str, total: int) -> None:
+        """A stage starts: a bar of ``total`` steps."""
+        self._tasks[stage] = self._bars.add_task(description, total=total)
+
+    def advance(self, stage: int) -> None:
+        """One step done."""
+        self._bars.advance(self._tasks[stage])
+
+    def end(self, stage: int) -> None:
+        """The stage is over: its bar goes."""
+        self._bars.remove_task(self._tasks.pop(stage))
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

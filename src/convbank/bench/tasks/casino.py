@@ -11,6 +11,7 @@ import numpy as np
 from convbank.bench._core import NOT_FOUND, Figure, Task, folds, register, too_small
 from convbank.bench.features import embed, fit_binary, fit_tfidf
 from convbank.bench.metrics import binary_f1, mean
+from convbank.bench.progress import progress
 from convbank.datasets.casino import STRATEGIES
 from convbank.errors import require
 from convbank.query import Corpus
@@ -176,7 +177,7 @@ class CasinoStrategy(Task):
         scores: dict[str, list[float]] = {label: [] for label in LABELS}
         cache: dict[str, Any] = {}
         rng = np.random.default_rng(seed)
-        for test in folds(groups, 5, seed):
+        for test in progress(folds(groups, 5, seed), f"{model}: folds"):
             train = np.setdiff1d(np.arange(len(items)), test)
             if model == "random":
                 predicted = rng.random((len(test), len(LABELS))) < gold[train].mean(axis=0)

@@ -10,6 +10,7 @@ import numpy as np
 from convbank.bench._core import NOT_FOUND, Figure, Task, folds, register, too_small
 from convbank.bench.features import embed, fit_binary
 from convbank.bench.metrics import PRF, span_prf
+from convbank.bench.progress import progress
 from convbank.datasets.ccpe import ANNOTATION_TYPES
 from convbank.errors import require
 from convbank.query import Corpus
@@ -92,7 +93,7 @@ class CcpePreferenceSpans(Task):
         spans = [tokens(text) for _, text, _ in utts]
         counts = {label: PRF(0, 0, 0) for label in ANNOTATION_TYPES}
         vectors = embed([text for _, text, _ in utts]) if model == "embed" else None
-        for test in folds([u[0] for u in utts], 5, seed):
+        for test in progress(folds([u[0] for u in utts], 5, seed), f"{model}: folds"):
             train = np.setdiff1d(np.arange(len(utts)), test)
             for label in ANNOTATION_TYPES:
                 predicted = self._tag(model, label, utts, spans, train=train, test=test, vectors=vectors)

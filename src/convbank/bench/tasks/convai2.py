@@ -9,6 +9,7 @@ import numpy as np
 from convbank.bench._core import NOT_FOUND, Figure, Task, folds, register, too_small
 from convbank.bench.features import embed, fit_tfidf
 from convbank.bench.metrics import mean_absolute_error, spearman
+from convbank.bench.progress import progress
 from convbank.datasets.convai2 import BOT, HUMAN
 from convbank.errors import require
 from convbank.model import Conversation
@@ -84,7 +85,7 @@ class ConvAI2Quality(Task):
                 ]
             )
         texts = [_text(c) for c in rated]
-        for test in folds([c.conversation_id for c in rated], 5, seed):
+        for test in progress(folds([c.conversation_id for c in rated], 5, seed), f"{model}: folds"):
             train = np.setdiff1d(np.arange(len(rated)), test)
             if model == "random":
                 predicted[test] = rng.uniform(1, 5, len(test))
