@@ -42,6 +42,13 @@ def test_list_shows_sources_and_built(built: Bank) -> None:
     assert "│ all " in lines["ccpe"]  # the build found it in a --source folder, and remembers
 
 
+def test_info_prints_bibtex_unwrapped() -> None:
+    from convbank.catalog import get
+
+    text = run("info", "casino").output
+    assert get("casino").citation in text  # every BibTeX line whole, none broken at 80 columns
+
+
 def test_info_json(built: Bank) -> None:
     result = run("info", "convai2", "--json", "--source", SHARED)
     assert result.exit_code == 0

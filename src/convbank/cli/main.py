@@ -142,7 +142,7 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         files.add_row(entry["name"], entry["sha256"] or "-", entry["checksum"], entry["present"] or "no")
     out.print(files)
     out.print("citation:", markup=False)
-    out.print(ds.citation, markup=False, highlight=False)
+    out.print(ds.citation, markup=False, highlight=False, soft_wrap=True)  # copy-pastable BibTeX
 
 
 @cli.command()
