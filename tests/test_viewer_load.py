@@ -151,7 +151,15 @@ def _load(url: str, clients: int, seconds: float) -> dict[str, object]:
     }
 
 
-def test_fifty_clients_no_errors_bounded_memory(server: Server) -> None:
+def test_fifty_clients_no_errors_bounded_memory(built_home: Path) -> None:
+    server = Server(built_home)  # the default limits
+    try:
+        _fifty_clients(server)
+    finally:
+        server.stop()
+
+
+def _fifty_clients(server: Server) -> None:
     before = _rss_mib(server.proc.pid)
     result = _load(server.url, clients=50, seconds=20)
     after = _rss_mib(server.proc.pid)
