@@ -139,8 +139,8 @@ def _pec_rows(folder: Path) -> Iterator[dict[str, Any]]:
                 speaker = row.strip()
             else:
                 sentences.append(row.strip())
-    n = 0
     for split in ("train", "valid", "test"):
+        n = 0  # positions count within a split, as convbank's ids do
         speakers: list[str] = []
         context: list[str] = []
         with open(folder / f"{split}.txt", encoding="utf-8") as f:
