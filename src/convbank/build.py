@@ -16,23 +16,18 @@ import pyarrow as pa
 from convbank import catalog
 from convbank.datasets import Dataset
 from convbank.errors import FormatError, SourceError
-from convbank.fetch import Fetcher, home
+from convbank.fetch import Fetcher
 from convbank.model import conversations_to_tables
 from convbank.store import Bank
 from convbank.store.bank import Staging
 
-__all__ = ["BuildReport", "SplitReport", "bank_root", "build", "read_raw", "source_paths"]
+__all__ = ["BuildReport", "SplitReport", "build", "read_raw", "source_paths"]
 
 BATCH = 2000
 """Conversations per batch (one Parquet row group each): memory stays flat with corpus size."""
 
 Progress = Callable[[str, str, str, int], None]
 """Called as ``progress(dataset, config, split, conversations_done_in_this_batch)``."""
-
-
-def bank_root() -> Path:
-    """The bank folder: ``$CONVBANK_HOME/bank``."""
-    return home() / "bank"
 
 
 def source_paths(dataset: Dataset, config: str | None, fetcher: Fetcher) -> dict[str, Path]:
@@ -111,7 +106,7 @@ def build(
     one by default, or :class:`convbank.engines.spark.SparkEngine`.
     """
     fetcher = fetcher or Fetcher()
-    bank = bank or Bank(bank_root())
+    bank = bank or Bank()
     datasets = [catalog.get(n) for n in (names or catalog.names())]
     if config is not None:
         for ds in datasets:

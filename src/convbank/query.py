@@ -16,7 +16,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from convbank import catalog
-from convbank.build import bank_root
 from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError
 from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
 from convbank.store import Bank, FileRef, Snapshot, connect
@@ -57,7 +56,7 @@ class Corpus:
         snapshot: Snapshot | None = None,
     ) -> None:
         self.dataset = catalog.get(name)
-        self.bank = bank or (snapshot.bank if snapshot else Bank(bank_root()))
+        self.bank = bank or (snapshot.bank if snapshot else Bank())
         self.config = config
         self.split = split
         self._own_snapshot = snapshot is None
@@ -307,7 +306,7 @@ def load(
 def describe(*, bank: Bank | None = None) -> list[dict[str, Any]]:
     """The views SQL can read: ``[{"name", "rows", "columns": [{"name", "type"}]}]``, the
     unified tables first."""
-    with (bank or Bank(bank_root())).snapshot() as snapshot:
+    with (bank or Bank()).snapshot() as snapshot:
         con = connect(snapshot)
         try:
             views = []
@@ -343,7 +342,7 @@ def sql(
     expression can overrun them; past either, :class:`QueryError`.
     """
     if timeout is None and memory_limit is None:
-        con = connect(snapshot or bank or Bank(bank_root()))
+        con = connect(snapshot or bank or Bank())
         try:
             return run(con, query)
         finally:
@@ -352,7 +351,7 @@ def sql(
         memory = parse_size(memory_limit) if memory_limit else 0
     except ValueError as exc:
         raise QueryError(f"memory limit: {exc}") from None
-    pinned = snapshot or (bank or Bank(bank_root())).snapshot()
+    pinned = snapshot or (bank or Bank()).snapshot()
     sandbox = SqlSandbox(pinned.bank.root, workers=1, memory=memory)
     try:
         if not pinned.tables():

@@ -13,7 +13,6 @@ from typing import Any
 import duckdb
 
 from convbank import catalog
-from convbank.build import bank_root
 from convbank.errors import NotBuiltError
 from convbank.store import Bank, Snapshot, connect
 from convbank.store.sql import bank_queries
@@ -142,7 +141,7 @@ def stats(
     metadata distributions (see :data:`DISTRIBUTIONS`), from one generation of the bank
     (``snapshot``, or the current one)."""
     if snapshot is None:
-        with (bank or Bank(bank_root())).snapshot() as current:
+        with (bank or Bank()).snapshot() as current:
             return stats(names, snapshot=current)
     root = snapshot.bank.root
     built = snapshot.built()

@@ -12,7 +12,7 @@ import msgspec
 from rich.table import Table
 
 from convbank import __version__, catalog
-from convbank.build import BuildReport, bank_root, build, read_raw, source_paths
+from convbank.build import BuildReport, build, read_raw, source_paths
 from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (
     SqlArgumentCommand,
@@ -24,7 +24,8 @@ from convbank.cli._options import (
 from convbank.cli._render import render_conversation
 from convbank.errors import ConvbankError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
-from convbank.fetch import Fetcher, checksum_status, home, home_error
+from convbank.fetch import Fetcher, checksum_status, home_error
+from convbank.settings import bank_root, downloads_root, home
 from convbank.store import Bank
 
 _raw_json = msgspec.json.Encoder().encode
@@ -75,7 +76,7 @@ def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
 def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """List the datasets: configs, splits and counts, licence, sources present, built."""
     fetcher = _fetcher(sources, no_verify)
-    built = Bank(bank_root()).built()
+    built = Bank().built()
     rows: list[dict[str, Any]] = []
     for ds in catalog.catalog:
         files = ds.required_files()
@@ -125,7 +126,7 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         entry["checksum"] = checksum_status(f, fetcher.root)
         entry["optional"] = f.name in ds.optional_files
         entry["present"] = str(found) if found else None
-    data["built"] = sorted(Bank(bank_root()).built().get(name, {}).get("configs", {}))
+    data["built"] = sorted(Bank().built().get(name, {}).get("configs", {}))
     if as_json:
         echo_json(data)
         return
@@ -365,7 +366,7 @@ def query(
     if engine == "spark":
         from convbank.engines.spark import sql as spark_sql
 
-        result = spark_sql(text, bank=Bank(bank_root()), master=master)
+        result = spark_sql(text, bank=Bank(), master=master)
     else:
         from convbank.query import sql
 
@@ -483,7 +484,7 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
     """Check the bank: every file the manifest names is present, of its size, a readable
     Parquet file with its row count and (unless --quick) its sha256; list leftovers of
     killed builds. Exit 4 when a file is damaged (rebuild that dataset)."""
-    bank = Bank(bank_root())
+    bank = Bank()
     if clean:
         with bank.lock(timeout=5):
             pass  # taking the build lock clears leftovers
@@ -515,7 +516,7 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
 @cli.command()
 def where() -> None:
     """Print convbank's folders (home, cache, bank)."""
-    click.echo(f"home\t{home()}\ndownloads\t{home() / 'downloads'}\nbank\t{bank_root()}")
+    click.echo(f"home\t{home()}\ndownloads\t{downloads_root()}\nbank\t{bank_root()}")
 
 
 from convbank.cli.analysis import bench, report, serve, stats, validate  # noqa: E402

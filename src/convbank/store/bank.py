@@ -45,6 +45,7 @@ from filelock import FileLock, Timeout
 from convbank._atomic import atomic_write_text, sha256_file
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError, SetupError
 from convbank.model import SCHEMA_VERSION
+from convbank.settings import bank_root
 from convbank.store.snapshot import (
     GENERATION,
     FileRef,
@@ -154,10 +155,11 @@ def _fsync(path: Path) -> None:
 
 
 class Bank:
-    """The bank folder: its generations, lock, staging and atomic commits."""
+    """The bank folder: its generations, lock, staging and atomic commits. ``Bank()`` is the
+    bank under ``$CONVBANK_HOME`` (:func:`convbank.settings.bank_root`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else bank_root()
 
     # ------------------------------------------------------------------ manifest
     @property

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from convbank import catalog
-from convbank.build import bank_root
 from convbank.errors import NotBuiltError
 from convbank.query import Corpus
 from convbank.store import Bank, connect
@@ -77,7 +76,7 @@ def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
 
 def validate(names: Sequence[str] | None = None, *, bank: Bank | None = None) -> ValidationReport:
     """Run every check over the named datasets (default: every built one)."""
-    bank = bank or Bank(bank_root())
+    bank = bank or Bank()
     with bank.snapshot() as snapshot:
         if not names:
             built = snapshot.built()

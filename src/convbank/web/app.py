@@ -36,7 +36,6 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from convbank import __version__, catalog
-from convbank.build import bank_root
 from convbank.errors import (
     ConvbankError,
     ConversationNotFoundError,
@@ -354,7 +353,7 @@ def create_app(
     """The viewer's ASGI app over ``bank`` (default: the bank under CONVBANK_HOME),
     answering requests whose ``Host`` is one of ``hosts`` (``"*"`` for any)."""
     limits = limits or Limits()
-    state = _State(bank or Bank(bank_root()), limits)
+    state = _State(bank or Bank(), limits)
     sandbox = SqlSandbox(state.bank.root, workers=limits.sql_workers, memory=parse_size(limits.query_memory))
     pages = _Workers("pages", limits.page_workers, limits.page_queue)
     queries = _Workers("sql", limits.sql_workers, limits.sql_queue)
