@@ -81,7 +81,7 @@ def test_unknown_names_are_clear() -> None:
     with pytest.raises(
         UnknownDatasetError, match=r"casino/default has no split 'dev'; known splits: train, valid, test"
     ):
-        catalog.get("casino").splits(None, "dev")
+        catalog.get("casino").parts(split="dev")
 
 
 def test_duplicate_registration_is_rejected() -> None:

@@ -9,7 +9,6 @@ and a lookup by id reads one row group of each table.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -17,7 +16,7 @@ import pyarrow.compute as pc
 
 from convbank import catalog
 from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError
-from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
+from convbank.model import UNIFIED_TABLES, Conversation, Part, tables_to_conversations
 from convbank.store import Bank, FileRef, Snapshot, connect
 from convbank.store.sandbox import SqlSandbox, parse_size
 from convbank.store.sql import run
@@ -29,12 +28,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Corpus", "describe", "load", "sql"]
-
-
-@dataclass(frozen=True)
-class _Part:
-    config: str
-    split: str
 
 
 class Corpus:
@@ -68,17 +61,16 @@ class Corpus:
             self.close()
             raise
 
-    def _find_parts(self, name: str, config: str | None, split: str | None) -> list[_Part]:
-        built = self.snapshot.built().get(name, {}).get("configs", {})
+    def _find_parts(self, name: str, config: str | None, split: str | None) -> list[Part]:
+        """The built parts that ``config`` and ``split`` select (see
+        :meth:`convbank.datasets.Dataset.parts`); every one of them must be built when either
+        is named."""
         parts = []
-        configs = self.dataset.stored_configs(config) if config else [self.dataset.config(c) for c in built]
-        for cfg in configs:
-            splits = self.dataset.splits(cfg.name, split) if split else list(cfg.splits)
-            for s in splits:
-                if s in built.get(cfg.name, {}).get("splits", {}):
-                    parts.append(_Part(cfg.name, s))
-                elif config or split:
-                    self.snapshot.split_info(name, cfg.name, s)  # raises NotBuiltError
+        for part in self.dataset.parts(config, split):
+            if self.snapshot.manifest.split(name, part) is not None:
+                parts.append(part)
+            elif config or split:
+                self.snapshot.split_info(name, *part)  # raises NotBuiltError
         if not parts:
             raise NotBuiltError(
                 f"{name} is not in the bank at {self.bank.root}; run `convbank build {name}` first"
@@ -103,20 +95,19 @@ class Corpus:
     # ------------------------------------------------------------------ size and ids
     def __len__(self) -> int:
         return sum(
-            self.snapshot.split_info(self.dataset.name, p.config, p.split)["conversations"]
-            for p in self._parts
+            self.snapshot.split_info(self.dataset.name, p.config, p.split).conversations for p in self._parts
         )
 
-    def _ref(self, table: str, part: _Part) -> FileRef:
+    def _ref(self, table: str, part: Part) -> FileRef:
         return self.snapshot.ref(table, self.dataset.name, part.config, part.split)
 
-    def _groups(self, part: _Part) -> int:
+    def _groups(self, part: Part) -> int:
         return int(self.snapshot.metadata(self._ref("conversations", part)).num_row_groups)
 
-    def _ids(self, part: _Part, rg: int) -> pa.ChunkedArray:
+    def _ids(self, part: Part, rg: int) -> pa.ChunkedArray:
         return self._row_group("conversations", part, rg, ["conversation_id"]).column(0)
 
-    def _locate(self, conversation_id: str) -> tuple[_Part, int] | None:
+    def _locate(self, conversation_id: str) -> tuple[Part, int] | None:
         """The part and row group holding an id: row groups whose min/max statistics
         exclude it are skipped, so a lookup reads one row group's ids, not the column."""
         for part in self._parts:
@@ -184,7 +175,7 @@ class Corpus:
         )
         return conv
 
-    def _at(self, position: int) -> tuple[_Part, int, str]:
+    def _at(self, position: int) -> tuple[Part, int, str]:
         """The part, row group and id of the conversation at a position."""
         total = len(self)
         index = position + total if position < 0 else position
@@ -211,21 +202,20 @@ class Corpus:
                     tables, dataset=self.dataset.name, config=part.config, split=part.split
                 )
 
-    def parts(self) -> list[tuple[str, str]]:
-        """The (config, split) pairs this corpus covers, in order."""
-        return [(p.config, p.split) for p in self._parts]
+    def parts(self) -> list[Part]:
+        """The (config, split) parts this corpus covers, in order."""
+        return list(self._parts)
 
     def file_meta(self, config: str, split: str) -> dict[str, Any]:
         """File-level source content kept for a split (for the source export)."""
-        meta: dict[str, Any] = self.snapshot.split_info(self.dataset.name, config, split).get("file_meta", {})
-        return meta
+        return self.snapshot.split_info(self.dataset.name, config, split).file_meta
 
     def iter_part(self, config: str, split: str) -> Iterator[Conversation]:
         """The conversations of one (config, split) of this corpus, in source order."""
         return iter(Corpus(self.dataset.name, config, split, snapshot=self.snapshot))
 
     # ------------------------------------------------------------------ tables
-    def _row_group(self, table: str, part: _Part, rg: int, columns: list[str] | None = None) -> pa.Table:
+    def _row_group(self, table: str, part: Part, rg: int, columns: list[str] | None = None) -> pa.Table:
         return self.snapshot.read_row_group(self._ref(table, part), rg, columns)
 
     def to_arrow(self, table: str = "conversations") -> pa.Table:

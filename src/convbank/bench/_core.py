@@ -158,27 +158,28 @@ def too_small(corpus: Corpus, have: int, what: str, need: int, protocol: str) ->
     """The one-line error of a task whose data is too small for its protocol; it says when
     the bank holds an excerpt (splits smaller than the publisher's)."""
     message = f"{have} {what}; {protocol} needs at least {need}"
-    short = [
-        f"{config}/{split} has {n:,} of {expected:,}"
-        for config, split in corpus.parts()
-        if (expected := corpus.dataset.config(config).splits.get(split)) is not None
-        and (n := corpus.bank.split_info(corpus.dataset.name, config, split)["conversations"]) != expected
-    ]
+    short = [problem for _, problem in _counts(corpus) if problem]
     if short:
-        message += f" (the bank holds an excerpt of {corpus.dataset.name}: {', '.join(short)} published)"
+        message += f" (the bank holds an excerpt of {corpus.dataset.name}: {', '.join(short)})"
     return BenchError(message)
 
 
 def data_kind(corpus: Corpus) -> str:
     """``real`` when every (config, split) has its published number of conversations."""
-    for config, split in corpus.parts():
-        expected = corpus.dataset.config(config).splits.get(split)
-        if (
-            expected is None
-            or corpus.snapshot.split_info(corpus.dataset.name, config, split)["conversations"] != expected
-        ):
-            return "fixture"
-    return "real"
+    real = all(published is not None and problem is None for published, problem in _counts(corpus))
+    return "real" if real else "fixture"
+
+
+def _counts(corpus: Corpus) -> list[tuple[int | None, str | None]]:
+    """Per part of the corpus: the published count and how the bank's differs from it."""
+    ds = corpus.dataset
+    return [
+        (
+            ds.published_count(config, split),
+            ds.count_problem(config, split, corpus.snapshot.split_info(ds.name, config, split).conversations),
+        )
+        for config, split in corpus.parts()
+    ]
 
 
 def run(

@@ -76,7 +76,7 @@ def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
 def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """List the datasets: configs, splits and counts, licence, sources present, built."""
     fetcher = _fetcher(sources, no_verify)
-    built = Bank().built()
+    manifest = Bank().manifest()
     rows: list[dict[str, Any]] = []
     for ds in catalog.catalog:
         files = ds.required_files()
@@ -90,7 +90,7 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
                     "present": sum(fetcher.find(ds, f) is not None for f in files),
                     "files": len(files),
                 },
-                "built": sorted(built.get(ds.name, {}).get("configs", {})),
+                "built": sorted(manifest.configs(ds.name)),
             }
         )
     if as_json:
@@ -126,7 +126,7 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         entry["checksum"] = checksum_status(f, fetcher.root)
         entry["optional"] = f.name in ds.optional_files
         entry["present"] = str(found) if found else None
-    data["built"] = sorted(Bank().built().get(name, {}).get("configs", {}))
+    data["built"] = sorted(Bank().manifest().configs(name))
     if as_json:
         echo_json(data)
         return
@@ -158,11 +158,11 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     fetcher = _fetcher(sources, no_verify)
     shown: set[str] = set()
     failures = []
-    for cfg in ds.stored_configs(config):
+    for cfg in dict.fromkeys(p.config for p in ds.parts(config)):
         try:
-            paths = source_paths(ds, cfg.name, fetcher)
+            paths = source_paths(ds, cfg, fetcher)
         except SourceError as exc:
-            failures.append(f"not fetched {ds.name}/{cfg.name}: {exc}")
+            failures.append(f"not fetched {ds.name}/{cfg}: {exc}")
             continue
         for fname, path in paths.items():
             if fname not in shown:
@@ -262,7 +262,7 @@ def build_(
         def progress(dataset: str, cfg: str, split: str, n: int) -> None:
             key = (dataset, cfg, split)
             if key not in tasks:
-                total = catalog.get(dataset).config(cfg).splits.get(split)
+                total = catalog.get(dataset).published_count(cfg, split)
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 

@@ -15,7 +15,7 @@ import msgspec.inspect
 import pyarrow as pa
 
 from convbank.errors import FormatError, UnknownDatasetError
-from convbank.model import Conversation
+from convbank.model import Conversation, Part
 
 __all__ = [
     "ConfigSpec",
@@ -93,15 +93,16 @@ class Dataset(ABC):
     side_tables: ClassVar[tuple[str, ...]] = ()
     """Names of the side tables :meth:`extra_tables` writes (one partition per config)."""
 
-    # ------------------------------------------------------------------ catalog
+    # ------------------------------------------------------------------ configs and splits
     @property
     def default_config(self) -> str:
-        """The config used when none is named."""
+        """The config the card names first (what a Hugging Face loader loads by default).
+        It selects nothing: everywhere convbank takes a config name, ``None`` means every
+        config (see :meth:`parts`)."""
         return self.configs[0].name
 
-    def config(self, name: str | None = None) -> ConfigSpec:
-        """The config of that name (the default one for ``None``)."""
-        name = name or self.default_config
+    def config(self, name: str) -> ConfigSpec:
+        """The config of that name, or :class:`UnknownDatasetError` listing the known ones."""
         for cfg in self.configs:
             if cfg.name == name:
                 return cfg
@@ -109,24 +110,49 @@ class Dataset(ABC):
         raise UnknownDatasetError(f"{self.name} has no config {name!r}; known configs: {known}")
 
     def stored_configs(self, name: str | None = None) -> list[ConfigSpec]:
-        """The stored configs a config name stands for (itself, or the parts of a union).
-
-        With ``name=None``, every stored config of the dataset.
-        """
+        """The stored configs a config name stands for: itself, or the parts of a union
+        (PEC's ``all``); with ``None``, every stored config of the dataset."""
         if name is None:
             return [c for c in self.configs if not c.union_of]
         cfg = self.config(name)
         return [self.config(n) for n in cfg.union_of] if cfg.union_of else [cfg]
 
-    def splits(self, config: str | None = None, split: str | None = None) -> list[str]:
-        """The split names of a config (only ``split`` if given, after checking it exists)."""
-        cfg = self.config(config)
+    def parts(self, config: str | None = None, split: str | None = None) -> list[Part]:
+        """The stored (config, split) parts that a config and a split name select, in catalog
+        order: the one rule of every function and command that takes them (``load``,
+        ``build``, ``read_raw``, ``convbank raw``, ``export``, ``show``...).
+
+        - ``config=None`` selects every stored config; a name selects that config, or the
+          configs a union stands for. An unknown name is an :class:`UnknownDatasetError`
+          listing the known configs.
+        - ``split=None`` selects every split of the selected configs; a name selects that
+          split of each selected config that has it. A name that none of them has is an
+          :class:`UnknownDatasetError` listing their splits.
+        """
+        configs = self.stored_configs(config)
         if split is None:
-            return list(cfg.splits)
-        if split not in cfg.splits:
-            known = ", ".join(cfg.splits)
-            raise UnknownDatasetError(f"{self.name}/{cfg.name} has no split {split!r}; known splits: {known}")
-        return [split]
+            return [Part(c.name, s) for c in configs for s in c.splits]
+        found = [Part(c.name, split) for c in configs if split in c.splits]
+        if not found:
+            known = ", ".join(dict.fromkeys(s for c in configs for s in c.splits))
+            where = f"{self.name}/{configs[0].name}" if len(configs) == 1 else self.name
+            raise UnknownDatasetError(f"{where} has no split {split!r}; known splits: {known}")
+        return found
+
+    def published_count(self, config: str, split: str) -> int | None:
+        """The number of conversations the publisher gives for a stored split (None where
+        it gives none)."""
+        return self.config(config).splits.get(split)
+
+    def count_problem(self, config: str, split: str, conversations: int) -> str | None:
+        """How a split's number of conversations differs from the published one
+        (``"default/train has 3 conversations; 900 published"``), or None when it matches or
+        none is published: the one comparison the build report, ``validate`` and the
+        benchmarks' fixture check make."""
+        expected = self.published_count(config, split)
+        if expected is None or conversations == expected:
+            return None
+        return f"{config}/{split} has {conversations:,} conversations; {expected:,} published"
 
     def file(self, name: str) -> SourceFile:
         """The source file of that published name."""

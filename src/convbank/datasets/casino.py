@@ -221,7 +221,7 @@ class Casino(Dataset):
 
     def files_for(self, config: str, split: str) -> list[SourceFile]:
         """The split's file ``casino_{split}.json``."""
-        self.splits(config, split)
+        self.parts(config, split)  # checks both names
         return [self.file(f"casino_{split}.json")]
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialogue]:

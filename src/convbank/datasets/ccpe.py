@@ -115,7 +115,7 @@ class Ccpe(Dataset):
 
     def files_for(self, config: str, split: str) -> list[SourceFile]:
         """The one ``data.json``."""
-        self.splits(config, split)
+        self.parts(config, split)  # checks both names
         return [self.file(FILE)]
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[CcpeConversation]:

@@ -158,7 +158,7 @@ class ConvAI2(Dataset):
 
     def files_for(self, config: str, split: str) -> list[SourceFile]:
         """The config's one file."""
-        self.splits(config, split)
+        self.parts(config, split)  # checks both names
         return [self.file(_FILES[config])]
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialog]:

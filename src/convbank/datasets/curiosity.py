@@ -188,7 +188,7 @@ class Curiosity(Dataset):
 
     def files_for(self, config: str, split: str) -> list[SourceFile]:
         """The split's ``curiosity_dialogs.{split}.json``."""
-        self.splits(config, split)
+        self.parts(config, split)  # checks both names
         return [self.file(_SPLIT_FILES[split][0])]
 
     @staticmethod

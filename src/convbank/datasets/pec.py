@@ -338,7 +338,7 @@ class Pec(Dataset):
 
     def files_for(self, config: str, split: str) -> list[SourceFile]:
         """The archive (all configs and splits live in it)."""
-        self.splits(config, split)
+        self.parts(config, split)  # checks both names
         return [self.file(ARCHIVE)]
 
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Example]:

@@ -18,8 +18,8 @@ from typing import Any
 import pyarrow as pa
 
 from convbank import catalog
-from convbank.build import map_batches
 from convbank.datasets import Dataset
+from convbank.engines.local import map_batches
 from convbank.errors import QueryError, require
 from convbank.store import Bank
 

@@ -362,10 +362,11 @@ def create_app(
         built = state.current().snapshot.built()
         rows = []
         for ds in catalog.catalog:
+            entry = built.get(ds.name)
             counts = {
-                f"{c}/{s}": info["conversations"]
-                for c, cfg in built.get(ds.name, {}).get("configs", {}).items()
-                for s, info in cfg.get("splits", {}).items()
+                f"{c}/{s}": info.conversations
+                for c, cfg in (entry.configs.items() if entry else ())
+                for s, info in cfg.splits.items()
             }
             rows.append({"ds": ds, "counts": counts, "total": sum(counts.values())})
         return _render("index.html", rows=rows)
@@ -400,9 +401,7 @@ def create_app(
             ds=ds,
             built=True,
             parts=[
-                (c, s, i["conversations"])
-                for c, cfg in built["configs"].items()
-                for s, i in cfg["splits"].items()
+                (c, s, i.conversations) for c, cfg in built.configs.items() for s, i in cfg.splits.items()
             ],
             args=args,
             fields=list(FILTERS.get(ds.name, {})),
