@@ -27,8 +27,8 @@ from convbank.bench.metrics import (
     span_prf,
     spearman,
 )
-from convbank.bench.tasks.casino import LABELS, negation_marked, utterances
 from convbank.cli import cli
+from convbank.datasets.casino.tasks import LABELS, negation_marked, utterances
 from convbank.errors import UnknownDatasetError
 from convbank.query import load
 from convbank.store import Bank
@@ -81,11 +81,11 @@ def test_ranking_metrics_by_hand() -> None:
         binary_f1([True, False], [True])
 
 
-FIXTURE_TASKS = [name for name, task in TASKS.items() if task.dataset in ("ccpe", "curiosity", "pec")]
+FIXTURE_TASKS = [task.name for task in TASKS if task.dataset in ("ccpe", "curiosity", "pec")]
 
 
 def test_every_task_is_listed() -> None:
-    assert set(TASKS) == {
+    assert set(TASKS.names()) == {
         "casino-strategy",
         "curiosity-fact-ranking",
         "curiosity-utterance-acts",
@@ -95,7 +95,7 @@ def test_every_task_is_listed() -> None:
         "convai2-quality",
         "ccpe-preference-spans",
     }
-    for task in TASKS.values():
+    for task in TASKS:
         assert len(task.models) >= 3 and task.reference and task.protocol
     assert TASKS["casino-strategy"].models[-1] == "finetune"  # the strongest is the default
 
@@ -231,7 +231,7 @@ def test_unknown_task() -> None:
 
 
 def test_published_figures_are_the_authors_and_measured_ones_apart() -> None:
-    for task in TASKS.values():
+    for task in TASKS:
         assert task.published, task.name
         for f in task.published:  # the authors' figure with its source, or "not found"
             assert f.source and (f.value is not None) != f.source.startswith("not found"), (task.name, f)

@@ -359,7 +359,7 @@ def test_viewer_conversation_page(real: RealBank, name: str, config: str) -> Non
 
 @pytest.mark.parametrize(("name", "config"), CONFIGS, ids=IDS)
 def test_benchmark_tasks_run_their_fastest_model(real: RealBank, name: str, config: str) -> None:
-    tasks = [t for t in TASKS.values() if t.dataset == name]
+    tasks = [t for t in TASKS if t.dataset == name]
     assert tasks
     full = _is_full(catalog.get(name), config)
     for task in tasks:

@@ -14,10 +14,10 @@ import pytest
 
 from conftest import SHARED
 from convbank.build import build
+from convbank.datasets.pec.synthetic import write_pec
 from convbank.fetch import Fetcher
 from convbank.query import load, sql
 from convbank.store import Bank
-from convbank.synthetic import write_pec
 
 TABLES = ("conversations", "participants", "turns", "annotations")
 

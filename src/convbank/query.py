@@ -22,9 +22,6 @@ from convbank.store.sandbox import SqlSandbox, parse_size
 from convbank.store.sql import run
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    import datasets
     import pandas as pd
 
 __all__ = ["Corpus", "describe", "load", "sql"]
@@ -240,45 +237,28 @@ class Corpus:
         frame: pd.DataFrame = self.to_arrow(table).to_pandas()
         return frame
 
-    def fact_texts(self, conversation: Conversation) -> dict[int, str]:
-        """Curiosity: the text of every fact shown in a conversation, by ``fid``, from the
-        ``curiosity_facts`` table (empty when the fact database was not built)."""
-        fids = sorted({f["fid"] for t in conversation.turns for f in t.meta.get("facts", ())})
-        if not fids:  # every dataset but Curiosity: no file lookup per conversation
-            return {}
-        refs = self.snapshot.refs("curiosity_facts")
+    def side_table(
+        self, table: str, *, columns: list[str] | None = None, filters: Any = None
+    ) -> pa.Table | None:
+        """Rows of one of the dataset's side tables (Curiosity's ``curiosity_facts``, PEC's
+        ``pec_personas``) for this corpus's configs: the ``columns`` asked for, the rows
+        matching pyarrow ``filters``; None when the bank has none. What
+        :meth:`convbank.datasets.Dataset.conversation_context` reads through."""
+        configs = {p.config for p in self._parts}
+        refs = [r for r in self.snapshot.refs(table, self.dataset.name) if r.config in configs]
         if not refs:
-            return {}
-        table = self.snapshot.read_table(refs[0], columns=["id", "text"], filters=[("id", "in", fids)])
-        return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
+            return None
+        return pa.concat_tables([self.snapshot.read_table(r, columns=columns, filters=filters) for r in refs])
+
+    def context(self, conversation: Conversation) -> dict[str, Any]:
+        """What the dataset's side tables say about one of its conversations (the text of
+        Curiosity's facts), from :meth:`convbank.datasets.Dataset.conversation_context`."""
+        return self.dataset.conversation_context(conversation, self.side_table)
 
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
         the generation this corpus reads."""
         return sql(query, snapshot=self.snapshot)
-
-    def export(
-        self, fmt: str, output: Path, *, where: str | None = None, as_participant: str | None = None
-    ) -> list[Path]:
-        """Export this corpus (or the conversations ``where`` selects, a SQL condition on the
-        ``conversations`` view) in one of :data:`convbank.export.FORMATS` into ``output``."""
-        from convbank.export import export
-
-        return export(self, fmt, output, where=where, as_participant=as_participant)
-
-    def to_hf(self, where: str | None = None) -> datasets.DatasetDict:
-        """This corpus as a Hugging Face ``DatasetDict`` (one config; needs ``convbank[hf]``),
-        with the features of the Hugging Face loader of the dataset."""
-        from convbank.errors import ExportError
-        from convbank.export import Selection, to_hf
-
-        configs = list(dict.fromkeys(c for c, _ in self.parts()))
-        if len(configs) > 1:
-            raise ExportError(
-                f"this {self.dataset.name} corpus spans the configs {', '.join(configs)}; "
-                "load one config for to_hf()"
-            )
-        return to_hf(Selection(self, where), configs[0])
 
 
 def _where_id(table: pa.Table, conversation_id: str) -> pa.Table:

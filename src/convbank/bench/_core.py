@@ -10,19 +10,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.errors import ConvbankError, UnknownDatasetError
+from convbank.errors import ConvbankError
 from convbank.query import Corpus
 
 __all__ = [
     "NOT_FOUND",
-    "TASKS",
     "BenchError",
     "Figure",
     "Result",
     "Task",
     "data_kind",
     "folds",
-    "register",
+    "references",
     "run",
     "too_small",
 ]
@@ -97,7 +96,9 @@ class Result:
 
 
 class Task(ABC):
-    """A benchmark task defined by a dataset's paper: data, protocol, metric, references."""
+    """A benchmark task defined by a dataset's paper: data, protocol, metric, references.
+    Tasks live in their dataset's package and are found through :meth:`Dataset.tasks`
+    (:data:`convbank.registry.tasks`)."""
 
     name: ClassVar[str]
     dataset: ClassVar[str]
@@ -131,15 +132,6 @@ class Task(ABC):
             "default_model": self.models[-1],
             "reference": self.reference,
         }
-
-
-TASKS: dict[str, Task] = {}
-
-
-def register(cls: type[Task]) -> type[Task]:
-    """Class decorator adding a task to :data:`TASKS`."""
-    TASKS[cls.name] = cls()
-    return cls
 
 
 def folds(groups: list[str], k: int, seed: int) -> list[np.ndarray]:
@@ -191,12 +183,10 @@ def run(
     load: Callable[..., Corpus] | None = None,
 ) -> Result:
     """Run one task; ``model`` defaults to the task's strongest."""
+    from convbank import registry
     from convbank.query import load as default_load
 
-    try:
-        task = TASKS[name]
-    except KeyError:
-        raise UnknownDatasetError(f"unknown task {name!r}; known tasks: {', '.join(TASKS)}") from None
+    task = registry.tasks.get(name)
     model = model or task.models[-1]
     if model not in task.models:
         raise BenchError(f"{name} has no model {model!r}; one of {', '.join(task.models)}")

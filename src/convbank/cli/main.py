@@ -11,7 +11,7 @@ import click
 import msgspec
 from rich.table import Table
 
-from convbank import __version__, catalog
+from convbank import __version__, catalog, registry
 from convbank.build import BuildReport, build, read_raw, source_paths
 from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (
@@ -225,10 +225,12 @@ def _raw_records(
 @config_option
 @source_options
 @engine_options(
-    ("local", "spark"), "Read and map in this process, or in Apache Spark tasks (convbank[spark])."
+    "local",
+    "local: read and map in this process; spark: in Apache Spark tasks (convbank[spark]); or an "
+    "installed engine.",
 )
 @click.option(
-    "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable file (PEC)."
+    "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable source file."
 )
 def build_(
     names: Sequence[str],
@@ -266,11 +268,7 @@ def build_(
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 
-        runner: Any = None
-        if engine == "spark":
-            from convbank.engines.spark import SparkEngine
-
-            runner = SparkEngine(master, shards_per_file=shards)
+        runner = registry.engines.get(engine).from_options({"master": master, "shards": shards})
         report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress, engine=runner)
     _print_report(report)
     if not report.splits or (names and report.failures):
@@ -343,7 +341,9 @@ def _print_report(report: BuildReport) -> None:
     help="Memory the query may use (512MB, 2GB; exit 2 past it); it then runs in a child process.",
 )
 @engine_options(
-    ("duckdb", "spark"), "DuckDB in this process, or Spark SQL (convbank[spark]; meta is JSON text there)."
+    "duckdb",
+    "duckdb: DuckDB in this process; spark: Spark SQL (convbank[spark]; meta is JSON text there); "
+    "or an installed engine that runs SQL.",
 )
 def query(
     sql_text: str | None,
@@ -363,14 +363,17 @@ def query(
     whatever the SQL says. SQL that starts with a dash (a `-- comment`) is taken as SQL.
     """
     text = _sql_text(sql_text, sql_file)
-    if engine == "spark":
-        from convbank.engines.spark import sql as spark_sql
-
-        result = spark_sql(text, bank=Bank(), master=master)
-    else:
+    if engine == "duckdb":
         from convbank.query import sql
 
         result = sql(text, timeout=timeout, memory_limit=memory_limit)
+    else:
+        from convbank.engines import SqlEngine
+
+        runner = registry.engines.get(engine).from_options({"master": master})
+        if not isinstance(runner, SqlEngine):
+            raise click.BadParameter(f"the {engine} engine does not run SQL", param_hint="--engine")
+        result = runner.sql(text, bank=Bank())
     write_table(result, "json" if as_json else fmt)
 
 
@@ -419,7 +422,7 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     if as_json:
         echo_json(conv.to_dict())
     else:
-        render_conversation(out, conv, facts=corpus.fact_texts(conv))
+        render_conversation(out, conv, corpus.context(conv))
 
 
 @cli.command()
@@ -450,8 +453,8 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     "--as",
     "as_participant",
     default=None,
-    help="chat and parlai: the participant seen from (default: the assistant side; CaSiNo "
-    "mturk_agent_1, PEC the responder, ConvAI2 the bot).",
+    help="chat and parlai: the participant seen from (default: the dataset's choice, which "
+    "`convbank info NAME` shows: usually the assistant or bot side).",
 )
 def export(
     name: str,

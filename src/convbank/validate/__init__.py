@@ -9,23 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convbank import catalog
+from convbank import catalog, registry
 from convbank.errors import NotBuiltError
 from convbank.query import Corpus
 from convbank.store import Bank, connect
 from convbank.store.sql import bank_queries
-from convbank.validate import casino, ccpe, convai2, curiosity, generic, pec  # noqa: F401  (registers)
 from convbank.validate._core import (
-    CHECKS,
     Check,
     CheckResult,
     Finding,
     Recorder,
     Severity,
     ValidationReport,
-    check,
     checks_for,
 )
+
+CHECKS = registry.checks
+"""Every check: the generic ones, then each dataset's (a registry; iterate it)."""
 
 __all__ = [
     "CHECKS",
@@ -34,7 +34,6 @@ __all__ = [
     "Finding",
     "Severity",
     "ValidationReport",
-    "check",
     "checks_for",
     "validate",
 ]

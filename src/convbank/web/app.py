@@ -48,7 +48,6 @@ from convbank.query import Corpus
 from convbank.store import Bank, Snapshot, connect
 from convbank.store.sandbox import Result, SqlSandbox, parse_size
 from convbank.web.data import (
-    FILTERS,
     SORTS,
     constant_turn_meta,
     labels,
@@ -80,16 +79,8 @@ EXAMPLES = (
         "GROUP BY ALL ORDER BY ALL",
     ),
     (
-        "CaSiNo strategy labels",
-        "SELECT label, count(*) AS n FROM annotations WHERE dataset = 'casino' "
-        "GROUP BY label ORDER BY n DESC",
-    ),
-    (
-        "ConvAI2 rating by bot",
-        "SELECT p.meta->>'user_id' AS bot, count(*) AS n, avg((c.meta->>'eval_score')::INT) AS mean_score "
-        "FROM conversations c JOIN participants p USING (dataset, config, split, conversation_id) "
-        "WHERE c.dataset = 'convai2' AND p.participant_id = 'participant2' "
-        "AND c.meta->>'eval_score' IS NOT NULL GROUP BY ALL ORDER BY mean_score DESC",
+        "Annotation labels per dataset and layer",
+        "SELECT dataset, layer, label, count(*) AS n FROM annotations GROUP BY ALL ORDER BY n DESC",
     ),
     (
         "Longest turns",
@@ -97,6 +88,12 @@ EXAMPLES = (
         "ORDER BY chars DESC LIMIT 20",
     ),
 )
+"""The SQL console's generic examples; each dataset adds its own (:attr:`Dataset.sql_examples`)."""
+
+
+def examples() -> list[tuple[str, str]]:
+    """The SQL console's examples: the generic ones, then each dataset's."""
+    return [*EXAMPLES[:1], *(e for ds in catalog.catalog for e in ds.sql_examples), *EXAMPLES[1:]]
 
 
 _env = jinja2.Environment(
@@ -404,8 +401,8 @@ def create_app(
                 (c, s, i.conversations) for c, cfg in built.configs.items() for s, i in cfg.splits.items()
             ],
             args=args,
-            fields=list(FILTERS.get(ds.name, {})),
-            sorts=[*SORTS, *(f"meta:{f}" for f in FILTERS.get(ds.name, {}))],
+            fields=list(ds.viewer_filters),
+            sorts=[*SORTS, *(f"meta:{f}" for f in ds.viewer_filters)],
             query=lambda **kw: _query({**args, **kw}),
             **data,
         )
@@ -430,7 +427,7 @@ def create_app(
                 "conversation.html",
                 ds=ds,
                 conv=conv,
-                turns=turn_views(conv, corpus.fact_texts(conv)),
+                turns=turn_views(conv, corpus.context(conv)),
                 every_turn=constant_turn_meta(conv),
                 before=before,
                 after=after,
@@ -472,7 +469,7 @@ def create_app(
                 headers={"Content-Disposition": 'attachment; filename="convbank-query.csv"'},
             )
         return _render(
-            "sql.html", q=q, result=result, error=error, examples=EXAMPLES, status=400 if error else 200
+            "sql.html", q=q, result=result, error=error, examples=examples(), status=400 if error else 200
         )
 
     async def error_page(request: Request, exc: Exception) -> Response:

@@ -1,4 +1,5 @@
-"""CCPE-M: Coached Conversational Preference Elicitation about movies (Radlinski et al., 2019)."""
+"""CCPE-M: Coached Conversational Preference Elicitation about movies (Radlinski et al., 2019):
+raw types, card, files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from convbank.datasets._base import (
+from convbank.datasets import (
     ConfigSpec,
     Dataset,
     Int64,
@@ -20,6 +21,7 @@ from convbank.datasets._base import (
     no_records,
 )
 from convbank.datasets._layout import LAYOUT_KEY, Frame, frame_of, measure, spaced, write_framed
+from convbank.datasets.ccpe.present import CcpePresentation
 from convbank.model import Annotation, Conversation, Participant, Turn
 
 SPEAKERS = ("USER", "ASSISTANT")
@@ -83,7 +85,7 @@ FRAME = Frame(prefix="[\n", separator=", ", suffix="\n]\n")
 the style's own ``}, {`` (no real file with two conversations was available)."""
 
 
-class Ccpe(Dataset):
+class Ccpe(CcpePresentation, Dataset):
     """CCPE-M: 502 dialogues in which an assistant elicits a user's movie preferences."""
 
     name = "ccpe"

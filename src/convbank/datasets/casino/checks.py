@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from convbank.datasets.casino import AGENTS, ITEMS, STRATEGIES, points
+from convbank.datasets import CheckList, Problem
+from convbank.datasets.casino.records import AGENTS, ITEMS, STRATEGIES, points
 from convbank.model import Conversation, Turn
-from convbank.validate._core import Problem, check
+
+__all__ = ["CHECKS", "WALK_AWAY_POINTS", "expected_points"]
+
+CHECKS = CheckList("casino")
 
 WALK_AWAY_POINTS = 5
 
@@ -42,7 +46,7 @@ def _scored(conv: Conversation) -> dict[str, int]:
     return {p.participant_id: p.meta["outcomes"]["points_scored"] for p in conv.participants}
 
 
-@check("casino.points", dataset="casino")
+@CHECKS.check("casino.points")
 def points_scored(conv: Conversation) -> Iterator[Problem]:
     """Points recomputed from the final deal and the priorities equal points_scored."""
     expected = expected_points(conv)
@@ -54,7 +58,7 @@ def points_scored(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"{agent} scored {score} points; the final deal gives {expected.get(agent)}"
 
 
-@check("casino.deals", dataset="casino")
+@CHECKS.check("casino.deals")
 def deals(conv: Conversation) -> Iterator[Problem]:
     """Every submitted deal splits exactly 3 of each item."""
     for t in _actions(conv, "Submit-Deal"):
@@ -69,7 +73,7 @@ def deals(conv: Conversation) -> Iterator[Problem]:
                 yield "error", f"Submit-Deal at turn {t.turn_index} splits {total} {item}, not 3"
 
 
-@check("casino.deal_moves", dataset="casino")
+@CHECKS.check("casino.deal_moves")
 def deal_moves(conv: Conversation) -> Iterator[Problem]:
     """Accept-Deal and Reject-Deal answer a Submit-Deal made by the other side."""
     previous: Turn | None = None
@@ -83,7 +87,7 @@ def deal_moves(conv: Conversation) -> Iterator[Problem]:
         previous = t
 
 
-@check("casino.walk_away", dataset="casino")
+@CHECKS.check("casino.walk_away")
 def walk_away(conv: Conversation) -> Iterator[Problem] | None:
     """A walk-away gives both negotiators 5 points."""
     if not _actions(conv, "Walk-Away"):
@@ -95,7 +99,7 @@ def walk_away(conv: Conversation) -> Iterator[Problem] | None:
     )
 
 
-@check("casino.strategy_alignment", dataset="casino")
+@CHECKS.check("casino.strategy_alignment")
 def strategy_alignment(conv: Conversation) -> Iterator[Problem] | None:
     """In annotated dialogues every message has its labels; empty labels are reported."""
     messages = [t for t in conv.turns if t.kind == "message"]
@@ -120,7 +124,7 @@ def strategy_alignment(conv: Conversation) -> Iterator[Problem] | None:
     return iter(found)
 
 
-@check("casino.strategy_labels", dataset="casino")
+@CHECKS.check("casino.strategy_labels")
 def strategy_labels(conv: Conversation) -> Iterator[Problem]:
     """Strategy labels come from the ten of the annotation scheme."""
     for a in conv.annotations:

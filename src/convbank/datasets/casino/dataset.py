@@ -1,139 +1,31 @@
-"""CaSiNo: campsite negotiation dialogues (Chawla et al., NAACL 2021)."""
+"""CaSiNo: campsite negotiation dialogues (Chawla et al., NAACL 2021): card, files, reader,
+mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
-from msgspec import UNSET, UnsetType, field
+from msgspec import UNSET
 
-from convbank.datasets._base import (
-    ConfigSpec,
-    Dataset,
-    Int64,
-    SourceFile,
-    SourcePaths,
-    Strict,
-    decode_json,
-    no_records,
-)
+from convbank.datasets import ConfigSpec, Dataset, SourceFile, SourcePaths, decode_json, no_records
 from convbank.datasets._layout import LAYOUT_KEY, Frame, compact, frame_of, measure, write_framed
+from convbank.datasets.casino.present import CasinoPresentation
+from convbank.datasets.casino.records import (
+    ACTIONS,
+    AGENTS,
+    ChatLog,
+    Dialogue,
+    ParticipantInfo,
+    TaskData,
+)
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
 from convbank.model.types import TurnKind
 
-ACTIONS = ("Submit-Deal", "Accept-Deal", "Reject-Deal", "Walk-Away")
-"""Chat-log texts that are deal moves, not messages."""
-
-STRATEGIES = (
-    "small-talk",
-    "self-need",
-    "other-need",
-    "no-need",
-    "elicit-pref",
-    "uv-part",
-    "vouch-fair",
-    "showing-empathy",
-    "promote-coordination",
-    "non-strategic",
-)
-"""The ten strategy labels of the annotated dialogues."""
-
-Item = Literal["Water", "Firewood", "Food"]
-Level = Literal["High", "Medium", "Low"]
-Agent = Literal["mturk_agent_1", "mturk_agent_2"]
-
-ITEMS = ("Food", "Water", "Firewood")
-PRIORITY_POINTS = {"High": 5, "Medium": 4, "Low": 3}
-AGENTS: tuple[Agent, Agent] = ("mturk_agent_1", "mturk_agent_2")
-
-
-Items = dict[Item, str]
-"""Counts of each item, as strings "0" to "3"; a map, because the publisher's key order
-varies from deal to deal (all six orders occur) and the bytes keep it."""
-
-
-class TaskData(Strict):
-    """``{}`` for messages; the deal, or ``{"data": "accept_deal"}`` etc. for actions."""
-
-    issue2youget: Items | UnsetType = UNSET
-    issue2theyget: Items | UnsetType = UNSET
-    data: str | UnsetType = UNSET
-
-
-class ChatLog(Strict):
-    """One chat-log entry: a message or a deal move."""
-
-    text: str
-    task_data: TaskData
-    id: str
-
-
-class ByPriority(Strict):
-    """A value per priority level."""
-
-    High: str
-    Medium: str
-    Low: str
-
-
-class Outcomes(Strict):
-    """Post-negotiation outcomes of one participant."""
-
-    points_scored: Int64
-    satisfaction: str
-    opponent_likeness: str
-
-
-class Demographics(Strict):
-    """Demographics of one participant."""
-
-    age: Int64
-    gender: str
-    ethnicity: str
-    education: str
-
-
-class BigFive(Strict):
-    """Big-five personality scores."""
-
-    extraversion: float
-    agreeableness: float
-    conscientiousness: float
-    emotional_stability: float = field(name="emotional-stability")
-    openness_to_experiences: float = field(name="openness-to-experiences")
-
-
-class Personality(Strict):
-    """Social value orientation and big-five scores."""
-
-    svo: str
-    big_five: BigFive = field(name="big-five")
-
-
-class ParticipantInfo(Strict):
-    """What one negotiator brought and how it went."""
-
-    value2issue: dict[Level, Item]
-    """The item of each priority level; a map, as its key order varies in the source."""
-    value2reason: ByPriority
-    outcomes: Outcomes
-    demographics: Demographics
-    personality: Personality
-
-
-class Dialogue(Strict):
-    """One CaSiNo dialogue as published."""
-
-    dialogue_id: Int64
-    chat_logs: list[ChatLog]
-    participant_info: dict[Agent, ParticipantInfo]
-    """The two negotiators; a map, as either can come first in the source."""
-    annotations: list[tuple[str, str]]
-    """``[]`` when unannotated, else ``[text, "label,label"]`` per message in order."""
-
+__all__ = ["FRAME", "Casino"]
 
 _CITATION = """@inproceedings{chawla2021casino,
   title = {CaSiNo: A Corpus of Campsite Negotiation Dialogues for Automatic Negotiation Systems},
@@ -169,13 +61,7 @@ def _check_complete(path: Path, dialogues: list[Dialogue]) -> None:
                 )
 
 
-def points(priorities: Mapping[str, str], deal: Mapping[str, str]) -> int:
-    """Points a negotiator scores: 5, 4, 3 per item of High, Medium, Low priority."""
-    value = {item: PRIORITY_POINTS[level] for level, item in priorities.items()}
-    return sum(value[item] * int(count) for item, count in deal.items())
-
-
-class Casino(Dataset):
+class Casino(CasinoPresentation, Dataset):
     """CaSiNo: 1,030 negotiation dialogues over food, water and firewood for a camping trip."""
 
     name = "casino"

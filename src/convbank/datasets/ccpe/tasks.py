@@ -7,11 +7,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import NOT_FOUND, Figure, Task, folds, register, too_small
+from convbank.bench import NOT_FOUND, Figure, Task, folds, too_small
 from convbank.bench.features import embed, fit_binary
 from convbank.bench.metrics import PRF, span_prf
 from convbank.bench.progress import progress
-from convbank.datasets.ccpe import ANNOTATION_TYPES
+from convbank.datasets.ccpe.dataset import ANNOTATION_TYPES
 from convbank.errors import require
 from convbank.query import Corpus
 
@@ -48,7 +48,6 @@ def _decode(tags: list[str], spans: list[tuple[int, int]]) -> list[tuple[int, in
     return out
 
 
-@register
 class CcpePreferenceSpans(Task):
     """Span tagging by annotation type, 5-fold cross-validation by conversation."""
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from convbank.datasets import CheckList, Problem
 from convbank.model import Conversation
-from convbank.validate._core import Problem, check
+
+CHECKS = CheckList("pec")
 
 
-@check("pec.personas", dataset="pec")
+@CHECKS.check("pec.personas")
 def personas(conv: Conversation) -> Iterator[Problem]:
     """Every speaker has a persona in persona.txt."""
     missing = [p.participant_id for p in conv.participants if not p.persona]
@@ -16,7 +18,7 @@ def personas(conv: Conversation) -> Iterator[Problem]:
         yield "warning", f"no persona for {', '.join(repr(m) for m in missing)}"
 
 
-@check("pec.context", dataset="pec")
+@CHECKS.check("pec.context")
 def context(conv: Conversation) -> Iterator[Problem]:
     """There is a context before the response, and no utterance is empty."""
     if len(conv.turns) < 2:
@@ -26,7 +28,7 @@ def context(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {t.turn_index} by {t.participant_id!r} is empty"
 
 
-@check("pec.responder", dataset="pec")
+@CHECKS.check("pec.responder")
 def responder(conv: Conversation) -> Iterator[Problem]:
     """The response's speaker differs from the last context speaker."""
     if len(conv.turns) >= 2 and conv.turns[-1].participant_id == conv.turns[-2].participant_id:

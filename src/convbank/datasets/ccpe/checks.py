@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from convbank.datasets.ccpe import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS
+from convbank.datasets import CheckList, Problem
+from convbank.datasets.ccpe.dataset import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS
 from convbank.model import Conversation
-from convbank.validate._core import Problem, check
+
+CHECKS = CheckList("ccpe")
 
 
-@check("ccpe.spans", dataset="ccpe")
+@CHECKS.check("ccpe.spans")
 def spans(conv: Conversation) -> Iterator[Problem]:
     """Every preference annotation is a span with its quoted text (offsets: see ``spans``)."""
     for a in conv.annotations:
@@ -19,7 +21,7 @@ def spans(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {a.turn_index}: {a.label} span [{a.start_char}, {a.end_char}) is empty"
 
 
-@check("ccpe.vocabulary", dataset="ccpe")
+@CHECKS.check("ccpe.vocabulary")
 def vocabulary(conv: Conversation) -> Iterator[Problem]:
     """Speakers, annotation types and entity types come from the known vocabularies."""
     for t in conv.turns:

@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import NOT_FOUND, Figure, Task, folds, register, too_small
+from convbank.bench import NOT_FOUND, Figure, Task, folds, too_small
 from convbank.bench.features import embed, fit_binary, fit_tfidf
 from convbank.bench.metrics import binary_f1, mean
 from convbank.bench.progress import progress
-from convbank.datasets.casino import STRATEGIES
+from convbank.datasets.casino.records import STRATEGIES
 from convbank.errors import require
 from convbank.query import Corpus
 
@@ -137,7 +137,6 @@ def _context(items: list[Utterance]) -> dict[str, np.ndarray]:
     return {"utterance": own, "sentences": pooled, "previous": previous, "position": position}
 
 
-@register
 class CasinoStrategy(Task):
     """Strategy labels of CaSiNo utterances, 5-fold cross-validation by dialogue."""
 

@@ -1,4 +1,5 @@
-"""ConvAI2 wild evaluation: human-bot dialogues rated by the humans (DeepPavlov, 2018)."""
+"""ConvAI2 wild evaluation: human-bot dialogues rated by the humans (DeepPavlov, 2018): raw
+types, card, files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from convbank.datasets._base import (
+from convbank.datasets import (
     ConfigSpec,
     Dataset,
     Int64,
@@ -29,9 +30,8 @@ from convbank.datasets._layout import (
     measure,
     write_framed,
 )
+from convbank.datasets.convai2.present import BOT, HUMAN, ConvAI2Presentation
 from convbank.model import Conversation, Participant, Turn
-
-HUMAN, BOT = "participant1", "participant2"
 
 
 class Message(Strict):
@@ -97,7 +97,7 @@ def _encoder(config: str) -> Encoder:
     return indented(4, 1) if config == "summer_wild" else compact
 
 
-class ConvAI2(Dataset):
+class ConvAI2(ConvAI2Presentation, Dataset):
     """ConvAI2 wild evaluation: persona chats between humans and competition bots, with ratings."""
 
     name = "convai2"

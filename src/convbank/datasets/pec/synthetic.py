@@ -1,11 +1,11 @@
-"""Synthetic corpora in a publisher's exact format, for scale tests and benchmarks."""
+"""A synthetic PEC corpus in the publisher's exact format, for scale tests and benchmarks."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
-from convbank.datasets.pec import END, SEPARATOR
+from convbank.datasets.pec.records import END, SEPARATOR
 
 __all__ = ["write_pec"]
 

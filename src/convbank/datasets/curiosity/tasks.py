@@ -10,10 +10,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import BenchError, Figure, Task, register
+from convbank.bench import BenchError, Figure, Task
 from convbank.bench.features import embed, fit_binary, fit_tfidf
 from convbank.bench.metrics import accuracy, micro_prf, mrr, rank_of
-from convbank.datasets.curiosity import DIALOG_ACTS
+from convbank.datasets.curiosity.present import fact_texts
+from convbank.datasets.curiosity.records import DIALOG_ACTS
 from convbank.model import Conversation
 from convbank.query import Corpus
 
@@ -142,7 +143,6 @@ class _ActsTask(_CuriosityTask):
         return _multilabel(model, train, test, policy=self.policy)
 
 
-@register
 class CuriosityUtteranceActs(_ActsTask):
     """Dialog acts of each message from its own text."""
 
@@ -157,7 +157,6 @@ class CuriosityUtteranceActs(_ActsTask):
     policy = False
 
 
-@register
 class CuriosityPolicyActs(_ActsTask):
     """Dialog acts of message t from the messages before it."""
 
@@ -172,7 +171,6 @@ class CuriosityPolicyActs(_ActsTask):
     policy = True
 
 
-@register
 class CuriosityLike(_CuriosityTask):
     """Whether the user liked an assistant message."""
 
@@ -208,7 +206,6 @@ class CuriosityLike(_CuriosityTask):
         }
 
 
-@register
 class CuriosityFactRanking(Task):
     """Rank the facts shown to the assistant so that the one it used comes first."""
 
@@ -235,7 +232,7 @@ class CuriosityFactRanking(Task):
         train_texts: list[str] = []
         items = []
         for conv in _split(corpus, TEST_SPLIT):
-            facts = corpus.fact_texts(conv)
+            facts = fact_texts(conv, corpus.side_table)
             if not facts and any(t.meta.get("facts") for t in conv.turns):
                 raise BenchError(
                     "curiosity-fact-ranking needs the fact texts: build curiosity with wiki_sql.sqlite.db"

@@ -6,11 +6,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import NOT_FOUND, Figure, Task, folds, register, too_small
+from convbank.bench import NOT_FOUND, Figure, Task, folds, too_small
 from convbank.bench.features import embed, fit_tfidf
 from convbank.bench.metrics import mean_absolute_error, spearman
 from convbank.bench.progress import progress
-from convbank.datasets.convai2 import BOT, HUMAN
+from convbank.datasets.convai2.present import BOT, HUMAN
 from convbank.errors import require
 from convbank.model import Conversation
 from convbank.query import Corpus
@@ -36,7 +36,6 @@ def _text(conv: Conversation) -> str:
     return "\n".join(f"{'H' if t.participant_id == HUMAN else 'B'}: {t.text}" for t in conv.turns)
 
 
-@register
 class ConvAI2Quality(Task):
     """Dialogue-level quality: regression on eval_score, 5-fold cross-validation by dialogue."""
 

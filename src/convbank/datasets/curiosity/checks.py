@@ -4,23 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from convbank.datasets.curiosity import DIALOG_ACTS
+from convbank.datasets import CheckList, Problem
+from convbank.datasets.curiosity.records import DIALOG_ACTS, RATINGS
 from convbank.model import Conversation
-from convbank.validate._core import Problem, check
 
-RATINGS = (
-    "user_dialog_rating",
-    "user_other_agent_rating",
-    "assistant_dialog_rating",
-    "assistant_other_agent_rating",
-)
+CHECKS = CheckList("curiosity")
 
 
 def _role(conv: Conversation, participant_id: str) -> str | None:
     return next((p.role for p in conv.participants if p.participant_id == participant_id), None)
 
 
-@check("curiosity.likes", dataset="curiosity")
+@CHECKS.check("curiosity.likes")
 def likes(conv: Conversation) -> Iterator[Problem]:
     """Only assistant messages are liked."""
     for t in conv.turns:
@@ -28,7 +23,7 @@ def likes(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {t.turn_index}: a {t.participant_id} message is liked"
 
 
-@check("curiosity.facts", dataset="curiosity")
+@CHECKS.check("curiosity.facts")
 def facts(conv: Conversation) -> Iterator[Problem]:
     """Facts are shown to the assistant only, each once per turn, and used ones among them."""
     for t in conv.turns:
@@ -46,7 +41,7 @@ def facts(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {t.turn_index}: fact {bad[0]['fid']} has used={bad[0].get('used')!r}"
 
 
-@check("curiosity.dialog_acts", dataset="curiosity")
+@CHECKS.check("curiosity.dialog_acts")
 def dialog_acts(conv: Conversation) -> Iterator[Problem]:
     """Dialog acts come from the known vocabulary."""
     for a in conv.annotations:
@@ -54,7 +49,7 @@ def dialog_acts(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {a.turn_index}: unknown {a.layer} {a.label!r}"
 
 
-@check("curiosity.alternation", dataset="curiosity")
+@CHECKS.check("curiosity.alternation")
 def alternation(conv: Conversation) -> Iterator[Problem]:
     """The user opens and user and assistant alternate."""
     if conv.turns and _role(conv, conv.turns[0].participant_id) != "user":
@@ -64,7 +59,7 @@ def alternation(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turns {prev.turn_index} and {turn.turn_index} are both by {turn.participant_id}"
 
 
-@check("curiosity.ratings", dataset="curiosity")
+@CHECKS.check("curiosity.ratings")
 def ratings(conv: Conversation) -> Iterator[Problem]:
     """Ratings are 1 to 5 or null."""
     for key in RATINGS:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench._core import NOT_FOUND, Figure, Task, register, too_small
+from convbank.bench import NOT_FOUND, Figure, Task, too_small
 from convbank.bench.features import embed, fit_tfidf
 from convbank.bench.metrics import mrr, rank_of, recall_at
 from convbank.query import Corpus
@@ -15,7 +15,6 @@ CANDIDATES = 100
 SPLIT = "test"
 
 
-@register
 class PecResponseSelection(Task):
     """Response selection with the responder's persona, negatives from the same split."""
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from convbank.datasets.convai2 import BOT, HUMAN
+from convbank.datasets import CheckList, Problem
+from convbank.datasets.convai2.present import BOT, HUMAN
 from convbank.model import Conversation
-from convbank.validate._core import Problem, check
+
+CHECKS = CheckList("convai2")
 
 SENDER_CLASS = {HUMAN: ("Human", "User"), BOT: ("Bot", "Bot")}
 """Per participant: the messages' ``sender_class`` and the participant id's ``class``."""
 
 
-@check("convai2.message_ids", dataset="convai2")
+@CHECKS.check("convai2.message_ids")
 def message_ids(conv: Conversation) -> Iterator[Problem]:
     """Message ids run 0, 1, 2, ... (the turn index)."""
     for t in conv.turns:
@@ -20,7 +22,7 @@ def message_ids(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {t.turn_index} has message id {t.meta['id']}"
 
 
-@check("convai2.ratings", dataset="convai2")
+@CHECKS.check("convai2.ratings")
 def ratings(conv: Conversation) -> Iterator[Problem]:
     """eval_score is 1-5 or null, profile_match 0, 1 or "", thumbs 0/1 on bot messages only."""
     score, match = conv.meta.get("eval_score"), conv.meta.get("profile_match")
@@ -38,7 +40,7 @@ def ratings(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {t.turn_index}: the human's own message has evaluation_score {thumbs}"
 
 
-@check("convai2.rated_dialogues", dataset="convai2")
+@CHECKS.check("convai2.rated_dialogues")
 def rated_dialogues(conv: Conversation) -> Iterator[Problem] | None:
     """A dialogue with an eval_score has messages from both the human and the bot."""
     if conv.meta.get("eval_score") is None:
@@ -51,7 +53,7 @@ def rated_dialogues(conv: Conversation) -> Iterator[Problem] | None:
     )
 
 
-@check("convai2.sender_class", dataset="convai2")
+@CHECKS.check("convai2.sender_class")
 def sender_class(conv: Conversation) -> Iterator[Problem]:
     """sender_class (Human/Bot) agrees with the participant ids' class (User/Bot)."""
     for p in conv.participants:
