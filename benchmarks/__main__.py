@@ -46,7 +46,8 @@ def measure(name: str, dataset: str, work: Path, reps: int) -> dict[str, float]:
 
 
 def table(dataset: str, results: dict[str, dict[str, float]]) -> str:
-    """The Markdown table of one dataset."""
+    """The Markdown tables of one dataset: every contender, then the peers paired by work
+    (``convbank_<work>`` against ``hf_<work>`` and ``convokit_<work>``)."""
     base = results["convbank_build"]["min_s"]
     floor = results["floor"]["min_s"]
     lines = [
@@ -60,7 +61,22 @@ def table(dataset: str, results: dict[str, dict[str, float]]) -> str:
             f"| {name} | {r['min_s']:.3f} | {r['median_s']:.3f} | {r['peak_rss_mib']:.0f} | "
             f"{r['min_s'] / base:.2f} | {r['min_s'] / floor:.2f} |"
         )
+    lines += [
+        "",
+        "| work | convbank s | Hugging Face s | ConvoKit s | HF ÷ convbank | ConvoKit ÷ convbank |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for work, ours in pairs(results).items():
+        peers = [results.get(f"{peer}_{work}") for peer in ("hf", "convokit")]
+        cells = [f"{p['min_s']:.3f}" if p else "–" for p in peers]
+        ratios = [f"{p['min_s'] / ours['min_s']:.2f}" if p else "–" for p in peers]
+        lines.append(f"| {work} | {ours['min_s']:.3f} | {' | '.join(cells)} | {' | '.join(ratios)} |")
     return "\n".join(lines)
+
+
+def pairs(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """convbank's contenders by the work they do (``convbank_iterate`` -> ``iterate``)."""
+    return {name.removeprefix("convbank_"): r for name, r in results.items() if name.startswith("convbank_")}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -86,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 write_pec(work / "pec-src", total * 5 // 6, seed=0)
             results[dataset] = {}
             for name in CONTENDERS:
-                n = 1 if name == "convokit_build" and dataset == "pec" else reps
+                n = 1 if name.startswith("convokit_") and dataset == "pec" else reps
                 results[dataset][name] = measure(name, dataset, work, n)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
             print(table(dataset, results[dataset]) + "\n", flush=True)

@@ -266,6 +266,205 @@ def convokit_build(dataset: str, work: Path) -> Callable[[], None]:
     return go
 
 
+# ---------------------------------------------------------------------- the read path
+FILTERS = {
+    "casino": {"label": "strategy:uv-part"},
+    "convai2": {"where": "(meta->>'eval_score')::INT = 5"},
+    "pec": {
+        "where": "EXISTS (SELECT 1 FROM participants p WHERE p.dataset = c.dataset AND p.config = c.config "
+        "AND p.split = c.split AND p.conversation_id = c.conversation_id AND p.role = 'responder' "
+        "AND p.participant_id = 'user_000042')"
+    },
+}
+"""What the filtered scans select: conversations with one label, or one metadata value."""
+
+
+def _hf_dataset(work: Path) -> Any:
+    import datasets
+
+    return datasets.Dataset.from_file((work / "hf-arrow.txt").read_text(encoding="utf-8"))
+
+
+def _hf_turns(row: dict[str, Any], dataset: str) -> list[str]:
+    if dataset == "casino":
+        return [log["text"] for log in row["chat_logs"]]
+    if dataset == "convai2":
+        return [m["text"] for m in row["dialog"]]
+    return [*row["context"], row["response"]]
+
+
+def _sample(dataset: str, work: Path, n: int) -> list[str]:
+    """``n`` conversation ids of the bank drawn with a fixed seed (the same for every
+    contender; set up before the clock starts)."""
+    import random
+
+    from convbank.query import sql
+    from convbank.store import Bank
+
+    ids = (
+        sql(
+            f"SELECT conversation_id FROM conversations WHERE dataset = '{dataset}' "
+            f"AND config = '{SPECS[dataset]['config']}' ORDER BY split, source_index",
+            bank=Bank(work / "bank"),
+        )
+        .column(0)
+        .to_pylist()
+    )
+    return random.Random(0).sample(ids, min(n, len(ids)))
+
+
+def convbank_iterate(dataset: str, work: Path) -> Callable[[], None]:
+    """Every conversation as an object, every turn's text touched."""
+    from convbank.query import load
+    from convbank.store import Bank
+
+    def go() -> None:
+        with load(dataset, SPECS[dataset]["config"], bank=Bank(work / "bank")) as corpus:
+            n = sum(len(t.text) for conv in corpus for t in conv.turns)
+        assert n > 0
+
+    return go
+
+
+def hf_iterate(dataset: str, work: Path) -> Callable[[], None]:
+    """Every row of the Hugging Face dataset, every turn's text touched."""
+
+    def go() -> None:
+        ds = _hf_dataset(work)
+        assert sum(len(t) for row in ds for t in _hf_turns(row, dataset)) > 0
+
+    return go
+
+
+def convbank_turns_pandas(dataset: str, work: Path) -> Callable[[], None]:
+    """One DataFrame row per turn."""
+    from convbank.query import load
+    from convbank.store import Bank
+
+    def go() -> None:
+        assert len(load(dataset, SPECS[dataset]["config"], bank=Bank(work / "bank")).to_pandas("turns")) > 0
+
+    return go
+
+
+def hf_turns_pandas(dataset: str, work: Path) -> Callable[[], None]:
+    """``to_pandas()``, then one row per turn (the nested turns exploded)."""
+
+    def go() -> None:
+        frame = _hf_dataset(work).to_pandas()
+        column = {"casino": "chat_logs", "convai2": "dialog", "pec": "context"}[dataset]
+        turns = frame.explode(column)
+        if dataset == "pec":  # the response is the last turn
+            import pandas as pd
+
+            turns = pd.concat([turns, frame.assign(context=frame["response"])])
+        assert len(turns) > 0
+
+    return go
+
+
+def convbank_filter(dataset: str, work: Path) -> Callable[[], None]:
+    """The conversations with one label or one metadata value, as objects."""
+    from convbank.query import load
+    from convbank.store import Bank
+
+    def go() -> None:
+        assert load(dataset, SPECS[dataset]["config"], bank=Bank(work / "bank")).filter(**FILTERS[dataset])
+
+    return go
+
+
+def hf_filter(dataset: str, work: Path) -> Callable[[], None]:
+    """``Dataset.filter`` with the same condition."""
+
+    def keep(row: dict[str, Any]) -> bool:
+        if dataset == "casino":
+            return any("uv-part" in labels.split(",") for _, labels in row["annotations"])
+        if dataset == "convai2":
+            return row["eval_score"] == 5
+        return bool(row["response_speaker"] == "user_000042")
+
+    def go() -> None:
+        assert len(_hf_dataset(work).filter(keep)) > 0
+
+    return go
+
+
+def convbank_take(dataset: str, work: Path) -> Callable[[], None]:
+    """1,000 conversations (or all, if fewer) fetched by id in random order."""
+    from convbank.query import load
+    from convbank.store import Bank
+
+    ids = _sample(dataset, work, 1000)
+
+    def go() -> None:
+        convs = load(dataset, SPECS[dataset]["config"], bank=Bank(work / "bank")).take(ids)
+        assert [c.conversation_id for c in convs] == ids
+
+    return go
+
+
+def hf_take(dataset: str, work: Path) -> Callable[[], None]:
+    """The same ids: an id-to-row map from the id column, then ``select`` and the rows."""
+    key = {"casino": "dialogue_id", "convai2": "id", "pec": "conversation_id"}[dataset]
+    ids = [int(i) if dataset == "casino" else i for i in _sample(dataset, work, 1000)]
+
+    def go() -> None:
+        ds = _hf_dataset(work)
+        where = {v: i for i, v in enumerate(ds[key])}
+        rows = ds.select([where[i] for i in ids]).to_list()
+        assert [r[key] for r in rows] == ids
+
+    return go
+
+
+def _convokit_corpus(dataset: str, work: Path) -> Path:
+    """ConvoKit's own corpus folder of the same data (made once, not timed)."""
+    folder = work / "convokit-corpus"
+    if not folder.exists():
+        from convbank.export import export
+        from convbank.query import load
+        from convbank.store import Bank
+
+        (made,) = export(
+            load(dataset, SPECS[dataset]["config"], bank=Bank(work / "bank")), "convokit", work / "ck"
+        )
+        made.rename(folder)
+    return folder
+
+
+def convokit_iterate(dataset: str, work: Path) -> Callable[[], None]:
+    """Load the corpus, then every conversation's utterances in order."""
+    from convokit import Corpus
+
+    folder = _convokit_corpus(dataset, work)
+
+    def go() -> None:
+        corpus = Corpus(filename=str(folder))
+        n = sum(
+            len(u.text)
+            for conv in corpus.iter_conversations()
+            for u in conv.get_chronological_utterance_list()
+        )
+        assert n > 0
+
+    return go
+
+
+def convokit_take(dataset: str, work: Path) -> Callable[[], None]:
+    """Load the corpus, then the same 1,000 conversations by id."""
+    from convokit import Corpus
+
+    folder = _convokit_corpus(dataset, work)
+    ids = _sample(dataset, work, 1000)
+
+    def go() -> None:
+        corpus = Corpus(filename=str(folder))
+        assert [corpus.get_conversation(i).id for i in ids] == ids
+
+    return go
+
+
 CONTENDERS = {
     "floor": floor,
     "convbank_build": convbank_build,
@@ -274,6 +473,16 @@ CONTENDERS = {
     "convbank_open_get": convbank_open_get,
     "hf_open_get": hf_open_get,
     "convbank_sql": convbank_sql,
+    "convbank_iterate": convbank_iterate,
+    "hf_iterate": hf_iterate,
+    "convokit_iterate": convokit_iterate,
+    "convbank_turns_pandas": convbank_turns_pandas,
+    "hf_turns_pandas": hf_turns_pandas,
+    "convbank_filter": convbank_filter,
+    "hf_filter": hf_filter,
+    "convbank_take": convbank_take,
+    "hf_take": hf_take,
+    "convokit_take": convokit_take,
 }
 
 

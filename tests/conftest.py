@@ -4,6 +4,7 @@ from all of them for the tests that only read."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -86,3 +87,22 @@ def built(built_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bank]:
     """Point CONVBANK_HOME at the shared built bank and return it."""
     monkeypatch.setenv("CONVBANK_HOME", str(built_home))
     yield Bank(built_home / "bank")
+
+
+def bank_files(bank: Bank) -> dict[str, str]:
+    """Every file of a bank (lock files aside) with its sha256: equal before and after an
+    operation means the operation changed nothing on disk."""
+    return {
+        str(p.relative_to(bank.root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(bank.root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def blocked_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A CONVBANK_HOME below a regular file: nothing can be created in it, even as root."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    home = blocker / "home"
+    monkeypatch.setenv("CONVBANK_HOME", str(home))
+    return home, blocker

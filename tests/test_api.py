@@ -98,3 +98,44 @@ def test_build_memory_is_flat_and_lookup_reads_one_batch(
     assert last.source_index == 7999 and last.conversation_id == "happy-train-007999"
     assert last.participant(last.turns[-1].participant_id).role == "responder"
     assert sum(1 for _ in corpus) == 8000
+
+
+def test_take_many_by_id_in_the_order_given(built: Bank) -> None:
+    corpus = convbank.load("convai2", "volunteers")
+    every = [c.conversation_id for c in corpus]
+    wanted = [every[900], every[3], every[900], every[-1]]
+    taken = corpus.take(wanted)
+    assert [c.conversation_id for c in taken] == wanted
+    assert taken[1] == corpus[every[3]] and taken[0] == taken[2]
+    with pytest.raises(convbank.ConversationNotFoundError, match="convai2 has no conversation 'nope'"):
+        corpus.take([every[0], "nope"])
+
+
+def test_filter_by_label_and_by_metadata(built: Bank) -> None:
+    casino = convbank.load("casino")
+    uv = casino.filter(label="strategy:uv-part")
+    expected = sorted(
+        {
+            r["conversation_id"]
+            for r in convbank.sql(
+                "SELECT conversation_id FROM annotations WHERE dataset = 'casino' AND label = 'uv-part'"
+            ).to_pylist()
+        }
+    )
+    assert sorted(c.conversation_id for c in uv) == expected and len(uv) == 89
+    assert all(any(a.label == "uv-part" for a in c.annotations) for c in uv)
+    train = convbank.load("casino", split="train").filter(label="strategy:uv-part")
+    assert len(train) == 81 and {c.split for c in train} == {"train"}
+    fives = convbank.load("convai2", "volunteers").filter("(meta->>'eval_score')::INT = 5")
+    (count,) = (
+        convbank.sql(
+            "SELECT count(*) AS n FROM conversations WHERE config = 'volunteers' AND meta->>'eval_score' = '5'"
+        )
+        .column(0)
+        .to_pylist()
+    )
+    assert len(fives) == count == 79 and {c.meta["eval_score"] for c in fives} == {5}
+    both = convbank.load("convai2", "volunteers").filter("(meta->>'eval_score')::INT = 5", label="nope:x")
+    assert both == []
+    order = [c.source_index for c in fives]
+    assert order == sorted(order)  # source order

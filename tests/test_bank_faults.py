@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import random
@@ -25,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, SHARED
+from conftest import ROOT, SHARED, bank_files
 from convbank import load, sql
 from convbank.build import build
 from convbank.cli import cli
@@ -74,14 +73,6 @@ def _state(bank: Bank) -> int:
     assert row["raw"] == row["n"] and row["participants"] == 2 * row["n"], row
     n: int = row["n"]
     return n
-
-
-def _files(bank: Bank) -> dict[str, str]:
-    return {
-        str(p.relative_to(bank.root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(bank.root.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
-    }
 
 
 def _assert_clean(bank: Bank) -> None:
@@ -213,7 +204,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def test_full_disk_keeps_the_old_bank(small_disk: Path, versions: dict[int, Path], free_kib: int) -> None:
     bank = Bank(small_disk / "bank")
     _build(bank, versions[SHORT])
-    before = _files(bank)
+    before = bank_files(bank)
     filler = small_disk / "filler"
     with filler.open("wb") as f, contextlib.suppress(OSError):  # leave about free_kib KiB
         f.write(b"\0" * max(0, shutil.disk_usage(small_disk).free - free_kib * 1024))
@@ -231,7 +222,7 @@ def test_full_disk_keeps_the_old_bank(small_disk: Path, versions: dict[int, Path
     filler.unlink()
     with bank.lock():
         pass
-    assert _files(bank) == before
+    assert bank_files(bank) == before
     _build(bank, versions[FULL])
     assert _state(bank) == FULL
     _assert_clean(bank)
@@ -245,7 +236,7 @@ def test_injected_enospc_at_each_write(
 
     bank = Bank(tmp_path / "bank")
     _build(bank, versions[SHORT])
-    before = _files(bank)
+    before = bank_files(bank)
 
     def enospc(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -274,7 +265,7 @@ def test_injected_enospc_at_each_write(
     with pytest.raises(BuildError, match="no space left on the device holding the bank"):
         _build(bank, versions[FULL])
     monkeypatch.undo()
-    assert _files(bank) == before  # nothing of the failed build is left, nothing old lost
+    assert bank_files(bank) == before  # nothing of the failed build is left, nothing old lost
     assert _state(bank) == SHORT
 
 
@@ -375,13 +366,13 @@ def _hostile(bank: Bank) -> list[str]:
 def test_hostile_sql_cannot_change_the_bank(tmp_path: Path, versions: dict[int, Path]) -> None:
     bank = Bank(tmp_path / "bank")
     _build(bank, versions[FULL])
-    before = _files(bank)
+    before = bank_files(bank)
     for statement in _hostile(bank):
         try:
             sql(statement, bank=bank)
         except QueryError as exc:
             assert "\n" not in str(exc)
-        assert _files(bank) == before, statement
+        assert bank_files(bank) == before, statement
         assert _state(bank) == FULL
         assert sql("SELECT count(*) AS n FROM turns WHERE text = 'defaced'", bank=bank).to_pylist() == [
             {"n": 0}
@@ -394,11 +385,11 @@ def test_hostile_sql_through_the_cli(
     monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
     bank = Bank(tmp_path / "bank")
     _build(bank, versions[FULL])
-    before = _files(bank)
+    before = bank_files(bank)
     for statement in _hostile(bank):
         result = CliRunner().invoke(cli, ["query", statement])
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-        assert _files(bank) == before, statement
+        assert bank_files(bank) == before, statement
     listed = CliRunner().invoke(cli, ["query", "SELECT count(*) AS n FROM conversations", "--format", "csv"])
     assert listed.output == f"n\n{FULL}\n"
 

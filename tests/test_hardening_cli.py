@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import convbank
-from conftest import SHARED
+from conftest import SHARED, blocked_home
 from convbank.cli import cli
 from convbank.cli._options import _sql_behind_dashes
 from convbank.errors import SetupError
@@ -36,15 +36,6 @@ def _zips(folder: Path) -> Path:
 
 
 # ---------------------------------------------------------------------- CONVBANK_HOME
-def _blocked_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A CONVBANK_HOME below a regular file: nothing can be created in it, even as root."""
-    blocker = tmp_path / "blocker"
-    blocker.write_text("")
-    home = blocker / "home"
-    monkeypatch.setenv("CONVBANK_HOME", str(home))
-    return home, blocker
-
-
 @pytest.mark.parametrize(
     ("args", "raised"),
     [
@@ -60,7 +51,7 @@ def _blocked_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
 def test_unusable_home_is_one_line_with_exit_5(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[object, ...], raised: type[Exception]
 ) -> None:
-    home, blocker = _blocked_home(tmp_path, monkeypatch)
+    home, blocker = blocked_home(tmp_path, monkeypatch)
     zips = _zips(tmp_path / "zips")
     argv = [str(a).format(zips=zips) for a in args]
     result = run(*argv)

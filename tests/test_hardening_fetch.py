@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 import convbank
-from conftest import SHARED
+from conftest import SHARED, blocked_home
 from convbank import catalog, fetch
 from convbank.cli import cli
 from convbank.datasets import SourceFile
@@ -455,15 +455,6 @@ def test_colliding_or_escaping_members_are_refused(
 
 
 # ---------------------------------------------------------------------- 9. CONVBANK_HOME
-def _blocked_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A CONVBANK_HOME below a regular file: nothing can be created in it, even as root."""
-    blocker = tmp_path / "blocker"
-    blocker.write_text("")
-    home = blocker / "home"
-    monkeypatch.setenv("CONVBANK_HOME", str(home))
-    return home, blocker
-
-
 def test_home_error_maps_os_errors_under_home_only(tmp_path: Path) -> None:
     home = tmp_path / "home"
     ro = OSError(30, "Read-only file system", str(home / "locks"))
@@ -483,7 +474,7 @@ def test_home_error_maps_os_errors_under_home_only(tmp_path: Path) -> None:
 def test_fetcher_in_a_blocked_home_raises_setup_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home, blocker = _blocked_home(tmp_path, monkeypatch)
+    home, blocker = blocked_home(tmp_path, monkeypatch)
     src = _zip(tmp_path / "src" / "hf_pec.zip", {"hf_pec/happy/train.txt": "x\n"}).parent
     with pytest.raises(SetupError) as info:
         _fetcher(home, src, verify=False).fetch(PEC, [ARCHIVE])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -25,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from conftest import ROOT, SHARED
+from conftest import ROOT, SHARED, bank_files
 from convbank.build import build
 from convbank.cli import cli
 from convbank.fetch import Fetcher
@@ -151,7 +150,15 @@ def _load(url: str, clients: int, seconds: float) -> dict[str, object]:
     }
 
 
-def test_fifty_clients_no_errors_bounded_memory(server: Server) -> None:
+def test_fifty_clients_no_errors_bounded_memory(built_home: Path) -> None:
+    server = Server(built_home)  # the default limits
+    try:
+        _fifty_clients(server)
+    finally:
+        server.stop()
+
+
+def _fifty_clients(server: Server) -> None:
     before = _rss_mib(server.proc.pid)
     result = _load(server.url, clients=50, seconds=20)
     after = _rss_mib(server.proc.pid)
@@ -292,19 +299,11 @@ def own_bank(tmp_path: Path) -> Bank:
     return bank
 
 
-def _digest(bank: Bank) -> dict[str, str]:
-    return {
-        str(p.relative_to(bank.root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(bank.root.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
-    }
-
-
 def test_hostile_sql_through_the_viewer(own_bank: Bank) -> None:
     client = TestClient(create_app(own_bank), base_url="http://127.0.0.1")
     with own_bank.snapshot() as snap:
         part = snap.ref("conversations", "casino", "default", "train").path
-    before = _digest(own_bank)
+    before = bank_files(own_bank)
     for statement in (
         f"EXPLAIN ANALYZE COPY (SELECT * FROM conversations WHERE false) TO '{part}' (FORMAT parquet)",
         f"EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO '{own_bank.manifest_path}' (FORMAT csv)",
@@ -314,7 +313,7 @@ def test_hostile_sql_through_the_viewer(own_bank: Bank) -> None:
     ):
         response = client.get("/sql", params={"q": statement})
         assert response.status_code in (200, 400)
-        assert _digest(own_bank) == before, statement
+        assert bank_files(own_bank) == before, statement
         page = client.get("/sql", params={"q": "SELECT count(*) AS n FROM turns WHERE dataset = 'casino'"})
         assert "<td>14297</td>" in page.text
         assert "defaced" not in client.get("/datasets/casino/conversations/157").text

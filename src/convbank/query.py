@@ -8,9 +8,12 @@ and a lookup by id reads one row group of each table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -51,6 +54,8 @@ class Corpus:
         self.split = split
         self._own_snapshot = snapshot is None
         self.snapshot = snapshot or self.bank.snapshot()
+        self._ids_index: dict[str, tuple[int, int, int]] | None = None
+        self._index_lock = threading.Lock()
         try:
             self._parts = self._find_parts(name, config, split)
             self.snapshot.check(name)
@@ -192,12 +197,105 @@ class Corpus:
 
     # ------------------------------------------------------------------ iteration
     def __iter__(self) -> Iterator[Conversation]:
-        for part in self._parts:
-            for rg in range(self._groups(part)):
-                tables = {t: self._row_group(t, part, rg) for t in UNIFIED_TABLES}
+        """The conversations in source order, one stored batch at a time; the next batch is
+        read (in a thread: Parquet decoding releases the GIL) while this one is yielded."""
+        batches = [(part, rg) for part in self._parts for rg in range(self._groups(part))]
+        if not batches:
+            return
+        with ThreadPoolExecutor(1, thread_name_prefix="convbank-read") as reader:
+            pending = reader.submit(self._batch_tables, *batches[0])
+            for i, (part, _) in enumerate(batches):
+                tables = pending.result()
+                if i + 1 < len(batches):
+                    pending = reader.submit(self._batch_tables, *batches[i + 1])
                 yield from tables_to_conversations(
                     tables, dataset=self.dataset.name, config=part.config, split=part.split
                 )
+
+    def _batch_tables(self, part: Part, rg: int) -> dict[str, pa.Table]:
+        return {t: self._row_group(t, part, rg) for t in UNIFIED_TABLES}
+
+    def take(self, conversation_ids: Iterable[str]) -> list[Conversation]:
+        """The conversations of these ids, in the order given (an id may repeat): each
+        stored batch that holds one of them is read once, two at a time. Raises
+        :class:`ConversationNotFoundError` naming the first id the corpus does not have."""
+        wanted = list(conversation_ids)
+        index = self._index()
+        where: dict[tuple[int, int], dict[str, int]] = {}
+        for cid in wanted:
+            found = index.get(cid)
+            if found is None:
+                raise ConversationNotFoundError(
+                    f"{self.dataset.name} has no conversation {cid!r} in the bank"
+                )
+            part, rg, row = found
+            where.setdefault((part, rg), {})[cid] = row
+
+        def batch(key: tuple[int, int]) -> list[Conversation]:
+            part = self._parts[key[0]]
+            tables = self._batch_tables(part, key[1])
+            rows = sorted(where[key].values())
+            ids = pa.array(list(where[key]), pa.string())
+            chosen = {"conversations": tables["conversations"].take(pa.array(rows, pa.int64()))}
+            for name in UNIFIED_TABLES[1:]:
+                table = tables[name]
+                chosen[name] = table.filter(pc.is_in(table.column("conversation_id"), value_set=ids))
+            return tables_to_conversations(
+                chosen, dataset=self.dataset.name, config=part.config, split=part.split
+            )
+
+        found_convs: dict[str, Conversation] = {}
+        with ThreadPoolExecutor(2, thread_name_prefix="convbank-take") as readers:
+            for convs in readers.map(batch, sorted(where)):
+                found_convs.update((c.conversation_id, c) for c in convs)
+        return [found_convs[cid] for cid in wanted]
+
+    def filter(self, where: str | None = None, *, label: str | None = None) -> list[Conversation]:
+        """The conversations matching a SQL condition on the ``conversations`` view
+        (``where="(meta->>'eval_score')::INT = 5"``) and/or carrying an annotation
+        (``label="strategy:uv-part"``: ``layer:label``), in source order."""
+        order = self._index()
+        chosen = set(order)
+        if label is not None:
+            layer, _, name = label.partition(":")
+            chosen &= {
+                cid
+                for part in self._parts
+                for cid in self.snapshot.read_table(
+                    self._ref("annotations", part),
+                    columns=["conversation_id"],
+                    filters=[("layer", "=", layer), ("label", "=", name)],
+                )
+                .column(0)
+                .to_pylist()
+            }
+        if where is not None:
+            parts = " OR ".join(f"(c.config = '{p.config}' AND c.split = '{p.split}')" for p in self._parts)
+            query = (
+                f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
+                f"AND ({parts}) AND ({where})"
+            )
+            chosen &= set(sql(query, snapshot=self.snapshot).column(0).to_pylist())
+        return self.take(sorted(chosen, key=order.__getitem__))
+
+    def _index(self) -> dict[str, tuple[int, int, int]]:
+        """Every id of this corpus with its (part, batch, row): read once, from the id column."""
+        with self._index_lock:
+            if self._ids_index is None:
+                index: dict[str, tuple[int, int, int]] = {}
+                for p, part in enumerate(self._parts):
+                    ref = self._ref("conversations", part)
+                    meta = self.snapshot.metadata(ref)
+                    ids = self.snapshot.read_table(ref, columns=["conversation_id"]).column(0).to_pylist()
+                    start = 0
+                    for rg in range(meta.num_row_groups):
+                        end = start + meta.row_group(rg).num_rows
+                        index.update(
+                            zip(ids[start:end], ((p, rg, row) for row in range(end - start)), strict=True)
+                        )
+                        start = end
+                self._ids_index = index
+            return self._ids_index
 
     def parts(self) -> list[Part]:
         """The (config, split) parts this corpus covers, in order."""
@@ -221,15 +319,18 @@ class Corpus:
         name = f"{self.dataset.name}_raw" if table == "raw" else table
         if name not in (*UNIFIED_TABLES, f"{self.dataset.name}_raw"):
             raise KeyError(f"unknown table {table!r}; one of {', '.join(UNIFIED_TABLES)}, raw")
+        with ThreadPoolExecutor(2, thread_name_prefix="convbank-read") as readers:
+            tables = list(
+                readers.map(lambda part: self.snapshot.read_table(self._ref(name, part)), self._parts)
+            )
         pieces = []
-        for part in self._parts:
-            t = self.snapshot.read_table(self._ref(name, part))
-            n = t.num_rows
-            for i, (col, value) in enumerate(
-                (("dataset", self.dataset.name), ("config", part.config), ("split", part.split))
-            ):
-                t = t.add_column(i, col, pa.array([value] * n, pa.string()))
-            pieces.append(t)
+        for part, read in zip(self._parts, tables, strict=True):
+            keys = {"dataset": self.dataset.name, "config": part.config, "split": part.split}
+            schema = pa.schema(
+                [*(pa.field(k, pa.string()) for k in keys), *read.schema], metadata=read.schema.metadata
+            )
+            columns = [_constant(v, read.num_rows) for v in keys.values()]
+            pieces.append(pa.Table.from_arrays([*columns, *read.columns], schema=schema))
         return pa.concat_tables(pieces)
 
     def to_pandas(self, table: str = "conversations") -> pd.DataFrame:
@@ -259,6 +360,13 @@ class Corpus:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
         the generation this corpus reads."""
         return sql(query, snapshot=self.snapshot)
+
+
+def _constant(value: str, n: int) -> pa.Array:
+    """``n`` copies of a string, made in Arrow (a one-word dictionary, decoded)."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value])).cast(
+        pa.string()
+    )
 
 
 def _where_id(table: pa.Table, conversation_id: str) -> pa.Table:

@@ -7,11 +7,13 @@ Polars, pyarrow.dataset) adds them back as columns. ``meta`` columns hold JSON t
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from convbank.model.types import Annotation, Conversation, Participant, Turn
 
@@ -110,6 +112,28 @@ def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, 
     return {name: pa.Table.from_pydict(cols[name], schema=schema) for name, schema in TABLE_SCHEMAS.items()}
 
 
+def _runs(table: pa.Table | None) -> tuple[dict[str, tuple[int, int]], dict[str, list[Any]]]:
+    """Where each conversation's rows are in a table whose rows are grouped by conversation
+    (``{id: (start, end)}``), and its columns as Python lists."""
+    if table is None or table.num_rows == 0:
+        return {}, {}
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    runs = pc.run_end_encode(table.column("conversation_id").combine_chunks())
+    ends = runs.run_ends.to_pylist()
+    spans: dict[str, tuple[int, int]] = {}
+    start = 0
+    for cid, end in zip(runs.values.to_pylist(), ends, strict=True):
+        if cid in spans:  # not grouped: the caller gathers the rows one by one
+            raise _NotGroupedError
+        spans[cid] = (start, end)
+        start = end
+    return spans, columns
+
+
+class _NotGroupedError(Exception):
+    """Rows of one conversation are not next to each other."""
+
+
 def _group(table: pa.Table | None) -> dict[str, list[dict[str, Any]]]:
     groups: dict[str, list[dict[str, Any]]] = {}
     if table is None:
@@ -125,8 +149,93 @@ def tables_to_conversations(
     """Rebuild conversations from unified tables, in the order of the ``conversations`` table.
 
     ``dataset``/``config``/``split`` columns are used where the tables have them, else the
-    keyword arguments. Participants, turns and annotations keep their stored order.
+    keyword arguments. Participants, turns and annotations keep their stored order (turns
+    by ``turn_index``). Works column by column on tables whose rows are grouped by
+    conversation (as the bank stores them), row by row otherwise.
     """
+    enabled = gc.isenabled()
+    gc.disable()  # thousands of acyclic objects: the cyclic collector would rescan them again and again
+    try:
+        return _columnar(tables, dataset=dataset, config=config, split=split)
+    except _NotGroupedError:
+        return _by_rows(tables, dataset=dataset, config=config, split=split)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _columnar(tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> list[Conversation]:
+    conv = tables["conversations"]
+    c = {name: conv.column(name).to_pylist() for name in conv.column_names}
+    p_spans, p = _runs(tables.get("participants"))
+    t_spans, t = _runs(tables.get("turns"))
+    a_spans, a = _runs(tables.get("annotations"))
+    decode = _decode
+    people = list(zip(p["participant_id"], p["role"], p["persona"], p["meta"], strict=True)) if p else []
+    said = (
+        list(zip(t["turn_index"], t["participant_id"], t["text"], t["kind"], t["meta"], strict=True))
+        if t
+        else []
+    )
+    marks = (
+        list(
+            zip(
+                a["turn_index"],
+                a["layer"],
+                a["label"],
+                a["start_char"],
+                a["end_char"],
+                a["meta"],
+                strict=True,
+            )
+        )
+        if a
+        else []
+    )
+    n = conv.num_rows
+    rows = zip(
+        c.get("dataset") or [dataset] * n,
+        c.get("config") or [config] * n,
+        c.get("split") or [split] * n,
+        c["conversation_id"],
+        c["source_index"],
+        c["meta"],
+        strict=True,
+    )
+    out = []
+    none = (0, 0)
+    for ds, cfg, sp, cid, index, meta in rows:
+        ps, pe = p_spans.get(cid, none)
+        ts, te = t_spans.get(cid, none)
+        as_, ae = a_spans.get(cid, none)
+        turns = [
+            Turn(k, pid, text, kind, {} if m == "{}" else decode(m)) for k, pid, text, kind, m in said[ts:te]
+        ]
+        if any(turns[k].turn_index > turns[k + 1].turn_index for k in range(len(turns) - 1)):
+            turns.sort(key=lambda x: x.turn_index)
+        out.append(
+            Conversation(
+                ds,
+                cfg,
+                sp,
+                cid,
+                index,
+                [
+                    Participant(pid, role, persona, {} if m == "{}" else decode(m))
+                    for pid, role, persona, m in people[ps:pe]
+                ],
+                turns,
+                [
+                    Annotation(k, layer, label, start, end, {} if m == "{}" else decode(m))
+                    for k, layer, label, start, end, m in marks[as_:ae]
+                ],
+                {} if meta == "{}" else decode(meta),
+            )
+        )
+    return out
+
+
+def _by_rows(tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> list[Conversation]:
     participants = _group(tables.get("participants"))
     turns = _group(tables.get("turns"))
     annotations = _group(tables.get("annotations"))

@@ -23,7 +23,7 @@ class Part(NamedTuple):
     split: str
 
 
-class Participant(msgspec.Struct, kw_only=True):
+class Participant(msgspec.Struct):
     """Someone who speaks in a conversation: a crowd worker, a user, a bot, a Reddit author."""
 
     participant_id: str
@@ -32,7 +32,7 @@ class Participant(msgspec.Struct, kw_only=True):
     meta: Json = msgspec.field(default_factory=dict)
 
 
-class Turn(msgspec.Struct, kw_only=True):
+class Turn(msgspec.Struct):
     """One message or action, at position ``turn_index`` (0-based) of its conversation."""
 
     turn_index: int
@@ -42,7 +42,7 @@ class Turn(msgspec.Struct, kw_only=True):
     meta: Json = msgspec.field(default_factory=dict)
 
 
-class Annotation(msgspec.Struct, kw_only=True):
+class Annotation(msgspec.Struct):
     """A label on a turn: the whole turn (offsets null) or a character span ``[start_char, end_char)``."""
 
     turn_index: int
@@ -53,7 +53,7 @@ class Annotation(msgspec.Struct, kw_only=True):
     meta: Json = msgspec.field(default_factory=dict)
 
 
-class Conversation(msgspec.Struct, kw_only=True):
+class Conversation(msgspec.Struct):
     """A conversation of any dataset, with its participants, turns and annotations."""
 
     dataset: str

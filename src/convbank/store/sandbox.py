@@ -98,6 +98,7 @@ def _worker(pipe: Connection, root: str, memory: int, threads: int) -> None:  # 
 
     bank = Bank(Path(root))
     limit = f"{max(memory // 2**20, 1)}MiB" if memory else None
+    pipe.send(("ready",))  # imports done: time limits count from the next message
     pinned: dict[str, Any] = {}
     capped = False
     while True:
@@ -162,6 +163,9 @@ def _worker(pipe: Connection, root: str, memory: int, threads: int) -> None:  # 
 
 
 class _Worker:
+    STARTUP = 120.0
+    """Seconds a new worker may take to import what it needs."""
+
     def __init__(self, root: Path, memory: int, threads: int) -> None:
         context = multiprocessing.get_context("spawn")
         self.pipe, child = context.Pipe()
@@ -170,6 +174,13 @@ class _Worker:
         )
         self.process.start()
         child.close()
+        try:  # wait until it can take a query, so that its start-up counts against no limit
+            ready = self.pipe.poll(self.STARTUP) and self.pipe.recv() == ("ready",)
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self.kill()
+            raise QueryError("the query process could not start")
 
     def kill(self) -> None:
         if self.process.is_alive():
