@@ -10,7 +10,7 @@ Layers, bottom up (a module imports its own layer and those below, at module lev
 4. ``registry``, ``catalog``, ``fetch``, ``store``, ``engines``
 5. ``build``, ``query``
 6. ``validate``, ``export``, ``bench``, ``stats``, ``charts``, ``report``
-7. ``cli``, ``web``
+7. ``cli``, ``web`` (and ``__main__``)
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ LAYERS = {
     "report": 6,
     "cli": 7,
     "web": 7,
+    "__main__": 7,
 }
 PLUGIN_EDGES = {("datasets", "bench"), ("datasets", "query")}
 """Allowed upward imports, only from a dataset's ``tasks`` module (a plugin of ``bench``)."""

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, SHARED
+from conftest import ROOT, SHARED, sample_dirs
 from convbank import catalog
 from convbank.bench import TASKS, BenchError, run
 from convbank.build import build
@@ -36,8 +36,9 @@ from convbank.store import Bank
 from convbank.validate import validate
 
 SAMPLES = ROOT.parent / "shared" / "samples"
-REAL = [SHARED, SAMPLES]
-"""Where the real records are: full files first, then the excerpts."""
+REAL = [SHARED, SAMPLES, *sample_dirs()]
+"""Where the real records are: full files first, then the excerpts, then the samples that
+dataset packages ship (a plugin's)."""
 
 
 def _finder() -> Fetcher:

@@ -91,6 +91,7 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
                     "files": len(files),
                 },
                 "built": sorted(manifest.configs(ds.name)),
+                "origin": catalog.catalog.origin(ds.name),
             }
         )
     if as_json:
@@ -127,12 +128,15 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         entry["optional"] = f.name in ds.optional_files
         entry["present"] = str(found) if found else None
     data["built"] = sorted(Bank().manifest().configs(name))
+    data["origin"] = catalog.catalog.origin(name)
     if as_json:
         echo_json(data)
         return
     out.print(f"[bold]{ds.title}[/bold] ({ds.name}, version {ds.version})")
     out.print(ds.description, markup=False)
     out.print(f"license: {ds.license}   homepage: {ds.homepage}", markup=False)
+    if data["origin"] != "convbank":
+        out.print(f"from: {data['origin']}", markup=False)
     table = Table("config", "split", "conversations", title="configs")
     for cname, cfg in data["configs"].items():
         for split, n in cfg["splits"].items():
