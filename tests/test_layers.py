@@ -10,7 +10,7 @@ Layers, bottom up (a module imports its own layer and those below, at module lev
 4. ``registry``, ``catalog``, ``fetch``, ``store``, ``engines``
 5. ``build``, ``query``
 6. ``validate``, ``export``, ``bench``, ``stats``, ``charts``, ``report``
-7. ``cli``, ``web`` (and ``__main__``)
+7. ``cli``, ``web``, ``testing`` (the generic dataset test), ``scaffold`` (and ``__main__``)
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ LAYERS = {
     "cli": 7,
     "web": 7,
     "__main__": 7,
+    "testing": 7,
+    "scaffold": 7,
 }
 PLUGIN_EDGES = {("datasets", "bench"), ("datasets", "query")}
 """Allowed upward imports, only from a dataset's ``tasks`` module (a plugin of ``bench``)."""

@@ -18,6 +18,7 @@ stderr and an exit code; the library lets them propagate::
     ├── BuildError                           a build could not complete (the old bank is kept)
     ├── ExportError                          an export cannot be written as asked
     ├── ServeError                           the viewer cannot listen where asked
+    ├── ScaffoldError                        a new dataset cannot be scaffolded as asked
     ├── MissingExtraError (also ImportError) an optional library is not installed
     └── SetupError                           CONVBANK_HOME cannot be created or written, or a
         │                                    CONVBANK_* setting has a bad value
@@ -45,6 +46,7 @@ __all__ = [
     "OfflineError",
     "PluginError",
     "QueryError",
+    "ScaffoldError",
     "ServeError",
     "SetupError",
     "SourceError",
@@ -132,6 +134,13 @@ class ExportError(ConvbankError):
 
 class ServeError(ConvbankError):
     """The viewer cannot listen on the address asked for (in use, not available)."""
+
+    exit_code = 2
+
+
+class ScaffoldError(ConvbankError):
+    """``convbank new-dataset`` cannot write as asked: a bad or taken name, a file in the way,
+    a folder that is not a convbank checkout."""
 
     exit_code = 2
 

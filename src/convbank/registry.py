@@ -1,9 +1,10 @@
 """One registry: datasets, engines, checks and benchmark tasks, each a :class:`Registry` of
 named things, filled the same way and on first use.
 
-- :data:`datasets`: the built-in datasets (imported directly: they load even where the
-  package's metadata is stale), then every entry point of the group ``convbank.datasets``
-  (another package's datasets: install it, and ``convbank list`` shows them).
+- :data:`datasets`: the built-in datasets (the packages of :mod:`convbank.datasets`,
+  imported directly: they load even where the package's metadata is stale), then every entry
+  point of the group ``convbank.datasets`` (another package's datasets: install it, and
+  ``convbank list`` shows them).
 - :data:`engines`: the built-in engines (``local``, ``spark``), then the entry points of
   ``convbank.engines``.
 - :data:`checks`: the generic checks, then each dataset's own (:meth:`Dataset.checks`).
@@ -18,6 +19,7 @@ an entry point that cannot be imported or that is not of its group's kind, is a
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -194,10 +196,38 @@ def _dataset(value: Any, origin: str) -> Dataset:
     return value
 
 
+def builtin_specs() -> list[str]:
+    """The built-in datasets as ``module:Class``: :data:`convbank.datasets.BUILTIN` in its
+    order, then every other package of ``convbank.datasets`` (by name) whose ``__init__``
+    exports one :class:`Dataset` class: a dataset added to convbank is its package alone."""
+    import convbank.datasets as package
+
+    listed = {spec.partition(":")[0] for spec in BUILTIN}
+    found = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = f"{package.__name__}.{info.name}"
+        if not info.ispkg or info.name.startswith("_") or module in listed:
+            continue
+        exported = importlib.import_module(module)
+        classes = [
+            name
+            for name in getattr(exported, "__all__", ())
+            if isinstance(cls := getattr(exported, name, None), type) and issubclass(cls, Dataset)
+        ]
+        if len(classes) != 1:
+            raise PluginError(
+                f"{module} exports {len(classes)} Dataset classes in its __all__; a dataset package "
+                "exports exactly one"
+            )
+        found.append(f"{module}:{classes[0]}")
+    return [*BUILTIN, *found]
+
+
 def _load_datasets() -> Iterator[tuple[Dataset, str]]:
-    for spec in BUILTIN:
+    specs = builtin_specs()
+    for spec in specs:
         yield _dataset(_import(spec), "convbank"), "convbank"
-    for value, origin in load_entry_points(DATASET_GROUP, skip=BUILTIN):
+    for value, origin in load_entry_points(DATASET_GROUP, skip=specs):
         yield _dataset(value, origin), origin
 
 

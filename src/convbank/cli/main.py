@@ -520,6 +520,41 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
         raise click.exceptions.Exit(4)
 
 
+@cli.command("new-dataset")
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Where to write: the plugin project goes in DIR/convbank-NAME; with --builtin, DIR is a "
+    "convbank checkout.",
+)
+@click.option(
+    "--builtin",
+    is_flag=True,
+    help="Write src/convbank/datasets/NAME and tests/test_dataset_NAME.py of a convbank checkout instead.",
+)
+@click.option("--title", default=None, help="The dataset's title on its card.")
+def new_dataset(name: str, directory: Path, builtin: bool, title: str | None) -> None:
+    """Create a new dataset package with sample files and its test, which pass as generated:
+    by default a plugin project (pip install -e it and convbank has the dataset); prints the
+    files written. docs/adding-a-dataset.md says what to edit next."""
+    from convbank.scaffold import new_dataset as scaffold
+
+    made = scaffold(name, directory, builtin=builtin, title=title)
+    for path in made.files:
+        click.echo(str(path))
+    project = made.package if builtin else made.package.parent.parent
+    err.print(
+        f"next: edit {made.package / 'dataset.py'} and the samples, then run "
+        + (f"pytest {made.test}" if builtin else f"pip install -e '{project}[test]' && pytest {made.test}"),
+        highlight=False,
+        markup=False,
+    )
+
+
 @cli.command()
 def where() -> None:
     """Print convbank's folders (home, cache, bank)."""
