@@ -6,7 +6,8 @@ the other layers present it. Other packages add datasets through the entry-point
 ``convbank.datasets`` (see :mod:`convbank.registry` and ``docs/adding-a-dataset.md``).
 
 This module is the interface a dataset is written against: :class:`Dataset` and what its
-hooks take and return.
+hooks take and return, and the helpers of the built-in ones (decoding JSON with one-line
+errors, measuring and writing a JSON source's exact layout).
 """
 
 from convbank.datasets._arrow import arrow_type
@@ -22,6 +23,16 @@ from convbank.datasets._base import (
 )
 from convbank.datasets._checks import SEVERITIES, Check, CheckFunction, CheckList, Problem, Severity
 from convbank.datasets._json import decode_json, no_records
+from convbank.datasets._layout import (
+    LAYOUT_KEY,
+    Frame,
+    compact,
+    frame_of,
+    indented,
+    measure,
+    spaced,
+    write_framed,
+)
 from convbank.datasets._present import (
     ActionTable,
     Badge,
@@ -52,6 +63,7 @@ and skips the same values when it meets them among the entry points."""
 
 __all__ = [
     "BUILTIN",
+    "LAYOUT_KEY",
     "SEVERITIES",
     "ActionTable",
     "Badge",
@@ -63,6 +75,7 @@ __all__ = [
     "CrossTab",
     "Dataset",
     "Distribution",
+    "Frame",
     "Int64",
     "MetaField",
     "Note",
@@ -79,8 +92,14 @@ __all__ = [
     "TerminalTurn",
     "ViewerTurn",
     "arrow_type",
+    "compact",
     "decode_json",
+    "frame_of",
+    "indented",
+    "measure",
     "meta_distribution",
     "no_records",
+    "spaced",
     "system_lines",
+    "write_framed",
 ]
