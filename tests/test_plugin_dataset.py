@@ -259,3 +259,15 @@ def test_nothing_else_names_it() -> None:
     assert registry.datasets.origin("tsvdial").startswith("entry point tsvdial = convbank_tsvdial:TsvDial")
     assert catalog.get("tsvdial").samples == SAMPLES
     assert CliRunner().invoke(cli, ["info", "tsvdial"]).exit_code == 0
+
+
+def test_the_default_hugging_face_features_refuse_maps_in_one_line() -> None:
+    """CaSiNo's raw records hold maps (its key orders vary): the default cannot type them,
+    and says which hooks to define (CaSiNo defines them)."""
+    from convbank.datasets import Presentation
+    from convbank.errors import ExportError
+
+    with pytest.raises(
+        ExportError, match=r"^casino has no Hugging Face features: .* must define hf_features\(\)"
+    ):
+        Presentation.hf_features(catalog.get("casino"))

@@ -211,10 +211,20 @@ class Presentation:
 
     def hf_features(self) -> datasets.Features:
         """The ``datasets.Features`` of the ``hf`` export (those of the dataset's Hugging Face
-        loader, where there is one). Default: the raw record's Arrow type."""
+        loader, where there is one). Default: the raw record's Arrow type; a raw type with a
+        map (a ``dict`` field) has no ``datasets`` equivalent, and its dataset overrides this
+        hook and :meth:`hf_record`."""
         from datasets import Features
 
-        return Features.from_arrow_schema(pa.schema(arrow_type(self.raw_type)))
+        from convbank.errors import ExportError
+
+        try:
+            return Features.from_arrow_schema(pa.schema(arrow_type(self.raw_type)))
+        except (ValueError, TypeError) as exc:
+            raise ExportError(
+                f"{self.name} has no Hugging Face features: its raw records hold a type Hugging Face "
+                f"cannot ({exc}); the dataset must define hf_features() and hf_record()"
+            ) from exc
 
     def hf_record(self, conversation: Conversation) -> dict[str, Any]:
         """One conversation as a row of :meth:`hf_features` (class names stay names: the
