@@ -14,6 +14,7 @@ import hashlib
 import html
 import json
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,12 @@ REAL = [SHARED, SAMPLES, *sample_dirs()]
 dataset packages ship (a plugin's)."""
 
 
+_NO_CACHE = Path(tempfile.mkdtemp(prefix="convbank-real-records-"))
+"""The finder's own home: a scratch folder (it notes where it found files), never the repository."""
+
+
 def _finder() -> Fetcher:
-    return Fetcher(sources=REAL, verify=False, offline=True, root=ROOT / ".no-cache", progress=False)
+    return Fetcher(sources=REAL, verify=False, offline=True, root=_NO_CACHE, progress=False)
 
 
 def real_configs() -> list[tuple[str, str]]:
