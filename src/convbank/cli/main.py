@@ -457,8 +457,8 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     "--as",
     "as_participant",
     default=None,
-    help="chat and parlai: the participant seen from (default: the dataset's choice, which "
-    "`convbank info NAME` shows: usually the assistant or bot side).",
+    help="chat and parlai: the participant seen from (default: the dataset's choice, usually the "
+    "assistant or bot side; the record's metadata says which).",
 )
 def export(
     name: str,
