@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             work = Path(tmp) / dataset
             work.mkdir()
             if dataset == "pec":
-                from convbank.synthetic import write_pec
+                from convbank.datasets.pec.synthetic import write_pec
 
                 total = PEC_QUICK if args.quick else PEC_FULL
                 write_pec(work / "pec-src", total * 5 // 6, seed=0)

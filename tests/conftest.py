@@ -1,20 +1,32 @@
 """Shared fixtures: an isolated CONVBANK_HOME per test, offline always, source folders with the
 real CaSiNo/ConvAI2 files (../shared/data) and the hand-written fixtures, and one bank built
-from all of them for the tests that only read."""
+from all of them for the tests that only read.
+
+``tests/plugins`` is put on ``sys.path`` first: it holds the package of a sixth dataset,
+``convbank_tsvdial``, and its ``*.dist-info`` with the ``convbank.datasets`` entry point, so
+the catalog finds it as it finds any installed plugin, and every catalog-wide test runs on it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import shutil
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+"""A sys.path entry holding plugin packages and their metadata (entry points)."""
+if str(PLUGINS) not in sys.path:
+    sys.path.insert(0, str(PLUGINS))
 
-from convbank.build import build
-from convbank.fetch import Fetcher
-from convbank.store import Bank
+import pytest  # noqa: E402
+
+from convbank import catalog  # noqa: E402
+from convbank.build import build  # noqa: E402
+from convbank.fetch import Fetcher  # noqa: E402
+from convbank.store import Bank  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -30,6 +42,7 @@ REAL_COUNTS = {
     ("casino", "default"): {"train": 900, "valid": 30, "test": 100},
     ("convai2", "volunteers"): {"train": 1111},
     ("convai2", "intermediate"): {"train": 291},
+    ("tsvdial", "default"): {"train": 3, "test": 2},  # the plugin's own samples, complete
 }
 ALL_COUNTS = {**REAL_COUNTS, **FIXTURE_COUNTS}
 
@@ -59,10 +72,16 @@ def fixture_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_fixture_sources(tmp_path_factory.mktemp("fixture-sources"))
 
 
+def sample_dirs() -> list[Path]:
+    """The sample folders that dataset packages ship (:attr:`Dataset.samples`)."""
+    return [ds.samples for ds in catalog.catalog if ds.samples is not None]
+
+
 @pytest.fixture(scope="session")
 def all_sources(fixture_sources: Path) -> list[Path]:
-    """Source folders for every dataset: the shared real files and the fixtures."""
-    return [SHARED, fixture_sources]
+    """Source folders for every dataset: the shared real files, the fixtures and the samples
+    dataset packages ship."""
+    return [SHARED, fixture_sources, *sample_dirs()]
 
 
 @pytest.fixture(scope="session")

@@ -11,9 +11,9 @@ import pytest
 import convbank
 from convbank import Conversation, ConversationNotFoundError, NotBuiltError, load
 from convbank.build import build
+from convbank.datasets.pec.synthetic import write_pec
 from convbank.fetch import Fetcher
 from convbank.store import Bank
-from convbank.synthetic import write_pec
 
 
 def test_all_is_curated_and_complete() -> None:

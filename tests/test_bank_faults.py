@@ -82,7 +82,7 @@ def _assert_clean(bank: Bank) -> None:
     assert not (bank.root / ".staging").exists()
     assert not list(bank.root.glob(".*.tmp"))
     records = list((bank.root / ".generations").glob("*.json"))
-    assert [r.stem for r in records] == [bank.manifest()["generation"]]
+    assert [r.stem for r in records] == [bank.manifest().generation]
 
 
 # ---------------------------------------------------------------------- kill -9
@@ -590,7 +590,7 @@ def test_read_only_reader_can_pin_a_new_generation(tmp_path: Path, versions: dic
     (a read-only mount of the bank) still finds one to pin."""
     bank = Bank(tmp_path / "bank")
     _build(bank, versions[SHORT])
-    generation = bank.manifest()["generation"]
+    generation = bank.manifest().generation
     assert (bank.root / ".generations" / f"{generation}.lock").is_file()
 
 
@@ -706,7 +706,7 @@ def test_older_layout_is_read_and_upgraded(tmp_path: Path, versions: dict[int, P
     and the next build turns it into a generation."""
     bank = Bank(tmp_path / "bank")
     _build(bank, versions[FULL])
-    manifest = bank.manifest()
+    manifest = json.loads(bank.manifest_path.read_text(encoding="utf-8"))
     for ref in bank.snapshot().refs():
         ref.path.rename(ref.path.with_name("part-0.parquet"))
     for cfg in manifest["datasets"]["convai2"]["configs"].values():
@@ -717,7 +717,7 @@ def test_older_layout_is_read_and_upgraded(tmp_path: Path, versions: dict[int, P
     assert _state(bank) == FULL
     with bank.lock():
         pass
-    assert bank.manifest()["layout"] == 2 and _state(bank) == FULL
+    assert bank.manifest().layout == 2 and _state(bank) == FULL
     _build(bank, versions[SHORT])
     assert _state(bank) == SHORT
     _assert_clean(bank)

@@ -27,8 +27,8 @@ from convbank.bench.metrics import (
     span_prf,
     spearman,
 )
-from convbank.bench.tasks.casino import LABELS, negation_marked, utterances
 from convbank.cli import cli
+from convbank.datasets.casino.tasks import LABELS, negation_marked, utterances
 from convbank.errors import UnknownDatasetError
 from convbank.query import load
 from convbank.store import Bank
@@ -81,22 +81,27 @@ def test_ranking_metrics_by_hand() -> None:
         binary_f1([True, False], [True])
 
 
-FIXTURE_TASKS = [name for name, task in TASKS.items() if task.dataset in ("ccpe", "curiosity", "pec")]
+FIXTURE_TASKS = [task.name for task in TASKS if task.dataset in ("ccpe", "curiosity", "pec")]
+
+
+BUILT_IN_TASKS = {
+    "casino-strategy",
+    "curiosity-fact-ranking",
+    "curiosity-utterance-acts",
+    "curiosity-policy-acts",
+    "curiosity-like",
+    "pec-response-selection",
+    "convai2-quality",
+    "ccpe-preference-spans",
+}
 
 
 def test_every_task_is_listed() -> None:
-    assert set(TASKS) == {
-        "casino-strategy",
-        "curiosity-fact-ranking",
-        "curiosity-utterance-acts",
-        "curiosity-policy-acts",
-        "curiosity-like",
-        "pec-response-selection",
-        "convai2-quality",
-        "ccpe-preference-spans",
-    }
-    for task in TASKS.values():
-        assert len(task.models) >= 3 and task.reference and task.protocol
+    assert set(TASKS.names()) == {*BUILT_IN_TASKS, "tsvdial-intents"}  # and the plugin's
+    for task in TASKS:
+        assert (
+            len(task.models) >= (3 if task.name in BUILT_IN_TASKS else 2) and task.reference and task.protocol
+        )
     assert TASKS["casino-strategy"].models[-1] == "finetune"  # the strongest is the default
 
 
@@ -214,7 +219,7 @@ def test_bench_cli(built: Bank) -> None:
     text = CliRunner().invoke(cli, ["bench", "curiosity-like", "-m", "majority"])
     assert "FIXTURE DATA" in text.output and "majority" in text.output
     listed = json.loads(CliRunner().invoke(cli, ["bench", "--list", "--json"]).output)
-    assert len(listed) == 8
+    assert [t["task"] for t in listed] == TASKS.names() and len(listed) == 9
     bad = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", "bert"])
     assert bad.exit_code == 2
     assert (
@@ -231,7 +236,7 @@ def test_unknown_task() -> None:
 
 
 def test_published_figures_are_the_authors_and_measured_ones_apart() -> None:
-    for task in TASKS.values():
+    for task in TASKS:
         assert task.published, task.name
         for f in task.published:  # the authors' figure with its source, or "not found"
             assert f.source and (f.value is not None) != f.source.startswith("not found"), (task.name, f)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from convbank import catalog
-from convbank.datasets import Dataset
+from convbank import catalog, registry
+from convbank.datasets import BUILTIN, Dataset
 from convbank.datasets.casino import Casino
-from convbank.errors import UnknownDatasetError
+from convbank.errors import PluginError, UnknownDatasetError
 
 EXPECTED_SPLITS = {
     "casino": {"default": {"train": 900, "valid": 30, "test": 100}},
@@ -37,7 +38,9 @@ DEFAULT_CONFIG = {
 
 
 def test_catalog_names_in_order() -> None:
-    assert catalog.names() == ["casino", "ccpe", "curiosity", "pec", "convai2"]
+    """The built-in datasets first, in their order, then the plugins (here: the test suite's)."""
+    assert catalog.names()[:5] == ["casino", "ccpe", "curiosity", "pec", "convai2"]
+    assert catalog.names()[5:] == ["tsvdial"]
 
 
 @pytest.mark.parametrize("name", list(EXPECTED_SPLITS))
@@ -74,14 +77,16 @@ def test_only_tolokers_and_fact_db_lack_a_published_checksum() -> None:
 
 
 def test_unknown_names_are_clear() -> None:
-    with pytest.raises(UnknownDatasetError, match=r"unknown dataset 'nope'; known datasets: casino, ccpe"):
+    with pytest.raises(
+        UnknownDatasetError, match=r"unknown dataset 'nope'; known datasets: casino, ccpe, .*, tsvdial"
+    ):
         catalog.get("nope")
     with pytest.raises(UnknownDatasetError, match=r"casino has no config 'x'; known configs: default"):
         catalog.get("casino").config("x")
     with pytest.raises(
         UnknownDatasetError, match=r"casino/default has no split 'dev'; known splits: train, valid, test"
     ):
-        catalog.get("casino").splits(None, "dev")
+        catalog.get("casino").parts(split="dev")
 
 
 def test_duplicate_registration_is_rejected() -> None:
@@ -94,3 +99,117 @@ def test_duplicate_registration_is_rejected() -> None:
 
 def test_every_dataset_is_a_dataset() -> None:
     assert all(isinstance(ds, Dataset) for ds in catalog.catalog)
+
+
+# ---------------------------------------------------------------------- plugins
+def _dist_info(root: Path, name: str, entry_points: str) -> Path:
+    """A package's metadata on a sys.path entry: what pip installs, reduced to what
+    importlib.metadata reads (its name, version and entry points)."""
+    info = root / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    return root
+
+
+def _fresh() -> registry.Registry[Dataset]:
+    """A dataset registry loaded as the catalog is, from the current sys.path."""
+    return registry.Registry("dataset", load=registry._load_datasets)
+
+
+def test_a_plugin_is_found_through_its_entry_point() -> None:
+    assert registry.datasets.origin("casino") == "convbank"
+    assert registry.datasets.origin("tsvdial") == (
+        "entry point tsvdial = convbank_tsvdial:TsvDial of group convbank.datasets "
+        "(package convbank-tsvdial 0.1.0)"
+    )
+    tsvdial = catalog.get("tsvdial")
+    assert [c.name for c in registry.checks if c.dataset == "tsvdial"] == ["tsvdial.alternation"]
+    assert [t.name for t in registry.tasks if t.dataset == "tsvdial"] == ["tsvdial-intents"]
+    assert tsvdial.parts() == [("default", "train"), ("default", "test")]
+
+
+def test_built_ins_declared_as_entry_points_are_not_registered_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """convbank's own metadata (a fresh install) lists the built-ins; a stale one lists none:
+    either way each loads once, by import."""
+    lines = "\n".join(f"{spec.split(':')[0].rsplit('.', 1)[1]} = {spec}" for spec in BUILTIN)
+    monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "convbank_copy", f"[convbank.datasets]\n{lines}\n")))
+    fresh = _fresh()
+    assert fresh.names() == catalog.names()
+    assert {fresh.origin(n) for n in fresh.names()[:5]} == {"convbank"}
+
+
+def test_a_plugin_taking_a_built_in_name_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "rival.py"
+    package.write_text(
+        "from convbank.datasets.casino import Casino\n\nclass Rival(Casino):\n    pass\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(
+        str(_dist_info(tmp_path, "rival", "[convbank.datasets]\ncasino = rival:Rival\n"))
+    )
+    with pytest.raises(PluginError) as info:
+        _fresh().names()
+    assert str(info.value) == (
+        "a dataset named 'casino' is already registered (from convbank); entry point casino = rival:Rival "
+        "of group convbank.datasets (package rival 1.0) registers another — uninstall one of them or rename it"
+    )
+    assert info.value.exit_code == 5 and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("missing_module:Thing", "cannot be loaded: ModuleNotFoundError: No module named 'missing_module'"),
+        ("json:dumps", "is not a convbank.datasets.Dataset (class or instance)"),
+    ],
+)
+def test_a_broken_plugin_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, problem: str
+) -> None:
+    monkeypatch.syspath_prepend(
+        str(_dist_info(tmp_path, "broken", f"[convbank.datasets]\nbroken = {value}\n"))
+    )
+    with pytest.raises(PluginError) as info:
+        _fresh().names()
+    message = str(info.value)
+    assert message.startswith(f"entry point broken = {value} of group convbank.datasets (package broken 1.0)")
+    assert problem in message and "\n" not in message
+
+
+def test_engines_are_registered_like_datasets() -> None:
+    from convbank.engines import Engine, SqlEngine
+    from convbank.engines.local import LocalEngine
+    from convbank.engines.spark import SparkEngine
+
+    assert registry.engines.names() == ["local", "spark"]
+    local = registry.engines.get("local").from_options({"master": "ignored"})
+    spark = registry.engines.get("spark").from_options({"master": "local[1]", "shards": 3})
+    assert isinstance(local, LocalEngine) and isinstance(local, Engine) and not isinstance(local, SqlEngine)
+    assert isinstance(spark, SparkEngine) and isinstance(spark, SqlEngine)
+    assert (spark.master, spark.shards_per_file) == ("local[1]", 3)
+    with pytest.raises(UnknownDatasetError, match="unknown engine 'dask'; known engines: local, spark"):
+        registry.engines.get("dask")
+
+
+def test_one_rule_for_config_and_split_names() -> None:
+    pec, convai2 = catalog.get("pec"), catalog.get("convai2")
+    assert pec.parts() == [(c, s) for c in ("happy", "offmychest") for s in ("train", "valid", "test")]
+    assert pec.parts("all", "valid") == [("happy", "valid"), ("offmychest", "valid")]
+    assert convai2.parts(split="train") == [
+        (c, "train") for c in ("summer_wild", "tolokers", "intermediate", "volunteers")
+    ]
+    with pytest.raises(
+        UnknownDatasetError, match=r"^pec has no split 'dev'; known splits: train, valid, test$"
+    ):
+        pec.parts("all", "dev")
+    with pytest.raises(
+        UnknownDatasetError, match="pec has no config 'sad'; known configs: happy, offmychest, all"
+    ):
+        pec.parts("sad")
+    assert pec.count_problem("happy", "valid", 19829) is None
+    assert pec.count_problem("happy", "valid", 3) == "happy/valid has 3 conversations; 19,829 published"
+    assert (
+        convai2.count_problem("tolokers", "train", 3) == "tolokers/train has 3 conversations; 3,127 published"
+    )

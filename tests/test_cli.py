@@ -181,7 +181,7 @@ def test_unknown_names_exit_2() -> None:
     assert result.exit_code == 2
     assert (
         result.output
-        == "error: unknown dataset 'nope'; known datasets: casino, ccpe, curiosity, pec, convai2\n"
+        == "error: unknown dataset 'nope'; known datasets: casino, ccpe, curiosity, pec, convai2, tsvdial\n"
     )
 
 

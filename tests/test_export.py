@@ -18,7 +18,7 @@ from conftest import ALL_COUNTS
 from convbank.cli import cli
 from convbank.errors import ExportError, MissingExtraError
 from convbank.export import FORMATS, export
-from convbank.export.hf import features, hf_record
+from convbank.export.hf import features, hf_record, to_hf
 from convbank.query import load
 from convbank.store import Bank
 
@@ -121,7 +121,7 @@ def test_hf_casino_matches_the_loader_schema_and_values(built: Bank, tmp_path: P
 
 
 def test_hf_keeps_nulls_and_booleans(built: Bank) -> None:
-    cur = load("curiosity", split="train").to_hf()["train"]
+    cur = to_hf(load("curiosity", split="train"))["train"]
     assert cur.features["messages"]["liked"] == datasets.List(datasets.Value("bool"))
     row = next(r for r in cur if r["dialog_id"] == 21922)
     assert row["messages"]["liked"] == [False, True, False, False]
@@ -137,7 +137,7 @@ def test_hf_keeps_nulls_and_booleans(built: Bank) -> None:
     assert None in sources  # a fact without source
     assert isinstance(row["inferred_steps"], bool)
 
-    ccpe = load("ccpe").to_hf()["train"]
+    ccpe = to_hf(load("ccpe"))["train"]
     segments = [s for r in ccpe for s in r["utterances"]["segments"]]
     unsegmented = sum("segments" not in t.meta for c in load("ccpe") for t in c.turns)
     assert segments.count(None) == unsegmented > 0
@@ -148,13 +148,13 @@ def test_hf_keeps_nulls_and_booleans(built: Bank) -> None:
         "annotations": [{"annotationType": [0, 1], "entityType": [0, 0]}],
     } in segments
 
-    convai2 = load("convai2", config="volunteers").to_hf()["train"]
+    convai2 = to_hf(load("convai2", config="volunteers"))["train"]
     scores = convai2["eval_score"]
     assert scores.count(None) == 518 and -1 not in scores
     assert convai2["profile_match"].count(None) == 628
     assert convai2[0]["id"] == "volunteers-00000" and convai2[0]["dialog_id"] is None
 
-    pec = load("pec", config="happy").to_hf()
+    pec = to_hf(load("pec", config="happy"))
     assert set(pec) == {"train", "validation", "test"}
     by_id = {r["conversation_id"]: r for r in pec["train"]}
     conv = load("pec", config="happy")["happy-train-000002"]
@@ -162,12 +162,12 @@ def test_hf_keeps_nulls_and_booleans(built: Bank) -> None:
     assert by_id["happy-train-000002"]["personas"] == conv.participant("frank").persona
     assert by_id["happy-train-000002"]["context_speakers"] == [t.participant_id for t in conv.turns[:-1]]
     conv.participant("frank").persona = []
-    assert hf_record(conv, load("pec").dataset)["personas"] is None
+    assert hf_record(conv)["personas"] is None
 
 
 def test_to_hf_needs_one_config(built: Bank) -> None:
     with pytest.raises(ExportError, match="spans the configs intermediate, volunteers"):
-        load("convai2").to_hf()
+        to_hf(load("convai2"))
 
 
 def test_convokit_casino_loads_with_all_metadata(built: Bank, tmp_path: Path) -> None:

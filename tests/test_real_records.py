@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, SHARED
+from conftest import ROOT, SHARED, sample_dirs
 from convbank import catalog
 from convbank.bench import TASKS, BenchError, run
 from convbank.build import build
@@ -37,8 +37,9 @@ from convbank.store import Bank
 from convbank.validate import validate
 
 SAMPLES = ROOT.parent / "shared" / "samples"
-REAL = [SHARED, SAMPLES]
-"""Where the real records are: full files first, then the excerpts."""
+REAL = [SHARED, SAMPLES, *sample_dirs()]
+"""Where the real records are: full files first, then the excerpts, then the samples that
+dataset packages ship (a plugin's)."""
 
 
 _NO_CACHE = Path(tempfile.mkdtemp(prefix="convbank-real-records-"))
@@ -157,8 +158,8 @@ class RealBank:
 
     def counts(self, name: str, config: str) -> tuple[int, int]:
         """Conversations and turns of a config, from the manifest."""
-        splits = self.bank.built()[name]["configs"][config]["splits"]
-        return sum(s["conversations"] for s in splits.values()), sum(s["turns"] for s in splits.values())
+        splits = self.bank.built()[name].configs[config].splits
+        return sum(s.conversations for s in splits.values()), sum(s.turns for s in splits.values())
 
 
 @pytest.fixture(scope="module")
@@ -224,15 +225,16 @@ def test_the_curiosity_excerpt_repeats_dialog_748(real: RealBank) -> None:
 @pytest.mark.parametrize(("name", "config"), CONFIGS, ids=IDS)
 def test_build(real: RealBank, name: str, config: str) -> None:
     ds = catalog.get(name)
-    splits = real.bank.built()[name]["configs"][config]["splits"]
+    splits = real.bank.built()[name].configs[config].splits
     assert sorted(splits) == sorted(ds.config(config).splits)
     paths = real.fetcher().fetch(ds, ds.required_files(config))
     for split, info in splits.items():
-        assert info["conversations"] == sum(1 for _ in ds.read(paths, config, split)) > 0
+        assert info.conversations == sum(1 for _ in ds.read(paths, config, split)) > 0
+        assert info.expected is not None
         if _is_full(ds, config):
-            assert info["conversations"] == info["expected"]
+            assert info.conversations == info.expected
         else:
-            assert info["conversations"] < info["expected"]
+            assert info.conversations < info.expected
 
 
 EXCERPT_COUNT = "{config}/{split} has {n:,} conversations; {expected:,} published"
@@ -242,10 +244,10 @@ EXCERPT_COUNT = "{config}/{split} has {n:,} conversations; {expected:,} publishe
 def test_validate_finds_no_errors_beyond_the_excerpts_counts(real: RealBank, name: str) -> None:
     report = validate([name], bank=real.bank)
     expected = sorted(
-        EXCERPT_COUNT.format(config=config, split=split, n=info["conversations"], expected=info["expected"])
-        for config, entry in real.bank.built()[name]["configs"].items()
-        for split, info in entry["splits"].items()
-        if info["conversations"] != info["expected"]
+        EXCERPT_COUNT.format(config=config, split=split, n=info.conversations, expected=info.expected)
+        for config, entry in real.bank.built()[name].configs.items()
+        for split, info in entry.splits.items()
+        if info.conversations != info.expected
     )
     errors = sorted(f.message for f in report.findings if f.severity == "error")
     assert errors == expected
@@ -315,7 +317,7 @@ def test_source_export_is_byte_for_byte_the_input(
         verified = Fetcher(sources=[out], verify=True, offline=True, root=tmp_path / "cache", progress=False)
         report = build([name], config=config, fetcher=verified, bank=Bank(tmp_path / "again"))
         assert report.ok and [s.conversations for s in report.splits] == [
-            real.bank.split_info(name, config, s.split)["conversations"] for s in report.splits
+            real.bank.split_info(name, config, s.split).conversations for s in report.splits
         ]
 
 
@@ -363,7 +365,7 @@ def test_viewer_conversation_page(real: RealBank, name: str, config: str) -> Non
 
 @pytest.mark.parametrize(("name", "config"), CONFIGS, ids=IDS)
 def test_benchmark_tasks_run_their_fastest_model(real: RealBank, name: str, config: str) -> None:
-    tasks = [t for t in TASKS.values() if t.dataset == name]
+    tasks = [t for t in TASKS if t.dataset == name]
     assert tasks
     full = _is_full(catalog.get(name), config)
     for task in tasks:

@@ -14,10 +14,10 @@ import pytest
 
 from conftest import SHARED
 from convbank.build import build
+from convbank.datasets.pec.synthetic import write_pec
 from convbank.fetch import Fetcher
 from convbank.query import load, sql
 from convbank.store import Bank
-from convbank.synthetic import write_pec
 
 TABLES = ("conversations", "participants", "turns", "annotations")
 
@@ -62,7 +62,7 @@ def test_casino_by_spark_equals_local(spark: object, tmp_path: Path) -> None:
     for name in a:
         assert a[name].equals(b[name]), name
         assert a[name].schema.equals(b[name].schema, check_metadata=True)
-    assert distributed.built()["casino"]["configs"]["default"]["splits"]["train"]["conversations"] == 900
+    assert distributed.built()["casino"].configs["default"].splits["train"].conversations == 900
 
 
 def test_pec_in_shards(spark: object, tmp_path: Path) -> None:

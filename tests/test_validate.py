@@ -323,6 +323,21 @@ BROKEN: list[tuple[str, str, str, Mutation, str]] = [
         lambda c: setattr(c, "turns", c.turns[:1]),
         "rated 5 although the bot never spoke",
     ),
+    # the plugin dataset's own check (tests/plugins/convbank_tsvdial)
+    (
+        "tsvdial",
+        "r001",
+        "tsvdial.alternation",
+        lambda c: setattr(c.turns[0], "participant_id", "agent"),
+        "the first turn is by agent, not the customer",
+    ),
+    (
+        "tsvdial",
+        "r001",
+        "tsvdial.alternation",
+        lambda c: setattr(c.turns[2], "participant_id", "agent"),
+        "turns 1 and 2 are both by agent",
+    ),
 ]
 
 

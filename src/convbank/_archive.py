@@ -7,14 +7,14 @@ into place, so a refused archive leaves nothing behind.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from convbank.errors import FormatError, SetupError
+from convbank.errors import FormatError
+from convbank.settings import env_number
 
 __all__ = [
     "EXTRACT_FLOOR",
@@ -42,24 +42,6 @@ EXTRACT_MEMBERS = 10_000
 """Default cap on the members (files and folders) of an archive; PEC's needs 8 files."""
 
 
-_SIZE = re.compile(r"(\d+)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
-
-
-def _env_number(name: str, default: int, *, size: bool) -> int:
-    """A positive number from the environment: bytes (``8G``, ``500M``, powers of 1024) when
-    ``size``, else a plain count; ``default`` when unset."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    match = _SIZE.fullmatch(text) if size else re.fullmatch(r"(\d+)()", text)
-    if match is None or int(match[1]) == 0:
-        what = "a size in bytes, optionally with K, M, G or T (powers of 1024), e.g. 8G"
-        raise SetupError(
-            f"{name}={text!r} is not {what if size else 'a positive whole number'}; fix or unset it"
-        )
-    return int(match[1]) << 10 * " kmgt".index(match[2].lower() or " ")  # K = 2**10, M = 2**20...
-
-
 def extract_limits(archive_size: int) -> tuple[int, int]:
     """The most bytes and the most members an archive of ``archive_size`` bytes may expand to:
     ``CONVBANK_EXTRACT_MAX_BYTES`` (default :data:`EXTRACT_RATIO` times the archive's size, at
@@ -67,8 +49,8 @@ def extract_limits(archive_size: int) -> tuple[int, int]:
     :data:`EXTRACT_MEMBERS`)."""
     default = max(EXTRACT_FLOOR, EXTRACT_RATIO * archive_size)
     return (
-        _env_number("CONVBANK_EXTRACT_MAX_BYTES", default, size=True),
-        _env_number("CONVBANK_EXTRACT_MAX_MEMBERS", EXTRACT_MEMBERS, size=False),
+        env_number("CONVBANK_EXTRACT_MAX_BYTES", default, size=True),
+        env_number("CONVBANK_EXTRACT_MAX_MEMBERS", EXTRACT_MEMBERS, size=False),
     )
 
 

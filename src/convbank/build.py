@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -15,24 +14,18 @@ import pyarrow as pa
 
 from convbank import catalog
 from convbank.datasets import Dataset
+from convbank.engines import Engine
+from convbank.engines.local import BATCH, LocalEngine
 from convbank.errors import FormatError, SourceError
-from convbank.fetch import Fetcher, home
-from convbank.model import conversations_to_tables
+from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.store.bank import Staging
+from convbank.store.manifest import ConfigEntry, SplitEntry
 
-__all__ = ["BuildReport", "SplitReport", "bank_root", "build", "read_raw", "source_paths"]
-
-BATCH = 2000
-"""Conversations per batch (one Parquet row group each): memory stays flat with corpus size."""
+__all__ = ["BuildReport", "SplitReport", "build", "read_raw", "source_paths"]
 
 Progress = Callable[[str, str, str, int], None]
 """Called as ``progress(dataset, config, split, conversations_done_in_this_batch)``."""
-
-
-def bank_root() -> Path:
-    """The bank folder: ``$CONVBANK_HOME/bank``."""
-    return home() / "bank"
 
 
 def source_paths(dataset: Dataset, config: str | None, fetcher: Fetcher) -> dict[str, Path]:
@@ -49,18 +42,20 @@ def read_raw(
     *,
     fetcher: Fetcher | None = None,
 ) -> Iterator[tuple[str, str, Any]]:
-    """Yield ``(config, split, raw_record)`` for the source records of a dataset, streamed."""
+    """Yield ``(config, split, raw_record)`` for the source records of a dataset, streamed;
+    ``config`` and ``split`` select as :meth:`convbank.datasets.Dataset.parts` says (None:
+    every one)."""
     dataset = catalog.get(name)
     fetcher = fetcher or Fetcher()
-    dataset.config(config)
-    for cfg in dataset.stored_configs(config):
-        splits = dataset.splits(cfg.name, split) if split else list(cfg.splits)
+    parts = dataset.parts(config, split)
+    for cfg in dict.fromkeys(p.config for p in parts):
+        splits = [p.split for p in parts if p.config == cfg]
         paths = fetcher.fetch(
-            dataset, {f.name: f for s in splits for f in dataset.files_for(cfg.name, s)}.values()
+            dataset, {f.name: f for s in splits for f in dataset.files_for(cfg, s)}.values()
         )
         for s in splits:
-            for record in dataset.read(paths, cfg.name, s):
-                yield cfg.name, s, record
+            for record in dataset.read(paths, cfg, s):
+                yield cfg, s, record
 
 
 @dataclass
@@ -100,22 +95,23 @@ def build(
     bank: Bank | None = None,
     progress: Progress | None = None,
     batch_size: int = BATCH,
-    engine: Any = None,
+    engine: Engine | None = None,
 ) -> BuildReport:
     """Fetch, read, map and store datasets into the bank, one stored config at a time.
 
     A config whose sources cannot be had (not found locally, offline, download failed) is
     reported in :attr:`BuildReport.failures` under ``dataset/config`` and the others are
     built; format and checksum errors raise (the bank keeps what it had). Without ``names``,
-    every dataset of the catalog is tried. ``engine`` reads and maps the sources: the local
-    one by default, or :class:`convbank.engines.spark.SparkEngine`.
+    every dataset of the catalog is tried; ``config`` None builds every stored config (a
+    union config builds its parts). ``engine`` reads and maps the sources: the local one by
+    default, or any :class:`convbank.engines.Engine` (such as
+    :class:`convbank.engines.spark.SparkEngine`).
     """
     fetcher = fetcher or Fetcher()
-    bank = bank or Bank(bank_root())
+    bank = bank or Bank()
     datasets = [catalog.get(n) for n in (names or catalog.names())]
-    if config is not None:
-        for ds in datasets:
-            ds.config(config)
+    for ds in datasets:
+        ds.parts(config)  # an unknown config name fails before anything is built
     report = BuildReport()
     start = time.perf_counter()
     with _collector_paused():
@@ -156,7 +152,7 @@ def _build_all(
     bank: Bank,
     progress: Progress | None,
     batch_size: int,
-    engine: Any,
+    engine: Engine | None,
 ) -> None:
     for ds in datasets:
         for cfg in ds.stored_configs(config):
@@ -176,34 +172,6 @@ def _build_all(
                     engine=engine or LocalEngine(),
                 )
             )
-
-
-def map_batches(
-    ds: Dataset,
-    records: Iterator[Any],
-    config: str,
-    split: str,
-    *,
-    start: int,
-    batch_size: int = BATCH,
-) -> Iterator[dict[str, pa.Table]]:
-    """Map raw records (the first at source position ``start``) onto the unified tables and
-    the raw table, ``batch_size`` conversations per batch."""
-    raw_schema = ds.raw_schema
-    index = start
-    while batch := list(islice(records, batch_size)):
-        convs = [ds.to_conversation(r, config, split, index + i) for i, r in enumerate(batch)]
-        tables = conversations_to_tables(convs)
-        rows = [ds.raw_row(r) for r in batch]
-        tables[f"{ds.name}_raw"] = pa.Table.from_pylist(
-            [
-                {"conversation_id": c.conversation_id, "source_index": c.source_index, **row}
-                for c, row in zip(convs, rows, strict=True)
-            ],
-            schema=raw_schema,
-        )
-        index += len(batch)
-        yield tables
 
 
 def write_batch(
@@ -239,22 +207,6 @@ def write_batch(
         progress(ds.name, config, split, tables["conversations"].num_rows)
 
 
-class LocalEngine:
-    """Reads and maps in this process, split after split, streaming in batches."""
-
-    name = "local"
-
-    def config_batches(
-        self, ds: Dataset, paths: dict[str, Path], config: str, batch_size: int
-    ) -> Iterator[tuple[str, dict[str, pa.Table]]]:
-        """``(split, tables)`` for every batch of every split, in source order."""
-        for split in ds.config(config).splits:
-            for tables in map_batches(
-                ds, ds.read(paths, config, split), config, split, start=0, batch_size=batch_size
-            ):
-                yield split, tables
-
-
 def _build_config(
     ds: Dataset,
     config: str,
@@ -263,7 +215,7 @@ def _build_config(
     bank: Bank,
     progress: Progress | None,
     batch_size: int,
-    engine: Any,
+    engine: Engine,
 ) -> list[SplitReport]:
     reports = []
     seen: dict[str, tuple[str, int]] = {}
@@ -272,7 +224,7 @@ def _build_config(
         files = [str(paths[f.name]) for f in ds.files_for(config, split) if f.name in paths]
         return f"{', '.join(files)} ({ds.name}/{config}/{split})"
 
-    entry: dict[str, Any] = {"splits": {}, "sources": {n: str(p) for n, p in paths.items()}}
+    entry = ConfigEntry(sources={n: str(p) for n, p in paths.items()})
     splits = list(ds.config(config).splits)
     counts = {s: dict.fromkeys(("conversations", "participants", "turns", "annotations"), 0) for s in splits}
     seconds = dict.fromkeys(splits, 0.0)
@@ -299,12 +251,10 @@ def _build_config(
                     f"{where(split)}: the source has no records; expected the publisher's file "
                     "with at least one — re-fetch it or check that it is the right one"
                 )
-            expected = ds.config(config).splits[split]
-            entry["splits"][split] = {
-                **counts[split],
-                "expected": expected,
-                "file_meta": ds.file_meta(paths, config, split),
-            }
+            expected = ds.published_count(config, split)
+            entry.splits[split] = SplitEntry(
+                **counts[split], expected=expected, file_meta=ds.file_meta(paths, config, split)
+            )
             c = counts[split]
             reports.append(
                 SplitReport(

@@ -5,7 +5,7 @@ Every error convbank raises on purpose derives from :class:`ConvbankError`, so
 stderr and an exit code; the library lets them propagate::
 
     ConvbankError
-    ├── UnknownDatasetError (also KeyError)  unknown dataset, config or split name
+    ├── UnknownDatasetError (also KeyError)  unknown dataset, config, split, task or engine name
     ├── SourceError                          a source file cannot be found or fetched
     │   ├── OfflineError                     offline mode and the file is not present
     │   └── DownloadError                    HTTP error or interrupted transfer
@@ -18,9 +18,12 @@ stderr and an exit code; the library lets them propagate::
     ├── BuildError                           a build could not complete (the old bank is kept)
     ├── ExportError                          an export cannot be written as asked
     ├── ServeError                           the viewer cannot listen where asked
+    ├── ScaffoldError                        a new dataset cannot be scaffolded as asked
     ├── MissingExtraError (also ImportError) an optional library is not installed
     └── SetupError                           CONVBANK_HOME cannot be created or written, or a
-                                             CONVBANK_* setting has a bad value
+        │                                    CONVBANK_* setting has a bad value
+        └── PluginError (also ValueError)    an installed plugin cannot be loaded, or its
+                                             name is taken
 
 Exit codes of the CLI: 1 build or other failure, 2 bad input (format, checksum, unknown name,
 refused SQL, export, a busy port), 3 sources unavailable, 4 not built, not found or damaged
@@ -41,7 +44,9 @@ __all__ = [
     "MissingExtraError",
     "NotBuiltError",
     "OfflineError",
+    "PluginError",
     "QueryError",
+    "ScaffoldError",
     "ServeError",
     "SetupError",
     "SourceError",
@@ -59,7 +64,7 @@ class ConvbankError(Exception):
 
 
 class UnknownDatasetError(ConvbankError, KeyError):
-    """A dataset, config or split name that the catalog does not know."""
+    """A dataset, config, split, task or engine name that convbank does not know."""
 
     exit_code = 2
 
@@ -133,6 +138,13 @@ class ServeError(ConvbankError):
     exit_code = 2
 
 
+class ScaffoldError(ConvbankError):
+    """``convbank new-dataset`` cannot write as asked: a bad or taken name, a file in the way,
+    a folder that is not a convbank checkout."""
+
+    exit_code = 2
+
+
 class MissingExtraError(ConvbankError, ImportError):
     """An optional library is not installed; the message names the extra to install."""
 
@@ -145,6 +157,12 @@ class SetupError(ConvbankError):
     names the folder or variable and what to do."""
 
     exit_code = 5
+
+
+class PluginError(SetupError, ValueError):
+    """A plugin (an entry point of ``convbank.datasets`` or ``convbank.engines``) cannot be
+    loaded, is not what its group registers, or takes a name already registered; the message
+    names the entry point and its package."""
 
 
 def require(module: str, extra: str, what: str) -> None:

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import platformdirs
 from filelock import FileLock
 
 from convbank._archive import (
@@ -59,6 +58,7 @@ from convbank.errors import (
     SetupError,
     SourceError,
 )
+from convbank.settings import home, is_offline, source_dirs
 
 __all__ = [
     "EXTRACT_FLOOR",
@@ -66,32 +66,13 @@ __all__ = [
     "EXTRACT_RATIO",
     "Fetcher",
     "checksum_status",
-    "env_flag",
     "extract_limits",
-    "home",
     "home_error",
-    "is_offline",
     "sha256_of",
 ]
 
 TIMEOUT = (15.0, 120.0)
 """Connect and read timeouts of downloads, in seconds."""
-
-
-def env_flag(name: str) -> bool:
-    """Whether an environment variable is set to a true value (1, true, yes, on)."""
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def home() -> Path:
-    """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank."""
-    env = os.environ.get("CONVBANK_HOME")
-    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("convbank"))
-
-
-def is_offline() -> bool:
-    """Whether ``CONVBANK_OFFLINE`` forbids network access."""
-    return env_flag("CONVBANK_OFFLINE")
 
 
 def sha256_of(path: Path) -> str:
@@ -258,9 +239,7 @@ class Fetcher:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        env = os.environ.get("CONVBANK_SOURCE", "")
-        extra = [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-        self.sources = [Path(s).expanduser() for s in self.sources] + extra
+        self.sources = [Path(s).expanduser() for s in self.sources] + source_dirs()
         self._recorded = _Recorded(self.root)
         self._known = _Known(self.root)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,26 +18,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from convbank import catalog
-from convbank.build import bank_root
 from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError
-from convbank.model import UNIFIED_TABLES, Conversation, tables_to_conversations
+from convbank.model import UNIFIED_TABLES, Conversation, Part, tables_to_conversations
 from convbank.store import Bank, FileRef, Snapshot, connect
 from convbank.store.sandbox import SqlSandbox, parse_size
 from convbank.store.sql import run
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    import datasets
     import pandas as pd
 
 __all__ = ["Corpus", "describe", "load", "sql"]
-
-
-@dataclass(frozen=True)
-class _Part:
-    config: str
-    split: str
 
 
 class Corpus:
@@ -60,7 +49,7 @@ class Corpus:
         snapshot: Snapshot | None = None,
     ) -> None:
         self.dataset = catalog.get(name)
-        self.bank = bank or (snapshot.bank if snapshot else Bank(bank_root()))
+        self.bank = bank or (snapshot.bank if snapshot else Bank())
         self.config = config
         self.split = split
         self._own_snapshot = snapshot is None
@@ -74,17 +63,16 @@ class Corpus:
             self.close()
             raise
 
-    def _find_parts(self, name: str, config: str | None, split: str | None) -> list[_Part]:
-        built = self.snapshot.built().get(name, {}).get("configs", {})
+    def _find_parts(self, name: str, config: str | None, split: str | None) -> list[Part]:
+        """The built parts that ``config`` and ``split`` select (see
+        :meth:`convbank.datasets.Dataset.parts`); every one of them must be built when either
+        is named."""
         parts = []
-        configs = self.dataset.stored_configs(config) if config else [self.dataset.config(c) for c in built]
-        for cfg in configs:
-            splits = self.dataset.splits(cfg.name, split) if split else list(cfg.splits)
-            for s in splits:
-                if s in built.get(cfg.name, {}).get("splits", {}):
-                    parts.append(_Part(cfg.name, s))
-                elif config or split:
-                    self.snapshot.split_info(name, cfg.name, s)  # raises NotBuiltError
+        for part in self.dataset.parts(config, split):
+            if self.snapshot.manifest.split(name, part) is not None:
+                parts.append(part)
+            elif config or split:
+                self.snapshot.split_info(name, *part)  # raises NotBuiltError
         if not parts:
             raise NotBuiltError(
                 f"{name} is not in the bank at {self.bank.root}; run `convbank build {name}` first"
@@ -109,20 +97,19 @@ class Corpus:
     # ------------------------------------------------------------------ size and ids
     def __len__(self) -> int:
         return sum(
-            self.snapshot.split_info(self.dataset.name, p.config, p.split)["conversations"]
-            for p in self._parts
+            self.snapshot.split_info(self.dataset.name, p.config, p.split).conversations for p in self._parts
         )
 
-    def _ref(self, table: str, part: _Part) -> FileRef:
+    def _ref(self, table: str, part: Part) -> FileRef:
         return self.snapshot.ref(table, self.dataset.name, part.config, part.split)
 
-    def _groups(self, part: _Part) -> int:
+    def _groups(self, part: Part) -> int:
         return int(self.snapshot.metadata(self._ref("conversations", part)).num_row_groups)
 
-    def _ids(self, part: _Part, rg: int) -> pa.ChunkedArray:
+    def _ids(self, part: Part, rg: int) -> pa.ChunkedArray:
         return self._row_group("conversations", part, rg, ["conversation_id"]).column(0)
 
-    def _locate(self, conversation_id: str) -> tuple[_Part, int] | None:
+    def _locate(self, conversation_id: str) -> tuple[Part, int] | None:
         """The part and row group holding an id: row groups whose min/max statistics
         exclude it are skipped, so a lookup reads one row group's ids, not the column."""
         for part in self._parts:
@@ -190,7 +177,7 @@ class Corpus:
         )
         return conv
 
-    def _at(self, position: int) -> tuple[_Part, int, str]:
+    def _at(self, position: int) -> tuple[Part, int, str]:
         """The part, row group and id of the conversation at a position."""
         total = len(self)
         index = position + total if position < 0 else position
@@ -225,7 +212,7 @@ class Corpus:
                     tables, dataset=self.dataset.name, config=part.config, split=part.split
                 )
 
-    def _batch_tables(self, part: _Part, rg: int) -> dict[str, pa.Table]:
+    def _batch_tables(self, part: Part, rg: int) -> dict[str, pa.Table]:
         return {t: self._row_group(t, part, rg) for t in UNIFIED_TABLES}
 
     def take(self, conversation_ids: Iterable[str]) -> list[Conversation]:
@@ -310,21 +297,20 @@ class Corpus:
                 self._ids_index = index
             return self._ids_index
 
-    def parts(self) -> list[tuple[str, str]]:
-        """The (config, split) pairs this corpus covers, in order."""
-        return [(p.config, p.split) for p in self._parts]
+    def parts(self) -> list[Part]:
+        """The (config, split) parts this corpus covers, in order."""
+        return list(self._parts)
 
     def file_meta(self, config: str, split: str) -> dict[str, Any]:
         """File-level source content kept for a split (for the source export)."""
-        meta: dict[str, Any] = self.snapshot.split_info(self.dataset.name, config, split).get("file_meta", {})
-        return meta
+        return self.snapshot.split_info(self.dataset.name, config, split).file_meta
 
     def iter_part(self, config: str, split: str) -> Iterator[Conversation]:
         """The conversations of one (config, split) of this corpus, in source order."""
         return iter(Corpus(self.dataset.name, config, split, snapshot=self.snapshot))
 
     # ------------------------------------------------------------------ tables
-    def _row_group(self, table: str, part: _Part, rg: int, columns: list[str] | None = None) -> pa.Table:
+    def _row_group(self, table: str, part: Part, rg: int, columns: list[str] | None = None) -> pa.Table:
         return self.snapshot.read_row_group(self._ref(table, part), rg, columns)
 
     def to_arrow(self, table: str = "conversations") -> pa.Table:
@@ -352,45 +338,28 @@ class Corpus:
         frame: pd.DataFrame = self.to_arrow(table).to_pandas()
         return frame
 
-    def fact_texts(self, conversation: Conversation) -> dict[int, str]:
-        """Curiosity: the text of every fact shown in a conversation, by ``fid``, from the
-        ``curiosity_facts`` table (empty when the fact database was not built)."""
-        fids = sorted({f["fid"] for t in conversation.turns for f in t.meta.get("facts", ())})
-        if not fids:  # every dataset but Curiosity: no file lookup per conversation
-            return {}
-        refs = self.snapshot.refs("curiosity_facts")
+    def side_table(
+        self, table: str, *, columns: list[str] | None = None, filters: Any = None
+    ) -> pa.Table | None:
+        """Rows of one of the dataset's side tables (Curiosity's ``curiosity_facts``, PEC's
+        ``pec_personas``) for this corpus's configs: the ``columns`` asked for, the rows
+        matching pyarrow ``filters``; None when the bank has none. What
+        :meth:`convbank.datasets.Dataset.conversation_context` reads through."""
+        configs = {p.config for p in self._parts}
+        refs = [r for r in self.snapshot.refs(table, self.dataset.name) if r.config in configs]
         if not refs:
-            return {}
-        table = self.snapshot.read_table(refs[0], columns=["id", "text"], filters=[("id", "in", fids)])
-        return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
+            return None
+        return pa.concat_tables([self.snapshot.read_table(r, columns=columns, filters=filters) for r in refs])
+
+    def context(self, conversation: Conversation) -> dict[str, Any]:
+        """What the dataset's side tables say about one of its conversations (the text of
+        Curiosity's facts), from :meth:`convbank.datasets.Dataset.conversation_context`."""
+        return self.dataset.conversation_context(conversation, self.side_table)
 
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
         the generation this corpus reads."""
         return sql(query, snapshot=self.snapshot)
-
-    def export(
-        self, fmt: str, output: Path, *, where: str | None = None, as_participant: str | None = None
-    ) -> list[Path]:
-        """Export this corpus (or the conversations ``where`` selects, a SQL condition on the
-        ``conversations`` view) in one of :data:`convbank.export.FORMATS` into ``output``."""
-        from convbank.export import export
-
-        return export(self, fmt, output, where=where, as_participant=as_participant)
-
-    def to_hf(self, where: str | None = None) -> datasets.DatasetDict:
-        """This corpus as a Hugging Face ``DatasetDict`` (one config; needs ``convbank[hf]``),
-        with the features of the Hugging Face loader of the dataset."""
-        from convbank.errors import ExportError
-        from convbank.export import Selection, to_hf
-
-        configs = list(dict.fromkeys(c for c, _ in self.parts()))
-        if len(configs) > 1:
-            raise ExportError(
-                f"this {self.dataset.name} corpus spans the configs {', '.join(configs)}; "
-                "load one config for to_hf()"
-            )
-        return to_hf(Selection(self, where), configs[0])
 
 
 def _constant(value: str, n: int) -> pa.Array:
@@ -415,7 +384,7 @@ def load(
 def describe(*, bank: Bank | None = None) -> list[dict[str, Any]]:
     """The views SQL can read: ``[{"name", "rows", "columns": [{"name", "type"}]}]``, the
     unified tables first."""
-    with (bank or Bank(bank_root())).snapshot() as snapshot:
+    with (bank or Bank()).snapshot() as snapshot:
         con = connect(snapshot)
         try:
             views = []
@@ -451,7 +420,7 @@ def sql(
     expression can overrun them; past either, :class:`QueryError`.
     """
     if timeout is None and memory_limit is None:
-        con = connect(snapshot or bank or Bank(bank_root()))
+        con = connect(snapshot or bank or Bank())
         try:
             return run(con, query)
         finally:
@@ -460,7 +429,7 @@ def sql(
         memory = parse_size(memory_limit) if memory_limit else 0
     except ValueError as exc:
         raise QueryError(f"memory limit: {exc}") from None
-    pinned = snapshot or (bank or Bank(bank_root())).snapshot()
+    pinned = snapshot or (bank or Bank()).snapshot()
     sandbox = SqlSandbox(pinned.bank.root, workers=1, memory=memory)
     try:
         if not pinned.tables():

@@ -14,7 +14,6 @@ import jinja2
 
 from convbank import __version__, catalog
 from convbank._atomic import atomic_write_text
-from convbank.build import bank_root
 from convbank.charts import bar_chart, histogram, integer_bins
 from convbank.stats import stats
 from convbank.store import Bank
@@ -104,7 +103,7 @@ def render_report(
     names: Sequence[str] | None = None, *, bank: Bank | None = None, validate: bool = True
 ) -> str:
     """The report as an HTML string (default: every built dataset)."""
-    bank = bank or Bank(bank_root())
+    bank = bank or Bank()
     data = stats(names, bank=bank)
     validation = None
     if validate:

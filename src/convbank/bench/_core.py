@@ -10,19 +10,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.errors import ConvbankError, UnknownDatasetError
+from convbank.errors import ConvbankError
 from convbank.query import Corpus
 
 __all__ = [
     "NOT_FOUND",
-    "TASKS",
     "BenchError",
     "Figure",
     "Result",
     "Task",
     "data_kind",
     "folds",
-    "register",
+    "references",
     "run",
     "too_small",
 ]
@@ -97,7 +96,9 @@ class Result:
 
 
 class Task(ABC):
-    """A benchmark task defined by a dataset's paper: data, protocol, metric, references."""
+    """A benchmark task defined by a dataset's paper: data, protocol, metric, references.
+    Tasks live in their dataset's package and are found through :meth:`Dataset.tasks`
+    (:data:`convbank.registry.tasks`)."""
 
     name: ClassVar[str]
     dataset: ClassVar[str]
@@ -133,15 +134,6 @@ class Task(ABC):
         }
 
 
-TASKS: dict[str, Task] = {}
-
-
-def register(cls: type[Task]) -> type[Task]:
-    """Class decorator adding a task to :data:`TASKS`."""
-    TASKS[cls.name] = cls()
-    return cls
-
-
 def folds(groups: list[str], k: int, seed: int) -> list[np.ndarray]:
     """Test-item indices of ``k`` folds that keep each group (dialogue) in one fold; fewer
     folds when there are fewer than ``k`` groups (fixture data)."""
@@ -158,27 +150,28 @@ def too_small(corpus: Corpus, have: int, what: str, need: int, protocol: str) ->
     """The one-line error of a task whose data is too small for its protocol; it says when
     the bank holds an excerpt (splits smaller than the publisher's)."""
     message = f"{have} {what}; {protocol} needs at least {need}"
-    short = [
-        f"{config}/{split} has {n:,} of {expected:,}"
-        for config, split in corpus.parts()
-        if (expected := corpus.dataset.config(config).splits.get(split)) is not None
-        and (n := corpus.bank.split_info(corpus.dataset.name, config, split)["conversations"]) != expected
-    ]
+    short = [problem for _, problem in _counts(corpus) if problem]
     if short:
-        message += f" (the bank holds an excerpt of {corpus.dataset.name}: {', '.join(short)} published)"
+        message += f" (the bank holds an excerpt of {corpus.dataset.name}: {', '.join(short)})"
     return BenchError(message)
 
 
 def data_kind(corpus: Corpus) -> str:
     """``real`` when every (config, split) has its published number of conversations."""
-    for config, split in corpus.parts():
-        expected = corpus.dataset.config(config).splits.get(split)
-        if (
-            expected is None
-            or corpus.snapshot.split_info(corpus.dataset.name, config, split)["conversations"] != expected
-        ):
-            return "fixture"
-    return "real"
+    real = all(published is not None and problem is None for published, problem in _counts(corpus))
+    return "real" if real else "fixture"
+
+
+def _counts(corpus: Corpus) -> list[tuple[int | None, str | None]]:
+    """Per part of the corpus: the published count and how the bank's differs from it."""
+    ds = corpus.dataset
+    return [
+        (
+            ds.published_count(config, split),
+            ds.count_problem(config, split, corpus.snapshot.split_info(ds.name, config, split).conversations),
+        )
+        for config, split in corpus.parts()
+    ]
 
 
 def run(
@@ -190,12 +183,10 @@ def run(
     load: Callable[..., Corpus] | None = None,
 ) -> Result:
     """Run one task; ``model`` defaults to the task's strongest."""
+    from convbank import registry
     from convbank.query import load as default_load
 
-    try:
-        task = TASKS[name]
-    except KeyError:
-        raise UnknownDatasetError(f"unknown task {name!r}; known tasks: {', '.join(TASKS)}") from None
+    task = registry.tasks.get(name)
     model = model or task.models[-1]
     if model not in task.models:
         raise BenchError(f"{name} has no model {model!r}; one of {', '.join(task.models)}")

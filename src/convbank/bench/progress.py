@@ -34,11 +34,13 @@ _stages: ContextVar[int] = ContextVar("convbank_bench_stages", default=0)
 
 @contextmanager
 def watched(watcher: Watcher) -> Iterator[None]:
-    """Report the stages of the benchmark work run inside to ``watcher``."""
+    """Report the stages of the benchmark work run inside to ``watcher``, numbered from 1."""
     token = _watcher.set(watcher)
+    stages = _stages.set(0)
     try:
         yield
     finally:
+        _stages.reset(stages)
         _watcher.reset(token)
 
 

@@ -110,19 +110,14 @@ def split_option(func: F) -> F:
     return click.option("--split", "-s", default=None, help="Split name (default: every split).")(func)
 
 
-def engine_options(choices: tuple[str, str], help_text: str) -> Callable[[F], F]:
-    """``--engine`` (first choice the default) and ``--master`` (Spark master URL)."""
+def engine_options(default: str, help_text: str) -> Callable[[F], F]:
+    """``--engine NAME`` (``default`` unless given; the names are the registry's, checked
+    when the command runs) and ``--master`` (a Spark master URL)."""
 
     def decorate(func: F) -> F:
         func = click.option(
             "--master", default="local[*]", show_default=True, help="Spark master URL (--engine spark)."
         )(func)
-        return click.option(
-            "--engine",
-            type=click.Choice(list(choices)),
-            default=choices[0],
-            show_default=True,
-            help=help_text,
-        )(func)
+        return click.option("--engine", default=default, show_default=True, help=help_text)(func)
 
     return decorate

@@ -9,6 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from convbank import catalog
+from convbank.datasets import Context
 from convbank.model import Annotation, Conversation, Turn
 
 _SPAN_STYLES = ("bold yellow", "bold cyan", "bold magenta", "bold green")
@@ -42,19 +44,13 @@ def _turn_text(turn: Turn, annotations: list[Annotation]) -> Text:
     return text
 
 
-def _action(turn: Turn) -> Text:
-    task = turn.meta.get("task_data", {})
-    if "issue2youget" in task:
-        you = ", ".join(f"{v} {k}" for k, v in task["issue2youget"].items())
-        they = ", ".join(f"{v} {k}" for k, v in task.get("issue2theyget", {}).items())
-        return Text(f"[{turn.text}] proposer gets {you}; the other side gets {they}", style="bold")
-    return Text(f"[{turn.text}]", style="bold")
-
-
-def render_conversation(console: Console, conv: Conversation, facts: dict[int, str] | None = None) -> None:
+def render_conversation(console: Console, conv: Conversation, context: Context | None = None) -> None:
     """Print a conversation: header, participants with persona and private context, turns
-    with annotations inline (spans highlighted), used facts with their text where ``facts``
-    has it, and the conversation's metadata."""
+    with annotations inline (spans highlighted) and what the dataset adds to them
+    (:meth:`Dataset.terminal_turn`: actions, notes, lines such as the text of the facts used,
+    from ``context``), and the conversation's metadata."""
+    ds = catalog.get(conv.dataset)
+    context = context or {}
     console.print(
         Text(f"{conv.dataset}/{conv.config}/{conv.split} · conversation {conv.conversation_id}", style="bold")
     )
@@ -70,8 +66,9 @@ def render_conversation(console: Console, conv: Conversation, facts: dict[int, s
         )
     for turn in conv.turns:
         anns = conv.annotations_of(turn.turn_index)
+        shown = ds.terminal_turn(turn, context)
         head = Text(f"{turn.turn_index:>3} {turn.participant_id}: ", style="bold blue")
-        body = _action(turn) if turn.kind == "action" else _turn_text(turn, anns)
+        body = Text(shown.action, style="bold") if shown.action is not None else _turn_text(turn, anns)
         line = Text.assemble(head, body)
         labels = [
             f"{a.layer}:{a.label}" + (f"[{a.start_char}:{a.end_char}]" if a.start_char is not None else "")
@@ -79,20 +76,13 @@ def render_conversation(console: Console, conv: Conversation, facts: dict[int, s
         ]
         if labels:
             line.append("  " + " ".join(labels), style="green")
-        extra = {
-            k: v
-            for k, v in turn.meta.items()
-            if k not in ("task_data", "strategy_slots", "facts") and v is not None
-        }
+        extra = {k: v for k, v in turn.meta.items() if k not in ds.terminal_hidden_meta and v is not None}
         if extra:
             line.append("  " + ", ".join(f"{k}={v}" for k, v in extra.items()), style="dim")
-        shown = turn.meta.get("facts")
-        if shown:
-            used = [f["fid"] for f in shown if f.get("used")]
-            line.append(f"  facts shown {len(shown)}, used {len(used)}", style="dim")
+        if shown.note:
+            line.append(f"  {shown.note}", style="dim")
         console.print(line)
-        for fid in used if shown else ():
-            if facts and fid in facts:
-                console.print(Text(f"      fact {fid}: {facts[fid]}", style="italic"))
+        for text in shown.lines:
+            console.print(Text(f"      {text}", style="italic"))
     if conv.meta:
         console.print(Panel(_kv_table(conv.meta), title="conversation"))

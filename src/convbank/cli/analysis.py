@@ -79,8 +79,8 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 def stats(names: Sequence[str], as_json: bool) -> None:
     """Describe built datasets in numbers (default: all built): per split, conversations,
     participants, turns, words, turns per conversation, labels per annotation layer and the
-    key metadata (CaSiNo outcomes, Curiosity ratings and likes, ConvAI2 eval_score and
-    profile_match, PEC persona sizes), then each dataset's cross-tabs."""
+    key metadata each dataset declares (outcomes, ratings, likes, persona sizes...), then
+    each dataset's cross-tabs."""
     from convbank.stats import stats as compute
 
     data = compute(list(names) or None)
@@ -183,10 +183,10 @@ def bench(
 
     if list_tasks or task is None:
         if as_json:
-            echo_json([t.describe() for t in TASKS.values()])
+            echo_json([t.describe() for t in TASKS])
             return
         table = Table("task", "dataset", "models (default last)", "metric", title="benchmark tasks")
-        for t in TASKS.values():
+        for t in TASKS:
             table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
         out.print(table)
         return

@@ -11,8 +11,8 @@ import click
 import msgspec
 from rich.table import Table
 
-from convbank import __version__, catalog
-from convbank.build import BuildReport, bank_root, build, read_raw, source_paths
+from convbank import __version__, catalog, registry
+from convbank.build import BuildReport, build, read_raw, source_paths
 from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (
     SqlArgumentCommand,
@@ -24,7 +24,8 @@ from convbank.cli._options import (
 from convbank.cli._render import render_conversation
 from convbank.errors import ConvbankError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
-from convbank.fetch import Fetcher, checksum_status, home, home_error
+from convbank.fetch import Fetcher, checksum_status, home_error
+from convbank.settings import bank_root, downloads_root, home
 from convbank.store import Bank
 
 _raw_json = msgspec.json.Encoder().encode
@@ -75,7 +76,7 @@ def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
 def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """List the datasets: configs, splits and counts, licence, sources present, built."""
     fetcher = _fetcher(sources, no_verify)
-    built = Bank(bank_root()).built()
+    manifest = Bank().manifest()
     rows: list[dict[str, Any]] = []
     for ds in catalog.catalog:
         files = ds.required_files()
@@ -89,7 +90,8 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
                     "present": sum(fetcher.find(ds, f) is not None for f in files),
                     "files": len(files),
                 },
-                "built": sorted(built.get(ds.name, {}).get("configs", {})),
+                "built": sorted(manifest.configs(ds.name)),
+                "origin": catalog.catalog.origin(ds.name),
             }
         )
     if as_json:
@@ -125,13 +127,16 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         entry["checksum"] = checksum_status(f, fetcher.root)
         entry["optional"] = f.name in ds.optional_files
         entry["present"] = str(found) if found else None
-    data["built"] = sorted(Bank(bank_root()).built().get(name, {}).get("configs", {}))
+    data["built"] = sorted(Bank().manifest().configs(name))
+    data["origin"] = catalog.catalog.origin(name)
     if as_json:
         echo_json(data)
         return
     out.print(f"[bold]{ds.title}[/bold] ({ds.name}, version {ds.version})")
     out.print(ds.description, markup=False)
     out.print(f"license: {ds.license}   homepage: {ds.homepage}", markup=False)
+    if data["origin"] != "convbank":
+        out.print(f"from: {data['origin']}", markup=False)
     table = Table("config", "split", "conversations", title="configs")
     for cname, cfg in data["configs"].items():
         for split, n in cfg["splits"].items():
@@ -157,11 +162,11 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     fetcher = _fetcher(sources, no_verify)
     shown: set[str] = set()
     failures = []
-    for cfg in ds.stored_configs(config):
+    for cfg in dict.fromkeys(p.config for p in ds.parts(config)):
         try:
-            paths = source_paths(ds, cfg.name, fetcher)
+            paths = source_paths(ds, cfg, fetcher)
         except SourceError as exc:
-            failures.append(f"not fetched {ds.name}/{cfg.name}: {exc}")
+            failures.append(f"not fetched {ds.name}/{cfg}: {exc}")
             continue
         for fname, path in paths.items():
             if fname not in shown:
@@ -224,10 +229,12 @@ def _raw_records(
 @config_option
 @source_options
 @engine_options(
-    ("local", "spark"), "Read and map in this process, or in Apache Spark tasks (convbank[spark])."
+    "local",
+    "local: read and map in this process; spark: in Apache Spark tasks (convbank[spark]); or an "
+    "installed engine.",
 )
 @click.option(
-    "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable file (PEC)."
+    "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable source file."
 )
 def build_(
     names: Sequence[str],
@@ -261,15 +268,11 @@ def build_(
         def progress(dataset: str, cfg: str, split: str, n: int) -> None:
             key = (dataset, cfg, split)
             if key not in tasks:
-                total = catalog.get(dataset).config(cfg).splits.get(split)
+                total = catalog.get(dataset).published_count(cfg, split)
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 
-        runner: Any = None
-        if engine == "spark":
-            from convbank.engines.spark import SparkEngine
-
-            runner = SparkEngine(master, shards_per_file=shards)
+        runner = registry.engines.get(engine).from_options({"master": master, "shards": shards})
         report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress, engine=runner)
     _print_report(report)
     if not report.splits or (names and report.failures):
@@ -342,7 +345,9 @@ def _print_report(report: BuildReport) -> None:
     help="Memory the query may use (512MB, 2GB; exit 2 past it); it then runs in a child process.",
 )
 @engine_options(
-    ("duckdb", "spark"), "DuckDB in this process, or Spark SQL (convbank[spark]; meta is JSON text there)."
+    "duckdb",
+    "duckdb: DuckDB in this process; spark: Spark SQL (convbank[spark]; meta is JSON text there); "
+    "or an installed engine that runs SQL.",
 )
 def query(
     sql_text: str | None,
@@ -362,14 +367,17 @@ def query(
     whatever the SQL says. SQL that starts with a dash (a `-- comment`) is taken as SQL.
     """
     text = _sql_text(sql_text, sql_file)
-    if engine == "spark":
-        from convbank.engines.spark import sql as spark_sql
-
-        result = spark_sql(text, bank=Bank(bank_root()), master=master)
-    else:
+    if engine == "duckdb":
         from convbank.query import sql
 
         result = sql(text, timeout=timeout, memory_limit=memory_limit)
+    else:
+        from convbank.engines import SqlEngine
+
+        runner = registry.engines.get(engine).from_options({"master": master})
+        if not isinstance(runner, SqlEngine):
+            raise click.BadParameter(f"the {engine} engine does not run SQL", param_hint="--engine")
+        result = runner.sql(text, bank=Bank())
     write_table(result, "json" if as_json else fmt)
 
 
@@ -418,7 +426,7 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     if as_json:
         echo_json(conv.to_dict())
     else:
-        render_conversation(out, conv, facts=corpus.fact_texts(conv))
+        render_conversation(out, conv, corpus.context(conv))
 
 
 @cli.command()
@@ -449,8 +457,8 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     "--as",
     "as_participant",
     default=None,
-    help="chat and parlai: the participant seen from (default: the assistant side; CaSiNo "
-    "mturk_agent_1, PEC the responder, ConvAI2 the bot).",
+    help="chat and parlai: the participant seen from (default: the dataset's choice, usually the "
+    "assistant or bot side; the record's metadata says which).",
 )
 def export(
     name: str,
@@ -476,51 +484,15 @@ def export(
 
 
 @cli.command()
-@click.option("--quick", is_flag=True, help="Skip the sha256 of every file (sizes, footers and rows only).")
-@click.option("--clean", is_flag=True, help="Also remove what killed builds left behind.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def doctor(quick: bool, clean: bool, as_json: bool) -> None:
-    """Check the bank: every file the manifest names is present, of its size, a readable
-    Parquet file with its row count and (unless --quick) its sha256; list leftovers of
-    killed builds. Exit 4 when a file is damaged (rebuild that dataset)."""
-    bank = Bank(bank_root())
-    if clean:
-        with bank.lock(timeout=5):
-            pass  # taking the build lock clears leftovers
-    checkup = bank.doctor(deep=not quick)
-    if as_json:
-        echo_json(
-            {
-                "bank": str(bank.root),
-                "files": checkup.files,
-                "bytes": checkup.bytes,
-                "problems": checkup.problems,
-                "leftovers": [str(p) for p in checkup.leftovers],
-            }
-        )
-    else:
-        for problem in checkup.problems:
-            click.echo(f"damaged: {problem}", err=True)
-        for path in checkup.leftovers:
-            click.echo(f"leftover: {path} (removed by `convbank doctor --clean` or the next build)", err=True)
-        state = "sound" if not checkup.problems else f"{len(checkup.problems)} damaged"
-        click.echo(
-            f"bank at {bank.root}: {checkup.files} files, {checkup.bytes:,} bytes checked, {state}",
-            err=True,
-        )
-    if checkup.problems:
-        raise click.exceptions.Exit(4)
-
-
-@cli.command()
 def where() -> None:
     """Print convbank's folders (home, cache, bank)."""
-    click.echo(f"home\t{home()}\ndownloads\t{home() / 'downloads'}\nbank\t{bank_root()}")
+    click.echo(f"home\t{home()}\ndownloads\t{downloads_root()}\nbank\t{bank_root()}")
 
 
 from convbank.cli.analysis import bench, report, serve, stats, validate  # noqa: E402
+from convbank.cli.upkeep import doctor, new_dataset  # noqa: E402
 
-for _command in (validate, stats, report, bench, serve):
+for _command in (validate, stats, report, bench, serve, doctor, new_dataset):
     cli.add_command(_command)
 
 

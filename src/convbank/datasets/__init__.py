@@ -1,13 +1,105 @@
-"""One module per dataset: its card, files, configs, reader and mapper."""
+"""Datasets: one package each, with everything convbank knows about it.
 
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile
-from convbank.datasets.casino import Casino
-from convbank.datasets.ccpe import Ccpe
-from convbank.datasets.convai2 import ConvAI2
-from convbank.datasets.curiosity import Curiosity
-from convbank.datasets.pec import Pec
+``convbank.datasets.<name>`` holds a built-in dataset's card and files, its raw types, reader,
+mapper (both ways) and source writer, its checks and benchmark tasks, its side tables, and how
+the other layers present it. Other packages add datasets through the entry-point group
+``convbank.datasets`` (see :mod:`convbank.registry` and ``docs/adding-a-dataset.md``).
 
-BUILTIN: tuple[type[Dataset], ...] = (Casino, Ccpe, Curiosity, Pec, ConvAI2)
-"""The dataset classes the catalog registers, in catalog order."""
+This module is the interface a dataset is written against: :class:`Dataset` and what its
+hooks take and return, and the helpers of the built-in ones (decoding JSON with one-line
+errors, measuring and writing a JSON source's exact layout).
+"""
 
-__all__ = ["BUILTIN", "ConfigSpec", "Dataset", "SourceFile"]
+from convbank.datasets._arrow import arrow_type
+from convbank.datasets._base import (
+    ConfigSpec,
+    Dataset,
+    Int64,
+    Shard,
+    SideTable,
+    SourceFile,
+    SourcePaths,
+    Strict,
+)
+from convbank.datasets._checks import SEVERITIES, Check, CheckFunction, CheckList, Problem, Severity
+from convbank.datasets._json import decode_json, no_records
+from convbank.datasets._layout import (
+    LAYOUT_KEY,
+    Frame,
+    compact,
+    frame_of,
+    indented,
+    measure,
+    spaced,
+    write_framed,
+)
+from convbank.datasets._present import (
+    ActionTable,
+    Badge,
+    Context,
+    CrossTab,
+    Distribution,
+    MetaField,
+    Note,
+    Presentation,
+    SideLookup,
+    TerminalTurn,
+    ViewerTurn,
+    meta_distribution,
+    system_lines,
+)
+from convbank.model import Part
+
+BUILTIN: tuple[str, ...] = (
+    "convbank.datasets.casino:Casino",
+    "convbank.datasets.ccpe:Ccpe",
+    "convbank.datasets.curiosity:Curiosity",
+    "convbank.datasets.pec:Pec",
+    "convbank.datasets.convai2:ConvAI2",
+)
+"""The built-in datasets, in catalog order, as entry-point values (``module:attribute``):
+the catalog imports them directly, so they load even where the package's metadata is stale,
+and skips the same values when it meets them among the entry points."""
+
+__all__ = [
+    "BUILTIN",
+    "LAYOUT_KEY",
+    "SEVERITIES",
+    "ActionTable",
+    "Badge",
+    "Check",
+    "CheckFunction",
+    "CheckList",
+    "ConfigSpec",
+    "Context",
+    "CrossTab",
+    "Dataset",
+    "Distribution",
+    "Frame",
+    "Int64",
+    "MetaField",
+    "Note",
+    "Part",
+    "Presentation",
+    "Problem",
+    "Severity",
+    "Shard",
+    "SideLookup",
+    "SideTable",
+    "SourceFile",
+    "SourcePaths",
+    "Strict",
+    "TerminalTurn",
+    "ViewerTurn",
+    "arrow_type",
+    "compact",
+    "decode_json",
+    "frame_of",
+    "indented",
+    "measure",
+    "meta_distribution",
+    "no_records",
+    "spaced",
+    "system_lines",
+    "write_framed",
+]

@@ -1,2 +1,55 @@
-"""Engines that read and map sources for a build: the local one (``convbank.build``) and
-Apache Spark (:mod:`convbank.engines.spark`, the ``spark`` extra)."""
+"""Engines read and map a dataset's sources for a build; the build's driver writes what they
+yield into the bank. :class:`Engine` is what an engine provides.
+
+Engines are registered like datasets (:mod:`convbank.registry`, entry-point group
+``convbank.engines``): ``local`` (:class:`convbank.engines.local.LocalEngine`, this process)
+and ``spark`` (:class:`convbank.engines.spark.SparkEngine`, Apache Spark tasks, the ``spark``
+extra). An engine that can also run SQL over the bank implements :class:`SqlEngine`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from convbank.datasets import Dataset
+    from convbank.store import Bank
+
+__all__ = ["Batches", "Engine", "SqlEngine"]
+
+Batches = Iterator[tuple[str, "dict[str, pa.Table]"]]
+"""``(split, tables)`` per mapped batch: the unified tables and the raw table of a batch of
+conversations, split after split, in source order."""
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Reads and maps the sources of one stored config."""
+
+    name: ClassVar[str]
+    """The engine's name (``convbank build --engine NAME``)."""
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> Engine:
+        """The engine for the command line's options (``master``, ``shards``: what it does not
+        use it ignores)."""
+        ...
+
+    def config_batches(self, ds: Dataset, paths: Mapping[str, Path], config: str, batch_size: int) -> Batches:
+        """Every batch of every split of a stored config, at most ``batch_size`` conversations
+        each, in source order (source positions, hence ids, as the local engine gives them)."""
+        ...
+
+
+@runtime_checkable
+class SqlEngine(Engine, Protocol):
+    """An engine that also runs read-only SQL over the bank's views
+    (``convbank query --engine NAME``)."""
+
+    def sql(self, query: str, *, bank: Bank) -> pa.Table:
+        """Run one read-only query over the bank's views."""
+        ...

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from convbank import catalog
-from convbank.build import map_batches
 from convbank.datasets import Dataset
+from convbank.engines import Batches
+from convbank.engines.local import map_batches
 from convbank.errors import QueryError, require
 from convbank.store import Bank
 
@@ -47,7 +48,7 @@ def session(master: str = "local[*]") -> Any:
 
 
 def _map(
-    name: str, paths: dict[str, Path], config: str, batch_size: int, tasks: Iterable[tuple[str, Any, int]]
+    name: str, paths: Mapping[str, Path], config: str, batch_size: int, tasks: Iterable[tuple[str, Any, int]]
 ) -> Iterator[tuple[str, dict[str, pa.Table]]]:
     ds = catalog.get(name)
     for split, shard, start in tasks:
@@ -57,17 +58,26 @@ def _map(
 
 
 class SparkEngine:
-    """Reads and maps source shards in Spark tasks; results come back in source order."""
+    """Reads and maps source shards in Spark tasks; results come back in source order. Also
+    runs SQL over the bank's views on Spark SQL (:meth:`sql`)."""
 
-    name = "spark"
+    name: ClassVar[str] = "spark"
 
     def __init__(self, master: str = "local[*]", shards_per_file: int | None = None) -> None:
         self.master = master
         self.shards_per_file = shards_per_file
 
-    def config_batches(
-        self, ds: Dataset, paths: dict[str, Path], config: str, batch_size: int
-    ) -> Iterator[tuple[str, dict[str, pa.Table]]]:
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> SparkEngine:
+        """The engine for ``master`` (a Spark master URL) and ``shards`` (pieces per splittable
+        file) when given."""
+        return cls(options.get("master") or "local[*]", shards_per_file=options.get("shards"))
+
+    def sql(self, query: str, *, bank: Bank) -> pa.Table:
+        """Run one read-only query over the bank's views on this engine's master."""
+        return sql(query, bank=bank, master=self.master)
+
+    def config_batches(self, ds: Dataset, paths: Mapping[str, Path], config: str, batch_size: int) -> Batches:
         """``(split, tables)`` for every batch, split after split, in source order."""
         sc = session(self.master).sparkContext
         per_file = self.shards_per_file or sc.defaultParallelism

@@ -2,8 +2,11 @@
 
 :func:`export` writes one format into a folder; ``where`` (a SQL condition on the
 ``conversations`` view) selects conversations; ``as_participant`` picks the side for
-``chat`` and ``parlai``. Consumers (``datasets``, ``mlcroissant``) are optional extras,
-imported only when their format is asked for.
+``chat`` and ``parlai``. :func:`to_hf` gives a corpus as a Hugging Face ``DatasetDict`` in
+memory. Consumers (``datasets``, ``mlcroissant``) are optional extras, imported only when
+their format is asked for. What is dataset-specific in a format (the chat side and system
+message, the Hugging Face features, the ParlAI context, ConvoKit's speakers) each dataset
+says through its hooks (:class:`convbank.datasets.Dataset`); the exporters name none.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from convbank.errors import ExportError, QueryError
-from convbank.model import Conversation
+from convbank.model import Conversation, Part
 from convbank.query import Corpus, sql
 
 __all__ = ["Selection", "part_files", "staged", "write_lines"]
@@ -51,8 +51,8 @@ class Selection:
         """The dataset's name."""
         return self.corpus.dataset.name
 
-    def parts(self) -> list[tuple[str, str]]:
-        """The (config, split) pairs with at least one selected conversation."""
+    def parts(self) -> list[Part]:
+        """The (config, split) parts with at least one selected conversation."""
         return [p for p in self.corpus.parts() if self._ids is None or p in self._ids]
 
     def ids(self, config: str, split: str) -> set[str] | None:

@@ -3,9 +3,11 @@
 loads, written directly so exporting needs no ConvoKit (and no PyTorch).
 
 - Speakers: a participant of one conversation, id ``{conversation_id}/{participant_id}``
-  (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue); PEC's Reddit
-  authors are the same people across threads and keep their names. Speaker meta: role,
-  persona, the participant's meta and, for conversation-scoped ids, ``participant_id``.
+  (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue), unless the dataset
+  says its participant ids name the same person everywhere
+  (:attr:`~convbank.datasets.Dataset.global_speakers`: PEC's Reddit authors keep their
+  names). Speaker meta: role, persona, the participant's meta and, for conversation-scoped
+  ids, ``participant_id``.
 - Utterances: id ``{conversation_id}/{turn_index}``, each replying to the turn before;
   ``timestamp`` the turn's position in its conversation (none of the datasets times its
   messages, and ConvoKit orders utterances by timestamp); meta ``turn_index``, ``kind``, the
@@ -25,9 +27,6 @@ import msgspec
 from convbank.export._core import Selection
 
 __all__ = ["write_convokit"]
-
-GLOBAL_SPEAKERS = frozenset({"pec"})
-"""Datasets whose participant ids name the same person in every conversation."""
 
 _encode = msgspec.json.Encoder().encode
 
@@ -57,7 +56,7 @@ def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
     speakers: dict[str, dict[str, Any]] = {}
     conversations: dict[str, dict[str, Any]] = {}
-    scoped = selection.dataset not in GLOBAL_SPEAKERS
+    scoped = not selection.corpus.dataset.global_speakers
     with (folder / "utterances.jsonl").open("wb") as f:
         for conv in selection:
             cid = conv.conversation_id

@@ -3,16 +3,19 @@
 One line per example, tab-separated ``field:value`` pairs; each episode ends with
 ``episode_done:True``. The side we speak for (as in ``chat``) gives the ``labels``; the
 other side's preceding turns are the ``text``. The first example's text starts with what
-that side privately knew, one ``your persona: ...`` line per sentence as the ConvAI2 and
-PersonaChat tasks present it (CaSiNo priorities and reasons, Curiosity facts, CCPE-M goal
-as the same kind of lines). Tabs, newlines and ``|`` in text are escaped as ParlAI's
-``msg_to_str`` does (``\\t``, ``\\n``, ``__PIPE__``).
+that side privately knew (:meth:`~convbank.datasets.Dataset.parlai_context`: by default one
+``your persona: ...`` line per persona sentence, as the ConvAI2 and PersonaChat tasks present
+it). Tabs, newlines and ``|`` in text are escaped as ParlAI's ``msg_to_str`` does (``\\t``,
+``\\n``, ``__PIPE__``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from convbank import catalog
 from convbank.export._core import Selection, write_lines
 from convbank.export.chat import chat_record
 from convbank.model import Conversation
@@ -24,23 +27,16 @@ def _escape(text: str) -> str:
     return text.replace("\t", "\\t").replace("\n", "\\n").replace("|", "__PIPE__")
 
 
-def _context(system: str, dataset: str) -> list[str]:
-    lines = [s.removeprefix("- ").strip() for s in system.splitlines()]
-    if dataset in ("pec", "convai2"):
-        lines = lines[1:]  # "Your persona:" header
-    return [f"your persona: {s}" if dataset in ("pec", "convai2") else s for s in lines if s]
-
-
 def episode_lines(
-    conv: Conversation, as_participant: str | None = None, facts: dict[int, str] | None = None
+    conv: Conversation, as_participant: str | None = None, context: Mapping[str, Any] | None = None
 ) -> list[str]:
     """The lines of one episode: an example per turn of the chosen side. ParlAI needs labels in
     every example, so turns after that side's last one are left out, and a conversation in
     which it never speaks gives no episode (no lines)."""
-    record = chat_record(conv, as_participant, facts)
+    record = chat_record(conv, as_participant, context)
     messages = record["messages"]
     meta = record["metadata"]
-    pending: list[str] = _context(messages[0]["content"], conv.dataset)
+    pending: list[str] = catalog.get(conv.dataset).parlai_context(conv, meta["as"], context or {})
     examples: list[tuple[str, str]] = []
     for m in messages[1:]:
         if m["role"] == "assistant":
@@ -59,7 +55,7 @@ def write_parlai(selection: Selection, directory: Path, as_participant: str | No
     """``{dataset}_{config}_{split}.parlai.txt``, one episode per conversation."""
 
     def lines(conv: Conversation) -> list[bytes]:
-        episode = episode_lines(conv, as_participant, selection.corpus.fact_texts(conv))
+        episode = episode_lines(conv, as_participant, selection.corpus.context(conv))
         return [(line + "\n").encode() for line in episode]
 
     return write_lines(selection, directory, ".parlai.txt", lines)

@@ -1,6 +1,6 @@
-"""The ``source`` export: the publisher's format and file names, rebuilt from the bank —
-the proof that the bank is lossless. Where the build measured a file's layout (every
-JSON source the publishers' way, PEC's text files), the files come back byte for byte."""
+"""The ``source`` export: the publisher's format and file names, rebuilt from the bank by
+each dataset's mapper and writer — the proof that the bank is lossless. Where the build
+measured a file's layout, the files come back byte for byte."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["export_source", "side_reader"]
 
 def export_source(corpus: Corpus, directory: Path) -> list[Path]:
     """Write every (config, split) of ``corpus`` in its publisher's format into ``directory``,
-    then each config's files kept in side tables (PEC's ``persona.txt``)."""
+    then each config's files kept in side tables (:meth:`Dataset.write_side`)."""
     directory.mkdir(parents=True, exist_ok=True)
     dataset = corpus.dataset
     written: list[Path] = []

@@ -7,7 +7,7 @@ from convbank.model.schema import (
     conversations_to_tables,
     tables_to_conversations,
 )
-from convbank.model.types import Annotation, Conversation, Json, Participant, Turn
+from convbank.model.types import Annotation, Conversation, Json, Part, Participant, Turn
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -16,6 +16,7 @@ __all__ = [
     "Annotation",
     "Conversation",
     "Json",
+    "Part",
     "Participant",
     "Turn",
     "conversations_to_tables",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -10,6 +10,17 @@ Json = dict[str, Any]
 """A JSON object: the type of every ``meta`` field."""
 
 TurnKind = Literal["message", "action"]
+
+
+class Part(NamedTuple):
+    """A stored config and split of a dataset: what the bank keeps one file of per table.
+
+    The one representation of a (config, split) pair in convbank: datasets select parts
+    (:meth:`convbank.datasets.Dataset.parts`), the manifest lists them, a corpus reads them.
+    """
+
+    config: str
+    split: str
 
 
 class Participant(msgspec.Struct):

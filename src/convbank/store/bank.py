@@ -36,7 +36,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -45,17 +44,18 @@ from filelock import FileLock, Timeout
 from convbank._atomic import atomic_write_text, sha256_file
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError, SetupError
 from convbank.model import SCHEMA_VERSION
-from convbank.store.snapshot import (
+from convbank.settings import bank_root
+from convbank.store.manifest import (
     GENERATION,
+    ConfigEntry,
+    DatasetEntry,
+    FileEntry,
     FileRef,
-    Snapshot,
-    check_manifest,
-    file_refs,
-    first_line,
-    partition,
-    release,
-    stat_problem,
+    Manifest,
+    SplitEntry,
+    parse_manifest,
 )
+from convbank.store.snapshot import Snapshot, first_line, partition, release, stat_problem
 
 try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps one old generation
     import fcntl
@@ -154,10 +154,11 @@ def _fsync(path: Path) -> None:
 
 
 class Bank:
-    """The bank folder: its generations, lock, staging and atomic commits."""
+    """The bank folder: its generations, lock, staging and atomic commits. ``Bank()`` is the
+    bank under ``$CONVBANK_HOME`` (:func:`convbank.settings.bank_root`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else bank_root()
 
     # ------------------------------------------------------------------ manifest
     @property
@@ -165,67 +166,65 @@ class Bank:
         """Where the manifest is."""
         return self.root / "manifest.json"
 
-    def manifest(self) -> dict[str, Any]:
-        """The current generation: ``{"layout", "schema_version", "generation", "datasets":
-        {name: {"built_at", "configs": {config: {"splits", "sources", "files"}}}}}``."""
+    def manifest(self) -> Manifest:
+        """The current generation (an empty manifest before the first build)."""
         return self._read_manifest(self.manifest_path)
 
-    def _read_manifest(self, path: Path) -> dict[str, Any]:
+    def _read_manifest(self, path: Path) -> Manifest:
         """A manifest or a generation record, checked: its types, its generation's name, and
         every file path it names (inside the bank, in its table's partition)."""
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {"layout": LAYOUT, "schema_version": SCHEMA_VERSION, "generation": None, "datasets": {}}
+            return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
         except UnicodeDecodeError as exc:
             raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})")) from exc
-        if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
-            raise DamagedBankError(_bad_manifest(path, "not a convbank manifest"))
-        problem = check_manifest(data)
-        if problem:
-            raise DamagedBankError(_bad_manifest(path, f"not a convbank manifest ({problem})"))
-        if data.get("layout") is None:
-            return self._legacy(data)
-        if data["layout"] != LAYOUT:
+        try:
+            manifest = parse_manifest(data)
+        except ValueError as exc:
+            raise DamagedBankError(_bad_manifest(path, str(exc))) from None
+        if manifest.layout is None:
+            return self._legacy(manifest)
+        if manifest.layout != LAYOUT:
             raise DamagedBankError(
-                f"{path}: the bank has layout {data['layout']}, this convbank reads layout {LAYOUT}; "
+                f"{path}: the bank has layout {manifest.layout}, this convbank reads layout {LAYOUT}; "
                 "upgrade convbank or delete the bank folder and build again"
             )
-        return data
+        return manifest
 
-    def _legacy(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _legacy(self, manifest: Manifest) -> Manifest:
         """A layout-1 manifest (files named ``part-0.parquet``, replaced in place) seen as a
         generation of layout 2; the next build rewrites it."""
-        for dataset, entry in data["datasets"].items():
-            for config, cfg in entry.get("configs", {}).items():
-                files: dict[str, dict[str, Any]] = {}
+        for dataset, entry in manifest.datasets.items():
+            for config, cfg in entry.configs.items():
+                files: dict[str, dict[str, FileEntry]] = {}
                 for table_dir in self._table_dirs():
                     legacy = (table_dir / partition(dataset, config)).glob(f"split=*/{_LEGACY_PART}")
                     for path in sorted(legacy):
                         split = path.parent.name.removeprefix("split=")
-                        files.setdefault(table_dir.name, {})[split] = {
-                            "path": str(path.relative_to(self.root)),
-                            "bytes": path.stat().st_size,
-                        }
-                cfg["files"] = files
-        return {**data, "layout": LAYOUT, "generation": "legacy"}
+                        files.setdefault(table_dir.name, {})[split] = FileEntry(
+                            path=str(path.relative_to(self.root)), bytes=path.stat().st_size
+                        )
+                cfg.files = files
+        manifest.layout = LAYOUT
+        manifest.generation = "legacy"
+        return manifest
 
-    def built(self) -> dict[str, dict[str, Any]]:
+    def built(self) -> dict[str, DatasetEntry]:
         """Built datasets with their manifest entries (of the current generation)."""
-        datasets: dict[str, dict[str, Any]] = self.manifest()["datasets"]
-        return datasets
+        return self.manifest().datasets
 
-    def split_info(self, dataset: str, config: str, split: str) -> dict[str, Any]:
+    def split_info(self, dataset: str, config: str, split: str) -> SplitEntry:
         """The manifest entry of one split, or :class:`NotBuiltError`."""
         return Snapshot(self, self.manifest(), None).split_info(dataset, config, split)
 
     def tables(self) -> list[str]:
         """Names of the tables of the current generation."""
-        return sorted({r.table for r in file_refs(self.root, self.manifest())})
+        return sorted({r.table for r in self.manifest().refs(self.root)})
 
     def _table_dirs(self) -> list[Path]:
         """Real (not linked) folders of the bank that may hold a table."""
@@ -240,7 +239,7 @@ class Bank:
         """Pin the current generation (see :class:`Snapshot`)."""
         for _ in range(100):
             manifest = self.manifest()
-            generation = manifest.get("generation")
+            generation = manifest.generation
             if generation in (None, "legacy"):
                 return Snapshot(self, manifest, None)
             lease = self._lease(generation)
@@ -317,7 +316,7 @@ class Bank:
             with suppress(OSError):
                 folder.parent.rmdir()  # .staging itself, once empty
 
-    def commit(self, staging: Staging, entry: dict[str, Any]) -> None:
+    def commit(self, staging: Staging, entry: ConfigEntry) -> None:
         """Make a staged dataset/config the bank's, with ``entry`` as its manifest entry: its
         files move in beside the current ones, then one rename of the manifest switches
         readers to the new generation. Hold :meth:`lock`."""
@@ -325,16 +324,16 @@ class Bank:
         record = None
         try:
             staging.close()
-            files: dict[str, dict[str, Any]] = {}
+            files: dict[str, dict[str, FileEntry]] = {}
             for (table, split), rows in sorted(staging.rows.items()):
                 files.setdefault(table, {})[split] = self._publish(staging, table, split, rows, published)
             manifest = self.manifest()
             generation = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
-            manifest.update(layout=LAYOUT, schema_version=SCHEMA_VERSION, generation=generation)
-            ds = manifest["datasets"].setdefault(staging.dataset, {"configs": {}})
-            ds["configs"][staging.config] = {**entry, "files": files}
-            ds["built_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            text = json.dumps(manifest, indent=2, sort_keys=True)
+            manifest.layout, manifest.schema_version, manifest.generation = LAYOUT, SCHEMA_VERSION, generation
+            ds = manifest.datasets.setdefault(staging.dataset, DatasetEntry())
+            ds.configs[staging.config] = ConfigEntry(splits=entry.splits, sources=entry.sources, files=files)
+            ds.built_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            text = manifest.to_json()
             (self.root / _GENERATIONS).mkdir(exist_ok=True)
             record = self.root / _GENERATIONS / f"{generation}.json"
             atomic_write_text(record, text)
@@ -357,7 +356,7 @@ class Bank:
 
     def _publish(
         self, staging: Staging, table: str, split: str, rows: int, published: list[Path]
-    ) -> dict[str, Any]:
+    ) -> FileEntry:
         """Move one staged file to its place under its content's name."""
         staged = staging.path(table, split)
         sha = sha256_file(staged)
@@ -370,7 +369,7 @@ class Bank:
         else:
             os.replace(staged, target)
             published.append(target)  # created by this build: removed again if it fails
-        return {"path": str(target.relative_to(self.root)), "bytes": size, "sha256": sha, "rows": rows}
+        return FileEntry(path=str(target.relative_to(self.root)), bytes=size, sha256=sha, rows=rows)
 
     # ------------------------------------------------------------------ cleaning
     def collect(self) -> list[Path]:
@@ -382,22 +381,22 @@ class Bank:
             return removed
         self._refuse_foreign()
         current = self.manifest()
-        if current.get("generation") == "legacy":  # rewrite a layout-1 manifest as layout 2
-            current["generation"] = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        if current.generation == "legacy":  # rewrite a layout-1 manifest as layout 2
+            current.generation = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
             (self.root / _GENERATIONS).mkdir(exist_ok=True)
-            text = json.dumps(current, indent=2, sort_keys=True)
-            atomic_write_text(self.root / _GENERATIONS / f"{current['generation']}.json", text)
+            text = current.to_json()
+            atomic_write_text(self.root / _GENERATIONS / f"{current.generation}.json", text)
             atomic_write_text(self.manifest_path, text)
-        keep = {r.path for r in file_refs(self.root, current)}
-        tables = {r.table for r in file_refs(self.root, current)}
+        keep = {r.path for r in current.refs(self.root)}
+        tables = {r.table for r in current.refs(self.root)}
         keep_all = False
         generations = self.root / _GENERATIONS
         for record in sorted(generations.glob("*.json")) if generations.is_dir() else []:
             name = record.stem
-            if name == current.get("generation"):
+            if name == current.generation:
                 continue
             try:
-                refs = file_refs(self.root, self._read_manifest(record))
+                refs = self._read_manifest(record).refs(self.root)
             except (OSError, DamagedBankError):
                 refs, keep_all = [], True  # an unreadable record: delete no file this time
             tables |= {r.table for r in refs}
@@ -521,11 +520,11 @@ class Bank:
 
     def _leftovers(self) -> list[Path]:
         """Staging folders and files that no generation names (what :meth:`collect` removes)."""
-        keep = {r.path for r in file_refs(self.root, self.manifest())}
+        keep = {r.path for r in self.manifest().refs(self.root)}
         generations = self.root / _GENERATIONS
         for record in generations.glob("*.json") if generations.is_dir() else []:
             with suppress(OSError, DamagedBankError):
-                keep |= {r.path for r in file_refs(self.root, self._read_manifest(record))}
+                keep |= {r.path for r in self._read_manifest(record).refs(self.root)}
         found = [p for p in (self.root / _STAGING, self.root / ".trash") if p.exists()]
         if found and self._building():
             found = [p for p in found if p.name != _STAGING]  # a build is writing there now

@@ -4,27 +4,26 @@ its files (see :mod:`convbank.store.bank` for the layout and the protocol)."""
 from __future__ import annotations
 
 import os
-import re
 import threading
 import weakref
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from convbank.errors import DamagedBankError, NotBuiltError
+from convbank.model import Part
 from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
+from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry
 
 if TYPE_CHECKING:
     from convbank.store.bank import Bank
 
-__all__ = ["FileRef", "Snapshot", "check_manifest", "file_refs", "partition"]
+__all__ = ["FileRef", "Snapshot", "partition"]
 
 
 def partition(dataset: str, config: str, split: str | None = None) -> Path:
@@ -39,112 +38,16 @@ def first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-@dataclass(frozen=True)
-class FileRef:
-    """One table partition's file in a generation."""
-
-    table: str
-    dataset: str
-    config: str
-    split: str
-    path: Path
-    bytes: int | None
-    sha256: str | None
-    rows: int | None
-
-
-class _File(msgspec.Struct):
-    path: str
-    bytes: int | None = None
-    sha256: str | None = None
-    rows: int | None = None
-
-
-class _Split(msgspec.Struct):
-    conversations: int
-    participants: int = 0
-    turns: int = 0
-    annotations: int = 0
-    expected: int | None = None
-    file_meta: dict[str, Any] = {}
-
-
-class _Config(msgspec.Struct):
-    splits: dict[str, _Split] = {}
-    sources: dict[str, str] = {}
-    files: dict[str, dict[str, _File]] = {}
-
-
-class _Dataset(msgspec.Struct):
-    configs: dict[str, _Config] = {}
-    built_at: str | None = None
-
-
-class _Manifest(msgspec.Struct):
-    datasets: dict[str, _Dataset]
-    layout: int | None = None
-    schema_version: str | None = None
-    generation: str | None = None
-
-
-GENERATION = re.compile(r"\d{20}-[0-9a-f]{8}")
-"""The name of a generation: nanoseconds since the epoch, then 8 random hex digits."""
-
-_FILE_NAME = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
-
-
-def check_manifest(data: dict[str, Any]) -> str | None:
-    """What makes ``data`` no manifest (a wrong type, a generation name that is not one, a
-    file path outside its table's partition folder), or None."""
-    try:
-        manifest = msgspec.convert(data, _Manifest)
-    except msgspec.ValidationError as exc:
-        return str(exc)
-    if manifest.generation is not None and not GENERATION.fullmatch(manifest.generation):
-        return f"generation {manifest.generation!r} is not a generation name"
-    for dataset, entry in manifest.datasets.items():
-        for config, cfg in entry.configs.items():
-            for table, splits in cfg.files.items():
-                for split, f in splits.items():
-                    expected = (table, f"dataset={dataset}", f"config={config}", f"split={split}")
-                    parts = tuple(f.path.split("/"))
-                    if parts[:-1] != expected or not _FILE_NAME.fullmatch(parts[-1]):
-                        return f"{f.path!r} is not a file of {table} {dataset}/{config}/{split}"
-    return None
-
-
-def file_refs(root: Path, manifest: dict[str, Any]) -> list[FileRef]:
-    """Every file a manifest names."""
-    refs = []
-    for dataset, entry in manifest.get("datasets", {}).items():
-        for config, cfg in entry.get("configs", {}).items():
-            for table, splits in cfg.get("files", {}).items():
-                for split, f in splits.items():
-                    refs.append(
-                        FileRef(
-                            table,
-                            dataset,
-                            config,
-                            split,
-                            root / f["path"],
-                            f.get("bytes"),
-                            f.get("sha256"),
-                            f.get("rows"),
-                        )
-                    )
-    return refs
-
-
 class Snapshot:
     """One generation of the bank, pinned: its manifest and files stay as they are while the
     snapshot is open, whatever builds run meanwhile. Safe to share between threads; close it
     (or use it as a context manager) to let a later build reclaim its files."""
 
-    def __init__(self, bank: Bank, manifest: dict[str, Any], lease: int | None) -> None:
+    def __init__(self, bank: Bank, manifest: Manifest, lease: int | None) -> None:
         self.bank = bank
         self.manifest = manifest
-        self.generation: str | None = manifest.get("generation")
-        self._refs = file_refs(bank.root, manifest)
+        self.generation: str | None = manifest.generation
+        self._refs = manifest.refs(bank.root)
         self._close = weakref.finalize(self, release, lease)
         self._metadata: dict[Path, pq.FileMetaData] = {}
         self._datasets: dict[str, pds.Dataset] | None = None
@@ -161,20 +64,18 @@ class Snapshot:
         self.close()
 
     # ------------------------------------------------------------------ what is built
-    def built(self) -> dict[str, dict[str, Any]]:
+    def built(self) -> dict[str, DatasetEntry]:
         """Built datasets with their manifest entries."""
-        datasets: dict[str, dict[str, Any]] = self.manifest.get("datasets", {})
-        return datasets
+        return self.manifest.datasets
 
-    def split_info(self, dataset: str, config: str, split: str) -> dict[str, Any]:
+    def split_info(self, dataset: str, config: str, split: str) -> SplitEntry:
         """The manifest entry of one split, or :class:`NotBuiltError`."""
-        try:
-            info: dict[str, Any] = self.built()[dataset]["configs"][config]["splits"][split]
-        except KeyError:
+        info = self.manifest.split(dataset, Part(config, split))
+        if info is None:
             raise NotBuiltError(
                 f"{dataset}/{config}/{split} is not in the bank at {self.bank.root}; "
                 f"run `convbank build {dataset}` first"
-            ) from None
+            )
         return info
 
     def refs(self, table: str | None = None, dataset: str | None = None) -> list[FileRef]:

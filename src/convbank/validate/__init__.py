@@ -9,24 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convbank import catalog
-from convbank.build import bank_root
+from convbank import catalog, registry
 from convbank.errors import NotBuiltError
 from convbank.query import Corpus
 from convbank.store import Bank, connect
 from convbank.store.sql import bank_queries
-from convbank.validate import casino, ccpe, convai2, curiosity, generic, pec  # noqa: F401  (registers)
 from convbank.validate._core import (
-    CHECKS,
     Check,
     CheckResult,
     Finding,
     Recorder,
     Severity,
     ValidationReport,
-    check,
     checks_for,
 )
+
+CHECKS = registry.checks
+"""Every check: the generic ones, then each dataset's (a registry; iterate it)."""
 
 __all__ = [
     "CHECKS",
@@ -35,7 +34,6 @@ __all__ = [
     "Finding",
     "Severity",
     "ValidationReport",
-    "check",
     "checks_for",
     "validate",
 ]
@@ -47,12 +45,12 @@ _UNIQUE = "unique_ids", "Conversation ids are unique within the dataset."
 def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
     name = corpus.dataset.name
     for config, split in corpus.parts():
-        expected = corpus.dataset.config(config).splits.get(split)
-        n = corpus.snapshot.split_info(name, config, split)["conversations"]
-        problem: list[tuple[Severity, str]] = []
-        if expected is not None and n != expected:
-            problem.append(("error", f"{config}/{split} has {n:,} conversations; {expected:,} published"))
-        recorder.record(*_COUNTS, None, None if expected is None else problem)
+        if corpus.dataset.published_count(config, split) is None:
+            recorder.record(*_COUNTS, None, None)  # nothing published to compare with
+            continue
+        n = corpus.snapshot.split_info(name, config, split).conversations
+        problem = corpus.dataset.count_problem(config, split, n)
+        recorder.record(*_COUNTS, None, [("error", problem)] if problem else [])
     con = connect(corpus.snapshot)
     try:
         distinct, duplicates = con.execute(
@@ -77,7 +75,7 @@ def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
 
 def validate(names: Sequence[str] | None = None, *, bank: Bank | None = None) -> ValidationReport:
     """Run every check over the named datasets (default: every built one)."""
-    bank = bank or Bank(bank_root())
+    bank = bank or Bank()
     with bank.snapshot() as snapshot:
         if not names:
             built = snapshot.built()

@@ -1,62 +1,38 @@
-"""The machinery of validation: checks, findings, and the run over a bank.
+"""The machinery of validation: findings, results, and the run over a bank.
 
-A check looks at one conversation and yields ``(severity, message)`` pairs; it returns
-``None`` when it does not apply to that conversation (a walk-away check on a dialogue that
-ended in a deal). A conversation passes a check when the check applies and finds nothing.
-Split-level checks (ids unique, published counts) run once per split over SQL.
+Checks are defined where their knowledge is: the generic ones in
+:mod:`convbank.validate.generic`, each dataset's in its package (:meth:`Dataset.checks`); they
+are found through :data:`convbank.registry.checks` (see :mod:`convbank.datasets._checks` for
+what a check is). Split-level checks (ids unique, published counts) run once per split over
+SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from convbank import catalog
+from convbank import registry
+from convbank.datasets import SEVERITIES, Check, Problem, Severity
 from convbank.model import Conversation
 
-Severity = Literal["error", "warning", "info"]
-SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
-Problem = tuple[Severity, str]
-CheckFunction = Callable[[Conversation], Iterable[Problem] | None]
-
-
-@dataclass(frozen=True)
-class Check:
-    """A named check of one conversation, for every dataset (``dataset`` None) or one."""
-
-    name: str
-    description: str
-    func: CheckFunction
-    dataset: str | None = None
-
-    def run(self, conversation: Conversation) -> list[Problem] | None:
-        """The problems found (empty when it passes), or None when it does not apply."""
-        found = self.func(conversation)
-        return None if found is None else list(found)
-
-
-CHECKS: list[Check] = []
-
-
-def check(name: str, dataset: str | None = None) -> Callable[[CheckFunction], CheckFunction]:
-    """Register a conversation check; its docstring's first line is its description."""
-
-    def register(func: CheckFunction) -> CheckFunction:
-        if any(c.name == name for c in CHECKS):
-            raise ValueError(f"a check named {name!r} is already registered")
-        if dataset is not None:
-            catalog.get(dataset)
-        description = (func.__doc__ or name).strip().splitlines()[0]
-        CHECKS.append(Check(name, description, func, dataset))
-        return func
-
-    return register
+__all__ = [
+    "Check",
+    "CheckResult",
+    "Finding",
+    "Problem",
+    "Recorder",
+    "Severity",
+    "ValidationReport",
+    "checks_for",
+]
 
 
 def checks_for(dataset: str) -> list[Check]:
-    """The generic checks, then the dataset's own."""
-    return [c for c in CHECKS if c.dataset is None] + [c for c in CHECKS if c.dataset == dataset]
+    """The generic checks, then the dataset's own (from :data:`convbank.registry.checks`)."""
+    every = list(registry.checks)
+    return [c for c in every if c.dataset is None] + [c for c in every if c.dataset == dataset]
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from convbank.datasets import CheckList, Problem
 from convbank.model import Conversation
-from convbank.validate._core import Problem, check
+
+__all__ = ["CHECKS"]
+
+CHECKS = CheckList(None)
+"""The checks of every dataset, run before each dataset's own."""
 
 
-@check("turn_indices")
+@CHECKS.check("turn_indices")
 def turn_indices(conv: Conversation) -> Iterator[Problem]:
     """Turn indices are 0, 1, 2, ... in order."""
     for position, turn in enumerate(conv.turns):
@@ -17,7 +22,7 @@ def turn_indices(conv: Conversation) -> Iterator[Problem]:
             return
 
 
-@check("annotation_turns")
+@CHECKS.check("annotation_turns")
 def annotation_turns(conv: Conversation) -> Iterator[Problem]:
     """Every annotation refers to an existing turn."""
     for a in conv.annotations:
@@ -28,7 +33,7 @@ def annotation_turns(conv: Conversation) -> Iterator[Problem]:
             )
 
 
-@check("spans")
+@CHECKS.check("spans")
 def spans(conv: Conversation) -> Iterator[Problem] | None:
     """Span offsets lie inside the turn's text and cut out the quoted text."""
     if all(a.start_char is None and a.end_char is None for a in conv.annotations):
@@ -62,7 +67,7 @@ def _span_problems(conv: Conversation) -> Iterator[Problem]:
             )
 
 
-@check("speakers")
+@CHECKS.check("speakers")
 def speakers(conv: Conversation) -> Iterator[Problem]:
     """Every speaker is one of the conversation's participants, each listed once."""
     ids = [p.participant_id for p in conv.participants]
@@ -74,7 +79,7 @@ def speakers(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"turn {turn.turn_index}: speaker {turn.participant_id!r} is not a participant"
 
 
-@check("silent_participants")
+@CHECKS.check("silent_participants")
 def silent_participants(conv: Conversation) -> Iterator[Problem]:
     """Every participant speaks at least once (reported as information)."""
     spoke = {t.participant_id for t in conv.turns}

@@ -36,7 +36,6 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from convbank import __version__, catalog
-from convbank.build import bank_root
 from convbank.errors import (
     ConvbankError,
     ConversationNotFoundError,
@@ -49,7 +48,6 @@ from convbank.query import Corpus
 from convbank.store import Bank, Snapshot, connect
 from convbank.store.sandbox import Result, SqlSandbox, parse_size
 from convbank.web.data import (
-    FILTERS,
     SORTS,
     constant_turn_meta,
     labels,
@@ -81,16 +79,8 @@ EXAMPLES = (
         "GROUP BY ALL ORDER BY ALL",
     ),
     (
-        "CaSiNo strategy labels",
-        "SELECT label, count(*) AS n FROM annotations WHERE dataset = 'casino' "
-        "GROUP BY label ORDER BY n DESC",
-    ),
-    (
-        "ConvAI2 rating by bot",
-        "SELECT p.meta->>'user_id' AS bot, count(*) AS n, avg((c.meta->>'eval_score')::INT) AS mean_score "
-        "FROM conversations c JOIN participants p USING (dataset, config, split, conversation_id) "
-        "WHERE c.dataset = 'convai2' AND p.participant_id = 'participant2' "
-        "AND c.meta->>'eval_score' IS NOT NULL GROUP BY ALL ORDER BY mean_score DESC",
+        "Annotation labels per dataset and layer",
+        "SELECT dataset, layer, label, count(*) AS n FROM annotations GROUP BY ALL ORDER BY n DESC",
     ),
     (
         "Longest turns",
@@ -98,6 +88,12 @@ EXAMPLES = (
         "ORDER BY chars DESC LIMIT 20",
     ),
 )
+"""The SQL console's generic examples; each dataset adds its own (:attr:`Dataset.sql_examples`)."""
+
+
+def examples() -> list[tuple[str, str]]:
+    """The SQL console's examples: the generic ones, then each dataset's."""
+    return [*EXAMPLES[:1], *(e for ds in catalog.catalog for e in ds.sql_examples), *EXAMPLES[1:]]
 
 
 _env = jinja2.Environment(
@@ -354,7 +350,7 @@ def create_app(
     """The viewer's ASGI app over ``bank`` (default: the bank under CONVBANK_HOME),
     answering requests whose ``Host`` is one of ``hosts`` (``"*"`` for any)."""
     limits = limits or Limits()
-    state = _State(bank or Bank(bank_root()), limits)
+    state = _State(bank or Bank(), limits)
     sandbox = SqlSandbox(state.bank.root, workers=limits.sql_workers, memory=parse_size(limits.query_memory))
     pages = _Workers("pages", limits.page_workers, limits.page_queue)
     queries = _Workers("sql", limits.sql_workers, limits.sql_queue)
@@ -363,10 +359,11 @@ def create_app(
         built = state.current().snapshot.built()
         rows = []
         for ds in catalog.catalog:
+            entry = built.get(ds.name)
             counts = {
-                f"{c}/{s}": info["conversations"]
-                for c, cfg in built.get(ds.name, {}).get("configs", {}).items()
-                for s, info in cfg.get("splits", {}).items()
+                f"{c}/{s}": info.conversations
+                for c, cfg in (entry.configs.items() if entry else ())
+                for s, info in cfg.splits.items()
             }
             rows.append({"ds": ds, "counts": counts, "total": sum(counts.values())})
         return _render("index.html", rows=rows)
@@ -401,13 +398,11 @@ def create_app(
             ds=ds,
             built=True,
             parts=[
-                (c, s, i["conversations"])
-                for c, cfg in built["configs"].items()
-                for s, i in cfg["splits"].items()
+                (c, s, i.conversations) for c, cfg in built.configs.items() for s, i in cfg.splits.items()
             ],
             args=args,
-            fields=list(FILTERS.get(ds.name, {})),
-            sorts=[*SORTS, *(f"meta:{f}" for f in FILTERS.get(ds.name, {}))],
+            fields=list(ds.viewer_filters),
+            sorts=[*SORTS, *(f"meta:{f}" for f in ds.viewer_filters)],
             query=lambda **kw: _query({**args, **kw}),
             **data,
         )
@@ -432,7 +427,7 @@ def create_app(
                 "conversation.html",
                 ds=ds,
                 conv=conv,
-                turns=turn_views(conv, corpus.fact_texts(conv)),
+                turns=turn_views(conv, corpus.context(conv)),
                 every_turn=constant_turn_meta(conv),
                 before=before,
                 after=after,
@@ -474,7 +469,7 @@ def create_app(
                 headers={"Content-Disposition": 'attachment; filename="convbank-query.csv"'},
             )
         return _render(
-            "sql.html", q=q, result=result, error=error, examples=EXAMPLES, status=400 if error else 200
+            "sql.html", q=q, result=result, error=error, examples=examples(), status=400 if error else 200
         )
 
     async def error_page(request: Request, exc: Exception) -> Response:

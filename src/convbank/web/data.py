@@ -1,5 +1,6 @@
 """What the pages show, read from the bank: conversation listings with filters, and one
-conversation prepared for display (span highlighting, deals, facts)."""
+conversation prepared for display (span highlighting, and what the dataset adds to a turn:
+:meth:`Dataset.viewer_turn`). Filters are each dataset's :attr:`Dataset.viewer_filters`."""
 
 from __future__ import annotations
 
@@ -12,30 +13,10 @@ from typing import Any
 import duckdb
 
 from convbank import catalog
-from convbank.datasets import Dataset
+from convbank.datasets import Context, Dataset
 from convbank.model import Annotation, Conversation
 
 PER_PAGE = 50
-
-FILTERS: dict[str, dict[str, tuple[str, str]]] = {
-    "casino": {
-        "satisfaction": ("participants", "$.outcomes.satisfaction"),
-        "opponent_likeness": ("participants", "$.outcomes.opponent_likeness"),
-        "points_scored": ("participants", "$.outcomes.points_scored"),
-    },
-    "ccpe": {},
-    "curiosity": {
-        "focus_entity": ("conversations", "$.focus_entity"),
-        "user_dialog_rating": ("conversations", "$.user_dialog_rating"),
-        "assistant_dialog_rating": ("conversations", "$.assistant_dialog_rating"),
-    },
-    "pec": {"domain": ("conversations", "$.domain")},
-    "convai2": {
-        "eval_score": ("conversations", "$.eval_score"),
-        "profile_match": ("conversations", "$.profile_match"),
-    },
-}
-"""Metadata a listing can be filtered on, per dataset: (table, JSON path)."""
 
 SORTS = ("source", "id", "turns", "split")
 """Orders of a listing besides the metadata fields (``meta:<field>``); ``source`` and
@@ -65,15 +46,15 @@ def _sql_list(values: list[str]) -> str:
     return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
 
 
-def _field_value(dataset: str, name: str, params: list[Any]) -> str:
+def _field_value(dataset: Dataset, name: str, params: list[Any]) -> str:
     """SQL for a metadata field's value of conversation ``c`` (participants' values: the
     largest, for sorting and ranges; the JSON path goes to ``params``)."""
-    table, path = FILTERS[dataset][name]
-    params.append(path)
+    field = dataset.viewer_filters[name]
+    params.append(field.path)
     value = "json_extract_string(x.meta, ?)"
-    if table == "conversations":
+    if field.table == "conversations":
         return value.replace("x.meta", "c.meta")
-    return f"(SELECT max(TRY_CAST({value} AS DOUBLE)) FROM {table} x WHERE {_SAME})"
+    return f"(SELECT max(TRY_CAST({value} AS DOUBLE)) FROM {field.table} x WHERE {_SAME})"
 
 
 def _order(dataset: Dataset, args: dict[str, str], params: list[Any]) -> str:
@@ -83,8 +64,8 @@ def _order(dataset: Dataset, args: dict[str, str], params: list[Any]) -> str:
     config_pos = f"array_position({configs}, c.config)"
     split_pos = f"array_position({splits}, c.split)"
     sort = args.get("sort", "")
-    if sort.startswith("meta:") and sort[5:] in FILTERS.get(dataset.name, {}):
-        value = _field_value(dataset.name, sort[5:], params)
+    if sort.startswith("meta:") and sort[5:] in dataset.viewer_filters:
+        value = _field_value(dataset, sort[5:], params)
         keys = [f"TRY_CAST({value} AS DOUBLE)", f"CAST({value} AS VARCHAR)"]
         params.append(params[-1])  # the second use of the path
     else:
@@ -129,12 +110,12 @@ def list_conversations(
     if args.get("q"):
         where.append(f"EXISTS (SELECT 1 FROM turns x WHERE {_SAME} AND x.text ILIKE ? ESCAPE '\\')")
         params.append("%" + args["q"].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
-    fields = FILTERS.get(dataset, {})
+    fields = ds.viewer_filters
     name = args.get("field", "")
     if name and name not in fields:
         notices.append(f"{ds.name} has no metadata field {name!r}; one of {', '.join(fields) or 'none'}")
     elif name:
-        table, path = fields[name]
+        table, path = fields[name].table, fields[name].path
         if args.get("value", "") != "":
             where.append(
                 f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} AND json_extract_string(x.meta, ?) = ?)"
@@ -187,7 +168,8 @@ def _describe_rows(con: duckdb.DuckDBPyConnection, dataset: str, rows: list[dict
         ).fetchall()
     }
     values: dict[tuple[str, str, str], dict[str, list[str]]] = {}
-    for name, (table, path) in FILTERS.get(dataset, {}).items():
+    for name, meta_field in catalog.get(dataset).viewer_filters.items():
+        table, path = meta_field.table, meta_field.path
         order = ", participant_id" if table == "participants" else ""
         for config, split, cid, value in con.execute(
             f"SELECT config, split, conversation_id, json_extract_string(meta, ?) AS v FROM {table} "
@@ -239,22 +221,6 @@ def segments(text: str, spans: list[Annotation]) -> list[Segment]:
     return out or [Segment(text, [])]
 
 
-_SHOWN_ELSEWHERE = frozenset(
-    {
-        "task_data",
-        "facts",
-        "strategy_slots",
-        "liked",
-        "message_id",
-        "dialog_acts",
-        "segments",
-        "index",
-        "unannotated_segments",
-    }
-)
-"""Turn meta shown otherwise (deals, facts, likes, labels) or kept only for the round trip."""
-
-
 def show_value(value: Any) -> str:
     """A metadata value as text: objects as ``key: value; ...`` (nested ones in
     parentheses), lists comma-separated, null, true and false as JSON writes them."""
@@ -274,7 +240,8 @@ def show_value(value: Any) -> str:
 
 def constant_turn_meta(conv: Conversation) -> dict[str, dict[str, Any]]:
     """Per participant with more than one turn, the turn metadata that is the same on all
-    of their turns (ConvAI2's ``sender_class``): shown once beside them, not on every turn."""
+    of their turns (a sender class): shown once beside them, not on every turn."""
+    hidden = catalog.get(conv.dataset).viewer_hidden_meta
     out: dict[str, dict[str, Any]] = {}
     for p in conv.participants:
         turns = [t for t in conv.turns if t.participant_id == p.participant_id]
@@ -283,46 +250,44 @@ def constant_turn_meta(conv: Conversation) -> dict[str, dict[str, Any]]:
         same = {
             k: v
             for k, v in turns[0].meta.items()
-            if k not in _SHOWN_ELSEWHERE and v is not None and all(t.meta.get(k) == v for t in turns)
+            if k not in hidden and v is not None and all(t.meta.get(k) == v for t in turns)
         }
         if same:
             out[p.participant_id] = same
     return out
 
 
-def turn_views(conv: Conversation, facts: dict[int, str]) -> list[dict[str, Any]]:
-    """Per turn: speaker, side, text pieces with span marks, labels, deal, likes and facts;
-    ``extra`` is the rest of the turn's metadata, less what :func:`constant_turn_meta`
-    shows once per participant."""
+def turn_views(conv: Conversation, context: Context) -> list[dict[str, Any]]:
+    """Per turn: speaker, side, text pieces with span marks (``title``: each span's label and
+    the dataset's detail), whole-turn labels with their style, what the dataset adds
+    (``shown``: an action table, badges, notes) and ``extra``, the rest of the turn's
+    metadata, less what :func:`constant_turn_meta` shows once per participant."""
+    ds = catalog.get(conv.dataset)
     first = conv.participants[0].participant_id if conv.participants else None
     roles = {p.participant_id: p.role for p in conv.participants}
     constant = constant_turn_meta(conv)
+
+    def title(marks: list[Annotation]) -> str:
+        details = (ds.span_detail(a) for a in marks)
+        return "; ".join(f"{a.label} / {d}" if d else a.label for a, d in zip(marks, details, strict=True))
+
     views = []
     for t in conv.turns:
         anns = conv.annotations_of(t.turn_index)
-        spans = [a for a in anns if a.start_char is not None]
-        deal = t.meta.get("task_data", {})
+        pieces = segments(t.text, [a for a in anns if a.start_char is not None])
         views.append(
             {
                 "turn": t,
                 "role": roles.get(t.participant_id, "?"),
                 "side": "left" if t.participant_id == first else "right",
-                "segments": segments(t.text, spans),
-                "labels": [a for a in anns if a.start_char is None],
-                "deal": deal if "issue2youget" in deal else None,
-                "facts": [
-                    {
-                        "fid": f["fid"],
-                        "used": f.get("used"),
-                        "source": f.get("source"),
-                        "text": facts.get(f["fid"]),
-                    }
-                    for f in t.meta.get("facts", ())
-                ],
+                "segments": [(seg, title(seg.marks)) for seg in pieces],
+                "spans": [(a, seg.text, ds.span_detail(a)) for seg in pieces for a in seg.marks],
+                "labels": [(a, ds.label_class(a)) for a in anns if a.start_char is None],
+                "shown": ds.viewer_turn(t, context),
                 "extra": {
                     k: v
                     for k, v in t.meta.items()
-                    if k not in _SHOWN_ELSEWHERE and k not in constant.get(t.participant_id, {})
+                    if k not in ds.viewer_hidden_meta and k not in constant.get(t.participant_id, {})
                 },
             }
         )

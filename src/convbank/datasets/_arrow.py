@@ -1,0 +1,75 @@
+"""The Arrow type of a raw record type: the ``<dataset>_raw`` table is typed like the source."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import msgspec.inspect
+import pyarrow as pa
+
+__all__ = ["arrow_type"]
+
+_NONE = msgspec.inspect.NoneType
+
+
+def arrow_type(typ: Any) -> list[pa.Field]:
+    """The Arrow fields of a msgspec Struct type, derived from its annotations.
+
+    Optional and omittable fields become nullable; a union of ``int`` with the literal
+    ``""`` (ConvAI2's ``profile_match``) becomes a nullable int64 whose null stands for ``""``.
+    """
+    info = msgspec.inspect.type_info(typ)
+    if not isinstance(info, msgspec.inspect.StructType):
+        raise TypeError(f"{typ!r} is not a msgspec Struct")
+    return _fields(info)
+
+
+def _fields(info: msgspec.inspect.StructType) -> list[pa.Field]:
+    return [
+        pa.field(f.encode_name, _arrow(f.type), nullable=not f.required or _nullable(f.type))
+        for f in info.fields
+    ]
+
+
+def _nullable(info: msgspec.inspect.Type) -> bool:
+    if isinstance(info, msgspec.inspect.UnionType):  # None, or "" stored as null
+        return any(
+            isinstance(t, _NONE) or (isinstance(t, msgspec.inspect.LiteralType) and "" in t.values)
+            for t in info.types
+        )
+    return isinstance(info, (msgspec.inspect.AnyType, _NONE))
+
+
+def _arrow(info: msgspec.inspect.Type) -> pa.DataType:  # noqa: PLR0911 - one case per type
+    mi = msgspec.inspect
+    if isinstance(info, mi.UnionType):
+        types = [t for t in info.types if not isinstance(t, _NONE)]
+        if len(types) == 1:
+            return _arrow(types[0])
+        kinds = {type(t) for t in types}
+        if kinds == {mi.IntType, mi.LiteralType}:
+            return pa.int64()
+        raise TypeError(f"no Arrow type for the union {info!r}")
+    if isinstance(info, mi.BoolType):
+        return pa.bool_()
+    if isinstance(info, mi.IntType):
+        return pa.int64()
+    if isinstance(info, mi.FloatType):
+        return pa.float64()
+    if isinstance(info, mi.StrType):
+        return pa.string()
+    if isinstance(info, mi.LiteralType):
+        return pa.int64() if all(isinstance(v, int) for v in info.values) else pa.string()
+    if isinstance(info, (mi.ListType, mi.VarTupleType)):
+        return pa.list_(_arrow(info.item_type))
+    if isinstance(info, mi.TupleType):
+        item = {str(_arrow(t)) for t in info.item_types}
+        if len(item) != 1:
+            raise TypeError(f"no Arrow type for the mixed tuple {info!r}")
+        return pa.list_(_arrow(info.item_types[0]))
+    if isinstance(info, mi.DictType):
+        return pa.map_(_arrow(info.key_type), _arrow(info.value_type))
+    if isinstance(info, mi.StructType):
+        return pa.struct(_fields(info))
+    raise TypeError(f"no Arrow type for {info!r}")

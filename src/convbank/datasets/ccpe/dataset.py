@@ -1,0 +1,238 @@
+"""CCPE-M: Coached Conversational Preference Elicitation about movies (Radlinski et al., 2019):
+raw types, card, files, reader, mapper (both ways) and source writer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from convbank.datasets import (
+    ConfigSpec,
+    Dataset,
+    Int64,
+    SourceFile,
+    SourcePaths,
+    Strict,
+    decode_json,
+    no_records,
+)
+from convbank.datasets._layout import LAYOUT_KEY, Frame, frame_of, measure, spaced, write_framed
+from convbank.datasets.ccpe.present import CcpePresentation
+from convbank.model import Annotation, Conversation, Participant, Turn
+
+SPEAKERS = ("USER", "ASSISTANT")
+ANNOTATION_TYPES = (
+    "ENTITY_NAME",
+    "ENTITY_PREFERENCE",
+    "ENTITY_DESCRIPTION",
+    "ENTITY_OTHER",
+)
+ENTITY_TYPES = (
+    "MOVIE_GENRE_OR_CATEGORY",
+    "MOVIE_OR_SERIES",
+    "PERSON",
+    "SOMETHING_ELSE",
+)
+
+
+class SegmentAnnotation(Strict):
+    """What a segment is: ``annotationType`` and the ``entityType`` it is about."""
+
+    annotationType: str
+    entityType: str | UnsetType = UNSET
+
+
+class Segment(Strict):
+    """A span ``[startIndex, endIndex)`` of an utterance with its text and annotations."""
+
+    startIndex: Int64
+    endIndex: Int64
+    text: str
+    annotations: list[SegmentAnnotation]
+
+
+class Utterance(Strict):
+    """One utterance; unannotated ones have no ``segments`` key."""
+
+    index: Int64
+    speaker: str
+    text: str
+    segments: list[Segment] | UnsetType = UNSET
+
+
+class CcpeConversation(Strict):
+    """One conversation as published."""
+
+    conversationId: str
+    utterances: list[Utterance]
+
+
+_CITATION = """@inproceedings{radlinski2019ccpe,
+  title = {Coached Conversational Preference Elicitation: A Case Study in Understanding Movie Preferences},
+  author = {Radlinski, Filip and Balog, Krisztian and Byrne, Bill and Krishnamoorthi, Karthik},
+  booktitle = {Proceedings of the Annual SIGdial Meeting on Discourse and Dialogue},
+  year = {2019}
+}"""
+
+FILE = "data.json"
+
+FRAME = Frame(prefix="[\n", separator=", ", suffix="\n]\n")
+"""The layout of the one real excerpt (a list holding one conversation); the separator is
+the style's own ``}, {`` (no real file with two conversations was available)."""
+
+
+class Ccpe(CcpePresentation, Dataset):
+    """CCPE-M: 502 dialogues in which an assistant elicits a user's movie preferences."""
+
+    name = "ccpe"
+    title = "CCPE-M: Coached Conversational Preference Elicitation (Movies)"
+    description = (
+        "502 English dialogues, collected Wizard-of-Oz style, in which an assistant elicits "
+        "a user's movie preferences; user utterances carry span annotations of entity "
+        "names, preferences, descriptions and other statements with their entity types."
+    )
+    license = "CC-BY-SA-4.0"
+    citation = _CITATION
+    homepage = "https://github.com/google-research-datasets/ccpe"
+    version = "1.0.0"
+    files = (
+        SourceFile(
+            name=FILE,
+            url="https://storage.googleapis.com/dialog-data-corpus/CCPE-M-2019/data.json",
+            sha256="4ff051ea7ea60cf0f480c911c7e2cfed56434e2e2c9ea8965ac5e26365773f0a",
+        ),
+    )
+    configs = (
+        ConfigSpec(
+            name="default",
+            description="All 502 conversations (no official split).",
+            splits={"train": 502},
+        ),
+    )
+    raw_type = CcpeConversation
+
+    def files_for(self, config: str, split: str) -> list[SourceFile]:
+        """The one ``data.json``."""
+        self.parts(config, split)  # checks both names
+        return [self.file(FILE)]
+
+    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[CcpeConversation]:
+        """Decode ``data.json`` into typed conversations."""
+        yield from self._conversations(paths)
+
+    def _conversations(self, paths: SourcePaths, data: bytes | None = None) -> list[CcpeConversation]:
+        convs: list[CcpeConversation] = decode_json(paths[FILE], list[CcpeConversation], "CCPE-M", data)
+        if not convs:
+            raise no_records(paths[FILE], "CCPE-M")
+        return convs
+
+    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+        """The file's measured layout (the records' frame), for a byte-exact source export."""
+        data = paths[FILE].read_bytes()
+        records = (msgspec.to_builtins(c) for c in self._conversations(paths, data))
+        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, spaced, [])}
+
+    def conversation_id(self, record: CcpeConversation, config: str, split: str, index: int) -> str:
+        """The ``conversationId``."""
+        return record.conversationId
+
+    def to_conversation(self, record: CcpeConversation, config: str, split: str, index: int) -> Conversation:
+        """One annotation row per (segment, segment annotation), layer ``preference``."""
+        turns = []
+        annotations = []
+        for i, utt in enumerate(record.utterances):
+            meta: dict[str, Any] = {}
+            if utt.index != i:
+                meta["index"] = utt.index
+            if utt.segments is not UNSET:
+                meta["segments"] = len(utt.segments)
+                bare = []
+                for s, seg in enumerate(utt.segments):
+                    if not seg.annotations:
+                        bare.append({"segment": s, **_segment_fields(seg)})
+                    for ann in seg.annotations:
+                        ameta: dict[str, Any] = {"segment": s, "text": seg.text}
+                        if ann.entityType is not UNSET:
+                            ameta["entityType"] = ann.entityType
+                        annotations.append(
+                            Annotation(
+                                turn_index=i,
+                                layer="preference",
+                                label=ann.annotationType,
+                                start_char=seg.startIndex,
+                                end_char=seg.endIndex,
+                                meta=ameta,
+                            )
+                        )
+                if bare:
+                    meta["unannotated_segments"] = bare
+            turns.append(Turn(turn_index=i, participant_id=utt.speaker, text=utt.text, meta=meta))
+        return Conversation(
+            dataset=self.name,
+            config=config,
+            split=split,
+            conversation_id=record.conversationId,
+            source_index=index,
+            participants=[
+                Participant(participant_id="USER", role="user"),
+                Participant(participant_id="ASSISTANT", role="assistant"),
+            ],
+            turns=turns,
+            annotations=annotations,
+        )
+
+    def from_conversation(self, conversation: Conversation) -> CcpeConversation:
+        """Rebuild the published conversation, segments regrouped in order."""
+        utterances = []
+        for turn in conversation.turns:
+            utt: dict[str, Any] = {
+                "index": turn.meta.get("index", turn.turn_index),
+                "speaker": turn.participant_id,
+                "text": turn.text,
+            }
+            if "segments" in turn.meta:
+                segments: list[dict[str, Any]] = [{} for _ in range(turn.meta["segments"])]
+                for bare in turn.meta.get("unannotated_segments", ()):
+                    segments[bare["segment"]] = {k: v for k, v in bare.items() if k != "segment"} | {
+                        "annotations": []
+                    }
+                for ann in conversation.annotations_of(turn.turn_index, "preference"):
+                    seg = segments[ann.meta["segment"]]
+                    if not seg:
+                        seg.update(
+                            startIndex=ann.start_char,
+                            endIndex=ann.end_char,
+                            text=ann.meta["text"],
+                            annotations=[],
+                        )
+                    entry = {"annotationType": ann.label}
+                    if "entityType" in ann.meta:
+                        entry["entityType"] = ann.meta["entityType"]
+                    seg["annotations"].append(entry)
+                utt["segments"] = segments
+            utterances.append(utt)
+        return msgspec.convert(
+            {"conversationId": conversation.conversation_id, "utterances": utterances},
+            CcpeConversation,
+        )
+
+    def write_source(
+        self,
+        records: Iterable[CcpeConversation],
+        config: str,
+        split: str,
+        file_meta: Mapping[str, Any],
+        directory: Path,
+    ) -> list[Path]:
+        """Write ``data.json`` in the publisher's pretty style (byte for byte when the layout
+        was measured at build)."""
+        frame = frame_of(file_meta.get(LAYOUT_KEY), FRAME)
+        return write_framed(directory / FILE, (msgspec.to_builtins(r) for r in records), spaced, frame)
+
+
+def _segment_fields(seg: Segment) -> dict[str, Any]:
+    return {"startIndex": seg.startIndex, "endIndex": seg.endIndex, "text": seg.text}

@@ -1,0 +1,56 @@
+"""PEC's raw records (an example: context, response, the speakers' personas) and the
+constants of its text format."""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+from msgspec import UNSET, Struct, UnsetType
+
+from convbank.datasets import Strict
+
+SEPARATOR = "---+---"
+END = "*" * 20
+END_LINE = re.compile(rb"^[ \t]*\*{20}[ \t]*\r?$", re.MULTILINE)
+DOMAINS = ("happy", "offmychest")
+ARCHIVE = "hf_pec.zip"
+PERSONA_BATCH = 20_000
+"""Persona blocks per batch of the ``pec_personas`` table (memory stays flat)."""
+PERSONA_SCHEMA = pa.schema(
+    [
+        pa.field("position", pa.int64(), nullable=False),
+        pa.field("speaker", pa.string()),
+        pa.field("persona", pa.list_(pa.string()), nullable=False),
+        pa.field("source", pa.string()),
+    ]
+)
+
+
+class Utterance(Struct, forbid_unknown_fields=True):
+    """A line ``speaker ---+--- text``; continuation lines are joined to ``text`` with newlines."""
+
+    speaker: str
+    text: str
+
+
+class SpeakerPersona(Struct, forbid_unknown_fields=True):
+    """A speaker's persona sentences from ``persona.txt``."""
+
+    speaker: str
+    persona: list[str]
+
+
+class Example(Strict):
+    """One example: the context utterances, then the response; personas of every speaker
+    of the example that ``persona.txt`` has, in order of first appearance.
+
+    Speakers and texts are stripped and blank lines skipped, as the publisher's loader
+    reads them; ``source`` keeps the example's lines exactly (blank lines before it, odd
+    spacing around the separator, the closing line) when writing speakers and texts the
+    publisher's way would not give them back."""
+
+    context: list[Utterance]
+    response: Utterance
+    personas: list[SpeakerPersona]
+    source: str | UnsetType = UNSET

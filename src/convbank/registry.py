@@ -1,0 +1,270 @@
+"""One registry: datasets, engines, checks and benchmark tasks, each a :class:`Registry` of
+named things, filled the same way and on first use.
+
+- :data:`datasets`: the built-in datasets (the packages of :mod:`convbank.datasets`,
+  imported directly: they load even where the package's metadata is stale), then every entry
+  point of the group ``convbank.datasets`` (another package's datasets: install it, and
+  ``convbank list`` shows them).
+- :data:`engines`: the built-in engines (``local``, ``spark``), then the entry points of
+  ``convbank.engines``.
+- :data:`checks`: the generic checks, then each dataset's own (:meth:`Dataset.checks`).
+- :data:`tasks`: each dataset's benchmark tasks (:meth:`Dataset.tasks`).
+
+An entry point names a class or an instance (``mydataset = my_package:MyDataset``); a class
+is instantiated (datasets) or kept as the factory it is (engines). A name registered twice,
+an entry point that cannot be imported or that is not of its group's kind, is a
+:class:`~convbank.errors.PluginError` naming the entry point and its package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from convbank.datasets import BUILTIN, Check, Dataset
+from convbank.errors import PluginError, UnknownDatasetError
+
+if TYPE_CHECKING:
+    from convbank.bench import Task
+    from convbank.engines import Engine
+
+__all__ = [
+    "DATASET_GROUP",
+    "ENGINE_GROUP",
+    "Entry",
+    "Registry",
+    "checks",
+    "datasets",
+    "engines",
+    "load_entry_points",
+    "tasks",
+]
+
+T = TypeVar("T")
+
+DATASET_GROUP = "convbank.datasets"
+"""The entry-point group through which packages add datasets."""
+ENGINE_GROUP = "convbank.engines"
+"""The entry-point group through which packages add engines."""
+
+BUILTIN_ENGINES = ("convbank.engines.local:LocalEngine", "convbank.engines.spark:SparkEngine")
+
+
+class Entry(Generic[T]):
+    """A registered thing and where it came from (``convbank``, or an entry point)."""
+
+    __slots__ = ("origin", "value")
+
+    def __init__(self, value: T, origin: str) -> None:
+        self.value = value
+        self.origin = origin
+
+
+class Registry(Generic[T]):
+    """Named things of one kind, in registration order; ``load`` yields ``(thing, origin)``
+    pairs the first time the registry is used. A name registered twice is a
+    :class:`PluginError` naming both origins; an unknown name an
+    :class:`UnknownDatasetError` listing the known ones."""
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        load: Callable[[], Iterable[tuple[T, str]]] | None = None,
+        derived_from: Registry[Any] | None = None,
+    ) -> None:
+        self.kind = kind
+        self._load = load
+        self._derived_from = derived_from
+        self._entries: dict[str, Entry[T]] | None = None
+        self._added: list[Entry[T]] = []
+        self._basis = -1
+        self.version = 0
+        """Counts registrations: a registry derived from this one reloads when it changes."""
+
+    def _loaded(self) -> dict[str, Entry[T]]:
+        basis = self._derived_from.version if self._derived_from is not None else 0
+        if self._derived_from is not None:
+            self._derived_from._loaded()
+            basis = self._derived_from.version
+        if self._entries is None or basis != self._basis:
+            entries: dict[str, Entry[T]] = {}
+            for thing, origin in self._load() if self._load else ():
+                self._add(entries, Entry(thing, origin))
+            for entry in self._added:
+                self._add(entries, entry)
+            self._entries, self._basis = entries, basis
+        return self._entries
+
+    def _add(self, entries: dict[str, Entry[T]], entry: Entry[T]) -> None:
+        name = str(entry.value.name)  # type: ignore[attr-defined]
+        if name in entries:
+            raise PluginError(
+                f"a {self.kind} named {name!r} is already registered (from {entries[name].origin}); "
+                f"{entry.origin} registers another — uninstall one of them or rename it"
+            )
+        entries[name] = entry
+        self.version += 1
+
+    def register(self, thing: T, *, origin: str = "convbank.registry") -> T:
+        """Add a thing under its ``name``; a name already registered is a :class:`PluginError`
+        (also a ``ValueError``)."""
+        entry = Entry(thing, origin)
+        self._add(self._loaded(), entry)
+        self._added.append(entry)
+        return thing
+
+    def get(self, name: str) -> T:
+        """The thing of that name, or :class:`UnknownDatasetError` listing the known ones."""
+        entries = self._loaded()
+        try:
+            return entries[name].value
+        except KeyError:
+            known = ", ".join(entries) or "none"
+            raise UnknownDatasetError(f"unknown {self.kind} {name!r}; known {self.kind}s: {known}") from None
+
+    def origin(self, name: str) -> str:
+        """Where a registered thing came from: ``convbank`` or ``entry point NAME (package P)``."""
+        self.get(name)
+        return self._loaded()[name].origin
+
+    def names(self) -> list[str]:
+        """Registered names, in registration order."""
+        return list(self._loaded())
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter([e.value for e in self._loaded().values()])
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaded()
+
+    def __repr__(self) -> str:
+        return f"<Registry of {self.kind}s: {', '.join(self.names())}>"
+
+
+# ---------------------------------------------------------------------- loading
+def _import(spec: str) -> Any:
+    """``module:attribute`` (the attribute may be dotted), imported."""
+    module, _, attribute = spec.partition(":")
+    value: Any = importlib.import_module(module)
+    for part in filter(None, attribute.split(".")):
+        value = getattr(value, part)
+    return value
+
+
+def _where(ep: EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    package = f"{dist.name} {dist.version}" if dist is not None else "an unknown package"
+    return f"entry point {ep.name} = {ep.value} of group {ep.group} (package {package})"
+
+
+def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[Any, str]]:
+    """``(object, origin)`` for each entry point of ``group`` whose value is not in ``skip``,
+    in a stable order (by package, then name); one that cannot be imported is a
+    :class:`PluginError`."""
+    skipped = set(skip)
+    found = sorted(
+        (ep for ep in entry_points(group=group) if ep.value not in skipped),
+        key=lambda ep: (getattr(getattr(ep, "dist", None), "name", "") or "", ep.name),
+    )
+    seen: set[tuple[str, str]] = set()
+    for ep in found:
+        if (ep.name, ep.value) in seen:  # the same distribution on sys.path twice
+            continue
+        seen.add((ep.name, ep.value))
+        try:
+            value = ep.load()
+        except Exception as exc:
+            raise PluginError(f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}") from exc
+        yield value, _where(ep)
+
+
+def _dataset(value: Any, origin: str) -> Dataset:
+    if isinstance(value, type) and issubclass(value, Dataset):
+        value = value()
+    if not isinstance(value, Dataset):
+        raise PluginError(f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}")
+    return value
+
+
+def builtin_specs() -> list[str]:
+    """The built-in datasets as ``module:Class``: :data:`convbank.datasets.BUILTIN` in its
+    order, then every other package of ``convbank.datasets`` (by name) whose ``__init__``
+    exports one :class:`Dataset` class: a dataset added to convbank is its package alone."""
+    import convbank.datasets as package
+
+    listed = {spec.partition(":")[0] for spec in BUILTIN}
+    found = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = f"{package.__name__}.{info.name}"
+        if not info.ispkg or info.name.startswith("_") or module in listed:
+            continue
+        exported = importlib.import_module(module)
+        classes = [
+            name
+            for name in getattr(exported, "__all__", ())
+            if isinstance(cls := getattr(exported, name, None), type) and issubclass(cls, Dataset)
+        ]
+        if len(classes) != 1:
+            raise PluginError(
+                f"{module} exports {len(classes)} Dataset classes in its __all__; a dataset package "
+                "exports exactly one"
+            )
+        found.append(f"{module}:{classes[0]}")
+    return [*BUILTIN, *found]
+
+
+def _load_datasets() -> Iterator[tuple[Dataset, str]]:
+    specs = builtin_specs()
+    for spec in specs:
+        yield _dataset(_import(spec), "convbank"), "convbank"
+    for value, origin in load_entry_points(DATASET_GROUP, skip=specs):
+        yield _dataset(value, origin), origin
+
+
+def _engine(value: Any, origin: str) -> type[Engine]:
+    if not (isinstance(value, type) and hasattr(value, "config_batches") and hasattr(value, "from_options")):
+        raise PluginError(f"{origin} is not a convbank engine class (with config_batches and from_options)")
+    return value
+
+
+def _load_engines() -> Iterator[tuple[type[Engine], str]]:
+    for spec in BUILTIN_ENGINES:
+        yield _engine(_import(spec), "convbank"), "convbank"
+    for value, origin in load_entry_points(ENGINE_GROUP, skip=BUILTIN_ENGINES):
+        yield _engine(value, origin), origin
+
+
+def _load_checks() -> Iterator[tuple[Check, str]]:
+    from convbank.validate.generic import CHECKS as GENERIC
+
+    for check in GENERIC:
+        yield check, "convbank"
+    for entry in datasets._loaded().values():
+        for check in entry.value.checks():
+            yield check, f"the {entry.value.name} dataset ({entry.origin})"
+
+
+def _load_tasks() -> Iterator[tuple[Task, str]]:
+    for entry in datasets._loaded().values():
+        for task in entry.value.tasks():
+            yield task, f"the {entry.value.name} dataset ({entry.origin})"
+
+
+datasets: Registry[Dataset] = Registry("dataset", load=_load_datasets)
+"""Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`)."""
+engines: Registry[type[Engine]] = Registry("engine", load=_load_engines)
+"""Engine classes by name (``local``, ``spark``, plugins')."""
+checks: Registry[Check] = Registry("check", load=_load_checks, derived_from=datasets)
+"""Every check: the generic ones, then each dataset's (reloaded when a dataset is registered)."""
+tasks: Registry[Task] = Registry("task", load=_load_tasks, derived_from=datasets)
+"""Every benchmark task, dataset after dataset (reloaded when a dataset is registered)."""

@@ -1,0 +1,170 @@
+"""The bank's manifest, typed: what is built, and the exact file of every table partition.
+
+``manifest.json`` (and each generation's record under ``.generations/``) is read into a
+:class:`Manifest` and checked before anything uses it (:func:`parse_manifest`); readers and
+writers then use its structs, never ``.get()`` chains::
+
+    Manifest
+      datasets: {name: DatasetEntry}
+        configs: {config: ConfigEntry}
+          splits:  {split: SplitEntry}           counts, published count, file-level source content
+          sources: {file name: path}             where the build read its source files
+          files:   {table: {split: FileEntry}}   path (relative to the bank), bytes, sha256, rows
+
+A (config, split) pair is a :class:`convbank.model.Part` everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from convbank.model import Part
+
+__all__ = [
+    "GENERATION",
+    "ConfigEntry",
+    "DatasetEntry",
+    "FileEntry",
+    "FileRef",
+    "Manifest",
+    "SplitEntry",
+    "parse_manifest",
+]
+
+GENERATION = re.compile(r"\d{20}-[0-9a-f]{8}")
+"""The name of a generation: nanoseconds since the epoch, then 8 random hex digits."""
+
+_FILE_NAME = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
+
+
+class FileEntry(msgspec.Struct, kw_only=True):
+    """One table partition's file: its path relative to the bank, size, sha256 and rows."""
+
+    path: str
+    bytes: int | None = None
+    sha256: str | None = None
+    rows: int | None = None
+
+
+class SplitEntry(msgspec.Struct, kw_only=True):
+    """What a build wrote for one split: row counts, the published number of conversations
+    (None where the publisher gives none) and file-level source content (kept for the source
+    export; the dataset's own business)."""
+
+    conversations: int
+    participants: int = 0
+    turns: int = 0
+    annotations: int = 0
+    expected: int | None = None
+    file_meta: dict[str, Any] = {}
+
+
+class ConfigEntry(msgspec.Struct, kw_only=True):
+    """One built config: its splits, its source files and its table files."""
+
+    splits: dict[str, SplitEntry] = {}
+    sources: dict[str, str] = {}
+    files: dict[str, dict[str, FileEntry]] = {}
+
+
+class DatasetEntry(msgspec.Struct, kw_only=True):
+    """One built dataset: its configs, and when it was last built."""
+
+    configs: dict[str, ConfigEntry] = {}
+    built_at: str | None = None
+
+    def parts(self) -> list[Part]:
+        """The built (config, split) parts, in build order."""
+        return [Part(c, s) for c, cfg in self.configs.items() for s in cfg.splits]
+
+    def split(self, part: Part) -> SplitEntry | None:
+        """The entry of one part, None when it is not built."""
+        cfg = self.configs.get(part.config)
+        return None if cfg is None else cfg.splits.get(part.split)
+
+
+class Manifest(msgspec.Struct, kw_only=True):
+    """One generation of the bank (``layout`` None: a bank written before generations)."""
+
+    datasets: dict[str, DatasetEntry]
+    layout: int | None = None
+    schema_version: str | None = None
+    generation: str | None = None
+
+    def dataset(self, name: str) -> DatasetEntry | None:
+        """A built dataset's entry, None when it is not built."""
+        return self.datasets.get(name)
+
+    def configs(self, name: str) -> list[str]:
+        """The built configs of a dataset (none when it is not built)."""
+        entry = self.datasets.get(name)
+        return list(entry.configs) if entry else []
+
+    def split(self, dataset: str, part: Part) -> SplitEntry | None:
+        """The entry of one built part of a dataset, None when it is not built."""
+        entry = self.datasets.get(dataset)
+        return None if entry is None else entry.split(part)
+
+    def refs(self, root: Path) -> list[FileRef]:
+        """Every file this manifest names, under the bank folder ``root``."""
+        return [
+            FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows)
+            for dataset, entry in self.datasets.items()
+            for config, cfg in entry.configs.items()
+            for table, splits in cfg.files.items()
+            for split, f in splits.items()
+        ]
+
+    def to_json(self) -> str:
+        """The manifest as written to disk: indented JSON, keys sorted."""
+        return json.dumps(msgspec.to_builtins(self), indent=2, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """One table partition's file in a generation."""
+
+    table: str
+    dataset: str
+    config: str
+    split: str
+    path: Path
+    bytes: int | None
+    sha256: str | None
+    rows: int | None
+
+
+def parse_manifest(data: Any) -> Manifest:
+    """``data`` (parsed JSON) as a :class:`Manifest`, checked: its types, its generation's
+    name, and every file path (inside its table's partition folder, named like a table
+    file). Anything else is a ``ValueError`` saying what."""
+    if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
+        raise ValueError("not a convbank manifest")
+    try:
+        manifest = msgspec.convert(data, Manifest)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"not a convbank manifest ({exc})") from None
+    problem = _path_problem(manifest)
+    if problem:
+        raise ValueError(f"not a convbank manifest ({problem})")
+    return manifest
+
+
+def _path_problem(manifest: Manifest) -> str | None:
+    if manifest.generation is not None and not GENERATION.fullmatch(manifest.generation):
+        return f"generation {manifest.generation!r} is not a generation name"
+    for dataset, entry in manifest.datasets.items():
+        for config, cfg in entry.configs.items():
+            for table, splits in cfg.files.items():
+                for split, f in splits.items():
+                    expected = (table, f"dataset={dataset}", f"config={config}", f"split={split}")
+                    parts = tuple(f.path.split("/"))
+                    if parts[:-1] != expected or not _FILE_NAME.fullmatch(parts[-1]):
+                        return f"{f.path!r} is not a file of {table} {dataset}/{config}/{split}"
+    return None
