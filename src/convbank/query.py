@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from convbank import catalog
 from convbank.errors import ConversationNotFoundError, NotBuiltError, QueryError
@@ -55,7 +56,9 @@ class Corpus:
         self._own_snapshot = snapshot is None
         self.snapshot = snapshot or self.bank.snapshot()
         self._ids_index: dict[str, tuple[int, int, int]] | None = None
+        self._batch_cache: dict[Part, list[tuple[FileRef, int, pq.RowGroupMetaData]]] = {}
         self._index_lock = threading.Lock()
+        self._batch_lock = threading.Lock()
         try:
             self._parts = self._find_parts(name, config, split)
             self.snapshot.check(name)
@@ -100,11 +103,25 @@ class Corpus:
             self.snapshot.split_info(self.dataset.name, p.config, p.split).conversations for p in self._parts
         )
 
-    def _ref(self, table: str, part: Part) -> FileRef:
-        return self.snapshot.ref(table, self.dataset.name, part.config, part.split)
+    def _files(self, table: str, part: Part) -> list[FileRef]:
+        return self.snapshot.pieces(table, self.dataset.name, part.config, part.split)
+
+    def _batches(self, part: Part) -> list[tuple[FileRef, int, pq.RowGroupMetaData]]:
+        """The stored batches of a part in order: (conversations file, row group, its
+        metadata); batch *i* of every table holds the rows of the same conversations."""
+        with self._batch_lock:
+            cached = self._batch_cache.get(part)
+        if cached is None:
+            cached = []
+            for ref in self._files("conversations", part):
+                meta = self.snapshot.metadata(ref)
+                cached += [(ref, rg, meta.row_group(rg)) for rg in range(meta.num_row_groups)]
+            with self._batch_lock:
+                self._batch_cache[part] = cached
+        return cached
 
     def _groups(self, part: Part) -> int:
-        return int(self.snapshot.metadata(self._ref("conversations", part)).num_row_groups)
+        return len(self._batches(part))
 
     def _ids(self, part: Part, rg: int) -> pa.ChunkedArray:
         return self._row_group("conversations", part, rg, ["conversation_id"]).column(0)
@@ -113,10 +130,11 @@ class Corpus:
         """The part and row group holding an id: row groups whose min/max statistics
         exclude it are skipped, so a lookup reads one row group's ids, not the column."""
         for part in self._parts:
-            meta = self.snapshot.metadata(self._ref("conversations", part))
-            column = meta.schema.to_arrow_schema().get_field_index("conversation_id")
-            for rg in range(meta.num_row_groups):
-                stats = meta.row_group(rg).column(column).statistics
+            for rg, (ref, _, group) in enumerate(self._batches(part)):
+                column = (
+                    self.snapshot.metadata(ref).schema.to_arrow_schema().get_field_index("conversation_id")
+                )
+                stats = group.column(column).statistics
                 if stats is not None and stats.has_min_max and not stats.min <= conversation_id <= stats.max:
                     continue
                 if pc.index(self._ids(part, rg), conversation_id).as_py() >= 0:
@@ -184,9 +202,8 @@ class Corpus:
         if not 0 <= index < total:
             raise IndexError(f"position {position} is outside this corpus of {total:,} conversations")
         for part in self._parts:
-            meta = self.snapshot.metadata(self._ref("conversations", part))
-            for rg in range(meta.num_row_groups):
-                rows = meta.row_group(rg).num_rows
+            for rg, (_, _, group) in enumerate(self._batches(part)):
+                rows = group.num_rows
                 if index < rows:
                     return part, rg, str(self._ids(part, rg)[index].as_py())
                 index -= rows
@@ -261,10 +278,9 @@ class Corpus:
             chosen &= {
                 cid
                 for part in self._parts
+                for ref in self._files("annotations", part)
                 for cid in self.snapshot.read_table(
-                    self._ref("annotations", part),
-                    columns=["conversation_id"],
-                    filters=[("layer", "=", layer), ("label", "=", name)],
+                    ref, columns=["conversation_id"], filters=[("layer", "=", layer), ("label", "=", name)]
                 )
                 .column(0)
                 .to_pylist()
@@ -284,12 +300,16 @@ class Corpus:
             if self._ids_index is None:
                 index: dict[str, tuple[int, int, int]] = {}
                 for p, part in enumerate(self._parts):
-                    ref = self._ref("conversations", part)
-                    meta = self.snapshot.metadata(ref)
-                    ids = self.snapshot.read_table(ref, columns=["conversation_id"]).column(0).to_pylist()
+                    ids = [
+                        cid
+                        for ref in self._files("conversations", part)
+                        for cid in self.snapshot.read_table(ref, columns=["conversation_id"])
+                        .column(0)
+                        .to_pylist()
+                    ]
                     start = 0
-                    for rg in range(meta.num_row_groups):
-                        end = start + meta.row_group(rg).num_rows
+                    for rg, (_, _, group) in enumerate(self._batches(part)):
+                        end = start + group.num_rows
                         index.update(
                             zip(ids[start:end], ((p, rg, row) for row in range(end - start)), strict=True)
                         )
@@ -311,7 +331,10 @@ class Corpus:
 
     # ------------------------------------------------------------------ tables
     def _row_group(self, table: str, part: Part, rg: int, columns: list[str] | None = None) -> pa.Table:
-        return self.snapshot.read_row_group(self._ref(table, part), rg, columns)
+        """Batch ``rg`` of a part's ``table``: the same piece and row group as the
+        conversations file's batch."""
+        ref, local, _ = self._batches(part)[rg]
+        return self.snapshot.read_row_group(self._files(table, part)[ref.piece], local, columns)
 
     def to_arrow(self, table: str = "conversations") -> pa.Table:
         """A unified table (or ``raw``, the dataset's raw table) of this corpus, with
@@ -319,10 +342,12 @@ class Corpus:
         name = f"{self.dataset.name}_raw" if table == "raw" else table
         if name not in (*UNIFIED_TABLES, f"{self.dataset.name}_raw"):
             raise KeyError(f"unknown table {table!r}; one of {', '.join(UNIFIED_TABLES)}, raw")
+
+        def whole(part: Part) -> pa.Table:
+            return pa.concat_tables([self.snapshot.read_table(ref) for ref in self._files(name, part)])
+
         with ThreadPoolExecutor(2, thread_name_prefix="convbank-read") as readers:
-            tables = list(
-                readers.map(lambda part: self.snapshot.read_table(self._ref(name, part)), self._parts)
-            )
+            tables = list(readers.map(whole, self._parts))
         pieces = []
         for part, read in zip(self._parts, tables, strict=True):
             keys = {"dataset": self.dataset.name, "config": part.config, "split": part.split}

@@ -96,20 +96,23 @@ class Staging:
         self.root = root
         self.dataset = dataset
         self.config = config
-        self._writers: dict[tuple[str, str], pq.ParquetWriter] = {}
-        self.rows: dict[tuple[str, str], int] = {}
+        self._writers: dict[tuple[str, str, int], pq.ParquetWriter] = {}
+        self.rows: dict[tuple[str, str, int], int] = {}
+        """Rows written, by (table, split, piece)."""
 
-    def path(self, table: str, split: str) -> Path:
-        """Where a table partition is staged."""
-        return self.root / table / partition(self.dataset, self.config, split) / "part.parquet"
+    def path(self, table: str, split: str, piece: int = 0) -> Path:
+        """Where one piece of a table partition is staged."""
+        return self.root / table / partition(self.dataset, self.config, split) / f"piece-{piece:06d}.parquet"
 
-    def write(self, table: str, split: str, data: pa.Table) -> None:
-        """Append rows to ``table`` for ``split`` (one row group per call)."""
-        key = (table, split)
+    def write(self, table: str, split: str, data: pa.Table, piece: int = 0) -> None:
+        """Append rows to one piece of ``table`` for ``split`` (one row group per call).
+        Pieces (each written by one writer, possibly in another process on the same
+        staging folder) are the split's files in order."""
+        key = (table, split, piece)
         try:
             writer = self._writers.get(key)
             if writer is None:
-                path = self.path(table, split)
+                path = self.path(table, split, piece)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 schema = data.schema.with_metadata(
                     {
@@ -128,6 +131,20 @@ class Staging:
                 raise
             raise full from exc
         self.rows[key] += data.num_rows
+
+    def conversation_id(self, split: str, record: int) -> str:
+        """The id of a split's record ``record`` in what is staged (read back from the
+        closed files)."""
+        for key in sorted(k for k in self.rows if k[0] == "conversations" and k[1] == split):
+            ids = pq.read_table(self.path(*key), columns=["conversation_id"]).column(0)
+            if record < len(ids):
+                return str(ids[record].as_py())
+            record -= len(ids)
+        raise IndexError(f"{split} has no staged record {record}")
+
+    def adopt(self, rows: dict[tuple[str, str, int], int]) -> None:
+        """Count pieces written into this staging folder by another writer (a worker)."""
+        self.rows.update(rows)
 
     def close(self) -> None:
         """Close every writer: files become complete Parquet files, flushed to disk."""
@@ -201,7 +218,7 @@ class Bank:
         generation of layout 2; the next build rewrites it."""
         for dataset, entry in manifest.datasets.items():
             for config, cfg in entry.configs.items():
-                files: dict[str, dict[str, FileEntry]] = {}
+                files: dict[str, dict[str, FileEntry | list[FileEntry]]] = {}
                 for table_dir in self._table_dirs():
                     legacy = (table_dir / partition(dataset, config)).glob(f"split=*/{_LEGACY_PART}")
                     for path in sorted(legacy):
@@ -324,9 +341,16 @@ class Bank:
         record = None
         try:
             staging.close()
-            files: dict[str, dict[str, FileEntry]] = {}
-            for (table, split), rows in sorted(staging.rows.items()):
-                files.setdefault(table, {})[split] = self._publish(staging, table, split, rows, published)
+            written: dict[str, dict[str, list[FileEntry]]] = {}
+            for key, rows in sorted(staging.rows.items()):
+                table, split, _ = key
+                written.setdefault(table, {}).setdefault(split, []).append(
+                    self._publish(staging, key, rows, published)
+                )
+            files: dict[str, dict[str, FileEntry | list[FileEntry]]] = {
+                table: {split: one[0] if len(one) == 1 else one for split, one in splits.items()}
+                for table, splits in written.items()
+            }
             manifest = self.manifest()
             generation = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
             manifest.layout, manifest.schema_version, manifest.generation = LAYOUT, SCHEMA_VERSION, generation
@@ -355,10 +379,12 @@ class Bank:
         self.collect()
 
     def _publish(
-        self, staging: Staging, table: str, split: str, rows: int, published: list[Path]
+        self, staging: Staging, key: tuple[str, str, int], rows: int, published: list[Path]
     ) -> FileEntry:
-        """Move one staged file to its place under its content's name."""
-        staged = staging.path(table, split)
+        """Move one staged file (``key``: table, split, piece) to its place under its
+        content's name."""
+        table, split, piece = key
+        staged = staging.path(table, split, piece)
         sha = sha256_file(staged)
         size = staged.stat().st_size
         folder = self.root / table / partition(staging.dataset, staging.config, split)

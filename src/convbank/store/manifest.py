@@ -9,7 +9,9 @@ writers then use its structs, never ``.get()`` chains::
         configs: {config: ConfigEntry}
           splits:  {split: SplitEntry}           counts, published count, file-level source content
           sources: {file name: path}             where the build read its source files
-          files:   {table: {split: FileEntry}}   path (relative to the bank), bytes, sha256, rows
+          files:   {table: {split: FileEntry or [FileEntry, ...]}}
+                                                 path (relative to the bank), bytes, sha256, rows;
+                                                 a split written in pieces has one file a piece
 
 A (config, split) pair is a :class:`convbank.model.Part` everywhere.
 """
@@ -35,6 +37,7 @@ __all__ = [
     "Manifest",
     "SplitEntry",
     "parse_manifest",
+    "pieces",
 ]
 
 GENERATION = re.compile(r"\d{20}-[0-9a-f]{8}")
@@ -70,7 +73,7 @@ class ConfigEntry(msgspec.Struct, kw_only=True):
 
     splits: dict[str, SplitEntry] = {}
     sources: dict[str, str] = {}
-    files: dict[str, dict[str, FileEntry]] = {}
+    files: dict[str, dict[str, FileEntry | list[FileEntry]]] = {}
 
 
 class DatasetEntry(msgspec.Struct, kw_only=True):
@@ -114,11 +117,12 @@ class Manifest(msgspec.Struct, kw_only=True):
     def refs(self, root: Path) -> list[FileRef]:
         """Every file this manifest names, under the bank folder ``root``."""
         return [
-            FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows)
+            FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, piece)
             for dataset, entry in self.datasets.items()
             for config, cfg in entry.configs.items()
             for table, splits in cfg.files.items()
-            for split, f in splits.items()
+            for split, files in splits.items()
+            for piece, f in enumerate(pieces(files))
         ]
 
     def to_json(self) -> str:
@@ -138,6 +142,13 @@ class FileRef:
     bytes: int | None
     sha256: str | None
     rows: int | None
+    piece: int = 0
+    """The file's place among the pieces of its split (0 when the split is one file)."""
+
+
+def pieces(files: FileEntry | list[FileEntry]) -> list[FileEntry]:
+    """The files of one split, in order (a split written in one piece has one)."""
+    return files if isinstance(files, list) else [files]
 
 
 def parse_manifest(data: Any) -> Manifest:
@@ -162,9 +173,10 @@ def _path_problem(manifest: Manifest) -> str | None:
     for dataset, entry in manifest.datasets.items():
         for config, cfg in entry.configs.items():
             for table, splits in cfg.files.items():
-                for split, f in splits.items():
+                for split, files in splits.items():
                     expected = (table, f"dataset={dataset}", f"config={config}", f"split={split}")
-                    parts = tuple(f.path.split("/"))
-                    if parts[:-1] != expected or not _FILE_NAME.fullmatch(parts[-1]):
-                        return f"{f.path!r} is not a file of {table} {dataset}/{config}/{split}"
+                    for f in pieces(files):
+                        parts = tuple(f.path.split("/"))
+                        if parts[:-1] != expected or not _FILE_NAME.fullmatch(parts[-1]):
+                            return f"{f.path!r} is not a file of {table} {dataset}/{config}/{split}"
     return None

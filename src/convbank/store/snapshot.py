@@ -90,15 +90,28 @@ class Snapshot:
         """Names of the tables with at least one file, sorted."""
         return sorted({r.table for r in self._refs})
 
-    def ref(self, table: str, dataset: str, config: str, split: str) -> FileRef:
-        """The file of one table partition, or :class:`NotBuiltError`."""
-        for r in self._refs:
-            if (r.table, r.dataset, r.config, r.split) == (table, dataset, config, split):
-                return r
-        raise NotBuiltError(
-            f"{table} has no {dataset}/{config}/{split} in the bank at {self.bank.root}; "
-            f"run `convbank build {dataset}` first"
+    def pieces(self, table: str, dataset: str, config: str, split: str) -> list[FileRef]:
+        """The files of one table partition, in order (one, unless the split was written
+        in pieces), or :class:`NotBuiltError`."""
+        found = sorted(
+            (
+                r
+                for r in self._refs
+                if (r.table, r.dataset, r.config, r.split) == (table, dataset, config, split)
+            ),
+            key=lambda r: r.piece,
         )
+        if not found:
+            raise NotBuiltError(
+                f"{table} has no {dataset}/{config}/{split} in the bank at {self.bank.root}; "
+                f"run `convbank build {dataset}` first"
+            )
+        return found
+
+    def ref(self, table: str, dataset: str, config: str, split: str) -> FileRef:
+        """The first file of one table partition (its only one, unless the split was
+        written in pieces: see :meth:`pieces`)."""
+        return self.pieces(table, dataset, config, split)[0]
 
     # ------------------------------------------------------------------ integrity
     def check(self, dataset: str | None = None) -> None:
