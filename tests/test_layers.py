@@ -31,6 +31,7 @@ LAYERS = {
     "settings": 1,
     "_atomic": 1,
     "_archive": 1,
+    "_workers": 1,
     "model": 2,
     "datasets": 3,
     "registry": 4,

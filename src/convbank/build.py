@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from convbank import catalog
 from convbank.datasets import Dataset
-from convbank.engines import Engine
+from convbank.engines import Engine, WrittenPiece
 from convbank.engines.local import BATCH, LocalEngine
 from convbank.errors import FormatError, SourceError
 from convbank.fetch import Fetcher
@@ -174,6 +175,45 @@ def _build_all(
             )
 
 
+class SeenIds:
+    """The conversation ids written so far in a dataset, compactly: a 64-bit hash of each
+    and where it was, 16 bytes a conversation in NumPy arrays, so that memory stays flat
+    with corpus size. :meth:`repeat` finds the first repeated id once all are written."""
+
+    def __init__(self) -> None:
+        self._hashes: list[np.ndarray] = []
+        self._places: list[np.ndarray] = []
+        self.splits: list[str] = []
+
+    def add(self, split: str, start: int, ids: Sequence[str]) -> None:
+        """Note the ids of records ``start``, ``start + 1``... of ``split``."""
+        if split not in self.splits:
+            self.splits.append(split)
+        code = self.splits.index(split)
+        self._hashes.append(np.fromiter((hash(c) for c in ids), np.int64, count=len(ids)))
+        self._places.append((np.arange(start, start + len(ids), dtype=np.int64) << 8) | code)
+
+    def repeat(self, id_at: Callable[[str, int], str]) -> tuple[str, str, int, str, int] | None:
+        """The first repeated id in build order as (id, split, record, first split, first
+        record), or None; ``id_at(split, record)`` reads an id back (equal hashes of
+        different ids are told apart)."""
+        if not self._hashes:
+            return None
+        hashes = np.concatenate(self._hashes)
+        places = np.concatenate(self._places)
+        order = np.argsort(hashes, kind="stable")
+        same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
+        for later in sorted(order[same + 1]):  # in build order
+            cid = id_at(*self._where(places[later]))
+            for earlier in np.flatnonzero(hashes[:later] == hashes[later]):
+                if id_at(*self._where(places[earlier])) == cid:
+                    return (cid, *self._where(places[later]), *self._where(places[earlier]))
+        return None
+
+    def _where(self, place: np.int64) -> tuple[str, int]:
+        return self.splits[int(place) & 0xFF], int(place) >> 8
+
+
 def write_batch(
     staging: Staging,
     ds: Dataset,
@@ -181,24 +221,13 @@ def write_batch(
     split: str,
     tables: dict[str, pa.Table],
     *,
-    seen: dict[str, tuple[str, int]],
+    seen: SeenIds,
     counts: dict[str, int],
     progress: Progress | None,
-    where: Callable[[str], str] = lambda split: split,
 ) -> None:
-    """Write one mapped batch (one row group per table), checking that its ids are unique
-    within the dataset, and add its rows to the split's ``counts``. ``seen`` maps every id
-    written so far to its (split, record); ``where(split)`` names a split's source."""
-    written = counts["conversations"]
-    for position, cid in enumerate(tables["conversations"].column("conversation_id").to_pylist()):
-        first = seen.get(cid)
-        if first is not None:
-            raise FormatError(
-                f"{where(split)}: record {written + position} repeats conversation id {cid!r} "
-                f"(first seen at record {first[1]} of {where(first[0])}); ids must be unique "
-                f"within a dataset"
-            )
-        seen[cid] = (split, written + position)
+    """Write one mapped batch (one row group per table), note its ids in ``seen`` (checked
+    for repeats once every batch is written) and add its rows to the split's ``counts``."""
+    seen.add(split, counts["conversations"], tables["conversations"].column("conversation_id").to_pylist())
     for name, table in tables.items():
         staging.write(name, split, table)
         if name in counts:
@@ -218,7 +247,7 @@ def _build_config(
     engine: Engine,
 ) -> list[SplitReport]:
     reports = []
-    seen: dict[str, tuple[str, int]] = {}
+    seen = SeenIds()
 
     def where(split: str) -> str:
         files = [str(paths[f.name]) for f in ds.files_for(config, split) if f.name in paths]
@@ -230,21 +259,31 @@ def _build_config(
     seconds = dict.fromkeys(splits, 0.0)
     with bank.lock(), bank.stage(ds.name, config) as staging:
         t0 = time.perf_counter()
-        for split, tables in engine.config_batches(ds, paths, config, batch_size):
-            write_batch(
-                staging,
-                ds,
-                config,
-                split,
-                tables,
-                seen=seen,
-                counts=counts[split],
-                progress=progress,
-                where=where,
-            )
+        for split, batch in engine.config_batches(ds, paths, config, batch_size, staging):
+            if isinstance(batch, WrittenPiece):  # a worker wrote it into the staging folder
+                seen.add(split, counts[split]["conversations"], batch.ids)
+                staging.adopt(batch.rows)
+                for (table, _, _), rows in batch.rows.items():
+                    if table in counts[split]:
+                        counts[split][table] += rows
+                if progress:
+                    progress(ds.name, config, split, len(batch.ids))
+            else:
+                write_batch(
+                    staging, ds, config, split, batch, seen=seen, counts=counts[split], progress=progress
+                )
             now = time.perf_counter()
             seconds[split] += now - t0
             t0 = now
+        staging.close()
+        repeat = seen.repeat(staging.conversation_id)
+        if repeat is not None:
+            cid, split, position, first_split, first_position = repeat
+            raise FormatError(
+                f"{where(split)}: record {position} repeats conversation id {cid!r} "
+                f"(first seen at record {first_position} of {where(first_split)}); ids must be "
+                "unique within a dataset"
+            )
         for split in splits:
             if counts[split]["conversations"] == 0:
                 raise FormatError(

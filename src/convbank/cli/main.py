@@ -230,11 +230,17 @@ def _raw_records(
 @source_options
 @engine_options(
     "local",
-    "local: read and map in this process; spark: in Apache Spark tasks (convbank[spark]); or an "
-    "installed engine.",
+    "local: read, map and write on this machine's cores; spark: in Apache Spark tasks "
+    "(convbank[spark]); or an installed engine.",
 )
 @click.option(
     "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable source file."
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="local: processes that map and write a large config (default: every core).",
 )
 def build_(
     names: Sequence[str],
@@ -244,6 +250,7 @@ def build_(
     engine: str,
     master: str,
     shards: int | None,
+    workers: int | None,
 ) -> None:
     """Build the bank: fetch, read, map and store datasets as Parquet under CONVBANK_HOME.
 
@@ -272,7 +279,9 @@ def build_(
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 
-        runner = registry.engines.get(engine).from_options({"master": master, "shards": shards})
+        runner = registry.engines.get(engine).from_options(
+            {"master": master, "shards": shards, "workers": workers}
+        )
         report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress, engine=runner)
     _print_report(report)
     if not report.splits or (names and report.failures):

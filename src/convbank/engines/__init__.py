@@ -10,6 +10,7 @@ extra). An engine that can also run SQL over the bank implements :class:`SqlEngi
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -17,13 +18,24 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from convbank.datasets import Dataset
-    from convbank.store import Bank
+    from convbank.store import Bank, Staging
 
-__all__ = ["Batches", "Engine", "SqlEngine"]
+__all__ = ["Batches", "Engine", "SqlEngine", "WrittenPiece"]
 
-Batches = Iterator[tuple[str, "dict[str, pa.Table]"]]
+
+@dataclass(frozen=True)
+class WrittenPiece:
+    """A piece of a split that an engine's worker wrote into the staging folder itself:
+    rows written by (table, split, piece), and the conversation ids in order."""
+
+    rows: dict[tuple[str, str, int], int]
+    ids: list[str]
+
+
+Batches = Iterator[tuple[str, "dict[str, pa.Table] | WrittenPiece"]]
 """``(split, tables)`` per mapped batch: the unified tables and the raw table of a batch of
-conversations, split after split, in source order."""
+conversations, split after split, in source order; or ``(split, piece)`` for a piece an
+engine wrote into the build's staging folder itself."""
 
 
 @runtime_checkable
@@ -39,9 +51,17 @@ class Engine(Protocol):
         use it ignores)."""
         ...
 
-    def config_batches(self, ds: Dataset, paths: Mapping[str, Path], config: str, batch_size: int) -> Batches:
+    def config_batches(
+        self,
+        ds: Dataset,
+        paths: Mapping[str, Path],
+        config: str,
+        batch_size: int,
+        staging: Staging | None = None,
+    ) -> Batches:
         """Every batch of every split of a stored config, at most ``batch_size`` conversations
-        each, in source order (source positions, hence ids, as the local engine gives them)."""
+        each, in source order (source positions, hence ids, as the local engine gives them).
+        An engine may write pieces into ``staging`` itself and yield :class:`WrittenPiece`."""
         ...
 
 

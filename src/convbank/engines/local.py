@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import os
 from collections.abc import Iterator, Mapping
 from itertools import islice
 from pathlib import Path
@@ -9,11 +11,12 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from convbank.datasets import Dataset
-from convbank.engines import Batches
-from convbank.model import conversations_to_tables
+from convbank._workers import map_in_order
+from convbank.datasets import Dataset, Shard
+from convbank.engines import Batches, WrittenPiece
+from convbank.store.bank import Staging
 
-__all__ = ["BATCH", "LocalEngine", "map_batches"]
+__all__ = ["BATCH", "PIECE_BYTES", "LocalEngine", "map_batches"]
 
 BATCH = 2000
 """Conversations per batch (one Parquet row group each): memory stays flat with corpus size."""
@@ -30,37 +33,96 @@ def map_batches(
 ) -> Iterator[dict[str, pa.Table]]:
     """Map raw records (the first at source position ``start``) onto the unified tables and
     the raw table, ``batch_size`` conversations per batch. Every engine maps this way."""
-    raw_schema = ds.raw_schema
     index = start
     while batch := list(islice(records, batch_size)):
-        convs = [ds.to_conversation(r, config, split, index + i) for i, r in enumerate(batch)]
-        tables = conversations_to_tables(convs)
-        rows = [ds.raw_row(r) for r in batch]
-        tables[f"{ds.name}_raw"] = pa.Table.from_pylist(
-            [
-                {"conversation_id": c.conversation_id, "source_index": c.source_index, **row}
-                for c, row in zip(convs, rows, strict=True)
-            ],
-            schema=raw_schema,
-        )
+        yield ds.map_batch(batch, config, split, index)
         index += len(batch)
-        yield tables
+
+
+PIECE_BYTES = 16 * 2**20
+"""Source bytes per piece when a splittable file (PEC's text) is written by several
+processes; a worker holds one batch of its piece at a time."""
+
+
+def _write_piece(task: tuple[str, Mapping[str, Path], str, str, Shard, int, int, Path, int]) -> WrittenPiece:
+    """A worker's job: map one piece of a split and write it, as piece ``number`` of each
+    table, into the build's staging folder (the cyclic collector paused; one batch in
+    memory at a time)."""
+    name, paths, config, split, shard, start, batch_size, root, number = task
+    from convbank import catalog
+
+    ds = catalog.get(name)
+    staging = Staging(root, name, config)
+    ids: list[str] = []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        records = ds.read_shard(paths, config, split, shard)
+        for tables in map_batches(ds, records, config, split, start=start, batch_size=batch_size):
+            ids += tables["conversations"].column("conversation_id").to_pylist()
+            for table, data in tables.items():
+                staging.write(table, split, data, piece=number)
+        staging.close()
+    except BaseException:
+        staging.abandon()
+        raise
+    finally:
+        if enabled:
+            gc.enable()
+    return WrittenPiece(dict(staging.rows), ids)
 
 
 class LocalEngine:
-    """Reads and maps in this process, split after split, streaming in batches."""
+    """Reads and maps on this machine, split after split, streaming in batches. A split
+    whose file can be cut at record boundaries (PEC's text files, :meth:`Dataset.shards`)
+    and is larger than one piece is mapped and written by ``workers`` processes (default:
+    every core): every split of a config larger than one piece goes to them, in pieces
+    (whole files where a dataset cannot cut them), each written into the build's staging
+    folder; a small config is read in this process."""
 
     name: ClassVar[str] = "local"
 
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> LocalEngine:
-        """The local engine (it takes no options)."""
-        return cls()
+        """The local engine with ``workers`` processes (default: every core)."""
+        return cls(options.get("workers"))
 
-    def config_batches(self, ds: Dataset, paths: Mapping[str, Path], config: str, batch_size: int) -> Batches:
-        """``(split, tables)`` for every batch of every split, in source order."""
-        for split in ds.config(config).splits:
-            for tables in map_batches(
-                ds, ds.read(paths, config, split), config, split, start=0, batch_size=batch_size
-            ):
-                yield split, tables
+    def config_batches(
+        self,
+        ds: Dataset,
+        paths: Mapping[str, Path],
+        config: str,
+        batch_size: int,
+        staging: Staging | None = None,
+    ) -> Batches:
+        """``(split, tables)`` for every batch of every split, in source order; a split cut
+        in pieces is written by the workers into ``staging`` (``(split, piece)``)."""
+        splits = list(ds.config(config).splits)
+        sizes = {split: ds.split_bytes(paths, config, split) for split in splits}
+        if staging is None or self.workers == 1 or sum(sizes.values()) <= PIECE_BYTES:
+            for split in splits:  # small, or one core: in this process
+                for tables in map_batches(
+                    ds, ds.read(paths, config, split), config, split, start=0, batch_size=batch_size
+                ):
+                    yield split, tables
+            return
+        tasks = []
+        number = 0
+        for split in splits:
+            count = -(-sizes[split] // PIECE_BYTES)
+            shards = ds.shards(paths, config, split, count) if count > 1 else [None]
+            starts = [0]  # source positions (hence ids) continue across the pieces of a split
+            for shard in shards[:-1]:
+                starts.append(starts[-1] + ds.count_shard(paths, config, split, shard))
+            for shard, start in zip(shards, starts, strict=True):
+                tasks.append(
+                    (ds.name, dict(paths), config, split, shard, start, batch_size, staging.root, number)
+                )
+                number += 1
+        for task, piece in zip(
+            tasks, map_in_order(_write_piece, tasks, min(self.workers, len(tasks))), strict=True
+        ):
+            yield task[3], piece

@@ -22,7 +22,7 @@ from convbank.datasets import Dataset
 from convbank.engines import Batches
 from convbank.engines.local import map_batches
 from convbank.errors import QueryError, require
-from convbank.store import Bank
+from convbank.store import Bank, Staging
 
 __all__ = ["SparkEngine", "session", "sql"]
 
@@ -77,8 +77,16 @@ class SparkEngine:
         """Run one read-only query over the bank's views on this engine's master."""
         return sql(query, bank=bank, master=self.master)
 
-    def config_batches(self, ds: Dataset, paths: Mapping[str, Path], config: str, batch_size: int) -> Batches:
-        """``(split, tables)`` for every batch, split after split, in source order."""
+    def config_batches(
+        self,
+        ds: Dataset,
+        paths: Mapping[str, Path],
+        config: str,
+        batch_size: int,
+        staging: Staging | None = None,
+    ) -> Batches:
+        """``(split, tables)`` for every batch, split after split, in source order (the
+        driver writes them; ``staging`` is not used)."""
         sc = session(self.master).sparkContext
         per_file = self.shards_per_file or sc.defaultParallelism
         tasks: list[Task] = [

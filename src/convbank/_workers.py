@@ -1,0 +1,116 @@
+"""Worker processes that never re-run the caller's script.
+
+``multiprocessing``'s spawn and forkserver start methods import the caller's ``__main__``
+in every child, so a script that calls ``convbank.build()`` without an
+``if __name__ == "__main__":`` guard would start itself again. convbank's workers are plain
+``python -c`` processes instead, told which function to run, talking over a socket pair
+with ``multiprocessing.connection`` (pickled messages, length-prefixed).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+__all__ = ["Worker", "map_in_order", "serve_calls"]
+
+_BOOT = "import sys; from convbank._workers import _boot; _boot(sys.argv[1:])"
+
+
+class Worker:
+    """A process running ``target(connection, *args)`` (``target`` as ``"module:function"``)."""
+
+    def __init__(self, target: str, *args: str) -> None:
+        parent, child = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, str(child.fileno()), target, *args],
+                pass_fds=(child.fileno(),),
+                stdin=subprocess.DEVNULL,
+            )
+        finally:
+            child.close()
+        self.connection = Connection(os.dup(parent.fileno()))
+        parent.close()
+
+    def alive(self) -> bool:
+        """Whether the process still runs."""
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        """End the process at once."""
+        if self.alive():
+            self.process.kill()
+        self.process.wait(10)
+        self.connection.close()
+
+
+def _boot(argv: list[str]) -> None:  # pragma: no cover - runs in the worker
+    fd, target = int(argv[0]), argv[1]
+    module, _, name = target.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    function(Connection(fd), *argv[2:])
+
+
+def serve_calls(connection: Connection) -> None:  # pragma: no cover - runs in the worker
+    """A worker's loop for :func:`map_in_order`: receive ``(function, argument)``, send back
+    ``("ok", result)`` or ``("error", exception)``, until the connection closes."""
+    while True:
+        try:
+            target, argument = connection.recv()
+        except (EOFError, OSError):
+            return
+        module, _, name = target.partition(":")
+        try:
+            reply: tuple[str, Any] = ("ok", getattr(importlib.import_module(module), name)(argument))
+        except Exception as exc:  # sent back whole: the caller raises it
+            reply = ("error", exc)
+        try:
+            connection.send(reply)
+        except Exception as exc:  # an unpicklable exception or result
+            connection.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def map_in_order(function: Callable[[Any], Any], arguments: Iterable[Any], workers: int) -> Iterator[Any]:
+    """``function(argument)`` for each argument, computed by ``workers`` processes, results
+    yielded in the order of the arguments; each worker holds one task at a time, so at most
+    ``workers`` results wait. ``function`` must be a module-level function."""
+    target = f"{function.__module__}:{function.__qualname__}"
+    pool = [Worker("convbank._workers:serve_calls") for _ in range(max(1, workers))]
+    free = deque(pool)
+    running: deque[Worker] = deque()
+    todo = iter(arguments)
+
+    def hand_out() -> None:
+        while free:
+            try:
+                argument = next(todo)
+            except StopIteration:
+                return
+            worker = free.popleft()
+            worker.connection.send((target, argument))
+            running.append(worker)
+
+    try:
+        hand_out()
+        while running:
+            worker = running.popleft()
+            try:
+                status, value = worker.connection.recv()
+            except (EOFError, OSError):
+                raise RuntimeError(f"a worker process ended without answering ({target})") from None
+            if status == "error":
+                raise value
+            free.append(worker)
+            hand_out()  # the worker goes on while the caller uses this result
+            yield value
+    finally:
+        for worker in pool:
+            worker.kill()
