@@ -67,23 +67,36 @@ def floor(dataset: str, work: Path) -> Callable[[], None]:
     return go
 
 
-def convbank_build(dataset: str, work: Path) -> Callable[[], None]:
-    """Source to the full bank: raw and unified tables written as Parquet."""
+def convbank_build(dataset: str, work: Path, workers: int | None = None) -> Callable[[], None]:
+    """Source to the full bank: raw and unified tables written as Parquet, on every core
+    (``workers``: that many processes)."""
     import shutil
 
     from convbank.build import build
+    from convbank.engines.local import LocalEngine
     from convbank.store import Bank
 
-    bank = work / "bank"
+    bank = work / ("bank" if workers is None else f"bank-{workers}")
     shutil.rmtree(bank, ignore_errors=True)
     fetcher = _fetcher(dataset, work)
 
     def go() -> None:
-        report = build([dataset], config=SPECS[dataset]["config"], fetcher=fetcher, bank=Bank(bank))
+        report = build(
+            [dataset],
+            config=SPECS[dataset]["config"],
+            fetcher=fetcher,
+            bank=Bank(bank),
+            engine=LocalEngine(workers),
+        )
         if report.failures:
             raise SystemExit(f"build failed: {report.failures}")
 
     return go
+
+
+def convbank_build_1(dataset: str, work: Path) -> Callable[[], None]:
+    """The same build in one process (the harness prints the speed-up of all cores)."""
+    return convbank_build(dataset, work, workers=1)
 
 
 def convbank_open_get(dataset: str, work: Path) -> Callable[[], None]:
@@ -468,6 +481,7 @@ def convokit_take(dataset: str, work: Path) -> Callable[[], None]:
 CONTENDERS = {
     "floor": floor,
     "convbank_build": convbank_build,
+    "convbank_build_1": convbank_build_1,
     "hf_build": hf_build,
     "convokit_build": convokit_build,
     "convbank_open_get": convbank_open_get,

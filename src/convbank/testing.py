@@ -115,6 +115,21 @@ def _check_mapping(ds: Dataset, config: str, records: dict[str, list[Any]]) -> N
             copy = msgspec.convert(msgspec.to_builtins(conv), type(conv))
             if ds.from_conversation(copy) != record:
                 raise _fail(f"{ds.name}/{config}/{split}: record {i} does not map back to itself")
+        check_map_batch(ds, items, config, split, start=7)
+
+
+def check_map_batch(ds: Dataset, records: list[Any], config: str, split: str, *, start: int = 0) -> None:
+    """A dataset's own :meth:`~convbank.datasets.Dataset.map_batch` (if it has one) gives
+    the very tables of the generic mapping through conversation objects."""
+    if type(ds).map_batch is Dataset.map_batch:
+        return
+    fast = ds.map_batch(records, config, split, start)
+    generic = Dataset.map_batch(ds, records, config, split, start)
+    if sorted(fast) != sorted(generic):
+        raise _fail(f"{ds.name}: map_batch gives the tables {sorted(fast)}, not {sorted(generic)}")
+    for name, table in generic.items():
+        if not fast[name].equals(table, check_metadata=True):
+            raise _fail(f"{ds.name}/{config}/{split}: map_batch's {name} differs from the generic mapping")
 
 
 def _inputs(ds: Dataset, config: str, fetcher: Fetcher) -> dict[str, Path]:

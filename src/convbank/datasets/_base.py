@@ -16,7 +16,7 @@ import pyarrow as pa
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._present import Presentation
 from convbank.errors import UnknownDatasetError
-from convbank.model import Conversation, Part
+from convbank.model import Conversation, Part, conversations_to_tables
 
 __all__ = [
     "ConfigSpec",
@@ -194,6 +194,15 @@ class Dataset(Presentation, ABC):
     def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Any]:
         """Yield the raw records of one stored config's split, in source order."""
 
+    def split_bytes(self, paths: SourcePaths, config: str, split: str) -> int:
+        """The size of a split's sources in bytes (engines size their pieces by it); by
+        default the sizes of the files :meth:`files_for` names."""
+        return sum(
+            path.stat().st_size
+            for f in self.files_for(config, split)
+            if (path := paths.get(f.name)) is not None and path.is_file()
+        )
+
     def shards(self, paths: SourcePaths, config: str, split: str, count: int) -> list[Shard]:
         """Pieces of a split that can be read independently (for distributed builds), in
         order; by default the whole split is one piece (one task per source file)."""
@@ -249,6 +258,22 @@ class Dataset(Presentation, ABC):
         """One record as a row of the raw table (without the key columns)."""
         row: dict[str, Any] = msgspec.to_builtins(record)
         return row
+
+    def map_batch(self, records: list[Any], config: str, split: str, start: int) -> dict[str, pa.Table]:
+        """A batch of raw records (the first at source position ``start``) as the four
+        unified tables and the ``<dataset>_raw`` table. By default through
+        :meth:`to_conversation` and :meth:`raw_row`; a dataset may build the same tables
+        column by column, faster (they must be equal: ``convbank.testing`` checks it)."""
+        convs = [self.to_conversation(r, config, split, start + i) for i, r in enumerate(records)]
+        tables = conversations_to_tables(convs)
+        tables[f"{self.name}_raw"] = pa.Table.from_pylist(
+            [
+                {"conversation_id": c.conversation_id, "source_index": c.source_index, **self.raw_row(r)}
+                for c, r in zip(convs, records, strict=True)
+            ],
+            schema=self.raw_schema,
+        )
+        return tables
 
     # ------------------------------------------------------------------ export
     @abstractmethod

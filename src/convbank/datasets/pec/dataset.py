@@ -9,6 +9,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import numpy as np
 import pyarrow as pa
 from msgspec import UNSET
 
@@ -36,6 +38,7 @@ from convbank.datasets.pec.text import (
 )
 from convbank.errors import FormatError
 from convbank.model import Conversation, Participant, Turn
+from convbank.model.schema import TABLE_SCHEMAS
 
 __all__ = ["Pec"]
 
@@ -100,6 +103,11 @@ class Pec(PecPresentation, Dataset):
         """Stream the examples of ``hf_pec/{config}/{split}.txt``, personas joined."""
         return self.read_shard(paths, config, split, None)
 
+    def split_bytes(self, paths: SourcePaths, config: str, split: str) -> int:
+        """The size of the split's text file."""
+        path = paths[ARCHIVE] / config / f"{split}.txt"
+        return path.stat().st_size if path.is_file() else 0
+
     def shards(self, paths: SourcePaths, config: str, split: str, count: int) -> list[Shard]:
         """Byte ranges of the split's text file, cut right after conversation ends."""
         return list(boundaries(paths[ARCHIVE] / config / f"{split}.txt", count))
@@ -121,34 +129,31 @@ class Pec(PecPresentation, Dataset):
                     f"{root}: no {p.relative_to(root)}; expected the hf_pec layout "
                     "{happy,offmychest}/{train,valid,test,persona}.txt — re-fetch hf_pec.zip"
                 )
-        personas = PersonaIndex(persona_path)
-        try:
-            start, end = shard if shard is not None else (0, None)
-            count = 0
-            for utterances, text, _ in parse_lines(data, start, end):
-                found: list[SpeakerPersona] = []
-                seen: set[str] = set()
-                for u in utterances:
-                    if u.speaker in seen:
-                        continue
-                    seen.add(u.speaker)
-                    persona = personas.get(u.speaker)
-                    if persona is not None:
-                        found.append(SpeakerPersona(speaker=u.speaker, persona=persona))
-                count += 1
-                yield Example(
-                    context=utterances[:-1],
-                    response=utterances[-1],
-                    personas=found,
-                    source=UNSET if text is None else text,
-                )
-            if not count and start == 0:
-                raise FormatError(
-                    f"{data}: no conversation; expected lines 'speaker {SEPARATOR} utterance' each "
-                    f"conversation closed by a line of 20 '*' — re-fetch hf_pec.zip"
-                )
-        finally:
-            personas.close()
+        personas = PersonaIndex.shared(persona_path)
+        start, end = shard if shard is not None else (0, None)
+        count = 0
+        for utterances, text, _ in parse_lines(data, start, end):
+            found: list[SpeakerPersona] = []
+            seen: set[str] = set()
+            for u in utterances:
+                if u.speaker in seen:
+                    continue
+                seen.add(u.speaker)
+                persona = personas.get(u.speaker)
+                if persona is not None:
+                    found.append(SpeakerPersona(speaker=u.speaker, persona=persona))
+            count += 1
+            yield Example(
+                context=utterances[:-1],
+                response=utterances[-1],
+                personas=found,
+                source=UNSET if text is None else text,
+            )
+        if not count and start == 0:
+            raise FormatError(
+                f"{data}: no conversation; expected lines 'speaker {SEPARATOR} utterance' each "
+                f"conversation closed by a line of 20 '*' — re-fetch hf_pec.zip"
+            )
 
     def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
         """The text after the split file's last conversation, when there is any."""
@@ -212,6 +217,11 @@ class Pec(PecPresentation, Dataset):
             if record.source is UNSET
             else {"domain": config, "source": record.source},
         )
+
+    def map_batch(self, records: list[Example], config: str, split: str, start: int) -> dict[str, pa.Table]:
+        """The same tables as :meth:`to_conversation` would give, built column by column:
+        no conversation objects, no per-row JSON encoding (the metadata takes few forms)."""
+        return _columns(self, records, config, split, start)
 
     def from_conversation(self, conversation: Conversation) -> Example:
         """Rebuild the example: the last turn is the response."""
@@ -277,3 +287,142 @@ class Pec(PecPresentation, Dataset):
                     else persona_block(row["speaker"], row["persona"])
                 )
         return [path]
+
+
+_NO_META = "{}"
+_MISSING = '{"persona_missing":true}'
+
+
+def _columns(ds: Pec, records: list[Example], config: str, split: str, start: int) -> dict[str, pa.Table]:
+    """:meth:`Pec.map_batch`: the unified and raw tables of a batch, from column lists."""
+    encode = msgspec.json.encode
+    domain = encode({"domain": config}).decode()
+    ids: list[str] = []
+    c_meta: list[str] = []
+    n_turns: list[int] = []
+    p_cid: list[str] = []
+    p_pid: list[str] = []
+    p_role: list[str] = []
+    p_persona: list[list[str]] = []
+    p_meta: list[str] = []
+    t_cid: list[str] = []
+    t_index: list[int] = []
+    t_pid: list[str] = []
+    t_text: list[str] = []
+    context_offsets = [0]
+    persona_offsets = [0]
+    r_speakers: list[str] = []
+    r_personas: list[list[str]] = []
+    sources: list[str | None] = []
+    for position, record in enumerate(records):
+        cid = f"{config}-{split}-{start + position:06d}"
+        ids.append(cid)
+        utterances = [*record.context, record.response]
+        n_turns.append(len(utterances))
+        personas = {p.speaker: p.persona for p in record.personas}
+        seen: dict[str, int] = {}
+        for k, u in enumerate(utterances):
+            speaker = u.speaker
+            if speaker not in seen:
+                seen[speaker] = len(p_pid)
+                persona = personas.get(speaker)
+                p_cid.append(cid)
+                p_pid.append(speaker)
+                p_role.append("speaker")
+                p_persona.append(persona if persona is not None else [])
+                p_meta.append(_NO_META if persona is not None else _MISSING)
+            t_cid.append(cid)
+            t_index.append(k)
+            t_pid.append(speaker)
+            t_text.append(u.text)
+        p_role[seen[record.response.speaker]] = "responder"
+        context_offsets.append(context_offsets[-1] + len(record.context))
+        for p in record.personas:
+            r_speakers.append(p.speaker)
+            r_personas.append(p.persona)
+        persona_offsets.append(len(r_speakers))
+        if record.source is UNSET:
+            c_meta.append(domain)
+            sources.append(None)
+        else:
+            c_meta.append(encode({"domain": config, "source": record.source}).decode())
+            sources.append(record.source)
+    n = len(records)
+    message = pa.array(["message"])
+    no_meta = pa.array([_NO_META])
+    tables = {
+        "conversations": pa.Table.from_arrays(
+            [
+                pa.array(ids, pa.string()),
+                pa.array(n_turns, pa.int32()),
+                pa.array(range(start, start + n), pa.int64()),
+                pa.array(c_meta, pa.string()),
+            ],
+            schema=TABLE_SCHEMAS["conversations"],
+        ),
+        "participants": pa.Table.from_arrays(
+            [
+                pa.array(p_cid, pa.string()),
+                pa.array(p_pid, pa.string()),
+                pa.array(p_role, pa.string()),
+                pa.array(p_persona, pa.list_(pa.string())),
+                pa.array(p_meta, pa.string()),
+            ],
+            schema=TABLE_SCHEMAS["participants"],
+        ),
+        "turns": pa.Table.from_arrays(
+            [
+                pa.array(t_cid, pa.string()),
+                pa.array(t_index, pa.int32()),
+                pa.array(t_pid, pa.string()),
+                pa.array(t_text, pa.string()),
+                _repeat(message, len(t_cid)),
+                _repeat(no_meta, len(t_cid)),
+            ],
+            schema=TABLE_SCHEMAS["turns"],
+        ),
+        "annotations": TABLE_SCHEMAS["annotations"].empty_table(),
+    }
+    raw = ds.raw_schema
+    utterance = raw.field("response").type
+    context = [u for record in records for u in record.context]
+    tables["pec_raw"] = pa.Table.from_arrays(
+        [
+            tables["conversations"].column("conversation_id").combine_chunks(),
+            tables["conversations"].column("source_index").combine_chunks(),
+            pa.ListArray.from_arrays(
+                pa.array(context_offsets, pa.int32()),
+                pa.StructArray.from_arrays(
+                    [
+                        pa.array([u.speaker for u in context], pa.string()),
+                        pa.array([u.text for u in context], pa.string()),
+                    ],
+                    fields=list(utterance),
+                ),
+                type=raw.field("context").type,
+            ),
+            pa.StructArray.from_arrays(
+                [
+                    pa.array([r.response.speaker for r in records], pa.string()),
+                    pa.array([r.response.text for r in records], pa.string()),
+                ],
+                fields=list(utterance),
+            ),
+            pa.ListArray.from_arrays(
+                pa.array(persona_offsets, pa.int32()),
+                pa.StructArray.from_arrays(
+                    [pa.array(r_speakers, pa.string()), pa.array(r_personas, pa.list_(pa.string()))],
+                    fields=list(raw.field("personas").type.value_type),
+                ),
+                type=raw.field("personas").type,
+            ),
+            pa.array(sources, pa.string()),
+        ],
+        schema=raw,
+    )
+    return tables
+
+
+def _repeat(value: pa.Array, n: int) -> pa.Array:
+    """``n`` copies of a one-element array, made in Arrow."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), value).cast(value.type)

@@ -5,6 +5,7 @@ and writing them the publisher's way, and cutting a file into pieces at conversa
 from __future__ import annotations
 
 import mmap
+import threading
 from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -34,6 +35,10 @@ def _decode(raw: bytes, where: str, lineno: int, offset: int) -> str:
         ) from exc
 
 
+_SHARED: dict[str, tuple[tuple[str, int, int], PersonaIndex]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 class PersonaIndex:
     """Byte offsets of each speaker's persona in a ``persona.txt``; sentences are decoded on
     demand, so the file is never held in memory as Python strings."""
@@ -43,6 +48,7 @@ class PersonaIndex:
         self._file = path.open("rb")
         self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if path.stat().st_size else b""
         self._offsets: dict[str, tuple[int, int]] = {}
+        self._cache: dict[str, list[str]] = {}
         data = self._map
         pos = 0
         lineno = 0
@@ -69,6 +75,23 @@ class PersonaIndex:
                 "line — the file may be truncated, re-fetch it"
             )
 
+    @classmethod
+    def shared(cls, path: Path) -> PersonaIndex:
+        """The index of ``path``, made once per process while the file is unchanged (the
+        splits of a config, and the pieces a build worker reads, share one ``persona.txt``);
+        the index kept before it is closed."""
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        with _SHARED_LOCK:
+            current = _SHARED.get("index")
+            if current is not None and current[0] == key:
+                return current[1]
+            index = cls(path)
+            if current is not None:
+                current[1].close()
+            _SHARED["index"] = (key, index)
+            return index
+
     def __contains__(self, speaker: str) -> bool:
         return speaker in self._offsets
 
@@ -79,13 +102,25 @@ class PersonaIndex:
         """The speakers with a persona, in file order."""
         return list(self._offsets)
 
+    CACHE = 8192
+    """Personas kept decoded (speakers recur across conversations); the cache is emptied
+    when it fills, so memory stays bounded whatever the file's size."""
+
     def get(self, speaker: str) -> list[str] | None:
-        """The persona sentences of a speaker, or ``None`` if the file has none."""
+        """The persona sentences of a speaker, or ``None`` if the file has none (the same
+        list for the same speaker while it is cached: do not change it)."""
+        cached = self._cache.get(speaker)
+        if cached is not None:
+            return cached
         span = self._offsets.get(speaker)
         if span is None:
             return None
         text = self._map[span[0] : span[1]].decode("utf-8")
-        return [s for s in (line.strip() for line in text.split("\n")) if s]
+        sentences = [s for s in (line.strip() for line in text.split("\n")) if s]
+        if len(self._cache) >= self.CACHE:
+            self._cache.clear()
+        self._cache[speaker] = sentences
+        return sentences
 
     def close(self) -> None:
         """Release the file."""
