@@ -4,10 +4,14 @@ build in one process, conversation for conversation, and every reader works acro
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from convbank import load, sql
 from convbank.build import build
 from convbank.datasets.pec.synthetic import write_pec
@@ -80,3 +84,35 @@ def test_seen_ids_find_the_first_repeat_in_build_order() -> None:
     clean.add("train", 0, ["x", "y"])
     clean.add("valid", 0, ["z"])
     assert clean.repeat(lambda split, i: "unused") is None
+
+
+def test_an_unguarded_script_is_not_run_again_by_workers(tmp_path: Path, source: Path) -> None:
+    """Workers are plain processes: a script without ``if __name__ == "__main__":`` that
+    builds on several cores and runs limited SQL runs once (multiprocessing's spawn would
+    import it again in every child)."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import convbank.engines.local as local\n"
+        "from pathlib import Path\n"
+        "from convbank import build, sql\n"
+        "from convbank.engines.local import LocalEngine\n"
+        "from convbank.fetch import Fetcher\n"
+        "from convbank.store import Bank\n"
+        "print('ran', flush=True)\n"
+        "local.PIECE_BYTES = 200_000\n"
+        f"bank = Bank(Path({str(tmp_path / 'bank')!r}))\n"
+        f"fetcher = Fetcher(sources=[Path({str(source)!r})], verify=False, progress=False, root=Path({str(tmp_path / 'home')!r}))\n"
+        "build(['pec'], config='happy', fetcher=fetcher, bank=bank, engine=LocalEngine(2))\n"
+        "print(sql('SELECT count(*) AS n FROM conversations', bank=bank, timeout=30).to_pylist())\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["ran", "[{'n': 7200}]"]

@@ -12,7 +12,6 @@ the caller pinned, through its own connection that can open no file (see
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import threading
@@ -23,6 +22,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convbank._workers import Worker
 from convbank.errors import QueryError
 
 if TYPE_CHECKING:
@@ -85,8 +85,11 @@ def _cut(value: Any, chars: int) -> Any:
     return value
 
 
-def _worker(pipe: Connection, root: str, memory: int, threads: int) -> None:  # pragma: no cover - child
+def _worker(
+    pipe: Connection, root: str, memory_text: str, threads_text: str
+) -> None:  # pragma: no cover - child
     """A worker's life: warm up, cap the address space, then answer queries until told to stop."""
+    memory, threads = int(memory_text), int(threads_text)
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")  # returns memory at once
     import resource
 
@@ -162,18 +165,13 @@ def _worker(pipe: Connection, root: str, memory: int, threads: int) -> None:  # 
             pipe.send(("memory", "the result is too large to send"))
 
 
-class _Worker:
+class _Worker(Worker):
     STARTUP = 120.0
     """Seconds a new worker may take to import what it needs."""
 
     def __init__(self, root: Path, memory: int, threads: int) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.pipe, child = context.Pipe()
-        self.process = context.Process(
-            target=_worker, args=(child, str(root), memory, threads), daemon=True, name="convbank-sql"
-        )
-        self.process.start()
-        child.close()
+        super().__init__("convbank.store.sandbox:_worker", str(root), str(memory), str(threads))
+        self.pipe = self.connection
         try:  # wait until it can take a query, so that its start-up counts against no limit
             ready = self.pipe.poll(self.STARTUP) and self.pipe.recv() == ("ready",)
         except (EOFError, OSError):
@@ -181,12 +179,6 @@ class _Worker:
         if not ready:
             self.kill()
             raise QueryError("the query process could not start")
-
-    def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(5)
-        self.pipe.close()
 
 
 class SqlSandbox:
@@ -278,7 +270,7 @@ class SqlSandbox:
         try:
             worker.pipe.send((generation, sql, max_rows, cell_chars))
             while not worker.pipe.poll(0.05):
-                if not worker.process.is_alive():
+                if not worker.alive():
                     raise QueryError("the query's process ended before it answered (it ran out of memory)")
                 if deadline is not None and time.monotonic() > deadline:
                     raise QueryError(f"the query ran past its time limit of {timeout:g} s and was stopped")
