@@ -213,3 +213,21 @@ def test_one_rule_for_config_and_split_names() -> None:
     assert (
         convai2.count_problem("tolokers", "train", 3) == "tolokers/train has 3 conversations; 3,127 published"
     )
+
+
+def test_a_builtin_is_found_without_loading_the_rest() -> None:
+    """Opening one dataset imports its package only (no other dataset, no plugin scan):
+    the registry loads everything when a listing or an unknown name needs it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from convbank import catalog\n"
+        "catalog.get('casino')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('convbank.datasets.') and m.count('.') == 2 and '._' not in m))\n"
+        "catalog.names()\n"
+        "print(len([m for m in sys.modules if m.startswith('convbank.datasets.') and m.count('.') == 2 and '._' not in m]) >= 5)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["['convbank.datasets.casino']", "True"]

@@ -75,9 +75,12 @@ class Registry(Generic[T]):
         *,
         load: Callable[[], Iterable[tuple[T, str]]] | None = None,
         derived_from: Registry[Any] | None = None,
+        quick: Callable[[str], T | None] | None = None,
     ) -> None:
         self.kind = kind
         self._load = load
+        self._quick = quick
+        self._quick_found: dict[str, T] = {}
         self._derived_from = derived_from
         self._entries: dict[str, Entry[T]] | None = None
         self._added: list[Entry[T]] = []
@@ -93,7 +96,12 @@ class Registry(Generic[T]):
         if self._entries is None or basis != self._basis:
             entries: dict[str, Entry[T]] = {}
             for thing, origin in self._load() if self._load else ():
-                self._add(entries, Entry(thing, origin))
+                name = str(thing.name)  # type: ignore[attr-defined]
+                quick = self._quick_found.get(name)
+                self._add(
+                    entries,
+                    Entry(quick if quick is not None and type(quick) is type(thing) else thing, origin),
+                )
             for entry in self._added:
                 self._add(entries, entry)
             self._entries, self._basis = entries, basis
@@ -118,7 +126,15 @@ class Registry(Generic[T]):
         return thing
 
     def get(self, name: str) -> T:
-        """The thing of that name, or :class:`UnknownDatasetError` listing the known ones."""
+        """The thing of that name, or :class:`UnknownDatasetError` listing the known ones.
+        A built-in is found without loading the rest (plugins included) until something
+        needs them all (listing, an unknown name), which is when clashes are reported."""
+        if self._entries is None and not self._added and self._quick is not None:
+            found = self._quick_found.get(name)
+            if found is None and (found := self._quick(name)) is not None:
+                self._quick_found[name] = found
+            if found is not None:
+                return found
         entries = self._loaded()
         try:
             return entries[name].value
@@ -260,7 +276,15 @@ def _load_tasks() -> Iterator[tuple[Task, str]]:
             yield task, f"the {entry.value.name} dataset ({entry.origin})"
 
 
-datasets: Registry[Dataset] = Registry("dataset", load=_load_datasets)
+def _builtin_dataset(name: str) -> Dataset | None:
+    """A built-in dataset by name, importing its package only (None if it is no built-in)."""
+    for spec in BUILTIN:
+        if spec.partition(":")[0].rsplit(".", 1)[-1] == name:
+            return _dataset(_import(spec), "convbank")
+    return None
+
+
+datasets: Registry[Dataset] = Registry("dataset", load=_load_datasets, quick=_builtin_dataset)
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`)."""
 engines: Registry[type[Engine]] = Registry("engine", load=_load_engines)
 """Engine classes by name (``local``, ``spark``, plugins')."""
