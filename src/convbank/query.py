@@ -8,6 +8,7 @@ and a lookup by id reads one row group of each table.
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -55,9 +56,7 @@ class Corpus:
         self.split = split
         self._own_snapshot = snapshot is None
         self.snapshot = snapshot or self.bank.snapshot()
-        self._ids_index: dict[str, tuple[int, int, int]] | None = None
         self._batch_cache: dict[Part, list[tuple[FileRef, int, pq.RowGroupMetaData]]] = {}
-        self._index_lock = threading.Lock()
         self._batch_lock = threading.Lock()
         try:
             self._parts = self._find_parts(name, config, split)
@@ -237,7 +236,7 @@ class Corpus:
         stored batch that holds one of them is read once, two at a time. Raises
         :class:`ConversationNotFoundError` naming the first id the corpus does not have."""
         wanted = list(conversation_ids)
-        index = self._index()
+        index = self._find(set(wanted))
         where: dict[tuple[int, int], dict[str, int]] = {}
         for cid in wanted:
             found = index.get(cid)
@@ -271,11 +270,12 @@ class Corpus:
         """The conversations matching a SQL condition on the ``conversations`` view
         (``where="(meta->>'eval_score')::INT = 5"``) and/or carrying an annotation
         (``label="strategy:uv-part"``: ``layer:label``), in source order."""
-        order = self._index()
-        chosen = set(order)
+        if where is None and label is None:
+            return list(self)
+        chosen: set[str] | None = None
         if label is not None:
             layer, _, name = label.partition(":")
-            chosen &= {
+            chosen = {
                 cid
                 for part in self._parts
                 for ref in self._files("annotations", part)
@@ -291,31 +291,34 @@ class Corpus:
                 f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
                 f"AND ({parts}) AND ({where})"
             )
-            chosen &= set(sql(query, snapshot=self.snapshot).column(0).to_pylist())
-        return self.take(sorted(chosen, key=order.__getitem__))
+            matched = set(sql(query, snapshot=self.snapshot).column(0).to_pylist())
+            chosen = matched if chosen is None else chosen & matched
+        found = self._find(chosen or set())
+        return self.take(sorted(found, key=found.__getitem__))
 
-    def _index(self) -> dict[str, tuple[int, int, int]]:
-        """Every id of this corpus with its (part, batch, row): read once, from the id column."""
-        with self._index_lock:
-            if self._ids_index is None:
-                index: dict[str, tuple[int, int, int]] = {}
-                for p, part in enumerate(self._parts):
-                    ids = [
-                        cid
-                        for ref in self._files("conversations", part)
-                        for cid in self.snapshot.read_table(ref, columns=["conversation_id"])
-                        .column(0)
-                        .to_pylist()
-                    ]
-                    start = 0
-                    for rg, (_, _, group) in enumerate(self._batches(part)):
-                        end = start + group.num_rows
-                        index.update(
-                            zip(ids[start:end], ((p, rg, row) for row in range(end - start)), strict=True)
-                        )
-                        start = end
-                self._ids_index = index
-            return self._ids_index
+    def _find(self, ids: set[str]) -> dict[str, tuple[int, int, int]]:
+        """Where these ids are: (part, batch, row). Batches whose id statistics exclude every
+        wanted id are skipped (ids in source order, like PEC's, make this a few batches)."""
+        wanted = sorted(ids)
+        found: dict[str, tuple[int, int, int]] = {}
+        for p, part in enumerate(self._parts):
+            for rg, (ref, _, group) in enumerate(self._batches(part)):
+                if len(found) == len(wanted):
+                    return found
+                column = (
+                    self.snapshot.metadata(ref).schema.to_arrow_schema().get_field_index("conversation_id")
+                )
+                stats = group.column(column).statistics
+                lo, hi = 0, len(wanted)
+                if stats is not None and stats.has_min_max:
+                    lo, hi = bisect.bisect_left(wanted, stats.min), bisect.bisect_right(wanted, stats.max)
+                if lo == hi:
+                    continue
+                rows = {cid: row for row, cid in enumerate(self._ids(part, rg).to_pylist())}
+                for cid in wanted[lo:hi]:
+                    if cid in rows and cid not in found:
+                        found[cid] = (p, rg, rows[cid])
+        return found
 
     def parts(self) -> list[Part]:
         """The (config, split) parts this corpus covers, in order."""
