@@ -23,8 +23,10 @@ from convbank.datasets._base import (
 )
 from convbank.datasets._checks import SEVERITIES, Check, CheckFunction, CheckList, Problem, Severity
 from convbank.datasets._json import decode_json, no_records
+from convbank.datasets._jsonlist import JsonListDataset
 from convbank.datasets._layout import (
     LAYOUT_KEY,
+    Encoder,
     Frame,
     compact,
     frame_of,
@@ -75,8 +77,10 @@ __all__ = [
     "CrossTab",
     "Dataset",
     "Distribution",
+    "Encoder",
     "Frame",
     "Int64",
+    "JsonListDataset",
     "MetaField",
     "Note",
     "Part",

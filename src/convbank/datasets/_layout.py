@@ -24,6 +24,7 @@ import msgspec
 
 __all__ = [
     "LAYOUT_KEY",
+    "Encoder",
     "Frame",
     "compact",
     "frame_of",

@@ -3,15 +3,16 @@ mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from convbank.datasets import ConfigSpec, Dataset, SourceFile, SourcePaths, decode_json, no_records
-from convbank.datasets._layout import LAYOUT_KEY, Frame, compact, frame_of, measure, write_framed
+from convbank.datasets import ConfigSpec, SourceFile
+from convbank.datasets._jsonlist import JsonListDataset
+from convbank.datasets._layout import Frame
 from convbank.datasets.casino.present import CasinoPresentation
 from convbank.datasets.casino.records import (
     ACTIONS,
@@ -61,7 +62,7 @@ def _check_complete(path: Path, dialogues: list[Dialogue]) -> None:
                 )
 
 
-class Casino(CasinoPresentation, Dataset):
+class Casino(CasinoPresentation, JsonListDataset):
     """CaSiNo: 1,030 negotiation dialogues over food, water and firewood for a camping trip."""
 
     name = "casino"
@@ -105,32 +106,19 @@ class Casino(CasinoPresentation, Dataset):
     )
     raw_type = Dialogue
 
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
-        """The split's file ``casino_{split}.json``."""
-        self.parts(config, split)  # checks both names
-        return [self.file(f"casino_{split}.json")]
+    format_name = "CaSiNo"
 
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialogue]:
-        """Decode ``casino_{split}.json`` into typed dialogues."""
-        yield from self._dialogues(paths, config, split)
+    def source_name(self, config: str, split: str) -> str:
+        """``casino_{split}.json``."""
+        return f"casino_{split}.json"
 
-    def _dialogues(
-        self, paths: SourcePaths, config: str, split: str, data: bytes | None = None
-    ) -> list[Dialogue]:
-        (source,) = self.files_for(config, split)
-        path = paths[source.name]
-        dialogues: list[Dialogue] = decode_json(path, list[Dialogue], "CaSiNo", data)
-        if not dialogues:
-            raise no_records(path, "CaSiNo")
-        _check_complete(path, dialogues)
-        return dialogues
+    def default_frame(self, config: str) -> Frame:
+        """Python's ``json.dumps`` defaults, no final newline."""
+        return FRAME
 
-    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
-        """The file's measured layout (the records' frame), for a byte-exact source export."""
-        (source,) = self.files_for(config, split)
-        data = paths[source.name].read_bytes()
-        records = (msgspec.to_builtins(d) for d in self._dialogues(paths, config, split, data))
-        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, compact, [])}
+    def check_records(self, path: Path, records: list[Dialogue]) -> None:
+        """Every map has all its keys."""
+        _check_complete(path, records)
 
     def conversation_id(self, record: Dialogue, config: str, split: str, index: int) -> str:
         """The ``dialogue_id``, as a string."""
@@ -227,19 +215,4 @@ class Casino(CasinoPresentation, Dataset):
             chat_logs=chat_logs,
             participant_info={agent: info[agent] for agent in order},
             annotations=annotations,
-        )
-
-    def write_source(
-        self,
-        records: Iterable[Dialogue],
-        config: str,
-        split: str,
-        file_meta: Mapping[str, Any],
-        directory: Path,
-    ) -> list[Path]:
-        """Write ``casino_{split}.json`` in the publisher's layout (byte for byte when the
-        split's layout was measured at build)."""
-        frame = frame_of(file_meta.get(LAYOUT_KEY), FRAME)
-        return write_framed(
-            directory / f"casino_{split}.json", (msgspec.to_builtins(r) for r in records), compact, frame
         )

@@ -3,8 +3,6 @@ raw types, card, files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -12,15 +10,12 @@ from msgspec import UNSET, UnsetType
 
 from convbank.datasets import (
     ConfigSpec,
-    Dataset,
     Int64,
+    JsonListDataset,
     SourceFile,
-    SourcePaths,
     Strict,
-    decode_json,
-    no_records,
 )
-from convbank.datasets._layout import LAYOUT_KEY, Frame, frame_of, measure, spaced, write_framed
+from convbank.datasets._layout import Encoder, Frame, spaced
 from convbank.datasets.ccpe.present import CcpePresentation
 from convbank.model import Annotation, Conversation, Participant, Turn
 
@@ -85,7 +80,7 @@ FRAME = Frame(prefix="[\n", separator=", ", suffix="\n]\n")
 the style's own ``}, {`` (no real file with two conversations was available)."""
 
 
-class Ccpe(CcpePresentation, Dataset):
+class Ccpe(CcpePresentation, JsonListDataset):
     """CCPE-M: 502 dialogues in which an assistant elicits a user's movie preferences."""
 
     name = "ccpe"
@@ -115,26 +110,19 @@ class Ccpe(CcpePresentation, Dataset):
     )
     raw_type = CcpeConversation
 
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
+    format_name = "CCPE-M"
+
+    def source_name(self, config: str, split: str) -> str:
         """The one ``data.json``."""
-        self.parts(config, split)  # checks both names
-        return [self.file(FILE)]
+        return FILE
 
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[CcpeConversation]:
-        """Decode ``data.json`` into typed conversations."""
-        yield from self._conversations(paths)
+    def default_frame(self, config: str) -> Frame:
+        """The real excerpt's frame."""
+        return FRAME
 
-    def _conversations(self, paths: SourcePaths, data: bytes | None = None) -> list[CcpeConversation]:
-        convs: list[CcpeConversation] = decode_json(paths[FILE], list[CcpeConversation], "CCPE-M", data)
-        if not convs:
-            raise no_records(paths[FILE], "CCPE-M")
-        return convs
-
-    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
-        """The file's measured layout (the records' frame), for a byte-exact source export."""
-        data = paths[FILE].read_bytes()
-        records = (msgspec.to_builtins(c) for c in self._conversations(paths, data))
-        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, spaced, [])}
+    def encoder(self, config: str) -> Encoder:
+        """The publisher's pretty style."""
+        return spaced
 
     def conversation_id(self, record: CcpeConversation, config: str, split: str, index: int) -> str:
         """The ``conversationId``."""
@@ -219,19 +207,6 @@ class Ccpe(CcpePresentation, Dataset):
             {"conversationId": conversation.conversation_id, "utterances": utterances},
             CcpeConversation,
         )
-
-    def write_source(
-        self,
-        records: Iterable[CcpeConversation],
-        config: str,
-        split: str,
-        file_meta: Mapping[str, Any],
-        directory: Path,
-    ) -> list[Path]:
-        """Write ``data.json`` in the publisher's pretty style (byte for byte when the layout
-        was measured at build)."""
-        frame = frame_of(file_meta.get(LAYOUT_KEY), FRAME)
-        return write_framed(directory / FILE, (msgspec.to_builtins(r) for r in records), spaced, frame)
 
 
 def _segment_fields(seg: Segment) -> dict[str, Any]:

@@ -3,8 +3,6 @@ types, card, files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
@@ -12,23 +10,16 @@ from msgspec import UNSET, UnsetType
 
 from convbank.datasets import (
     ConfigSpec,
-    Dataset,
     Int64,
+    JsonListDataset,
     SourceFile,
-    SourcePaths,
     Strict,
-    decode_json,
-    no_records,
 )
 from convbank.datasets._layout import (
-    LAYOUT_KEY,
     Encoder,
     Frame,
     compact,
-    frame_of,
     indented,
-    measure,
-    write_framed,
 )
 from convbank.datasets.convai2.present import BOT, HUMAN, ConvAI2Presentation
 from convbank.model import Conversation, Participant, Turn
@@ -93,11 +84,7 @@ SUMMER_FRAME = Frame(prefix="[", separator=",\n    ", suffix="]")
 excerpt (whether the full file opens with ``[{`` or ``[\n    {`` is not known)."""
 
 
-def _encoder(config: str) -> Encoder:
-    return indented(4, 1) if config == "summer_wild" else compact
-
-
-class ConvAI2(ConvAI2Presentation, Dataset):
+class ConvAI2(ConvAI2Presentation, JsonListDataset):
     """ConvAI2 wild evaluation: persona chats between humans and competition bots, with ratings."""
 
     name = "convai2"
@@ -156,31 +143,19 @@ class ConvAI2(ConvAI2Presentation, Dataset):
     )
     raw_type = Dialog
 
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
+    format_name = "ConvAI2 wild evaluation"
+
+    def source_name(self, config: str, split: str) -> str:
         """The config's one file."""
-        self.parts(config, split)  # checks both names
-        return [self.file(_FILES[config])]
+        return _FILES[config]
 
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialog]:
-        """Decode the config's file into typed dialogues."""
-        yield from self._dialogs(paths, config, split)
+    def default_frame(self, config: str) -> Frame:
+        """summer_wild's frame, or the rounds'."""
+        return SUMMER_FRAME if config == "summer_wild" else ROUND_FRAME
 
-    def _dialogs(
-        self, paths: SourcePaths, config: str, split: str, data: bytes | None = None
-    ) -> list[Dialog]:
-        (source,) = self.files_for(config, split)
-        path = paths[source.name]
-        dialogs: list[Dialog] = decode_json(path, list[Dialog], "ConvAI2 wild evaluation", data)
-        if not dialogs:
-            raise no_records(path, "ConvAI2 wild evaluation")
-        return dialogs
-
-    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
-        """The file's measured layout (the records' frame), for a byte-exact source export."""
-        (source,) = self.files_for(config, split)
-        data = paths[source.name].read_bytes()
-        records = (msgspec.to_builtins(d) for d in self._dialogs(paths, config, split, data))
-        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, _encoder(config), [])}
+    def encoder(self, config: str) -> Encoder:
+        """``json.dumps(indent=4)`` for summer_wild, the defaults for the rounds."""
+        return indented(4, 1) if config == "summer_wild" else compact
 
     def conversation_id(self, record: Dialog, config: str, split: str, index: int) -> str:
         """``dialog_id`` where published, else ``{config}-{position:05d}``."""
@@ -252,19 +227,3 @@ class ConvAI2(ConvAI2Presentation, Dataset):
         if bot.meta:
             fields["participant2_id"] = bot.meta
         return msgspec.convert(fields, Dialog)
-
-    def write_source(
-        self,
-        records: Iterable[Dialog],
-        config: str,
-        split: str,
-        file_meta: Mapping[str, Any],
-        directory: Path,
-    ) -> list[Path]:
-        """Write the config's file under its published name, in its layout (byte for byte
-        when the split's layout was measured at build)."""
-        default = SUMMER_FRAME if config == "summer_wild" else ROUND_FRAME
-        frame = frame_of(file_meta.get(LAYOUT_KEY), default)
-        return write_framed(
-            directory / _FILES[config], (msgspec.to_builtins(r) for r in records), _encoder(config), frame
-        )

@@ -1,0 +1,86 @@
+"""A dataset whose every split is one JSON list of records in one file (CaSiNo, CCPE-M, the
+ConvAI2 rounds): the reading, layout measuring and byte-exact writing they share."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+
+from convbank.datasets._base import Dataset, SourceFile, SourcePaths
+from convbank.datasets._json import decode_json, no_records
+from convbank.datasets._layout import LAYOUT_KEY, Encoder, Frame, compact, frame_of, measure, write_framed
+
+__all__ = ["JsonListDataset"]
+
+
+class JsonListDataset(Dataset):
+    """A :class:`Dataset` whose split is one published JSON list of ``raw_type`` records.
+
+    A subclass names the file of a split (:meth:`source_name`), the publisher's record
+    encoding (:meth:`encoder`, Python's default ``json.dumps`` unless said otherwise) and the
+    frame a source export falls back to when a split's layout was not measured
+    (:meth:`default_frame`); :meth:`check_records` adds checks the types cannot express.
+    """
+
+    format_name: ClassVar[str]
+    """The format's name in error messages (``"not the CaSiNo format as published"``)."""
+
+    @abstractmethod
+    def source_name(self, config: str, split: str) -> str:
+        """The published name of a stored split's file."""
+
+    @abstractmethod
+    def default_frame(self, config: str) -> Frame:
+        """The text around and between a config's records when no layout was measured."""
+
+    def encoder(self, config: str) -> Encoder:
+        """How the publisher encodes one record of a config."""
+        return compact
+
+    def check_records(self, path: Path, records: list[Any]) -> None:
+        """Raise a one-line :class:`~convbank.errors.FormatError` for what decoding into the
+        types lets through; nothing by default."""
+
+    def files_for(self, config: str, split: str) -> list[SourceFile]:
+        """The split's one file."""
+        self.parts(config, split)  # checks both names
+        return [self.file(self.source_name(config, split))]
+
+    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Any]:
+        """Decode the split's file into typed records."""
+        yield from self.records(paths, config, split)
+
+    def records(self, paths: SourcePaths, config: str, split: str, data: bytes | None = None) -> list[Any]:
+        """The split's records, decoded from its file (or from its bytes, ``data``)."""
+        path = paths[self.source_name(config, split)]
+        records: list[Any] = decode_json(path, list[self.raw_type], self.format_name, data)  # type: ignore[name-defined]
+        if not records:
+            raise no_records(path, self.format_name)
+        self.check_records(path, records)
+        return records
+
+    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+        """The file's measured layout (the records' frame), for a byte-exact source export."""
+        data = paths[self.source_name(config, split)].read_bytes()
+        records = (msgspec.to_builtins(r) for r in self.records(paths, config, split, data))
+        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, self.encoder(config), [])}
+
+    def write_source(
+        self,
+        records: Iterable[Any],
+        config: str,
+        split: str,
+        file_meta: Mapping[str, Any],
+        directory: Path,
+    ) -> list[Path]:
+        """Write the split's file under its published name, in the publisher's layout (byte
+        for byte when the split's layout was measured at build)."""
+        frame = frame_of(file_meta.get(LAYOUT_KEY), self.default_frame(config))
+        builtins = (msgspec.to_builtins(r) for r in records)
+        return write_framed(
+            directory / self.source_name(config, split), builtins, self.encoder(config), frame
+        )
