@@ -34,6 +34,7 @@ from convbank.export import FORMATS, chat_record, export
 from convbank.fetch import Fetcher
 from convbank.query import Corpus
 from convbank.store import Bank
+from convbank.testing import check_map_batch
 from convbank.validate import validate
 
 SAMPLES = ROOT.parent / "shared" / "samples"
@@ -397,3 +398,51 @@ def test_pec_full_persona_blocks_come_back_whole(tmp_path: Path) -> None:
     assert len(persona) == 100 and "i love red dead 2" in persona  # the loader's example shows 7 of them
     export(Corpus("pec", "happy", bank=bank), "source", tmp_path / "out")
     assert (tmp_path / "out" / "hf_pec" / "happy" / "persona.txt").read_bytes() == full.read_bytes()
+
+
+COLUMNAR = [(n, c) for n, c in CONFIGS if type(catalog.get(n)).map_batch is not Dataset.map_batch]
+"""The real configs of datasets that map batches column by column (PEC)."""
+
+
+@pytest.mark.parametrize(("name", "config"), COLUMNAR, ids=[f"{n}/{c}" for n, c in COLUMNAR])
+def test_columnar_mapping_equals_the_generic_one_on_real_records(name: str, config: str) -> None:
+    """A dataset's own ``map_batch`` gives the very tables of the mapping through conversation
+    objects (same rows, types and field metadata), batch by batch at any start."""
+    ds = catalog.get(name)
+    paths = _finder().fetch(ds, ds.required_files(config))
+    for split in ds.config(config).splits:
+        records = list(ds.read(paths, config, split))
+        for start in range(0, len(records), 7):
+            check_map_batch(ds, records[start : start + 7], config, split, start=start)
+
+
+def test_columnar_mapping_on_synthetic_pec_with_missing_personas(tmp_path: Path) -> None:
+    """The synthetic PEC corpus (speakers without a persona, continuation lines) maps the
+    same both ways, and a columnar mapping that differs in one cell is caught."""
+    from convbank.datasets.pec import Pec
+    from convbank.datasets.pec.synthetic import write_pec
+
+    ds = catalog.get("pec")
+    write_pec(tmp_path, 300, seed=3, speakers=120)
+    paths = _finder_for(tmp_path).fetch(ds, ds.required_files("happy"))
+    records = list(ds.read(paths, "happy", "train"))
+    assert any(u.speaker not in {p.speaker for p in r.personas} for r in records for u in r.context)
+    check_map_batch(ds, records, "happy", "train", start=1000)
+
+    class Off(Pec):
+        def map_batch(self, records: list[Any], config: str, split: str, start: int) -> dict[str, Any]:
+            tables = super().map_batch(records, config, split, start)
+            turns = tables["turns"]
+            text = turns.column("text").to_pylist()
+            text[-1] += " "
+            tables["turns"] = turns.set_column(turns.schema.get_field_index("text"), "text", [text])
+            return tables
+
+    with pytest.raises(
+        AssertionError, match=r"^pec/happy/train: map_batch's turns differs from the generic mapping$"
+    ):
+        check_map_batch(Off(), records, "happy", "train")
+
+
+def _finder_for(folder: Path) -> Fetcher:
+    return Fetcher(sources=[folder], verify=False, offline=True, root=_NO_CACHE, progress=False)
