@@ -75,6 +75,8 @@ def test_info_text_and_fetch() -> None:
         and "CaSiNo" in result.output
         and "@inproceedings{chawla2021casino" in result.output
     )
+    assert "default config: default" in result.output
+    assert "default config: summer_wild" in run("info", "convai2").output
     result = run("fetch", "casino", "--source", SHARED)
     assert result.exit_code == 0
     assert result.output.splitlines()[0] == f"casino_train.json\t{SHARED / 'casino' / 'casino_train.json'}"

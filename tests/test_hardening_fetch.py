@@ -8,7 +8,9 @@ from __future__ import annotations
 import hashlib
 import http.server
 import io
+import json
 import os
+import re
 import shutil
 import stat
 import threading
@@ -24,7 +26,7 @@ from click.testing import CliRunner
 
 import convbank
 from conftest import SHARED, blocked_home
-from convbank import catalog, fetch
+from convbank import catalog, fetch, settings
 from convbank.cli import cli
 from convbank.datasets import SourceFile
 from convbank.errors import FormatError, SetupError, SourceError
@@ -153,6 +155,35 @@ def test_a_replaced_local_archive_fails_verification(tmp_path: Path, home: Path,
     with pytest.raises(convbank.ChecksumError, match=r"does not match the expected " + published.sha256):
         fetcher.fetch(PEC, [published])
     assert hashed == [archive, archive]
+
+
+def test_an_extracted_folder_is_used_only_unverified(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder standing for an archive has no sha256 to check: with verification on it is
+    refused, found in a source folder or remembered from an unverified run, never trusted."""
+    src = tmp_path / "src"
+    (src / "hf_pec" / "happy").mkdir(parents=True)
+    (src / "hf_pec" / "happy" / "train.txt").write_text("x\n")
+    refused = (
+        f"{src / 'hf_pec'}: an extracted folder stands for hf_pec.zip (pec), and a folder cannot be "
+        "checked against the archive's sha256; put the publisher's hf_pec.zip from "
+        f"{ARCHIVE.url} in its place, or pass --no-verify to use the folder unchecked"
+    )
+    with pytest.raises(convbank.ChecksumError) as caught:
+        _fetcher(home, src).fetch(PEC, [ARCHIVE])
+    assert str(caught.value) == refused
+    assert _fetcher(home, src, verify=False).fetch(PEC, [ARCHIVE]) == {"hf_pec.zip": src / "hf_pec"}
+    remembered = Fetcher(verify=True, offline=True, root=home, progress=False)  # no --source now
+    with pytest.raises(convbank.ChecksumError) as caught:
+        remembered.fetch(PEC, [ARCHIVE])
+    assert str(caught.value) == refused
+    monkeypatch.setenv("CONVBANK_HOME", str(home))
+    shown = json.loads(run("info", "pec", "--json").output)["files"][0]["present"]
+    assert shown == f"{src / 'hf_pec'} (a folder: used only with --no-verify)"
+    assert Fetcher(verify=False, offline=True, root=home, progress=False).fetch(PEC, [ARCHIVE]) == {
+        "hf_pec.zip": src / "hf_pec"
+    }
 
 
 class _Zips(http.server.BaseHTTPRequestHandler):
@@ -309,18 +340,32 @@ def test_extract_limits(
             "0",
             "CONVBANK_EXTRACT_MAX_MEMBERS='0' is not a positive whole number; fix or unset it",
         ),
+        (
+            "CONVBANK_OFFLINE",
+            "maybe",
+            "CONVBANK_OFFLINE='maybe' is neither true (1, true, yes, on) nor false (0, false, no, off); "
+            "fix or unset it",
+        ),
     ],
 )
-def test_bad_limit_settings_are_one_line_setup_errors(
-    tmp_path: Path, name: str, value: str, message: str, monkeypatch: pytest.MonkeyPatch
+def test_bad_settings_are_one_line_setup_errors(
+    tmp_path: Path, home: Path, name: str, value: str, message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A bad CONVBANK_* value stops every command at its start (exit 5), also one that would
+    never have used it (``list``, ``where``), and the code that reads it."""
     monkeypatch.setenv(name, value)
     with pytest.raises(SetupError) as info:
-        extract_limits(1)
+        settings.check()
     assert str(info.value) == message
+    if name != "CONVBANK_OFFLINE":
+        with pytest.raises(SetupError, match=f"^{re.escape(message)}$"):
+            extract_limits(1)
     _zip(tmp_path / "src" / "hf_pec.zip", {"hf_pec/happy/train.txt": "x\n"})
-    result = run("fetch", "pec", "--source", tmp_path / "src", "--no-verify")
-    assert (result.exit_code, result.stderr) == (5, f"error: {message}\n")
+    for command in (["fetch", "pec", "--source", tmp_path / "src", "--no-verify"], ["list"], ["where"]):
+        result = run(*command)
+        assert (result.exit_code, result.stderr) == (5, f"error: {message}\n"), command
+    monkeypatch.setenv(name, "1")
+    assert run("where").exit_code == 0
 
 
 def test_too_many_members(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

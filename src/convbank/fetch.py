@@ -303,12 +303,12 @@ class Fetcher:
             names = ", ".join(f.name for f, _ in missing)
             kind = OfflineError if all(isinstance(e, OfflineError) for _, e in missing) else DownloadError
             how = (
-                "not available offline (CONVBANK_OFFLINE is set)"
+                "are not available offline (CONVBANK_OFFLINE is set)"
                 if kind is OfflineError
-                else "could not be had"
+                else "could not be fetched"
             )
             raise kind(
-                f"{dataset.name}: {len(missing)} files are {how}: {names}; download them from the "
+                f"{dataset.name}: {len(missing)} files {how}: {names}; download them from the "
                 f"URLs `convbank info {dataset.name}` lists and put them in "
                 f"{self.cache_path(dataset, missing[0][0]).parent} or in a folder given with --source"
             )
@@ -319,12 +319,14 @@ class Fetcher:
         looked for is an error, not a miss."""
         local = self._in_sources(dataset, file)
         if local is not None:
+            self._refuse_unverifiable(local, dataset, file)
             sha = self._check(local, file, source="local source") if self.verify and local.is_file() else None
             self._known.remember(dataset, file, local, sha)
             return local
         known = self._known.get(dataset, file)
         if known is not None:
             path, sha = known
+            self._refuse_unverifiable(path, dataset, file)
             if self.verify and path.is_file() and sha is None:
                 self._known.remember(dataset, file, path, self._check(path, file, source="remembered source"))
             return path
@@ -347,6 +349,16 @@ class Fetcher:
             )
         with _home_writes(self.root):
             return self._download(dataset, file, cached)
+
+    def _refuse_unverifiable(self, path: Path, dataset: Dataset, file: SourceFile) -> None:
+        """An archive's extracted folder has no sha256 to check: with verification on, it is
+        refused rather than trusted."""
+        if self.verify and path.is_dir():
+            raise ChecksumError(
+                f"{path}: an extracted folder stands for {file.name} ({dataset.name}), and a folder "
+                f"cannot be checked against the archive's sha256; put the publisher's {file.name} "
+                f"from {file.url} in its place, or pass --no-verify to use the folder unchecked"
+            )
 
     def _check(self, path: Path, file: SourceFile, source: str) -> str:
         """Verify a file against its published (or recorded) sha256; return the sha256."""

@@ -25,6 +25,7 @@ from convbank.errors import SetupError
 
 __all__ = [
     "bank_root",
+    "check",
     "downloads_root",
     "env_flag",
     "env_number",
@@ -34,9 +35,22 @@ __all__ = [
 ]
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
 def env_flag(name: str) -> bool:
-    """Whether an environment variable is set to a true value (1, true, yes, on)."""
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+    """Whether an environment variable is set to a true value (1, true, yes, on); unset or
+    a false value (0, false, no, off) is False, anything else a :class:`SetupError`."""
+    text = os.environ.get(name, "").strip()
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise SetupError(
+        f"{name}={text!r} is neither true ({', '.join(_TRUE)}) nor false ({', '.join(_FALSE[1:])}); "
+        "fix or unset it"
+    )
 
 
 def home() -> Path:
@@ -83,3 +97,11 @@ def env_number(name: str, default: int, *, size: bool) -> int:
             f"{name}={text!r} is not {what if size else 'a positive whole number'}; fix or unset it"
         )
     return int(match[1]) << 10 * " kmgt".index(match[2].lower() or " ")  # K = 2**10, M = 2**20...
+
+
+def check() -> None:
+    """Read every ``CONVBANK_*`` setting once, so that a bad value is a :class:`SetupError`
+    when a command starts, not only when (or if) the setting is first used."""
+    is_offline()
+    env_number("CONVBANK_EXTRACT_MAX_BYTES", 1, size=True)
+    env_number("CONVBANK_EXTRACT_MAX_MEMBERS", 1, size=False)

@@ -11,7 +11,7 @@ import click
 import msgspec
 from rich.table import Table
 
-from convbank import __version__, catalog, registry
+from convbank import __version__, catalog, registry, settings
 from convbank.build import BuildReport, build, read_raw, source_paths
 from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (
@@ -63,6 +63,7 @@ def cli(debug: bool) -> None:
     Exit codes: 1 failure, 2 bad input, 3 sources unavailable, 4 not built or not found,
     5 CONVBANK_HOME unusable (read-only, a file in the way) or a bad CONVBANK_* setting.
     """
+    settings.check()
 
 
 def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
@@ -127,6 +128,8 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         entry["checksum"] = checksum_status(f, fetcher.root)
         entry["optional"] = f.name in ds.optional_files
         entry["present"] = str(found) if found else None
+        if found is not None and found.is_dir():  # an archive's extracted folder
+            entry["present"] += " (a folder: used only with --no-verify)"
     data["built"] = sorted(Bank().manifest().configs(name))
     data["origin"] = catalog.catalog.origin(name)
     if as_json:
@@ -134,7 +137,9 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         return
     out.print(f"[bold]{ds.title}[/bold] ({ds.name}, version {ds.version})")
     out.print(ds.description, markup=False)
-    out.print(f"license: {ds.license}   homepage: {ds.homepage}", markup=False)
+    out.print(
+        f"license: {ds.license}   homepage: {ds.homepage}   default config: {ds.default_config}", markup=False
+    )
     if data["origin"] != "convbank":
         out.print(f"from: {data['origin']}", markup=False)
     table = Table("config", "split", "conversations", title="configs")
@@ -494,7 +499,7 @@ def export(
 
 @cli.command()
 def where() -> None:
-    """Print convbank's folders (home, cache, bank)."""
+    """Print convbank's folders: home, downloads (the cache of fetched files) and bank."""
     click.echo(f"home\t{home()}\ndownloads\t{downloads_root()}\nbank\t{bank_root()}")
 
 
