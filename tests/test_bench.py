@@ -228,6 +228,25 @@ def test_bench_cli(built: Bank) -> None:
     )
 
 
+@pytest.mark.parametrize("missing", ["sklearn", "scipy"])
+@pytest.mark.parametrize(("task", "model"), [("casino-strategy", "random"), ("convai2-quality", "random")])
+def test_bench_without_its_extra_is_one_line(
+    built: Bank, monkeypatch: pytest.MonkeyPatch, missing: str, task: str, model: str
+) -> None:
+    """Without the bench extra, every task (a random baseline too: its metrics are
+    scikit-learn's and SciPy's) fails with one line naming the extra, exit 2."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == missing else real(n, *a))
+    result = CliRunner().invoke(cli, ["bench", task, "--model", model])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: Running a benchmark task needs the {missing!r} library, which is not installed; "
+        "install it with: pip install 'convbank[bench]'\n"
+    )
+
+
 def test_unknown_task() -> None:
     with pytest.raises(UnknownDatasetError, match="unknown task 'nope'"):
         run("nope")

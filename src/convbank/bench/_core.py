@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.errors import ConvbankError
+from convbank.errors import ConvbankError, require
 from convbank.query import Corpus
 
 __all__ = [
@@ -190,6 +190,8 @@ def run(
     model = model or task.models[-1]
     if model not in task.models:
         raise BenchError(f"{name} has no model {model!r}; one of {', '.join(task.models)}")
+    for module in ("sklearn", "scipy"):  # every task's metrics and baselines, random ones too
+        require(module, "bench", "Running a benchmark task")
     corpus = (load or default_load)(task.dataset, config)
     start = time.perf_counter()
     metrics, details = task.evaluate(corpus, model, seed)

