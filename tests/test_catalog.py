@@ -210,6 +210,7 @@ def test_one_rule_for_config_and_split_names() -> None:
         pec.parts("sad")
     assert pec.count_problem("happy", "valid", 19829) is None
     assert pec.count_problem("happy", "valid", 3) == "happy/valid has 3 conversations; 19,829 published"
+    assert pec.count_problem("happy", "valid", 1) == "happy/valid has 1 conversation; 19,829 published"
     assert (
         convai2.count_problem("tolokers", "train", 3) == "tolokers/train has 3 conversations; 3,127 published"
     )

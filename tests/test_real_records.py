@@ -238,14 +238,20 @@ def test_build(real: RealBank, name: str, config: str) -> None:
             assert info.conversations < info.expected
 
 
-EXCERPT_COUNT = "{config}/{split} has {n:,} conversations; {expected:,} published"
+EXCERPT_COUNT = "{config}/{split} has {n:,} {noun}; {expected:,} published"
 
 
 @pytest.mark.parametrize("name", DATASETS)
 def test_validate_finds_no_errors_beyond_the_excerpts_counts(real: RealBank, name: str) -> None:
     report = validate([name], bank=real.bank)
     expected = sorted(
-        EXCERPT_COUNT.format(config=config, split=split, n=info.conversations, expected=info.expected)
+        EXCERPT_COUNT.format(
+            config=config,
+            split=split,
+            n=info.conversations,
+            noun="conversation" if info.conversations == 1 else "conversations",
+            expected=info.expected,
+        )
         for config, entry in real.bank.built()[name].configs.items()
         for split, info in entry.splits.items()
         if info.conversations != info.expected
@@ -342,6 +348,10 @@ def test_show(real_home: RealBank, name: str, config: str) -> None:
     text = CliRunner().invoke(cli, ["show", name, conv.conversation_id, "--config", config])
     assert text.exit_code == 0, text.output
     assert conv.conversation_id in text.output
+    # piped: no panel padded to the pipe's unbounded width (65,536 columns)
+    lines = text.output.splitlines()
+    assert not any(" " * 300 in line for line in lines)
+    assert max(map(len, lines)) < 10_000
 
 
 @pytest.mark.parametrize(("name", "config"), CONFIGS, ids=IDS)

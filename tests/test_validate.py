@@ -400,7 +400,7 @@ def test_tampered_points_fail_in_the_bank_and_the_cli(tmp_path: Path) -> None:
     ]
     text = CliRunner().invoke(cli, ["validate", "casino"])
     assert text.exit_code == 1
-    assert "1 errors, 4 warnings, 0 infos" in text.output
+    assert "1 error, 4 warnings, 0 infos" in text.output
 
 
 def test_validate_cli_exit_zero_on_the_real_data(built: Bank) -> None:

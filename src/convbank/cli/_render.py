@@ -62,7 +62,11 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
         if p.meta:
             parts.append(_kv_table(p.meta))
         console.print(
-            Panel(Group(*parts) if parts else Text("-"), title=Text(f"{p.participant_id} ({p.role})"))
+            Panel(
+                Group(*parts) if parts else Text("-"),
+                title=Text(f"{p.participant_id} ({p.role})"),
+                expand=False,
+            )
         )
     for turn in conv.turns:
         anns = conv.annotations_of(turn.turn_index)
@@ -85,4 +89,4 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
         for text in shown.lines:
             console.print(Text(f"      {text}", style="italic"))
     if conv.meta:
-        console.print(Panel(_kv_table(conv.meta), title="conversation"))
+        console.print(Panel(_kv_table(conv.meta), title="conversation", expand=False))

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from convbank.cli._console import cell, echo_json, err, out
+from convbank.cli._console import cell, echo_json, err, out, plural
 from convbank.cli._options import config_option
 
 __all__ = ["bench", "report", "serve", "stats", "validate"]
@@ -65,7 +65,7 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
                     f"... {n - limit:,} more {dataset} {name} findings (--limit or --json)", markup=False
                 )
         counts = {s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")}
-        err.print(", ".join(f"{n:,} {s}s" for s, n in counts.items()), highlight=False)
+        err.print(", ".join(plural(n, s) for s, n in counts.items()), highlight=False)
     if not report.ok:
         raise click.exceptions.Exit(1)
 

@@ -167,7 +167,8 @@ class Dataset(Presentation, ABC):
         expected = self.published_count(config, split)
         if expected is None or conversations == expected:
             return None
-        return f"{config}/{split} has {conversations:,} conversations; {expected:,} published"
+        noun = "conversation" if conversations == 1 else "conversations"
+        return f"{config}/{split} has {conversations:,} {noun}; {expected:,} published"
 
     def file(self, name: str) -> SourceFile:
         """The source file of that published name."""
