@@ -2,7 +2,8 @@
 
 Runs every contender in its own process, several times, on the same files; prints a Markdown
 table per dataset with each contender's min and median seconds, peak memory, and its ratio
-to convbank's build and to the floor; writes ``benchmarks/results/latest.json``.
+to convbank's build and to the floor; writes ``benchmarks/results/latest.json`` (``--quick``:
+``quick.json``, untracked).
 """
 
 from __future__ import annotations
@@ -110,9 +111,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--reps", type=int, default=None, help="runs per contender (default 3; quick 1)")
     parser.add_argument("--datasets", default="casino,convai2,pec")
-    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default: results/latest.json; --quick: results/quick.json (untracked)",
+    )
     args = parser.parse_args(argv)
     reps = args.reps or (1 if args.quick else 3)
+    out = args.out or RESULTS / ("quick.json" if args.quick else "latest.json")
     results: dict[str, Any] = {}
     env = _environment()
     with tempfile.TemporaryDirectory(prefix="convbank-bench-") as tmp:
@@ -130,8 +137,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 results[dataset][name] = measure(name, dataset, work, n, env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
             print(table(dataset, results[dataset]) + "\n", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results
 
 
