@@ -146,9 +146,11 @@ class Snapshot:
             raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
 
     def read_row_group(self, ref: FileRef, index: int, columns: list[str] | None = None) -> pa.Table:
-        """One row group of a file."""
+        """One row group of a file, decoded on the calling thread: a row group is one batch
+        (at most 2,000 conversations), and Arrow's thread pool made a cold open + get slower
+        and erratic (PEC: 21-78 ms against 19-21 ms) with no gain in iteration or take."""
         try:
-            return self.parquet(ref).read_row_group(index, columns=columns)
+            return self.parquet(ref).read_row_group(index, columns=columns, use_threads=False)
         except (OSError, pa.ArrowException) as exc:
             raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
 
