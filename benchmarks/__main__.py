@@ -59,6 +59,7 @@ def measure(
         "min_s": round(min(seconds), 4),
         "median_s": round(statistics.median(seconds), 4),
         "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
+        "peak_worker_rss_mib": max(r["peak_worker_rss_mib"] for r in runs),
     }
 
 
@@ -85,7 +86,9 @@ def table(dataset: str, results: dict[str, dict[str, float]]) -> str:
     ]
     if "convbank_build_1" in results:
         speedup = results["convbank_build_1"]["min_s"] / results["convbank_build"]["min_s"]
-        lines.insert(2, f"Build on every core: {speedup:.2f}× the speed of one process.\n")
+        worker = results["convbank_build"].get("peak_worker_rss_mib", 0)
+        workers = f"; peak RSS of a worker process {worker:.0f} MiB" if worker else " (no worker process)"
+        lines.insert(2, f"Build on every core: {speedup:.2f}× the speed of one process{workers}.\n")
     for work, ours in pairs(results).items():
         peers = [results.get(f"{peer}_{work}") for peer in ("hf", "convokit")]
         cells = [f"{p['min_s']:.3f}" if p else "–" for p in peers]

@@ -1,7 +1,8 @@
 """One contender, measured in its own process: ``python -m benchmarks.contenders NAME DATASET WORK``.
 
-Prints one JSON line ``{"seconds": ..., "peak_rss_mib": ...}``: the seconds of the measured
-work (imports and interpreter start excluded) and the process's peak resident memory.
+Prints one JSON line ``{"seconds": ..., "peak_rss_mib": ..., "peak_worker_rss_mib": ...}``: the
+seconds of the measured work (imports and interpreter start excluded), the process's peak
+resident memory and the largest of its worker processes' (0 when it started none).
 """
 
 from __future__ import annotations
@@ -511,7 +512,12 @@ def main() -> None:
     go()
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "peak_rss_mib": round(peak, 1)}))
+    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(
+        json.dumps(
+            {"seconds": seconds, "peak_rss_mib": round(peak, 1), "peak_worker_rss_mib": round(worker, 1)}
+        )
+    )
 
 
 if __name__ == "__main__":
