@@ -282,3 +282,28 @@ def test_show_curiosity_joins_used_fact_text(built: Bank) -> None:
     assert "fact 77676:" not in text  # shown but not used
     assert "liked=True" in text and "dialog_act:inform_response" in text
     assert "<i>rated</i>" in text  # markup in dataset text is printed as text
+
+
+@pytest.mark.parametrize(
+    ("args", "warnings"),
+    [
+        (["--shards", "2"], ["warning: --shards is not an option of the local engine; ignored"]),
+        (
+            ["--shards", "2", "--master", "local[1]"],
+            [
+                "warning: --master is not an option of the local engine; ignored",
+                "warning: --shards is not an option of the local engine; ignored",
+            ],
+        ),
+        (["--workers", "1"], []),
+    ],
+)
+def test_build_warns_of_options_its_engine_ignores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], warnings: list[str]
+) -> None:
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
+    result = CliRunner().invoke(
+        cli, ["build", "convai2", "-c", "intermediate", "--source", str(SHARED), *args]
+    )
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stderr.splitlines() if line.startswith("warning:")] == warnings

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 import click
 import msgspec
+from click.core import ParameterSource
 from rich.table import Table
 
 from convbank import __version__, catalog, registry, settings
@@ -284,9 +285,13 @@ def build_(
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 
-        runner = registry.engines.get(engine).from_options(
-            {"master": master, "shards": shards, "workers": workers}
-        )
+        engine_type = registry.engines.get(engine)
+        ctx = click.get_current_context()
+        for option in ("master", "shards", "workers"):
+            given = ctx.get_parameter_source(option) is not ParameterSource.DEFAULT
+            if given and option not in getattr(engine_type, "options", (option,)):
+                click.echo(f"warning: --{option} is not an option of the {engine} engine; ignored", err=True)
+        runner = engine_type.from_options({"master": master, "shards": shards, "workers": workers})
         report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress, engine=runner)
     _print_report(report)
     if not report.splits or (names and report.failures):

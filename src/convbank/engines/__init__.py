@@ -43,7 +43,9 @@ class Engine(Protocol):
     """Reads and maps the sources of one stored config."""
 
     name: ClassVar[str]
-    """The engine's name (``convbank build --engine NAME``)."""
+    """The engine's name (``convbank build --engine NAME``). An engine may also say which of
+    the command line's options it uses, ``options = ("workers",)`` (local) or ``("master",
+    "shards")`` (spark): ``build`` then warns that the others given are ignored."""
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> Engine:

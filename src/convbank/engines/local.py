@@ -81,6 +81,7 @@ class LocalEngine:
     folder; a small config is read in this process."""
 
     name: ClassVar[str] = "local"
+    options: ClassVar[tuple[str, ...]] = ("workers",)
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)

@@ -62,6 +62,7 @@ class SparkEngine:
     runs SQL over the bank's views on Spark SQL (:meth:`sql`)."""
 
     name: ClassVar[str] = "spark"
+    options: ClassVar[tuple[str, ...]] = ("master", "shards")
 
     def __init__(self, master: str = "local[*]", shards_per_file: int | None = None) -> None:
         self.master = master
