@@ -200,3 +200,27 @@ def test_build_reports_configs_it_cannot_fetch(tmp_path: Path) -> None:
         "https://raw.githubusercontent.com/DeepPavlov/convai/master/2018/data/data_tolokers.json"
     )
     shutil.rmtree(bank.root)
+
+
+def test_statistics_are_written_for_keys_and_labels_not_free_text(built: Bank) -> None:
+    """Lookups prune batches by the id's min/max (written); free text, JSON meta and nested
+    values carry none (they prune nothing and cost a pass at write)."""
+    with built.snapshot() as snap:
+        for table, kept, dropped in [
+            ("turns", {"conversation_id", "turn_index", "participant_id", "kind"}, {"text", "meta"}),
+            ("participants", {"conversation_id", "participant_id", "role"}, {"persona", "meta"}),
+            ("annotations", {"conversation_id", "turn_index", "layer", "label"}, {"meta"}),
+            (
+                "casino_raw",
+                {"conversation_id", "source_index", "dialogue_id"},
+                {"chat_logs", "participant_info"},
+            ),
+        ]:
+            meta = pq.read_metadata(snap.refs(table, dataset="casino")[0].path)
+            group = meta.row_group(0)
+            has = {
+                meta.schema.column(i).path.split(".")[0]
+                for i in range(meta.num_columns)
+                if group.column(i).statistics is not None and group.column(i).statistics.has_min_max
+            }
+            assert kept <= has and not (dropped & has), (table, has)

@@ -89,6 +89,13 @@ def _disk_full(root: Path, exc: OSError) -> BuildError | None:
 
 
 # ---------------------------------------------------------------------- writing
+def _statistics(schema: pa.Schema) -> list[str]:
+    """The columns whose row-group statistics are written: keys, labels and numbers that
+    lookups and filters prune by, not free text (``text``, ``meta``) or nested values, whose
+    minimum and maximum prune nothing and cost a pass over every value at write."""
+    return [f.name for f in schema if not pa.types.is_nested(f.type) and f.name not in ("text", "meta")]
+
+
 class Staging:
     """Parquet writers for one dataset/config being built; nothing is visible until commit."""
 
@@ -121,7 +128,9 @@ class Staging:
                         b"convbank.table": table.encode(),
                     }
                 )
-                writer = pq.ParquetWriter(path, schema, compression="zstd")
+                writer = pq.ParquetWriter(
+                    path, schema, compression="zstd", write_statistics=_statistics(schema)
+                )
                 self._writers[key] = writer
                 self.rows[key] = 0
             writer.write_table(data.replace_schema_metadata(writer.schema.metadata))
