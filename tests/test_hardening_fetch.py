@@ -179,8 +179,9 @@ def test_an_extracted_folder_is_used_only_unverified(
         remembered.fetch(PEC, [ARCHIVE])
     assert str(caught.value) == refused
     monkeypatch.setenv("CONVBANK_HOME", str(home))
-    shown = json.loads(run("info", "pec", "--json").output)["files"][0]["present"]
-    assert shown == f"{src / 'hf_pec'} (a folder: used only with --no-verify)"
+    shown = json.loads(run("info", "pec", "--json").output)["files"][0]
+    assert (shown["present"], shown["folder"]) == (str(src / "hf_pec"), True)
+    assert f"{src / 'hf_pec'} (a folder: used only with --no-verify)" in run("info", "pec").output
     assert Fetcher(verify=False, offline=True, root=home, progress=False).fetch(PEC, [ARCHIVE]) == {
         "hf_pec.zip": src / "hf_pec"
     }

@@ -129,8 +129,7 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
         entry["checksum"] = checksum_status(f, fetcher.root)
         entry["optional"] = f.name in ds.optional_files
         entry["present"] = str(found) if found else None
-        if found is not None and found.is_dir():  # an archive's extracted folder
-            entry["present"] += " (a folder: used only with --no-verify)"
+        entry["folder"] = found is not None and found.is_dir()  # an archive's extracted folder
     data["built"] = sorted(Bank().manifest().configs(name))
     data["origin"] = catalog.catalog.origin(name)
     if as_json:
@@ -150,7 +149,10 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
     out.print(table)
     files = Table("file", "sha256", "checksum", "present", title="source files")
     for entry in data["files"]:
-        files.add_row(entry["name"], entry["sha256"] or "-", entry["checksum"], entry["present"] or "no")
+        present = entry["present"] or "no"
+        if entry["folder"]:
+            present += " (a folder: used only with --no-verify)"
+        files.add_row(entry["name"], entry["sha256"] or "-", entry["checksum"], present)
     out.print(files)
     out.print("citation:", markup=False)
     out.print(ds.citation, markup=False, highlight=False, soft_wrap=True)  # copy-pastable BibTeX
