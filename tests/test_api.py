@@ -29,7 +29,8 @@ def test_all_is_curated_and_complete() -> None:
 
 def test_corpus_len_iter_getitem(built: Bank) -> None:
     corpus = load("casino")
-    assert len(corpus) == 1030 and repr(corpus) == "<Corpus casino: 1030 conversations>"
+    assert len(corpus) == 1030
+    assert repr(corpus) == "<Corpus casino: 1,030 conversations in default/train, default/valid, default/test>"
     assert len(load("casino", split="valid")) == 30
     conv = corpus["938"]
     assert isinstance(conv, Conversation) and conv.split == "train" and conv.num_turns == 13
@@ -135,7 +136,8 @@ def test_filter_by_label_and_by_metadata(built: Bank) -> None:
         .to_pylist()
     )
     assert len(fives) == count == 79 and {c.meta["eval_score"] for c in fives} == {5}
-    both = convbank.load("convai2", "volunteers").filter("(meta->>'eval_score')::INT = 5", label="nope:x")
-    assert both == []
+    assert isinstance(fives, convbank.Corpus)
+    with pytest.raises(convbank.UnknownDatasetError, match="convai2 has no annotation layer 'nope'"):
+        convbank.load("convai2", "volunteers").filter("(meta->>'eval_score')::INT = 5", label="nope:x")
     order = [c.source_index for c in fives]
     assert order == sorted(order)  # source order

@@ -251,6 +251,13 @@ class Presentation:
     sql_examples: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(title, SQL) examples the viewer's SQL console offers."""
 
+    def meta_views(self) -> Mapping[str, Mapping[str, str]]:
+        """Typed views of ``meta`` that :meth:`convbank.Corpus.to_arrow` adds beside it:
+        ``{table: {column: DuckDB expression over the typed struct column meta}}``, for values
+        the publisher wrote in a form that is not their type (CaSiNo's deal counts are the
+        strings "0" to "3"). The struct keeps what was published; a view is an extra column."""
+        return {}
+
     def viewer_turn(self, turn: Turn, context: Context) -> ViewerTurn:
         """What the viewer shows of a turn besides text, labels and metadata: an action as
         a table, badges, notes. Default: nothing more."""

@@ -72,7 +72,7 @@ class Selection:
 
     def table(self, name: str) -> pa.Table:
         """A unified table (with dataset, config, split) restricted to the selection."""
-        table = self.corpus.to_arrow(name)
+        table = self.corpus.to_arrow(name, meta="json")
         if self._ids is None:
             return table
         keys = pc.binary_join_element_wise(

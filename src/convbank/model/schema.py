@@ -156,7 +156,8 @@ def tables_to_conversations(
     enabled = gc.isenabled()
     gc.disable()  # thousands of acyclic objects: the cyclic collector would rescan them again and again
     try:
-        return _columnar(tables, dataset=dataset, config=config, split=split)
+        prepared = PreparedTables(tables, dataset=dataset, config=config, split=split)
+        return [prepared.build(i) for i in range(len(prepared))]
     except _NotGroupedError:
         return _by_rows(tables, dataset=dataset, config=config, split=split)
     finally:
@@ -164,75 +165,88 @@ def tables_to_conversations(
             gc.enable()
 
 
-def _columnar(tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> list[Conversation]:
-    conv = tables["conversations"]
-    c = {name: conv.column(name).to_pylist() for name in conv.column_names}
-    p_spans, p = _runs(tables.get("participants"))
-    t_spans, t = _runs(tables.get("turns"))
-    a_spans, a = _runs(tables.get("annotations"))
-    decode = _decode
-    people = list(zip(p["participant_id"], p["role"], p["persona"], p["meta"], strict=True)) if p else []
-    said = (
-        list(zip(t["turn_index"], t["participant_id"], t["text"], t["kind"], t["meta"], strict=True))
-        if t
-        else []
-    )
-    marks = (
-        list(
+class PreparedTables:
+    """The unified tables of a batch decoded once into Python columns, from which any of its
+    conversations is built in microseconds (:meth:`build`); what a corpus caches per stored
+    batch for random access. The tables' rows must be grouped by conversation (as the bank
+    stores them)."""
+
+    def __init__(self, tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> None:
+        conv = tables["conversations"]
+        c = {name: conv.column(name).to_pylist() for name in conv.column_names}
+        self._p_spans, p = _runs(tables.get("participants"))
+        self._t_spans, t = _runs(tables.get("turns"))
+        self._a_spans, a = _runs(tables.get("annotations"))
+        self._people = (
+            list(zip(p["participant_id"], p["role"], p["persona"], p["meta"], strict=True)) if p else []
+        )
+        self._said = (
+            list(zip(t["turn_index"], t["participant_id"], t["text"], t["kind"], t["meta"], strict=True))
+            if t
+            else []
+        )
+        self._marks = (
+            list(
+                zip(
+                    a["turn_index"],
+                    a["layer"],
+                    a["label"],
+                    a["start_char"],
+                    a["end_char"],
+                    a["meta"],
+                    strict=True,
+                )
+            )
+            if a
+            else []
+        )
+        n = conv.num_rows
+        self._rows = list(
             zip(
-                a["turn_index"],
-                a["layer"],
-                a["label"],
-                a["start_char"],
-                a["end_char"],
-                a["meta"],
+                c.get("dataset") or [dataset] * n,
+                c.get("config") or [config] * n,
+                c.get("split") or [split] * n,
+                c["conversation_id"],
+                c["source_index"],
+                c["meta"],
                 strict=True,
             )
         )
-        if a
-        else []
-    )
-    n = conv.num_rows
-    rows = zip(
-        c.get("dataset") or [dataset] * n,
-        c.get("config") or [config] * n,
-        c.get("split") or [split] * n,
-        c["conversation_id"],
-        c["source_index"],
-        c["meta"],
-        strict=True,
-    )
-    out = []
-    none = (0, 0)
-    for ds, cfg, sp, cid, index, meta in rows:
-        ps, pe = p_spans.get(cid, none)
-        ts, te = t_spans.get(cid, none)
-        as_, ae = a_spans.get(cid, none)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def build(self, row: int) -> Conversation:
+        """A new :class:`Conversation` from row ``row`` of the conversations table."""
+        decode = _decode
+        ds, cfg, sp, cid, index, meta = self._rows[row]
+        none = (0, 0)
+        ps, pe = self._p_spans.get(cid, none)
+        ts, te = self._t_spans.get(cid, none)
+        as_, ae = self._a_spans.get(cid, none)
         turns = [
-            Turn(k, pid, text, kind, {} if m == "{}" else decode(m)) for k, pid, text, kind, m in said[ts:te]
+            Turn(k, pid, text, kind, {} if m == "{}" else decode(m))
+            for k, pid, text, kind, m in self._said[ts:te]
         ]
         if any(turns[k].turn_index > turns[k + 1].turn_index for k in range(len(turns) - 1)):
             turns.sort(key=lambda x: x.turn_index)
-        out.append(
-            Conversation(
-                ds,
-                cfg,
-                sp,
-                cid,
-                index,
-                [
-                    Participant(pid, role, persona, {} if m == "{}" else decode(m))
-                    for pid, role, persona, m in people[ps:pe]
-                ],
-                turns,
-                [
-                    Annotation(k, layer, label, start, end, {} if m == "{}" else decode(m))
-                    for k, layer, label, start, end, m in marks[as_:ae]
-                ],
-                {} if meta == "{}" else decode(meta),
-            )
+        return Conversation(
+            ds,
+            cfg,
+            sp,
+            cid,
+            index,
+            [
+                Participant(pid, role, list(persona), {} if m == "{}" else decode(m))
+                for pid, role, persona, m in self._people[ps:pe]
+            ],
+            turns,
+            [
+                Annotation(k, layer, label, start, end, {} if m == "{}" else decode(m))
+                for k, layer, label, start, end, m in self._marks[as_:ae]
+            ],
+            {} if meta == "{}" else decode(meta),
         )
-    return out
 
 
 def _by_rows(tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> list[Conversation]:

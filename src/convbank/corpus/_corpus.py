@@ -1,0 +1,585 @@
+"""The :class:`Corpus`: a value over the conversations of one dataset in the bank."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from difflib import get_close_matches
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+from convbank import catalog
+from convbank.corpus._frames import Frames
+from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source
+from convbank.errors import ConversationNotFoundError, NotBuiltError, UnknownDatasetError
+from convbank.model import Conversation, Part, tables_to_conversations
+from convbank.store import Bank, Snapshot
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Corpus"]
+
+_WINDOW = 2048
+"""Positions fetched together when iterating a selection (each batch decoded once a window)."""
+
+_META_KEY = re.compile(
+    r"""\bmeta\s*->>?\s*'\$?\.?([^'.\[]+)|\bjson_extract(?:_string)?\s*\(\s*meta\s*,\s*'\$\.([^'.\[]+)""",
+    re.IGNORECASE,
+)
+
+
+class Corpus(Frames):
+    """The conversations of one dataset (optionally one config and split) in the bank: a
+    value, like a Hugging Face ``Dataset``.
+
+    Index it by position (``corpus[0]``, ``corpus[-1]``), by conversation id
+    (``corpus["938"]``) or by slice (``corpus[10:20]``, a corpus); ``filter``, ``select``,
+    ``shuffle``, ``shard`` and ``train_test_split`` return corpora too, lazily (a corpus
+    derived from another holds positions, not conversations), and every one of them pickles
+    (it re-opens the same generation of the bank in the receiving process), so a corpus goes
+    to a ``DataLoader`` with workers or to ``multiprocessing`` as it is::
+
+        >>> corpus = convbank.load("casino")
+        >>> train = corpus.filter(label="strategy:uv-part").shuffle(seed=0)[:100]
+        >>> len(train), train[0].conversation_id
+        (100, '322')
+
+    A corpus reads one generation of the bank, pinned when it is opened: builds that run
+    meanwhile change nothing it reads, and its files stay on disk until it is closed (with
+    :meth:`close`, a ``with`` block, or when no corpus derived from it is referenced any
+    more). Random access goes through an index made from the Parquet footers and a cache of
+    decoded batches bounded by ``cache_bytes`` (512 MiB by default). Safe to share between
+    threads.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: str | None = None,
+        split: str | None = None,
+        *,
+        bank: Bank | None = None,
+        snapshot: Snapshot | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        dataset = catalog.get(name)
+        own = snapshot is None
+        pinned = snapshot or (bank or Bank()).snapshot()
+        try:
+            parts = _find_parts(dataset.name, dataset.parts(config, split), pinned, config or split)
+            pinned.check(dataset.name)
+            source = Source(dataset, pinned, parts, own_snapshot=own, cache_bytes=cache_bytes)
+        except BaseException:
+            if own:
+                pinned.close()
+            raise
+        self._setup(source, None, config, split)
+
+    def _setup(
+        self, source: Source, indices: np.ndarray | None, config: str | None, split: str | None
+    ) -> None:
+        self._source = source
+        self._indices = indices
+        self._sorted: np.ndarray | None = None
+        self.dataset = source.dataset
+        self.config = config
+        self.split = split
+
+    def _derive(self, indices: np.ndarray) -> Corpus:
+        """A corpus over these positions (of the source) sharing this one's source."""
+        derived = Corpus.__new__(Corpus)
+        derived._setup(self._source, np.ascontiguousarray(indices, dtype=np.int64), self.config, self.split)
+        return derived
+
+    # ------------------------------------------------------------------ life
+    @property
+    def snapshot(self) -> Snapshot:
+        """The pinned generation this corpus reads."""
+        return self._source.snapshot
+
+    @property
+    def bank(self) -> Bank:
+        """The bank this corpus reads."""
+        return self._source.snapshot.bank
+
+    def close(self) -> None:
+        """Release the pinned generation, for this corpus and every corpus derived from the
+        same :func:`convbank.load` (a snapshot passed in stays its owner's)."""
+        self._source.close()
+
+    def __enter__(self) -> Corpus:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as what re-opens it: the dataset, config, split, bank folder, pinned
+        generation and positions (not the conversations)."""
+        return (
+            _reopen,
+            (
+                self.dataset.name,
+                self.config,
+                self.split,
+                str(self.bank.root),
+                self.snapshot.generation,
+                self._indices,
+                self._source.cache_bytes,
+            ),
+        )
+
+    def __repr__(self) -> str:
+        where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
+        parts = ", ".join(f"{p.config}/{p.split}" for p in self.parts())
+        chosen = "" if self._indices is None else f" (selected from {len(self._source):,})"
+        return f"<Corpus {where}: {len(self):,} conversations{chosen} in {parts}>"
+
+    # ------------------------------------------------------------------ size and positions
+    def __len__(self) -> int:
+        return len(self._source) if self._indices is None else len(self._indices)
+
+    def _positions(self) -> np.ndarray:
+        """The source positions of this corpus's conversations, in its order."""
+        if self._indices is None:
+            return np.arange(len(self._source), dtype=np.int64)
+        return self._indices
+
+    def _position(self, index: int) -> int:
+        total = len(self)
+        i = index + total if index < 0 else index
+        if not 0 <= i < total:
+            raise IndexError(f"position {index} is outside this corpus of {total:,} conversations")
+        return i if self._indices is None else int(self._indices[i])
+
+    def _has_position(self, position: int) -> bool:
+        if self._indices is None:
+            return True
+        if self._sorted is None:
+            self._sorted = np.sort(self._indices)
+        at = int(np.searchsorted(self._sorted, position))
+        return at < len(self._sorted) and int(self._sorted[at]) == position
+
+    def _position_of(self, conversation_id: str) -> int:
+        position = self._source.positions([conversation_id]).get(conversation_id)
+        if position is None or not self._has_position(position):
+            raise ConversationNotFoundError(self._missing(conversation_id))
+        return position
+
+    def _missing(self, conversation_id: str) -> str:
+        where = "this selection of " if self._indices is not None else ""
+        return f"{where}{self.dataset.name} has no conversation {conversation_id!r} in the bank"
+
+    def __contains__(self, conversation_id: object) -> bool:
+        if not isinstance(conversation_id, str):
+            return False
+        position = self._source.positions([conversation_id]).get(conversation_id)
+        return position is not None and self._has_position(position)
+
+    def __getitem__(self, key: int | str | slice) -> Any:
+        """A conversation by position in this corpus (``corpus[0]``, ``corpus[-1]``) or by id
+        (``corpus["938"]``); a slice (``corpus[10:20]``, ``corpus[::2]``) is a corpus."""
+        if isinstance(key, slice):
+            return self._derive(self._positions()[key])
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return self._source.conversation(self._position(int(key)))
+        if isinstance(key, str):
+            return self._source.conversation(self._position_of(key))
+        first = repr(self[0].conversation_id) if len(self) else "'...'"
+        raise TypeError(
+            f"a corpus is indexed by conversation id (a str, such as {first}), by position (an int) "
+            f"or by a slice, not by {type(key).__name__}; use select() for a list of positions"
+        )
+
+    def conversation_ids(self) -> list[str]:
+        """The conversation ids in this corpus's order.
+
+        >>> convbank.load("casino", split="valid").conversation_ids()[:3]
+        ['1', '2', '3']
+        """
+        out = []
+        for start in range(0, len(self), 65536):
+            for position in self._positions()[start : start + 65536].tolist():
+                batch, row = self._source.locate(position)
+                out.append(self._source.id_list(batch)[row])
+        return out
+
+    def neighbours(self, conversation_id: str) -> tuple[str | None, str | None]:
+        """The ids before and after a conversation in this corpus's order (source order for
+        a corpus that is not a selection), None at either end."""
+        position = self._position_of(conversation_id)
+        at = position if self._indices is None else int(np.flatnonzero(self._indices == position)[0])
+        before = self._id_at(at - 1) if at > 0 else None
+        after = self._id_at(at + 1) if at + 1 < len(self) else None
+        return before, after
+
+    def _id_at(self, index: int) -> str:
+        batch, row = self._source.locate(self._position(index))
+        return self._source.id_list(batch)[row]
+
+    # ------------------------------------------------------------------ iteration
+    def __iter__(self) -> Iterator[Conversation]:
+        """The conversations in this corpus's order. A whole corpus streams one stored batch
+        at a time (the next read in a thread while this one is yielded: memory stays flat); a
+        selection is fetched a window of positions at a time through the cache."""
+        if self._indices is not None:
+            for start in range(0, len(self._indices), _WINDOW):
+                yield from self._source.fetch(self._indices[start : start + _WINDOW].tolist())
+            return
+        source = self._source
+        if not source.batches:
+            return
+        with ThreadPoolExecutor(1, thread_name_prefix="convbank-read") as reader:
+            pending = reader.submit(source.tables, 0)
+            for i, batch in enumerate(source.batches):
+                tables = pending.result()
+                if i + 1 < len(source.batches):
+                    pending = reader.submit(source.tables, i + 1)
+                part = source.parts[batch.part]
+                yield from tables_to_conversations(
+                    tables, dataset=self.dataset.name, config=part.config, split=part.split
+                )
+
+    def take(self, conversation_ids: Iterable[str]) -> list[Conversation]:
+        """The conversations of these ids, in the order given (an id may repeat): each
+        stored batch that holds one of them is read once. Raises
+        :class:`ConversationNotFoundError` naming the first id the corpus does not have.
+
+        >>> [c.num_turns for c in convbank.load("casino").take(["938", "1"])]
+        [14, 11]
+        """
+        wanted = list(conversation_ids)
+        found = self._source.positions(wanted)
+        for cid in wanted:
+            position = found.get(cid)
+            if position is None or not self._has_position(position):
+                raise ConversationNotFoundError(self._missing(cid))
+        return self._source.fetch([found[cid] for cid in wanted])
+
+    # ------------------------------------------------------------------ derived corpora
+    def select(self, indices: Iterable[int] | np.ndarray) -> Corpus:
+        """The conversations at these positions of this corpus, in this order (a position may
+        repeat; negative ones count from the end), as a corpus.
+
+        >>> convbank.load("casino").select([0, 5, 2]).conversation_ids()
+        ['1', '6', '3']
+        """
+        chosen = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
+        if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
+            raise TypeError(f"select() takes integer positions, not {chosen.dtype}")
+        chosen = chosen.astype(np.int64, copy=False)
+        total = len(self)
+        bad = chosen[(chosen >= total) | (chosen < -total)]
+        if bad.size:
+            raise IndexError(
+                f"position {int(bad[0])} is outside this corpus of {total:,} conversations "
+                f"({bad.size:,} such positions)"
+            )
+        return self._derive(self._positions()[np.where(chosen < 0, chosen + total, chosen)])
+
+    def shuffle(self, seed: int | None = None) -> Corpus:
+        """This corpus in a random order (a permutation drawn with NumPy from ``seed``; the
+        same seed gives the same order), as a corpus.
+
+        >>> convbank.load("casino").shuffle(seed=0)[0].conversation_id
+        '557'
+        """
+        order = np.random.default_rng(seed).permutation(len(self))
+        return self._derive(self._positions()[order])
+
+    def shard(self, num_shards: int, index: int, *, contiguous: bool = True) -> Corpus:
+        """One of ``num_shards`` disjoint shards that together hold every conversation once:
+        a contiguous block (default) or every ``num_shards``-th conversation from ``index``.
+
+        >>> [len(convbank.load("casino").shard(4, i)) for i in range(4)]
+        [258, 258, 257, 257]
+        """
+        if num_shards < 1 or not 0 <= index < num_shards:
+            raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
+        positions = self._positions()
+        if not contiguous:
+            return self._derive(positions[index::num_shards])
+        size, extra = divmod(len(positions), num_shards)
+        start = index * size + min(index, extra)
+        return self._derive(positions[start : start + size + (index < extra)])
+
+    def train_test_split(
+        self, test_size: float | int = 0.25, *, seed: int | None = 0, shuffle: bool = True
+    ) -> dict[str, Corpus]:
+        """Split into ``{"train": ..., "test": ...}`` corpora (as Hugging Face's
+        ``train_test_split``): ``test_size`` is a fraction of the corpus or a number of
+        conversations; shuffled with ``seed`` first unless ``shuffle=False``.
+
+        >>> parts = convbank.load("casino", split="train").train_test_split(0.1, seed=0)
+        >>> len(parts["train"]), len(parts["test"])
+        (810, 90)
+        """
+        total = len(self)
+        if isinstance(test_size, float):
+            if not 0.0 < test_size < 1.0:
+                raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
+            n_test = math.ceil(test_size * total)
+        else:
+            n_test = int(test_size)
+        if not 0 < n_test < total:
+            raise ValueError(
+                f"test_size {test_size} leaves no train or no test among {total:,} conversations"
+            )
+        positions = self._positions()
+        if shuffle:
+            positions = positions[np.random.default_rng(seed).permutation(total)]
+        return {"train": self._derive(positions[n_test:]), "test": self._derive(positions[:n_test])}
+
+    def filter(
+        self,
+        where: str | Callable[[Conversation], bool] | None = None,
+        *,
+        label: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Corpus:
+        """The conversations that match, in this corpus's order, as a corpus: a SQL condition
+        on the ``conversations`` view (``where="num_turns > 20"``), a function of a
+        :class:`Conversation` (``lambda c: c.num_turns > 20``), an annotation (``label=
+        "strategy:uv-part"``, ``layer:label``) and/or conversation meta values
+        (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``). All given must
+        hold. A label, layer or meta key this dataset does not have is an error that lists
+        the known ones (as an unknown config or split is), never a silent empty corpus.
+
+        >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
+        130
+        """
+        positions = self._positions()
+        keep = np.ones(len(positions), dtype=bool)
+        if label is not None:
+            keep &= np.isin(positions, self._label_positions(label))
+        if meta:
+            keep &= np.isin(positions, self._meta_positions(meta))
+        if isinstance(where, str):
+            keep &= np.isin(positions, self._where_positions(where))
+        elif where is not None:
+            test = where
+            keep &= np.fromiter((bool(test(c)) for c in self), dtype=bool, count=len(self))
+        return self._derive(positions[keep])
+
+    def _label_positions(self, label: str) -> np.ndarray:
+        layer, sep, name = label.partition(":")
+        known = self.labels()
+        if not sep or layer not in known:
+            pairs = [f"{ly}:{lb}" for ly, names in known.items() for lb in names]
+            hint = get_close_matches(label, pairs, n=3, cutoff=0.5) or [
+                p for p in pairs if p.split(":", 1)[1] == label
+            ]
+            raise UnknownDatasetError(
+                f"{self.dataset.name} has no annotation layer {layer!r} (a label is layer:label); "
+                + (f"did you mean {', '.join(hint)}? " if hint else "")
+                + f"layers: {', '.join(known) or 'none'}"
+            )
+        if name not in known[layer]:
+            hint = get_close_matches(name, known[layer], n=3, cutoff=0.5)
+            raise UnknownDatasetError(
+                f"{self.dataset.name} has no label {name!r} in layer {layer!r}; "
+                + (f"did you mean {', '.join(f'{layer}:{h}' for h in hint)}? " if hint else "")
+                + f"labels: {', '.join(known[layer])}"
+            )
+        ids = set()
+        for part in self._source.parts:
+            for ref in self._source.files("annotations", part):
+                table = self.snapshot.read_table(
+                    ref, columns=["conversation_id"], filters=[("layer", "=", layer), ("label", "=", name)]
+                )
+                ids.update(table.column(0).to_pylist())
+        return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
+
+    def labels(self) -> dict[str, list[str]]:
+        """The annotation layers of this corpus's dataset and parts, with their labels.
+
+        >>> convbank.load("casino").labels()["strategy"][:3]
+        ['elicit-pref', 'no-need', 'other-need']
+        """
+        found: dict[str, set[str]] = {}
+        for part in self._source.parts:
+            for ref in self._source.files("annotations", part):
+                table = self.snapshot.read_table(ref, columns=["layer", "label"])
+                for layer, name in set(zip(*(c.to_pylist() for c in table.columns), strict=True)):
+                    found.setdefault(layer, set()).add(name)
+        return {layer: sorted(names) for layer, names in sorted(found.items())}
+
+    def meta_keys(self) -> list[str]:
+        """The keys of conversation ``meta`` in this corpus's dataset and parts (top level).
+
+        >>> "eval_score" in convbank.load("convai2", "volunteers").meta_keys()
+        True
+        """
+        keys: set[str] = set()
+        for values in self._meta_column():
+            for text in set(values):
+                keys.update(_decode_meta(text))
+        return sorted(keys)
+
+    def _meta_column(self) -> Iterator[list[str]]:
+        for batch in range(len(self._source.batches)):
+            yield self._source.read(batch, "conversations", ["meta"]).column(0).to_pylist()
+
+    def _meta_positions(self, meta: Mapping[str, Any]) -> np.ndarray:
+        known = self.meta_keys()
+        for key in meta:
+            self._check_meta_key(key.split(".", 1)[0], known)
+        out = []
+        for batch, values in enumerate(self._meta_column()):
+            start = self._source.starts[batch]
+            for row, text in enumerate(values):
+                data = _decode_meta(text)
+                if all(_dig(data, key) == value for key, value in meta.items()):
+                    out.append(start + row)
+        return np.asarray(out, dtype=np.int64)
+
+    def _check_meta_key(self, key: str, known: list[str]) -> None:
+        if key not in known:
+            hint = get_close_matches(key, known, n=3, cutoff=0.6)
+            raise UnknownDatasetError(
+                f"{self.dataset.name} conversations have no meta key {key!r}; "
+                + (f"did you mean {', '.join(hint)}? " if hint else "")
+                + f"keys: {', '.join(known) or 'none'}"
+            )
+
+    def _where_positions(self, where: str) -> np.ndarray:
+        from convbank.query import sql
+
+        named = {m.group(1) or m.group(2) for m in _META_KEY.finditer(where)}
+        if named:
+            known = self.meta_keys()
+            for key in sorted(named):
+                self._check_meta_key(key, known)
+        parts = " OR ".join(
+            f"(c.config = '{p.config}' AND c.split = '{p.split}')" for p in self._source.parts
+        )
+        query = (
+            f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
+            f"AND ({parts}) AND ({where})"
+        )
+        ids = sql(query, snapshot=self.snapshot).column(0).to_pylist()
+        return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
+
+    # ------------------------------------------------------------------ parts
+    def parts(self) -> list[Part]:
+        """The (config, split) parts this corpus covers, in order (for a selection, those
+        with at least one selected conversation)."""
+        if self._indices is None:
+            return list(self._source.parts)
+        source = self._source
+        batch_of = np.searchsorted(np.asarray(source.starts), self._indices, side="right") - 1
+        present = set(np.unique(np.asarray([b.part for b in source.batches])[batch_of]).tolist())
+        return [part for i, part in enumerate(self._source.parts) if i in present]
+
+    def part_positions(self, part: Part) -> np.ndarray | None:
+        """The source positions of a part's selected conversations in source order (None for
+        a corpus that is not a selection: all of them)."""
+        if self._indices is None:
+            return None
+        p = self._source.parts.index(part)
+        lo = self._source.starts[self._source.part_batches[p][0]] if self._source.part_batches[p] else 0
+        hi = self._source.starts[self._source.part_batches[p][-1] + 1] if self._source.part_batches[p] else 0
+        chosen = np.unique(self._indices)
+        return chosen[(chosen >= lo) & (chosen < hi)]
+
+    def selected_ids(self, config: str, split: str) -> set[str] | None:
+        """The ids of a part's selected conversations (None: the corpus is not a selection)."""
+        positions = self.part_positions(Part(config, split))
+        if positions is None:
+            return None
+        return set(self._derive(positions).conversation_ids())
+
+    def file_meta(self, config: str, split: str) -> dict[str, Any]:
+        """File-level source content kept for a split (for the source export)."""
+        return self.snapshot.split_info(self.dataset.name, config, split).file_meta
+
+    def iter_part(self, config: str, split: str) -> Iterator[Conversation]:
+        """The conversations of one (config, split) of this corpus, in source order."""
+        positions = self.part_positions(Part(config, split))
+        if positions is not None:
+            return iter(self._derive(positions))
+        return iter(Corpus(self.dataset.name, config, split, snapshot=self.snapshot))
+
+    def side_table(
+        self, table: str, *, columns: list[str] | None = None, filters: Any = None
+    ) -> pa.Table | None:
+        """Rows of one of the dataset's side tables (Curiosity's ``curiosity_facts``, PEC's
+        ``pec_personas``) for this corpus's configs: the ``columns`` asked for, the rows
+        matching pyarrow ``filters``; None when the bank has none. What
+        :meth:`convbank.datasets.Dataset.conversation_context` reads through."""
+        import pyarrow as pa
+
+        configs = {p.config for p in self._source.parts}
+        refs = [r for r in self.snapshot.refs(table, self.dataset.name) if r.config in configs]
+        if not refs:
+            return None
+        return pa.concat_tables([self.snapshot.read_table(r, columns=columns, filters=filters) for r in refs])
+
+    def context(self, conversation: Conversation) -> dict[str, Any]:
+        """What the dataset's side tables say about one of its conversations (the text of
+        Curiosity's facts), from :meth:`convbank.datasets.Dataset.conversation_context`."""
+        return self.dataset.conversation_context(conversation, self.side_table)
+
+    def sql(self, query: str) -> pa.Table:
+        """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
+        the generation this corpus reads."""
+        from convbank.query import sql
+
+        return sql(query, snapshot=self.snapshot)
+
+
+def _find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named: str | None) -> list[Part]:
+    """The built parts among those ``config`` and ``split`` select (see
+    :meth:`convbank.datasets.Dataset.parts`); every one of them must be built when either is
+    named."""
+    parts = []
+    for part in candidates:
+        if snapshot.manifest.split(name, part) is not None:
+            parts.append(part)
+        elif named:
+            snapshot.split_info(name, *part)  # raises NotBuiltError
+    if not parts:
+        raise NotBuiltError(
+            f"{name} is not in the bank at {snapshot.bank.root}; run `convbank build {name}` first"
+        )
+    return parts
+
+
+_decode_any = msgspec.json.Decoder().decode
+
+
+def _decode_meta(text: str) -> dict[str, Any]:
+    data = {} if text == "{}" else _decode_any(text)
+    return data if isinstance(data, dict) else {}
+
+
+def _dig(data: Any, key: str) -> Any:
+    for step in key.split("."):
+        if not isinstance(data, dict) or step not in data:
+            return None
+        data = data[step]
+    return data
+
+
+def _reopen(  # noqa: PLR0917 (pickle calls it with positional arguments)
+    name: str,
+    config: str | None,
+    split: str | None,
+    root: str,
+    generation: str | None,
+    indices: np.ndarray | None,
+    cache_bytes: int,
+) -> Corpus:
+    """A pickled corpus, opened again on the same generation of the bank at ``root``."""
+    from pathlib import Path
+
+    bank = Bank(Path(root))
+    snapshot = bank.snapshot_of(generation)
+    corpus = Corpus(name, config, split, snapshot=snapshot, cache_bytes=cache_bytes)
+    corpus._source.own_snapshot = True
+    return corpus if indices is None else corpus._derive(indices)

@@ -1,0 +1,333 @@
+"""A corpus as tables: Arrow, pandas and polars frames with typed ``meta``, record batches
+streamed from the bank's Parquet, and the turns with their labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from convbank.errors import require
+from convbank.model import UNIFIED_TABLES, Part
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+    from convbank.corpus._source import Source
+    from convbank.datasets import Dataset
+    from convbank.store import Snapshot
+
+__all__ = ["Frames"]
+
+MetaForm = Literal["struct", "json"]
+
+
+class Frames:
+    """The table views of a :class:`~convbank.Corpus` (a mixin: see there)."""
+
+    _source: Source
+    _indices: np.ndarray | None
+    dataset: Dataset
+
+    if TYPE_CHECKING:
+
+        @property
+        def snapshot(self) -> Snapshot: ...
+
+        def parts(self) -> list[Part]: ...
+
+        def _positions(self) -> np.ndarray: ...
+
+    # ------------------------------------------------------------------ whole tables
+    def _table_name(self, table: str) -> str:
+        name = f"{self.dataset.name}_raw" if table == "raw" else table
+        if name not in (*UNIFIED_TABLES, f"{self.dataset.name}_raw"):
+            raise KeyError(f"unknown table {table!r}; one of {', '.join(UNIFIED_TABLES)}, raw")
+        return name
+
+    def to_arrow(
+        self, table: str = "conversations", *, flatten_meta: bool = False, meta: MetaForm = "struct"
+    ) -> pa.Table:
+        """A unified table (or ``raw``, the dataset's raw table, typed as the source) of this
+        corpus in its order, with ``dataset``, ``config`` and ``split`` columns first.
+
+        ``meta`` is a typed struct column (its type read from every value the dataset has in
+        the bank, so it is the same for every split; values of mixed types, such as
+        ConvAI2's ``profile_match`` of ints and ``""``, stay JSON text), with the columns a
+        dataset declares as typed views beside it (CaSiNo's deal counts as integers, next to
+        the strings the publisher wrote); ``meta="json"`` keeps the stored JSON text, and
+        ``flatten_meta=True`` makes one column per leaf (``meta.eval_score``).
+
+        >>> t = convbank.load("convai2", "volunteers").to_arrow()
+        >>> t.schema.field("meta").type.get_field_index("eval_score") >= 0
+        True
+        """
+        name = self._table_name(table)
+        parts = self.parts()
+        with ThreadPoolExecutor(2, thread_name_prefix="convbank-read") as readers:
+            read = list(readers.map(lambda part: self._whole(name, part), parts))
+        pieces = [_with_keys(self.dataset.name, part, t) for part, t in zip(parts, read, strict=True)]
+        whole = pa.concat_tables(pieces) if pieces else pa.table({})
+        if self._indices is not None:
+            whole = self._reorder(name, whole)
+        if meta == "struct" and "meta" in whole.column_names and name in UNIFIED_TABLES:
+            whole = self._typed_meta(name, whole)
+        return _flatten(whole) if flatten_meta else whole
+
+    def _whole(self, name: str, part: Part) -> pa.Table:
+        return pa.concat_tables([self.snapshot.read_table(ref) for ref in self._source.files(name, part)])
+
+    def _items(self) -> tuple[list[int], list[str]]:
+        """Per conversation of this corpus, in order: its part (index into the source's
+        parts) and its id."""
+        source = self._source
+        parts, ids = [], []
+        for position in self._positions().tolist():
+            batch, row = source.locate(position)
+            parts.append(source.batches[batch].part)
+            ids.append(source.id_list(batch)[row])
+        return parts, ids
+
+    def _reorder(self, name: str, whole: pa.Table) -> pa.Table:
+        """The rows of this selection's conversations, in its order (repeats repeated)."""
+        source = self._source
+        item_parts, ids = self._items()
+        if name.endswith("_raw"):
+            # raw rows are the source records in order: a conversation's is its source_index
+            found = self.to_arrow("conversations", meta="json").column("source_index").to_numpy()
+            offsets = _part_offsets(whole)
+            rows = np.asarray([offsets[source.parts[p]] for p in item_parts], np.int64) + found
+            return whole.take(pa.array(rows))
+        spans: dict[tuple[int, str], tuple[int, int]] = {}
+        keys = pc.binary_join_element_wise(whole.column("config"), whole.column("split"), "\x1f")
+        runs = pc.run_end_encode(
+            pc.binary_join_element_wise(keys, whole.column("conversation_id"), "\x1e").combine_chunks()
+        )
+        ends = runs.run_ends.to_pylist()
+        index = {part: i for i, part in enumerate(source.parts)}
+        for key, start, end in zip(runs.values.to_pylist(), [0, *ends[:-1]], ends, strict=True):
+            where, cid = key.split("\x1e", 1)
+            config, split = where.split("\x1f", 1)
+            spans[(index[Part(config, split)], cid)] = (start, end)
+        ranges = [spans.get(item, (0, 0)) for item in zip(item_parts, ids, strict=True)]
+        rows = np.concatenate([np.arange(s, e, dtype=np.int64) for s, e in ranges] or [np.zeros(0, np.int64)])
+        return whole.take(pa.array(rows))
+
+    def _typed_meta(self, name: str, table: pa.Table) -> pa.Table:
+        """``meta`` as the dataset's struct type, with its declared typed views beside it."""
+        import duckdb
+
+        structure = self._source.meta_structure(name)
+        con = duckdb.connect()
+        try:
+            con.execute("SET enable_external_access = false")
+            con.register("t", table)
+            views = self.dataset.meta_views().get(name, {})
+            extra = "".join(f', {expr} AS "{column}"' for column, expr in views.items())
+            if structure is None:  # every value is {}: an empty struct
+                typed = con.sql(f"SELECT *{extra} FROM t").to_arrow_table()
+                empty = pa.array([{}] * table.num_rows, pa.struct([]))
+                return typed.set_column(typed.schema.get_field_index("meta"), "meta", empty)
+            return con.sql(
+                f"SELECT * REPLACE (json_transform(meta, $s) AS meta){extra} FROM t", params={"s": structure}
+            ).to_arrow_table()
+        finally:
+            con.close()
+
+    def to_pandas(
+        self, table: str = "conversations", *, flatten_meta: bool = False, meta: MetaForm = "struct"
+    ) -> pd.DataFrame:
+        """:meth:`to_arrow` as a pandas DataFrame (needs ``convbank[pandas]``); ``meta`` holds
+        dicts, or one column per leaf with ``flatten_meta=True``.
+
+        >>> df = convbank.load("casino").to_pandas("turns", flatten_meta=True)
+        """
+        require("pandas", "pandas", "to_pandas()")
+        frame: pd.DataFrame = self.to_arrow(table, flatten_meta=flatten_meta, meta=meta).to_pandas()
+        return frame
+
+    def to_polars(
+        self, table: str = "conversations", *, flatten_meta: bool = False, meta: MetaForm = "struct"
+    ) -> pl.DataFrame:
+        """:meth:`to_arrow` as a polars DataFrame (needs ``convbank[polars]``); ``meta`` is a
+        struct column.
+
+        >>> convbank.load("casino").to_polars("turns").group_by("kind").len()
+        """
+        require("polars", "polars", "to_polars()")
+        import polars as pl
+
+        frame = pl.from_arrow(self.to_arrow(table, flatten_meta=flatten_meta, meta=meta))
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+
+    def scan(self, table: str = "conversations") -> pl.LazyFrame:
+        """A polars ``LazyFrame`` over the bank's Parquet files of this corpus (needs
+        ``convbank[polars]``): filters and projections are pushed down to the files, and
+        nothing is read until ``collect()``. ``meta`` is the stored JSON text
+        (``pl.col("meta").str.json_decode()``); a selection is a semi-join on its ids, in
+        source order. Collect it while the corpus is open (its files are pinned until then).
+
+        >>> lf = convbank.load("casino").scan("turns")
+        >>> lf.filter(pl.col("kind") == "action").select("text").collect().height
+        """
+        require("polars", "polars", "scan()")
+        import polars as pl
+
+        name = self._table_name(table)
+        frames = []
+        for part in self.parts():
+            paths = [str(ref.path) for ref in self._source.files(name, part)]
+            frames.append(
+                pl.scan_parquet(paths).with_columns(
+                    pl.lit(self.dataset.name).alias("dataset"),
+                    pl.lit(part.config).alias("config"),
+                    pl.lit(part.split).alias("split"),
+                )
+            )
+        lazy = pl.concat(frames, how="vertical")
+        columns = ["dataset", "config", "split"]
+        lazy = lazy.select([*columns, pl.exclude(columns)])
+        if self._indices is not None and not name.endswith("_raw"):
+            item_parts, ids = self._items()
+            chosen = pl.DataFrame(
+                {
+                    "config": [self._source.parts[p].config for p in item_parts],
+                    "split": [self._source.parts[p].split for p in item_parts],
+                    "conversation_id": ids,
+                }
+            ).unique()
+            lazy = lazy.join(chosen.lazy(), on=["config", "split", "conversation_id"], how="semi")
+        return lazy
+
+    # ------------------------------------------------------------------ streams
+    def iter_batches(
+        self, table: str = "conversations", batch_size: int = 1024, columns: list[str] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """Record batches of at most ``batch_size`` rows of a unified table, straight from the
+        bank's Parquet one stored batch at a time (memory stays flat whatever the corpus
+        size), in source order (a selection's rows only), with ``dataset``, ``config`` and
+        ``split`` first; ``columns`` picks columns (those three included). ``meta`` is the
+        stored JSON text.
+
+        >>> for batch in convbank.load("pec", "happy").iter_batches("turns", 4096, ["text"]):
+        ...     pass
+        """
+        name = self._table_name(table)
+        if name not in UNIFIED_TABLES:
+            raise KeyError(f"iter_batches() streams the unified tables ({', '.join(UNIFIED_TABLES)})")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        source = self._source
+        chosen = None if self._indices is None else np.unique(self._indices)
+        stored = [c for c in columns if c not in ("dataset", "config", "split")] if columns else None
+        need = stored if stored is None or "conversation_id" in stored else [*stored, "conversation_id"]
+        for batch, info in enumerate(source.batches):
+            read = source.read(batch, name, need if chosen is not None else stored)
+            if chosen is not None:
+                lo, hi = source.starts[batch], source.starts[batch + 1]
+                rows = chosen[(chosen >= lo) & (chosen < hi)] - lo
+                if not rows.size:
+                    continue
+                ids = source.id_list(batch)
+                wanted = pa.array([ids[r] for r in rows.tolist()], pa.string())
+                read = read.filter(pc.is_in(read.column("conversation_id"), value_set=wanted))
+                if stored is not None and "conversation_id" not in stored:
+                    read = read.drop_columns(["conversation_id"])
+            keyed = _with_keys(self.dataset.name, source.parts[info.part], read)
+            if columns:
+                keyed = keyed.select(columns)
+            yield from keyed.to_batches(max_chunksize=batch_size)
+
+    def turns_with_labels(self, *, meta: MetaForm = "struct") -> pa.Table:
+        """The turns of this corpus, one row per turn in its order, with two list columns:
+        ``labels`` (``"layer:label"`` strings) and ``annotations`` (structs of layer, label,
+        start_char, end_char): the "utterance and its labels" table, with no join to write.
+
+        >>> t = convbank.load("casino").turns_with_labels()
+        >>> t.filter(pc.list_value_length(t["labels"]) > 0).num_rows
+        """
+        import duckdb
+
+        turns = self.to_arrow("turns", meta=meta)
+        anns = self.to_arrow("annotations", meta="json")
+        con = duckdb.connect()
+        try:
+            con.execute("SET enable_external_access = false")
+            con.register("t", turns.append_column("_row", pa.array(np.arange(turns.num_rows))))
+            con.register("a", anns.append_column("_row", pa.array(np.arange(anns.num_rows))))
+            return con.sql(
+                """
+                SELECT t.* EXCLUDE (_row),
+                       coalesce(g.labels, []::VARCHAR[]) AS labels,
+                       coalesce(g.annotations, []) AS annotations
+                FROM t LEFT JOIN (
+                    SELECT config, split, conversation_id, turn_index,
+                           list(layer || ':' || label ORDER BY _row) AS labels,
+                           list({'layer': layer, 'label': label, 'start_char': start_char,
+                                 'end_char': end_char} ORDER BY _row) AS annotations
+                    FROM a GROUP BY ALL
+                ) g USING (config, split, conversation_id, turn_index)
+                ORDER BY t._row
+                """
+            ).to_arrow_table()
+        finally:
+            con.close()
+
+
+def _with_keys(dataset: str, part: Part, table: pa.Table) -> pa.Table:
+    """``table`` with ``dataset``, ``config`` and ``split`` columns first."""
+    keys = {"dataset": dataset, "config": part.config, "split": part.split}
+    schema = pa.schema(
+        [*(pa.field(k, pa.string()) for k in keys), *table.schema], metadata=table.schema.metadata
+    )
+    columns = [_constant(v, table.num_rows) for v in keys.values()]
+    return pa.Table.from_arrays([*columns, *table.columns], schema=schema)
+
+
+def _constant(value: str, n: int) -> pa.Array:
+    """``n`` copies of a string, made in Arrow (a one-word dictionary, decoded)."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value])).cast(
+        pa.string()
+    )
+
+
+def _part_offsets(whole: pa.Table) -> dict[Part, int]:
+    """The first row of each (config, split) in a table of consecutive parts."""
+    offsets: dict[Part, int] = {}
+    keys = zip(whole.column("config").to_pylist(), whole.column("split").to_pylist(), strict=True)
+    for row, (config, split) in enumerate(keys):
+        offsets.setdefault(Part(config, split), row)
+    return offsets
+
+
+def _flatten(table: pa.Table) -> pa.Table:
+    """Every struct column split into one column per field (``meta.a.b``), all the way down."""
+    while any(pa.types.is_struct(f.type) and f.type.num_fields for f in table.schema):
+        table = table.flatten()
+    return table.drop_columns([f.name for f in table.schema if pa.types.is_struct(f.type)])
+
+
+def meta_structure(tables: list[pa.Table]) -> str | None:
+    """The JSON structure (DuckDB's ``json_group_structure``) of every value of these
+    ``meta`` columns, or None when all are empty objects."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_external_access = false")
+        empty = pa.table({"meta": pa.array([], pa.string())})
+        con.register("m", pa.concat_tables(tables) if tables else empty)
+        row = con.execute("SELECT json_group_structure(meta::JSON) FROM m WHERE meta <> '{}'").fetchone()
+    finally:
+        con.close()
+    structure = row[0] if row else None
+    if structure in (None, "{}", "null", "NULL"):
+        return None
+    # JSON numbers that happen to be non-negative everywhere are still signed numbers
+    return str(structure).replace('"UBIGINT"', '"BIGINT"')

@@ -1,0 +1,276 @@
+"""What every corpus opened by one :func:`convbank.load` shares: the pinned generation, the
+index from position to stored batch and row, and a bounded cache of decoded batches.
+
+Every build writes the four unified tables of a split in the same batches, one Parquet row
+group per batch (at most 2,000 conversations), so batch *i* of ``turns`` holds the turns of
+the conversations in batch *i* of ``conversations``. The index is made from the footers
+alone (row counts), so opening a corpus reads no data; a position is found by a binary
+search over the batches' first positions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from convbank.model import UNIFIED_TABLES, Conversation, Part, tables_to_conversations
+from convbank.model.schema import PreparedTables
+
+if TYPE_CHECKING:
+    from convbank.datasets import Dataset
+    from convbank.store import FileRef, Snapshot
+
+__all__ = ["DEFAULT_CACHE_BYTES", "Source"]
+
+DEFAULT_CACHE_BYTES = 512 * 2**20
+"""Decoded batches a corpus keeps for random access, in bytes (Arrow sizes, Python columns
+counted at three times their Arrow size)."""
+
+_PREPARE_AFTER = 3
+"""Single reads of one batch after which its Python columns are decoded whole: a few random
+reads cost an Arrow slice each, a pass over the batch costs one decoding."""
+
+
+class Batch(NamedTuple):
+    """One stored batch: the part it belongs to (index into the parts), the conversations
+    file and row group holding it, and its number of conversations."""
+
+    part: int
+    ref: FileRef
+    local: int
+    rows: int
+
+
+class _Group:
+    """A decoded batch: its four tables, where each conversation's rows are, and (after a few
+    reads, or for a pass) its Python columns."""
+
+    def __init__(self, tables: dict[str, pa.Table], part: Part, dataset: str) -> None:
+        self.tables = tables
+        self.part = part
+        self.dataset = dataset
+        self.ids: list[str] = tables["conversations"].column("conversation_id").to_pylist()
+        self.spans = {name: _spans(tables[name]) for name in UNIFIED_TABLES[1:]}
+        self.prepared: PreparedTables | None = None
+        self.reads = 0
+        self.nbytes = sum(t.nbytes for t in tables.values())
+        self.lock = threading.Lock()
+
+    def prepare(self) -> PreparedTables:
+        with self.lock:
+            if self.prepared is None:
+                self.prepared = PreparedTables(
+                    self.tables, dataset=self.dataset, config=self.part.config, split=self.part.split
+                )
+            return self.prepared
+
+    def conversation(self, row: int, *, many: bool = False) -> Conversation:
+        """Conversation ``row`` of this batch, a new object each time."""
+        prepared = self.prepared
+        if prepared is None:
+            self.reads += 1
+            if many or self.reads > _PREPARE_AFTER:
+                prepared = self.prepare()
+        if prepared is not None:
+            return prepared.build(row)
+        cid = self.ids[row]
+        chosen = {"conversations": self.tables["conversations"].slice(row, 1)}
+        for name, spans in self.spans.items():
+            start, end = spans.get(cid, (0, 0))
+            chosen[name] = self.tables[name].slice(start, end - start)
+        (conv,) = tables_to_conversations(
+            chosen, dataset=self.dataset, config=self.part.config, split=self.part.split
+        )
+        return conv
+
+
+def _spans(table: pa.Table) -> dict[str, tuple[int, int]]:
+    """``{conversation_id: (start, end)}`` of a table whose rows are grouped by conversation."""
+    if table.num_rows == 0:
+        return {}
+    runs = pc.run_end_encode(table.column("conversation_id").combine_chunks())
+    ends = runs.run_ends.to_pylist()
+    return dict(zip(runs.values.to_pylist(), zip([0, *ends[:-1]], ends, strict=True), strict=True))
+
+
+class Source:
+    """The shared state of the corpora derived from one opened corpus (see the module doc).
+    Safe to share between threads."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        snapshot: Snapshot,
+        parts: list[Part],
+        *,
+        own_snapshot: bool,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        self.dataset = dataset
+        self.snapshot = snapshot
+        self.parts = parts
+        self.own_snapshot = own_snapshot
+        self.cache_bytes = cache_bytes
+        self.batches: list[Batch] = []
+        for p, part in enumerate(parts):
+            for ref in self.files("conversations", part):
+                meta = snapshot.metadata(ref)
+                self.batches += [
+                    Batch(p, ref, rg, meta.row_group(rg).num_rows) for rg in range(meta.num_row_groups)
+                ]
+        self.starts: list[int] = np.concatenate(
+            [[0], np.cumsum([b.rows for b in self.batches], dtype=np.int64)]
+        ).tolist()
+        self.part_batches: list[list[int]] = [
+            [i for i, b in enumerate(self.batches) if b.part == p] for p in range(len(parts))
+        ]
+        self._groups: OrderedDict[int, _Group] = OrderedDict()
+        self._cached = 0
+        self._ids: dict[int, tuple[list[str], dict[str, int]]] = {}
+        self._structures: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Drop the cache and release the pinned generation (if this source pinned it)."""
+        with self._lock:
+            self._groups.clear()
+            self._cached = 0
+        if self.own_snapshot:
+            self.snapshot.close()
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def meta_structure(self, table: str) -> str | None:
+        """The JSON structure of every ``meta`` value of a unified table of this dataset in
+        the pinned generation (all its configs and splits: one type per dataset), made once."""
+        with self._lock:
+            if table in self._structures:
+                return self._structures[table]
+        from convbank.corpus._frames import meta_structure
+
+        refs = self.snapshot.refs(table, self.dataset.name)
+        found = meta_structure([self.snapshot.read_table(r, columns=["meta"]) for r in refs])
+        with self._lock:
+            self._structures[table] = found
+        return found
+
+    def files(self, table: str, part: Part) -> list[FileRef]:
+        """The files of a part's table, in order."""
+        return self.snapshot.pieces(table, self.dataset.name, part.config, part.split)
+
+    # ------------------------------------------------------------------ reading batches
+    def read(self, batch: int, table: str, columns: list[str] | None = None) -> pa.Table:
+        """Batch ``batch`` of ``table``, read now (not cached)."""
+        b = self.batches[batch]
+        part = self.parts[b.part]
+        ref = self.files(table, part)[b.ref.piece]
+        return self.snapshot.read_row_group(ref, b.local, columns)
+
+    def tables(self, batch: int) -> dict[str, pa.Table]:
+        """The four unified tables of a batch, read now."""
+        return {t: self.read(batch, t) for t in UNIFIED_TABLES}
+
+    def group(self, batch: int) -> _Group:
+        """A decoded batch from the cache, read on a miss; the least recently used batches
+        leave the cache beyond its budget."""
+        with self._lock:
+            found = self._groups.get(batch)
+            if found is not None:
+                self._groups.move_to_end(batch)
+                return found
+        made = _Group(self.tables(batch), self.parts[self.batches[batch].part], self.dataset.name)
+        with self._lock:
+            found = self._groups.get(batch)
+            if found is not None:
+                return found
+            self._groups[batch] = made
+            self._cached += made.nbytes * 4
+            while self._cached > self.cache_bytes and len(self._groups) > 1:
+                _, old = self._groups.popitem(last=False)
+                self._cached -= old.nbytes * 4
+        return made
+
+    # ------------------------------------------------------------------ positions and ids
+    def locate(self, position: int) -> tuple[int, int]:
+        """The batch and row of a position in source order (0 <= position < len)."""
+        batch = bisect.bisect_right(self.starts, position) - 1
+        return batch, position - self.starts[batch]
+
+    def id_list(self, batch: int) -> list[str]:
+        """The conversation ids of one batch, in order (kept: ids are small)."""
+        return self._id_index(batch)[0]
+
+    def ids(self, batch: int) -> dict[str, int]:
+        """``{conversation_id: row}`` of one batch."""
+        return self._id_index(batch)[1]
+
+    def _id_index(self, batch: int) -> tuple[list[str], dict[str, int]]:
+        with self._lock:
+            found = self._ids.get(batch)
+        if found is None:
+            column = self.read(batch, "conversations", ["conversation_id"]).column(0).to_pylist()
+            found = (column, {cid: row for row, cid in enumerate(column)})
+            with self._lock:
+                self._ids[batch] = found
+        return found
+
+    def positions(self, conversation_ids: Iterable[str]) -> dict[str, int]:
+        """Where these ids are in source order (ids not in the corpus are absent). Batches
+        whose id statistics exclude every wanted id are skipped, so ids in source order (like
+        PEC's) cost a few batches."""
+        wanted = sorted(set(conversation_ids))
+        found: dict[str, int] = {}
+        for batch, b in enumerate(self.batches):
+            if len(found) == len(wanted):
+                break
+            lo, hi = 0, len(wanted)
+            bounds = self._bounds(b)
+            if bounds is not None:
+                lo, hi = bisect.bisect_left(wanted, bounds[0]), bisect.bisect_right(wanted, bounds[1])
+            if lo == hi:
+                continue
+            rows = self.ids(batch)
+            start = self.starts[batch]
+            for cid in wanted[lo:hi]:
+                row = rows.get(cid)
+                if row is not None and cid not in found:
+                    found[cid] = start + row
+        return found
+
+    def _bounds(self, b: Batch) -> tuple[str, str] | None:
+        """The min and max conversation id of a batch, from the Parquet statistics."""
+        meta = self.snapshot.metadata(b.ref)
+        column = meta.schema.to_arrow_schema().get_field_index("conversation_id")
+        stats = meta.row_group(b.local).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            return None
+        return str(stats.min), str(stats.max)
+
+    # ------------------------------------------------------------------ conversations
+    def conversation(self, position: int) -> Conversation:
+        """The conversation at a position (through the cache)."""
+        batch, row = self.locate(position)
+        return self.group(batch).conversation(row)
+
+    def fetch(self, positions: Sequence[int]) -> list[Conversation]:
+        """The conversations at these positions, in that order (a position may repeat): each
+        batch holding one of them is decoded once (from the cache where it is)."""
+        by_batch: dict[int, list[tuple[int, int]]] = {}
+        for slot, position in enumerate(positions):
+            batch, row = self.locate(position)
+            by_batch.setdefault(batch, []).append((slot, row))
+        out: list[Conversation | None] = [None] * len(positions)
+        for batch, wanted in by_batch.items():
+            group = self.group(batch)
+            many = len(wanted) > _PREPARE_AFTER
+            for slot, row in wanted:
+                out[slot] = group.conversation(row, many=many)
+        return [c for c in out if c is not None]
