@@ -31,9 +31,20 @@ from convbank.errors import (
 )
 from convbank.fetch import Fetcher
 from convbank.model import Annotation, Conversation, Participant, Turn
+from convbank.model import types as _types
 from convbank.query import Corpus, load, sql
 
 __version__ = "0.1.0"
+
+
+def _conversation_html(conversation: Conversation) -> str:
+    """A conversation in the viewer's layout, for Jupyter (the templates load when first shown)."""
+    from convbank.web.notebook import conversation_html
+
+    return conversation_html(conversation)
+
+
+_types.HTML_RENDERER = _conversation_html
 
 __all__ = [
     "Annotation",

@@ -134,7 +134,8 @@ class Frames:
                 empty = pa.array([{}] * table.num_rows, pa.struct([]))
                 return typed.set_column(typed.schema.get_field_index("meta"), "meta", empty)
             return con.sql(
-                f"SELECT * REPLACE (json_transform(meta, $s) AS meta){extra} FROM t", params={"s": structure}
+                f"SELECT *{extra} FROM (SELECT * REPLACE (json_transform(meta, $s) AS meta) FROM t)",
+                params={"s": structure},
             ).to_arrow_table()
         finally:
             con.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -89,3 +90,52 @@ class Conversation(msgspec.Struct):
         data: Json = msgspec.to_builtins(self)
         data["num_turns"] = self.num_turns
         return data
+
+    def __repr__(self) -> str:
+        """One line: where it is from, its id and sizes (``to_dict()`` shows everything).
+
+        >>> convbank.load("casino")["938"]
+        <Conversation casino/default/train '938': 2 participants, 13 turns, 7 annotations>
+        """
+        where = "/".join((self.dataset, self.config, self.split))
+        return (
+            f"<Conversation {where} {self.conversation_id!r}: {len(self.participants)} participants, "
+            f"{len(self.turns)} turns, {len(self.annotations)} annotations>"
+        )
+
+    def __str__(self) -> str:
+        """A short readable summary: the one-line repr, the participants with the start of
+        their persona, and the first turns (each cut to one line)."""
+        lines = [repr(self)]
+        for p in self.participants:
+            persona = f": {_clip(' '.join(p.persona), 70)}" if p.persona else ""
+            lines.append(f"  {p.participant_id} ({p.role}){persona}")
+        shown = self.turns[:6]
+        for t in shown:
+            labels = [a.label for a in self.annotations if a.turn_index == t.turn_index and a.label]
+            tags = f"  [{', '.join(labels)}]" if labels else ""
+            lines.append(f"  #{t.turn_index} {t.participant_id}: {_clip(t.text, 80)}{tags}")
+        if len(self.turns) > len(shown):
+            lines.append(f"  ... {len(self.turns) - len(shown)} more turns")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The viewer's layout of this conversation, for Jupyter (escaped, no scripts)."""
+        if HTML_RENDERER is None:
+            import html
+
+            return f"<pre>{html.escape(str(self))}</pre>"
+        return HTML_RENDERER(self)
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis; control
+    characters shown as their escapes."""
+    flat = " ".join(text.split())
+    flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in flat)
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+HTML_RENDERER: Callable[[Conversation], str] | None = None
+"""How a :class:`Conversation` renders itself in Jupyter: set by :mod:`convbank` (the
+viewer's layout, from :mod:`convbank.web.notebook`); plain escaped text while unset."""

@@ -4,7 +4,7 @@ statistics, deals as tables in the viewer and as one line in the terminal."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
@@ -217,6 +217,21 @@ class CasinoPresentation(Presentation):
             "GROUP BY label ORDER BY n DESC",
         ),
     )
+
+    def meta_views(self) -> Mapping[str, Mapping[str, str]]:
+        """``deal_counts``: a deal's counts as integers beside the strings "0" to "3" the
+        publisher wrote (``meta.task_data.issue2youget.Food`` stays ``"3"``)."""
+        sides = ", ".join(
+            f"'{side}': {{"
+            + ", ".join(f"'{item}': TRY_CAST(meta.task_data.{side}.{item} AS INTEGER)" for item in ITEMS)
+            + "}"
+            for side in ("issue2youget", "issue2theyget")
+        )
+        return {
+            "turns": {
+                "deal_counts": f"CASE WHEN meta.task_data.issue2youget IS NULL THEN NULL ELSE {{{sides}}} END"
+            }
+        }
 
     def viewer_turn(self, turn: Turn, context: Context) -> ViewerTurn:
         """A deal as a table: what the proposer gets, what the other side gets."""
