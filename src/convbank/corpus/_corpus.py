@@ -53,7 +53,7 @@ class Corpus(Frames):
     meanwhile change nothing it reads, and its files stay on disk until it is closed (with
     :meth:`close`, a ``with`` block, or when no corpus derived from it is referenced any
     more). Random access goes through an index made from the Parquet footers and a cache of
-    decoded batches bounded by ``cache_bytes`` (512 MiB by default). Safe to share between
+    decoded batches bounded by ``cache_bytes`` (1 GiB by default). Safe to share between
     threads.
     """
 

@@ -8,7 +8,8 @@ Polars, pyarrow.dataset) adds them back as columns. ``meta`` columns hold JSON t
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
@@ -153,13 +154,22 @@ def tables_to_conversations(
     by ``turn_index``). Works column by column on tables whose rows are grouped by
     conversation (as the bank stores them), row by row otherwise.
     """
+    with paused_gc():
+        try:
+            prepared = PreparedTables(tables, dataset=dataset, config=config, split=split)
+            return [prepared.build(i) for i in range(len(prepared))]
+        except _NotGroupedError:
+            return _by_rows(tables, dataset=dataset, config=config, split=split)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused while thousands of acyclic objects are made (it
+    would rescan them again and again; reference counting still frees them)."""
     enabled = gc.isenabled()
-    gc.disable()  # thousands of acyclic objects: the cyclic collector would rescan them again and again
+    gc.disable()
     try:
-        prepared = PreparedTables(tables, dataset=dataset, config=config, split=split)
-        return [prepared.build(i) for i in range(len(prepared))]
-    except _NotGroupedError:
-        return _by_rows(tables, dataset=dataset, config=config, split=split)
+        yield
     finally:
         if enabled:
             gc.enable()
