@@ -10,6 +10,7 @@ model, stored as Parquet and queried with DuckDB.
 from convbank import catalog
 from convbank.build import BuildReport, build, read_raw
 from convbank.errors import (
+    BenchError,
     BuildError,
     ChecksumError,
     ConvbankError,
@@ -48,6 +49,7 @@ _types.HTML_RENDERER = _conversation_html
 
 __all__ = [
     "Annotation",
+    "BenchError",
     "BuildError",
     "BuildReport",
     "ChecksumError",

@@ -19,6 +19,8 @@ stderr and an exit code; the library lets them propagate::
     ├── ExportError                          an export cannot be written as asked
     ├── ServeError                           the viewer cannot listen where asked
     ├── ScaffoldError                        a new dataset cannot be scaffolded as asked
+    ├── BenchError                           a benchmark cannot run or score as asked (unknown
+    │                                        model, too little data, a bad predictions file)
     ├── MissingExtraError (also ImportError) an optional library is not installed
     └── SetupError                           CONVBANK_HOME cannot be created or written, or a
         │                                    CONVBANK_* setting has a bad value
@@ -33,6 +35,7 @@ refused SQL, export, a busy port), 3 sources unavailable, 4 not built, not found
 from __future__ import annotations
 
 __all__ = [
+    "BenchError",
     "BuildError",
     "ChecksumError",
     "ConvbankError",
@@ -141,6 +144,13 @@ class ServeError(ConvbankError):
 class ScaffoldError(ConvbankError):
     """``convbank new-dataset`` cannot write as asked: a bad or taken name, a file in the way,
     a folder that is not a convbank checkout."""
+
+    exit_code = 2
+
+
+class BenchError(ConvbankError):
+    """A benchmark cannot run or score as asked: an unknown model, too little data for the
+    protocol, a predictions file with missing, extra, duplicate or malformed entries."""
 
     exit_code = 2
 

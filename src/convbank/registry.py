@@ -28,8 +28,8 @@ from convbank.datasets import BUILTIN, Check, Dataset
 from convbank.errors import PluginError, UnknownDatasetError
 
 if TYPE_CHECKING:
-    from convbank.bench import Task
     from convbank.engines import Engine
+    from convbank.tasks import Task
 
 __all__ = [
     "DATASET_GROUP",

@@ -1,67 +1,33 @@
-"""Tasks, results and the runner: ``run("casino-strategy", model="embed")``."""
+"""The runner: any model on a task's folds, scored by the task's own metric.
+
+``run("casino-strategy", model="tfidf")`` runs a built-in model; ``run(task, model=obj)`` runs
+any object with ``predict`` (or ``rank``) and, if it learns, ``fit``; ``score(task,
+predictions)`` scores a file or mapping of ``{example_id: prediction}``. All three go through
+one path: the model's predictions, checked, then :meth:`Task.score`.
+"""
 
 from __future__ import annotations
 
+import importlib
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from convbank.errors import ConvbankError, require
+from convbank.errors import BenchError, require
 from convbank.query import Corpus
+from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
+from convbank.tasks.progress import progress
 
-__all__ = [
-    "NOT_FOUND",
-    "BenchError",
-    "Figure",
-    "Result",
-    "Task",
-    "data_kind",
-    "folds",
-    "references",
-    "run",
-    "too_small",
-]
-
-NOT_FOUND = "not found"
-
-
-class BenchError(ConvbankError):
-    """A benchmark cannot run as asked (unknown model, too little data, missing table)."""
-
-    exit_code = 2
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A reference figure: a system's value of a metric and where it comes from. A figure
-    of the dataset's authors whose value could not be found has ``value`` None and says so
-    in ``source``; nothing fills the cell in its place."""
-
-    system: str
-    metric: str
-    value: float | None
-    source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"system", "metric", "value", "source"}``."""
-        return {"system": self.system, "metric": self.metric, "value": self.value, "source": self.source}
-
-
-def references(published: tuple[Figure, ...], measured: tuple[Figure, ...]) -> dict[str, Any]:
-    """The reference block of a task: the authors' figures, then those measured here."""
-    return {
-        "published": [f.to_dict() for f in published],
-        "measured_here": [f.to_dict() for f in measured],
-    }
+__all__ = ["Result", "load_model", "predict", "run", "score", "task_named"]
 
 
 @dataclass
 class Result:
-    """One run of one task with one model."""
+    """One run of one task with one model (or one scored predictions file)."""
 
     task: str
     model: str
@@ -77,9 +43,11 @@ class Result:
     protocol: str
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    predictions: dict[str, Any] = field(default_factory=dict, repr=False)
+    """``{example_id: prediction}`` of every test example (what ``--write-predictions`` saves)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"task", "model", "metrics", "reference", "seconds", ...}``."""
+        """``{"task", "model", "metrics", "reference", "seconds", ...}`` (no predictions)."""
         return {
             "task": self.task,
             "model": self.model,
@@ -95,111 +63,173 @@ class Result:
         }
 
 
-class Task(ABC):
-    """A benchmark task defined by a dataset's paper: data, protocol, metric, references.
-    Tasks live in their dataset's package and are found through :meth:`Dataset.tasks`
-    (:data:`convbank.registry.tasks`)."""
+def task_named(name: str | Task) -> Task:
+    """A task by name (or the task itself)."""
+    if isinstance(name, Task):
+        return name
+    from convbank import registry
 
-    name: ClassVar[str]
-    dataset: ClassVar[str]
-    description: ClassVar[str]
-    protocol: ClassVar[str]
-    models: ClassVar[tuple[str, ...]]
-    """Baselines first (the first is the fastest), strongest last (the default)."""
-    published: ClassVar[tuple[Figure, ...]]
-    """The dataset authors' own figures for this task, each with its source (paper and
-    table); a figure that could not be found has value None and source "not found"."""
-    measured: ClassVar[tuple[Figure, ...]] = ()
-    """Figures measured by this project with this protocol on the real data."""
-
-    @property
-    def reference(self) -> dict[str, Any]:
-        """The authors' figures and those measured here, apart (see :class:`Result`)."""
-        return references(self.published, self.measured)
-
-    @abstractmethod
-    def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Metrics and details (counts of items) of ``model`` on ``corpus``."""
-
-    def describe(self) -> dict[str, Any]:
-        """The task as JSON-ready data."""
-        return {
-            "task": self.name,
-            "dataset": self.dataset,
-            "description": self.description,
-            "protocol": self.protocol,
-            "models": list(self.models),
-            "default_model": self.models[-1],
-            "reference": self.reference,
-        }
+    return registry.tasks.get(name)
 
 
-def folds(groups: list[str], k: int, seed: int) -> list[np.ndarray]:
-    """Test-item indices of ``k`` folds that keep each group (dialogue) in one fold; fewer
-    folds when there are fewer than ``k`` groups (fixture data)."""
-    unique = sorted(set(groups))
-    if len(unique) < 2:
-        raise BenchError(f"{len(unique)} dialogue(s) cannot be cross-validated; at least 2 are needed")
-    k = min(k, len(unique))
-    order = np.random.default_rng(seed).permutation(len(unique))
-    fold_of = {unique[i]: n % k for n, i in enumerate(order)}
-    return [np.array([i for i, g in enumerate(groups) if fold_of[g] == f]) for f in range(k)]
+def load_model(spec: str) -> Any:
+    """A model from ``module:Class`` (or ``module:factory``): the class is called with no
+    arguments. The module is imported as Python imports any (the current folder is on
+    the path for the command line).
+
+    >>> load_model("my_models:KeywordStrategies")
+    """
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise BenchError(f"--model {spec!r}: a built-in model's name, or module:Class for your own")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise BenchError(f"--model {spec!r}: cannot import {module_name!r} ({exc})") from exc
+    try:
+        factory = getattr(module, attribute)
+    except AttributeError:
+        raise BenchError(f"--model {spec!r}: {module_name} has no {attribute!r}") from None
+    try:
+        return factory()
+    except Exception as exc:
+        raise BenchError(f"--model {spec!r}: {attribute}() failed: {type(exc).__name__}: {exc}") from exc
 
 
-def too_small(corpus: Corpus, have: int, what: str, need: int, protocol: str) -> BenchError:
-    """The one-line error of a task whose data is too small for its protocol; it says when
-    the bank holds an excerpt (splits smaller than the publisher's)."""
-    message = f"{have} {what}; {protocol} needs at least {need}"
-    short = [problem for _, problem in _counts(corpus) if problem]
-    if short:
-        message += f" (the bank holds an excerpt of {corpus.dataset.name}: {', '.join(short)})"
-    return BenchError(message)
+def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "") -> dict[str, Any]:
+    """Run ``model`` on every fold of ``data``: ``setup`` once with every example (if it has
+    one), then per fold ``fit`` on the training examples and their gold (if it learns) and
+    ``predict`` (``rank`` for a ranking task) on the test examples. Returns ``{example_id:
+    prediction}``, each checked against the task's form."""
+    method = "rank" if task.kind == "ranking" else "predict"
+    if not callable(getattr(model, method, None)):
+        raise BenchError(f"{task.name} is a {task.kind} task: the model needs a {method}(examples) method")
+    if callable(getattr(model, "setup", None)):
+        model.setup(list(data.examples))  # type: ignore[union-attr]
+    out: dict[str, Any] = {}
+    for fold in progress(data.folds, f"{label or type(model).__name__}: folds"):
+        if callable(getattr(model, "fit", None)):
+            model.fit(  # type: ignore[union-attr]
+                [data.examples[i] for i in fold.train], [data.gold[i] for i in fold.train]
+            )
+        test = [data.examples[i] for i in fold.test]
+        answers = list(getattr(model, method)(test))
+        if len(answers) != len(test):
+            raise BenchError(
+                f"{task.name}, {fold.name}: the model returned {len(answers)} predictions "
+                f"for {len(test)} examples"
+            )
+        for example, answer in zip(test, answers, strict=True):
+            out[example.id] = _plain(answer)
+    _check(task, data, out, "the model")
+    return out
 
 
-def data_kind(corpus: Corpus) -> str:
-    """``real`` when every (config, split) has its published number of conversations."""
-    real = all(published is not None and problem is None for published, problem in _counts(corpus))
-    return "real" if real else "fixture"
+def score(
+    task: str | Task,
+    predictions: Mapping[str, Any] | str | Path,
+    *,
+    config: str | None = None,
+    seed: int = 0,
+    model: str = "predictions",
+    load: Callable[..., Corpus] | None = None,
+) -> Result:
+    """Score predictions with the task's own metric: a mapping ``{example_id: prediction}``
+    or a JSONL or Parquet file of ``{example_id, prediction}`` rows covering every test
+    example of every fold (as ``convbank bench TASK --export`` lists them). A file with
+    missing, extra, duplicate or malformed entries is a :class:`BenchError` naming the first
+    few and their count, never a partial score.
 
+    >>> score("casino-strategy", "predictions.jsonl").metrics["mean_f1"]
+    """
+    chosen = task_named(task)
+    corpus = _corpus(chosen, config, load)
+    start = time.perf_counter()
+    data = chosen.data(corpus, seed)
+    if not isinstance(predictions, Mapping):
+        from convbank.bench.files import read_predictions
 
-def _counts(corpus: Corpus) -> list[tuple[int | None, str | None]]:
-    """Per part of the corpus: the published count and how the bank's differs from it."""
-    ds = corpus.dataset
-    return [
-        (
-            ds.published_count(config, split),
-            ds.count_problem(config, split, corpus.snapshot.split_info(ds.name, config, split).conversations),
-        )
-        for config, split in corpus.parts()
-    ]
+        predictions = read_predictions(Path(predictions))
+    table = {str(k): _plain(v) for k, v in predictions.items()}
+    _check(chosen, data, table, "the predictions")
+    return _result(
+        chosen,
+        corpus=corpus,
+        data=data,
+        predictions=table,
+        model=model,
+        seed=seed,
+        seconds=time.perf_counter() - start,
+    )
 
 
 def run(
-    name: str,
-    model: str | None = None,
+    name: str | Task,
+    model: str | Model | Ranker | None = None,
     config: str | None = None,
     seed: int = 0,
     *,
     load: Callable[..., Corpus] | None = None,
 ) -> Result:
-    """Run one task; ``model`` defaults to the task's strongest."""
-    from convbank import registry
+    """Run a task with a built-in model (by name; the task's strongest by default), a model
+    from ``module:Class``, or any model object (see :class:`convbank.tasks.Model`), on every
+    fold of the task's protocol.
+
+    >>> run("casino-strategy", model="tfidf").metrics["mean_f1"]
+    0.5695
+    >>> run("curiosity-like", model=MyModel())   # any object with fit/predict
+    """
+    task = task_named(name)
+    builtin = model is None or (isinstance(model, str) and ":" not in model)
+    label = (model or task.models[-1]) if isinstance(model, str) or model is None else type(model).__name__
+    if builtin and label not in task.models:
+        raise BenchError(
+            f"{task.name} has no model {label!r}; one of {', '.join(task.models)}, or module:Class"
+        )
+    if builtin:
+        for module in ("sklearn", "scipy"):  # the built-in models' features and metrics
+            require(module, "bench", "Running a benchmark task")
+    corpus = _corpus(task, config, load)
+    start = time.perf_counter()
+    data = task.data(corpus, seed)
+    if builtin:
+        instance: Model | Ranker = task.builtin(label, data, seed)
+    elif isinstance(model, str):
+        instance = load_model(model)
+    else:
+        instance = model  # type: ignore[assignment]
+    predictions = predict(task, data, instance, label=label)
+    return _result(
+        task,
+        corpus=corpus,
+        data=data,
+        predictions=predictions,
+        model=label,
+        seed=seed,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _corpus(task: Task, config: str | None, load: Callable[..., Corpus] | None) -> Corpus:
     from convbank.query import load as default_load
 
-    task = registry.tasks.get(name)
-    model = model or task.models[-1]
-    if model not in task.models:
-        raise BenchError(f"{name} has no model {model!r}; one of {', '.join(task.models)}")
-    for module in ("sklearn", "scipy"):  # every task's metrics and baselines, random ones too
-        require(module, "bench", "Running a benchmark task")
-    corpus = (load or default_load)(task.dataset, config)
-    start = time.perf_counter()
-    metrics, details = task.evaluate(corpus, model, seed)
-    seconds = time.perf_counter() - start
-    metrics, details = _plain(metrics), _plain(details)
+    return (load or default_load)(task.dataset, config)
+
+
+def _result(
+    task: Task,
+    *,
+    corpus: Corpus,
+    data: TaskData,
+    predictions: dict[str, Any],
+    model: str,
+    seed: int,
+    seconds: float,
+) -> Result:
+    metrics = _plain(task.score(data, predictions))
     used = sorted({c for c, _ in corpus.parts()})
     return Result(
-        task=name,
+        task=task.name,
         model=model,
         dataset=task.dataset,
         config=",".join(used),
@@ -209,14 +239,51 @@ def run(
         reference=task.reference,
         protocol=task.protocol,
         seconds=seconds,
-        details=details,
+        details=_plain(data.details),
+        predictions=predictions,
     )
 
 
+def _check(task: Task, data: TaskData, predictions: Mapping[str, Any], what: str) -> None:
+    """Every test example once, nothing else, each prediction of the task's form; else one
+    line naming the first few problems of each kind and their count."""
+    expected = data.test_ids()
+    wanted = set(expected)
+    missing = [i for i in expected if i not in predictions]
+    extra = [i for i in predictions if i not in wanted]
+    by_id = {data.examples[i].id: data.examples[i] for f in data.folds for i in f.test}
+    bad: list[str] = []
+    form = ""
+    for example_id, value in predictions.items():
+        example = by_id.get(example_id)
+        if example is not None:
+            problem = task.check(example, value)
+            if problem:
+                bad.append(example_id)
+                form = form or problem
+    problems = []
+    if missing:
+        problems.append(f"{len(missing):,} example(s) missing ({_first(missing)})")
+    if extra:
+        problems.append(f"{len(extra):,} unknown example id(s) ({_first(extra)})")
+    if bad:
+        problems.append(f"{len(bad):,} malformed prediction(s) ({_first(bad)}: expected {form})")
+    if problems:
+        raise BenchError(f"{task.name}: {what} cannot be scored: {'; '.join(problems)}")
+
+
+def _first(ids: Sequence[str], n: int = 3) -> str:
+    shown = ", ".join(repr(i) for i in ids[:n])
+    return shown + (", ..." if len(ids) > n else "")
+
+
 def _plain(value: Any) -> Any:
-    """Numpy scalars to Python numbers, recursively (results are JSON)."""
+    """Numpy values to Python ones, recursively (results and predictions are JSON)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value) if isinstance(value, (set, frozenset)) else value
+        return [_plain(v) for v in items]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
     return value.item() if isinstance(value, np.generic) else value

@@ -494,6 +494,11 @@ class Corpus(Frames):
             return None
         return set(self._derive(positions).conversation_ids())
 
+    def stored_count(self, config: str, split: str) -> int:
+        """How many conversations the bank holds for one (config, split), whatever this
+        corpus selects of them."""
+        return self.snapshot.split_info(self.dataset.name, config, split).conversations
+
     def file_meta(self, config: str, split: str) -> dict[str, Any]:
         """File-level source content kept for a split (for the source export)."""
         return self.snapshot.split_info(self.dataset.name, config, split).file_meta

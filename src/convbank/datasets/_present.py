@@ -28,7 +28,7 @@ from convbank.model import Annotation, Conversation, Turn
 if TYPE_CHECKING:
     import datasets
 
-    from convbank.bench import Task
+    from convbank.tasks import Task
 
 __all__ = [
     "ActionTable",

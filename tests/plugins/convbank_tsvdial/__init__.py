@@ -36,7 +36,7 @@ from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
 
 if TYPE_CHECKING:
-    from convbank.bench import Task
+    from convbank.tasks import Task
 
 HEADER = ("dialogue", "turn", "speaker", "text", "intents")
 LAYER = "intent"

@@ -3,9 +3,9 @@ mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import UNSET
@@ -25,6 +25,10 @@ from convbank.datasets.casino.records import (
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
 from convbank.model.types import TurnKind
+
+if TYPE_CHECKING:
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 __all__ = ["FRAME", "Casino"]
 
@@ -216,3 +220,17 @@ class Casino(CasinoPresentation, JsonListDataset):
             participant_info={agent: info[agent] for agent in order},
             annotations=annotations,
         )
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Points, deals, deal moves, walk-aways and strategy labels."""
+        from convbank.datasets.casino.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``casino-strategy``."""
+        from convbank.datasets.casino.tasks import CasinoStrategy
+
+        return (CasinoStrategy(),)

@@ -4,14 +4,13 @@ statistics, deals as tables in the viewer and as one line in the terminal."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
 from convbank.datasets import (
     ActionTable,
-    Check,
     Context,
     CrossTab,
     Distribution,
@@ -28,7 +27,6 @@ from convbank.model import Conversation, Turn
 if TYPE_CHECKING:
     import datasets
 
-    from convbank.bench import Task
 
 __all__ = ["LIKENESS", "SATISFACTION", "CasinoPresentation"]
 
@@ -260,14 +258,3 @@ class CasinoPresentation(Presentation):
         return TerminalTurn(action=f"[{deal.move}] proposer gets {you}; the other side gets {they}")
 
     # ------------------------------------------------------------------ checks and tasks
-    def checks(self) -> Sequence[Check]:
-        """Points, deals, deal moves, walk-aways and strategy labels."""
-        from convbank.datasets.casino.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``casino-strategy``."""
-        from convbank.datasets.casino.tasks import CasinoStrategy
-
-        return (CasinoStrategy(),)

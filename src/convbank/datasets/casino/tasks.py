@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench import NOT_FOUND, Figure, Task, folds, too_small
-from convbank.bench.features import embed, fit_binary, fit_tfidf
-from convbank.bench.metrics import binary_f1, mean
-from convbank.bench.progress import progress
 from convbank.datasets.casino.records import STRATEGIES
 from convbank.errors import require
-from convbank.query import Corpus
+from convbank.tasks import (
+    NOT_FOUND,
+    CorpusLike,
+    Example,
+    Figure,
+    Model,
+    Task,
+    TaskData,
+    cross_validation,
+    too_small,
+)
+from convbank.tasks.features import embed, fit_binary, fit_tfidf
+from convbank.tasks.metrics import binary_f1, mean
 
 LABELS = STRATEGIES[:7]
 """The seven strategies of the paper's classification experiments."""
@@ -29,13 +38,14 @@ class Utterance:
     """One annotated message with what came before it."""
 
     dialogue: str
+    turn_index: int
     text: str
     previous: str
     labels: frozenset[str]
     position: float
 
 
-def utterances(corpus: Corpus) -> list[Utterance]:
+def utterances(corpus: CorpusLike) -> list[Utterance]:
     """The annotated messages of the annotated dialogues, in order."""
     items = []
     for conv in corpus:
@@ -47,7 +57,14 @@ def utterances(corpus: Corpus) -> list[Utterance]:
             if "strategy_slots" in t.meta:
                 labels = frozenset(a.label for a in conv.annotations_of(t.turn_index, "strategy"))
                 items.append(
-                    Utterance(conv.conversation_id, t.text, previous, labels, n / max(len(messages) - 1, 1))
+                    Utterance(
+                        conv.conversation_id,
+                        t.turn_index,
+                        t.text,
+                        previous,
+                        labels,
+                        n / max(len(messages) - 1, 1),
+                    )
                 )
             previous = t.text
     return items
@@ -138,7 +155,11 @@ def _context(items: list[Utterance]) -> dict[str, np.ndarray]:
 
 
 class CasinoStrategy(Task):
-    """Strategy labels of CaSiNo utterances, 5-fold cross-validation by dialogue."""
+    """Strategy labels of CaSiNo utterances, 5-fold cross-validation by dialogue.
+
+    An example is one annotated utterance (``{conversation_id}/{turn_index}``) with its
+    ``text``, the ``previous`` message and its ``position`` in the dialogue (0 to 1); a
+    prediction is the list of its strategies among the seven."""
 
     name = "casino-strategy"
     dataset = "casino"
@@ -147,6 +168,10 @@ class CasinoStrategy(Task):
         "396 annotated dialogues, 5-fold cross-validation by dialogue; F1 of the positive class "
         "per label, mean over folds, then over the 7 labels"
     )
+    kind = "labels"
+    prediction = "the list of the utterance's strategies (among the 7 labels; [] for none)"
+    metric = "mean_f1"
+    labels = LABELS
     models: ClassVar[tuple[str, ...]] = ("random", "tfidf", "embed", "finetune")
     published = (
         Figure(
@@ -164,33 +189,83 @@ class CasinoStrategy(Task):
         Figure("finetune", "mean_f1", 0.670, "measured here: seed 0 (README, full run, about 8 minutes)"),
     )
 
-    def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Cross-validate ``model`` and average the per-label F1."""
+    def data(self, corpus: CorpusLike, seed: int = 0) -> TaskData:
+        """The annotated utterances of the annotated dialogues, five folds by dialogue."""
         items = utterances(corpus)
         groups = [u.dialogue for u in items]
         if len(set(groups)) < 2:
             raise too_small(
                 corpus, len(set(groups)), "annotated dialogues", 2, "5-fold cross-validation by dialogue"
             )
-        gold = np.array([[label in u.labels for label in LABELS] for u in items])
+        examples = [
+            Example(
+                f"{u.dialogue}/{u.turn_index}",
+                u.dialogue,
+                {"text": u.text, "previous": u.previous, "position": u.position},
+            )
+            for u in items
+        ]
+        gold = [[label for label in LABELS if label in u.labels] for u in items]
+        return TaskData(
+            examples,
+            gold,
+            cross_validation(groups, 5, seed),
+            details={
+                "dialogues": len(set(groups)),
+                "utterances": len(items),
+                "positives": {label: sum(label in g for g in gold) for label in LABELS},
+            },
+            context={"items": items},
+        )
+
+    def score(self, data: TaskData, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        """F1 of the positive class per label and fold; mean over folds, then over labels."""
         scores: dict[str, list[float]] = {label: [] for label in LABELS}
-        cache: dict[str, Any] = {}
-        rng = np.random.default_rng(seed)
-        for test in progress(folds(groups, 5, seed), f"{model}: folds"):
-            train = np.setdiff1d(np.arange(len(items)), test)
-            if model == "random":
-                predicted = rng.random((len(test), len(LABELS))) < gold[train].mean(axis=0)
-            else:
-                predicted = _probabilities(model, items, gold, train, test, seed=seed, cache=cache) > 0.5
-            for j, label in enumerate(LABELS):
-                scores[label].append(binary_f1(list(gold[test, j]), list(predicted[:, j])))
+        for fold in data.folds:
+            gold = [set(data.gold[i]) for i in fold.test]
+            guess = [set(predictions[data.examples[i].id]) for i in fold.test]
+            for label in LABELS:
+                scores[label].append(binary_f1([label in g for g in gold], [label in p for p in guess]))
         per_label = {label: round(float(np.mean(v)), 4) for label, v in scores.items()}
-        details = {
-            "dialogues": len(set(groups)),
-            "utterances": len(items),
-            "positives": dict(zip(LABELS, gold.sum(axis=0).tolist(), strict=True)),
-        }
-        return {"mean_f1": round(mean(per_label.values()) or 0.0, 4), "per_label": per_label}, details
+        return {"mean_f1": round(mean(per_label.values()) or 0.0, 4), "per_label": per_label}
+
+    def builtin(self, model: str, data: TaskData, seed: int) -> Model:
+        """``random`` draws each label with its training frequency; the others are per-label
+        logistic regressions on text features (``finetune`` adds a fine-tuned encoder)."""
+        return _StrategyModel(model, data, seed)
+
+
+class _StrategyModel:
+    """A built-in model over the task's items: features are made once for every utterance
+    (texts only) and each fold trains on its training rows."""
+
+    def __init__(self, model: str, data: TaskData, seed: int) -> None:
+        self.model = model
+        self.seed = seed
+        self.items: list[Utterance] = data.context["items"]
+        self.index = {e.id: i for i, e in enumerate(data.examples)}
+        self.gold = np.zeros((len(self.items), len(LABELS)), dtype=bool)
+        self.train = np.zeros(0, dtype=np.int64)
+        self.rng = np.random.default_rng(seed)
+        self.cache: dict[str, Any] = {}
+
+    def fit(self, examples: Sequence[Example], gold: Sequence[list[str]]) -> None:
+        self.train = np.array([self.index[e.id] for e in examples], dtype=np.int64)
+        for i, labels in zip(self.train, gold, strict=True):
+            self.gold[i] = [label in labels for label in LABELS]
+
+    def predict(self, examples: Sequence[Example]) -> list[list[str]]:
+        test = np.array([self.index[e.id] for e in examples], dtype=np.int64)
+        if self.model == "random":
+            chosen = self.rng.random((len(test), len(LABELS))) < self.gold[self.train].mean(axis=0)
+        else:
+            chosen = (
+                _probabilities(
+                    self.model, self.items, self.gold, self.train, test, seed=self.seed, cache=self.cache
+                )
+                > 0.5
+            )
+        return [[label for label, on in zip(LABELS, row, strict=True) if on] for row in chosen]
 
 
 def _probabilities(
@@ -214,7 +289,7 @@ def _probabilities(
     if model != "finetune":
         return linear
     require("torch", "embed", "The fine-tuned model")
-    from convbank.bench.finetune import TopLayerTuner
+    from convbank.tasks.finetune import TopLayerTuner
 
     if "tuner" not in cache:
         cache["tuner"] = TopLayerTuner([u.text for u in items])

@@ -8,6 +8,7 @@
 - :mod:`.tasks`: ``ccpe-preference-spans`` (``convbank bench``).
 """
 
-from convbank.datasets.ccpe.dataset import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS, Ccpe, CcpeConversation
+from convbank.datasets.ccpe.dataset import Ccpe, CcpeConversation
+from convbank.datasets.ccpe.records import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS
 
 __all__ = ["ANNOTATION_TYPES", "ENTITY_TYPES", "SPEAKERS", "Ccpe", "CcpeConversation"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from convbank.datasets import CheckList, Problem
-from convbank.datasets.ccpe.dataset import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS
+from convbank.datasets.ccpe.records import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS
 from convbank.model import Conversation
 
 CHECKS = CheckList("ccpe")

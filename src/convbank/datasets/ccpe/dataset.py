@@ -3,7 +3,8 @@ raw types, card, files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -19,19 +20,9 @@ from convbank.datasets._layout import Encoder, Frame, spaced
 from convbank.datasets.ccpe.present import CcpePresentation
 from convbank.model import Annotation, Conversation, Participant, Turn
 
-SPEAKERS = ("USER", "ASSISTANT")
-ANNOTATION_TYPES = (
-    "ENTITY_NAME",
-    "ENTITY_PREFERENCE",
-    "ENTITY_DESCRIPTION",
-    "ENTITY_OTHER",
-)
-ENTITY_TYPES = (
-    "MOVIE_GENRE_OR_CATEGORY",
-    "MOVIE_OR_SERIES",
-    "PERSON",
-    "SOMETHING_ELSE",
-)
+if TYPE_CHECKING:
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 
 class SegmentAnnotation(Strict):
@@ -207,6 +198,20 @@ class Ccpe(CcpePresentation, JsonListDataset):
             {"conversationId": conversation.conversation_id, "utterances": utterances},
             CcpeConversation,
         )
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Preference spans and the vocabularies."""
+        from convbank.datasets.ccpe.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``ccpe-preference-spans``."""
+        from convbank.datasets.ccpe.tasks import CcpePreferenceSpans
+
+        return (CcpePreferenceSpans(),)
 
 
 def _segment_fields(seg: Segment) -> dict[str, Any]:

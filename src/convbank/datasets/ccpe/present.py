@@ -4,11 +4,9 @@ highlighted span in the viewer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from convbank.datasets import (
-    Check,
     Context,
     Distribution,
     Presentation,
@@ -20,7 +18,6 @@ from convbank.model import Annotation, Conversation
 if TYPE_CHECKING:
     import datasets
 
-    from convbank.bench import Task
 
 __all__ = ["CcpePresentation"]
 
@@ -49,7 +46,7 @@ class CcpePresentation(Presentation):
         """The Hugging Face loader's features, without the "" class."""
         from datasets import ClassLabel, Features, Sequence, Value
 
-        from convbank.datasets.ccpe.dataset import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS
+        from convbank.datasets.ccpe.records import ANNOTATION_TYPES, ENTITY_TYPES, SPEAKERS
 
         s, i32 = Value("string"), Value("int32")
         return Features(
@@ -104,15 +101,3 @@ class CcpePresentation(Presentation):
         """The entity type the span is about."""
         entity = annotation.meta.get("entityType")
         return str(entity) if entity else None
-
-    def checks(self) -> Sequence[Check]:
-        """Preference spans and the vocabularies."""
-        from convbank.datasets.ccpe.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``ccpe-preference-spans``."""
-        from convbank.datasets.ccpe.tasks import CcpePreferenceSpans
-
-        return (CcpePreferenceSpans(),)

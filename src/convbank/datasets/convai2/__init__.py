@@ -9,6 +9,6 @@ one package.
 """
 
 from convbank.datasets.convai2.dataset import ConvAI2, Dialog
-from convbank.datasets.convai2.present import BOT, HUMAN
+from convbank.datasets.convai2.records import BOT, HUMAN
 
 __all__ = ["BOT", "HUMAN", "ConvAI2", "Dialog"]

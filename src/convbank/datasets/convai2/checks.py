@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from convbank.datasets import CheckList, Problem
-from convbank.datasets.convai2.present import BOT, HUMAN
+from convbank.datasets.convai2.records import BOT, HUMAN
 from convbank.model import Conversation
 
 CHECKS = CheckList("convai2")

@@ -3,7 +3,8 @@ types, card, files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -21,8 +22,13 @@ from convbank.datasets._layout import (
     compact,
     indented,
 )
-from convbank.datasets.convai2.present import BOT, HUMAN, ConvAI2Presentation
+from convbank.datasets.convai2.present import ConvAI2Presentation
+from convbank.datasets.convai2.records import BOT, HUMAN
 from convbank.model import Conversation, Participant, Turn
+
+if TYPE_CHECKING:
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 
 class Message(Strict):
@@ -227,3 +233,17 @@ class ConvAI2(ConvAI2Presentation, JsonListDataset):
         if bot.meta:
             fields["participant2_id"] = bot.meta
         return msgspec.convert(fields, Dialog)
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Message ids, ratings, sender classes and silent sides."""
+        from convbank.datasets.convai2.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``convai2-quality``."""
+        from convbank.datasets.convai2.tasks import ConvAI2Quality
+
+        return (ConvAI2Quality(),)

@@ -3,20 +3,18 @@ features (nulls where the loader used -1); ratings in statistics, cross-tabs and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from convbank.datasets import Check, CrossTab, Distribution, MetaField, Presentation, meta_distribution
+from convbank.datasets import CrossTab, Distribution, MetaField, Presentation, meta_distribution
+from convbank.datasets.convai2.records import BOT
 from convbank.model import Conversation
 
 if TYPE_CHECKING:
     import datasets
 
-    from convbank.bench import Task
 
 __all__ = ["ConvAI2Presentation"]
 
-HUMAN, BOT = "participant1", "participant2"
 """The human evaluator and the bot."""
 
 _LIKERT = ("1", "2", "3", "4", "5")
@@ -127,15 +125,3 @@ class ConvAI2Presentation(Presentation):
             "AND c.meta->>'eval_score' IS NOT NULL GROUP BY ALL ORDER BY mean_score DESC",
         ),
     )
-
-    def checks(self) -> Sequence[Check]:
-        """Message ids, ratings, sender classes and silent sides."""
-        from convbank.datasets.convai2.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``convai2-quality``."""
-        from convbank.datasets.convai2.tasks import ConvAI2Quality
-
-        return (ConvAI2Quality(),)

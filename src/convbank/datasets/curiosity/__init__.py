@@ -11,8 +11,15 @@
 """
 
 from convbank.datasets.curiosity.dataset import Curiosity
-from convbank.datasets.curiosity.present import FACTS_TABLE, fact_texts
-from convbank.datasets.curiosity.records import DIALOG_ACTS, FACT_DB, FACT_SOURCES, RATINGS, Dialog
+from convbank.datasets.curiosity.records import (
+    DIALOG_ACTS,
+    FACT_DB,
+    FACT_SOURCES,
+    FACTS_TABLE,
+    RATINGS,
+    Dialog,
+    fact_texts,
+)
 
 __all__ = [
     "DIALOG_ACTS",

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import pyarrow as pa
@@ -22,10 +22,14 @@ from convbank.datasets import (
     no_records,
 )
 from convbank.datasets._layout import LAYOUT_KEY, Frame, compact, frame_of, measure, write_framed
-from convbank.datasets.curiosity.present import FACTS_TABLE, CuriosityPresentation
-from convbank.datasets.curiosity.records import FACT_DB, FACT_SCHEMA, TOP_KEYS, Dialog
+from convbank.datasets.curiosity.present import CuriosityPresentation
+from convbank.datasets.curiosity.records import FACT_DB, FACT_SCHEMA, FACTS_TABLE, TOP_KEYS, Dialog
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
+
+if TYPE_CHECKING:
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 __all__ = ["Curiosity"]
 
@@ -250,6 +254,25 @@ class Curiosity(CuriosityPresentation, Dataset):
         return write_framed(
             directory / _SPLIT_FILES[split][0], (msgspec.to_builtins(r) for r in records), compact, frame
         )
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Likes, facts, dialog acts, turn taking and ratings."""
+        from convbank.datasets.curiosity.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """The four tasks of the paper's Table 4."""
+        from convbank.datasets.curiosity.tasks import (
+            CuriosityFactRanking,
+            CuriosityLike,
+            CuriosityPolicyActs,
+            CuriosityUtteranceActs,
+        )
+
+        return (CuriosityUtteranceActs(), CuriosityPolicyActs(), CuriosityLike(), CuriosityFactRanking())
 
 
 def _default_frame(file_meta: Mapping[str, Any]) -> Frame:

@@ -4,12 +4,10 @@ features (booleans kept as booleans); ratings and likes in statistics."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from convbank.datasets import (
     Badge,
-    Check,
     Context,
     Distribution,
     MetaField,
@@ -21,32 +19,16 @@ from convbank.datasets import (
     meta_distribution,
     system_lines,
 )
-from convbank.datasets.curiosity.records import RATINGS
+from convbank.datasets.curiosity.records import RATINGS, fact_texts
 from convbank.model import Annotation, Conversation, Turn
 
 if TYPE_CHECKING:
     import datasets
 
-    from convbank.bench import Task
 
-__all__ = ["FACTS_TABLE", "CuriosityPresentation", "fact_texts"]
-
-FACTS_TABLE = "curiosity_facts"
-"""The side table of the fact database (``wiki_sql.sqlite.db``), when it was built."""
+__all__ = ["CuriosityPresentation"]
 
 _LIKERT = ("1", "2", "3", "4", "5")
-
-
-def fact_texts(conversation: Conversation, side: SideLookup) -> dict[int, str]:
-    """The text of every fact shown in a conversation, by ``fid``, from the fact database
-    (empty when it was not built)."""
-    fids = sorted({f["fid"] for t in conversation.turns for f in t.meta.get("facts", ())})
-    if not fids:
-        return {}
-    table = side(FACTS_TABLE, columns=["id", "text"], filters=[("id", "in", fids)])
-    if table is None:
-        return {}
-    return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
 
 
 class CuriosityPresentation(Presentation):
@@ -198,19 +180,3 @@ class CuriosityPresentation(Presentation):
         )
 
     # ------------------------------------------------------------------ checks and tasks
-    def checks(self) -> Sequence[Check]:
-        """Likes, facts, dialog acts, turn taking and ratings."""
-        from convbank.datasets.curiosity.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """The four tasks of the paper's Table 4."""
-        from convbank.datasets.curiosity.tasks import (
-            CuriosityFactRanking,
-            CuriosityLike,
-            CuriosityPolicyActs,
-            CuriosityUtteranceActs,
-        )
-
-        return (CuriosityUtteranceActs(), CuriosityPolicyActs(), CuriosityLike(), CuriosityFactRanking())

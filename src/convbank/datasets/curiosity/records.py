@@ -6,7 +6,8 @@ from __future__ import annotations
 import pyarrow as pa
 from msgspec import UNSET, UnsetType
 
-from convbank.datasets import Int64, Strict
+from convbank.datasets import Int64, SideLookup, Strict
+from convbank.model import Conversation
 
 DIALOG_ACTS = (
     "request_topic",
@@ -121,3 +122,19 @@ FACT_SCHEMA = pa.schema(
         pa.field("pageviews", pa.int64()),
     ]
 )
+
+
+FACTS_TABLE = "curiosity_facts"
+"""The side table of the fact database (``wiki_sql.sqlite.db``), when it was built."""
+
+
+def fact_texts(conversation: Conversation, side: SideLookup) -> dict[int, str]:
+    """The text of every fact shown in a conversation, by ``fid``, from the fact database
+    (empty when it was not built)."""
+    fids = sorted({f["fid"] for t in conversation.turns for f in t.meta.get("facts", ())})
+    if not fids:
+        return {}
+    table = side(FACTS_TABLE, columns=["id", "text"], filters=[("id", "in", fids)])
+    if table is None:
+        return {}
+    return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))

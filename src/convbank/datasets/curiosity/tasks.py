@@ -5,46 +5,49 @@ Trained on the official ``train`` split, evaluated on ``test``."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from convbank.bench import BenchError, Figure, Task
-from convbank.bench.features import embed, fit_binary, fit_tfidf
-from convbank.bench.metrics import accuracy, micro_prf, mrr, rank_of
-from convbank.datasets.curiosity.present import fact_texts
-from convbank.datasets.curiosity.records import DIALOG_ACTS
+from convbank.datasets.curiosity.records import DIALOG_ACTS, fact_texts
+from convbank.errors import BenchError
 from convbank.model import Conversation
-from convbank.query import Corpus
+from convbank.tasks import CorpusLike, Example, Figure, Fold, Model, Ranker, Task, TaskData
+from convbank.tasks.features import embed, fit_binary, fit_tfidf
+from convbank.tasks.metrics import accuracy, micro_prf, mrr, rank_of
 
 TEST_SPLIT = "test"
-PAPER = "Rodriguez et al. 2020 (EMNLP), Table 4, test"
+PAPER = "Rodriguez et al. 2020 (EMNLP), Table 4"
 """Where the authors' figures are: the experiments table of the paper (its LaTeX source,
-github.com/EntilZha/publications 2020_emnlp_curiosity/commit_auto_fig/experiment-table.tex)."""
+github.com/EntilZha/publications 2020_emnlp_curiosity/commit_auto_fig/experiment-table.tex),
+with a validation and a test column for each system."""
+
+_SYSTEMS = ("majority class", "E2E BERT", "CHARM", "CHARM without context")
 
 
-def _split(corpus: Corpus, split: str) -> list[Conversation]:
+def _table4(metric: str, values: tuple[tuple[float, float] | None, ...]) -> tuple[Figure, ...]:
+    """Table 4's (validation, test) figures of one metric, system by system (None: no cell)."""
+    return tuple(
+        Figure(system, metric, value, f"{PAPER}, {split}", split)
+        for system, pair in zip(_SYSTEMS, values, strict=True)
+        if pair is not None
+        for split, value in zip(("validation", "test"), pair, strict=True)
+    )
+
+
+def _split(corpus: CorpusLike, split: str) -> list[Conversation]:
     convs = [c for c in corpus if c.split == split]
     if not convs:
         raise BenchError(f"the bank has no curiosity {split} split; build curiosity first")
     return convs
 
 
-@dataclass(frozen=True)
-class Message:
-    """A message with the one before it."""
-
-    text: str
-    sender: str
-    previous: str
-    previous_sender: str
-    acts: frozenset[str] | None
-    liked: bool
-
-
-def messages(convs: list[Conversation]) -> list[Message]:
-    """Every message of the conversations, in order."""
+def _messages(
+    convs: list[Conversation],
+) -> list[tuple[Conversation, int, dict[str, Any], frozenset[str] | None, bool]]:
+    """Every message of the conversations, in order: (conversation, turn index, what came
+    before it and what it is, its dialog acts or None, liked)."""
     out = []
     for conv in convs:
         prev, prev_sender = "", "none"
@@ -54,12 +57,52 @@ def messages(convs: list[Conversation]) -> list[Message]:
                 if t.meta.get("dialog_acts", ()) is None
                 else frozenset(a.label for a in conv.annotations_of(t.turn_index, "dialog_act"))
             )
-            out.append(Message(t.text, t.participant_id, prev, prev_sender, acts, bool(t.meta.get("liked"))))
+            seen = {
+                "text": t.text,
+                "sender": t.participant_id,
+                "previous": prev,
+                "previous_sender": prev_sender,
+            }
+            out.append((conv, t.turn_index, seen, acts, bool(t.meta.get("liked"))))
             prev, prev_sender = t.text, t.participant_id
     return out
 
 
-def _x(model: str, train_texts: list[str], texts: list[str], senders: list[str]) -> Any:
+class _CuriosityTask(Task):
+    """Train on the train split's items, evaluate on the test split's (one fold, ``test``)."""
+
+    dataset = "curiosity"
+    models: ClassVar[tuple[str, ...]] = ("majority", "tfidf", "embed")
+
+    def items(self, convs: list[Conversation]) -> list[tuple[Example, Any]]:
+        """The task's (example, gold) pairs of these conversations."""
+        raise NotImplementedError
+
+    def describe_gold(self, gold: list[Any]) -> dict[str, Any]:
+        """Counts of the test split's gold answers for the run's details (none by default)."""
+        return {}
+
+    def data(self, corpus: CorpusLike, seed: int = 0) -> TaskData:
+        """Train, then test."""
+        train = self.items(_split(corpus, "train"))
+        test = self.items(_split(corpus, TEST_SPLIT))
+        if not train or not test:
+            raise BenchError(f"{self.name}: no items in the train or test split")
+        pairs = train + test
+        fold = Fold(TEST_SPLIT, tuple(range(len(train))), tuple(range(len(train), len(pairs))))
+        return TaskData(
+            [e for e, _ in pairs],
+            [g for _, g in pairs],
+            [fold],
+            details={
+                "train_messages": len(train),
+                "test_messages": len(test),
+                **self.describe_gold([g for _, g in test]),
+            },
+        )
+
+
+def _features(model: str, train_texts: list[str], texts: list[str], senders: list[str]) -> Any:
     from scipy.sparse import csr_matrix, hstack
 
     side = csr_matrix(np.array([[s == "assistant"] for s in senders], dtype=float))
@@ -68,151 +111,194 @@ def _x(model: str, train_texts: list[str], texts: list[str], senders: list[str])
     return hstack([csr_matrix(embed(texts)), side]).tocsr()
 
 
-def _multilabel(
-    model: str, train: list[Message], test: list[Message], policy: bool
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    train = [m for m in train if m.acts is not None]
-    test = [m for m in test if m.acts is not None]
-    if not train or not test:
-        raise BenchError("no messages with dialog acts in the train or test split")
-    unknown = sorted({a for m in train + test for a in m.acts or ()} - set(DIALOG_ACTS))
-    if unknown:
-        raise BenchError(
-            f"dialog acts outside the dataset's vocabulary: {', '.join(unknown)}; "
-            "run `convbank validate curiosity`"
-        )
-    gold = [m.acts or frozenset() for m in test]
-    counts = Counter(a for m in train for a in m.acts or ())
-    if model == "majority":
-        top = counts.most_common(1)[0][0] if counts else None
-        predicted: list[frozenset[str]] = [frozenset({top}) if top else frozenset() for _ in test]
-    else:
-
-        def view(items: list[Message]) -> tuple[list[str], list[str]]:
-            if policy:  # acts of a message from what came before it
-                return [f"{m.previous_sender}: {m.previous}" for m in items], [m.sender for m in items]
-            return [m.text for m in items], [m.sender for m in items]
-
-        tr_texts, tr_senders = view(train)
-        te_texts, te_senders = view(test)
-        x_all = _x(model, tr_texts, tr_texts + te_texts, tr_senders + te_senders)
-        x_train, x_test = x_all[: len(train)], x_all[len(train) :]
-        labels = [a for a in DIALOG_ACTS if a in counts]  # the vocabulary's acts seen in training
-        columns = []
-        for act in labels:
-            clf = fit_binary(x_train, [act in (m.acts or ()) for m in train], balanced=False)
-            columns.append(clf.decision_function(x_test) > 0)
-        predicted = (
-            [
-                frozenset(a for a, col in zip(labels, row, strict=True) if col)
-                for row in zip(*columns, strict=True)
-            ]
-            if labels
-            else [frozenset() for _ in test]
-        )
-    prf = micro_prf(gold, predicted)
-    return (
-        {"micro_f1": round(prf.f1, 4), "precision": round(prf.precision, 4), "recall": round(prf.recall, 4)},
-        {"train_messages": len(train), "test_messages": len(test)},
-    )
-
-
-class _CuriosityTask(Task):
-    dataset = "curiosity"
-    models: ClassVar[tuple[str, ...]] = ("majority", "tfidf", "embed")
-
-    def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Train on train, evaluate on test."""
-        return self.score(messages(_split(corpus, "train")), messages(_split(corpus, TEST_SPLIT)), model)
-
-    def score(
-        self, train: list[Message], test: list[Message], model: str
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Metrics of one model."""
-        raise NotImplementedError
-
-
 class _ActsTask(_CuriosityTask):
+    kind = "labels"
+    prediction = "the list of the message's dialog acts (from the dataset's vocabulary)"
+    metric = "micro_f1"
+    labels = tuple(DIALOG_ACTS)
     policy: ClassVar[bool]
     """Whether the acts of a message are predicted from the message before it."""
 
-    def score(
-        self, train: list[Message], test: list[Message], model: str
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One binary classifier per act."""
-        return _multilabel(model, train, test, policy=self.policy)
+    def items(self, convs: list[Conversation]) -> list[tuple[Example, Any]]:
+        """Messages with dialog acts; the policy task sees only what came before each."""
+        out = []
+        for conv, turn, seen, acts, _ in _messages(convs):
+            if acts is None:
+                continue
+            unknown = sorted(acts - set(DIALOG_ACTS))
+            if unknown:
+                raise BenchError(
+                    f"dialog acts outside the dataset's vocabulary: {', '.join(unknown)}; "
+                    "run `convbank validate curiosity`"
+                )
+            inputs = {k: v for k, v in seen.items() if not (self.policy and k == "text")}
+            out.append(
+                (Example(f"{conv.conversation_id}/{turn}", conv.conversation_id, inputs), sorted(acts))
+            )
+        return out
+
+    def score(self, data: TaskData, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        """Micro precision, recall and F1 over (message, act) pairs."""
+        rows = [i for f in data.folds for i in f.test]
+        prf = micro_prf(
+            [set(data.gold[i]) for i in rows], [set(predictions[data.examples[i].id]) for i in rows]
+        )
+        return {
+            "micro_f1": round(prf.f1, 4),
+            "precision": round(prf.precision, 4),
+            "recall": round(prf.recall, 4),
+        }
+
+    def builtin(self, model: str, data: TaskData, seed: int) -> Model:
+        """``majority``: the most frequent training act; else one logistic regression per act
+        on the text (the previous message's for the policy task) and the sender."""
+        return _ActsModel(model, self.policy)
+
+
+class _ActsModel:
+    def __init__(self, model: str, policy: bool) -> None:
+        self.model = model
+        self.policy = policy
+        self.train: list[Example] = []
+        self.gold: list[list[str]] = []
+
+    def _view(self, examples: Sequence[Example]) -> tuple[list[str], list[str]]:
+        if self.policy:
+            return [f"{e['previous_sender']}: {e['previous']}" for e in examples], [
+                e["sender"] for e in examples
+            ]
+        return [e["text"] for e in examples], [e["sender"] for e in examples]
+
+    def fit(self, examples: Sequence[Example], gold: Sequence[list[str]]) -> None:
+        self.train, self.gold = list(examples), list(gold)
+
+    def predict(self, examples: Sequence[Example]) -> list[list[str]]:
+        counts = Counter(a for acts in self.gold for a in acts)
+        if self.model == "majority":
+            top = counts.most_common(1)[0][0] if counts else None
+            return [[top] if top else [] for _ in examples]
+        tr_texts, tr_senders = self._view(self.train)
+        te_texts, te_senders = self._view(examples)
+        x_all = _features(self.model, tr_texts, tr_texts + te_texts, tr_senders + te_senders)
+        x_train, x_test = x_all[: len(self.train)], x_all[len(self.train) :]
+        labels = [a for a in DIALOG_ACTS if a in counts]  # the vocabulary's acts seen in training
+        columns = [
+            fit_binary(x_train, [act in acts for acts in self.gold], balanced=False).decision_function(x_test)
+            > 0
+            for act in labels
+        ]
+        if not labels:
+            return [[] for _ in examples]
+        return [[a for a, on in zip(labels, row, strict=True) if on] for row in zip(*columns, strict=True)]
 
 
 class CuriosityUtteranceActs(_ActsTask):
-    """Dialog acts of each message from its own text."""
+    """Dialog acts of each message from its own text.
+
+    An example is one message with dialog acts (``{conversation_id}/{turn_index}``): its
+    ``text``, ``sender`` and the message before it (``previous``, ``previous_sender``)."""
 
     name = "curiosity-utterance-acts"
     description = "Classify the dialog acts of each message (multi-label) from its text and sender."
     protocol = "official splits (train, then test); micro F1 over (message, act) pairs"
-    published = (
-        Figure("majority class", "micro_f1", 0.604, PAPER),
-        Figure("E2E BERT", "micro_f1", 0.795, PAPER),
-        Figure("CHARM", "micro_f1", 0.847, PAPER),
-    )
+    published = _table4("micro_f1", ((0.602, 0.604), (0.794, 0.795), (0.845, 0.847), (0.838, 0.842)))
     policy = False
 
 
 class CuriosityPolicyActs(_ActsTask):
-    """Dialog acts of message t from the messages before it."""
+    """Dialog acts of message t from the messages before it.
+
+    An example is one message with dialog acts, of which the model sees only its ``sender``
+    and the message before it (``previous``, ``previous_sender``), not its text."""
 
     name = "curiosity-policy-acts"
     description = "Predict the dialog acts of the next message from the conversation before it."
     protocol = "official splits (train, then test); micro F1; features only from turns before t"
-    published = (
-        Figure("majority class", "micro_f1", 0.494, PAPER),
-        Figure("E2E BERT", "micro_f1", 0.631, PAPER),
-        Figure("CHARM", "micro_f1", 0.682, PAPER),
-    )
+    published = _table4("micro_f1", ((0.491, 0.494), (0.635, 0.631), (0.682, 0.682), (0.664, 0.664)))
     policy = True
 
 
 class CuriosityLike(_CuriosityTask):
-    """Whether the user liked an assistant message."""
+    """Whether the user liked an assistant message.
+
+    An example is one assistant message: its ``text`` and the user message before it
+    (``previous``); a prediction is true (liked) or false."""
 
     name = "curiosity-like"
     description = "Predict whether the user liked each assistant message."
     protocol = "official splits (train, then test); accuracy over assistant messages"
-    published = (
-        Figure("majority class", "accuracy", 0.681, PAPER),
-        Figure("E2E BERT", "accuracy", 0.822, PAPER),
-        Figure("CHARM", "accuracy", 0.815, PAPER),
-    )
+    kind = "label"
+    prediction = "true if the user liked the message, else false"
+    metric = "accuracy"
+    published = _table4("accuracy", ((0.690, 0.681), (0.829, 0.822), (0.826, 0.815), (0.824, 0.820)))
 
-    def score(
-        self, train: list[Message], test: list[Message], model: str
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Logistic regression on the assistant message and the user message before it."""
-        train = [m for m in train if m.sender == "assistant"]
-        test = [m for m in test if m.sender == "assistant"]
-        if not train or not test:
-            raise BenchError("no assistant messages in the train or test split")
-        if model == "majority":
-            top = Counter(m.liked for m in train).most_common(1)[0][0]
-            predicted = [top] * len(test)
-        else:
-            texts = [f"{m.previous} || {m.text}" for m in train + test]
-            x = _x(model, texts[: len(train)], texts, [m.sender for m in train + test])
-            clf = fit_binary(x[: len(train)], [m.liked for m in train], balanced=False)
-            predicted = [bool(p) for p in clf.predict(x[len(train) :])]
-        gold = [m.liked for m in test]
-        return {"accuracy": round(accuracy(gold, predicted), 4)}, {
-            "test_messages": len(test),
-            "liked_rate": round(sum(gold) / len(gold), 4),
-        }
+    def items(self, convs: list[Conversation]) -> list[tuple[Example, Any]]:
+        """Assistant messages."""
+        return [
+            (
+                Example(
+                    f"{conv.conversation_id}/{turn}",
+                    conv.conversation_id,
+                    {"text": seen["text"], "previous": seen["previous"]},
+                ),
+                liked,
+            )
+            for conv, turn, seen, _, liked in _messages(convs)
+            if seen["sender"] == "assistant"
+        ]
+
+    def describe_gold(self, gold: list[Any]) -> dict[str, Any]:
+        """The rate of liked messages in the test split."""
+        return {"liked_rate": round(sum(gold) / len(gold), 4)}
+
+    def check(self, example: Example, prediction: Any) -> str | None:
+        """A boolean."""
+        return None if isinstance(prediction, bool) else "true or false"
+
+    def score(self, data: TaskData, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        """Accuracy."""
+        rows = [i for f in data.folds for i in f.test]
+        gold = [data.gold[i] for i in rows]
+        return {"accuracy": round(accuracy(gold, [predictions[data.examples[i].id] for i in rows]), 4)}
+
+    def builtin(self, model: str, data: TaskData, seed: int) -> Model:
+        """``majority`` or a logistic regression on the previous and the assistant message."""
+        return _LikeModel(model)
+
+
+class _LikeModel:
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.train: list[Example] = []
+        self.gold: list[bool] = []
+
+    def fit(self, examples: Sequence[Example], gold: Sequence[bool]) -> None:
+        self.train, self.gold = list(examples), list(gold)
+
+    def predict(self, examples: Sequence[Example]) -> list[bool]:
+        if self.model == "majority":
+            return [Counter(self.gold).most_common(1)[0][0]] * len(examples)
+        both = [*self.train, *examples]
+        texts = [f"{e['previous']} || {e['text']}" for e in both]
+        x = _features(self.model, texts[: len(self.train)], texts, ["assistant"] * len(both))
+        clf = fit_binary(x[: len(self.train)], self.gold, balanced=False)
+        return [bool(p) for p in clf.predict(x[len(self.train) :])]
 
 
 class CuriosityFactRanking(Task):
-    """Rank the facts shown to the assistant so that the one it used comes first."""
+    """Rank the facts shown to the assistant so that the one it used comes first.
+
+    An example is one assistant message of the test split that used a fact: the user's
+    message before it (``query``) and the texts of the facts shown (``candidates``); a
+    prediction is one score per candidate; the gold answer lists the used candidates."""
 
     name = "curiosity-fact-ranking"
     dataset = "curiosity"
     description = "Rank the facts shown to the assistant by relevance to the user's last message."
     protocol = "test split; assistant messages that used a fact; MRR of the first used fact among those shown"
+    kind = "ranking"
+    prediction = "one score per shown fact, in the candidates' order (higher ranks first)"
+    metric = "mrr"
     models: ClassVar[tuple[str, ...]] = ("random", "tfidf", "embed")
     published = (
         Figure(
@@ -221,16 +307,14 @@ class CuriosityFactRanking(Task):
             0.408,
             "the authors' run released with the paper's source (EntilZha/publications, 2020_emnlp_curiosity/"
             "data/experiments/mrr_tfidf_test_metrics.json: 0.4084); its row is not printed in Table 4",
+            "test",
         ),
-        Figure("E2E BERT", "mrr", 0.418, PAPER),
-        Figure("CHARM", "mrr", 0.546, PAPER),
+        *_table4("mrr", (None, (0.420, 0.418), (0.546, 0.546), (0.516, 0.506))),
     )
 
-    def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Score each shown fact against the previous user message."""
-        rng = np.random.default_rng(seed)
-        train_texts: list[str] = []
-        items = []
+    def data(self, corpus: CorpusLike, seed: int = 0) -> TaskData:
+        """The test split's assistant messages that used a shown fact (nothing to train on)."""
+        examples, gold = [], []
         for conv in _split(corpus, TEST_SPLIT):
             facts = fact_texts(conv, corpus.side_table)
             if not facts and any(t.meta.get("facts") for t in conv.turns):
@@ -241,31 +325,62 @@ class CuriosityFactRanking(Task):
             for t in conv.turns:
                 shown = [f for f in t.meta.get("facts", ()) if f["fid"] in facts]
                 if t.participant_id == "assistant" and any(f["used"] for f in shown):
-                    items.append(
-                        (
-                            prev,
-                            [facts[f["fid"]] for f in shown],
-                            [i for i, f in enumerate(shown) if f["used"]],
+                    examples.append(
+                        Example(
+                            f"{conv.conversation_id}/{t.turn_index}",
+                            conv.conversation_id,
+                            {"query": prev, "candidates": [facts[f["fid"]] for f in shown]},
                         )
                     )
+                    gold.append([i for i, f in enumerate(shown) if f["used"]])
                 prev = t.text if t.participant_id == "user" else prev
-            train_texts += list(facts.values())
-        if not items:
+        if not examples:
             raise BenchError("no assistant message with a used fact in the test split")
-        if model == "tfidf":
-            vec = fit_tfidf(train_texts + [q for q, _, _ in items], ngram_range=(1, 1))
-        ranks = []
-        for query, candidates, used in items:
-            if model == "random":
-                scores = list(rng.random(len(candidates)))
-            elif model == "tfidf":
-                m = vec.transform([query, *candidates])
-                scores = list((m[1:] @ m[0].T).toarray().ravel())
+        return TaskData(
+            examples,
+            gold,
+            [Fold(TEST_SPLIT, (), tuple(range(len(examples))))],
+            details={
+                "assistant_messages": len(examples),
+                "mean_candidates": round(float(np.mean([len(e["candidates"]) for e in examples])), 2),
+            },
+        )
+
+    def score(self, data: TaskData, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        """MRR of the best-ranked used fact (ties pessimistic)."""
+        ranks = [
+            min(rank_of(list(predictions[data.examples[i].id]), u) for u in data.gold[i])
+            for f in data.folds
+            for i in f.test
+        ]
+        return {"mrr": round(mrr(ranks), 4)}
+
+    def builtin(self, model: str, data: TaskData, seed: int) -> Ranker:
+        """``random``, or the ``tfidf`` (fitted on every fact and query) or ``embed``
+        similarity of each fact to the query."""
+        return _FactModel(model, seed)
+
+
+class _FactModel:
+    def __init__(self, model: str, seed: int) -> None:
+        self.model = model
+        self.rng = np.random.default_rng(seed)
+        self.vectoriser: Any = None
+
+    def setup(self, examples: Sequence[Example]) -> None:
+        if self.model == "tfidf":
+            texts = [c for e in examples for c in e["candidates"]] + [e["query"] for e in examples]
+            self.vectoriser = fit_tfidf(texts, ngram_range=(1, 1))
+
+    def rank(self, examples: Sequence[Example]) -> list[list[float]]:
+        out = []
+        for e in examples:
+            if self.model == "random":
+                out.append(self.rng.random(len(e["candidates"])).tolist())
+            elif self.model == "tfidf":
+                m = self.vectoriser.transform([e["query"], *e["candidates"]])
+                out.append((m[1:] @ m[0].T).toarray().ravel().tolist())
             else:
-                v = embed([query, *candidates])
-                scores = list(v[1:] @ v[0])
-            ranks.append(min(rank_of(scores, i) for i in used))
-        return {"mrr": round(mrr(ranks), 4)}, {
-            "assistant_messages": len(items),
-            "mean_candidates": round(float(np.mean([len(c) for _, c, _ in items])), 2),
-        }
+                v = embed([e["query"], *e["candidates"]])
+                out.append((v[1:] @ v[0]).tolist())
+        return out

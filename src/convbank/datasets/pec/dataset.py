@@ -5,9 +5,9 @@ persona files as the side table ``pec_personas``."""
 from __future__ import annotations
 
 import mmap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -39,6 +39,10 @@ from convbank.datasets.pec.text import (
 from convbank.errors import FormatError
 from convbank.model import Conversation, Participant, Turn
 from convbank.model.schema import TABLE_SCHEMAS
+
+if TYPE_CHECKING:
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 __all__ = ["Pec"]
 
@@ -287,6 +291,20 @@ class Pec(PecPresentation, Dataset):
                     else persona_block(row["speaker"], row["persona"])
                 )
         return [path]
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Personas, context and the responder."""
+        from convbank.datasets.pec.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``pec-response-selection``."""
+        from convbank.datasets.pec.tasks import PecResponseSelection
+
+        return (PecResponseSelection(),)
 
 
 _NO_META = "{}"

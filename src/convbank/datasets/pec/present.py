@@ -4,16 +4,14 @@ speakers across threads, persona sizes in statistics."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from convbank.datasets import Check, Distribution, MetaField, Presentation, meta_distribution
+from convbank.datasets import Distribution, MetaField, Presentation, meta_distribution
 from convbank.model import Conversation
 
 if TYPE_CHECKING:
     import datasets
 
-    from convbank.bench import Task
 
 __all__ = ["PecPresentation"]
 
@@ -70,15 +68,3 @@ class PecPresentation(Presentation):
     )
 
     viewer_filters: ClassVar[dict[str, MetaField]] = {"domain": MetaField("conversations", "$.domain")}
-
-    def checks(self) -> Sequence[Check]:
-        """Personas, context and the responder."""
-        from convbank.datasets.pec.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``pec-response-selection``."""
-        from convbank.datasets.pec.tasks import PecResponseSelection
-
-        return (PecResponseSelection(),)

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from convbank.bench.progress import progress
 from convbank.errors import require
+from convbank.tasks.progress import progress
 
 __all__ = ["embed", "fit_binary", "fit_tfidf", "sentence_model"]
 

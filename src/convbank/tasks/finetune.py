@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from convbank.bench.features import sentence_model
-from convbank.bench.progress import progress
+from convbank.tasks.features import sentence_model
+from convbank.tasks.progress import progress
 
 __all__ = ["TopLayerTuner", "TuneConfig"]
 
