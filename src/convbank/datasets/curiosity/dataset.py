@@ -75,7 +75,14 @@ class Curiosity(CuriosityPresentation, Dataset):
     version = "1.0.0"
     files = (
         *(SourceFile(name=name, url=_BASE + name, sha256=sha) for name, sha in _SPLIT_FILES.values()),
-        SourceFile(name=FACT_DB, url=_BASE + FACT_DB, sha256=None),
+        # sha256 and size from the Git LFS pointer of dialog_data/wiki_sql.sqlite.db in
+        # facebookresearch/curiosity (the publishers' own record of the file)
+        SourceFile(
+            name=FACT_DB,
+            url=_BASE + FACT_DB,
+            sha256="3d598e6b546ea340d2f4632f221c63a70bc3f4baa7fec371cacc5b604e31dba5",
+            size=365_248_512,
+        ),
     )
     configs = (
         ConfigSpec(
