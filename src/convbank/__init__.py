@@ -8,6 +8,7 @@ model, stored as Parquet and queried with DuckDB.
 """
 
 from convbank import catalog
+from convbank._version import __version__
 from convbank.build import BuildReport, build, read_raw
 from convbank.errors import (
     BenchError,
@@ -34,8 +35,6 @@ from convbank.fetch import Fetcher
 from convbank.model import Annotation, Conversation, Participant, Turn
 from convbank.model import types as _types
 from convbank.query import Corpus, load, sql
-
-__version__ = "0.1.0"
 
 
 def _conversation_html(conversation: Conversation) -> str:

@@ -28,7 +28,6 @@ from convbank.datasets import BUILTIN, Check, Dataset
 from convbank.errors import PluginError, UnknownDatasetError
 
 if TYPE_CHECKING:
-    from convbank.engines import Engine
     from convbank.tasks import Task
 
 __all__ = [
@@ -247,13 +246,13 @@ def _load_datasets() -> Iterator[tuple[Dataset, str]]:
         yield _dataset(value, origin), origin
 
 
-def _engine(value: Any, origin: str) -> type[Engine]:
+def _engine(value: Any, origin: str) -> type[Any]:
     if not (isinstance(value, type) and hasattr(value, "config_batches") and hasattr(value, "from_options")):
         raise PluginError(f"{origin} is not a convbank engine class (with config_batches and from_options)")
     return value
 
 
-def _load_engines() -> Iterator[tuple[type[Engine], str]]:
+def _load_engines() -> Iterator[tuple[type[Any], str]]:
     for spec in BUILTIN_ENGINES:
         yield _engine(_import(spec), "convbank"), "convbank"
     for value, origin in load_entry_points(ENGINE_GROUP, skip=BUILTIN_ENGINES):
@@ -261,7 +260,7 @@ def _load_engines() -> Iterator[tuple[type[Engine], str]]:
 
 
 def _load_checks() -> Iterator[tuple[Check, str]]:
-    from convbank.validate.generic import CHECKS as GENERIC
+    from convbank.datasets._generic import CHECKS as GENERIC
 
     for check in GENERIC:
         yield check, "convbank"
@@ -286,8 +285,9 @@ def _builtin_dataset(name: str) -> Dataset | None:
 
 datasets: Registry[Dataset] = Registry("dataset", load=_load_datasets, quick=_builtin_dataset)
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`)."""
-engines: Registry[type[Engine]] = Registry("engine", load=_load_engines)
-"""Engine classes by name (``local``, ``spark``, plugins')."""
+engines: Registry[type[Any]] = Registry("engine", load=_load_engines)
+"""Engine classes by name (``local``, ``spark``, plugins'): :class:`convbank.engines.Engine`
+subclasses, loaded by name (the registry sits below the engines, which read the catalog)."""
 checks: Registry[Check] = Registry("check", load=_load_checks, derived_from=datasets)
 """Every check: the generic ones, then each dataset's (reloaded when a dataset is registered)."""
 tasks: Registry[Task] = Registry("task", load=_load_tasks, derived_from=datasets)

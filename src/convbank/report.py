@@ -12,8 +12,9 @@ from typing import Any
 
 import jinja2
 
-from convbank import __version__, catalog
+from convbank import catalog
 from convbank._atomic import atomic_write_text
+from convbank._version import __version__
 from convbank.charts import bar_chart, histogram, integer_bins
 from convbank.stats import stats
 from convbank.store import Bank

@@ -46,8 +46,8 @@ def save(result: Result, corpus: Corpus) -> Path:
 
     >>> save(run("casino-strategy", model="tfidf"), convbank.load("casino"))
     """
-    from convbank import __version__
     from convbank._atomic import atomic_write
+    from convbank._version import __version__
 
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     record = {

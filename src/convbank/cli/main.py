@@ -12,7 +12,8 @@ import msgspec
 from click.core import ParameterSource
 from rich.table import Table
 
-from convbank import __version__, catalog, registry, settings
+from convbank import catalog, registry, settings
+from convbank._version import __version__
 from convbank.build import BuildReport, build, read_raw, source_paths
 from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (

@@ -105,7 +105,8 @@ class Corpus(Frames):
     @property
     def bank(self) -> Bank:
         """The bank this corpus reads."""
-        return self._source.snapshot.bank
+        owner = self._source.snapshot.bank
+        return owner if isinstance(owner, Bank) else Bank(owner.root)
 
     def close(self) -> None:
         """Release the pinned generation, for this corpus and every corpus derived from the
@@ -448,8 +449,6 @@ class Corpus(Frames):
             )
 
     def _where_positions(self, where: str) -> np.ndarray:
-        from convbank.query import sql
-
         named = {m.group(1) or m.group(2) for m in _META_KEY.finditer(where)}
         if named:
             known = self.meta_keys()
@@ -462,7 +461,7 @@ class Corpus(Frames):
             f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
             f"AND ({parts}) AND ({where})"
         )
-        ids = sql(query, snapshot=self.snapshot).column(0).to_pylist()
+        ids = self.sql(query).column(0).to_pylist()
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
 
     # ------------------------------------------------------------------ parts
@@ -532,10 +531,16 @@ class Corpus(Frames):
 
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
-        the generation this corpus reads."""
-        from convbank.query import sql
+        the generation this corpus reads (in this process: see :func:`convbank.sql` for
+        limits)."""
+        from convbank.store import connect
+        from convbank.store.sql import run
 
-        return sql(query, snapshot=self.snapshot)
+        con = connect(self.snapshot)
+        try:
+            return run(con, query)
+        finally:
+            con.close()
 
 
 def _find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named: str | None) -> list[Part]:

@@ -312,23 +312,3 @@ def _flatten(table: pa.Table) -> pa.Table:
     while any(pa.types.is_struct(f.type) and f.type.num_fields for f in table.schema):
         table = table.flatten()
     return table.drop_columns([f.name for f in table.schema if pa.types.is_struct(f.type)])
-
-
-def meta_structure(tables: list[pa.Table]) -> str | None:
-    """The JSON structure (DuckDB's ``json_group_structure``) of every value of these
-    ``meta`` columns, or None when all are empty objects."""
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        con.execute("SET enable_external_access = false")
-        empty = pa.table({"meta": pa.array([], pa.string())})
-        con.register("m", pa.concat_tables(tables) if tables else empty)
-        row = con.execute("SELECT json_group_structure(meta::JSON) FROM m WHERE meta <> '{}'").fetchone()
-    finally:
-        con.close()
-    structure = row[0] if row else None
-    if structure in (None, "{}", "null", "NULL"):
-        return None
-    # JSON numbers that happen to be non-negative everywhere are still signed numbers
-    return str(structure).replace('"UBIGINT"', '"BIGINT"')

@@ -174,8 +174,6 @@ class Source:
         with self._lock:
             if table in self._structures:
                 return self._structures[table]
-        from convbank.corpus._frames import meta_structure
-
         refs = self.snapshot.refs(table, self.dataset.name)
         found = meta_structure([self.snapshot.read_table(r, columns=["meta"]) for r in refs])
         with self._lock:
@@ -305,3 +303,23 @@ class Source:
                     for slot in others:
                         out[slot] = group.subset([row])[0]
         return [c for c in out if c is not None]
+
+
+def meta_structure(tables: list[pa.Table]) -> str | None:
+    """The JSON structure (DuckDB's ``json_group_structure``) of every value of these
+    ``meta`` columns, or None when all are empty objects."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_external_access = false")
+        empty = pa.table({"meta": pa.array([], pa.string())})
+        con.register("m", pa.concat_tables(tables) if tables else empty)
+        row = con.execute("SELECT json_group_structure(meta::JSON) FROM m WHERE meta <> '{}'").fetchone()
+    finally:
+        con.close()
+    structure = row[0] if row else None
+    if structure in (None, "{}", "null", "NULL"):
+        return None
+    # JSON numbers that happen to be non-negative everywhere are still signed numbers
+    return str(structure).replace('"UBIGINT"', '"BIGINT"')

@@ -8,7 +8,7 @@ import threading
 import weakref
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.dataset as pds
@@ -20,8 +20,13 @@ from convbank.model import Part
 from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
 from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry
 
-if TYPE_CHECKING:
-    from convbank.store.bank import Bank
+
+class BankLike(Protocol):
+    """What a snapshot needs of the bank it pins: where it is (a :class:`~convbank.store.Bank`)."""
+
+    @property
+    def root(self) -> Path:
+        """The bank's folder."""
 
 __all__ = ["FileRef", "Snapshot", "partition"]
 
@@ -43,7 +48,7 @@ class Snapshot:
     snapshot is open, whatever builds run meanwhile. Safe to share between threads; close it
     (or use it as a context manager) to let a later build reclaim its files."""
 
-    def __init__(self, bank: Bank, manifest: Manifest, lease: int | None) -> None:
+    def __init__(self, bank: BankLike, manifest: Manifest, lease: int | None) -> None:
         self.bank = bank
         self.manifest = manifest
         self.generation: str | None = manifest.generation

@@ -35,7 +35,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from convbank import __version__, catalog
+from convbank import catalog
+from convbank._version import __version__
 from convbank.errors import (
     ConvbankError,
     ConversationNotFoundError,
