@@ -207,3 +207,13 @@ def test_saved_runs_make_a_leaderboard(built: Bank) -> None:
     assert [r["model"] for r in listed] == ["tfidf", "random"]
     text = runner.invoke(cli, ["bench", "--results"]).output
     assert "saved runs" in text and "tfidf" in text
+
+
+def test_a_run_of_several_configs_is_a_row_per_config(built: Bank) -> None:
+    saved = CliRunner().invoke(cli, ["bench", "convai2-quality", "-m", "tfidf", "--save", "--json"])
+    assert saved.exit_code == 0, saved.output
+    rows = leaderboard("convai2-quality")
+    assert {r["config"]: r["score"] for r in rows} == {
+        "intermediate": pytest.approx(0.4925, abs=0.01),
+        "volunteers": pytest.approx(0.2783, abs=0.01),
+    }

@@ -102,8 +102,14 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
             headline = registry.tasks.get(str(record.get("task"))).metric
         except KeyError:
             headline = ""
-        value = record.get("metrics", {}).get(headline)
-        rows.append({**record, "metric": headline, "score": value, "file": path.name})
+        metrics = record.get("metrics") or {}
+        if headline in metrics or not any(isinstance(v, dict) and headline in v for v in metrics.values()):
+            rows.append({**record, "metric": headline, "score": metrics.get(headline), "file": path.name})
+            continue
+        for config, per_config in metrics.items():  # a run of several configs: a row for each
+            if isinstance(per_config, dict) and headline in per_config:
+                row = {**record, "config": config, "metric": headline, "score": per_config[headline]}
+                rows.append({**row, "file": path.name})
 
     def order(row: dict[str, Any]) -> tuple[str, float]:
         value = row["score"]
