@@ -7,8 +7,10 @@ model, stored as Parquet and queried with DuckDB.
 'Hello!, how are you doing?'
 """
 
-from convbank import catalog
-from convbank.build import BuildReport, build, read_raw
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 from convbank.errors import (
     BuildError,
     ChecksumError,
@@ -29,9 +31,45 @@ from convbank.errors import (
     SourceError,
     UnknownDatasetError,
 )
-from convbank.fetch import Fetcher
-from convbank.model import Annotation, Conversation, Participant, Turn
-from convbank.query import Corpus, load, sql
+
+if _TYPE_CHECKING:
+    from convbank import catalog
+    from convbank.build import BuildReport, build, read_raw
+    from convbank.fetch import Fetcher
+    from convbank.model import Annotation, Conversation, Participant, Turn
+    from convbank.query import Corpus, load, sql
+
+_LAZY = {
+    "catalog": ("convbank.catalog", None),
+    "BuildReport": ("convbank.build", "BuildReport"),
+    "build": ("convbank.build", "build"),
+    "read_raw": ("convbank.build", "read_raw"),
+    "Fetcher": ("convbank.fetch", "Fetcher"),
+    "Annotation": ("convbank.model", "Annotation"),
+    "Conversation": ("convbank.model", "Conversation"),
+    "Participant": ("convbank.model", "Participant"),
+    "Turn": ("convbank.model", "Turn"),
+    "Corpus": ("convbank.query", "Corpus"),
+    "load": ("convbank.query", "load"),
+    "sql": ("convbank.query", "sql"),
+}
+"""Names imported on first use, so that ``convbank --version`` and ``import convbank``
+cost no pyarrow or DuckDB import."""
+
+
+def __getattr__(name: str) -> _Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'convbank' has no attribute {name!r}")
+    module_name, attr = _LAZY[name]
+    module = _importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

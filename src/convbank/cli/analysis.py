@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
-from convbank.cli._console import cell, echo_json, err, out, plural
 from convbank.cli._options import config_option
+
+# Each command imports rich, pyarrow and its engine when it runs (`convbank --help` does not).
 
 __all__ = ["bench", "report", "serve", "stats", "validate"]
 
@@ -37,6 +37,9 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
     "findings": [{"dataset", "check", "severity", "conversation_id", "message"}...]} for all
     datasets together. Exit code 1 when any finding is an error, else 0.
     """
+    from rich.table import Table
+
+    from convbank.cli._console import echo_json, err, out, plural
     from convbank.validate import validate as run_checks
 
     report = run_checks(list(names) or None)
@@ -81,6 +84,9 @@ def stats(names: Sequence[str], as_json: bool) -> None:
     participants, turns, words, turns per conversation, labels per annotation layer and the
     key metadata each dataset declares (outcomes, ratings, likes, persona sizes...), then
     each dataset's cross-tabs."""
+    from rich.table import Table
+
+    from convbank.cli._console import cell, echo_json, out
     from convbank.stats import stats as compute
 
     data = compute(list(names) or None)
@@ -125,6 +131,8 @@ def stats(names: Sequence[str], as_json: bool) -> None:
 
 
 def _print_counts(title: str, counts: dict[str, int]) -> None:
+    from convbank.cli._console import out
+
     total = sum(counts.values()) or 1
     body = ", ".join(f"{k or '(empty)'} {n:,} ({100 * n / total:.1f}%)" for k, n in counts.items())
     out.print(f"[bold]{title}[/bold]: ", end="")
@@ -178,8 +186,11 @@ def bench(
     Results on fixture data (splits whose counts differ from the publisher's) are labelled
     as such. Same seed, same numbers.
     """
+    from rich.table import Table
+
     from convbank.bench import TASKS, run
     from convbank.bench.progress import watched
+    from convbank.cli._console import echo_json, out
 
     if list_tasks or task is None:
         if as_json:
@@ -235,6 +246,8 @@ class _BenchBars:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+
+        from convbank.cli._console import err
 
         self._bars = Progress(
             "[progress.description]{task.description}",
@@ -322,6 +335,7 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     import socket
     import sys
 
+    from convbank.cli._console import err
     from convbank.errors import ServeError, require
 
     require("starlette", "web", "The web viewer")

@@ -5,16 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
-import msgspec
 from click.core import ParameterSource
-from rich.table import Table
 
-from convbank import __version__, catalog, registry, settings
-from convbank.build import BuildReport, build, read_raw, source_paths
-from convbank.cli._console import echo_json, err, out, plural, write_table
+from convbank import __version__, settings
 from convbank.cli._options import (
     SqlArgumentCommand,
     config_option,
@@ -22,14 +18,16 @@ from convbank.cli._options import (
     source_options,
     split_option,
 )
-from convbank.cli._render import render_conversation
 from convbank.errors import ConvbankError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
-from convbank.fetch import Fetcher, checksum_status, home_error
 from convbank.settings import bank_root, downloads_root, home
-from convbank.store import Bank
 
-_raw_json = msgspec.json.Encoder().encode
+if TYPE_CHECKING:
+    from convbank.build import BuildReport
+    from convbank.fetch import Fetcher
+
+# Each command imports what it needs (pyarrow, DuckDB, rich) when it runs, so that
+# `--version`, `--help` and `where` start in a few hundredths of a second.
 
 
 class ConvbankGroup(click.Group):
@@ -44,6 +42,8 @@ class ConvbankGroup(click.Group):
             sys.stderr.close()
             ctx.exit(0)
         except (ConvbankError, OSError) as exc:
+            from convbank.fetch import home_error
+
             error = home_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
@@ -68,6 +68,9 @@ def cli(debug: bool) -> None:
 
 
 def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
+    from convbank.cli._console import err
+    from convbank.fetch import Fetcher
+
     return Fetcher(sources=list(sources), verify=not no_verify, progress=err.is_terminal)
 
 
@@ -77,6 +80,12 @@ def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
 @source_options
 def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """List the datasets: configs, splits and counts, licence, sources present, built."""
+    from rich.table import Table
+
+    from convbank import catalog
+    from convbank.cli._console import echo_json, out
+    from convbank.store.bank import Bank
+
     fetcher = _fetcher(sources, no_verify)
     manifest = Bank().manifest()
     rows: list[dict[str, Any]] = []
@@ -121,6 +130,13 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
 @source_options
 def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """Show a dataset's card, configs, splits, files and checksum status."""
+    from rich.table import Table
+
+    from convbank import catalog
+    from convbank.cli._console import echo_json, out
+    from convbank.fetch import checksum_status
+    from convbank.store.bank import Bank
+
     ds = catalog.get(name)
     fetcher = _fetcher(sources, no_verify)
     data = ds.describe()
@@ -166,6 +182,9 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     """Download (or find locally) and verify a dataset's source files; prints each file's
     path, then every config whose files cannot be had (exit 3 if any). Files found in a
     --source folder are remembered: later commands find them without --source."""
+    from convbank import catalog
+    from convbank.build import source_paths
+
     ds = catalog.get(name)
     fetcher = _fetcher(sources, no_verify)
     shown: set[str] = set()
@@ -204,17 +223,21 @@ def raw(
 ) -> None:
     """Print the raw records of a dataset as JSON lines, exactly as published: from the bank
     when the dataset is built (the mapper rebuilds each record), else from its source files."""
+    import msgspec
+
+    raw_json = msgspec.json.Encoder().encode
     write = sys.stdout.buffer.write
     for n, record in enumerate(_raw_records(name, config, split, _fetcher(sources, no_verify), from_source)):
         if limit is not None and n >= limit:
             break
-        write(_raw_json(record) + b"\n")
+        write(raw_json(record) + b"\n")
     sys.stdout.flush()
 
 
 def _raw_records(
     name: str, config: str | None, split: str | None, fetcher: Fetcher, from_source: bool
 ) -> Iterator[Any]:
+    from convbank.build import read_raw
     from convbank.query import load
 
     if not from_source:
@@ -268,6 +291,10 @@ def build_(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    from convbank import catalog, registry
+    from convbank.build import build
+    from convbank.cli._console import err
+
     fetcher = _fetcher(sources, no_verify)
     with Progress(
         "[progress.description]{task.description}",
@@ -301,6 +328,10 @@ def build_(
 
 
 def _print_report(report: BuildReport) -> None:
+    from rich.table import Table
+
+    from convbank.cli._console import out, plural
+
     table = Table(title=f"bank at {bank_root()}")
     for col in (
         "dataset",
@@ -387,13 +418,17 @@ def query(
     can read the bank's tables and nothing else: no file, no setting, no write survives it,
     whatever the SQL says. SQL that starts with a dash (a `-- comment`) is taken as SQL.
     """
+    from convbank.cli._console import write_table
+
     text = _sql_text(sql_text, sql_file)
     if engine == "duckdb":
         from convbank.query import sql
 
         result = sql(text, timeout=timeout, memory_limit=memory_limit)
     else:
+        from convbank import registry
         from convbank.engines import SqlEngine
+        from convbank.store.bank import Bank
 
         runner = registry.engines.get(engine).from_options({"master": master})
         if not isinstance(runner, SqlEngine):
@@ -419,6 +454,9 @@ def _sql_text(argument: str | None, file: TextIO | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def tables(columns: bool, as_json: bool) -> None:
     """List the views `convbank query` offers, with their rows (and columns)."""
+    from rich.table import Table
+
+    from convbank.cli._console import echo_json, out
     from convbank.query import describe
 
     views = describe()
@@ -440,6 +478,8 @@ def tables(columns: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the unified conversation as JSON.")
 def show(name: str, conversation_id: str, config: str | None, split: str | None, as_json: bool) -> None:
     """Show one conversation: participants, turns, actions, annotations, outcomes."""
+    from convbank.cli._console import echo_json, out
+    from convbank.cli._render import render_conversation
     from convbank.query import load
 
     corpus = load(name, config, split)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.dataset as pds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -21,6 +20,8 @@ from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
 from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry
 
 if TYPE_CHECKING:
+    import pyarrow.dataset as pds
+
     from convbank.store.bank import Bank
 
 __all__ = ["FileRef", "Snapshot", "partition"]
@@ -157,6 +158,8 @@ class Snapshot:
     def arrow_datasets(self) -> dict[str, pds.Dataset]:
         """One Arrow dataset per table over this generation's files, with the partition
         columns ``dataset``, ``config`` and ``split`` first (made once per snapshot)."""
+        import pyarrow.dataset as pds  # imported here: it imports pandas (about 0.5 s)
+
         with self._lock:
             if self._datasets is not None:
                 return self._datasets
