@@ -499,7 +499,8 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     "fmt",
     type=click.Choice(list(EXPORT_FORMATS)),
     required=True,
-    help="source: the publisher's files; hf: Hugging Face save_to_disk per config; convokit: a "
+    help="source: the publisher's files; hf: Hugging Face save_to_disk per config (DIR/<dataset>/"
+    "<config>); convokit: a "
     "ConvoKit corpus folder; parlai: ParlAI text files; chat: chat-format JSONL for fine-tuning; "
     "jsonl: unified conversations; parquet: the four unified tables; csv: the turns; croissant: "
     "Parquet plus Croissant JSON-LD.",
@@ -509,7 +510,14 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="Folder to write into (created; files of the same name are replaced once complete).",
+    help="Folder to write into (created; files appear once complete). An export replaces only "
+    "what the same export wrote there before.",
+)
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace another export's files (or files convbank did not write) at the paths this "
+    "export writes; without it, such a path is an error (exit 2).",
 )
 @click.option(
     "--where", default=None, help="SQL condition on the conversations view selecting what to export."
@@ -529,6 +537,7 @@ def export(
     output: Path,
     where: str | None,
     as_participant: str | None,
+    overwrite: bool,
 ) -> None:
     """Export a built dataset to the formats other tools read; prints the paths written.
 
@@ -538,9 +547,9 @@ def export(
     from convbank.export import export as run_export
     from convbank.query import load
 
-    for path in run_export(
-        load(name, config, split), fmt, output, where=where, as_participant=as_participant
-    ):
+    corpus = load(name, config, split)
+    written = run_export(corpus, fmt, output, where=where, as_participant=as_participant, overwrite=overwrite)
+    for path in written:
         click.echo(str(path))
 
 
