@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import click
-from click.core import ParameterSource
 
 from convbank import __version__, settings
 from convbank.cli._options import (
@@ -18,12 +17,11 @@ from convbank.cli._options import (
     source_options,
     split_option,
 )
-from convbank.errors import ConvbankError, NotBuiltError, SourceError
+from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.settings import bank_root, downloads_root, home
 
 if TYPE_CHECKING:
-    from convbank.build import BuildReport
     from convbank.fetch import Fetcher
 
 # Each command imports what it needs (pyarrow, DuckDB, rich) when it runs, so that
@@ -287,82 +285,23 @@ def build_(
 
     With no NAMES, tries every dataset. Configs whose sources cannot be had are reported
     with what to do; the exit code is 3 when nothing was built, or when NAMES were given and
-    one of their configs could not be built.
+    one of their configs could not be built. A bad source file stops the build (exit 2)
+    after the table of what was built before it.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    from convbank import catalog, registry
-    from convbank.build import build
-    from convbank.cli._console import err
+    from convbank.build import BuildReport
+    from convbank.cli._build import build_with_bars, print_report
 
     fetcher = _fetcher(sources, no_verify)
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,  # no bar, and no stray blank line, when stderr is a file
-    ) as bar:
-        tasks: dict[tuple[str, str, str], Any] = {}
-
-        def progress(dataset: str, cfg: str, split: str, n: int) -> None:
-            key = (dataset, cfg, split)
-            if key not in tasks:
-                total = catalog.get(dataset).published_count(cfg, split)
-                tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
-            bar.advance(tasks[key], n)
-
-        engine_type = registry.engines.get(engine)
-        ctx = click.get_current_context()
-        for option in ("master", "shards", "workers"):
-            given = ctx.get_parameter_source(option) is not ParameterSource.DEFAULT
-            if given and option not in getattr(engine_type, "options", (option,)):
-                click.echo(f"warning: --{option} is not an option of the {engine} engine; ignored", err=True)
-        runner = engine_type.from_options({"master": master, "shards": shards, "workers": workers})
-        report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress, engine=runner)
-    _print_report(report)
+    report = BuildReport()
+    try:
+        build_with_bars(names, config, fetcher, report, engine, master, shards, workers)
+    except ConvbankError:
+        if report.splits:  # what was built before the failure, then the one-line error
+            print_report(report)
+        raise
+    print_report(report)
     if not report.splits or (names and report.failures):
         raise click.exceptions.Exit(3)
-
-
-def _print_report(report: BuildReport) -> None:
-    from rich.table import Table
-
-    from convbank.cli._console import out, plural
-
-    table = Table(title=f"bank at {bank_root()}")
-    for col in (
-        "dataset",
-        "config",
-        "split",
-        "conversations",
-        "participants",
-        "turns",
-        "annotations",
-        "seconds",
-    ):
-        table.add_column(col, justify="left" if col in ("dataset", "config", "split") else "right")
-    for s in report.splits:
-        conv = f"{s.conversations:,}"
-        if s.expected is not None and s.expected != s.conversations:
-            conv += f" (published {s.expected:,})"
-        table.add_row(
-            s.dataset,
-            s.config,
-            s.split,
-            conv,
-            f"{s.participants:,}",
-            f"{s.turns:,}",
-            f"{s.annotations:,}",
-            f"{s.seconds:.2f}",
-        )
-    if report.splits:
-        out.print(table)
-    for name, message in report.failures.items():
-        click.echo(f"not built {name}: {message}", err=True)
-    click.echo(f"{plural(len(report.splits), 'split')} built in {report.seconds:.1f} s", err=True)
 
 
 @cli.command(cls=SqlArgumentCommand)
@@ -483,11 +422,37 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     from convbank.query import load
 
     corpus = load(name, config, split)
-    conv = corpus[conversation_id]
+    try:
+        conv = corpus[conversation_id]
+    except ConversationNotFoundError:
+        if config is None and split is None:
+            raise
+        _raise_found_elsewhere(name, conversation_id, config, split)
+        raise
     if as_json:
         echo_json(conv.to_dict())
     else:
         render_conversation(out, conv, corpus.context(conv))
+
+
+def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, split: str | None) -> None:
+    """When --config or --split left out a conversation the dataset has: say where it is."""
+    from convbank.query import load
+
+    try:
+        with load(name) as everything:
+            elsewhere = everything[conversation_id]
+    except ConversationNotFoundError:
+        return
+    options = [("--config", config, elsewhere.config), ("--split", split, elsewhere.split)]
+    wrong = [(option, right) for option, given, right in options if given is not None and given != right]
+    drop = " and ".join(option for option, _ in wrong)
+    use = " ".join(f"{option} {right}" for option, right in wrong)
+    asked = "/".join(part or "*" for part in (name, config, split))
+    raise ConversationNotFoundError(
+        f"no conversation {conversation_id!r} in {asked}: it is in "
+        f"{name}/{elsewhere.config}/{elsewhere.split}; drop {drop} or use {use}"
+    )
 
 
 @cli.command()
