@@ -308,7 +308,7 @@ def test_bench_shows_published_and_measured_in_their_own_columns(
     tfidf = next(line for line in result.output.splitlines() if line.strip("│ ").startswith("tfidf"))
     cells = [c.strip() for c in tfidf.strip("│").split("│")]
     assert cells[:4] == ["tfidf", "mean_f1", "", "0.5695"]
-    data = json.loads(CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"]).output)
+    data = json.loads(CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"]).stdout)
     assert set(data["reference"]) == {"published", "measured_here"}
     assert data["metrics"]["mean_f1"] == 0.1068  # what the measured figure of the random model says
 
@@ -334,3 +334,38 @@ def test_progress_reports_folds_to_a_watcher(built: Bank) -> None:
     assert [e[0] for e in events] == ["begin", *["advance"] * 5, "end"]
     assert result.metrics["mean_f1"] > 0.5
     assert list(progress(iter([1, 2]), "unwatched")) == [1, 2]  # no watcher: items pass through
+
+
+def test_bench_writes_a_line_per_fold_when_stderr_is_a_log(built: Bank) -> None:
+    """Issue 24.8: with stderr not a terminal (nohup, SLURM), a line per stage and fold with
+    the seconds; stdout keeps the results alone."""
+    import re
+
+    result = CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["model"] == "random"
+    lines = result.stderr.splitlines()
+    assert [re.sub(r"\d+\.\d s", "S s", re.sub(r"^\[ +\d+\.\d s\] ", "[T] ", line)) for line in lines] == [
+        "[T] random: folds: 5 steps",
+        *(f"[T] random: folds: {k}/5 (S s)" for k in range(1, 6)),
+        "[T] random: folds: done in S s",
+    ]
+
+
+def test_line_watcher_reports_a_long_stage_by_tenths() -> None:
+    import io
+
+    from convbank.bench.progress import LineWatcher, progress, watched
+
+    log = io.StringIO()
+    with watched(LineWatcher(log)):
+        assert sum(progress(range(1000), "embedding 1,000 texts")) == 499500
+        for _ in progress(range(5), "stopped early"):
+            break
+    lines = [line.split("] ", 1)[1] for line in log.getvalue().splitlines()]
+    assert lines[0] == "embedding 1,000 texts: 1,000 steps"
+    assert [line.split(" (")[0] for line in lines[1:11]] == [
+        f"embedding 1,000 texts: {n:,}/1,000" for n in range(100, 1001, 100)
+    ]
+    assert lines[11].startswith("embedding 1,000 texts: done in ")
+    assert lines[-1].startswith("stopped early: done after 0 of 5 steps in ")

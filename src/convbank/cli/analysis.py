@@ -3,6 +3,7 @@ web viewer, ``serve``."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -189,8 +190,8 @@ def bench(
     from rich.table import Table
 
     from convbank.bench import TASKS, run
-    from convbank.bench.progress import watched
-    from convbank.cli._console import echo_json, out
+    from convbank.bench.progress import LineWatcher, watched
+    from convbank.cli._console import echo_json, err, out
 
     if list_tasks or task is None:
         if as_json:
@@ -201,8 +202,12 @@ def bench(
             table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
         out.print(table)
         return
-    with _BenchBars() as bars, watched(bars):  # drawn on a terminal only
-        result = run(task, model=model, config=config, seed=seed)
+    if err.is_terminal:
+        with _BenchBars() as bars, watched(bars):
+            result = run(task, model=model, config=config, seed=seed)
+    else:  # a log (nohup, SLURM): a line per stage and fold, with the seconds
+        with watched(LineWatcher(sys.stderr)):
+            result = run(task, model=model, config=config, seed=seed)
     if as_json:
         echo_json(result.to_dict())
         return
