@@ -369,3 +369,15 @@ def test_line_watcher_reports_a_long_stage_by_tenths() -> None:
     ]
     assert lines[11].startswith("embedding 1,000 texts: done in ")
     assert lines[-1].startswith("stopped early: done after 0 of 5 steps in ")
+
+
+def test_convai2_quality_reports_each_config_never_pooled(built: Bank) -> None:
+    """Issue 24.11: without --config the figures are per config, to be set beside the
+    per-config references (volunteers tfidf 0.2783, intermediate 0.4925); no pooled figure."""
+    result = run("convai2-quality", model="tfidf")
+    assert set(result.metrics) == {"volunteers", "intermediate"}
+    assert result.metrics["volunteers"]["spearman"] == pytest.approx(0.2783, abs=0.01)
+    assert result.metrics["intermediate"]["spearman"] == pytest.approx(0.4925, abs=0.01)
+    assert result.details["dialogues"] == {"volunteers": 593, "intermediate": 198}
+    text = CliRunner().invoke(cli, ["bench", "convai2-quality", "-m", "tfidf"]).stdout
+    assert "volunteers / spearman" in text and "intermediate / spearman" in text

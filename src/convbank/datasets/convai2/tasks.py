@@ -36,6 +36,10 @@ def _text(conv: Conversation) -> str:
     return "\n".join(f"{'H' if t.participant_id == HUMAN else 'B'}: {t.text}" for t in conv.turns)
 
 
+MIN_RATED = 10
+"""Rated dialogues a config needs for 5-fold cross-validation."""
+
+
 class ConvAI2Quality(Task):
     """Dialogue-level quality: regression on eval_score, 5-fold cross-validation by dialogue."""
 
@@ -43,7 +47,8 @@ class ConvAI2Quality(Task):
     dataset = "convai2"
     description = "Predict the human evaluator's 1-5 rating (eval_score) of a human-bot dialogue."
     protocol = (
-        "dialogues with an eval_score, 5-fold cross-validation by dialogue; Spearman correlation "
+        "dialogues with an eval_score, 5-fold cross-validation by dialogue, each config on its own "
+        "(their raters and bots differ: figures are per config, never pooled); Spearman correlation "
         "of predicted and given scores over all held-out dialogues (and MAE)"
     )
     models: ClassVar[tuple[str, ...]] = ("random", "tfidf", "embed")
@@ -64,10 +69,36 @@ class ConvAI2Quality(Task):
     )
 
     def evaluate(self, corpus: Corpus, model: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Ridge regression on dialogue features, cross-validated."""
-        rated = [c for c in corpus if c.meta.get("eval_score") is not None]
-        if len(rated) < 10:
-            raise too_small(corpus, len(rated), "rated dialogues", 10, "5-fold cross-validation by dialogue")
+        """Ridge regression on dialogue features, cross-validated in each config with rated
+        dialogues: one config gives ``{"spearman", "mae"}``; several give those per config
+        (``{"volunteers": {...}, "intermediate": {...}}``), never a pooled figure."""
+        by_config: dict[str, list[Conversation]] = {}
+        for conv in corpus:
+            if conv.meta.get("eval_score") is not None:
+                by_config.setdefault(conv.config, []).append(conv)
+        enough = {config: rated for config, rated in by_config.items() if len(rated) >= MIN_RATED}
+        if not enough:
+            have = max((len(r) for r in by_config.values()), default=0)
+            raise too_small(corpus, have, "rated dialogues", MIN_RATED, "5-fold cross-validation by dialogue")
+        if len(by_config) == 1:
+            return self._evaluate(next(iter(enough.values())), model, seed, f"{model}: folds")
+        metrics: dict[str, Any] = {}
+        details: dict[str, Any] = {"dialogues": {}, "score_counts": {}}
+        for config, rated in enough.items():
+            metrics[config], one = self._evaluate(rated, model, seed, f"{model}: {config}: folds")
+            for key, per_config in details.items():
+                per_config[config] = one[key]
+        too_few = {config: len(r) for config, r in by_config.items() if config not in enough}
+        if too_few:
+            details["not_evaluated"] = {
+                c: f"{n} rated dialogues (fewer than {MIN_RATED})" for c, n in too_few.items()
+            }
+        return metrics, details
+
+    def _evaluate(
+        self, rated: list[Conversation], model: str, seed: int, description: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One config's rated dialogues, cross-validated."""
         y = np.array([c.meta["eval_score"] for c in rated], dtype=float)
         predicted = np.zeros(len(rated))
         rng = np.random.default_rng(seed)
@@ -84,7 +115,7 @@ class ConvAI2Quality(Task):
                 ]
             )
         texts = [_text(c) for c in rated]
-        for test in progress(folds([c.conversation_id for c in rated], 5, seed), f"{model}: folds"):
+        for test in progress(folds([c.conversation_id for c in rated], 5, seed), description):
             train = np.setdiff1d(np.arange(len(rated)), test)
             if model == "random":
                 predicted[test] = rng.uniform(1, 5, len(test))
