@@ -1,9 +1,10 @@
-"""``python -m benchmarks [--quick] [--reps N] [--datasets casino,convai2,pec]``.
+"""``python -m benchmarks [--quick] [--reps N] [--datasets casino,convai2,pec] [--startup-only]``.
 
 Runs every contender in its own process, several times, on the same files; prints a Markdown
 table per dataset with each contender's min and median seconds, peak memory, and its ratio
 to convbank's build and to the floor; writes ``benchmarks/results/latest.json`` (``--quick``:
-``quick.json``, untracked).
+``quick.json``, untracked). Then the start-up of convbank's printing commands beside the
+DuckDB CLI's and sqlite-utils' (``benchmarks.startup``), under ``"startup"`` in the results.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.contenders import CONTENDERS, ROOT
+from benchmarks.startup import measure_startup, startup_table
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PEC_FULL, PEC_QUICK = 300_000, 30_000
@@ -115,6 +117,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--reps", type=int, default=None, help="runs per contender (default 3; quick 1)")
     parser.add_argument("--datasets", default="casino,convai2,pec")
     parser.add_argument(
+        "--startup-only", action="store_true", help="only the start-up table (results/startup.json)"
+    )
+    parser.add_argument(
+        "--startup-reps", type=int, default=None, help="runs per start-up command (default 10; quick 2)"
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -122,11 +130,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     args = parser.parse_args(argv)
     reps = args.reps or (1 if args.quick else 3)
-    out = args.out or RESULTS / ("quick.json" if args.quick else "latest.json")
+    out_name = "startup.json" if args.startup_only else ("quick.json" if args.quick else "latest.json")
+    out = args.out or RESULTS / out_name
     results: dict[str, Any] = {}
     env = _environment()
+    datasets = [] if args.startup_only else args.datasets.split(",")
     with tempfile.TemporaryDirectory(prefix="convbank-bench-") as tmp:
-        for dataset in args.datasets.split(","):
+        for dataset in datasets:
             work = Path(tmp) / dataset
             work.mkdir()
             if dataset == "pec":
@@ -140,6 +150,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 results[dataset][name] = measure(name, dataset, work, n, env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
             print(table(dataset, results[dataset]) + "\n", flush=True)
+    results["startup"] = measure_startup(args.startup_reps or (2 if args.quick else 10), env)
+    print(startup_table(results["startup"]) + "\n", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results

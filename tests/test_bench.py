@@ -215,12 +215,12 @@ def test_convai2_quality_on_the_real_data(built: Bank) -> None:
 def test_bench_cli(built: Bank) -> None:
     result = CliRunner().invoke(cli, ["bench", "pec-response-selection", "--model", "tfidf", "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert {"task", "model", "metrics", "reference", "seconds"} <= set(data)
     assert data["data"] == "fixture" and "mrr" in data["metrics"]
     text = CliRunner().invoke(cli, ["bench", "curiosity-like", "-m", "majority"])
     assert "FIXTURE DATA" in text.output and "majority" in text.output
-    listed = json.loads(CliRunner().invoke(cli, ["bench", "--list", "--json"]).output)
+    listed = json.loads(CliRunner().invoke(cli, ["bench", "--list", "--json"]).stdout)
     assert [t["task"] for t in listed] == TASKS.names() and len(listed) == 9
     bad = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", "bert"])
     assert bad.exit_code == 2
@@ -340,7 +340,7 @@ def test_bench_shows_published_and_measured_in_their_own_columns(
     tfidf = next(line for line in result.output.splitlines() if line.strip("│ ").startswith("tfidf"))
     cells = [c.strip() for c in tfidf.strip("│").split("│")]
     assert cells[:5] == ["tfidf", "mean_f1", "", "", "0.5695"]
-    data = json.loads(CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"]).output)
+    data = json.loads(CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"]).stdout)
     assert set(data["reference"]) == {"published", "measured_here"}
     assert data["metrics"]["mean_f1"] == 0.1068  # what the measured figure of the random model says
 
@@ -366,3 +366,50 @@ def test_progress_reports_folds_to_a_watcher(built: Bank) -> None:
     assert [e[0] for e in events] == ["begin", *["advance"] * 5, "end"]
     assert result.metrics["mean_f1"] > 0.5
     assert list(progress(iter([1, 2]), "unwatched")) == [1, 2]  # no watcher: items pass through
+
+
+def test_bench_writes_a_line_per_fold_when_stderr_is_a_log(built: Bank) -> None:
+    """Issue 24.8: with stderr not a terminal (nohup, SLURM), a line per stage and fold with
+    the seconds; stdout keeps the results alone."""
+    import re
+
+    result = CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["model"] == "random"
+    lines = result.stderr.splitlines()
+    assert [re.sub(r"\d+\.\d s", "S s", re.sub(r"^\[ +\d+\.\d s\] ", "[T] ", line)) for line in lines] == [
+        "[T] random: folds: 5 steps",
+        *(f"[T] random: folds: {k}/5 (S s)" for k in range(1, 6)),
+        "[T] random: folds: done in S s",
+    ]
+
+
+def test_line_watcher_reports_a_long_stage_by_tenths() -> None:
+    import io
+
+    from convbank.tasks.progress import LineWatcher, progress, watched
+
+    log = io.StringIO()
+    with watched(LineWatcher(log)):
+        assert sum(progress(range(1000), "embedding 1,000 texts")) == 499500
+        for _ in progress(range(5), "stopped early"):
+            break
+    lines = [line.split("] ", 1)[1] for line in log.getvalue().splitlines()]
+    assert lines[0] == "embedding 1,000 texts: 1,000 steps"
+    assert [line.split(" (")[0] for line in lines[1:11]] == [
+        f"embedding 1,000 texts: {n:,}/1,000" for n in range(100, 1001, 100)
+    ]
+    assert lines[11].startswith("embedding 1,000 texts: done in ")
+    assert lines[-1].startswith("stopped early: done after 0 of 5 steps in ")
+
+
+def test_convai2_quality_reports_each_config_never_pooled(built: Bank) -> None:
+    """Issue 24.11: without --config the figures are per config, to be set beside the
+    per-config references (volunteers tfidf 0.2783, intermediate 0.4925); no pooled figure."""
+    result = run("convai2-quality", model="tfidf")
+    assert set(result.metrics) == {"volunteers", "intermediate"}
+    assert result.metrics["volunteers"]["spearman"] == pytest.approx(0.2783, abs=0.01)
+    assert result.metrics["intermediate"]["spearman"] == pytest.approx(0.4925, abs=0.01)
+    assert result.details["dialogues"] == {"volunteers": 593, "intermediate": 198}
+    text = CliRunner().invoke(cli, ["bench", "convai2-quality", "-m", "tfidf"]).stdout
+    assert "volunteers / spearman" in text and "intermediate / spearman" in text

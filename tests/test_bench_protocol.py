@@ -81,7 +81,7 @@ def test_export_then_score_gold_is_perfect_and_a_builtin_scores_as_it_ran(
     write_predictions(perfect, {k: _perfect(chosen, v) for k, v in gold.items()})
     scored = runner.invoke(cli, ["bench", task, *config, "--predictions", str(perfect), "--json"])
     assert scored.exit_code == 0, scored.output
-    metrics = json.loads(scored.output)["metrics"]
+    metrics = json.loads(scored.stdout)["metrics"]
     assert {k: metrics[k] for k in PERFECT[task]} == PERFECT[task]
     ran = runner.invoke(
         cli,
@@ -101,7 +101,7 @@ def test_export_then_score_gold_is_perfect_and_a_builtin_scores_as_it_ran(
         cli, ["bench", task, *config, "--predictions", str(tmp_path / "p.parquet"), "--json"]
     )
     assert again.exit_code == 0, again.output
-    assert json.loads(again.output)["metrics"] == json.loads(ran.output)["metrics"]
+    assert json.loads(again.stdout)["metrics"] == json.loads(ran.stdout)["metrics"]
 
 
 def test_bad_predictions_files_are_one_line_naming_the_first_few(built: Bank, tmp_path: Path) -> None:
@@ -179,7 +179,7 @@ def test_a_model_class_from_a_test_file_runs_on_every_fold(
         cli, ["bench", "casino-strategy", "--model", "test_bench_protocol:KeywordStrategies", "--json"]
     )
     assert cli_run.exit_code == 0, cli_run.output
-    assert json.loads(cli_run.output)["metrics"] == result.metrics
+    assert json.loads(cli_run.stdout)["metrics"] == result.metrics
     wrong = CliRunner().invoke(
         cli, ["bench", "pec-response-selection", "--model", "test_bench_protocol:KeywordStrategies"]
     )
@@ -203,7 +203,7 @@ def test_saved_runs_make_a_leaderboard(built: Bank) -> None:
     assert rows[0]["convbank"] == convbank.__version__ and rows[0]["seed"] == 0
     assert set(rows[0]["sources"]) == {"casino_train.json", "casino_valid.json", "casino_test.json"}
     assert all(len(v) == 64 for v in rows[0]["sources"].values())
-    listed = json.loads(runner.invoke(cli, ["bench", "--results", "--json"]).output)
+    listed = json.loads(runner.invoke(cli, ["bench", "--results", "--json"]).stdout)
     assert [r["model"] for r in listed] == ["tfidf", "random"]
     text = runner.invoke(cli, ["bench", "--results"]).output
     assert "saved runs" in text and "tfidf" in text

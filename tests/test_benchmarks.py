@@ -24,7 +24,18 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(out.read_text(encoding="utf-8"))
+    startup = results.pop("startup")
     assert set(results) == {"casino", "convai2", "pec"}
+    assert set(startup["convbank"]) == {
+        "convbank --version",
+        "convbank --help",
+        "convbank where",
+        "convbank list",
+        "convbank info casino",
+    }
+    assert {"duckdb --version (pip launcher)", "sqlite-utils --version"} <= set(startup["peers"])
+    assert "### start-up" in done.stdout and "| convbank list | " in done.stdout
+    assert "÷ duckdb --version (pip launcher)" in done.stdout and "÷ sqlite-utils --version" in done.stdout
     for dataset, contenders in results.items():
         assert set(contenders) == set(CONTENDERS), dataset
         for r in contenders.values():

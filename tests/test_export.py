@@ -92,7 +92,7 @@ def test_every_dataset_exports_every_conversation(
 def test_hf_casino_matches_the_loader_schema_and_values(built: Bank, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["export", "casino", "--format", "hf", "-o", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    dd = datasets.load_from_disk(str(tmp_path / "default"))
+    dd = datasets.load_from_disk(str(tmp_path / "casino" / "default"))
     assert {k: v.num_rows for k, v in dd.items()} == {"train": 900, "valid": 30, "test": 100}
     assert dd["valid"].features == features("casino")
     assert list(dd["train"].features)[:3] == ["chat_logs", "participant_info", "annotations"]
@@ -325,17 +325,17 @@ def test_failed_export_leaves_the_output_as_it_was(
     built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "casino_default_train.jsonl").write_text("old\n", encoding="utf-8")
+    first = export(load("casino"), "jsonl", out)
+    before = {p: p.read_bytes() for p in out.iterdir()}
 
     def boom(*args: Any) -> None:
         raise RuntimeError("disk full")
 
     monkeypatch.setattr("convbank.export.tables._encode", boom)
     with pytest.raises(RuntimeError):
-        export(load("casino"), "jsonl", out)
+        export(load("casino"), "jsonl", out)  # the same export again: it may replace its own files
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
-    assert (out / "casino_default_train.jsonl").read_text(encoding="utf-8") == "old\n"
+    assert {p: p.read_bytes() for p in out.iterdir()} == before and len(first) == 3
 
 
 def test_export_options_are_checked(built: Bank, tmp_path: Path) -> None:

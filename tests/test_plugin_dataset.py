@@ -210,7 +210,7 @@ def test_hugging_face_features_come_from_the_raw_records(corpus: Any, tmp_path: 
         "intents": "deny_booking,offer_time",
     }
     export(corpus, "hf", tmp_path)
-    assert datasets.load_from_disk(str(tmp_path / "default"))["train"].num_rows == 3
+    assert datasets.load_from_disk(str(tmp_path / "tsvdial" / "default"))["train"].num_rows == 3
 
 
 def test_validate_runs_the_generic_checks_and_the_plugins(built: Bank) -> None:

@@ -283,7 +283,7 @@ def _exported_count(fmt: str, out: Path, name: str, config: str) -> int:  # noqa
     if fmt == "hf":
         import datasets
 
-        return sum(d.num_rows for d in datasets.load_from_disk(str(out / config)).values())
+        return sum(d.num_rows for d in datasets.load_from_disk(str(out / name / config)).values())
     if fmt == "convokit":
         return len(json.loads((out / name / "conversations.json").read_text()))
     if fmt == "parquet":

@@ -13,6 +13,7 @@ from conftest import ALL_COUNTS, SHARED
 from convbank import catalog
 from convbank.build import read_raw
 from convbank.cli import cli
+from convbank.export._place import RECORD
 from convbank.fetch import Fetcher
 
 
@@ -52,7 +53,9 @@ def test_source_export_is_byte_exact(
         cli, ["export", name, "--config", config, "--format", "source", "-o", str(tmp_path)]
     )
     assert result.exit_code == 0, result.output
-    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    written = sorted(
+        str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file() and p.name != RECORD
+    )
     expected = [
         str(p.relative_to(SHARED / name)) if p.is_absolute() else str(p.relative_to(name))
         for p in SOURCE_FILES[(name, config)]

@@ -150,3 +150,29 @@ def test_bad_source_is_one_line_and_exit_2(case: Callable[[Path], tuple[str, str
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.output.strip().splitlines() == [f"error: {message}"]
+
+
+def test_a_build_stopped_by_a_bad_file_shows_what_it_built_first(tmp_path: Path) -> None:
+    """Issue 24.7: `build ccpe pec curiosity` with a bad Curiosity file prints the table of the
+    CCPE-M and PEC splits built, then the one-line error; exit 2 as before."""
+    from conftest import make_fixture_sources
+
+    folder = make_fixture_sources(tmp_path / "src")
+    bad = folder / "curiosity" / "curiosity_dialogs.train.json"
+    bad.write_bytes(b'{"dialogs": [], "fold": "train"}\n')
+    result = CliRunner().invoke(
+        cli, ["build", "ccpe", "pec", "curiosity", "--source", str(folder), "--no-verify"]
+    )
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    rows = [line.split("│")[1:4] for line in lines if line.startswith("│")]
+    assert [[c.strip() for c in row] for row in rows] == [
+        ["ccpe", "default", "train"],
+        *(
+            ["pec", config, split]
+            for config in ("happy", "offmychest")
+            for split in ("train", "valid", "test")
+        ),
+    ]
+    assert lines[-2] == "7 splits built in " + lines[-2].split(" built in ")[1]
+    assert lines[-1].startswith(f"error: {bad}: ")

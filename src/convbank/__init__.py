@@ -7,9 +7,12 @@ model, stored as Parquet and queried with DuckDB.
 'Hello!, how are you doing?'
 """
 
-from convbank import catalog
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+from convbank import _display
 from convbank._version import __version__
-from convbank.build import BuildReport, build, read_raw
 from convbank.errors import (
     BenchError,
     BuildError,
@@ -31,20 +34,54 @@ from convbank.errors import (
     SourceError,
     UnknownDatasetError,
 )
-from convbank.fetch import Fetcher
-from convbank.model import Annotation, Conversation, Participant, Turn
-from convbank.model import types as _types
-from convbank.query import Corpus, load, sql
+
+if _TYPE_CHECKING:
+    from convbank import catalog
+    from convbank.build import BuildReport, build, read_raw
+    from convbank.fetch import Fetcher
+    from convbank.model import Annotation, Conversation, Participant, Turn
+    from convbank.query import Corpus, load, sql
+
+_LAZY = {
+    "catalog": ("convbank.catalog", None),
+    "BuildReport": ("convbank.build", "BuildReport"),
+    "build": ("convbank.build", "build"),
+    "read_raw": ("convbank.build", "read_raw"),
+    "Fetcher": ("convbank.fetch", "Fetcher"),
+    "Annotation": ("convbank.model", "Annotation"),
+    "Conversation": ("convbank.model", "Conversation"),
+    "Participant": ("convbank.model", "Participant"),
+    "Turn": ("convbank.model", "Turn"),
+    "Corpus": ("convbank.query", "Corpus"),
+    "load": ("convbank.query", "load"),
+    "sql": ("convbank.query", "sql"),
+}
+"""Names imported on first use, so that ``convbank --version`` and ``import convbank``
+cost no pyarrow or DuckDB import."""
 
 
-def _conversation_html(conversation: Conversation) -> str:
+def __getattr__(name: str) -> _Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'convbank' has no attribute {name!r}")
+    module_name, attr = _LAZY[name]
+    module = _importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def _conversation_html(conversation: "Conversation") -> str:
     """A conversation in the viewer's layout, for Jupyter (the templates load when first shown)."""
     from convbank.web.notebook import conversation_html
 
     return conversation_html(conversation)
 
 
-_types.HTML_RENDERER = _conversation_html
+_display.HTML_RENDERER = _conversation_html
 
 __all__ = [
     "Annotation",

@@ -97,6 +97,7 @@ def build(
     progress: Progress | None = None,
     batch_size: int = BATCH,
     engine: Engine | None = None,
+    report: BuildReport | None = None,
 ) -> BuildReport:
     """Fetch, read, map and store datasets into the bank, one stored config at a time.
 
@@ -106,27 +107,36 @@ def build(
     every dataset of the catalog is tried; ``config`` None builds every stored config (a
     union config builds its parts). ``engine`` reads and maps the sources: the local one by
     default, or any :class:`convbank.engines.Engine` (such as
-    :class:`convbank.engines.spark.SparkEngine`).
+    :class:`convbank.engines.spark.SparkEngine`). ``report``: a report to fill as configs are
+    built, so that a caller still has what was built when a later config raises::
+
+        report = BuildReport()
+        try:
+            build(["ccpe", "curiosity"], report=report)
+        finally:
+            print(len(report.splits), "splits built")
     """
     fetcher = fetcher or Fetcher()
     bank = bank or Bank()
     datasets = [catalog.get(n) for n in (names or catalog.names())]
     for ds in datasets:
         ds.parts(config)  # an unknown config name fails before anything is built
-    report = BuildReport()
+    report = report if report is not None else BuildReport()
     start = time.perf_counter()
-    with _collector_paused():
-        _build_all(
-            datasets,
-            report,
-            config=config,
-            fetcher=fetcher,
-            bank=bank,
-            progress=progress,
-            batch_size=batch_size,
-            engine=engine,
-        )
-    report.seconds = time.perf_counter() - start
+    try:
+        with _collector_paused():
+            _build_all(
+                datasets,
+                report,
+                config=config,
+                fetcher=fetcher,
+                bank=bank,
+                progress=progress,
+                batch_size=batch_size,
+                engine=engine,
+            )
+    finally:
+        report.seconds = time.perf_counter() - start
     return report
 
 

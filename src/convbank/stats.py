@@ -18,7 +18,7 @@ from convbank.errors import NotBuiltError
 from convbank.store import Bank, Snapshot, connect
 from convbank.store.sql import bank_queries
 
-__all__ = ["crosstab", "stats", "turn_length_histogram"]
+__all__ = ["crosstab", "dataset_stats", "stats", "turn_length_histogram"]
 
 
 def _words(column: str = "text") -> str:
@@ -78,12 +78,15 @@ def stats(
     con = connect(snapshot)
     try:
         with bank_queries(snapshot):
-            return {name: _dataset_stats(con, name) for name in names}
+            return {name: dataset_stats(con, name) for name in names}
     finally:
         con.close()
 
 
-def _dataset_stats(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
+def dataset_stats(con: duckdb.DuckDBPyConnection, name: str, *, crosstabs: bool = True) -> dict[str, Any]:
+    """One dataset's entry of :func:`stats` over the views of ``con`` (which may stand for a
+    selection of its conversations, as the viewer's filtered charts do); ``crosstabs`` False
+    leaves its cross-tabs out (an empty list)."""
     splits: dict[tuple[str, str], dict[str, Any]] = {}
     for config, split, n, mean, median, most in _rows(
         con,
@@ -132,7 +135,7 @@ def _dataset_stats(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
         "title": dataset.title,
         "splits": ordered,
         "turn_words": turn_length_histogram(con, name),
-        "crosstabs": [crosstab(con, t) for t in dataset.crosstabs],
+        "crosstabs": [crosstab(con, t) for t in dataset.crosstabs] if crosstabs else [],
     }
 
 

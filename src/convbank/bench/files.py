@@ -26,21 +26,27 @@ from convbank.tasks import Task, TaskData
 __all__ = ["export_task", "read_predictions", "write_predictions"]
 
 
-def export_task(task: Task, data: TaskData, directory: Path, *, seed: int = 0) -> list[Path]:
+def export_task(
+    task: Task, data: TaskData, directory: Path, *, seed: int = 0, overwrite: bool = False
+) -> list[Path]:
     """Write every fold's train and test examples and gold answers under
     ``directory/<task>/`` (JSONL and Parquet) and ``task.json``; returns the files. Written
-    in a temporary folder and moved into place whole.
+    in a temporary folder and moved into place whole; like every export it replaces only
+    what the same export wrote there before, unless ``overwrite``.
 
     >>> export_task(task, task.data(corpus), Path("out"))
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from convbank.export._core import staged
+    from convbank.export._place import placed
 
     target = directory / task.name
     written: list[Path] = []
-    with staged(target) as tmp:
+    record = {"dataset": task.dataset, "format": f"bench task {task.name}", "parts": [f"seed {seed}"]}
+    with placed(directory, record, overwrite=overwrite) as (top, moved):
+        tmp = top / task.name
+        tmp.mkdir()
         describe = {
             **task.describe(),
             "seed": seed,
@@ -67,6 +73,7 @@ def export_task(task: Task, data: TaskData, directory: Path, *, seed: int = 0) -
                     )
                     pq.write_table(table, tmp / fold.name / f"{stem}.parquet")
                     written += [target / fold.name / f"{stem}.{ext}" for ext in ("jsonl", "parquet")]
+        moved.append(tmp)
     return written
 
 

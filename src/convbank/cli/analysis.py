@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
-from convbank.cli._console import cell, echo_json, err, out, plural
 from convbank.cli._options import config_option
+
+# Each command imports rich, pyarrow and its engine when it runs (`convbank --help` does not).
 
 __all__ = ["bench", "report", "serve", "stats", "validate"]
 
@@ -39,6 +39,9 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
     "findings": [{"dataset", "check", "severity", "conversation_id", "message"}...]} for all
     datasets together. Exit code 1 when any finding is an error, else 0.
     """
+    from rich.table import Table
+
+    from convbank.cli._console import echo_json, err, out, plural
     from convbank.validate import validate as run_checks
 
     report = run_checks(list(names) or None)
@@ -83,6 +86,9 @@ def stats(names: Sequence[str], as_json: bool) -> None:
     participants, turns, words, turns per conversation, labels per annotation layer and the
     key metadata each dataset declares (outcomes, ratings, likes, persona sizes...), then
     each dataset's cross-tabs."""
+    from rich.table import Table
+
+    from convbank.cli._console import cell, echo_json, out
     from convbank.stats import stats as compute
 
     data = compute(list(names) or None)
@@ -127,6 +133,8 @@ def stats(names: Sequence[str], as_json: bool) -> None:
 
 
 def _print_counts(title: str, counts: dict[str, int]) -> None:
+    from convbank.cli._console import out
+
     total = sum(counts.values()) or 1
     body = ", ".join(f"{k or '(empty)'} {n:,} ({100 * n / total:.1f}%)" for k, n in counts.items())
     out.print(f"[bold]{title}[/bold]: ", end="")
@@ -179,6 +187,7 @@ def report(names: Sequence[str], output: Path, run_checks: bool) -> None:
     type=click.Path(path_type=Path, file_okay=False),
     help="Write the task's examples and gold answers per fold (JSONL and Parquet) under DIR/<task>/.",
 )
+@click.option("--overwrite", is_flag=True, help="Let --export replace another export's files in DIR.")
 @click.option(
     "--predictions",
     "predictions_file",
@@ -205,6 +214,7 @@ def bench(
     config: str | None,
     seed: int,
     export_dir: Path | None,
+    overwrite: bool,
     predictions_file: Path | None,
     write_file: Path | None,
     save: bool,
@@ -229,8 +239,11 @@ def bench(
       convbank bench curiosity-like -m my_models:LikeModel
       convbank bench --results
     """
+    from rich.table import Table
+
     from convbank.bench import TASKS, export_task, leaderboard, run, score, task_named, write_predictions
-    from convbank.tasks.progress import watched
+    from convbank.cli._console import echo_json, err, out
+    from convbank.tasks.progress import LineWatcher, Watcher, watched
 
     if show_results:
         _print_results(leaderboard(task), as_json)
@@ -248,16 +261,22 @@ def bench(
 
     chosen = task_named(task)
     if export_dir is not None:
-        written = export_task(chosen, chosen.data(load(chosen.dataset, config), seed), export_dir, seed=seed)
+        data = chosen.data(load(chosen.dataset, config), seed)
+        written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
         click.echo(f"{len(written)} files in {export_dir / chosen.name}")
         return
     if ":" in (model or ""):
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
-    with _BenchBars() as bars, watched(bars):  # drawn on a terminal only
-        if predictions_file is not None:
-            result = score(chosen, predictions_file, config=config, seed=seed, model=predictions_file.name)
-        else:
-            result = run(chosen, model=model, config=config, seed=seed)
+    with _BenchBars() as bars:
+        # on a terminal, bars; in a log (nohup, SLURM), a line per stage and fold with the seconds
+        watcher: Watcher = bars if err.is_terminal else LineWatcher(sys.stderr)
+        with watched(watcher):
+            if predictions_file is not None:
+                result = score(
+                    chosen, predictions_file, config=config, seed=seed, model=predictions_file.name
+                )
+            else:
+                result = run(chosen, model=model, config=config, seed=seed)
     if write_file is not None:
         write_predictions(write_file, result.predictions)
     if save:
@@ -272,6 +291,10 @@ def bench(
 
 
 def _print_result(result: Any) -> None:
+    from rich.table import Table
+
+    from convbank.cli._console import out
+
     title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
     out.print(title, style="bold", markup=False, highlight=False)
     out.print(f"protocol: {result.protocol}", markup=False, highlight=False)
@@ -305,6 +328,10 @@ def _print_result(result: Any) -> None:
 
 def _print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
     """The saved runs, best first within each task."""
+    from rich.table import Table
+
+    from convbank.cli._console import echo_json, out
+
     if as_json:
         echo_json(rows)
         return
@@ -343,6 +370,8 @@ class _BenchBars:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+
+        from convbank.cli._console import err
 
         self._bars = Progress(
             "[progress.description]{task.description}",
@@ -430,6 +459,7 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     import socket
     import sys
 
+    from convbank.cli._console import err
     from convbank.errors import ServeError, require
 
     require("starlette", "web", "The web viewer")

@@ -5,17 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
-import msgspec
-from click.core import ParameterSource
-from rich.table import Table
 
-from convbank import catalog, registry, settings
+from convbank import settings
 from convbank._version import __version__
-from convbank.build import BuildReport, build, read_raw, source_paths
-from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (
     SqlArgumentCommand,
     config_option,
@@ -23,14 +18,15 @@ from convbank.cli._options import (
     source_options,
     split_option,
 )
-from convbank.cli._render import render_conversation
-from convbank.errors import ConvbankError, NotBuiltError, SourceError
+from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
-from convbank.fetch import Fetcher, checksum_status, home_error
 from convbank.settings import bank_root, downloads_root, home
-from convbank.store import Bank
 
-_raw_json = msgspec.json.Encoder().encode
+if TYPE_CHECKING:
+    from convbank.fetch import Fetcher
+
+# Each command imports what it needs (pyarrow, DuckDB, rich) when it runs, so that
+# `--version`, `--help` and `where` start in a few hundredths of a second.
 
 
 class ConvbankGroup(click.Group):
@@ -45,6 +41,8 @@ class ConvbankGroup(click.Group):
             sys.stderr.close()
             ctx.exit(0)
         except (ConvbankError, OSError) as exc:
+            from convbank.fetch import home_error
+
             error = home_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
@@ -69,6 +67,9 @@ def cli(debug: bool) -> None:
 
 
 def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
+    from convbank.cli._console import err
+    from convbank.fetch import Fetcher
+
     return Fetcher(sources=list(sources), verify=not no_verify, progress=err.is_terminal)
 
 
@@ -78,6 +79,12 @@ def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
 @source_options
 def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """List the datasets: configs, splits and counts, licence, sources present, built."""
+    from rich.table import Table
+
+    from convbank import catalog
+    from convbank.cli._console import echo_json, out
+    from convbank.store.bank import Bank
+
     fetcher = _fetcher(sources, no_verify)
     manifest = Bank().manifest()
     rows: list[dict[str, Any]] = []
@@ -122,6 +129,13 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
 @source_options
 def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """Show a dataset's card, configs, splits, files and checksum status."""
+    from rich.table import Table
+
+    from convbank import catalog
+    from convbank.cli._console import echo_json, out
+    from convbank.fetch import checksum_status
+    from convbank.store.bank import Bank
+
     ds = catalog.get(name)
     fetcher = _fetcher(sources, no_verify)
     data = ds.describe()
@@ -167,6 +181,9 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     """Download (or find locally) and verify a dataset's source files; prints each file's
     path, then every config whose files cannot be had (exit 3 if any). Files found in a
     --source folder are remembered: later commands find them without --source."""
+    from convbank import catalog
+    from convbank.build import source_paths
+
     ds = catalog.get(name)
     fetcher = _fetcher(sources, no_verify)
     shown: set[str] = set()
@@ -205,17 +222,21 @@ def raw(
 ) -> None:
     """Print the raw records of a dataset as JSON lines, exactly as published: from the bank
     when the dataset is built (the mapper rebuilds each record), else from its source files."""
+    import msgspec
+
+    raw_json = msgspec.json.Encoder().encode
     write = sys.stdout.buffer.write
     for n, record in enumerate(_raw_records(name, config, split, _fetcher(sources, no_verify), from_source)):
         if limit is not None and n >= limit:
             break
-        write(_raw_json(record) + b"\n")
+        write(raw_json(record) + b"\n")
     sys.stdout.flush()
 
 
 def _raw_records(
     name: str, config: str | None, split: str | None, fetcher: Fetcher, from_source: bool
 ) -> Iterator[Any]:
+    from convbank.build import read_raw
     from convbank.query import load
 
     if not from_source:
@@ -265,74 +286,23 @@ def build_(
 
     With no NAMES, tries every dataset. Configs whose sources cannot be had are reported
     with what to do; the exit code is 3 when nothing was built, or when NAMES were given and
-    one of their configs could not be built.
+    one of their configs could not be built. A bad source file stops the build (exit 2)
+    after the table of what was built before it.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from convbank.build import BuildReport
+    from convbank.cli._build import build_with_bars, print_report
 
     fetcher = _fetcher(sources, no_verify)
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,  # no bar, and no stray blank line, when stderr is a file
-    ) as bar:
-        tasks: dict[tuple[str, str, str], Any] = {}
-
-        def progress(dataset: str, cfg: str, split: str, n: int) -> None:
-            key = (dataset, cfg, split)
-            if key not in tasks:
-                total = catalog.get(dataset).published_count(cfg, split)
-                tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
-            bar.advance(tasks[key], n)
-
-        engine_type = registry.engines.get(engine)
-        ctx = click.get_current_context()
-        for option in ("master", "shards", "workers"):
-            given = ctx.get_parameter_source(option) is not ParameterSource.DEFAULT
-            if given and option not in getattr(engine_type, "options", (option,)):
-                click.echo(f"warning: --{option} is not an option of the {engine} engine; ignored", err=True)
-        runner = engine_type.from_options({"master": master, "shards": shards, "workers": workers})
-        report = build(list(names) or None, config=config, fetcher=fetcher, progress=progress, engine=runner)
-    _print_report(report)
+    report = BuildReport()
+    try:
+        build_with_bars(names, config, fetcher, report, engine, master, shards, workers)
+    except ConvbankError:
+        if report.splits:  # what was built before the failure, then the one-line error
+            print_report(report)
+        raise
+    print_report(report)
     if not report.splits or (names and report.failures):
         raise click.exceptions.Exit(3)
-
-
-def _print_report(report: BuildReport) -> None:
-    table = Table(title=f"bank at {bank_root()}")
-    for col in (
-        "dataset",
-        "config",
-        "split",
-        "conversations",
-        "participants",
-        "turns",
-        "annotations",
-        "seconds",
-    ):
-        table.add_column(col, justify="left" if col in ("dataset", "config", "split") else "right")
-    for s in report.splits:
-        conv = f"{s.conversations:,}"
-        if s.expected is not None and s.expected != s.conversations:
-            conv += f" (published {s.expected:,})"
-        table.add_row(
-            s.dataset,
-            s.config,
-            s.split,
-            conv,
-            f"{s.participants:,}",
-            f"{s.turns:,}",
-            f"{s.annotations:,}",
-            f"{s.seconds:.2f}",
-        )
-    if report.splits:
-        out.print(table)
-    for name, message in report.failures.items():
-        click.echo(f"not built {name}: {message}", err=True)
-    click.echo(f"{plural(len(report.splits), 'split')} built in {report.seconds:.1f} s", err=True)
 
 
 @cli.command(cls=SqlArgumentCommand)
@@ -388,13 +358,17 @@ def query(
     can read the bank's tables and nothing else: no file, no setting, no write survives it,
     whatever the SQL says. SQL that starts with a dash (a `-- comment`) is taken as SQL.
     """
+    from convbank.cli._console import write_table
+
     text = _sql_text(sql_text, sql_file)
     if engine == "duckdb":
         from convbank.query import sql
 
         result = sql(text, timeout=timeout, memory_limit=memory_limit)
     else:
+        from convbank import registry
         from convbank.engines import SqlEngine
+        from convbank.store.bank import Bank
 
         runner = registry.engines.get(engine).from_options({"master": master})
         if not isinstance(runner, SqlEngine):
@@ -420,6 +394,9 @@ def _sql_text(argument: str | None, file: TextIO | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def tables(columns: bool, as_json: bool) -> None:
     """List the views `convbank query` offers, with their rows (and columns)."""
+    from rich.table import Table
+
+    from convbank.cli._console import echo_json, out
     from convbank.query import describe
 
     views = describe()
@@ -441,14 +418,42 @@ def tables(columns: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the unified conversation as JSON.")
 def show(name: str, conversation_id: str, config: str | None, split: str | None, as_json: bool) -> None:
     """Show one conversation: participants, turns, actions, annotations, outcomes."""
+    from convbank.cli._console import echo_json, out
+    from convbank.cli._render import render_conversation
     from convbank.query import load
 
     corpus = load(name, config, split)
-    conv = corpus[conversation_id]
+    try:
+        conv = corpus[conversation_id]
+    except ConversationNotFoundError:
+        if config is None and split is None:
+            raise
+        _raise_found_elsewhere(name, conversation_id, config, split)
+        raise
     if as_json:
         echo_json(conv.to_dict())
     else:
         render_conversation(out, conv, corpus.context(conv))
+
+
+def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, split: str | None) -> None:
+    """When --config or --split left out a conversation the dataset has: say where it is."""
+    from convbank.query import load
+
+    try:
+        with load(name) as everything:
+            elsewhere = everything[conversation_id]
+    except ConversationNotFoundError:
+        return
+    options = [("--config", config, elsewhere.config), ("--split", split, elsewhere.split)]
+    wrong = [(option, right) for option, given, right in options if given is not None and given != right]
+    drop = " and ".join(option for option, _ in wrong)
+    use = " ".join(f"{option} {right}" for option, right in wrong)
+    asked = "/".join(part or "*" for part in (name, config, split))
+    raise ConversationNotFoundError(
+        f"no conversation {conversation_id!r} in {asked}: it is in "
+        f"{name}/{elsewhere.config}/{elsewhere.split}; drop {drop} or use {use}"
+    )
 
 
 @cli.command()
@@ -460,7 +465,8 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     "fmt",
     type=click.Choice(list(EXPORT_FORMATS)),
     required=True,
-    help="source: the publisher's files; hf: Hugging Face save_to_disk per config; convokit: a "
+    help="source: the publisher's files; hf: Hugging Face save_to_disk per config (DIR/<dataset>/"
+    "<config>); convokit: a "
     "ConvoKit corpus folder; parlai: ParlAI text files; chat: chat-format JSONL for fine-tuning; "
     "jsonl: unified conversations; parquet: the four unified tables; csv: the turns; croissant: "
     "Parquet plus Croissant JSON-LD.",
@@ -470,7 +476,14 @@ def show(name: str, conversation_id: str, config: str | None, split: str | None,
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
-    help="Folder to write into (created; files of the same name are replaced once complete).",
+    help="Folder to write into (created; files appear once complete). An export replaces only "
+    "what the same export wrote there before.",
+)
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace another export's files (or files convbank did not write) at the paths this "
+    "export writes; without it, such a path is an error (exit 2).",
 )
 @click.option(
     "--where", default=None, help="SQL condition on the conversations view selecting what to export."
@@ -490,6 +503,7 @@ def export(
     output: Path,
     where: str | None,
     as_participant: str | None,
+    overwrite: bool,
 ) -> None:
     """Export a built dataset to the formats other tools read; prints the paths written.
 
@@ -499,9 +513,9 @@ def export(
     from convbank.export import export as run_export
     from convbank.query import load
 
-    for path in run_export(
-        load(name, config, split), fmt, output, where=where, as_participant=as_participant
-    ):
+    corpus = load(name, config, split)
+    written = run_export(corpus, fmt, output, where=where, as_participant=as_participant, overwrite=overwrite)
+    for path in written:
         click.echo(str(path))
 
 

@@ -7,9 +7,6 @@ from pathlib import Path
 
 import click
 
-from convbank.cli._console import echo_json, err
-from convbank.store import Bank
-
 __all__ = ["doctor", "new_dataset"]
 
 
@@ -21,6 +18,9 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
     """Check the bank: every file the manifest names is present, of its size, a readable
     Parquet file with its row count and (unless --quick) its sha256; list leftovers of
     killed builds. Exit 4 when a file is damaged (rebuild that dataset)."""
+    from convbank.cli._console import echo_json
+    from convbank.store.bank import Bank
+
     bank = Bank()
     if clean:
         with bank.lock(timeout=5):
@@ -71,6 +71,7 @@ def new_dataset(name: str, directory: Path, builtin: bool, title: str | None) ->
     """Create a new dataset package with sample files and its test, which pass as generated:
     by default a plugin project (pip install -e it and convbank has the dataset); prints the
     files written. docs/adding-a-dataset.md says what to edit next."""
+    from convbank.cli._console import err
     from convbank.scaffold import new_dataset as scaffold
 
     made = scaffold(name, directory, builtin=builtin, title=title)

@@ -11,61 +11,34 @@ says through its hooks (:class:`convbank.datasets.Dataset`); the exporters name 
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from convbank.errors import ExportError
-from convbank.export._core import Selection, staged
-from convbank.export.chat import chat_record, write_chat
-from convbank.export.convokit import write_convokit
-from convbank.export.croissant import write_croissant
-from convbank.export.hf import to_hf, write_hf
-from convbank.export.parlai import write_parlai
-from convbank.export.source import export_source
-from convbank.export.tables import write_csv, write_jsonl, write_parquet
-from convbank.query import Corpus
+if TYPE_CHECKING:
+    from convbank.export._core import Selection
+    from convbank.export._run import export
+    from convbank.export.chat import chat_record
+    from convbank.export.hf import to_hf
+    from convbank.export.source import export_source
 
 __all__ = ["FORMATS", "Selection", "chat_record", "export", "export_source", "to_hf"]
 
 FORMATS = ("source", "hf", "convokit", "parlai", "chat", "jsonl", "parquet", "csv", "croissant")
 """Every export format."""
 
-_SIDED = ("chat", "parlai")
+_LAZY = {
+    "Selection": "convbank.export._core",
+    "export": "convbank.export._run",
+    "chat_record": "convbank.export.chat",
+    "to_hf": "convbank.export.hf",
+    "export_source": "convbank.export.source",
+}
+"""Imported on first use: the command line reads :data:`FORMATS` without pyarrow."""
 
 
-def export(
-    corpus: Corpus,
-    fmt: str,
-    output: Path,
-    *,
-    where: str | None = None,
-    as_participant: str | None = None,
-) -> list[Path]:
-    """Export ``corpus`` (or the conversations ``where`` selects) in format ``fmt`` into the
-    folder ``output``; return the paths written. Files appear only once complete."""
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown export format {fmt!r}; one of {', '.join(FORMATS)}")
-    if as_participant is not None and fmt not in _SIDED:
-        raise ExportError(f"--as applies to the {' and '.join(_SIDED)} formats, not {fmt}")
-    selection = Selection(corpus, where)
-    if not selection.parts():
-        raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}")
-    if fmt == "source" and where is not None:
-        raise ExportError("the source export rebuilds whole files; it takes no --where")
-    output = Path(output)
-    with staged(output) as tmp:
-        if fmt == "source":
-            written = export_source(corpus, tmp)
-        elif fmt in _SIDED:
-            written = (write_chat if fmt == "chat" else write_parlai)(selection, tmp, as_participant)
-        else:
-            writer = {
-                "hf": write_hf,
-                "convokit": write_convokit,
-                "jsonl": write_jsonl,
-                "parquet": write_parquet,
-                "csv": write_csv,
-                "croissant": write_croissant,
-            }[fmt]
-            written = writer(selection, tmp)
-        names = [p.relative_to(tmp) for p in written]
-    return [output / n for n in names]
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'convbank.export' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value

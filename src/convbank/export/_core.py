@@ -1,13 +1,9 @@
-"""What every exporter shares: the selection of conversations (``--where``) and an output
-folder written in a temporary sibling, then moved into place."""
+"""What every exporter shares: the selection of conversations (``--where``) and the files
+per part (the output folder and what it may replace: :mod:`convbank.export._place`)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,7 +12,7 @@ from convbank.errors import ExportError, QueryError
 from convbank.model import Conversation, Part
 from convbank.query import Corpus
 
-__all__ = ["Selection", "part_files", "staged", "write_lines"]
+__all__ = ["Selection", "part_files", "write_lines"]
 
 
 class Selection:
@@ -62,27 +58,6 @@ class Selection:
         """A unified table (with dataset, config, split) restricted to the selection, its
         ``meta`` as stored (JSON text)."""
         return self.corpus.to_arrow(name, meta="json")
-
-
-@contextmanager
-def staged(output: Path) -> Iterator[Path]:
-    """A temporary folder beside ``output``; on success its entries are moved into
-    ``output`` (replacing entries of the same name), on failure it is removed and ``output``
-    is left as it was."""
-    if output.exists() and not output.is_dir():
-        raise ExportError(f"{output} is a file; the export writes a folder there")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp"))
-    try:
-        yield tmp
-        output.mkdir(exist_ok=True)
-        for entry in sorted(tmp.iterdir()):
-            target = output / entry.name
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            os.replace(entry, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def part_files(

@@ -132,13 +132,14 @@ def to_hf(
 
 
 def write_hf(selection: Selection, directory: Path) -> list[Path]:
-    """``{config}/``: one ``DatasetDict.save_to_disk`` folder per config."""
+    """``{dataset}/{config}/``: one ``DatasetDict.save_to_disk`` folder per config."""
     written = []
     configs = dict.fromkeys(c for c, _ in selection.parts())
+    (directory / selection.dataset).mkdir(parents=True, exist_ok=True)
     for config in configs:
         with tempfile.TemporaryDirectory(dir=directory) as cache:
             dataset_dict = to_hf(selection, config, cache_dir=Path(cache))
             with _quiet():
-                dataset_dict.save_to_disk(str(directory / config))
-        written.append(directory / config)
+                dataset_dict.save_to_disk(str(directory / selection.dataset / config))
+        written.append(directory / selection.dataset / config)
     return written

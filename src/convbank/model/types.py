@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -121,11 +120,13 @@ class Conversation(msgspec.Struct):
 
     def _repr_html_(self) -> str:
         """The viewer's layout of this conversation, for Jupyter (escaped, no scripts)."""
-        if HTML_RENDERER is None:
+        from convbank import _display
+
+        if _display.HTML_RENDERER is None:
             import html
 
             return f"<pre>{html.escape(str(self))}</pre>"
-        return HTML_RENDERER(self)
+        return _display.HTML_RENDERER(self)
 
 
 def _clip(text: str, width: int) -> str:
@@ -135,7 +136,3 @@ def _clip(text: str, width: int) -> str:
     flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in flat)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
-
-HTML_RENDERER: Callable[[Conversation], str] | None = None
-"""How a :class:`Conversation` renders itself in Jupyter: set by :mod:`convbank` (the
-viewer's layout, from :mod:`convbank.web.notebook`); plain escaped text while unset."""

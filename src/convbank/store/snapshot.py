@@ -8,10 +8,9 @@ import threading
 import weakref
 from contextlib import suppress
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
-import pyarrow.dataset as pds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -19,6 +18,9 @@ from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.model import Part
 from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
 from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pds
 
 
 class BankLike(Protocol):
@@ -162,6 +164,8 @@ class Snapshot:
     def arrow_datasets(self) -> dict[str, pds.Dataset]:
         """One Arrow dataset per table over this generation's files, with the partition
         columns ``dataset``, ``config`` and ``split`` first (made once per snapshot)."""
+        import pyarrow.dataset as pds  # imported here: it imports pandas (about 0.5 s)
+
         with self._lock:
             if self._datasets is not None:
                 return self._datasets

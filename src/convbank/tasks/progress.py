@@ -1,15 +1,17 @@
 """Progress of long benchmark work (folds, fine-tuning steps, embeddings) for whoever
-watches: the command line draws a bar with an estimate of the time left; the library
-reports to nobody unless :func:`watched` names a watcher."""
+watches: the command line draws a bar with an estimate of the time left on a terminal, and
+writes lines (:class:`LineWatcher`) when its output goes to a file; the library reports to
+nobody unless :func:`watched` names a watcher."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Protocol, TypeVar
+from typing import Protocol, TextIO, TypeVar
 
-__all__ = ["Watcher", "progress", "watched"]
+__all__ = ["LineWatcher", "Watcher", "progress", "watched"]
 
 T = TypeVar("T")
 
@@ -26,6 +28,47 @@ class Watcher(Protocol):
 
     def end(self, stage: int) -> None:
         """A stage is over (finished or abandoned)."""
+
+
+class LineWatcher:
+    """A watcher for logs (nohup, SLURM): one line when a stage starts, one per step of a
+    stage of at most ``every`` steps (the folds) and one per tenth of a longer one, one when it
+    ends; each with the seconds since the watcher was made::
+
+        with watched(LineWatcher(sys.stderr)):
+            run("casino-strategy")
+        # [   0.0 s] finetune: folds: 5 steps
+        # [ 412.9 s] finetune: folds: 1/5 (412.9 s)
+    """
+
+    def __init__(self, stream: TextIO, every: int = 20) -> None:
+        self._stream = stream
+        self._every = every
+        self._start = time.perf_counter()
+        self._stages: dict[int, tuple[str, int, int, float]] = {}
+
+    def _line(self, text: str) -> None:
+        self._stream.write(f"[{time.perf_counter() - self._start:8.1f} s] {text}\n")
+        self._stream.flush()
+
+    def begin(self, stage: int, description: str, total: int) -> None:
+        """A stage of ``total`` steps starts: one line."""
+        self._stages[stage] = (description, total, 0, time.perf_counter())
+        self._line(f"{description}: {total:,} step{'' if total == 1 else 's'}")
+
+    def advance(self, stage: int) -> None:
+        """A step is done: a line for each step of a short stage, each tenth of a long one."""
+        description, total, done, began = self._stages[stage]
+        done += 1
+        self._stages[stage] = (description, total, done, began)
+        if total <= self._every or done * 10 // total > (done - 1) * 10 // total:
+            self._line(f"{description}: {done:,}/{total:,} ({time.perf_counter() - began:.1f} s)")
+
+    def end(self, stage: int) -> None:
+        """The stage is over: one line with its seconds (and its steps, if it stopped short)."""
+        description, total, done, began = self._stages.pop(stage)
+        short = "" if done == total else f" after {done:,} of {total:,} steps"
+        self._line(f"{description}: done{short} in {time.perf_counter() - began:.1f} s")
 
 
 _watcher: ContextVar[Watcher | None] = ContextVar("convbank_bench_watcher", default=None)

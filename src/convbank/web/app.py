@@ -15,7 +15,8 @@ import csv
 import io
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ from convbank.web.data import (
     constant_turn_meta,
     labels,
     list_conversations,
+    selection_stats,
     show_value,
     turn_views,
 )
@@ -174,6 +176,7 @@ class _Generation:
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str], Any] = {}
         self._pool: list[duckdb.DuckDBPyConnection] = []
+        self._recent: OrderedDict[Hashable, Any] = OrderedDict()
 
     def cached(self, kind: str, name: str, make: Callable[[], T]) -> T:
         """``make()`` once per generation."""
@@ -184,6 +187,20 @@ class _Generation:
         value = make()
         with self._lock:
             return self._cache.setdefault(key, value)  # type: ignore[no-any-return]
+
+    def cached_lru(self, key: Hashable, make: Callable[[], T], size: int = 64) -> T:
+        """``make()`` once per generation for the last ``size`` keys used (keys from
+        requests, such as a listing's filters: the cache stays bounded)."""
+        with self._lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                return self._recent[key]  # type: ignore[no-any-return]
+        value = make()
+        with self._lock:
+            self._recent[key] = value
+            while len(self._recent) > size:
+                self._recent.popitem(last=False)
+        return value
 
     def corpus(self, name: str) -> Corpus:
         """The dataset's corpus in this generation."""
@@ -387,11 +404,15 @@ def create_app(
         def work(job: _Job) -> dict[str, Any]:
             with gen.connection(job) as con:
                 known = gen.cached("labels", ds.name, lambda: labels(con, ds.name))
-                return {
-                    "listing": list_conversations(con, ds.name, args, page, known),
-                    "labels": known,
-                    "charts": gen.cached("stats", ds.name, lambda: _stats(ds.name, gen.snapshot)),
-                }
+                listing = list_conversations(con, ds.name, args, page, known)
+                if not listing.filtered:
+                    charts = gen.cached("stats", ds.name, lambda: _stats(ds.name, gen.snapshot))
+                elif listing.total:  # the charts follow the filter
+                    key = ("charts", ds.name, listing.where, *listing.params)
+                    charts = gen.cached_lru(key, lambda: _charts(selection_stats(con, ds.name, listing)))
+                else:
+                    charts = None
+                return {"listing": listing, "labels": known, "charts": charts}
 
         data = await pages.run(request, work, limits.query_seconds)
         return _render(
@@ -530,7 +551,12 @@ def _query(args: dict[str, Any]) -> str:
 
 def _stats(name: str, snapshot: Snapshot) -> dict[str, Any]:
     """Charts of the dataset page: labels, turn lengths, key metadata (SVG, escaped)."""
-    from convbank.report import dataset_charts
     from convbank.stats import stats
 
-    return dataset_charts(stats([name], snapshot=snapshot)[name])
+    return _charts(stats([name], snapshot=snapshot)[name])
+
+
+def _charts(data: dict[str, Any]) -> dict[str, Any]:
+    from convbank.report import dataset_charts
+
+    return dataset_charts(data)

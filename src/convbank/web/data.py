@@ -5,6 +5,7 @@ conversation prepared for display (span highlighting, and what the dataset adds 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -14,7 +15,7 @@ import duckdb
 
 from convbank import catalog
 from convbank.datasets import Context, Dataset
-from convbank.model import Annotation, Conversation
+from convbank.model import UNIFIED_TABLES, Annotation, Conversation
 
 PER_PAGE = 50
 
@@ -23,7 +24,11 @@ SORTS = ("source", "id", "turns", "split")
 ``split`` follow the catalog's order of configs and splits (train before test)."""
 
 SNIPPET = 120
-"""Characters of a conversation's first message shown in a listing."""
+"""Characters of a conversation's first message shown in a listing (and of a turn that
+matched the text search, around the match)."""
+
+HITS = 3
+"""Turns that matched the text search shown per conversation of a listing."""
 
 _SAME = (
     "x.dataset = c.dataset AND x.config = c.config AND x.split = c.split "
@@ -40,6 +45,15 @@ class Listing:
     page: int
     pages: int
     notices: list[str] = field(default_factory=list)
+    where: str = "c.dataset = ?"
+    """The SQL condition on ``conversations c`` that selects the listing (all pages)."""
+    params: list[Any] = field(default_factory=list)
+    """The parameters of :attr:`where`."""
+
+    @property
+    def filtered(self) -> bool:
+        """Whether a filter narrows the dataset (more than ``c.dataset = ?``)."""
+        return len(self.params) > 1
 
 
 def _sql_list(values: list[str]) -> str:
@@ -109,7 +123,7 @@ def list_conversations(
         params += [layer, label]
     if args.get("q"):
         where.append(f"EXISTS (SELECT 1 FROM turns x WHERE {_SAME} AND x.text ILIKE ? ESCAPE '\\')")
-        params.append("%" + args["q"].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        params.append(_like(args["q"]))
     fields = ds.viewer_filters
     name = args.get("field", "")
     if name and name not in fields:
@@ -148,8 +162,72 @@ def list_conversations(
     ).fetchall()
     keys = ("config", "split", "conversation_id", "num_turns")
     listing = Listing([dict(zip(keys, r, strict=True)) for r in rows], count, page, pages, notices)
+    listing.where, listing.params = sql_where, params
     _describe_rows(con, dataset, listing.rows)
+    if args.get("q"):
+        _matching_turns(con, dataset, listing.rows, args["q"])
     return listing
+
+
+def _like(text: str) -> str:
+    """An ``ILIKE ... ESCAPE '\\'`` pattern that finds ``text`` anywhere, literally."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _matching_turns(con: duckdb.DuckDBPyConnection, dataset: str, rows: list[dict[str, Any]], q: str) -> None:
+    """Add each row's first :data:`HITS` turns that contain ``q`` (``hits``: turn index,
+    speaker and :func:`highlight` pieces) and how many turns matched in all (``hit_count``)."""
+    if not rows:
+        return
+    ids = [r["conversation_id"] for r in rows]
+    marks = ", ".join("?" * len(ids))
+    found: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    counts: dict[tuple[str, str, str], int] = {}
+    for config, split, cid, index, speaker, text, n in con.execute(
+        "SELECT config, split, conversation_id, turn_index, participant_id, text, "
+        "count(*) OVER (PARTITION BY config, split, conversation_id) FROM turns "
+        f"WHERE dataset = ? AND conversation_id IN ({marks}) AND text ILIKE ? ESCAPE '\\' "
+        "QUALIFY row_number() OVER (PARTITION BY config, split, conversation_id ORDER BY turn_index) <= ? "
+        "ORDER BY turn_index",
+        [dataset, *ids, _like(q), HITS],
+    ).fetchall():
+        key = (config, split, cid)
+        found.setdefault(key, []).append({"turn": index, "speaker": speaker, "pieces": highlight(text, q)})
+        counts[key] = int(n)
+    for r in rows:
+        key = (r["config"], r["split"], r["conversation_id"])
+        r["hits"] = found.get(key, [])
+        r["hit_count"] = counts.get(key, 0)
+
+
+def highlight(text: str, q: str, width: int = SNIPPET) -> list[tuple[str, bool]]:
+    """``text`` cut to about ``width`` characters around the first occurrence of ``q`` (any
+    case), as pieces ``(text, is_match)``: the page wraps the matches in ``<mark>``, each
+    piece escaped on its own, so that neither the text nor the search term can add markup::
+
+        highlight("I need water, and more Water", "water")
+        # [("I need ", False), ("water", True), (", and more ", False), ("Water", True)]
+    """
+    found = list(re.finditer(re.escape(q), text, re.IGNORECASE)) if q else []
+    if not found:
+        return [(text if len(text) <= width else text[: width - 1] + "…", False)]
+    start = max(0, min(found[0].start() - (width - len(q)) // 2, len(text) - width))
+    end = min(len(text), start + width)
+    pieces: list[tuple[str, bool]] = [("…", False)] if start > 0 else []
+    at = start
+    for m in found:
+        if m.end() <= start or m.start() >= end:
+            continue
+        a, b = max(m.start(), start), min(m.end(), end)
+        if a > at:
+            pieces.append((text[at:a], False))
+        pieces.append((text[a:b], True))
+        at = b
+    if at < end:
+        pieces.append((text[at:end], False))
+    if end < len(text):
+        pieces.append(("…", False))
+    return pieces
 
 
 def _describe_rows(con: duckdb.DuckDBPyConnection, dataset: str, rows: list[dict[str, Any]]) -> None:
@@ -183,6 +261,35 @@ def _describe_rows(con: duckdb.DuckDBPyConnection, dataset: str, rows: list[dict
         text = first.get(key) or ""
         r["snippet"] = text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
         r["summary"] = " · ".join(f"{n}: {' / '.join(v)}" for n, v in values.get(key, {}).items())
+        r["hits"], r["hit_count"] = [], 0  # the text search's, when there is one
+
+
+def selection_stats(con: duckdb.DuckDBPyConnection, dataset: str, listing: Listing) -> dict[str, Any]:
+    """:func:`convbank.stats.stats` of the conversations a listing selects (all its pages),
+    for the charts above it: while they are computed, temporary views of the selection stand
+    in for the four unified views (the connection's own are untouched and serve again after)."""
+    from convbank.stats import dataset_stats
+
+    row = con.execute("SELECT current_database()").fetchone()
+    db = '"' + str(row[0] if row else "memory").replace('"', '""') + '"'
+    name = "'" + dataset.replace("'", "''") + "'"
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _selected AS SELECT c.config, c.split, c.conversation_id "
+        f"FROM conversations c WHERE {listing.where}",
+        listing.params,
+    )
+    try:
+        for table in UNIFIED_TABLES:
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM {db}.main.{table} x "
+                f"WHERE x.dataset = {name} AND EXISTS (SELECT 1 FROM temp._selected s WHERE "
+                "s.config = x.config AND s.split = x.split AND s.conversation_id = x.conversation_id)"
+            )
+        return dataset_stats(con, dataset, crosstabs=False)
+    finally:
+        for table in UNIFIED_TABLES:
+            con.execute(f"DROP VIEW IF EXISTS temp.{table}")
+        con.execute("DROP TABLE IF EXISTS temp._selected")
 
 
 def labels(con: duckdb.DuckDBPyConnection, dataset: str) -> list[tuple[str, str, int]]:
