@@ -31,7 +31,7 @@ from convbank.errors import (
 )
 from convbank.fetch import Fetcher
 from convbank.model import Annotation, Conversation, Participant, Turn
-from convbank.query import Corpus, load, sql
+from convbank.query import Corpus, load, sql, sql_batches
 
 __version__ = "0.1.0"
 
@@ -67,4 +67,5 @@ __all__ = [
     "load",
     "read_raw",
     "sql",
+    "sql_batches",
 ]

@@ -23,6 +23,7 @@ from convbank.cli._options import (
     split_option,
 )
 from convbank.cli._render import render_conversation
+from convbank.cli._signals import EXIT_INTERRUPTED, interrupted, watch_interrupts
 from convbank.errors import ConvbankError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.fetch import Fetcher, checksum_status, home_error
@@ -43,7 +44,15 @@ class ConvbankGroup(click.Group):
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
             sys.stderr.close()
             ctx.exit(0)
+        except KeyboardInterrupt:  # Ctrl-C: queries interrupted, workers killed, staging dropped
+            if ctx.params.get("debug"):
+                raise
+            click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except (ConvbankError, OSError) as exc:
+            if interrupted.is_set() and not ctx.params.get("debug"):  # what Ctrl-C interrupted failed
+                click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
+                ctx.exit(EXIT_INTERRUPTED)
             error = home_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
@@ -519,4 +528,5 @@ for _command in (validate, stats, report, bench, serve, doctor, new_dataset):
 
 def main() -> None:
     """Console-script entry point."""
+    watch_interrupts()
     cli(prog_name="convbank")

@@ -306,7 +306,7 @@ class _Workers:
                         "select fewer rows or columns, or aggregate"
                     ) from exc
                 if isinstance(exc, duckdb.Error):
-                    raise QueryError(f"SQL error: {str(exc).splitlines()[0]}") from exc
+                    raise QueryError(f"SQL error: {str(exc).rstrip()}") from exc
                 raise
         finally:
             if not future.done():
