@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -121,3 +122,34 @@ def engine_options(default: str, help_text: str) -> Callable[[F], F]:
         return click.option("--engine", default=default, show_default=True, help=help_text)(func)
 
     return decorate
+
+
+def seconds_option(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """A click callback: a finite number of seconds, 0 or more (``nan``, ``inf`` and
+    negatives refused with one line); None stays None."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise click.BadParameter(f"{_shown(value)} is not a number of seconds") from None
+    if not math.isfinite(seconds) or seconds < 0 or seconds > 366 * 86_400:
+        raise click.BadParameter(f"{_shown(value)} is not a number of seconds between 0 and a year")
+    return seconds
+
+
+def size_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: a memory size such as ``512MB`` (``0``: no limit), checked at once."""
+    if value is None:
+        return None
+    from convbank.store.sandbox import parse_size
+
+    try:
+        parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "…")

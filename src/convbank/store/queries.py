@@ -90,9 +90,7 @@ def stream(
             if snapshot is None:
                 pinned.close()
         return
-    con = connect(
-        snapshot or bank or Bank(), memory_limit=f"{max(memory // 1024, 1)}KiB" if memory else None
-    )
+    con = connect(snapshot or bank or Bank(), memory_limit=f"{max(memory // 1024, 1)}KiB" if memory else None)
     try:
         yield from results(con, query, timeout=timeout, batch_rows=batch_rows, last_only=last_only)
     finally:
