@@ -16,10 +16,11 @@ __all__ = ["MAX_CELL", "cell", "echo_json", "err", "out", "plural", "rows_of", "
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
 
-out = Console(width=None if sys.stdout.isatty() else 1 << 16)
+out = Console(width=None if sys.stdout.isatty() else 1 << 16, markup=False, emoji=False)
 """stdout: a terminal's width there (tables cut long cells); a pipe or a file gets each
-table at its own width, one line a row."""
-err = Console(stderr=True)
+table at its own width, one line a row. No markup and no emoji codes: text is printed as it
+is (data such as ``[/b]`` or ``:smile:`` stays data); styles come from ``Text`` and ``style=``."""
+err = Console(stderr=True, markup=False, emoji=False)
 
 
 _json = msgspec.json.Encoder(decimal_format="number")

@@ -126,20 +126,37 @@ def engine_options(default: str, help_text: str) -> Callable[[F], F]:
 
 def seconds_option(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     """A click callback: a finite number of seconds, 0 or more (``nan``, ``inf`` and
-    negatives refused with one line); None stays None."""
+    negatives refused with one line, exit 2); None stays None."""
     if value is None:
         return None
     try:
         seconds = float(value)
     except ValueError:
-        raise click.BadParameter(f"{_shown(value)} is not a number of seconds") from None
+        seconds = math.nan
     if not math.isfinite(seconds) or seconds < 0 or seconds > 366 * 86_400:
-        raise click.BadParameter(f"{_shown(value)} is not a number of seconds between 0 and a year")
+        raise _bad(param, f"{_shown(value)} is not a number of seconds from 0 to a year")
     return seconds
 
 
+def seconds_between(low: float, high: float) -> Callable[[click.Context, click.Parameter, Any], float]:
+    """A click callback: a number of seconds from ``low`` to ``high`` (``nan``, ``inf`` and
+    anything outside refused with one line, exit 2)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            seconds = math.nan
+        if not (math.isfinite(seconds) and low <= seconds <= high):
+            raise _bad(param, f"{_shown(str(value))} is not a number of seconds from {low:g} to {high:g}")
+        return seconds
+
+    return check
+
+
 def size_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A click callback: a memory size such as ``512MB`` (``0``: no limit), checked at once."""
+    """A click callback: a memory size such as ``512MB`` (``0``: no limit), checked at once
+    (one line, exit 2)."""
     if value is None:
         return None
     from convbank.store.sandbox import parse_size
@@ -147,8 +164,16 @@ def size_option(ctx: click.Context, param: click.Parameter, value: str | None) -
     try:
         parse_size(value)
     except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
+        raise _bad(param, str(exc)) from None
     return value
+
+
+def _bad(param: click.Parameter, message: str) -> Exception:
+    """One line on stderr and exit 2 (the error edge prints it): bad input for an option."""
+    from convbank.errors import FormatError
+
+    name = param.opts[0] if param.opts else str(param.name)
+    return FormatError(f"{name}: {message}")
 
 
 def _shown(value: str) -> str:

@@ -11,10 +11,11 @@ import click
 import msgspec
 from click.core import ParameterSource
 from rich.table import Table
+from rich.text import Text
 
 from convbank import __version__, catalog, registry, settings
 from convbank.build import BuildReport, build, read_raw, source_paths
-from convbank.cli._console import echo_json, err, out, plural
+from convbank.cli._console import echo_json, err, out, plural, visible
 from convbank.cli._options import (
     SqlArgumentCommand,
     config_option,
@@ -58,7 +59,7 @@ class ConvbankGroup(click.Group):
             error = home_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {visible(str(error))}", err=True)  # data in a message drives no terminal
             ctx.exit(error.exit_code)
 
 
@@ -146,8 +147,8 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
     if as_json:
         echo_json(data)
         return
-    out.print(f"[bold]{ds.title}[/bold] ({ds.name}, version {ds.version})")
-    out.print(ds.description, markup=False)
+    out.print(Text.assemble((visible(ds.title), "bold"), visible(f" ({ds.name}, version {ds.version})")))
+    out.print(visible(ds.description))
     out.print(
         f"license: {ds.license}   homepage: {ds.homepage}   default config: {ds.default_config}", markup=False
     )
@@ -373,6 +374,7 @@ DEFAULT_QUERY_SECONDS = 300.0
 @click.option(
     "--timeout",
     callback=seconds_option,
+    metavar="SECONDS",
     default=None,
     help=f"Stop the query after this many seconds (exit 2; 0: never); then it runs in a child process "
     f"that is killed on time. Default: {DEFAULT_QUERY_SECONDS:g} s, held by DuckDB in this process.",
@@ -380,6 +382,7 @@ DEFAULT_QUERY_SECONDS = 300.0
 @click.option(
     "--memory-limit",
     callback=size_option,
+    metavar="SIZE",
     default=None,
     help="Memory the query may use (512MB, 2GB; exit 2 past it); then it runs in a child process "
     "whose address space is capped. Default: half this machine's memory, held by DuckDB.",
@@ -503,7 +506,9 @@ def _sql_text(argument: str | None, file: BinaryIO | None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise click.UsageError(
+        from convbank.errors import QueryError
+
+        raise QueryError(
             f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
             "save the SQL as UTF-8"
         ) from None
