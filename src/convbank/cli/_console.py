@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -11,7 +12,7 @@ from rich.console import Console
 
 from convbank.model.schema import JSON_FIELD
 
-__all__ = ["MAX_CELL", "cell", "echo_json", "err", "out", "plural", "rows_of", "visible"]
+__all__ = ["MAX_CELL", "c1_escaped", "cell", "echo_json", "err", "out", "plural", "rows_of", "visible"]
 
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
@@ -27,9 +28,18 @@ _json = msgspec.json.Encoder(decimal_format="number")
 """DuckDB's HUGEINT sums and DECIMALs are numbers, as they are in SQL."""
 
 
+_C1 = re.compile(b"\xc2([\x80-\x9f])")
+
+
+def c1_escaped(data: bytes) -> bytes:
+    """UTF-8 JSON with the C1 controls (U+0080-U+009F, which JSON may leave raw and some
+    terminals obey) written as ``\\u0080`` escapes: the same JSON, safe on a terminal."""
+    return _C1.sub(lambda m: b"\\u%04x" % m.group(1)[0], data)
+
+
 def echo_json(data: Any) -> None:
     """Write ``data`` as one line of JSON on stdout."""
-    sys.stdout.buffer.write(_json.encode(data) + b"\n")
+    sys.stdout.buffer.write(c1_escaped(_json.encode(data)) + b"\n")
     sys.stdout.flush()
 
 

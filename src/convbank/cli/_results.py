@@ -14,7 +14,7 @@ import pyarrow as pa
 from rich.table import Table
 from rich.text import Text
 
-from convbank.cli._console import MAX_CELL, cell, err, out, plural, rows_of, visible
+from convbank.cli._console import MAX_CELL, c1_escaped, cell, err, out, plural, rows_of, visible
 from convbank.store.sql import Begin
 
 __all__ = ["MAX_ROWS", "write_results"]
@@ -102,7 +102,7 @@ def _ndjson(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
     write = sys.stdout.buffer.write
     sys.stdout.flush()
     for batch in batches:
-        write(b"".join(_json.encode(row) + b"\n" for row in rows_of(batch)))
+        write(c1_escaped(b"".join(_json.encode(row) + b"\n" for row in rows_of(batch))))
 
 
 def _json_array(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
@@ -112,7 +112,7 @@ def _json_array(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
     first = True
     for batch in batches:
         if batch.num_rows:
-            write((b"" if first else b",") + _json.encode(rows_of(batch))[1:-1])
+            write((b"" if first else b",") + c1_escaped(_json.encode(rows_of(batch))[1:-1]))
             first = False
     write(b"]\n")
 

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from convbank import __version__, catalog, registry, settings
 from convbank.build import BuildReport, build, read_raw, source_paths
-from convbank.cli._console import echo_json, err, out, plural, visible
+from convbank.cli._console import c1_escaped, echo_json, err, out, plural, visible
 from convbank.cli._options import (
     SqlArgumentCommand,
     config_option,
@@ -220,7 +220,7 @@ def raw(
     for n, record in enumerate(_raw_records(name, config, split, _fetcher(sources, no_verify), from_source)):
         if limit is not None and n >= limit:
             break
-        write(_raw_json(record) + b"\n")
+        write(c1_escaped(_raw_json(record)) + b"\n")
     sys.stdout.flush()
 
 
