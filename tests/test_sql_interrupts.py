@@ -183,3 +183,32 @@ def test_a_time_limit_costs_a_warm_worker_not_a_start(built: Bank) -> None:
     with pytest.raises(QueryError, match=r"time limit of 0\.5 s"):
         sql(RUNAWAY, timeout=0.5)  # killed at the deadline...
     assert sql("SELECT 2 AS x", timeout=30).to_pylist() == [{"x": 2}]  # ...and replaced
+
+
+def test_ctrl_c_interrupts_convbank_sql_in_a_script(built: Bank) -> None:
+    """Before: a script's `convbank.sql(...)` ran on for as long as the query took."""
+    script = (
+        "import convbank\n"
+        "try:\n"
+        f"    convbank.sql({RUNAWAY!r})\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    _wait_for(lambda: _opens(process.pid, ".parquet"), process)
+    time.sleep(0.5)
+    start = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("still running 20 s after SIGINT")
+    assert (process.returncode, stdout, stderr) == (0, b"interrupted\n", b"")
+    assert time.monotonic() - start < 5

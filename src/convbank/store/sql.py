@@ -11,11 +11,13 @@ clearer message first.
 
 from __future__ import annotations
 
+import queue
 import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -37,6 +39,7 @@ __all__ = [
     "statements",
 ]
 
+T = TypeVar("T")
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 BATCH_ROWS = 8192
 """Rows of a streamed batch: what a reader of :func:`results` holds at a time."""
@@ -188,8 +191,18 @@ def results(
     """Run read-only ``sql`` on ``con``, streaming: for each statement in order a
     :class:`Begin`, then its result in batches of ``batch_rows`` rows (only the last
     statement's result with ``last_only``). ``timeout`` (seconds) covers the whole stream.
-    DuckDB errors become :class:`QueryError` with DuckDB's whole message."""
+    DuckDB errors become :class:`QueryError` with DuckDB's whole message. On the main
+    thread DuckDB runs on a helper thread, so that Ctrl-C interrupts it at once."""
     texts = statements(con, sql)
+    items = _results(con, texts, timeout, batch_rows, last_only)
+    if threading.current_thread() is not threading.main_thread():
+        return items
+    return _pumped(con, items)
+
+
+def _results(
+    con: duckdb.DuckDBPyConnection, texts: list[str], timeout: float | None, batch_rows: int, last_only: bool
+) -> Iterator[Begin | pa.RecordBatch]:
     with deadline(con, timeout) as struck:
         try:
             for index, text in enumerate(texts):
@@ -213,6 +226,51 @@ def results(
             if "interrupted" in str(exc).lower():
                 raise KeyboardInterrupt from None
             raise
+
+
+def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
+    """``items``, computed on a helper thread while this (main) thread waits where Python
+    can take a signal: Ctrl-C interrupts DuckDB and raises :class:`KeyboardInterrupt` here
+    at once, where a call into DuckDB would hold it until the query ended."""
+    handoff: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        handoff.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            handoff.put(("end", None))
+        except BaseException as exc:  # handed to the caller
+            handoff.put(("error", exc))
+
+    worker = threading.Thread(target=produce, name="convbank-sql", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = handoff.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        if worker.is_alive():  # Ctrl-C, or the caller left early: stop DuckDB, free the helper
+            stop.set()
+            with suppress(duckdb.Error):
+                con.interrupt()
+            while worker.is_alive():
+                with suppress(queue.Empty):
+                    handoff.get(timeout=0.05)
+        close = getattr(items, "close", None)
+        if close is not None:  # its deadline timer cancelled, its result let go
+            close()
 
 
 def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = None) -> pa.Table:
@@ -258,8 +316,10 @@ def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:
 
 
 def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None) -> QueryError:
-    if timed_out or isinstance(exc, duckdb.InterruptException):
+    if (timed_out or isinstance(exc, duckdb.InterruptException)) and timeout:
         return QueryError(f"the query ran past its time limit of {timeout:g} s and was stopped")
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryError("the query was interrupted")
     if isinstance(exc, duckdb.OutOfMemoryException):
         return QueryError(
             f"the query needs more memory than its limit allows ({str(exc).splitlines()[0]}); "
