@@ -205,4 +205,6 @@ def _columns_that_fit(widths: list[int], max_width: int) -> list[int]:
             right.insert(0, hi)
             hi -= 1
         take_left = not take_left
-    return [*left, -1, *right]
+    if not left and not right:  # not even one column fits: the first one, wider than asked
+        left = [0]
+    return [*left, -1, *right] if len(left) + len(right) < n else [*left, *right]
