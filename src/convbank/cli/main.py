@@ -528,7 +528,7 @@ def tables(columns: bool, as_json: bool) -> None:
     table = Table("view", "rows", *(["columns"] if columns else []), title="views")
     for view in views:
         cols = ", ".join(f"{c['name']} {c['type']}" for c in view["columns"])
-        table.add_row(view["name"], f"{view['rows']:,}", *([cols] if columns else []))
+        table.add_row(visible(view["name"]), f"{view['rows']:,}", *([visible(cols)] if columns else []))
     out.print(table)
 
 
