@@ -370,8 +370,8 @@ def test_hostile_sql_cannot_change_the_bank(tmp_path: Path, versions: dict[int, 
     for statement in _hostile(bank):
         try:
             sql(statement, bank=bank)
-        except QueryError as exc:
-            assert "\n" not in str(exc)
+        except QueryError as exc:  # DuckDB's whole message (hints, the caret line), no traceback
+            assert "Traceback" not in str(exc) and str(exc).strip()
         assert bank_files(bank) == before, statement
         assert _state(bank) == FULL
         assert sql("SELECT count(*) AS n FROM turns WHERE text = 'defaced'", bank=bank).to_pylist() == [
@@ -449,7 +449,7 @@ def test_limited_query_returns_the_same_table(built: Bank) -> None:
     assert limited.schema.field("m").metadata == free.schema.field("m").metadata  # JSON stays marked
 
 
-@pytest.mark.parametrize("bad", ["nan", "inf", "1e12", "0", "-1"])
+@pytest.mark.parametrize("bad", ["nan", "inf", "1e12", "-1", "-inf", "x"])  # 0: no limit
 def test_bad_timeouts_are_usage_errors(built: Bank, bad: str) -> None:
     result = CliRunner().invoke(cli, ["query", "SELECT 1", "--timeout", bad])
     assert result.exit_code == 2 and "Traceback" not in result.output

@@ -40,7 +40,7 @@ if _TYPE_CHECKING:
     from convbank.build import BuildReport, build, read_raw
     from convbank.fetch import Fetcher
     from convbank.model import Annotation, Conversation, Participant, Turn
-    from convbank.query import Corpus, load, sql
+    from convbank.query import Corpus, load, sql, sql_batches
 
 _LAZY = {
     "catalog": ("convbank.catalog", None),
@@ -55,6 +55,7 @@ _LAZY = {
     "Corpus": ("convbank.query", "Corpus"),
     "load": ("convbank.query", "load"),
     "sql": ("convbank.query", "sql"),
+    "sql_batches": ("convbank.query", "sql_batches"),
 }
 """Names imported on first use, so that ``convbank --version`` and ``import convbank``
 cost no pyarrow or DuckDB import."""
@@ -116,4 +117,5 @@ __all__ = [
     "load",
     "read_raw",
     "sql",
+    "sql_batches",
 ]

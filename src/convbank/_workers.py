@@ -34,6 +34,7 @@ class Worker:
                 [sys.executable, "-c", _BOOT, str(child.fileno()), target, *args],
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
+                process_group=0,  # a terminal's Ctrl-C reaches the owner, which kills its workers
             )
         finally:
             child.close()

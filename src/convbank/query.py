@@ -1,20 +1,18 @@
 """Reading the bank: :func:`load` returns a :class:`~convbank.Corpus` (see
-:mod:`convbank.corpus`); :func:`sql` runs read-only SQL."""
+:mod:`convbank.corpus`); :func:`sql` runs read-only SQL, :func:`sql_batches` streams its result."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
 from convbank.corpus import DEFAULT_CACHE_BYTES, Corpus
-from convbank.errors import NotBuiltError, QueryError
 from convbank.model import UNIFIED_TABLES
 from convbank.store import Bank, Snapshot, connect
-from convbank.store.sandbox import SqlSandbox, parse_size
-from convbank.store.sql import run
 
-__all__ = ["Corpus", "describe", "load", "sql"]
+__all__ = ["Corpus", "describe", "load", "sql", "sql_batches"]
 
 
 def load(
@@ -69,28 +67,50 @@ def sql(
     """Run one or more read-only statements over the bank's views; return the last result.
 
     Every call gets its own connection, which can read the bank's tables and nothing else
-    (no file, no setting, nothing that outlives the call). With ``timeout`` (seconds) or
-    ``memory_limit`` (``"1GB"``) the query runs in a child process that the operating
-    system holds to them (a capped address space, killed at the deadline), so that no
-    expression can overrun them; past either, :class:`QueryError`.
+    (no file, no setting, nothing that outlives the call). By default nothing limits a
+    query (Ctrl-C interrupts it). With ``timeout`` (seconds) or ``memory_limit`` (``"1GB"``)
+    the query runs in a worker process that the operating system holds to them (a capped
+    address space, killed at the deadline), so that no expression can overrun them; past
+    either, :class:`QueryError`. The worker stays warm for the next call: a limit costs
+    milliseconds, not a process start. For results larger than memory, :func:`sql_batches`.
+
+    Example: ``convbank.sql("SELECT dataset, count(*) FROM turns GROUP BY 1", timeout=30)``
     """
-    if timeout is None and memory_limit is None:
-        con = connect(snapshot or bank or Bank())
-        try:
-            return run(con, query)
-        finally:
-            con.close()
-    try:
-        memory = parse_size(memory_limit) if memory_limit else 0
-    except ValueError as exc:
-        raise QueryError(f"memory limit: {exc}") from None
-    pinned = snapshot or (bank or Bank()).snapshot()
-    sandbox = SqlSandbox(pinned.bank.root, workers=1, memory=memory)
-    try:
-        if not pinned.tables():
-            raise NotBuiltError(f"the bank at {pinned.bank.root} is empty; run `convbank build` first")
-        return sandbox.table(pinned.generation, query, timeout=timeout)
-    finally:
-        sandbox.close()
-        if snapshot is None:
-            pinned.close()
+    from convbank.store.queries import stream
+    from convbank.store.sql import collect
+
+    items = stream(
+        query, bank=bank, snapshot=snapshot, timeout=timeout, memory_limit=memory_limit, last_only=True
+    )
+    return collect(items)
+
+
+def sql_batches(
+    query: str,
+    *,
+    bank: Bank | None = None,
+    snapshot: Snapshot | None = None,
+    timeout: float | None = None,
+    memory_limit: str | None = None,
+    batch_rows: int = 8192,
+) -> Iterator[pa.RecordBatch]:
+    """As :func:`sql`, but the last statement's result arrives in Arrow record batches of
+    ``batch_rows`` rows as DuckDB produces them, so that memory stays bounded whatever its
+    size; ``timeout`` covers the whole stream. Leaving the loop early ends the query.
+
+    Example: ``for batch in convbank.sql_batches("SELECT * FROM turns"): ...``
+    """
+    from convbank.store.queries import stream
+    from convbank.store.sql import Begin
+
+    for item in stream(
+        query,
+        bank=bank,
+        snapshot=snapshot,
+        timeout=timeout,
+        memory_limit=memory_limit,
+        batch_rows=batch_rows,
+        last_only=True,
+    ):
+        if not isinstance(item, Begin):
+            yield item

@@ -2,36 +2,44 @@
 
 from __future__ import annotations
 
-import csv
-import io
+import re
 import sys
 from typing import Any
 
 import msgspec
 import pyarrow as pa
 from rich.console import Console
-from rich.table import Table
 
 from convbank.model.schema import JSON_FIELD
 
-__all__ = ["cell", "echo_json", "err", "out", "plural", "rows_of", "write_table"]
+__all__ = ["MAX_CELL", "c1_escaped", "cell", "echo_json", "err", "out", "plural", "rows_of", "visible"]
 
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
 
-out = Console(width=None if sys.stdout.isatty() else 1 << 16)
+out = Console(width=None if sys.stdout.isatty() else 1 << 16, markup=False, emoji=False)
 """stdout: a terminal's width there (tables cut long cells); a pipe or a file gets each
-table at its own width, one line a row."""
-err = Console(stderr=True)
+table at its own width, one line a row. No markup and no emoji codes: text is printed as it
+is (data such as ``[/b]`` or ``:smile:`` stays data); styles come from ``Text`` and ``style=``."""
+err = Console(stderr=True, markup=False, emoji=False)
 
 
 _json = msgspec.json.Encoder(decimal_format="number")
 """DuckDB's HUGEINT sums and DECIMALs are numbers, as they are in SQL."""
 
 
+_C1 = re.compile(b"\xc2([\x80-\x9f])")
+
+
+def c1_escaped(data: bytes) -> bytes:
+    """UTF-8 JSON with the C1 controls (U+0080-U+009F, which JSON may leave raw and some
+    terminals obey) written as ``\\u0080`` escapes: the same JSON, safe on a terminal."""
+    return _C1.sub(lambda m: b"\\u%04x" % m.group(1)[0], data)
+
+
 def echo_json(data: Any) -> None:
     """Write ``data`` as one line of JSON on stdout."""
-    sys.stdout.buffer.write(_json.encode(data) + b"\n")
+    sys.stdout.buffer.write(c1_escaped(_json.encode(data)) + b"\n")
     sys.stdout.flush()
 
 
@@ -40,7 +48,26 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
-def rows_of(table: pa.Table) -> list[dict[str, Any]]:
+_CONTROLS = {
+    **{c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]},
+    **{c: f"\\u{c:04x}" for c in [0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]},
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0D: "\\r",
+}
+"""Characters that would drive a terminal (C0 and C1 controls: ESC, BEL, CR...; bidi
+overrides), shown as escapes instead."""
+_KEEP_LINES = {k: v for k, v in _CONTROLS.items() if k not in (0x0A, 0x09)}
+
+
+def visible(text: str, *, keep_newlines: bool = True) -> str:
+    """``text`` safe to print on a terminal: every control character (``ESC``, ``BEL``,
+    ``CR``, C1 codes, bidi overrides) as a visible escape (``\\x1b``); newlines and tabs kept
+    unless ``keep_newlines`` is false. Example: ``visible("a\\x1b[2Jb") == "a\\\\x1b[2Jb"``."""
+    return text.translate(_KEEP_LINES if keep_newlines else _CONTROLS)
+
+
+def rows_of(table: pa.Table | pa.RecordBatch) -> list[dict[str, Any]]:
     """The rows of a query result, with its JSON columns decoded into objects."""
     rows: list[dict[str, Any]] = table.to_pylist()
     json_columns = [
@@ -56,37 +83,6 @@ def rows_of(table: pa.Table) -> list[dict[str, Any]]:
             elif isinstance(value, list):
                 row[name] = [msgspec.json.decode(v) if isinstance(v, str) else v for v in value]
     return rows
-
-
-def write_table(result: pa.Table, fmt: str) -> None:
-    """Write a query result on stdout as ``table``, ``json``, ``ndjson`` or ``csv``."""
-    if fmt == "json":
-        echo_json(rows_of(result))
-    elif fmt == "ndjson":
-        write = sys.stdout.buffer.write
-        for row in rows_of(result):
-            write(_json.encode(row) + b"\n")
-        sys.stdout.flush()
-    elif fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(result.column_names)
-        writer.writerows([cell(v) for v in row.values()] for row in result.to_pylist())
-        sys.stdout.write(buf.getvalue())
-    else:
-        table = Table(*result.column_names)
-        for column in table.columns:
-            column.no_wrap = True
-            column.overflow = "ellipsis"
-            column.max_width = MAX_CELL
-        cut = False
-        for row in result.to_pylist():
-            cells = [cell(v) for v in row.values()]
-            cut = cut or any(len(c) > MAX_CELL for c in cells)
-            table.add_row(*(c if len(c) <= MAX_CELL else c[: MAX_CELL - 1] + "…" for c in cells))
-        out.print(table)
-        note = "; long cells cut: --format csv or json shows them whole" if cut else ""
-        err.print(plural(result.num_rows, "row") + note, highlight=False)
 
 
 def cell(value: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -121,3 +122,59 @@ def engine_options(default: str, help_text: str) -> Callable[[F], F]:
         return click.option("--engine", default=default, show_default=True, help=help_text)(func)
 
     return decorate
+
+
+def seconds_option(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """A click callback: a finite number of seconds, 0 or more (``nan``, ``inf`` and
+    negatives refused with one line, exit 2); None stays None."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0 or seconds > 366 * 86_400:
+        raise _bad(param, f"{_shown(value)} is not a number of seconds from 0 to a year")
+    return seconds
+
+
+def seconds_between(low: float, high: float) -> Callable[[click.Context, click.Parameter, Any], float]:
+    """A click callback: a number of seconds from ``low`` to ``high`` (``nan``, ``inf`` and
+    anything outside refused with one line, exit 2)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            seconds = math.nan
+        if not (math.isfinite(seconds) and low <= seconds <= high):
+            raise _bad(param, f"{_shown(str(value))} is not a number of seconds from {low:g} to {high:g}")
+        return seconds
+
+    return check
+
+
+def size_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: a memory size such as ``512MB`` (``0``: no limit), checked at once
+    (one line, exit 2)."""
+    if value is None:
+        return None
+    from convbank.store.sandbox import parse_size
+
+    try:
+        parse_size(value)
+    except ValueError as exc:
+        raise _bad(param, str(exc)) from None
+    return value
+
+
+def _bad(param: click.Parameter, message: str) -> Exception:
+    """One line on stderr and exit 2 (the error edge prints it): bad input for an option."""
+    from convbank.errors import FormatError
+
+    name = param.opts[0] if param.opts else str(param.name)
+    return FormatError(f"{name}: {message}")
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "…")

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from convbank import catalog
+from convbank.cli._console import visible
 from convbank.datasets import Context
 from convbank.model import Annotation, Conversation, Turn
 
@@ -32,15 +33,25 @@ def _kv_table(data: dict[str, Any]) -> Table:
     table.add_column(style="dim")
     table.add_column()
     for key, value in _flatten(data):
-        table.add_row(Text(key), Text(value))
+        table.add_row(Text(visible(key)), Text(visible(value)))
     return table
 
 
 def _turn_text(turn: Turn, annotations: list[Annotation]) -> Text:
-    text = Text(turn.text)
+    shown = visible(turn.text)
+    at = list(range(len(turn.text) + 1))  # where each character of the text lands in ``shown``
+    if shown != turn.text:
+        at, n = [], 0
+        for ch in turn.text:
+            at.append(n)
+            n += len(visible(ch))
+        at.append(n)
+    text = Text(shown)
     spans = [(a.start_char, a.end_char) for a in annotations if a.start_char is not None]
+    size = len(turn.text)
     for n, (start, end) in enumerate(spans):
-        text.stylize(_SPAN_STYLES[n % len(_SPAN_STYLES)], start, end)
+        first, last = min(max(start or 0, 0), size), min(max(size if end is None else end, 0), size)
+        text.stylize(_SPAN_STYLES[n % len(_SPAN_STYLES)], at[first], at[last])
     return text
 
 
@@ -52,41 +63,47 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
     ds = catalog.get(conv.dataset)
     context = context or {}
     console.print(
-        Text(f"{conv.dataset}/{conv.config}/{conv.split} · conversation {conv.conversation_id}", style="bold")
+        Text(
+            visible(f"{conv.dataset}/{conv.config}/{conv.split} · conversation {conv.conversation_id}"),
+            style="bold",
+        )
     )
     for p in conv.participants:
         parts: list[Any] = []
         if p.persona:
             parts.append(Text("persona:", style="dim"))
-            parts.extend(Text(f"  • {s}") for s in p.persona)
+            parts.extend(Text(visible(f"  • {s}")) for s in p.persona)
         if p.meta:
             parts.append(_kv_table(p.meta))
         console.print(
             Panel(
                 Group(*parts) if parts else Text("-"),
-                title=Text(f"{p.participant_id} ({p.role})"),
+                title=Text(visible(f"{p.participant_id} ({p.role})")),
                 expand=False,
             )
         )
     for turn in conv.turns:
         anns = conv.annotations_of(turn.turn_index)
         shown = ds.terminal_turn(turn, context)
-        head = Text(f"{turn.turn_index:>3} {turn.participant_id}: ", style="bold blue")
-        body = Text(shown.action, style="bold") if shown.action is not None else _turn_text(turn, anns)
+        head = Text(visible(f"{turn.turn_index:>3} {turn.participant_id}: "), style="bold blue")
+        if shown.action is not None:
+            body = Text(visible(shown.action), style="bold")
+        else:
+            body = _turn_text(turn, anns)
         line = Text.assemble(head, body)
         labels = [
             f"{a.layer}:{a.label}" + (f"[{a.start_char}:{a.end_char}]" if a.start_char is not None else "")
             for a in anns
         ]
         if labels:
-            line.append("  " + " ".join(labels), style="green")
+            line.append(visible("  " + " ".join(labels)), style="green")
         extra = {k: v for k, v in turn.meta.items() if k not in ds.terminal_hidden_meta and v is not None}
         if extra:
-            line.append("  " + ", ".join(f"{k}={v}" for k, v in extra.items()), style="dim")
+            line.append(visible("  " + ", ".join(f"{k}={v}" for k, v in extra.items())), style="dim")
         if shown.note:
-            line.append(f"  {shown.note}", style="dim")
+            line.append(visible(f"  {shown.note}"), style="dim")
         console.print(line)
         for text in shown.lines:
-            console.print(Text(f"      {text}", style="italic"))
+            console.print(Text(visible(f"      {text}"), style="italic"))
     if conv.meta:
         console.print(Panel(_kv_table(conv.meta), title="conversation", expand=False))

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from convbank.cli._options import config_option
+from convbank.cli._options import config_option, seconds_between, size_option
 
 # Each command imports rich, pyarrow and its engine when it runs (`convbank --help` does not).
 
@@ -40,8 +40,9 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
     datasets together. Exit code 1 when any finding is an error, else 0.
     """
     from rich.table import Table
+    from rich.text import Text
 
-    from convbank.cli._console import echo_json, err, out, plural
+    from convbank.cli._console import echo_json, err, out, plural, visible
     from convbank.validate import validate as run_checks
 
     report = run_checks(list(names) or None)
@@ -50,8 +51,8 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
     else:
         table = Table("dataset", "check", "passed", "failed", "worst", title="validation")
         for c in report.checks:
-            worst = f"[{_SEVERITY_STYLE[c.severity]}]{c.severity}[/]" if c.severity else "-"
-            table.add_row(c.dataset, c.name, f"{c.passed:,}", f"{c.failed:,}", worst)
+            worst = Text(c.severity, style=_SEVERITY_STYLE[c.severity]) if c.severity else "-"
+            table.add_row(visible(c.dataset), visible(c.name), f"{c.passed:,}", f"{c.failed:,}", worst)
         out.print(table)
         shown: dict[tuple[str, str], int] = {}
         for f in report.findings:
@@ -59,16 +60,12 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
             shown[key] = shown.get(key, 0) + 1
             if shown[key] <= limit:
                 where = f" {f.conversation_id}" if f.conversation_id else ""
-                out.print(
-                    f"[{_SEVERITY_STYLE[f.severity]}]{f.severity}[/] {f.dataset}{where} {f.check}: ",
-                    end="",
-                )
-                out.print(f.message, markup=False, highlight=False)
+                head = Text(f.severity, style=_SEVERITY_STYLE[f.severity])
+                head.append(visible(f" {f.dataset}{where} {f.check}: "))
+                out.print(Text.assemble(head, visible(f.message)), highlight=False)
         for (dataset, name), n in shown.items():
             if n > limit:
-                out.print(
-                    f"... {n - limit:,} more {dataset} {name} findings (--limit or --json)", markup=False
-                )
+                out.print(visible(f"... {n - limit:,} more {dataset} {name} findings (--limit or --json)"))
         counts = {s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")}
         err.print(", ".join(plural(n, s) for s, n in counts.items()), highlight=False)
     if not report.ok:
@@ -88,7 +85,7 @@ def stats(names: Sequence[str], as_json: bool) -> None:
     each dataset's cross-tabs."""
     from rich.table import Table
 
-    from convbank.cli._console import cell, echo_json, out
+    from convbank.cli._console import cell, echo_json, out, visible
     from convbank.stats import stats as compute
 
     data = compute(list(names) or None)
@@ -104,13 +101,13 @@ def stats(names: Sequence[str], as_json: bool) -> None:
             "turns",
             "words",
             "turns/conv mean · median · max",
-            title=f"{name}: {ds['title']}",
+            title=visible(f"{name}: {ds['title']}"),
         )
         for s in ds["splits"]:
             tpc = s["turns_per_conversation"]
             table.add_row(
-                s["config"],
-                s["split"],
+                visible(s["config"]),
+                visible(s["split"]),
                 f"{s['conversations']:,}",
                 f"{s['participants']:,}",
                 f"{s['turns']:,}",
@@ -126,19 +123,22 @@ def stats(names: Sequence[str], as_json: bool) -> None:
                 extra = f" (mean {entry['mean']:g}, median {entry['median']:g})" if "mean" in entry else ""
                 _print_counts(f"{where} {key}{extra}", entry["counts"])
         for t in ds["crosstabs"]:
-            table = Table(*t["columns"], title=t["title"], caption=t["question"])
+            table = Table(
+                *map(visible, t["columns"]), title=visible(t["title"]), caption=visible(t["question"])
+            )
             for row in t["rows"]:
-                table.add_row(*(f"{v:.2f}" if isinstance(v, float) else cell(v) for v in row))
+                table.add_row(*(f"{v:.2f}" if isinstance(v, float) else visible(cell(v)) for v in row))
             out.print(table)
 
 
 def _print_counts(title: str, counts: dict[str, int]) -> None:
-    from convbank.cli._console import out
+    from rich.text import Text
+
+    from convbank.cli._console import out, visible
 
     total = sum(counts.values()) or 1
     body = ", ".join(f"{k or '(empty)'} {n:,} ({100 * n / total:.1f}%)" for k, n in counts.items())
-    out.print(f"[bold]{title}[/bold]: ", end="")
-    out.print(body, markup=False, highlight=False)
+    out.print(Text.assemble((visible(title), "bold"), ": ", visible(body)), highlight=False)
 
 
 @click.command()
@@ -292,16 +292,19 @@ def bench(
 
 def _print_result(result: Any) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from convbank.cli._console import out
 
     title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
-    out.print(title, style="bold", markup=False, highlight=False)
-    out.print(f"protocol: {result.protocol}", markup=False, highlight=False)
+    out.print(Text(title, style="bold"))
+    out.print(Text(f"protocol: {result.protocol}"))
     if result.data != "real":
         out.print(
-            "[bold yellow]FIXTURE DATA[/]: the bank's splits do not have the publisher's counts; "
+            Text("FIXTURE DATA", style="bold yellow"),
+            ": the bank's splits do not have the publisher's counts; "
             "these are not results on the real dataset.",
+            sep="",
         )
     table = Table("metric", "ours")
     for name, value in _flatten(result.metrics):
@@ -436,14 +439,16 @@ def _number(value: Any, missing: str = "none") -> str:
 )
 @click.option(
     "--query-timeout",
-    type=click.FloatRange(min=0.1, max=86_400),
-    default=10.0,
+    callback=seconds_between(0.1, 86_400),
+    metavar="SECONDS",
+    default="10",
     show_default=True,
     help="Seconds a SQL console query (or a listing) may run.",
 )
 @click.option(
     "--query-memory",
     default="256MB",
+    callback=size_option,
     show_default=True,
     help="Memory one query may use (DuckDB units: 256MB, 1GB).",
 )

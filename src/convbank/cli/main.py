@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
@@ -15,9 +15,12 @@ from convbank.cli._options import (
     SqlArgumentCommand,
     config_option,
     engine_options,
+    seconds_option,
+    size_option,
     source_options,
     split_option,
 )
+from convbank.cli._signals import EXIT_INTERRUPTED, interrupted, watch_interrupts
 from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.settings import bank_root, downloads_root, home
@@ -40,13 +43,23 @@ class ConvbankGroup(click.Group):
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
             sys.stderr.close()
             ctx.exit(0)
+        except KeyboardInterrupt:  # Ctrl-C: queries interrupted, workers killed, staging dropped
+            if ctx.params.get("debug"):
+                raise
+            click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except (ConvbankError, OSError) as exc:
+            if interrupted.is_set() and not ctx.params.get("debug"):  # what Ctrl-C interrupted failed
+                click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
+                ctx.exit(EXIT_INTERRUPTED)
             from convbank.fetch import home_error
 
             error = home_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
-            click.echo(f"error: {error}", err=True)
+            from convbank.cli._console import visible
+
+            click.echo(f"error: {visible(str(error))}", err=True)  # data in a message drives no terminal
             ctx.exit(error.exit_code)
 
 
@@ -130,9 +143,10 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
 def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     """Show a dataset's card, configs, splits, files and checksum status."""
     from rich.table import Table
+    from rich.text import Text
 
     from convbank import catalog
-    from convbank.cli._console import echo_json, out
+    from convbank.cli._console import echo_json, out, visible
     from convbank.fetch import checksum_status
     from convbank.store.bank import Bank
 
@@ -150,8 +164,8 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
     if as_json:
         echo_json(data)
         return
-    out.print(f"[bold]{ds.title}[/bold] ({ds.name}, version {ds.version})")
-    out.print(ds.description, markup=False)
+    out.print(Text.assemble((visible(ds.title), "bold"), visible(f" ({ds.name}, version {ds.version})")))
+    out.print(visible(ds.description))
     out.print(
         f"license: {ds.license}   homepage: {ds.homepage}   default config: {ds.default_config}", markup=False
     )
@@ -224,12 +238,14 @@ def raw(
     when the dataset is built (the mapper rebuilds each record), else from its source files."""
     import msgspec
 
+    from convbank.cli._console import c1_escaped
+
     raw_json = msgspec.json.Encoder().encode
     write = sys.stdout.buffer.write
     for n, record in enumerate(_raw_records(name, config, split, _fetcher(sources, no_verify), from_source)):
         if limit is not None and n >= limit:
             break
-        write(raw_json(record) + b"\n")
+        write(c1_escaped(raw_json(record)) + b"\n")
     sys.stdout.flush()
 
 
@@ -305,15 +321,19 @@ def build_(
         raise click.exceptions.Exit(3)
 
 
+DEFAULT_QUERY_SECONDS = 300.0
+"""How long `convbank query` lets a query run unless told otherwise."""
+
+
 @cli.command(cls=SqlArgumentCommand)
 @click.argument("sql_text", metavar="[SQL]", required=False)
 @click.option(
     "-f",
     "--file",
     "sql_file",
-    type=click.File("r", encoding="utf-8"),
+    type=click.File("rb"),
     default=None,
-    help="Read the SQL from this file ('-': standard input, as `convbank query -` does).",
+    help="Read the SQL from this file (UTF-8; '-': standard input, as `convbank query -` does).",
 )
 @click.option(
     "--format",
@@ -321,21 +341,43 @@ def build_(
     type=click.Choice(["table", "json", "ndjson", "csv"]),
     default="table",
     show_default=True,
-    help="table: aligned, long cells cut; json: one array; ndjson: one object a line; csv. "
+    help="table: each statement's first and last rows, long cells cut; json: one array; ndjson: one "
+    "object a line; csv (json, ndjson and csv stream the last statement's result whole). "
     "JSON columns (meta) are objects in json and ndjson.",
 )
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json (as other commands say).")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.001, max=86_400 * 365),
+    callback=seconds_option,
+    metavar="SECONDS",
     default=None,
-    help="Stop the query after this many seconds (exit 2); it then runs in a child process.",
+    help=f"Stop the query after this many seconds (exit 2; 0: never); then it runs in a child process "
+    f"that is killed on time. Default: {DEFAULT_QUERY_SECONDS:g} s, held by DuckDB in this process.",
 )
 @click.option(
     "--memory-limit",
+    callback=size_option,
+    metavar="SIZE",
     default=None,
-    help="Memory the query may use (512MB, 2GB; exit 2 past it); it then runs in a child process.",
+    help="Memory the query may use (512MB, 2GB; exit 2 past it); then it runs in a child process "
+    "whose address space is capped. Default: half this machine's memory, held by DuckDB.",
 )
+@click.option("--no-limits", is_flag=True, help="Lift the default time and memory limits.")
+@click.option(
+    "--max-rows",
+    type=click.IntRange(min=0),
+    default=40,
+    show_default=True,
+    help="Rows a table shows: the first and last half (0: all).",
+)
+@click.option(
+    "--max-width",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Characters a table may span; whole columns past it are left out (0: no limit). "
+    "Default: the terminal's width (no limit in a pipe).",
+)
+@click.option("--all", "show_all", is_flag=True, help="Show every row and column of a table.")
 @engine_options(
     "duckdb",
     "duckdb: DuckDB in this process; spark: Spark SQL (convbank[spark]; meta is JSON text there); "
@@ -343,50 +385,112 @@ def build_(
 )
 def query(
     sql_text: str | None,
-    sql_file: TextIO | None,
+    sql_file: BinaryIO | None,
     fmt: str,
     as_json: bool,
     timeout: float | None,
     memory_limit: str | None,
+    no_limits: bool,
+    max_rows: int,
+    max_width: int | None,
+    show_all: bool,
     engine: str,
     master: str,
 ) -> None:
     """Run read-only SQL over the views conversations, participants, turns, annotations
     (all datasets) and <dataset>_raw (`convbank tables` lists them with their columns).
 
-    The SQL is the argument, a file (--file), or standard input (`-`). The query's connection
-    can read the bank's tables and nothing else: no file, no setting, no write survives it,
-    whatever the SQL says. SQL that starts with a dash (a `-- comment`) is taken as SQL.
+    The SQL is the argument, a file (--file), or standard input (`-`, or piped in with no
+    argument). The query's connection can read the bank's tables and nothing else: no
+    file, no setting, no write survives it, whatever the SQL says. SQL that starts with a
+    dash (a `-- comment`) is taken as SQL. Ctrl-C stops it at once (exit 130).
+
+    Example: convbank query "SELECT dataset, count(*) FROM turns GROUP BY 1" --format csv
     """
-    from convbank.cli._console import write_table
+    from convbank.cli._console import out
 
     text = _sql_text(sql_text, sql_file)
-    if engine == "duckdb":
-        from convbank.query import sql
+    fmt = "json" if as_json else fmt
+    if show_all:
+        max_rows, max_width = 0, 0
+    if max_width is None:
+        max_width = out.size.width if out.is_terminal else 0
+    from convbank.cli._results import write_results
 
-        result = sql(text, timeout=timeout, memory_limit=memory_limit)
-    else:
+    if engine != "duckdb":
         from convbank import registry
         from convbank.engines import SqlEngine
         from convbank.store.bank import Bank
+        from convbank.store.sql import Begin
 
         runner = registry.engines.get(engine).from_options({"master": master})
         if not isinstance(runner, SqlEngine):
             raise click.BadParameter(f"the {engine} engine does not run SQL", param_hint="--engine")
         result = runner.sql(text, bank=Bank())
-    write_table(result, "json" if as_json else fmt)
+        write_results(
+            [Begin(result.schema, 0, 1), *result.to_batches()], fmt, max_rows=max_rows, max_width=max_width
+        )
+        return
+    from convbank.errors import QueryError
+    from convbank.store.queries import stream
+
+    hard = bool(timeout) or bool(memory_limit and memory_limit != "0")
+    defaults = []
+    if not no_limits:
+        if timeout is None:
+            timeout, defaults = DEFAULT_QUERY_SECONDS, ["--timeout SECONDS"]
+        if memory_limit is None:
+            memory_limit, defaults = _default_memory(), [*defaults, "--memory-limit SIZE"]
+    items = stream(
+        text,
+        timeout=timeout or None,
+        memory_limit=None if memory_limit == "0" else memory_limit,
+        hard=hard,
+        last_only=fmt != "table",
+    )
+    try:
+        write_results(items, fmt, max_rows=max_rows, max_width=max_width)
+    except QueryError as exc:
+        limit = "time limit" in str(exc) or "more memory" in str(exc)
+        if defaults and limit and not hard:
+            raise QueryError(
+                f"{exc} (a default of `convbank query`: {' or '.join(defaults)} or --no-limits lifts it)"
+            ) from exc
+        raise
 
 
-def _sql_text(argument: str | None, file: TextIO | None) -> str:
+def _default_memory() -> str:
+    """Half this machine's memory, in DuckDB's units."""
+    import os
+
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return f"{max(total // 2 // 2**20, 64)}MiB"
+
+
+def _sql_text(argument: str | None, file: BinaryIO | None) -> str:
     if argument is not None and file is not None:
         raise click.UsageError("give the SQL as an argument or with --file, not both")
+    where = "standard input"
     if file is not None:
-        return file.read()
-    if argument == "-":
-        return sys.stdin.read()
-    if argument is None:
+        name = str(getattr(file, "name", "-"))
+        data, where = file.read(), ("standard input" if name in ("-", "<stdin>") else f"--file {name}")
+    elif argument == "-" or (argument is None and not sys.stdin.isatty()):
+        data = sys.stdin.buffer.read()
+    else:
+        data = None
+    if argument is None and not data:
         raise click.UsageError("give the SQL as an argument, with --file FILE, or '-' to read standard input")
-    return argument
+    if data is None:
+        return argument or ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        from convbank.errors import QueryError
+
+        raise QueryError(
+            f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
+            "save the SQL as UTF-8"
+        ) from None
 
 
 @cli.command()
@@ -396,7 +500,7 @@ def tables(columns: bool, as_json: bool) -> None:
     """List the views `convbank query` offers, with their rows (and columns)."""
     from rich.table import Table
 
-    from convbank.cli._console import echo_json, out
+    from convbank.cli._console import echo_json, out, visible
     from convbank.query import describe
 
     views = describe()
@@ -406,7 +510,7 @@ def tables(columns: bool, as_json: bool) -> None:
     table = Table("view", "rows", *(["columns"] if columns else []), title="views")
     for view in views:
         cols = ", ".join(f"{c['name']} {c['type']}" for c in view["columns"])
-        table.add_row(view["name"], f"{view['rows']:,}", *([cols] if columns else []))
+        table.add_row(visible(view["name"]), f"{view['rows']:,}", *([visible(cols)] if columns else []))
     out.print(table)
 
 
@@ -534,4 +638,5 @@ for _command in (validate, stats, report, bench, serve, doctor, new_dataset):
 
 def main() -> None:
     """Console-script entry point."""
+    watch_interrupts()
     cli(prog_name="convbank")

@@ -531,16 +531,12 @@ class Corpus(Frames):
 
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
-        the generation this corpus reads (in this process: see :func:`convbank.sql` for
-        limits)."""
-        from convbank.store import connect
-        from convbank.store.sql import run
+        the generation this corpus reads (in this process, Ctrl-C interrupts it: see
+        :func:`convbank.sql` for limits)."""
+        from convbank.store.queries import stream
+        from convbank.store.sql import collect
 
-        con = connect(self.snapshot)
-        try:
-            return run(con, query)
-        finally:
-            con.close()
+        return collect(stream(query, snapshot=self.snapshot, last_only=True))
 
 
 def _find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named: str | None) -> list[Part]:

@@ -385,7 +385,21 @@ class Bank:
             if full is None:
                 raise
             raise full from exc
+        except BaseException:  # Ctrl-C before the manifest's rename: nothing of this build stays
+            if record is None or not self._switched_to(record):
+                for path in published:
+                    path.unlink(missing_ok=True)
+                if record is not None:
+                    record.unlink(missing_ok=True)
+            raise
         self.collect()
+
+    def _switched_to(self, record: Path) -> bool:
+        """Whether the manifest already is the generation ``record`` holds."""
+        try:
+            return self.manifest_path.read_bytes() == record.read_bytes()
+        except OSError:
+            return False
 
     def _publish(
         self, staging: Staging, key: tuple[str, str, int], rows: int, published: list[Path]

@@ -16,7 +16,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -27,6 +27,8 @@ from convbank.errors import QueryError
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from convbank.store.sql import Begin
 
 __all__ = ["Result", "SqlSandbox", "parse_size"]
 
@@ -39,10 +41,14 @@ _SLACK = 256 * 2**20
 def parse_size(text: str) -> int:
     """Bytes of a size in DuckDB's units (``512MB``, ``2GB``, ``1GiB``, ``1000000``);
     raises :class:`ValueError` for anything else."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?I?B?)\s*", text.upper())
+    match = re.fullmatch(r"\s*(\d{1,20}(?:\.\d{1,20})?)\s*([KMGT]?I?B?)\s*", text.upper())
+    shown = repr(text if len(text) <= 40 else text[:40] + "…")
     if not match or match.group(2) not in _UNITS:
-        raise ValueError(f"{text!r} is not a size such as 512MB or 2GB")
-    return int(float(match.group(1)) * _UNITS[match.group(2)])
+        raise ValueError(f"{shown} is not a size such as 512MB or 2GB")
+    size = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if size > 2**60:
+        raise ValueError(f"{shown} is more memory than any machine has; give a size such as 512MB or 2GB")
+    return size
 
 
 def _size(n: int) -> str:
@@ -94,10 +100,9 @@ def _worker(
     import resource
 
     import duckdb
-    import pyarrow as pa
 
     from convbank.store.bank import Bank
-    from convbank.store.sql import connect, is_read_only, run
+    from convbank.store.sql import Begin, connect, is_read_only, results
 
     bank = Bank(Path(root))
     limit = f"{max(memory // 2**20, 1)}MiB" if memory else None
@@ -111,7 +116,7 @@ def _worker(
             return
         if message is None:
             return
-        generation, sql, max_rows, cell_chars = message
+        generation, sql, mode, options = message
         try:
             snapshot = pinned.get(generation)
             if snapshot is None:
@@ -126,13 +131,16 @@ def _worker(
                 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
                 capped = True
             try:
-                if max_rows is None:  # the whole result, as Arrow
-                    table = run(con, sql)
-                    sink = pa.BufferOutputStream()
-                    with pa.ipc.new_stream(sink, table.schema) as writer:
-                        writer.write_table(table)
-                    reply: tuple[Any, ...] = ("arrow", sink.getvalue().to_pybytes())
+                if mode == "stream":  # every batch as it comes, one Arrow IPC message each
+                    batch_rows, last_only = options
+                    for item in results(con, sql, batch_rows=batch_rows, last_only=last_only):
+                        if isinstance(item, Begin):
+                            pipe.send(("begin", _ipc(item.schema, None), item.index, item.count))
+                        else:
+                            pipe.send(("batch", _ipc(item.schema, item)))
+                    reply: tuple[Any, ...] = ("end",)
                 else:
+                    max_rows, cell_chars = options
                     is_read_only(con, sql)
                     cur = con.execute(sql)
                     columns = [d[0] for d in cur.description or []]
@@ -152,7 +160,7 @@ def _worker(
         except MemoryError:
             reply = ("memory", "out of memory")
         except duckdb.Error as exc:
-            reply = ("error", f"SQL error: {str(exc).splitlines()[0]}")
+            reply = ("error", f"SQL error: {str(exc).rstrip()}")
         except QueryError as exc:
             reply = ("memory", str(exc)) if "more memory" in str(exc) else ("error", str(exc))
         except (TypeError, ValueError, UnicodeError) as exc:
@@ -163,6 +171,25 @@ def _worker(
             pipe.send(reply)
         except MemoryError:
             pipe.send(("memory", "the result is too large to send"))
+
+
+def _ipc(schema: pa.Schema, batch: pa.RecordBatch | None) -> bytes:  # pragma: no cover - child
+    """A schema, or one batch, as an Arrow IPC stream."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        if batch is not None:
+            writer.write_batch(batch)
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
+
+
+def _read_ipc(data: bytes) -> tuple[pa.Schema, list[pa.RecordBatch]]:
+    import pyarrow as pa
+
+    reader = pa.ipc.open_stream(data)
+    return reader.schema, list(reader)
 
 
 class _Worker(Worker):
@@ -176,6 +203,9 @@ class _Worker(Worker):
             ready = self.pipe.poll(self.STARTUP) and self.pipe.recv() == ("ready",)
         except (EOFError, OSError):
             ready = False
+        except BaseException:  # Ctrl-C while it starts: it goes too
+            self.kill()
+            raise
         if not ready:
             self.kill()
             raise QueryError("the query process could not start")
@@ -184,7 +214,8 @@ class _Worker(Worker):
 class SqlSandbox:
     """A pool of SQL worker processes over one bank. :meth:`run` is thread-safe: each call
     takes a free worker (starting one when none is free, up to ``workers``, else waiting).
-    ``memory`` caps each query (bytes; 0: no cap)."""
+    ``memory`` caps each query (bytes; 0: no cap). A worker stays warm between queries; one
+    stopped at its deadline (or by the caller) is killed, and the next query starts another."""
 
     def __init__(self, root: Path, *, workers: int = 2, memory: int = 256 * 2**20, threads: int = 2) -> None:
         self.root = Path(root)
@@ -240,57 +271,86 @@ class SqlSandbox:
         """Run ``sql`` on ``generation`` of the bank within ``timeout`` seconds: its first
         ``max_rows`` rows. ``stop()`` is asked every 50 ms and ends the query when it says
         so (the client left)."""
-        reply = self._ask(
-            generation, sql, timeout=timeout, max_rows=max_rows, cell_chars=cell_chars, stop=stop
-        )
+        reply = next(self._ask(generation, sql, "rows", (max_rows, cell_chars), timeout=timeout, stop=stop))
         return Result(reply[1], reply[2], reply[3], reply[4])
 
-    def table(self, generation: str | None, sql: str, *, timeout: float | None) -> pa.Table:
-        """Run ``sql`` on ``generation`` within ``timeout`` seconds: the whole result."""
-        import pyarrow as pa
-
-        reply = self._ask(generation, sql, timeout=timeout, max_rows=None, cell_chars=0, stop=lambda: False)
-        table: pa.Table = pa.ipc.open_stream(reply[1]).read_all()
-        return table
-
-    def _ask(
+    def results(
         self,
         generation: str | None,
         sql: str,
         *,
         timeout: float | None,
-        max_rows: int | None,
-        cell_chars: int,
+        batch_rows: int = 8192,
+        last_only: bool = False,
+    ) -> Iterator[Begin | pa.RecordBatch]:
+        """Stream ``sql`` on ``generation`` within ``timeout`` seconds, as
+        :func:`convbank.store.sql.results` does: the worker sends a batch at a time (the
+        socket's buffer holds it back while the reader is slow), so neither process holds
+        the whole result. Leaving the stream early ends the worker."""
+        from convbank.store.sql import Begin
+
+        options = (batch_rows, last_only)
+        for reply in self._ask(generation, sql, "stream", options, timeout=timeout, stop=lambda: False):
+            if reply[0] == "begin":
+                yield Begin(_read_ipc(reply[1])[0], reply[2], reply[3])
+            elif reply[0] == "batch":
+                yield from _read_ipc(reply[1])[1]
+
+    def table(self, generation: str | None, sql: str, *, timeout: float | None) -> pa.Table:
+        """Run ``sql`` on ``generation`` within ``timeout`` seconds: the last statement's
+        whole result."""
+        from convbank.store.sql import collect
+
+        return collect(self.results(generation, sql, timeout=timeout, last_only=True))
+
+    def _ask(
+        self,
+        generation: str | None,
+        sql: str,
+        mode: str,
+        options: tuple[Any, ...],
+        *,
+        timeout: float | None,
         stop: Callable[[], bool],
-    ) -> tuple[Any, ...]:
+    ) -> Iterator[tuple[Any, ...]]:
+        """Send a query to a worker and yield its replies up to the last (``ok`` or ``end``)."""
         if timeout is not None and not (0 < timeout < float("inf")):
             raise QueryError(f"a time limit is a positive number of seconds, not {timeout}")
+        late = f"the query ran past its time limit of {timeout:g} s and was stopped" if timeout else ""
+        gone = "the query's process ended before it answered (it ran out of memory)"
         worker = self._take()
         deadline = time.monotonic() + timeout if timeout else None
+        done = False
         try:
-            worker.pipe.send((generation, sql, max_rows, cell_chars))
-            while not worker.pipe.poll(0.05):
-                if not worker.alive():
-                    raise QueryError("the query's process ended before it answered (it ran out of memory)")
-                if deadline is not None and time.monotonic() > deadline:
-                    raise QueryError(f"the query ran past its time limit of {timeout:g} s and was stopped")
-                if stop() or self._closed:
-                    raise QueryError("the query was stopped before it finished")
-            reply = worker.pipe.recv()
-        except (QueryError, OSError, EOFError) as exc:
-            worker.kill()
-            self._drop()
-            if isinstance(exc, QueryError):
-                raise
-            raise QueryError("the query's process ended before it answered (it ran out of memory)") from exc
-        except BaseException:
-            worker.kill()
-            self._drop()
-            raise
-        self._give(worker)
+            worker.pipe.send((generation, sql, mode, options))
+            while True:
+                while not worker.pipe.poll(0.05):
+                    if not worker.alive():
+                        raise QueryError(gone)
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise QueryError(late)
+                    if stop() or self._closed:
+                        raise QueryError("the query was stopped before it finished")
+                reply = worker.pipe.recv()
+                if reply[0] in ("begin", "batch"):
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise QueryError(late)
+                    yield reply
+                    continue
+                done = True
+                break
+        except (OSError, EOFError) as exc:
+            raise QueryError(gone) from exc
+        finally:
+            if done:
+                self._give(worker)
+            else:  # stopped, failed or left early (Ctrl-C, a closed stream): the worker goes
+                worker.kill()
+                self._drop()
         kind = reply[0]
-        if kind in ("ok", "arrow"):
-            return tuple(reply)
+        if kind in ("ok", "end"):
+            yield reply
+            return
         if kind == "memory":
             raise QueryError(
                 f"the query needs more memory than its limit of {_size(self.memory)} allows; "

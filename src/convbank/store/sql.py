@@ -11,10 +11,13 @@ clearer message first.
 
 from __future__ import annotations
 
+import queue
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -23,9 +26,36 @@ from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
 
-__all__ = ["READ_ONLY_STATEMENTS", "bank_queries", "connect", "deadline", "is_read_only", "run"]
+__all__ = [
+    "BATCH_ROWS",
+    "READ_ONLY_STATEMENTS",
+    "bank_queries",
+    "connect",
+    "deadline",
+    "interrupt_all",
+    "is_read_only",
+    "results",
+    "run",
+    "statements",
+]
 
+T = TypeVar("T")
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+BATCH_ROWS = 8192
+"""Rows of a streamed batch: what a reader of :func:`results` holds at a time."""
+
+_LIVE: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+"""Every open connection of this process, for :func:`interrupt_all`."""
+_SIGNALLED = threading.Event()
+
+
+def interrupt_all() -> None:
+    """Interrupt whatever every connection of this process runs (the command line's Ctrl-C:
+    DuckDB stops at once and its call raises :class:`KeyboardInterrupt`)."""
+    _SIGNALLED.set()
+    for con in list(_LIVE):
+        with suppress(duckdb.Error):  # closed meanwhile
+            con.interrupt()
 
 
 def _quote(name: str) -> str:
@@ -72,27 +102,61 @@ def connect(
     con.execute("SET lock_configuration=true")
     if snapshot is not source:
         weakref.finalize(con, snapshot.close)
+    _LIVE.add(con)
     return con
 
 
-def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """Raise :class:`QueryError` unless every statement of ``sql`` only reads (a clear
-    message first; the connection itself cannot write whatever passes)."""
+def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
+    """The statements of ``sql``, in order; raises :class:`QueryError` unless every one only
+    reads (a clear message first; the connection itself cannot write whatever passes)."""
+    _readable(sql)
     try:
-        statements = con.extract_statements(sql)
+        parsed = con.extract_statements(sql)
     except duckdb.Error as exc:
-        raise QueryError(f"SQL syntax error: {str(exc).splitlines()[0]}") from exc
-    except (TypeError, UnicodeError) as exc:
-        raise QueryError(f"the SQL cannot be read: {exc}") from exc
-    if not statements:
+        raise QueryError(f"SQL syntax error: {_message(exc)}") from exc
+    if not parsed:
         raise QueryError("empty SQL statement")
-    for st in statements:
+    for st in parsed:
         kind = st.type.name
         if kind not in READ_ONLY_STATEMENTS:
             raise QueryError(
                 f"only read-only statements are allowed (SELECT, WITH ... SELECT, DESCRIBE, "
                 f"SHOW, EXPLAIN); got {kind}"
             )
+    return [st.query for st in parsed]
+
+
+def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Raise :class:`QueryError` unless every statement of ``sql`` only reads."""
+    statements(con, sql)
+
+
+def _readable(sql: str) -> None:
+    """One line for text DuckDB cannot take: not a string, or a lone surrogate."""
+    if not isinstance(sql, str):
+        raise QueryError(f"the SQL cannot be read: it is a {type(sql).__name__}, not text")
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise QueryError(
+            f"the SQL cannot be read: character {exc.start + 1} is not valid Unicode "
+            f"({exc.object[exc.start]!a}, a lone surrogate)"
+        ) from None
+
+
+def _message(exc: BaseException) -> str:
+    """DuckDB's whole message (its hints and the ``LINE 1: ... ^`` caret), trailing space cut."""
+    return str(exc).rstrip()
+
+
+@dataclass
+class Begin:
+    """In the stream of :func:`results`: the next statement's result starts (its schema);
+    its batches follow."""
+
+    schema: pa.Schema
+    index: int
+    count: int
 
 
 @contextmanager
@@ -116,20 +180,115 @@ def deadline(con: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[
             timer.cancel()
 
 
-def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = None) -> pa.Table:
-    """Run read-only ``sql`` (one or more statements; the last one's result) on ``con``
-    within ``timeout`` seconds; DuckDB errors become one-line :class:`QueryError`."""
-    is_read_only(con, sql)
+def results(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    *,
+    timeout: float | None = None,
+    batch_rows: int = BATCH_ROWS,
+    last_only: bool = False,
+) -> Iterator[Begin | pa.RecordBatch]:
+    """Run read-only ``sql`` on ``con``, streaming: for each statement in order a
+    :class:`Begin`, then its result in batches of ``batch_rows`` rows (only the last
+    statement's result with ``last_only``). ``timeout`` (seconds) covers the whole stream.
+    DuckDB errors become :class:`QueryError` with DuckDB's whole message. On the main
+    thread DuckDB runs on a helper thread, so that Ctrl-C interrupts it at once."""
+    texts = statements(con, sql)
+    items = _results(con, texts, timeout, batch_rows, last_only)
+    if threading.current_thread() is not threading.main_thread():
+        return items
+    return _pumped(con, items)
+
+
+def _results(
+    con: duckdb.DuckDBPyConnection, texts: list[str], timeout: float | None, batch_rows: int, last_only: bool
+) -> Iterator[Begin | pa.RecordBatch]:
     with deadline(con, timeout) as struck:
         try:
-            result = con.sql(sql)
-            if result is None:
-                return pa.table({})
-            return _mark_json(result.to_arrow_table(), [str(t) for t in result.types])
+            for index, text in enumerate(texts):
+                if last_only and index < len(texts) - 1:
+                    con.sql(text)  # bound (its errors said), not run: its result is not wanted
+                    continue
+                relation = con.sql(text)
+                if relation is None:
+                    yield Begin(pa.schema([]), index, len(texts))
+                    continue
+                reader = relation.to_arrow_reader(batch_rows)
+                schema = _mark_json(reader.schema, [str(t) for t in relation.types])
+                yield Begin(schema, index, len(texts))
+                for batch in reader:
+                    yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
         except duckdb.Error as exc:
+            if isinstance(exc, duckdb.InterruptException) and _SIGNALLED.is_set():
+                raise KeyboardInterrupt from None
             raise _query_error(exc, struck.is_set(), timeout) from exc
-        except (TypeError, UnicodeError) as exc:  # text DuckDB cannot take (lone surrogates)
-            raise QueryError(f"the SQL cannot be read: {exc}") from exc
+        except RuntimeError as exc:  # DuckDB saw Python's KeyboardInterrupt and said so instead
+            if "interrupted" in str(exc).lower():
+                raise KeyboardInterrupt from None
+            raise
+
+
+def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
+    """``items``, computed on a helper thread while this (main) thread waits where Python
+    can take a signal: Ctrl-C interrupts DuckDB and raises :class:`KeyboardInterrupt` here
+    at once, where a call into DuckDB would hold it until the query ended."""
+    handoff: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        handoff.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            handoff.put(("end", None))
+        except BaseException as exc:  # handed to the caller
+            handoff.put(("error", exc))
+
+    worker = threading.Thread(target=produce, name="convbank-sql", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = handoff.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        if worker.is_alive():  # Ctrl-C, or the caller left early: stop DuckDB, free the helper
+            stop.set()
+            with suppress(duckdb.Error):
+                con.interrupt()
+            while worker.is_alive():
+                with suppress(queue.Empty):
+                    handoff.get(timeout=0.05)
+        close = getattr(items, "close", None)
+        if close is not None:  # its deadline timer cancelled, its result let go
+            close()
+
+
+def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = None) -> pa.Table:
+    """Run read-only ``sql`` (one or more statements; the last one's result) on ``con``
+    within ``timeout`` seconds; DuckDB errors become :class:`QueryError`."""
+    return collect(results(con, sql, timeout=timeout, last_only=True))
+
+
+def collect(stream: Iterator[Begin | pa.RecordBatch]) -> pa.Table:
+    """The last result of a :func:`results` stream as one table."""
+    schema = pa.schema([])
+    batches: list[pa.RecordBatch] = []
+    for item in stream:
+        if isinstance(item, Begin):
+            schema, batches = item.schema, []
+        else:
+            batches.append(item)
+    return pa.Table.from_batches(batches, schema=schema)
 
 
 @contextmanager
@@ -146,22 +305,24 @@ def bank_queries(snapshot: Snapshot) -> Iterator[None]:
         ) from exc
 
 
-def _mark_json(table: pa.Table, types: list[str]) -> pa.Table:
+def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:
     """Mark the columns DuckDB typed ``JSON`` (Arrow sees plain strings) with the field
     metadata the unified schemas use, so that readers can decode them."""
     fields = [
         f.with_metadata({**(f.metadata or {}), **JSON_FIELD}) if t in ("JSON", "JSON[]") else f
-        for f, t in zip(table.schema, types, strict=True)
+        for f, t in zip(schema, types, strict=True)
     ]
-    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
+    return pa.schema(fields, metadata=schema.metadata)
 
 
 def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None) -> QueryError:
-    if timed_out or isinstance(exc, duckdb.InterruptException):
+    if (timed_out or isinstance(exc, duckdb.InterruptException)) and timeout:
         return QueryError(f"the query ran past its time limit of {timeout:g} s and was stopped")
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryError("the query was interrupted")
     if isinstance(exc, duckdb.OutOfMemoryException):
         return QueryError(
             f"the query needs more memory than its limit allows ({str(exc).splitlines()[0]}); "
             "select fewer rows or columns, or aggregate"
         )
-    return QueryError(f"SQL error: {str(exc).splitlines()[0]}")
+    return QueryError(f"SQL error: {_message(exc)}")

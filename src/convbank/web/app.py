@@ -324,7 +324,7 @@ class _Workers:
                         "select fewer rows or columns, or aggregate"
                     ) from exc
                 if isinstance(exc, duckdb.Error):
-                    raise QueryError(f"SQL error: {str(exc).splitlines()[0]}") from exc
+                    raise QueryError(f"SQL error: {str(exc).rstrip()}") from exc
                 raise
         finally:
             if not future.done():
@@ -483,8 +483,8 @@ def create_app(
         if q and result is not None and request.query_params.get("format") == "csv":
             buf = io.StringIO()
             writer = csv.writer(buf, lineterminator="\n")
-            writer.writerow(result.columns)
-            writer.writerows(result.rows)
+            writer.writerow([_spreadsheet_safe(c) for c in result.columns])
+            writer.writerows([_spreadsheet_safe(v) for v in row] for row in result.rows)
             return Response(
                 buf.getvalue(),
                 media_type="text/csv; charset=utf-8",
@@ -541,6 +541,17 @@ def create_app(
     )
     app.state.stop_queries = stop
     return app
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text that starts like a formula (``= + - @``,
+    tab, CR) gets a leading single quote, as OWASP recommends against CSV injection."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def _query(args: dict[str, Any]) -> str:

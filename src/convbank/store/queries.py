@@ -1,0 +1,97 @@
+"""Where a read-only query runs: in this process, or in a warm sandbox worker held to hard
+limits (:mod:`convbank.store.sandbox`), kept for the life of the process so that a limit
+costs milliseconds per call, not a process start.
+
+Both stream: :func:`stream` yields, for each statement, a :class:`~convbank.store.sql.Begin`
+and then its result in Arrow batches, so that no result is ever held whole unless the
+caller collects it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+
+from convbank.errors import NotBuiltError, QueryError
+from convbank.store.bank import Bank, Snapshot
+from convbank.store.sandbox import SqlSandbox, parse_size
+from convbank.store.sql import BATCH_ROWS, Begin, connect, results
+
+__all__ = ["close_sandboxes", "memory_bytes", "stream"]
+
+_SANDBOX_WORKERS = 4
+"""Workers a process keeps per bank and memory limit (more calls at once wait)."""
+_sandboxes: dict[tuple[Path, int], SqlSandbox] = {}
+_lock = threading.Lock()
+
+
+def memory_bytes(memory_limit: str) -> int:
+    """Bytes of a memory limit (``"512MB"``); a one-line :class:`QueryError` otherwise."""
+    try:
+        return parse_size(memory_limit)
+    except ValueError as exc:
+        raise QueryError(f"memory limit: {exc}") from None
+
+
+def _sandbox(root: Path, memory: int) -> SqlSandbox:
+    with _lock:
+        sandbox = _sandboxes.get((root, memory))
+        if sandbox is None:
+            sandbox = _sandboxes[(root, memory)] = SqlSandbox(root, workers=_SANDBOX_WORKERS, memory=memory)
+        return sandbox
+
+
+@atexit.register
+def close_sandboxes() -> None:
+    """End this process's warm query workers (at exit; a later call starts new ones)."""
+    with _lock:
+        sandboxes = list(_sandboxes.values())
+        _sandboxes.clear()
+    for sandbox in sandboxes:
+        sandbox.close()
+
+
+def stream(
+    query: str,
+    *,
+    bank: Bank | None = None,
+    snapshot: Snapshot | None = None,
+    timeout: float | None = None,
+    memory_limit: str | None = None,
+    hard: bool = True,
+    batch_rows: int = BATCH_ROWS,
+    last_only: bool = False,
+) -> Iterator[Begin | pa.RecordBatch]:
+    """Run read-only ``query`` over the bank, streaming (see :func:`convbank.store.sql.results`).
+
+    With ``timeout`` (seconds) or ``memory_limit`` and ``hard``, the query runs in a warm
+    worker process that the operating system holds to them (its address space capped,
+    killed at the deadline, then replaced); without ``hard``, in this process, held by
+    DuckDB (its ``memory_limit`` and an interrupt at the deadline: cheaper, and enough for
+    SQL that is not written to escape them). Without either, in this process, unlimited.
+    """
+    if timeout is not None and not (0 < timeout < float("inf")):
+        raise QueryError(f"a time limit is a positive number of seconds, not {timeout}")
+    memory = memory_bytes(memory_limit) if memory_limit else 0
+    if hard and (timeout or memory):
+        pinned = snapshot or (bank or Bank()).snapshot()
+        try:
+            if not pinned.tables():
+                raise NotBuiltError(f"the bank at {pinned.bank.root} is empty; run `convbank build` first")
+            sandbox = _sandbox(pinned.bank.root, memory)
+            yield from sandbox.results(
+                pinned.generation, query, timeout=timeout, batch_rows=batch_rows, last_only=last_only
+            )
+        finally:
+            if snapshot is None:
+                pinned.close()
+        return
+    con = connect(snapshot or bank or Bank(), memory_limit=f"{max(memory // 1024, 1)}KiB" if memory else None)
+    try:
+        yield from results(con, query, timeout=timeout, batch_rows=batch_rows, last_only=last_only)
+    finally:
+        con.close()

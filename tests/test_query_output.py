@@ -1,0 +1,168 @@
+"""What `convbank query` shows (issue 24, items 3, 4, 9; issue 26, item 10): DuckDB's whole
+error message, tables of the first and last rows with whole columns left out, each
+statement's result, SQL piped in, and one-line errors for bad options and files."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from convbank.cli.main import cli
+from convbank.errors import QueryError
+from convbank.query import sql
+from convbank.store import Bank
+
+
+def run(*args: str, stdin: str | bytes | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=stdin)
+
+
+# ---------------------------------------------------------------------- errors
+def test_sql_errors_keep_duckdbs_hints_and_caret(built: Bank) -> None:
+    """Before: only the first line ('Catalog Error: Table with name turn does not exist!')."""
+    missing = run("query", "SELECT * FROM turn")
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith(
+        "error: SQL error: Catalog Error: Table with name turn does not exist!\n"
+    )
+    assert 'Did you mean "turns"' in missing.stderr
+    syntax = run("query", "SELECT * FRM turns")
+    assert syntax.exit_code == 2 and "LINE 1: SELECT * FRM turns" in syntax.stderr
+    caret = syntax.stderr.splitlines()[-1]
+    assert caret.strip() == "^^^^^" and caret.index("^") == syntax.stderr.splitlines()[-2].index("turns")
+
+
+def test_sql_console_keeps_the_whole_message(built: Bank) -> None:
+    from starlette.testclient import TestClient
+
+    from convbank.web.app import create_app
+
+    client = TestClient(create_app(built), base_url="http://127.0.0.1")
+    page = client.get("/sql", params={"q": "SELECT * FROM turn"})
+    assert page.status_code == 400 and "Did you mean &#34;turns&#34;" in page.text
+    assert '<pre class="error"' in page.text  # the caret stays under its column
+    assert "LINE 1: SELECT * FRM turns" in client.get("/sql", params={"q": "SELECT * FRM turns"}).text
+
+
+@pytest.mark.parametrize("query", ["SELECT '\udc80'", b"SELECT 1", 42])
+def test_sql_that_cannot_be_read_is_one_line(built: Bank, query: object) -> None:
+    """Before: 4 lines of pybind11's 'incompatible function arguments'."""
+    with pytest.raises(QueryError, match=r"^the SQL cannot be read: ") as info:
+        sql(query)  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
+
+
+# ---------------------------------------------------------------------- tables
+def test_a_table_shows_the_first_and_last_rows_quickly(built: Bank) -> None:
+    """Before: 51 s (184 s on this loaded machine) to print all 33,236 rows; now 40."""
+    start = time.perf_counter()
+    result = run("query", "SELECT * FROM turns")
+    seconds = time.perf_counter() - start
+    assert result.exit_code == 0 and seconds < 15
+    lines = result.stdout.splitlines()
+    turns = sql("SELECT count(*) AS n FROM turns").to_pylist()[0]["n"]
+    assert turns > 33_000
+    assert len(lines) == 3 + 20 + 1 + 20 + 1  # head, 20 rows, the gap, 20 rows, bottom
+    assert result.stderr.startswith(f"{turns:,} rows; 40 shown (--max-rows N or --all shows more")
+    few = run("query", "SELECT range AS n FROM range(10)", "--max-rows", "4", "--format", "table")
+    shown = [line.strip("│ ") for line in few.stdout.splitlines()[3:-1]]
+    assert shown == ["0", "1", "·", "8", "9"]
+    assert run("query", "SELECT * FROM range(30)").stdout.count("\n") == 3 + 30 + 1  # all: no gap
+    every = run("query", "SELECT * FROM range(100)", "--all")
+    assert every.stdout.count("\n") == 3 + 100 + 1 and every.stderr == "100 rows\n"
+
+
+def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
+    """Before: dataset, config, split and kind shrank to zero width in 100 columns."""
+    result = run("query", "SELECT * FROM turns", "--max-width", "100")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    header = [h.strip() for h in lines[1].strip("┃").split("┃")]
+    assert header[:2] == ["dataset", "config"] and "…" in header
+    assert all(h and (h == "…" or h in _TURN_COLUMNS) for h in header)  # every name whole
+    hidden = [c for c in _TURN_COLUMNS if c not in header]
+    assert f"{len(hidden)} columns not shown ({', '.join(hidden)}): --max-width 0 or --all" in result.stderr
+    wide = run("query", "SELECT * FROM turns LIMIT 3", "--max-width", "0")
+    assert [h.strip() for h in wide.stdout.splitlines()[1].strip("┃").split("┃")] == _TURN_COLUMNS
+
+
+_TURN_COLUMNS = [
+    "dataset",
+    "config",
+    "split",
+    "conversation_id",
+    "turn_index",
+    "participant_id",
+    "text",
+    "kind",
+    "meta",
+]
+
+
+# ---------------------------------------------------------------------- shell habits
+def test_sql_piped_in_is_read(built: Bank) -> None:
+    assert run("query", "--format", "csv", stdin="SELECT 42 AS x\n").stdout == "x\n42\n"
+    empty = run("query", stdin="")
+    assert empty.exit_code == 2 and "give the SQL as an argument, with --file FILE, or '-'" in empty.output
+
+
+def test_each_statement_shows_its_result(built: Bank) -> None:
+    """Before: `SELECT 1; SELECT 2` showed only the last result, without a word."""
+    tables = run("query", "SELECT 1 AS a; SELECT 2 AS b")
+    assert tables.exit_code == 0
+    assert [line.strip("│┃ ") for line in tables.stdout.splitlines() if line.strip("│┃ ").isalnum()] == [
+        "a",
+        "1",
+        "b",
+        "2",
+    ]
+    csv = run("query", "SELECT 1 AS a; SELECT 2 AS b", "--format", "csv")
+    assert csv.stdout == "b\n2\n"
+    assert csv.stderr == (
+        "1 earlier statement not shown: csv holds the last statement's result (--format table shows each)\n"
+    )
+
+
+# ---------------------------------------------------------------------- bad input
+def test_a_file_that_is_not_utf8_is_one_line(built: Bank, tmp_path: Path) -> None:
+    """Before: a UnicodeDecodeError traceback."""
+    script = tmp_path / "q.sql"
+    script.write_bytes(b"SELECT '\xff' AS x")
+    result = run("query", "-f", str(script))
+    assert (result.exit_code, result.output) == (
+        2,
+        f"error: --file {script} is not UTF-8 text (byte 0xff at offset 8); save the SQL as UTF-8\n",
+    )
+    piped = run("query", stdin=b"SELECT '\xfe'")
+    assert piped.exit_code == 2 and piped.output.startswith("error: standard input is not UTF-8 text")
+
+
+def test_a_huge_memory_limit_is_one_line(built: Bank) -> None:
+    """Before: OverflowError (int(float('9' * 5000)))."""
+    result = run("query", "SELECT 1", "--memory-limit", "9" * 5000)
+    assert result.exit_code == 2
+    assert result.output == f"error: --memory-limit: '{'9' * 40}…' is not a size such as 512MB or 2GB\n"
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-1", "0"])
+def test_serve_refuses_a_query_timeout_that_is_not_a_time(bad: str) -> None:
+    """Before: nan was accepted and broke every console query."""
+    result = run("serve", "--query-timeout", bad)
+    assert (result.exit_code, result.output) == (
+        2,
+        f"error: --query-timeout: '{bad}' is not a number of seconds from 0.1 to 86400\n",
+    )
+
+
+def test_default_limits_are_lifted_by_flags(built: Bank) -> None:
+    stopped = run(
+        "query", "SELECT count(*) FROM range(3000000000) t(x) WHERE hash(x) = 0", "--timeout", "0.5"
+    )
+    assert stopped.exit_code == 2
+    assert stopped.output == "error: the query ran past its time limit of 0.5 s and was stopped\n"
+    assert run("query", "SELECT 1 AS x", "--timeout", "0", "--format", "csv").stdout == "x\n1\n"
+    assert run("query", "SELECT 1 AS x", "--no-limits", "--format", "csv").stdout == "x\n1\n"
