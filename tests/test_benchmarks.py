@@ -10,6 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.contenders import CONTENDERS  # noqa: E402
+from benchmarks.training import TRAINING  # noqa: E402
 
 
 def test_quick_harness_runs(tmp_path: Path) -> None:
@@ -26,12 +27,12 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     results = json.loads(out.read_text(encoding="utf-8"))
     assert set(results) == {"casino", "convai2", "pec"}
     for dataset, contenders in results.items():
-        assert set(contenders) == set(CONTENDERS), dataset
+        assert set(contenders) == set(CONTENDERS) | set(TRAINING), dataset
         for r in contenders.values():
             assert 0 < r["min_s"] <= r["median_s"] and r["peak_rss_mib"] > 0
     for dataset in results:
         assert f"### {dataset}" in done.stdout
     assert "| convbank_build | " in done.stdout and "× floor" in done.stdout
     assert "| work | convbank s | Hugging Face s | ConvoKit s |" in done.stdout
-    for work in ("build", "iterate", "turns_pandas", "filter", "take"):
+    for work in ("build", "iterate", "turns_pandas", "filter", "take", "getitem_warm", "loader_2", "scan"):
         assert f"| {work} | " in done.stdout
