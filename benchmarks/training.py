@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import random
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contenders import SPECS
+from benchmarks.contenders import ROOT, SPECS
 
 BATCH = 256
 """Turns per DataLoader batch."""
@@ -119,11 +120,19 @@ def hf_getitem_warm(dataset: str, work: Path) -> Callable[[], None]:
 
 # ---------------------------------------------------------------------- the same turns in Hugging Face
 def _hf_turns(dataset: str, work: Path) -> Path:
-    """A saved Hugging Face dataset of the corpus's turn items (made once, not timed), and
-    its Parquet export beside it (``hf-turns.parquet``)."""
+    """A saved Hugging Face dataset of the corpus's turn items, and its Parquet export beside
+    it (``hf-turns.parquet``): made once, in a process of its own (not timed, and not in the
+    peak memory of the contender that asks first)."""
     folder = work / "hf-turns"
-    if folder.exists():
-        return folder
+    if not folder.exists():
+        subprocess.run(
+            [sys.executable, "-m", "benchmarks.training", "prepare", dataset, str(work)], cwd=ROOT, check=True
+        )
+    return folder
+
+
+def _make_hf_turns(dataset: str, work: Path) -> None:
+    folder = work / "hf-turns"
     import datasets
     import duckdb
     import pyarrow as pa
@@ -147,7 +156,6 @@ def _hf_turns(dataset: str, work: Path) -> Path:
     ds.save_to_disk(str(tmp))
     datasets.load_from_disk(str(tmp)).to_parquet(str(work / "hf-turns.parquet"))
     tmp.rename(folder)
-    return folder
 
 
 def _loader(data: Any, workers: int) -> Any:
@@ -248,7 +256,9 @@ def convbank_iter_batches(dataset: str, work: Path) -> Callable[[], None]:
     corpus = _corpus(dataset, work)
 
     def go() -> None:
-        n = sum(pc.sum(pc.utf8_length(b.column("text"))).as_py() or 0 for b in corpus.iter_batches("turns", 4096))
+        n = sum(
+            pc.sum(pc.utf8_length(b.column("text"))).as_py() or 0 for b in corpus.iter_batches("turns", 4096)
+        )
         assert n > 0
 
     return go
@@ -292,6 +302,9 @@ def main() -> None:
     """Run one contender once and print its measurement (or ``memory SIZE...``)."""
     if sys.argv[1] == "memory":
         print(json.dumps(memory([int(s) for s in sys.argv[2:]])))
+        return
+    if sys.argv[1] == "prepare":
+        _make_hf_turns(sys.argv[2], Path(sys.argv[3]))
         return
     name, dataset, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     import pyarrow as pa

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from convbank.errors import require
 
@@ -289,38 +291,57 @@ class IterableCorpusDataset(IterableDataset[Any]):
 
 
 def _turns(corpus: Corpus) -> list[dict[str, Any]]:
-    """The turn items of a corpus (a unit), from its tables' record batches: turns, the
-    participants' roles and the annotations' labels."""
-    keys = ["config", "split", "conversation_id"]
-    roles: dict[tuple[str, ...], str] = {}
-    for b in corpus.iter_batches("participants", 1 << 16, [*keys, "participant_id", "role"]):
-        cols = [b.column(i).to_pylist() for i in range(5)]
-        roles.update(zip(zip(*cols[:4], strict=True), cols[4], strict=True))
-    labels: dict[tuple[Any, ...], list[str]] = {}
-    for b in corpus.iter_batches("annotations", 1 << 16, [*keys, "turn_index", "layer", "label"]):
-        cols = [b.column(i).to_pylist() for i in range(6)]
-        for key, layer, label in zip(zip(*cols[:4], strict=True), cols[4], cols[5], strict=True):
-            labels.setdefault(key, []).append(f"{layer}:{label}")
-    out: list[dict[str, Any]] = []
-    fields = (*TURN_FIELDS[:6], "text", "kind")
-    for b in corpus.iter_batches("turns", 1 << 16, list(fields)):
-        ds, cfg, spl, cid, ti, pid, text, kind = (b.column(i).to_pylist() for i in range(8))
-        for row in zip(ds, cfg, spl, cid, ti, pid, text, kind, strict=True):
-            out.append(
-                {
-                    "dataset": row[0],
-                    "config": row[1],
-                    "split": row[2],
-                    "conversation_id": row[3],
-                    "turn_index": row[4],
-                    "participant_id": row[5],
-                    "role": roles.get((row[1], row[2], row[3], row[5]), ""),
-                    "text": row[6],
-                    "kind": row[7],
-                    "labels": labels.get(row[1:5], []),
-                }
-            )
-    return out
+    """The turn items of a corpus (a unit), from its tables' record batches: the turns, with
+    their speakers' roles and their annotations' labels matched in Arrow."""
+    fields = [*TURN_FIELDS[:6], "text", "kind"]
+    turns = _table(corpus, "turns", fields)
+    if turns is None:
+        return []
+    speaker = ["config", "split", "conversation_id", "participant_id"]
+    people = _table(corpus, "participants", [*speaker, "role"])
+    roles: list[Any] = [""] * turns.num_rows
+    if people is not None:
+        found = pc.index_in(_key(turns, speaker), value_set=_key(people, speaker))
+        roles = pc.fill_null(people.column("role").take(found), "").to_pylist()
+    labels: list[Any] = [None] * turns.num_rows
+    where = ["config", "split", "conversation_id", "turn_index"]
+    anns = _table(corpus, "annotations", [*where, "layer", "label"])
+    if anns is not None:
+        keys = _key(anns, where)
+        names = pc.binary_join_element_wise(anns.column("layer"), anns.column("label"), ":").to_pylist()
+        grouped: dict[str, list[str]] = {}
+        for key, name in zip(keys.to_pylist(), names, strict=True):
+            grouped.setdefault(key, []).append(name)
+        found = pc.index_in(_key(turns, where), value_set=pa.array(list(grouped), pa.string()))
+        lists = list(grouped.values())
+        labels = [None if i is None else lists[i] for i in found.to_pylist()]
+    columns = [turns.column(c).to_pylist() for c in fields]
+    return [
+        {
+            "dataset": ds,
+            "config": cfg,
+            "split": spl,
+            "conversation_id": cid,
+            "turn_index": ti,
+            "participant_id": pid,
+            "role": role,
+            "text": text,
+            "kind": kind,
+            "labels": [] if named is None else list(named),
+        }
+        for ds, cfg, spl, cid, ti, pid, text, kind, role, named in zip(*columns, roles, labels, strict=True)
+    ]
+
+
+def _table(corpus: Corpus, name: str, columns: list[str]) -> pa.Table | None:
+    """A unified table's rows of a corpus (None when it has none)."""
+    batches = list(corpus.iter_batches(name, 1 << 20, columns))
+    return pa.Table.from_batches(batches) if batches else None
+
+
+def _key(table: pa.Table, columns: list[str]) -> pa.ChunkedArray:
+    """One string key of several columns (joined by a control character)."""
+    return pc.binary_join_element_wise(*(table.column(c).cast(pa.string()) for c in columns), "\x1f")
 
 
 # ---------------------------------------------------------------------- collate
@@ -343,11 +364,10 @@ def collate(batch: Sequence[Any]) -> Any:
 
 def _column(values: list[Any]) -> Any:
     first = values[0]
-    if all(isinstance(v, bool) for v in values):
-        return torch.tensor(values, dtype=torch.bool)
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return torch.tensor(values, dtype=torch.int64)
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+    kind = type(first)
+    if kind in (bool, int, float) and all(type(v) is kind for v in values):
+        return torch.tensor(values, dtype={bool: torch.bool, int: torch.int64, float: torch.float32}[kind])
+    if kind in (int, float) and all(type(v) in (int, float) for v in values):
         return torch.tensor(values, dtype=torch.float32)
     if isinstance(first, torch.Tensor) and all(
         isinstance(v, torch.Tensor) and v.shape == first.shape for v in values
