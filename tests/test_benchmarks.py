@@ -7,12 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.contenders import CONTENDERS  # noqa: E402
 from benchmarks.training import TRAINING  # noqa: E402
 
 
+@pytest.mark.timeout(900)  # the training rows add about two minutes (Hugging Face's DataLoader epochs)
 def test_quick_harness_runs(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     done = subprocess.run(
@@ -20,7 +23,7 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=880,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]

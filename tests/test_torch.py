@@ -187,3 +187,17 @@ def test_collate_batches_dicts_of_lists() -> None:
     stacked = collate([{"ids": torch.tensor([1, 2])}, {"ids": torch.tensor([3, 4])}])
     assert stacked["ids"].tolist() == [[1, 2], [3, 4]]
     assert collate([1, "a"]) == [1, "a"]
+
+
+def test_spawned_workers_reopen_the_corpus(built: Bank) -> None:
+    corpus = load("casino", split="valid")
+    data = IterableCorpusDataset(corpus, "turns", shuffle=True, seed=5)
+    loader = DataLoader(
+        data, batch_size=50, num_workers=2, multiprocessing_context="spawn", collate_fn=collate
+    )
+    keys = _keys(loader)  # each worker unpickled the corpus: the same generation, opened again
+    turns = corpus.to_arrow("turns", meta="json")
+    bank = zip(
+        *(turns.column(c).to_pylist() for c in ("split", "conversation_id", "turn_index")), strict=True
+    )
+    assert Counter(keys) == Counter(bank) and len(keys) == 402
