@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -201,3 +202,23 @@ def test_spawned_workers_reopen_the_corpus(built: Bank) -> None:
         *(turns.column(c).to_pylist() for c in ("split", "conversation_id", "turn_index")), strict=True
     )
     assert Counter(keys) == Counter(bank) and len(keys) == 402
+
+
+def test_a_unit_reads_only_the_stored_batches_holding_it(
+    built: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = load("casino")  # three stored batches: train, valid, test
+    source = corpus._source
+    reads: list[tuple[int, str]] = []
+    read = source.read
+
+    def counted(batch: int, table: str, columns: list[str] | None = None) -> Any:
+        reads.append((batch, table))
+        return read(batch, table, columns)
+
+    monkeypatch.setattr(source, "read", counted)
+    unit = corpus.select(range(900, 930))  # the 30 valid conversations
+    items = IterableCorpusDataset(unit, "turns")._read(np.arange(30))
+    assert len(items) == 402 and {i["split"] for i in items} == {"valid"}
+    assert {batch for batch, _ in reads} == {1}  # (its ids come from the conversations table)
+    assert {table for _, table in reads} == {"conversations", "participants", "annotations", "turns"}
