@@ -22,6 +22,7 @@ from typing import Any
 
 from benchmarks.contenders import CONTENDERS, ROOT
 from benchmarks.startup import measure_startup, startup_table
+from benchmarks.training import TRAINING
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PEC_FULL, PEC_QUICK = 300_000, 30_000
@@ -39,6 +40,11 @@ def _environment() -> dict[str, str]:
     return env
 
 
+def _module(name: str) -> str:
+    """The module that runs a contender: the training rows have their own."""
+    return "benchmarks.training" if name in TRAINING else "benchmarks.contenders"
+
+
 def measure(
     name: str, dataset: str, work: Path, reps: int, env: dict[str, str] | None = None
 ) -> dict[str, float]:
@@ -46,7 +52,7 @@ def measure(
     runs = []
     for _ in range(reps):
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.contenders", name, dataset, str(work)],
+            [sys.executable, "-m", _module(name), name, dataset, str(work)],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -123,6 +129,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--startup-reps", type=int, default=None, help="runs per start-up command (default 10; quick 2)"
     )
     parser.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated contenders (default all); 'training' names the training rows "
+        "(they need floor, convbank_build and hf_build first)",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -133,6 +145,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out_name = "startup.json" if args.startup_only else ("quick.json" if args.quick else "latest.json")
     out = args.out or RESULTS / out_name
     results: dict[str, Any] = {}
+    everything = [*CONTENDERS, *TRAINING]
+    wanted = set((args.only or ",".join(everything)).replace("training", ",".join(TRAINING)).split(","))
+    if wanted - set(everything):
+        raise SystemExit(f"unknown contenders: {', '.join(sorted(wanted - set(everything)))}")
     env = _environment()
     datasets = [] if args.startup_only else args.datasets.split(",")
     with tempfile.TemporaryDirectory(prefix="convbank-bench-") as tmp:
@@ -145,7 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 total = PEC_QUICK if args.quick else PEC_FULL
                 write_pec(work / "pec-src", total * 5 // 6, seed=0)
             results[dataset] = {}
-            for name in CONTENDERS:
+            for name in (n for n in everything if n in wanted):
                 n = 1 if name.startswith("convokit_") and dataset == "pec" else reps
                 results[dataset][name] = measure(name, dataset, work, n, env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)

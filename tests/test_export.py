@@ -165,9 +165,12 @@ def test_hf_keeps_nulls_and_booleans(built: Bank) -> None:
     assert hf_record(conv)["personas"] is None
 
 
-def test_to_hf_needs_one_config(built: Bank) -> None:
-    with pytest.raises(ExportError, match="spans the configs intermediate, volunteers"):
-        to_hf(load("convai2"))
+def test_to_hf_of_many_configs_is_a_dataset_dict_per_config(built: Bank) -> None:
+    both = to_hf(load("convai2"))
+    assert {config: dd["train"].num_rows for config, dd in both.items()} == {
+        "intermediate": 291,
+        "volunteers": 1111,
+    }
 
 
 def test_convokit_casino_loads_with_all_metadata(built: Bank, tmp_path: Path) -> None:

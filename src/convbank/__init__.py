@@ -11,7 +11,7 @@ import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from convbank import _display
+from convbank import _hooks
 from convbank._version import __version__
 from convbank.errors import (
     BenchError,
@@ -82,7 +82,17 @@ def _conversation_html(conversation: "Conversation") -> str:
     return conversation_html(conversation)
 
 
-_display.HTML_RENDERER = _conversation_html
+_hooks.HTML_RENDERER = _conversation_html
+
+
+def _to_hf(corpus: "Corpus", config: str | None = None, **options: _Any) -> _Any:
+    """A corpus as Hugging Face ``datasets`` (the exporter loads when first used)."""
+    from convbank.export.hf import to_hf
+
+    return to_hf(corpus, config, **options)
+
+
+_hooks.TO_HF = _to_hf
 
 __all__ = [
     "Annotation",

@@ -475,6 +475,27 @@ class Corpus(Frames):
         present = set(np.unique(np.asarray([b.part for b in source.batches])[batch_of]).tolist())
         return [part for i, part in enumerate(self._source.parts) if i in present]
 
+    def by_part(self) -> dict[Part, Corpus]:
+        """This corpus's conversations per (config, split), each a corpus in this corpus's
+        order (what per-split exports, such as ``to_hf``, write).
+
+        >>> {p.split: len(c) for p, c in convbank.load("casino").by_part().items()}
+        {'train': 900, 'valid': 30, 'test': 100}
+        """
+        source = self._source
+        if self._indices is None:
+            return {
+                part: Corpus(self.dataset.name, part.config, part.split, snapshot=self.snapshot)
+                for part in source.parts
+            }
+        batch_of = np.searchsorted(np.asarray(source.starts), self._indices, side="right") - 1
+        part_of = np.asarray([b.part for b in source.batches], dtype=np.int64)[batch_of]
+        return {
+            part: self._derive(self._indices[part_of == p])
+            for p, part in enumerate(source.parts)
+            if (part_of == p).any()
+        }
+
     def part_positions(self, part: Part) -> np.ndarray | None:
         """The source positions of a part's selected conversations in source order (None for
         a corpus that is not a selection: all of them)."""
@@ -528,6 +549,26 @@ class Corpus(Frames):
         """What the dataset's side tables say about one of its conversations (the text of
         Curiosity's facts), from :meth:`convbank.datasets.Dataset.conversation_context`."""
         return self.dataset.conversation_context(conversation, self.side_table)
+
+    def to_hf(
+        self,
+        config: str | None = None,
+        *,
+        streaming: bool = False,
+        chat: bool | str = False,
+        as_participant: str | None = None,
+    ) -> Any:
+        """This corpus as Hugging Face ``datasets`` (needs ``convbank[hf]``): a ``DatasetDict``
+        of its splits for one config, ``{config: DatasetDict}`` for several;
+        ``streaming=True`` gives ``IterableDataset`` s read from the bank; ``chat=True`` adds
+        the ``messages`` column. See :func:`convbank.export.hf.to_hf`.
+
+        >>> convbank.load("casino").filter(label="strategy:uv-part").to_hf()["train"].num_rows
+        """
+        from convbank import _hooks
+
+        assert _hooks.TO_HF is not None  # set when the convbank package is imported
+        return _hooks.TO_HF(self, config, streaming=streaming, chat=chat, as_participant=as_participant)
 
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in

@@ -229,12 +229,13 @@ class Frames:
         stored = [c for c in columns if c not in ("dataset", "config", "split")] if columns else None
         need = stored if stored is None or "conversation_id" in stored else [*stored, "conversation_id"]
         for batch, info in enumerate(source.batches):
-            read = source.read(batch, name, need if chosen is not None else stored)
             if chosen is not None:
                 lo, hi = source.starts[batch], source.starts[batch + 1]
                 rows = chosen[(chosen >= lo) & (chosen < hi)] - lo
                 if not rows.size:
-                    continue
+                    continue  # a stored batch with none of the selection is not read
+            read = source.read(batch, name, need if chosen is not None else stored)
+            if chosen is not None:
                 ids = source.id_list(batch)
                 wanted = pa.array([ids[r] for r in rows.tolist()], pa.string())
                 read = read.filter(pc.is_in(read.column("conversation_id"), value_set=wanted))

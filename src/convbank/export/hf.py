@@ -10,25 +10,29 @@ Where the loaders used sentinels, the built-in datasets keep what the publisher 
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convbank import catalog
+from convbank.corpus import Corpus
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
-from convbank.model import Conversation
-from convbank.store import Bank
+from convbank.export.chat import chat_record
+from convbank.model import Conversation, Part
 
 if TYPE_CHECKING:
     import datasets
 
-    from convbank.query import Corpus
-
 __all__ = ["features", "hf_record", "to_hf", "write_hf"]
+
+_SHARD = 2000
+"""Conversations per generator shard at most (a stored batch holds at most 2,000); smaller
+splits are cut in up to 8 shards of at least 250, for ``DataLoader`` workers."""
 
 
 @cache
@@ -61,16 +65,6 @@ def hf_record(conv: Conversation) -> dict[str, Any]:
     return dict(_fit(features(conv.dataset), catalog.get(conv.dataset).hf_record(conv)))
 
 
-def _rows(
-    dataset: str, config: str, split: str, bank_root: str, where: str | None
-) -> Iterator[dict[str, Any]]:
-    from convbank.query import Corpus
-
-    selection = Selection(Corpus(dataset, config, split, bank=Bank(Path(bank_root))), where)
-    for conv in selection.conversations(config, split):
-        yield hf_record(conv)
-
-
 @contextmanager
 def _quiet() -> Iterator[None]:
     """No ``datasets`` progress bars while convbank writes (its own output stays clean)."""
@@ -85,50 +79,141 @@ def _quiet() -> Iterator[None]:
             datasets.enable_progress_bars()
 
 
-def to_hf(
-    source: Corpus | Selection, config: str | None = None, cache_dir: Path | None = None
-) -> datasets.DatasetDict:
-    """A corpus (or a selection of its conversations) as a ``DatasetDict``, one entry per
-    split, of one config: ``config``, or the corpus's only one (needs ``convbank[hf]``)::
+def _rows(shards: list[Corpus], chat: str | None, as_participant: str | None) -> Iterator[dict[str, Any]]:
+    """The rows of these corpora (pickled to a ``datasets`` worker, each re-opens the
+    generation of the bank it reads), with the chat view as column ``chat`` if asked."""
+    for corpus in shards:
+        for conv in corpus:
+            row = hf_record(conv)
+            if chat is not None:
+                row[chat] = chat_record(conv, as_participant, corpus.context(conv))["messages"]
+            yield row
 
-        to_hf(convbank.load("casino"))["train"]
+
+def _chat_column(name: str, chat: bool | str) -> str | None:
+    if chat is False:
+        return None
+    column = "messages" if chat is True else str(chat)
+    if column in features(name):
+        raise ExportError(
+            f"{name} rows already have a column {column!r}; name the chat column, e.g. chat='chat_messages'"
+        )
+    return column
+
+
+def _parts(source: Corpus | Selection) -> dict[Part, Corpus]:
+    """The corpus per (config, split), each in the corpus's order, restricted to a
+    selection's ``where``."""
+    if isinstance(source, Corpus):
+        return source.by_part()
+    out = {}
+    for part, corpus in source.corpus.by_part().items():
+        wanted = source.ids(*part)
+        if wanted is None:
+            out[part] = corpus
+        elif wanted:
+            out[part] = corpus.select([i for i, cid in enumerate(corpus.conversation_ids()) if cid in wanted])
+    return out
+
+
+@overload
+def to_hf(
+    source: Corpus | Selection,
+    config: str,
+    cache_dir: Path | None = None,
+    *,
+    streaming: Literal[False] = False,
+    chat: bool | str = False,
+    as_participant: str | None = None,
+) -> datasets.DatasetDict: ...
+
+
+@overload
+def to_hf(
+    source: Corpus | Selection,
+    config: str | None = None,
+    cache_dir: Path | None = None,
+    *,
+    streaming: bool = False,
+    chat: bool | str = False,
+    as_participant: str | None = None,
+) -> Any: ...
+
+
+def to_hf(
+    source: Corpus | Selection,
+    config: str | None = None,
+    cache_dir: Path | None = None,
+    *,
+    streaming: bool = False,
+    chat: bool | str = False,
+    as_participant: str | None = None,
+) -> Any:
+    """A corpus (or a selection of its conversations: a filtered or shuffled corpus gives
+    just its conversations, in its order) as Hugging Face ``datasets``, as ``load_dataset``
+    returns them for a named config (needs ``convbank[hf]``):
+
+    - a ``DatasetDict`` (one ``Dataset`` per split) for a corpus of one config, or for
+      ``config`` named; ``{config: DatasetDict}`` for a corpus spanning several;
+    - ``streaming=True``: the same with ``IterableDataset`` s (an ``IterableDatasetDict``),
+      read from the bank as they are iterated, in shards of at most 2,000 conversations (so
+      a ``DataLoader`` with workers splits them); each shard re-opens the bank's generation;
+    - ``chat=True`` adds ``messages`` (the chat view of ``export --format chat``, seen from
+      the dataset's default side, or ``as_participant``): what ``Trainer`` and TRL's
+      ``SFTTrainer`` take as is; ``chat="name"`` names that column.
+
+    >>> to_hf(convbank.load("casino"))["train"].num_rows
+    900
+    >>> next(iter(to_hf(convbank.load("casino"), streaming=True, chat=True)["train"]))["messages"][1]["role"]
+    'assistant'
     """
     require("datasets", "hf", "The Hugging Face export")
     import datasets
 
-    selection = source if isinstance(source, Selection) else Selection(source)
-    if config is None:
-        configs = list(dict.fromkeys(p.config for p in selection.parts()))
-        if len(configs) > 1:
-            raise ExportError(
-                f"this {selection.dataset} corpus spans the configs {', '.join(configs)}; "
-                "load one config for to_hf(), or name one"
-            )
-        config = configs[0]
-    elif all(p.config != config for p in selection.parts()):
-        known = ", ".join(dict.fromkeys(p.config for p in selection.parts()))
-        raise ExportError(f"this {selection.dataset} selection has no config {config!r}; it has {known}")
-    feats = features(selection.dataset)
-    names = selection.corpus.dataset.hf_split_names
-    splits = {}
+    name = source.dataset if isinstance(source, Selection) else source.dataset.name
+    column = _chat_column(name, chat)
+    parts = _parts(source)
+    configs = list(dict.fromkeys(p.config for p in parts))
+    if config is not None and config not in configs:
+        raise ExportError(f"this {name} selection has no config {config!r}; it has {', '.join(configs)}")
+    feats = features(name)
+    if column is not None:
+        feats = datasets.Features(
+            {
+                **feats,
+                column: datasets.List(
+                    {"role": datasets.Value("string"), "content": datasets.Value("string")}
+                ),
+            }
+        )
+    names = catalog.get(name).hf_split_names
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, _quiet():
-        for cfg, split in selection.parts():
-            if cfg != config:
-                continue
-            splits[names.get(split, split)] = datasets.Dataset.from_generator(
-                _rows,
-                features=feats,
-                gen_kwargs={
-                    "dataset": selection.dataset,
-                    "config": config,
-                    "split": split,
-                    "bank_root": str(selection.corpus.bank.root),
-                    "where": selection.where,
-                },
-                cache_dir=str(cache_dir or tmp),
-                keep_in_memory=cache_dir is None,
-            )
-    return datasets.DatasetDict(splits)
+        for cfg in [config] if config is not None else configs:
+            splits: dict[str, Any] = {}
+            for part, corpus in parts.items():
+                if part.config != cfg:
+                    continue
+                size = min(_SHARD, max(250, math.ceil(len(corpus) / 8)))
+                kwargs = {
+                    "shards": [corpus[i : i + size] for i in range(0, len(corpus), size)],
+                    "chat": column,
+                    "as_participant": as_participant,
+                }
+                if streaming:
+                    splits[names.get(part.split, part.split)] = datasets.IterableDataset.from_generator(
+                        _rows, features=feats, gen_kwargs=kwargs
+                    )
+                else:
+                    splits[names.get(part.split, part.split)] = datasets.Dataset.from_generator(
+                        _rows,
+                        features=feats,
+                        gen_kwargs=kwargs,
+                        cache_dir=str(cache_dir or tmp),
+                        keep_in_memory=cache_dir is None,
+                    )
+            out[cfg] = datasets.IterableDatasetDict(splits) if streaming else datasets.DatasetDict(splits)
+    return out[config] if config is not None else out[configs[0]] if len(configs) == 1 else out
 
 
 def write_hf(selection: Selection, directory: Path) -> list[Path]:

@@ -120,13 +120,13 @@ class Conversation(msgspec.Struct):
 
     def _repr_html_(self) -> str:
         """The viewer's layout of this conversation, for Jupyter (escaped, no scripts)."""
-        from convbank import _display
+        from convbank import _hooks
 
-        if _display.HTML_RENDERER is None:
+        if _hooks.HTML_RENDERER is None:
             import html
 
             return f"<pre>{html.escape(str(self))}</pre>"
-        return _display.HTML_RENDERER(self)
+        return _hooks.HTML_RENDERER(self)
 
 
 def _clip(text: str, width: int) -> str:

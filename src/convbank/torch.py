@@ -1,0 +1,382 @@
+"""PyTorch datasets over a :class:`~convbank.Corpus` or any sequence of examples (needs
+``convbank[torch]``).
+
+- :class:`CorpusDataset`: map-style (``len``, ``dataset[i]``), over conversations, turns or a
+  sequence of example dicts (a benchmark task's examples); batches are fetched together
+  (``__getitems__``), so a ``DataLoader`` decodes each stored batch once per batch it asks for.
+- :class:`IterableCorpusDataset`: a stream read a stored batch at a time (turns through
+  :meth:`Corpus.iter_batches`, conversations through :meth:`Corpus.select`), sharded by
+  ``DataLoader`` worker and by distributed rank so that every example is seen exactly once
+  per epoch whatever their numbers, and shuffled with a seed (:meth:`~IterableCorpusDataset.set_epoch`
+  changes the order each epoch, as in Hugging Face ``datasets`` and WebDataset).
+
+Both take a ``transform`` (item -> anything: tokenisation goes there) and go to ``DataLoader``
+workers as they are (a corpus pickles by re-opening the same generation of the bank). A turn
+is a dict: ``dataset``, ``config``, ``split``, ``conversation_id``, ``turn_index``,
+``participant_id``, ``role``, ``text``, ``kind`` and ``labels`` (``"layer:label"`` strings)::
+
+    from torch.utils.data import DataLoader
+    from convbank.torch import IterableCorpusDataset, collate
+
+    data = IterableCorpusDataset(convbank.load("casino", split="train"), "turns", shuffle=True, seed=0)
+    loader = DataLoader(data, batch_size=32, num_workers=2, collate_fn=collate)
+    for epoch in range(3):
+        data.set_epoch(epoch)
+        for batch in loader:
+            batch["text"], batch["labels"]  # lists of 32 (the last batch fewer)
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from convbank.errors import require
+
+require("torch", "torch", "convbank.torch")
+
+import torch  # noqa: E402
+from torch.utils.data import Dataset, IterableDataset, get_worker_info  # noqa: E402
+
+if TYPE_CHECKING:
+    from convbank.corpus import Corpus
+    from convbank.model import Conversation
+
+__all__ = [
+    "TURN_FIELDS",
+    "CorpusDataset",
+    "IterableCorpusDataset",
+    "collate",
+    "collate_conversations",
+    "turn_items",
+]
+
+Items = Literal["conversations", "turns", "examples"]
+TURN_FIELDS = (
+    "dataset", "config", "split", "conversation_id", "turn_index",
+    "participant_id", "role", "text", "kind", "labels",
+)  # fmt: skip
+"""The keys of a turn item, in order."""
+
+_UNIT = 2000
+"""Conversations read together by an iterable dataset (a stored batch holds at most 2,000)."""
+
+
+def _items(source: Any, items: Items | None) -> Items:
+    from convbank.corpus import Corpus
+
+    if isinstance(source, Corpus):
+        chosen = items or "conversations"
+        if chosen not in ("conversations", "turns"):
+            raise ValueError(f"a corpus gives 'conversations' or 'turns', not {chosen!r}")
+        return chosen
+    if items not in (None, "examples"):
+        raise ValueError(f"a sequence of examples gives 'examples', not {items!r}; pass a Corpus for {items}")
+    return "examples"
+
+
+def turn_items(conv: Conversation) -> list[dict[str, Any]]:
+    """The turns of a conversation as items (see the module doc), in order.
+
+    >>> turn_items(convbank.load("casino")["1"])[0]["labels"]
+    ['strategy:promote-coordination', 'strategy:small-talk']
+    """
+    roles = {p.participant_id: p.role for p in conv.participants}
+    labels: dict[int, list[str]] = {}
+    for a in conv.annotations:
+        labels.setdefault(a.turn_index, []).append(f"{a.layer}:{a.label}")
+    return [
+        {
+            "dataset": conv.dataset,
+            "config": conv.config,
+            "split": conv.split,
+            "conversation_id": conv.conversation_id,
+            "turn_index": t.turn_index,
+            "participant_id": t.participant_id,
+            "role": roles.get(t.participant_id, ""),
+            "text": t.text,
+            "kind": t.kind,
+            "labels": labels.get(t.turn_index, []),
+        }
+        for t in conv.turns
+    ]
+
+
+# ---------------------------------------------------------------------- map-style
+class CorpusDataset(Dataset[Any]):
+    """A map-style dataset: ``items="conversations"`` (a :class:`Conversation` each, the
+    default for a corpus), ``"turns"`` (turn dicts, in the corpus's order) or, for a plain
+    sequence, its examples; ``transform`` is applied to each item.
+
+    >>> data = CorpusDataset(convbank.load("casino", split="valid"), "turns")
+    >>> len(data), data[0]["text"][:12]
+    (402, 'Hello there!')
+    """
+
+    def __init__(
+        self,
+        source: Corpus | Sequence[Any],
+        items: Items | None = None,
+        *,
+        transform: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.source = source
+        self.items = _items(source, items)
+        self.transform = transform
+        self._offsets: np.ndarray | None = None
+
+    def _turn_offsets(self) -> np.ndarray:
+        """The first turn of each conversation of the corpus, in its order (read once)."""
+        if self._offsets is None:
+            corpus: Any = self.source
+            counts = corpus.to_arrow("conversations", meta="json").column("num_turns").to_numpy()
+            self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        return self._offsets
+
+    def __len__(self) -> int:
+        if self.items == "turns":
+            return int(self._turn_offsets()[-1])
+        return len(self.source)
+
+    def _apply(self, item: Any) -> Any:
+        return item if self.transform is None else self.transform(item)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.__getitems__([index])[0]
+
+    def __getitems__(self, indices: Sequence[int]) -> list[Any]:
+        """Several items at once (what a ``DataLoader`` with a ``batch_size`` asks for): the
+        conversations they come from are fetched together."""
+        total = len(self)
+        wanted = [i + total if i < 0 else i for i in indices]
+        for i, j in zip(indices, wanted, strict=True):
+            if not 0 <= j < total:
+                raise IndexError(f"index {i} is outside this dataset of {total:,} {self.items}")
+        if self.items == "examples":
+            examples: Any = self.source
+            return [self._apply(examples[i]) for i in wanted]
+        corpus: Any = self.source
+        if self.items == "conversations":
+            return [self._apply(c) for c in corpus.select(wanted)]
+        offsets = self._turn_offsets()
+        where = np.searchsorted(offsets, np.asarray(wanted, dtype=np.int64), side="right") - 1
+        convs = np.unique(where)
+        turns = dict(zip(convs.tolist(), (turn_items(c) for c in corpus.select(convs)), strict=True))
+        return [
+            self._apply(turns[c][i - int(offsets[c])]) for c, i in zip(where.tolist(), wanted, strict=True)
+        ]
+
+
+# ---------------------------------------------------------------------- iterable
+class IterableCorpusDataset(IterableDataset[Any]):
+    """A stream of conversations, turns or examples, sharded and shuffled (see the module
+    doc). The corpus is cut into units of at most 2,000 consecutive conversations (more,
+    smaller units when there are fewer units than shards); unit *k* of an epoch goes to shard
+    ``k % (world_size * num_workers)``, where the shard of a worker is ``rank * num_workers +
+    worker id``. ``shuffle=True`` permutes the units and the items within each unit, drawn from
+    ``(seed, epoch)``: the same seed and epoch give the same order on every machine.
+
+    ``rank`` and ``world_size`` default to ``torch.distributed``'s when it is initialised
+    (else 0 and 1). Without shuffling, turns and conversations come in storage order.
+
+    >>> data = IterableCorpusDataset(convbank.load("casino"), "turns", rank=0, world_size=2)
+    >>> sum(1 for _ in data)  # this rank's units: about half of the 14,297 turns
+    7047
+    """
+
+    def __init__(
+        self,
+        source: Corpus | Sequence[Any],
+        items: Items | None = None,
+        *,
+        transform: Callable[[Any], Any] | None = None,
+        shuffle: bool = False,
+        seed: int = 0,
+        rank: int | None = None,
+        world_size: int | None = None,
+        unit: int = _UNIT,
+    ) -> None:
+        if (rank is None) != (world_size is None):
+            raise ValueError("give both rank= and world_size=, or neither (torch.distributed's then)")
+        if world_size is not None and rank is not None and not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} of world_size {world_size}: need 0 <= rank < world_size")
+        if unit < 1:
+            raise ValueError(f"unit must be at least 1 conversation, not {unit}")
+        self.source = source
+        self.items = _items(source, items)
+        self.transform = transform
+        self.shuffle = shuffle
+        self.seed = seed
+        self.rank = rank
+        self.world_size = world_size
+        self.unit = unit
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Shuffle differently in this epoch (call before iterating; workers get the dataset
+        again at each epoch, so the number reaches them)."""
+        self.epoch = epoch
+
+    def shard(self) -> tuple[int, int]:
+        """This process's shard and the number of shards: (rank * workers + worker id,
+        world_size * workers)."""
+        rank, world = self.rank, self.world_size
+        if rank is None or world is None:
+            rank, world = 0, 1
+            if torch.distributed.is_available() and torch.distributed.is_initialized():
+                rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+        info = get_worker_info()
+        workers, worker = (1, 0) if info is None else (info.num_workers, info.id)
+        return rank * workers + worker, world * workers
+
+    def units(self, num_shards: int) -> list[np.ndarray]:
+        """The epoch's units (positions in the source, in the order they are dealt to shards)."""
+        total = len(self.source)
+        size = min(self.unit, max(1, math.ceil(total / num_shards)))
+        cuts = [np.arange(start, min(start + size, total)) for start in range(0, total, size)]
+        if self.shuffle:
+            rng = np.random.default_rng([self.seed, self.epoch])
+            cuts = [cuts[k] for k in rng.permutation(len(cuts))]
+        return cuts
+
+    def _rng(self, shard: int) -> np.random.Generator:
+        return np.random.default_rng([self.seed, self.epoch, shard, 1])
+
+    def __iter__(self) -> Iterator[Any]:
+        if get_worker_info() is not None:
+            # a forked worker shares its parent's heap: the cyclic collector would touch (and
+            # so copy) every inherited object again and again; they stay out of its sight
+            gc.freeze()
+        shard, num_shards = self.shard()
+        rng = self._rng(shard)
+        for unit in self.units(num_shards)[shard::num_shards]:
+            chunk = self._read(unit)
+            order = rng.permutation(len(chunk)) if self.shuffle else range(len(chunk))
+            for i in order:
+                item = chunk[i]
+                yield item if self.transform is None else self.transform(item)
+
+    def __len__(self) -> int:
+        """Conversations or examples in the whole epoch (all shards); for turns, the turns."""
+        if self.items == "turns":
+            corpus: Any = self.source
+            batches = corpus.iter_batches("conversations", 1 << 16, ["num_turns"])
+            return int(sum(int(b.column(0).to_numpy().sum()) for b in batches))
+        return len(self.source)
+
+    def _read(self, unit: np.ndarray) -> list[Any]:
+        enabled = gc.isenabled()
+        gc.disable()  # thousands of acyclic items: the collector would rescan them again and again
+        try:
+            return self._read_unit(unit)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _read_unit(self, unit: np.ndarray) -> list[Any]:
+        if self.items == "examples":
+            examples: Any = self.source
+            return [examples[i] for i in unit.tolist()]
+        corpus: Any = self.source
+        chosen = corpus.select(unit)
+        if self.items == "conversations":
+            return list(chosen)
+        return _turns(chosen)
+
+
+def _turns(corpus: Corpus) -> list[dict[str, Any]]:
+    """The turn items of a corpus (a unit), from its tables' record batches: the turns, with
+    their speakers' roles and their annotations' labels matched in Arrow."""
+    fields = [*TURN_FIELDS[:6], "text", "kind"]
+    turns = _table(corpus, "turns", fields)
+    if turns is None:
+        return []
+    speaker = ["config", "split", "conversation_id", "participant_id"]
+    people = _table(corpus, "participants", [*speaker, "role"])
+    roles: list[Any] = [""] * turns.num_rows
+    if people is not None:
+        found = pc.index_in(_key(turns, speaker), value_set=_key(people, speaker))
+        roles = pc.fill_null(people.column("role").take(found), "").to_pylist()
+    labels: list[Any] = [None] * turns.num_rows
+    where = ["config", "split", "conversation_id", "turn_index"]
+    anns = _table(corpus, "annotations", [*where, "layer", "label"])
+    if anns is not None:
+        keys = _key(anns, where)
+        names = pc.binary_join_element_wise(anns.column("layer"), anns.column("label"), ":").to_pylist()
+        grouped: dict[str, list[str]] = {}
+        for key, name in zip(keys.to_pylist(), names, strict=True):
+            grouped.setdefault(key, []).append(name)
+        found = pc.index_in(_key(turns, where), value_set=pa.array(list(grouped), pa.string()))
+        lists = list(grouped.values())
+        labels = [None if i is None else lists[i] for i in found.to_pylist()]
+    columns = [turns.column(c).to_pylist() for c in fields]
+    return [
+        {
+            "dataset": ds,
+            "config": cfg,
+            "split": spl,
+            "conversation_id": cid,
+            "turn_index": ti,
+            "participant_id": pid,
+            "role": role,
+            "text": text,
+            "kind": kind,
+            "labels": [] if named is None else list(named),
+        }
+        for ds, cfg, spl, cid, ti, pid, text, kind, role, named in zip(*columns, roles, labels, strict=True)
+    ]
+
+
+def _table(corpus: Corpus, name: str, columns: list[str]) -> pa.Table | None:
+    """A unified table's rows of a corpus (None when it has none)."""
+    batches = list(corpus.iter_batches(name, 1 << 20, columns))
+    return pa.Table.from_batches(batches) if batches else None
+
+
+def _key(table: pa.Table, columns: list[str]) -> pa.ChunkedArray:
+    """One string key of several columns (joined by a control character)."""
+    return pc.binary_join_element_wise(*(table.column(c).cast(pa.string()) for c in columns), "\x1f")
+
+
+# ---------------------------------------------------------------------- collate
+def collate(batch: Sequence[Any]) -> Any:
+    """A batch of dicts as a dict of per-key values: numbers (int, float, bool) become a
+    tensor, tensors of one shape are stacked, anything else (strings, label lists, None)
+    stays a list; a batch of anything but dicts is returned as a list.
+
+    >>> collate([{"text": "a", "turn_index": 0}, {"text": "b", "turn_index": 1}])
+    {'text': ['a', 'b'], 'turn_index': tensor([0, 1])}
+    """
+    if not batch or not all(isinstance(x, dict) for x in batch):
+        return list(batch)
+    out: dict[str, Any] = {}
+    for key in batch[0]:
+        values = [x[key] for x in batch]
+        out[key] = _column(values)
+    return out
+
+
+def _column(values: list[Any]) -> Any:
+    first = values[0]
+    kind = type(first)
+    if kind in (bool, int, float) and all(type(v) is kind for v in values):
+        return torch.tensor(values, dtype={bool: torch.bool, int: torch.int64, float: torch.float32}[kind])
+    if kind in (int, float) and all(type(v) in (int, float) for v in values):
+        return torch.tensor(values, dtype=torch.float32)
+    if isinstance(first, torch.Tensor) and all(
+        isinstance(v, torch.Tensor) and v.shape == first.shape for v in values
+    ):
+        return torch.stack(values)
+    return values
+
+
+def collate_conversations(batch: Sequence[Conversation]) -> list[Conversation]:
+    """A batch of conversations as a list (``DataLoader``'s default collate cannot batch
+    them): pass it as ``collate_fn`` for a conversation dataset without a transform."""
+    return list(batch)
