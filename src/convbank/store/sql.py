@@ -22,10 +22,14 @@ import pyarrow as pa
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
+from convbank.store.snapshot import damaged
 
 __all__ = ["READ_ONLY_STATEMENTS", "bank_queries", "connect", "deadline", "is_read_only", "run"]
 
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+
+_PINNED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref.WeakKeyDictionary()
+"""The generation each connection reads (to name a damaged file when a scan fails)."""
 
 
 def _quote(name: str) -> str:
@@ -72,6 +76,7 @@ def connect(
     con.execute("SET lock_configuration=true")
     if snapshot is not source:
         weakref.finalize(con, snapshot.close)
+    _PINNED[con] = snapshot
     return con
 
 
@@ -127,6 +132,9 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = Non
                 return pa.table({})
             return _mark_json(result.to_arrow_table(), [str(t) for t in result.types])
         except duckdb.Error as exc:
+            damage = _damage(_PINNED.get(con), exc)
+            if damage is not None:
+                raise damage from exc
             raise _query_error(exc, struck.is_set(), timeout) from exc
         except (TypeError, UnicodeError) as exc:  # text DuckDB cannot take (lone surrogates)
             raise QueryError(f"the SQL cannot be read: {exc}") from exc
@@ -140,10 +148,30 @@ def bank_queries(snapshot: Snapshot) -> Iterator[None]:
     try:
         yield
     except duckdb.Error as exc:
+        damage = _damage(snapshot, exc)
+        if damage is not None:
+            raise damage from exc
         raise DamagedBankError(
             f"the bank at {snapshot.bank.root} cannot be read ({str(exc).splitlines()[0]}); run "
             "`convbank doctor` to find the damaged file, then rebuild its dataset"
         ) from exc
+
+
+def _damage(snapshot: Snapshot | None, exc: duckdb.Error) -> DamagedBankError | None:
+    """The damaged file behind a failed scan of the bank's files (a page whose checksum
+    fails, bytes that cannot be decoded), found by its sha256; None for other errors."""
+    if snapshot is None or "reading the stream registered as" not in str(exc):
+        return None
+    ref = snapshot.locate_damage()
+    if ref is None:
+        return None
+    return DamagedBankError(damaged(ref, f"corrupt ({_arrow_cause(exc)})"))
+
+
+def _arrow_cause(exc: duckdb.Error) -> str:
+    """What Arrow said when a scan failed (after DuckDB's own prefix)."""
+    line = str(exc).splitlines()[0]
+    return line.split(" failed: ", 1)[-1]
 
 
 def _mark_json(table: pa.Table, types: list[str]) -> pa.Table:
