@@ -82,7 +82,7 @@ STAND_INS = {
     "a folder": lambda p: p.mkdir(),
     "a symbolic link to nothing": lambda p: p.symlink_to(p.parent / "nowhere"),
     "a symbolic link loop": lambda p: p.symlink_to(p),
-    "a FIFO (named pipe)": lambda p: os.mkfifo(p),
+    "a FIFO (named pipe)": os.mkfifo,
     "a device": lambda p: p.symlink_to("/dev/zero"),
 }
 

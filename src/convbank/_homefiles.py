@@ -17,10 +17,10 @@ from filelock import FileLock
 
 from convbank._atomic import atomic_write_text
 from convbank.datasets import Dataset, SourceFile
-from convbank.errors import FormatError, SetupError
+from convbank.errors import ConvbankError, DiskFullError, FormatError, SetupError
 from convbank.settings import home
 
-__all__ = ["home_error"]
+__all__ = ["home_error", "os_error"]
 
 
 def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
@@ -42,8 +42,25 @@ def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return SetupError(f"{where} is not writable ({exc.strerror}: {path}); make it writable or {fix}")
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return SetupError(f"{where}: no space left writing {path}; free some space or {fix}")
+        return DiskFullError(f"{where}: no space left writing {path}; free some space or {fix}")
     return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}")
+
+
+def os_error(exc: OSError) -> ConvbankError:
+    """The one-line error of an ``OSError`` that reached the command line: under
+    ``CONVBANK_HOME`` as :func:`home_error` says; elsewhere (an export's or a report's
+    folder) the path and what the system said; a full disk anywhere is a
+    :class:`DiskFullError` (exit 1)."""
+    error = home_error(exc)
+    if error is not None:
+        return error
+    given = (exc.filename, exc.filename2)
+    names = [os.fsdecode(n) for n in given if isinstance(n, (str, bytes, os.PathLike))]
+    where = f"{names[0]}: " if names else ""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(f"{where}no space left on the device; free some space and try again")
+    return ConvbankError(f"{where}{what}; check that the path exists and can be written")
 
 
 class _Store:
@@ -149,6 +166,8 @@ def _home_writes(root: Path) -> Iterator[None]:
         yield
     except OSError as exc:
         error = home_error(exc, root)
+        if error is None and exc.filename is None:  # write() names no file: it was one of ours
+            error = home_error(OSError(exc.errno, exc.strerror, str(root)), root)
         if error is None:
             raise
         raise error from exc

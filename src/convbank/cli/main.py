@@ -13,6 +13,7 @@ from click.core import ParameterSource
 from rich.table import Table
 
 from convbank import __version__, catalog, registry, settings
+from convbank._homefiles import os_error
 from convbank.build import BuildReport, build, read_raw, source_paths
 from convbank.cli._console import echo_json, err, out, plural, write_table
 from convbank.cli._options import (
@@ -25,7 +26,7 @@ from convbank.cli._options import (
 from convbank.cli._render import render_conversation
 from convbank.errors import ConvbankError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
-from convbank.fetch import Fetcher, checksum_status, home_error
+from convbank.fetch import Fetcher, checksum_status
 from convbank.settings import bank_root, downloads_root, home
 from convbank.store import Bank
 
@@ -33,9 +34,10 @@ _raw_json = msgspec.json.Encoder().encode
 
 
 class ConvbankGroup(click.Group):
-    """Turns convbank errors into one line on stderr and a non-zero exit code; so too an
-    ``OSError`` on a path under ``CONVBANK_HOME`` (a read-only home, a file in place of a
-    folder, a full disk), as a :class:`SetupError`."""
+    """Turns convbank errors into one line on stderr and a non-zero exit code; so too any
+    ``OSError`` (:func:`convbank._homefiles.os_error`): under ``CONVBANK_HOME`` (a read-only
+    home, a file in place of a folder) a :class:`SetupError`, a full disk anywhere exit 1,
+    another path (an export's folder in ``/proc``) the path and what the system said."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -44,7 +46,7 @@ class ConvbankGroup(click.Group):
             sys.stderr.close()
             ctx.exit(0)
         except (ConvbankError, OSError) as exc:
-            error = home_error(exc) if isinstance(exc, OSError) else exc
+            error = os_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
             click.echo(f"error: {error}", err=True)

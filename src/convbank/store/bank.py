@@ -162,9 +162,19 @@ class Staging:
     def close(self) -> None:
         """Close every writer: files become complete Parquet files, flushed to disk."""
         writers, self._writers = self._writers, {}
-        for key, writer in writers.items():
-            writer.close()
-            _fsync(self.path(*key))
+        try:
+            for key, writer in list(writers.items()):
+                del writers[key]
+                _close(writer)
+                _fsync(self.path(*key))
+        except OSError as exc:
+            for writer in writers.values():  # those not closed yet
+                with suppress(Exception):
+                    _close(writer)
+            full = _disk_full(self.root, exc)
+            if full is None:
+                raise
+            raise full from exc
 
     def abandon(self) -> None:
         """Close every writer after a failure, ignoring their errors (a full disk makes
@@ -172,7 +182,16 @@ class Staging:
         writers, self._writers = self._writers, {}
         for writer in writers.values():
             with suppress(Exception):
-                writer.close()
+                _close(writer)
+
+
+def _close(writer: pq.ParquetWriter) -> None:
+    """Close a writer; when that fails (a full disk), mark it closed all the same, or its
+    finaliser would try again and print the error's traceback when it is collected."""
+    try:
+        writer.close()
+    finally:
+        writer.is_open = False
 
 
 def _fsync(path: Path) -> None:
