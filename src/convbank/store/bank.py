@@ -228,6 +228,9 @@ class Bank:
             return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
         except UnicodeDecodeError as exc:
             raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
+        except OSError as exc:  # a folder in its place, no permission to read it
+            what = "a folder, not a file" if path.is_dir() else f"unreadable ({exc.strerror})"
+            raise DamagedBankError(_bad_manifest(path, what)) from exc
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
