@@ -147,22 +147,12 @@ class Snapshot:
 
     # ------------------------------------------------------------------ reading files
     def metadata(self, ref: FileRef) -> pq.FileMetaData:
-        """The Parquet footer of a file, checked against the manifest's sha256 of it (read
-        once per snapshot)."""
+        """The Parquet footer of a file, checked against the manifest's sha256 of it and its
+        row count (read once per snapshot; see :func:`checked_footer`)."""
         with self._lock:
             cached = self._metadata.get(ref.path)
         if cached is None:
-            try:
-                cached, sha = read_footer(ref.path)
-            except (OSError, ValueError, pa.ArrowException) as exc:
-                raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
-            if ref.footer is not None and sha != ref.footer:
-                problem = "corrupt (its Parquet footer differs from the manifest's)"
-                raise DamagedBankError(damaged(ref, problem))
-            if ref.rows is not None and cached.num_rows != ref.rows:
-                raise DamagedBankError(
-                    damaged(ref, f"of {cached.num_rows:,} rows where the manifest says {ref.rows:,}")
-                )
+            cached = checked_footer(ref)
             with self._lock:
                 self._metadata[ref.path] = cached
         return cached
@@ -225,6 +215,52 @@ class Snapshot:
             return pq.read_table(ref.path, **VERIFY_PAGES, **options)
         except (OSError, pa.ArrowException) as exc:
             raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+
+
+_CHECKED: dict[tuple[object, ...], pq.FileMetaData] = {}
+"""Footers checked in this process, by file and its state (device, inode, size, mtime and
+ctime: a write to the file changes its ctime, so a file written since is checked again)."""
+_CHECKED_LOCK = threading.Lock()
+
+
+def checked_footer(ref: FileRef) -> pq.FileMetaData:
+    """A file's footer, checked against the manifest (its sha256 and rows) the first time
+    this process opens the file as it is now: a new connection over the bank costs one
+    ``stat`` a file, not a read (the Arrow datasets of 25 files: 1.7 ms against 11.8 ms,
+    fastest of 30, measured here)."""
+    try:
+        st = ref.path.stat()
+    except OSError as exc:
+        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+    key = (
+        str(ref.path),
+        ref.footer,
+        ref.rows,
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+    )
+    with _CHECKED_LOCK:
+        known = _CHECKED.get(key)
+    if known is not None:
+        return known
+    try:
+        meta, sha = read_footer(ref.path)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+    if ref.footer is not None and sha != ref.footer:
+        raise DamagedBankError(damaged(ref, "corrupt (its Parquet footer differs from the manifest's)"))
+    if ref.rows is not None and meta.num_rows != ref.rows:
+        raise DamagedBankError(
+            damaged(ref, f"of {meta.num_rows:,} rows where the manifest says {ref.rows:,}")
+        )
+    with _CHECKED_LOCK:
+        if len(_CHECKED) >= 10_000:
+            _CHECKED.clear()
+        _CHECKED[key] = meta
+    return meta
 
 
 def read_footer(path: Path) -> tuple[pq.FileMetaData, str]:
