@@ -163,3 +163,17 @@ def test_an_edited_split_count_is_damage(casino_home: Bank) -> None:
         len(load("casino"))
     code, output = invoke("show", "casino", "938")
     assert code == 4 and output.count("\n") == 1, output
+
+
+def test_a_flipped_byte_in_a_page_is_the_viewers_damaged_bank_page(casino_home: Bank) -> None:
+    from starlette.testclient import TestClient
+
+    from convbank.web import create_app
+
+    path = _turns_file(casino_home, "train")
+    _damage(path, "page")
+    client = TestClient(create_app(casino_home), base_url="http://127.0.0.1")
+    for url in ("/datasets/casino/conversations/938", "/sql?q=SELECT+sum(length(text))+FROM+turns"):
+        page = client.get(url)
+        assert page.status_code == 503, (url, page.status_code, page.text[-500:])
+        assert f"the bank is damaged: {path} is " in page.text

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._workers import Worker
-from convbank.errors import QueryError
+from convbank.errors import DamagedBankError, QueryError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -97,7 +97,7 @@ def _worker(
     import pyarrow as pa
 
     from convbank.store.bank import Bank
-    from convbank.store.sql import connect, is_read_only, run
+    from convbank.store.sql import connect, damage_of, is_read_only, run
 
     bank = Bank(Path(root))
     limit = f"{max(memory // 2**20, 1)}MiB" if memory else None
@@ -152,7 +152,12 @@ def _worker(
         except MemoryError:
             reply = ("memory", "out of memory")
         except duckdb.Error as exc:
-            reply = ("error", f"SQL error: {str(exc).splitlines()[0]}")
+            damage = damage_of(pinned.get(generation), exc)  # a corrupt page: name the file
+            reply = (
+                ("damaged", str(damage)) if damage else ("error", f"SQL error: {str(exc).splitlines()[0]}")
+            )
+        except DamagedBankError as exc:
+            reply = ("damaged", str(exc))
         except QueryError as exc:
             reply = ("memory", str(exc)) if "more memory" in str(exc) else ("error", str(exc))
         except (TypeError, ValueError, UnicodeError) as exc:
@@ -291,6 +296,8 @@ class SqlSandbox:
         kind = reply[0]
         if kind in ("ok", "arrow"):
             return tuple(reply)
+        if kind == "damaged":
+            raise DamagedBankError(reply[1])
         if kind == "memory":
             raise QueryError(
                 f"the query needs more memory than its limit of {_size(self.memory)} allows; "

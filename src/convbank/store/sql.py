@@ -24,7 +24,7 @@ from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.snapshot import damaged
 
-__all__ = ["READ_ONLY_STATEMENTS", "bank_queries", "connect", "deadline", "is_read_only", "run"]
+__all__ = ["READ_ONLY_STATEMENTS", "bank_queries", "connect", "damage_of", "deadline", "is_read_only", "run"]
 
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 
@@ -132,7 +132,7 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = Non
                 return pa.table({})
             return _mark_json(result.to_arrow_table(), [str(t) for t in result.types])
         except duckdb.Error as exc:
-            damage = _damage(_PINNED.get(con), exc)
+            damage = damage_of(_PINNED.get(con), exc)
             if damage is not None:
                 raise damage from exc
             raise _query_error(exc, struck.is_set(), timeout) from exc
@@ -148,7 +148,7 @@ def bank_queries(snapshot: Snapshot) -> Iterator[None]:
     try:
         yield
     except duckdb.Error as exc:
-        damage = _damage(snapshot, exc)
+        damage = damage_of(snapshot, exc)
         if damage is not None:
             raise damage from exc
         raise DamagedBankError(
@@ -157,7 +157,7 @@ def bank_queries(snapshot: Snapshot) -> Iterator[None]:
         ) from exc
 
 
-def _damage(snapshot: Snapshot | None, exc: duckdb.Error) -> DamagedBankError | None:
+def damage_of(snapshot: Snapshot | None, exc: duckdb.Error) -> DamagedBankError | None:
     """The damaged file behind a failed scan of the bank's files (a page whose checksum
     fails, bytes that cannot be decoded), found by its sha256; None for other errors."""
     if snapshot is None or "reading the stream registered as" not in str(exc):
