@@ -24,6 +24,7 @@ stderr and an exit code; the library lets them propagate::
     ├── MissingExtraError (also ImportError) an optional library is not installed
     └── SetupError                           CONVBANK_HOME cannot be created or written, or a
         │                                    CONVBANK_* setting has a bad value
+        ├── DiskFullError                    no space left where convbank writes (exit 1)
         └── PluginError (also ValueError)    an installed plugin cannot be loaded, or its
                                              name is taken
 
@@ -41,6 +42,7 @@ __all__ = [
     "ConvbankError",
     "ConversationNotFoundError",
     "DamagedBankError",
+    "DiskFullError",
     "DownloadError",
     "ExportError",
     "FormatError",
@@ -167,6 +169,13 @@ class SetupError(ConvbankError):
     names the folder or variable and what to do."""
 
     exit_code = 5
+
+
+class DiskFullError(SetupError):
+    """No space is left on the device convbank writes to (its home, an export's folder, a
+    report); what was there before is kept. Exit 1, as a failed build."""
+
+    exit_code = 1
 
 
 class PluginError(SetupError, ValueError):

@@ -23,14 +23,11 @@ would land outside the folder and members whose paths collide are refused. Locks
 
 from __future__ import annotations
 
-import errno
-import json
 import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -48,12 +45,12 @@ from convbank._archive import (
     safe_extract,
     stale,
 )
-from convbank._atomic import atomic_write_text, sha256_file
+from convbank._atomic import sha256_file
+from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import (
     ChecksumError,
     DownloadError,
-    FormatError,
     OfflineError,
     SetupError,
     SourceError,
@@ -108,116 +105,6 @@ def _remember(path: Path, sha: str) -> None:
     _HASHES[os.path.abspath(path)] = (_signature(path), sha)
 
 
-def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
-    """The one-line :class:`SetupError` for an ``OSError`` on a path under ``root`` (default
-    ``CONVBANK_HOME``): a file in place of a folder, a read-only or unwritable folder, a full
-    disk. ``None`` when the error concerns a path elsewhere."""
-    base = Path(os.path.abspath(root if root is not None else home()))
-    names = [n for n in (exc.filename, exc.filename2) if isinstance(n, (str, bytes, os.PathLike))]
-    paths = [Path(os.path.abspath(os.fsdecode(n))) for n in names]
-    path = next((p for p in paths if p == base or p.is_relative_to(base)), None)
-    if path is None:
-        return None
-    where = f"CONVBANK_HOME {base}"
-    fix = "point CONVBANK_HOME at a writable folder"
-    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
-        blocker = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), None)
-        if blocker is not None:
-            return SetupError(f"{where}: {blocker} is a file, not a folder; move it away or {fix}")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return SetupError(f"{where} is not writable ({exc.strerror}: {path}); make it writable or {fix}")
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return SetupError(f"{where}: no space left writing {path}; free some space or {fix}")
-    return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}")
-
-
-class _Store:
-    """A small JSON object under ``CONVBANK_HOME``, updated under a lock, replaced atomically."""
-
-    def __init__(self, root: Path, name: str, what: str) -> None:
-        self.root = root
-        self.path = root / name
-        self.what = what
-
-    def load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, NotADirectoryError):
-            return {}
-        except (OSError, ValueError) as exc:
-            raise FormatError(
-                f"{self.path}: not a JSON object of {self.what} ({exc}); delete it to record anew"
-            ) from exc
-        if not isinstance(data, dict):
-            raise FormatError(f"{self.path}: not a JSON object of {self.what}; delete it to record anew")
-        return data
-
-    def update(self, key: str, value: Any) -> None:
-        with _home_writes(self.root):
-            lock = self.root / "locks" / f"{self.path.name}.lock"
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(lock)):
-                data = self.load()
-                if data.get(key) != value:
-                    data[key] = value
-                    atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
-
-
-class _Recorded(_Store):
-    """Checksums recorded on first use for files whose publisher gives none (trust on first use)."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root, "checksums.json", "url to sha256")
-
-    def get(self, url: str) -> str | None:
-        value = self.load().get(url)
-        return str(value) if value is not None else None
-
-    def record(self, url: str, sha: str) -> None:
-        self.update(url, sha)
-
-
-class _Known(_Store):
-    """Where each source file was last found in a local source folder (``sources.json``), so
-    that later commands find it without ``--source``: ``{"dataset/file": {"path", "size",
-    "mtime_ns", "sha256"}}``, the sha256 once verified."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root, "sources.json", "source files to their paths")
-
-    def get(self, dataset: Dataset, file: SourceFile) -> tuple[Path, str | None] | None:
-        """The remembered path and, while the file is unchanged, its verified sha256."""
-        entry = self.load().get(f"{dataset.name}/{file.name}")
-        if not isinstance(entry, dict) or not entry.get("path"):
-            return None
-        path = Path(entry["path"])
-        if not path.exists():
-            return None
-        st = path.stat()
-        same = (st.st_size, st.st_mtime_ns) == (entry.get("size"), entry.get("mtime_ns")) and path.is_file()
-        return path, (entry.get("sha256") if same else None)
-
-    def remember(self, dataset: Dataset, file: SourceFile, path: Path, sha: str | None) -> None:
-        """Note where a file was found (a convenience: a home that cannot be written keeps
-        nothing, and the command goes on)."""
-        st = path.stat()
-        entry = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha}
-        with suppress(SetupError):
-            self.update(f"{dataset.name}/{file.name}", entry)
-
-
-@contextmanager
-def _home_writes(root: Path) -> Iterator[None]:
-    """Turn an ``OSError`` on a path under ``root`` into its one-line :class:`SetupError`."""
-    try:
-        yield
-    except OSError as exc:
-        error = home_error(exc, root)
-        if error is None:
-            raise
-        raise error from exc
-
-
 def checksum_status(
     file: SourceFile, root: Path | None = None
 ) -> Literal["published", "recorded", "unverified"]:
@@ -254,8 +141,7 @@ class Fetcher:
         found = self._in_sources(dataset, file)
         if found is not None:
             return found
-        known = self._known.get(dataset, file)
-        return known[0] if known else None
+        return self._known.get(dataset, file)
 
     def _in_sources(self, dataset: Dataset, file: SourceFile) -> Path | None:
         for folder in self.sources:
@@ -323,23 +209,21 @@ class Fetcher:
             sha = self._check(local, file, source="local source") if self.verify and local.is_file() else None
             self._known.remember(dataset, file, local, sha)
             return local
-        known = self._known.get(dataset, file)
-        if known is not None:
-            path, sha = known
-            self._refuse_unverifiable(path, dataset, file)
-            if self.verify and path.is_file() and sha is None:
-                self._known.remember(dataset, file, path, self._check(path, file, source="remembered source"))
-            return path
         cached = self.cache_path(dataset, file)
         places = [base / file.name for folder in self.sources for base in (folder, folder / dataset.name)]
-        for place in (*places, cached):
-            if place.is_dir():
-                raise SourceError(
-                    f"{place}: is a folder, not the file {file.name} that {dataset.name} needs; "
-                    f"remove or rename the folder, or put the publisher's file from {file.url} there"
-                )
+        for place in places:  # a source folder wins or fails: what stands in its file's place is named
+            self._refuse_stand_in(place, dataset, file)
+        known = self._known.get(dataset, file)
+        if known is not None:
+            self._refuse_unverifiable(known, dataset, file)
+            if self.verify and known.is_file():
+                self._check(known, file, source="remembered source")
+            return known
+        self._refuse_stand_in(cached, dataset, file)
         if cached.is_file():
             _drop_legacy_lock(cached)
+            if self.verify:
+                self._check(cached, file, source=f"cached copy in {cached.parent}")
             return cached
         if self.offline:
             raise OfflineError(
@@ -349,6 +233,17 @@ class Fetcher:
             )
         with _home_writes(self.root):
             return self._download(dataset, file, cached)
+
+    def _refuse_stand_in(self, place: Path, dataset: Dataset, file: SourceFile) -> None:
+        """A :class:`SourceError` when something other than a regular file stands where the
+        file is looked for (a folder, a dangling link, a link loop, a FIFO, a device)."""
+        kind = _stand_in(place)
+        if kind is not None:
+            raise SourceError(
+                f"{place}: is {kind}, not the file {file.name} that {dataset.name} needs; remove "
+                f"or rename {'the folder' if kind == 'a folder' else 'it'}, or put the publisher's "
+                f"file from {file.url} there"
+            )
 
     def _refuse_unverifiable(self, path: Path, dataset: Dataset, file: SourceFile) -> None:
         """An archive's extracted folder has no sha256 to check: with verification on, it is

@@ -198,6 +198,10 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
         seen.add((ep.name, ep.value))
         try:
             value = ep.load()
+        except SystemExit as exc:  # a plugin must not end the process it is loaded into
+            raise PluginError(
+                f"{_where(ep)} cannot be loaded: it calls sys.exit({exc.code!r}) when imported"
+            ) from exc
         except Exception as exc:
             raise PluginError(f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}") from exc
         yield value, _where(ep)

@@ -54,9 +54,24 @@ def env_flag(name: str) -> bool:
 
 
 def home() -> Path:
-    """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank."""
+    """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank. A
+    ``~user`` that names no user is a :class:`SetupError`."""
     env = os.environ.get("CONVBANK_HOME")
-    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("convbank"))
+    if not env:
+        return Path(platformdirs.user_cache_dir("convbank"))
+    return _expand("CONVBANK_HOME", env)
+
+
+def _expand(name: str, value: str) -> Path:
+    """``value`` with a leading ``~`` or ``~user`` expanded; one that cannot be is a
+    :class:`SetupError` naming the variable."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # ~user of no user, or no home for ~
+        user = value.split("/", 1)[0]
+        raise SetupError(
+            f"{name}={value!r}: {user} names no user's home folder; use an absolute path"
+        ) from None
 
 
 def bank_root() -> Path:
@@ -77,7 +92,7 @@ def is_offline() -> bool:
 def source_dirs() -> list[Path]:
     """The folders ``CONVBANK_SOURCE`` lists (a path list), in order."""
     env = os.environ.get("CONVBANK_SOURCE", "")
-    return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
+    return [_expand("CONVBANK_SOURCE", p) for p in env.split(os.pathsep) if p]
 
 
 _SIZE = re.compile(r"(\d+)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
@@ -91,12 +106,23 @@ def env_number(name: str, default: int, *, size: bool) -> int:
     if not text:
         return default
     match = _SIZE.fullmatch(text) if size else re.fullmatch(r"(\d+)()", text)
-    if match is None or int(match[1]) == 0:
+    shown = text if len(text) <= 40 else f"{text[:20]}...({len(text):,} characters)"
+    if match is None or not match[1].strip("0"):
         what = "a size in bytes, optionally with K, M, G or T (powers of 1024), e.g. 8G"
         raise SetupError(
-            f"{name}={text!r} is not {what if size else 'a positive whole number'}; fix or unset it"
+            f"{name}={shown!r} is not {what if size else 'a positive whole number'}; fix or unset it"
         )
-    return int(match[1]) << 10 * " kmgt".index(match[2].lower() or " ")  # K = 2**10, M = 2**20...
+    digits = match[1].lstrip("0")
+    value = int(digits) << 10 * " kmgt".index(match[2].lower() or " ") if len(digits) <= 19 else _MOST + 1
+    if value > _MOST:  # K = 2**10, M = 2**20...
+        raise SetupError(
+            f"{name}={shown!r} is larger than the most convbank takes ({_MOST:,}); fix or unset it"
+        )
+    return value
+
+
+_MOST = 2**62
+"""The largest number a setting may hold (a 64-bit signed integer, with room)."""
 
 
 def check() -> None:

@@ -472,6 +472,7 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     import uvicorn
 
     from convbank.store.sandbox import parse_size
+    from convbank.web._server import server_config
     from convbank.web.app import Limits, allowed_hosts, create_app
 
     try:
@@ -499,7 +500,7 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
             app.state.stop_queries()  # running queries end now, not after the grace period
             super().handle_exit(sig, frame)
 
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, limit_concurrency=1000)
+    config = server_config(app)  # a client has 5 s to send its headers (HeaderDeadline)
     for stop in (signal.SIGINT, signal.SIGTERM):
         # uvicorn shuts down gracefully, then re-raises the signal to the handler it found:
         # this one, so the exit status says "stopped"

@@ -33,9 +33,10 @@ if TYPE_CHECKING:
 
 
 class ConvbankGroup(click.Group):
-    """Turns convbank errors into one line on stderr and a non-zero exit code; so too an
-    ``OSError`` on a path under ``CONVBANK_HOME`` (a read-only home, a file in place of a
-    folder, a full disk), as a :class:`SetupError`."""
+    """Turns convbank errors into one line on stderr and a non-zero exit code; so too any
+    ``OSError`` (:func:`convbank._homefiles.os_error`): under ``CONVBANK_HOME`` (a read-only
+    home, a file in place of a folder) a :class:`SetupError`, a full disk anywhere exit 1,
+    another path (an export's folder in ``/proc``) the path and what the system said."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -52,9 +53,9 @@ class ConvbankGroup(click.Group):
             if interrupted.is_set() and not ctx.params.get("debug"):  # what Ctrl-C interrupted failed
                 click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
                 ctx.exit(EXIT_INTERRUPTED)
-            from convbank.fetch import home_error
+            from convbank._homefiles import os_error
 
-            error = home_error(exc) if isinstance(exc, OSError) else exc
+            error = os_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
             from convbank.cli._console import visible

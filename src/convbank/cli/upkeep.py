@@ -11,13 +11,14 @@ __all__ = ["doctor", "new_dataset"]
 
 
 @click.command()
-@click.option("--quick", is_flag=True, help="Skip the sha256 of every file (sizes, footers and rows only).")
+@click.option("--quick", is_flag=True, help="Skip the sha256 of every file (sizes, footers and counts only).")
 @click.option("--clean", is_flag=True, help="Also remove what killed builds left behind.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def doctor(quick: bool, clean: bool, as_json: bool) -> None:
     """Check the bank: every file the manifest names is present, of its size, a readable
-    Parquet file with its row count and (unless --quick) its sha256; list leftovers of
-    killed builds. Exit 4 when a file is damaged (rebuild that dataset)."""
+    Parquet file whose footer and row count are the manifest's, each split's counts those of
+    its files, and (unless --quick) each file's sha256; list leftovers of killed builds.
+    Exit 4 when a file is damaged (rebuild that dataset)."""
     from convbank.cli._console import echo_json
     from convbank.store.bank import Bank
 

@@ -34,7 +34,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -45,6 +44,7 @@ from convbank._atomic import atomic_write_text, sha256_file
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError, SetupError
 from convbank.model import SCHEMA_VERSION
 from convbank.settings import bank_root
+from convbank.store.checkup import Checkup, checkup
 from convbank.store.manifest import (
     GENERATION,
     ConfigEntry,
@@ -55,7 +55,7 @@ from convbank.store.manifest import (
     SplitEntry,
     parse_manifest,
 )
-from convbank.store.snapshot import Snapshot, first_line, partition, release, stat_problem
+from convbank.store.snapshot import Snapshot, partition, read_footer, release
 
 try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps one old generation
     import fcntl
@@ -129,7 +129,11 @@ class Staging:
                     }
                 )
                 writer = pq.ParquetWriter(
-                    path, schema, compression="zstd", write_statistics=_statistics(schema)
+                    path,
+                    schema,
+                    compression="zstd",
+                    write_statistics=_statistics(schema),
+                    write_page_checksum=True,  # readers check every page (VERIFY_PAGES)
                 )
                 self._writers[key] = writer
                 self.rows[key] = 0
@@ -158,9 +162,19 @@ class Staging:
     def close(self) -> None:
         """Close every writer: files become complete Parquet files, flushed to disk."""
         writers, self._writers = self._writers, {}
-        for key, writer in writers.items():
-            writer.close()
-            _fsync(self.path(*key))
+        try:
+            for key, writer in list(writers.items()):
+                del writers[key]
+                _close(writer)
+                _fsync(self.path(*key))
+        except OSError as exc:
+            for writer in writers.values():  # those not closed yet
+                with suppress(Exception):
+                    _close(writer)
+            full = _disk_full(self.root, exc)
+            if full is None:
+                raise
+            raise full from exc
 
     def abandon(self) -> None:
         """Close every writer after a failure, ignoring their errors (a full disk makes
@@ -168,7 +182,16 @@ class Staging:
         writers, self._writers = self._writers, {}
         for writer in writers.values():
             with suppress(Exception):
-                writer.close()
+                _close(writer)
+
+
+def _close(writer: pq.ParquetWriter) -> None:
+    """Close a writer; when that fails (a full disk), mark it closed all the same, or its
+    finaliser would try again and print the error's traceback when it is collected."""
+    try:
+        writer.close()
+    finally:
+        writer.is_open = False
 
 
 def _fsync(path: Path) -> None:
@@ -205,6 +228,11 @@ class Bank:
             return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
         except UnicodeDecodeError as exc:
             raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
+        except NotADirectoryError:  # a file in place of a folder above it: the home's problem
+            raise
+        except OSError as exc:  # a folder in its place, no permission to read it
+            what = "a folder, not a file" if path.is_dir() else f"unreadable ({exc.strerror})"
+            raise DamagedBankError(_bad_manifest(path, what)) from exc
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -410,15 +438,21 @@ class Bank:
         staged = staging.path(table, split, piece)
         sha = sha256_file(staged)
         size = staged.stat().st_size
+        footer = read_footer(staged)[1]
         folder = self.root / table / partition(staging.dataset, staging.config, split)
         target = folder / f"part-{sha[:16]}.parquet"
         target.parent.mkdir(parents=True, exist_ok=True)
-        if target.is_file() and target.stat().st_size == size:
-            staged.unlink()  # the same content is there already (a generation may still read it)
-        else:
-            os.replace(staged, target)
+        # A file of this name may be there already: the same content in a generation still
+        # read, or a damaged copy of it (same name, same size, other bytes). Never trust it by
+        # name and size: the staged copy replaces it atomically (a reader holding the old one
+        # keeps its open handle; one opening it later reads the same content, sound).
+        existed = target.exists()
+        os.replace(staged, target)
+        if not existed:
             published.append(target)  # created by this build: removed again if it fails
-        return FileEntry(path=str(target.relative_to(self.root)), bytes=size, sha256=sha, rows=rows)
+        return FileEntry(
+            path=str(target.relative_to(self.root)), bytes=size, sha256=sha, rows=rows, footer=footer
+        )
 
     # ------------------------------------------------------------------ cleaning
     def collect(self) -> list[Path]:
@@ -539,33 +573,14 @@ class Bank:
 
     # ------------------------------------------------------------------ checking
     def doctor(self, *, deep: bool = True) -> Checkup:
-        """Check every file of the current generation against the manifest: present, of
-        its size, a readable Parquet footer with the manifest's row count and (``deep``)
-        its sha256. Also lists leftovers of killed builds (:meth:`collect` removes them).
-        A manifest that cannot be read raises :class:`DamagedBankError`."""
-        checkup = Checkup()
+        """Check every file of the current generation against the manifest (see
+        :func:`convbank.store.checkup.checkup`) and list leftovers of killed builds
+        (:meth:`collect` removes them). A manifest that cannot be read raises
+        :class:`DamagedBankError`."""
         with self.snapshot() as snap:
-            for ref in snap.refs():
-                checkup.files += 1
-                problem = stat_problem(ref)
-                if problem is None:
-                    try:
-                        rows = pq.read_metadata(ref.path).num_rows
-                    except (OSError, pa.ArrowException) as exc:
-                        problem = f"not a readable Parquet file ({first_line(exc)})"
-                    else:
-                        if ref.rows is not None and rows != ref.rows:
-                            problem = f"{rows:,} rows where the manifest says {ref.rows:,}"
-                if problem is None and deep and ref.sha256 and sha256_file(ref.path) != ref.sha256:
-                    problem = "corrupt: its sha256 differs from the manifest's"
-                if problem:
-                    checkup.problems.append(
-                        f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)"
-                    )
-                else:
-                    checkup.bytes += ref.path.stat().st_size
-        checkup.leftovers = self._leftovers()
-        return checkup
+            found = checkup(snap, deep=deep)
+        found.leftovers = self._leftovers()
+        return found
 
     def _leftovers(self) -> list[Path]:
         """Staging folders and files that no generation names (what :meth:`collect` removes)."""
@@ -589,16 +604,6 @@ class Bank:
                 return False
         except (Timeout, OSError):
             return True
-
-
-@dataclass
-class Checkup:
-    """What :meth:`Bank.doctor` found."""
-
-    files: int = 0
-    bytes: int = 0
-    problems: list[str] = field(default_factory=list)
-    leftovers: list[Path] = field(default_factory=list)
 
 
 def _bad_manifest(path: Path, what: str) -> str:

@@ -10,7 +10,8 @@ writers then use its structs, never ``.get()`` chains::
           splits:  {split: SplitEntry}           counts, published count, file-level source content
           sources: {file name: path}             where the build read its source files
           files:   {table: {split: FileEntry or [FileEntry, ...]}}
-                                                 path (relative to the bank), bytes, sha256, rows;
+                                                 path (relative to the bank), bytes, sha256, rows,
+                                                 footer (sha256 of the Parquet footer);
                                                  a split written in pieces has one file a piece
 
 A (config, split) pair is a :class:`convbank.model.Part` everywhere.
@@ -47,12 +48,15 @@ _FILE_NAME = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
 
 
 class FileEntry(msgspec.Struct, kw_only=True):
-    """One table partition's file: its path relative to the bank, size, sha256 and rows."""
+    """One table partition's file: its path relative to the bank, size, sha256, rows and the
+    sha256 of its Parquet footer (checked each time a reader opens the file; None in banks
+    written before it was recorded)."""
 
     path: str
     bytes: int | None = None
     sha256: str | None = None
     rows: int | None = None
+    footer: str | None = None
 
 
 class SplitEntry(msgspec.Struct, kw_only=True):
@@ -117,7 +121,7 @@ class Manifest(msgspec.Struct, kw_only=True):
     def refs(self, root: Path) -> list[FileRef]:
         """Every file this manifest names, under the bank folder ``root``."""
         return [
-            FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, piece)
+            FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, piece, f.footer)
             for dataset, entry in self.datasets.items()
             for config, cfg in entry.configs.items()
             for table, splits in cfg.files.items()
@@ -144,6 +148,8 @@ class FileRef:
     rows: int | None
     piece: int = 0
     """The file's place among the pieces of its split (0 when the split is one file)."""
+    footer: str | None = None
+    """The sha256 of the file's Parquet footer (None: not recorded)."""
 
 
 def pieces(files: FileEntry | list[FileEntry]) -> list[FileEntry]:

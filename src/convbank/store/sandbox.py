@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._workers import Worker
-from convbank.errors import QueryError
+from convbank.errors import DamagedBankError, QueryError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -102,7 +102,7 @@ def _worker(
     import duckdb
 
     from convbank.store.bank import Bank
-    from convbank.store.sql import Begin, connect, is_read_only, results
+    from convbank.store.sql import Begin, connect, damage_of, is_read_only, results
 
     bank = Bank(Path(root))
     limit = f"{max(memory // 2**20, 1)}MiB" if memory else None
@@ -160,7 +160,10 @@ def _worker(
         except MemoryError:
             reply = ("memory", "out of memory")
         except duckdb.Error as exc:
-            reply = ("error", f"SQL error: {str(exc).rstrip()}")
+            damage = damage_of(pinned.get(generation), exc)  # a corrupt page: name the file
+            reply = ("damaged", str(damage)) if damage else ("error", f"SQL error: {str(exc).rstrip()}")
+        except DamagedBankError as exc:
+            reply = ("damaged", str(exc))
         except QueryError as exc:
             reply = ("memory", str(exc)) if "more memory" in str(exc) else ("error", str(exc))
         except (TypeError, ValueError, UnicodeError) as exc:
@@ -351,6 +354,8 @@ class SqlSandbox:
         if kind in ("ok", "end"):
             yield reply
             return
+        if kind == "damaged":
+            raise DamagedBankError(reply[1])
         if kind == "memory":
             raise QueryError(
                 f"the query needs more memory than its limit of {_size(self.memory)} allows; "

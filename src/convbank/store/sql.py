@@ -25,12 +25,14 @@ import pyarrow as pa
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
+from convbank.store.snapshot import damaged
 
 __all__ = [
     "BATCH_ROWS",
     "READ_ONLY_STATEMENTS",
     "bank_queries",
     "connect",
+    "damage_of",
     "deadline",
     "interrupt_all",
     "is_read_only",
@@ -56,6 +58,9 @@ def interrupt_all() -> None:
     for con in list(_LIVE):
         with suppress(duckdb.Error):  # closed meanwhile
             con.interrupt()
+
+_PINNED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref.WeakKeyDictionary()
+"""The generation each connection reads (to name a damaged file when a scan fails)."""
 
 
 def _quote(name: str) -> str:
@@ -103,6 +108,7 @@ def connect(
     if snapshot is not source:
         weakref.finalize(con, snapshot.close)
     _LIVE.add(con)
+    _PINNED[con] = snapshot
     return con
 
 
@@ -221,6 +227,9 @@ def _results(
         except duckdb.Error as exc:
             if isinstance(exc, duckdb.InterruptException) and _SIGNALLED.is_set():
                 raise KeyboardInterrupt from None
+            damage = damage_of(_PINNED.get(con), exc)
+            if damage is not None:
+                raise damage from exc
             raise _query_error(exc, struck.is_set(), timeout) from exc
         except RuntimeError as exc:  # DuckDB saw Python's KeyboardInterrupt and said so instead
             if "interrupted" in str(exc).lower():
@@ -299,10 +308,30 @@ def bank_queries(snapshot: Snapshot) -> Iterator[None]:
     try:
         yield
     except duckdb.Error as exc:
+        damage = damage_of(snapshot, exc)
+        if damage is not None:
+            raise damage from exc
         raise DamagedBankError(
             f"the bank at {snapshot.bank.root} cannot be read ({str(exc).splitlines()[0]}); run "
             "`convbank doctor` to find the damaged file, then rebuild its dataset"
         ) from exc
+
+
+def damage_of(snapshot: Snapshot | None, exc: duckdb.Error) -> DamagedBankError | None:
+    """The damaged file behind a failed scan of the bank's files (a page whose checksum
+    fails, bytes that cannot be decoded), found by its sha256; None for other errors."""
+    if snapshot is None or "reading the stream registered as" not in str(exc):
+        return None
+    ref = snapshot.locate_damage()
+    if ref is None:
+        return None
+    return DamagedBankError(damaged(ref, f"corrupt ({_arrow_cause(exc)})"))
+
+
+def _arrow_cause(exc: duckdb.Error) -> str:
+    """What Arrow said when a scan failed (after DuckDB's own prefix)."""
+    line = str(exc).splitlines()[0]
+    return line.split(" failed: ", 1)[-1]
 
 
 def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:

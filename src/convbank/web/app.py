@@ -528,7 +528,7 @@ def create_app(
         routes=[
             Route("/", index),
             Route("/datasets/{name}", dataset),
-            Route("/datasets/{name}/conversations/{cid}", conversation),
+            Route("/datasets/{name}/conversations/{cid:path}", conversation),  # ids may hold "/"
             Route("/sql", sql_page),
             Mount("/static", static, name="static"),
         ],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from convbank.datasets import CheckList, Problem
-from convbank.datasets.casino.records import AGENTS, ITEMS, STRATEGIES, points
+from convbank.datasets.casino.records import AGENTS, ITEMS, STRATEGIES, count, points
 from convbank.model import Conversation, Turn
 
 __all__ = ["CHECKS", "WALK_AWAY_POINTS", "expected_points"]
@@ -36,10 +36,16 @@ def expected_points(conv: Conversation) -> dict[str, int] | str:
         return f"Accept-Deal at turn {accepts[-1].turn_index} follows no Submit-Deal"
     deal, submitter = submits[-1].meta["task_data"], submits[-1].participant_id
     priorities = {p.participant_id: p.meta["value2issue"] for p in conv.participants}
-    return {
-        submitter: points(priorities[submitter], deal["issue2youget"]),
-        _other(submitter): points(priorities[_other(submitter)], deal["issue2theyget"]),
+    scores = {
+        submitter: points(priorities[submitter], deal.get("issue2youget", {})),
+        _other(submitter): points(priorities[_other(submitter)], deal.get("issue2theyget", {})),
     }
+    counted = {agent: n for agent, n in scores.items() if n is not None}
+    if len(counted) < len(scores):
+        return (
+            f"the final deal (Submit-Deal at turn {submits[-1].turn_index}) has a count that is not a number"
+        )
+    return counted
 
 
 def _scored(conv: Conversation) -> dict[str, int]:
@@ -68,9 +74,12 @@ def deals(conv: Conversation) -> Iterator[Problem]:
             yield "error", f"Submit-Deal at turn {t.turn_index} carries no deal"
             continue
         for item in ITEMS:
-            total = int(you[item]) + int(they[item])
-            if total != 3:
-                yield "error", f"Submit-Deal at turn {t.turn_index} splits {total} {item}, not 3"
+            mine, theirs = count(you.get(item)), count(they.get(item))
+            if mine is None or theirs is None:
+                bad = you.get(item) if mine is None else they.get(item)
+                yield "error", f"Submit-Deal at turn {t.turn_index} gives {bad!r} {item}, not a count"
+            elif mine + theirs != 3:
+                yield "error", f"Submit-Deal at turn {t.turn_index} splits {mine + theirs} {item}, not 3"
 
 
 @CHECKS.check("casino.deal_moves")

@@ -21,7 +21,7 @@ from convbank.datasets import (
     meta_distribution,
     system_lines,
 )
-from convbank.datasets.casino.records import AGENTS, ITEMS, PRIORITY_POINTS, deal_of
+from convbank.datasets.casino.records import AGENTS, ITEMS, PRIORITY_POINTS, count, deal_of
 from convbank.model import Conversation, Turn
 
 if TYPE_CHECKING:
@@ -127,8 +127,8 @@ class CasinoPresentation(Presentation):
         if deal is None:
             return super().chat_content(turn)
         sides = {
-            "i_get": {i: int(deal.proposer_gets[i]) for i in ITEMS},
-            "you_get": {i: int(deal.other_gets[i]) for i in ITEMS},
+            "i_get": {i: _number(deal.proposer_gets.get(i)) for i in ITEMS},
+            "you_get": {i: _number(deal.other_gets.get(i)) for i in ITEMS},
         }
         return f"[{deal.move}] {_encode(sides).decode()}"
 
@@ -258,3 +258,9 @@ class CasinoPresentation(Presentation):
         return TerminalTurn(action=f"[{deal.move}] proposer gets {you}; the other side gets {they}")
 
     # ------------------------------------------------------------------ checks and tasks
+
+
+def _number(raw: str | None) -> int | str | None:
+    """A count as a number for the chat format, kept as it is where it is not one."""
+    n = count(raw)
+    return raw if n is None else n

@@ -123,10 +123,27 @@ class Dialogue(Strict):
     """``[]`` when unannotated, else ``[text, "label,label"]`` per message in order."""
 
 
-def points(priorities: Mapping[str, str], deal: Mapping[str, str]) -> int:
-    """Points a negotiator scores: 5, 4, 3 per item of High, Medium, Low priority."""
+def count(value: object) -> int | None:
+    """A deal's count of an item as a number (the source writes ``"0"`` to ``"3"``); None
+    when it is not one (the build keeps such a value as it is, and validation reports it).
+
+    Example: ``count("2") == 2``, ``count("x") is None``."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
+def points(priorities: Mapping[str, str], deal: Mapping[str, str]) -> int | None:
+    """Points a negotiator scores: 5, 4, 3 per item of High, Medium, Low priority; None
+    when a count of the deal is not a number."""
     value = {item: PRIORITY_POINTS[level] for level, item in priorities.items()}
-    return sum(value[item] * int(count) for item, count in deal.items())
+    total = 0
+    for item, raw in deal.items():
+        n = count(raw)
+        if n is None or item not in value:
+            return None
+        total += value[item] * n
+    return total
 
 
 class Deal(msgspec.Struct, frozen=True):

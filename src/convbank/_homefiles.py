@@ -1,0 +1,173 @@
+"""Small files under ``CONVBANK_HOME`` that fetching keeps: checksums recorded on first use
+(``checksums.json``) and where source files were found (``sources.json``); what may stand
+where a source file is looked for; one-line errors for writes under the home."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from convbank._atomic import atomic_write_text
+from convbank.datasets import Dataset, SourceFile
+from convbank.errors import ConvbankError, DiskFullError, FormatError, SetupError
+from convbank.settings import home
+
+__all__ = ["home_error", "os_error"]
+
+
+def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
+    """The one-line :class:`SetupError` for an ``OSError`` on a path under ``root`` (default
+    ``CONVBANK_HOME``): a file in place of a folder, a read-only or unwritable folder, a full
+    disk. ``None`` when the error concerns a path elsewhere."""
+    base = Path(os.path.abspath(root if root is not None else home()))
+    names = [n for n in (exc.filename, exc.filename2) if isinstance(n, (str, bytes, os.PathLike))]
+    paths = [Path(os.path.abspath(os.fsdecode(n))) for n in names]
+    path = next((p for p in paths if p == base or p.is_relative_to(base)), None)
+    if path is None:
+        return None
+    where = f"CONVBANK_HOME {base}"
+    fix = "point CONVBANK_HOME at a writable folder"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        blocker = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            return SetupError(f"{where}: {blocker} is a file, not a folder; move it away or {fix}")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return SetupError(f"{where} is not writable ({exc.strerror}: {path}); make it writable or {fix}")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(f"{where}: no space left writing {path}; free some space or {fix}")
+    return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}")
+
+
+def os_error(exc: OSError) -> ConvbankError:
+    """The one-line error of an ``OSError`` that reached the command line: under
+    ``CONVBANK_HOME`` as :func:`home_error` says; elsewhere (an export's or a report's
+    folder) the path and what the system said; a full disk anywhere is a
+    :class:`DiskFullError` (exit 1)."""
+    error = home_error(exc)
+    if error is not None:
+        return error
+    given = (exc.filename, exc.filename2)
+    names = [os.fsdecode(n) for n in given if isinstance(n, (str, bytes, os.PathLike))]
+    where = f"{names[0]}: " if names else ""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(f"{where}no space left on the device; free some space and try again")
+    return ConvbankError(f"{where}{what}; check that the path exists and can be written")
+
+
+class _Store:
+    """A small JSON object under ``CONVBANK_HOME``, updated under a lock, replaced atomically."""
+
+    def __init__(self, root: Path, name: str, what: str) -> None:
+        self.root = root
+        self.path = root / name
+        self.what = what
+
+    def load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        except (OSError, ValueError) as exc:
+            raise FormatError(
+                f"{self.path}: not a JSON object of {self.what} ({exc}); delete it to record anew"
+            ) from exc
+        if not isinstance(data, dict):
+            raise FormatError(f"{self.path}: not a JSON object of {self.what}; delete it to record anew")
+        return data
+
+    def update(self, key: str, value: Any) -> None:
+        with _home_writes(self.root):
+            lock = self.root / "locks" / f"{self.path.name}.lock"
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(lock)):
+                data = self.load()
+                if data.get(key) != value:
+                    data[key] = value
+                    atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True))
+
+
+class _Recorded(_Store):
+    """Checksums recorded on first use for files whose publisher gives none (trust on first use)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, "checksums.json", "url to sha256")
+
+    def get(self, url: str) -> str | None:
+        value = self.load().get(url)
+        return str(value) if value is not None else None
+
+    def record(self, url: str, sha: str) -> None:
+        self.update(url, sha)
+
+
+class _Known(_Store):
+    """Where each source file was last found in a local source folder (``sources.json``), so
+    that later commands find it without ``--source``: ``{"dataset/file": {"path", "size",
+    "mtime_ns", "sha256"}}``. Only the path is used: a remembered file is verified by content
+    every time it is used (its size, times and recorded sha256 prove nothing: a file edited in
+    place with its mtime restored keeps them)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, "sources.json", "source files to their paths")
+
+    def get(self, dataset: Dataset, file: SourceFile) -> Path | None:
+        """The remembered path, while a file (or an archive's extracted folder) is there."""
+        entry = self.load().get(f"{dataset.name}/{file.name}")
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            return None
+        path = Path(entry["path"])
+        if path.is_file() or (file.extract_to is not None and path.is_dir()):
+            return path
+        return None
+
+    def remember(self, dataset: Dataset, file: SourceFile, path: Path, sha: str | None) -> None:
+        """Note where a file was found (a convenience: a home that cannot be written, or a
+        full disk, keeps nothing, and the command goes on)."""
+        st = path.stat()
+        entry = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha}
+        with suppress(SetupError):
+            self.update(f"{dataset.name}/{file.name}", entry)
+
+
+_KINDS = {
+    stat.S_IFREG: None,
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+}
+
+
+def _stand_in(path: Path) -> str | None:
+    """What stands at ``path`` in place of a regular file (a folder, a link that leads
+    nowhere, a FIFO, a device...), None when nothing is there or a regular file is."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a symbolic link to nothing" if path.is_symlink() else None
+    except OSError as exc:
+        return "a symbolic link loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+@contextmanager
+def _home_writes(root: Path) -> Iterator[None]:
+    """Turn an ``OSError`` on a path under ``root`` into its one-line :class:`SetupError`."""
+    try:
+        yield
+    except OSError as exc:
+        error = home_error(exc, root)
+        if error is None and exc.filename is None:  # write() names no file: it was one of ours
+            error = home_error(OSError(exc.errno, exc.strerror, str(root)), root)
+        if error is None:
+            raise
+        raise error from exc

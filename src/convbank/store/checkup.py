@@ -1,0 +1,64 @@
+"""``convbank doctor``: every file of a generation checked against its manifest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from convbank._atomic import sha256_file
+from convbank.store.snapshot import Snapshot, count_problems, first_line, read_footer, stat_problem
+
+__all__ = ["Checkup", "checkup"]
+
+
+@dataclass
+class Checkup:
+    """What :meth:`convbank.store.Bank.doctor` found."""
+
+    files: int = 0
+    bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+    leftovers: list[Path] = field(default_factory=list)
+
+
+def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
+    """Check every file of a pinned generation: present, of its size, a readable Parquet
+    footer whose sha256 and row count are the manifest's, and (``deep``) the sha256 of all
+    its bytes; then each split's counts in the manifest against its files' footers.
+
+    Example::
+
+        with Bank().snapshot() as snap:
+            assert checkup(snap, deep=False).problems == []
+    """
+    found = Checkup()
+    footers: dict[str, int] = {}
+    root = snap.bank.root
+    for ref in snap.refs():
+        found.files += 1
+        problem = stat_problem(ref)
+        if problem is None:
+            try:
+                meta, footer = read_footer(ref.path)
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                problem = f"not a readable Parquet file ({first_line(exc)})"
+            else:
+                if ref.footer is not None and footer != ref.footer:
+                    problem = "corrupt: its Parquet footer differs from the manifest's"
+                elif ref.rows is not None and meta.num_rows != ref.rows:
+                    problem = f"{meta.num_rows:,} rows where the manifest says {ref.rows:,}"
+                else:
+                    footers[str(ref.path.relative_to(root))] = meta.num_rows
+        if problem is None and deep and ref.sha256 and sha256_file(ref.path) != ref.sha256:
+            problem = "corrupt: its sha256 differs from the manifest's"
+        if problem:
+            found.problems.append(f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)")
+        else:
+            found.bytes += ref.path.stat().st_size
+    for dataset, problem in count_problems(snap.manifest, footers=footers):
+        found.problems.append(
+            f"{snap.bank.manifest_path}: {problem} (rebuild with `convbank build {dataset}`)"
+        )
+    return found

@@ -1,0 +1,85 @@
+"""How ``convbank serve`` runs uvicorn: HTTP/1.1 (h11) with a deadline for a request's
+headers, so that clients that connect and send nothing, or headers a byte at a time, are
+disconnected instead of holding the server's connections (uvicorn itself only times out
+idle keep-alive connections after a response).
+
+Example::
+
+    config = server_config(app)
+    uvicorn.Server(config).run()
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["HEADER_SECONDS", "KEEP_ALIVE_SECONDS", "MAX_CONNECTIONS", "HeaderDeadline", "server_config"]
+
+HEADER_SECONDS = 5.0
+"""Seconds a client has, from connecting (or from the end of its previous response), to
+send a request's complete headers."""
+
+KEEP_ALIVE_SECONDS = 5
+"""Seconds an idle keep-alive connection is kept after a response."""
+
+MAX_CONNECTIONS = 1000
+"""Connections and requests at once; more get 503 until some end."""
+
+
+class HeaderDeadline(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request headers are not complete
+    :data:`HEADER_SECONDS` after it opened or after its last response."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:  # a request's headers are in
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()  # the next request's headers, on a kept-alive connection
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(HEADER_SECONDS, self._late)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _late(self) -> None:
+        self._deadline = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+
+def server_config(app: Any, **options: Any) -> uvicorn.Config:
+    """The uvicorn configuration of the viewer (``options`` go to :class:`uvicorn.Config`)."""
+    return uvicorn.Config(
+        app,
+        http=HeaderDeadline,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        limit_concurrency=MAX_CONNECTIONS,
+        **options,
+    )

@@ -1,0 +1,145 @@
+"""The viewer against slow clients and odd banks (issue 26.6, 26.10): 1,100 connections that
+send nothing or half their headers are dropped within seconds and real requests are served;
+a manifest that is a folder is the damaged-bank page (503); conversation ids holding ``/``
+open."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from conftest import ROOT
+from convbank.build import build
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+from convbank.web import create_app
+
+IDLE = 1100
+
+
+@pytest.fixture
+def server(built: Bank) -> Iterator[int]:
+    """``convbank serve`` on a free loopback port, over the shared built bank."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = min(hard, 4 * IDLE)
+    if soft < wanted:  # this process holds the idle sockets; the server inherits the limit
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "convbank", "serve", "--port", str(port)],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert f"http://127.0.0.1:{port}/" in line, line
+        for _ in range(100):  # uvicorn starts after the banner
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _get(port: int, path: str = "/") -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_idle_connections_cannot_hold_the_viewer(server: int) -> None:
+    assert _get(server) == 200
+    held = []
+    for i in range(IDLE):  # half send nothing, half the start of a request
+        s = socket.create_connection(("127.0.0.1", server), timeout=10)
+        if i % 2:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        held.append(s)
+    start = time.monotonic()
+    try:
+        statuses = []
+        while time.monotonic() - start < 20:
+            statuses.append(_get(server))
+            if statuses[-1] == 200:
+                break
+            time.sleep(0.25)
+        waited = time.monotonic() - start
+        print(f"first 200 after {time.monotonic() - start:.2f} s; {statuses.count(503)} x 503 before")
+        assert statuses[-1] == 200, statuses
+        assert waited < 8, waited  # the header deadline is 5 s
+        served = sum(_get(server) == 200 for _ in range(20))
+        assert served == 20
+        for s in held[:50]:  # the server has closed them
+            s.settimeout(5)
+            assert s.recv(100) == b""
+    finally:
+        for s in held:
+            s.close()
+
+
+# ---------------------------------------------------------------------- 26.10 odd banks
+@pytest.fixture
+def slashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:
+    """A bank of the tsvdial plugin whose dialogue ids hold a slash (``r/001``)."""
+    from convbank import catalog
+
+    samples = catalog.get("tsvdial").samples
+    assert samples is not None
+    src = tmp_path / "src"
+    src.mkdir()
+    for f in samples.glob("*.tsv"):
+        (src / f.name).write_text(f.read_text(encoding="utf-8").replace("\nr0", "\nr/0"), encoding="utf-8")
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
+    fetcher = Fetcher(sources=[src], verify=False, progress=False)
+    bank = Bank(tmp_path / "home" / "bank")
+    build(["tsvdial"], fetcher=fetcher, bank=bank)
+    return bank
+
+
+def test_conversation_ids_with_a_slash_open(slashed: Bank) -> None:
+    client = TestClient(create_app(slashed), base_url="http://127.0.0.1")
+    listing = client.get("/datasets/tsvdial")
+    assert listing.status_code == 200
+    assert 'href="/datasets/tsvdial/conversations/r/001"' in listing.text
+    for url in ("/datasets/tsvdial/conversations/r/001", "/datasets/tsvdial/conversations/r%2F001"):
+        page = client.get(url)
+        assert page.status_code == 200, (url, page.text[:300])
+        assert "Could I book a table for two tonight?" in page.text
+    assert (
+        client.get("/datasets/tsvdial/conversations/r/001?format=json").json()["conversation_id"] == "r/001"
+    )
+    assert client.get("/datasets/tsvdial/conversations/r/999").status_code == 404
+
+
+def test_a_manifest_that_is_a_folder_is_the_damaged_bank_page(slashed: Bank) -> None:
+    client = TestClient(create_app(slashed), base_url="http://127.0.0.1")
+    slashed.manifest_path.unlink()
+    slashed.manifest_path.mkdir()
+    for url in ("/", "/datasets/tsvdial", "/datasets/tsvdial/conversations/r/001", "/sql?q=SELECT+1"):
+        page = client.get(url)
+        assert page.status_code == 503, (url, page.status_code)
+        assert f"the bank is damaged: {slashed.manifest_path} is a folder, not a file" in page.text
+        assert page.headers["Retry-After"] == "1"
