@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.contenders import CONTENDERS  # noqa: E402
 
 
+@pytest.mark.timeout(600)  # the harness's own limit below; a loaded machine needs more than 300 s
 def test_quick_harness_runs(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     done = subprocess.run(
