@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--startup-only", action="store_true", help="only the start-up table (results/startup.json)"
     )
     parser.add_argument(
-        "--startup-reps", type=int, default=None, help="runs per start-up command (default 10; quick 2)"
+        "--startup-reps", type=int, default=None, help="runs per start-up command (default 10; quick 1)"
     )
     parser.add_argument(
         "--only",
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 results[dataset][name] = measure(name, dataset, work, n, env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
             print(table(dataset, results[dataset]) + "\n", flush=True)
-    results["startup"] = measure_startup(args.startup_reps or (2 if args.quick else 10), env)
+    results["startup"] = measure_startup(args.startup_reps or (1 if args.quick else 10), env)
     print(startup_table(results["startup"]) + "\n", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -15,11 +15,13 @@ from benchmarks.contenders import CONTENDERS  # noqa: E402
 from benchmarks.training import TRAINING  # noqa: E402
 
 
-@pytest.mark.timeout(900)  # the training rows add about two minutes (Hugging Face's DataLoader epochs)
+@pytest.mark.timeout(600)  # the harness's own limit below; a loaded machine needs more than 300 s
 def test_quick_harness_runs(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--out", str(out)],
+        # every contender and the start-up table, on CaSiNo alone (the full and quick runs add
+        # ConvAI2 and the synthetic PEC: minutes more for the same code paths)
+        [sys.executable, "-m", "benchmarks", "--quick", "--datasets", "casino", "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -29,7 +31,7 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(out.read_text(encoding="utf-8"))
     startup = results.pop("startup")
-    assert set(results) == {"casino", "convai2", "pec"}
+    assert set(results) == {"casino"}
     assert set(startup["convbank"]) == {
         "convbank --version",
         "convbank --help",
