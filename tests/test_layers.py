@@ -9,7 +9,7 @@ Layers, bottom up (a module imports its own layer and those below, at module lev
    imports it, and is imported only when tasks are asked for)
 4. ``registry``, ``catalog``, ``fetch``, ``store``, ``engines``
 5. ``build``, ``query``
-6. ``validate``, ``export``, ``bench``, ``stats``, ``charts``, ``report``
+6. ``validate``, ``export``, ``bench``, ``stats``, ``charts``, ``report``, ``torch``
 7. ``cli``, ``web``, ``testing`` (the generic dataset test), ``scaffold`` (and ``__main__``)
 """
 
@@ -47,6 +47,7 @@ LAYERS = {
     "stats": 6,
     "charts": 6,
     "report": 6,
+    "torch": 6,
     "cli": 7,
     "web": 7,
     "__main__": 7,
