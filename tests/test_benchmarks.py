@@ -25,7 +25,7 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=880,
+        timeout=580,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]

@@ -1,22 +1,21 @@
 """The shape of the code: what a dataset knows stays in its package, and imports point down
 the layers.
 
-Layers, bottom up (a module imports its own layer and those below, at module level):
-
-1. ``errors``, ``settings``, ``_atomic``, ``_archive``
-2. ``model``
-3. ``datasets`` (each dataset's package; its ``tasks`` module is a plugin of ``bench`` and
-   imports it, and is imported only when tasks are asked for)
-4. ``registry``, ``catalog``, ``fetch``, ``store``, ``engines``
-5. ``build``, ``query``
-6. ``validate``, ``export``, ``bench``, ``stats``, ``charts``, ``report``, ``torch``
-7. ``cli``, ``web``, ``testing`` (the generic dataset test), ``scaffold`` (and ``__main__``)
+The layers are import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``),
+counting every import (under ``TYPE_CHECKING`` and inside functions too): the package's
+layers, the layers inside each dataset's package, and no circle between siblings anywhere.
+``.ci/run`` runs ``lint-imports``; the test here runs the same contracts, and shows that one
+import pointing up is caught.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,37 +24,7 @@ from conftest import ROOT
 from convbank import catalog
 
 SRC = ROOT / "src" / "convbank"
-
-LAYERS = {
-    "errors": 1,
-    "settings": 1,
-    "_atomic": 1,
-    "_archive": 1,
-    "_workers": 1,
-    "model": 2,
-    "datasets": 3,
-    "registry": 4,
-    "catalog": 4,
-    "fetch": 4,
-    "store": 4,
-    "engines": 4,
-    "build": 5,
-    "query": 5,
-    "validate": 6,
-    "export": 6,
-    "bench": 6,
-    "stats": 6,
-    "charts": 6,
-    "report": 6,
-    "torch": 6,
-    "cli": 7,
-    "web": 7,
-    "__main__": 7,
-    "testing": 7,
-    "scaffold": 7,
-}
-PLUGIN_EDGES = {("datasets", "bench"), ("datasets", "query")}
-"""Allowed upward imports, only from a dataset's ``tasks`` module (a plugin of ``bench``)."""
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -72,38 +41,30 @@ def _room(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == "convbank" else None
 
 
-def _top_level_imports(tree: ast.Module, module: str) -> list[str]:
-    """Imports of convbank modules made when the module is imported (not in functions, not
-    under ``if TYPE_CHECKING``)."""
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            continue
-        for sub in ast.walk(node) if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) else ():
-            if isinstance(sub, ast.Import):
-                found += [a.name for a in sub.names]
-            elif isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
-                found += [sub.module] + [
-                    f"{sub.module}.{a.name}" for a in sub.names if sub.module == "convbank"
-                ]
-    return [m for m in found if m.startswith("convbank")]
+def _lint(src: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(config), "--no-cache"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        check=False,
+    )
 
 
-@pytest.mark.parametrize(("module", "path"), _modules(), ids=[m for m, _ in _modules()])
-def test_imports_point_down_the_layers(module: str, path: Path) -> None:
-    room = _room(module)
-    if room is None or room == "__init__" or room not in LAYERS:
-        assert room in (None, "__init__", "py"), f"{module} is in no layer: add it to LAYERS"
-        return
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for imported in _top_level_imports(tree, module):
-        target = _room(imported)
-        if target is None or target not in LAYERS:
-            continue
-        if LAYERS[target] <= LAYERS[room]:
-            continue
-        allowed = (room, target) in PLUGIN_EDGES and module.endswith(".tasks")
-        assert allowed, f"{module} (layer {LAYERS[room]}) imports {imported} (layer {LAYERS[target]})"
+@pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter (the dev extra) is not installed")
+def test_the_layers_hold_and_an_upward_import_is_caught(tmp_path: Path) -> None:
+    kept = _lint(ROOT / "src", ROOT / "pyproject.toml")
+    assert kept.returncode == 0, kept.stdout[-3000:]
+    assert "Contracts: 3 kept, 0 broken." in kept.stdout
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "src", copy, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    model = copy / "convbank" / "model" / "types.py"
+    model.write_text(model.read_text(encoding="utf-8") + "\n\ndef _up() -> None:\n    import convbank.cli\n")
+    broken = _lint(copy, ROOT / "pyproject.toml")
+    assert broken.returncode == 1
+    assert "convbank.model.types -> convbank.cli" in broken.stdout and "BROKEN" in broken.stdout
 
 
 def _code_words(tree: ast.AST) -> list[str]:
