@@ -1,12 +1,23 @@
 """A griffe extension for the API reference: the docstrings' doctest examples (``>>>``
 lines, their continuations and output) become fenced ``pycon`` blocks, so Markdown does not
-read ``x["a"][0]`` as a link, and the ``::`` before a literal block becomes ``:``."""
+read ``x["a"][0]`` as a link; Sphinx roles (``:class:`~convbank.Corpus```) become code
+(``Corpus``), as Markdown has no roles."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import griffe
+
+
+ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|data|mod|exc|obj):`(~?)([^`]+)`")
+
+
+def role(match: re.Match[str]) -> str:
+    """A Sphinx role as Markdown code: ``~a.b.C`` shows ``C``, ``a.b.C`` shows it whole."""
+    target = match.group(2)
+    return f"`{target.rsplit('.', 1)[-1] if match.group(1) else target}`"
 
 
 def fence(text: str) -> str:
@@ -32,5 +43,5 @@ class DoctestFences(griffe.Extension):
     """Fence doctest examples in every docstring griffe loads."""
 
     def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:  # noqa: D102
-        if obj.docstring is not None and ">>>" in obj.docstring.value:
-            obj.docstring.value = fence(obj.docstring.value)
+        if obj.docstring is not None:
+            obj.docstring.value = ROLE.sub(role, fence(obj.docstring.value))
