@@ -24,6 +24,12 @@ from convbank.catalog import catalog
 from convbank.validate import checks_for
 
 NOTES = Path(__file__).resolve().parent.parent / "datasets" / "notes"
+REPO = Path(__file__).resolve().parents[2]
+# Where the real files are looked for: the full published files, then real excerpts of them
+# (records the publishers wrote, cut by the Hugging Face loaders' authors), beside the repository.
+SOURCES = ((REPO.parent / "shared" / "data", "the published file"),
+           (REPO.parent / "shared" / "samples", "an excerpt of the published file"))
+TURNS_SHOWN = 12
 
 
 def cell(text: Any) -> str:
@@ -119,6 +125,50 @@ def _short(t: pa.DataType) -> str:
     return str(t)
 
 
+def example(name: str) -> list[str]:
+    """The first conversation of the default config's first split, read from the real files
+    where they are beside the repository, as a table of its first turns; else a line saying so."""
+    import tempfile
+
+    from convbank.fetch import Fetcher
+
+    d = catalog.get(name)
+    config = d.default_config
+    split = next(iter(d.config(config).splits))
+    for folder, what in SOURCES:
+        if not folder.is_dir():
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            fetcher = Fetcher(sources=[folder], verify=False, offline=True, root=Path(tmp), progress=False)
+            files = d.required_files(config)
+            if not files or any(fetcher._in_sources(d, f) is None for f in files):
+                continue
+            try:
+                paths = fetcher.fetch(d, files)
+                record = next(iter(d.read(paths, config, split)))
+            except Exception as exc:  # a file here that is not the dataset's: say so, do not fail
+                return [f"No example: the files in `{folder.name}` could not be read ({cell(exc)})."]
+            conv = d.to_conversation(record, config, split, 0)
+        labels: dict[int, list[str]] = {}
+        for a in conv.annotations:
+            labels.setdefault(a.turn_index, []).append(f"{a.layer}:{a.label}")
+        out = [f"Conversation `{conv.conversation_id}` ({config}/{split}), read from {what} "
+               f"(`../shared/{folder.name}`) when this site was built; its first {min(TURNS_SHOWN, conv.num_turns)} "
+               f"of {conv.num_turns} turns. `convbank show {name} {conv.conversation_id}` shows it whole.", ""]
+        people = [p for p in conv.participants if p.persona]
+        for p in people[:2]:
+            out.append(f"- `{p.participant_id}` ({p.role}): " + cell(" ".join(p.persona))[:400])
+        out += ["", "| # | speaker | kind | text | labels |", "|---|---|---|---|---|"]
+        for t in conv.turns[:TURNS_SHOWN]:
+            text = cell(t.text)
+            text = text if len(text) <= 300 else text[:300] + " …"
+            out.append(f"| {t.turn_index} | `{t.participant_id}` | {t.kind} | {text} | "
+                       f"{cell(', '.join(labels.get(t.turn_index, [])))} |")
+        return out
+    return ["No example: none of its files was beside the repository when this site was built "
+            "(`../shared/data`, `../shared/samples`)."]
+
+
 def fmt(value: float | None) -> str:
     return "not found" if value is None else f"{value:g}"
 
@@ -165,6 +215,7 @@ def page(name: str) -> str:
         out.append(f"| [{f.name}]({f.url}) | {size} | {sha} |")
     if d.optional_files:
         out += ["", "Optional: " + ", ".join(f"`{n}`" for n in d.optional_files) + "."]
+    out += ["", "## An example conversation", "", *example(name)]
     out += ["", f"## Raw record schema (`{name}_raw`)", "",
             f"The table `{name}_raw` holds one row per source record, typed like the source "
             f"(`{d.raw_type.__name__}`); nested fields are shown as `field[].sub`.", "",
