@@ -174,7 +174,9 @@ class Model(Protocol):
     ...         return [self.top] * len(examples)
     """
 
-    def predict(self, examples: Sequence[Example]) -> Sequence[Any]: ...
+    def predict(self, examples: Sequence[Example]) -> Sequence[Any]:
+        """One prediction per example, in the examples' order."""
+        ...
 
 
 @runtime_checkable
@@ -183,7 +185,9 @@ class Ranker(Protocol):
     (``example["candidates"]``, same order; higher is better). ``fit`` and ``setup`` as for
     :class:`Model`."""
 
-    def rank(self, examples: Sequence[Example]) -> Sequence[Sequence[float]]: ...
+    def rank(self, examples: Sequence[Example]) -> Sequence[Sequence[float]]:
+        """Per example, one score per candidate, in the candidates' order (higher is better)."""
+        ...
 
 
 class Task(ABC):
