@@ -37,6 +37,7 @@ LAYERS = {
     "registry": 4,
     "catalog": 4,
     "fetch": 4,
+    "_homefiles": 4,
     "store": 4,
     "engines": 4,
     "build": 5,
