@@ -363,3 +363,22 @@ def test_a_conversation_prints_short_and_renders_escaped_html(built: Bank) -> No
     rendered = hostile._repr_html_()
     assert "<script>alert" not in rendered and "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
     assert "\x1b" not in str(hostile) and "\\x1b[2J" in str(hostile)
+
+
+def test_an_empty_selection_has_empty_tables_with_the_columns(built: Bank) -> None:
+    corpus = convbank.load("casino")
+    for empty in (corpus[:0], corpus.filter("num_turns > 10000")):
+        assert len(empty) == 0 and list(empty) == []
+        for table in ("conversations", "participants", "turns", "annotations"):
+            got = empty.to_arrow(table)
+            whole = corpus.to_arrow(table)
+            assert got.num_rows == 0 and got.column_names == whole.column_names, table
+        assert empty.to_pandas("turns").empty
+
+
+def test_a_label_of_the_dataset_absent_from_the_loaded_split_is_no_typo(built: Bank) -> None:
+    valid = convbank.load("casino", split="valid")
+    assert "uv-part" not in valid.labels()["strategy"]  # 9 in test, 122 in train, none in valid
+    assert len(valid.filter(label="strategy:uv-part")) == 0
+    with pytest.raises(UnknownDatasetError, match="casino has no label 'uv_part' in layer 'strategy'"):
+        valid.filter(label="strategy:uv_part")

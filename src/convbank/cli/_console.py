@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-import pyarrow as pa
 from rich.console import Console
 
+from convbank._lazy import lazy
 from convbank.model.schema import JSON_FIELD
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
 
 __all__ = ["MAX_CELL", "c1_escaped", "cell", "echo_json", "err", "out", "plural", "rows_of", "visible"]
 

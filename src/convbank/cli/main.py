@@ -319,8 +319,6 @@ def build_(
         raise click.exceptions.Exit(3)
 
 
-
-
 @cli.command()
 @click.option("--columns", is_flag=True, help="Also list each view's columns and types.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -369,7 +369,7 @@ class Corpus(Frames):
 
     def _label_positions(self, label: str) -> np.ndarray:
         layer, sep, name = label.partition(":")
-        known = self.labels()
+        known = self._dataset_labels()
         if not sep or layer not in known:
             pairs = [f"{ly}:{lb}" for ly, names in known.items() for lb in names]
             hint = get_close_matches(label, pairs, n=3, cutoff=0.5) or [
@@ -396,19 +396,25 @@ class Corpus(Frames):
                 ids.update(table.column(0).to_pylist())
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
 
+    def _dataset_labels(self) -> dict[str, list[str]]:
+        """The layers and labels of the whole dataset in the bank (what a label filter is
+        checked against: a label absent from this corpus's splits is no typo)."""
+        return _labels_of(
+            self.snapshot.read_table(r, columns=["layer", "label"])
+            for r in self.snapshot.refs("annotations", self.dataset.name)
+        )
+
     def labels(self) -> dict[str, list[str]]:
         """The annotation layers of this corpus's dataset and parts, with their labels.
 
         >>> convbank.load("casino").labels()["strategy"][:3]
         ['elicit-pref', 'no-need', 'other-need']
         """
-        found: dict[str, set[str]] = {}
-        for part in self._source.parts:
-            for ref in self._source.files("annotations", part):
-                table = self.snapshot.read_table(ref, columns=["layer", "label"])
-                for layer, name in set(zip(*(c.to_pylist() for c in table.columns), strict=True)):
-                    found.setdefault(layer, set()).add(name)
-        return {layer: sorted(names) for layer, names in sorted(found.items())}
+        return _labels_of(
+            self.snapshot.read_table(ref, columns=["layer", "label"])
+            for part in self._source.parts
+            for ref in self._source.files("annotations", part)
+        )
 
     def meta_keys(self) -> list[str]:
         """The keys of conversation ``meta`` in this corpus's dataset and parts (top level).
@@ -595,6 +601,15 @@ def _find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named
             f"{name} is not in the bank at {snapshot.bank.root}; run `convbank build {name}` first"
         )
     return parts
+
+
+def _labels_of(tables: Iterable[pa.Table]) -> dict[str, list[str]]:
+    """``{layer: sorted labels}`` of (layer, label) tables."""
+    found: dict[str, set[str]] = {}
+    for table in tables:
+        for layer, name in set(zip(*(c.to_pylist() for c in table.columns), strict=True)):
+            found.setdefault(layer, set()).add(name)
+    return {layer: sorted(names) for layer, names in sorted(found.items())}
 
 
 _decode_any = msgspec.json.Decoder().decode

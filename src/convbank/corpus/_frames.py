@@ -69,10 +69,17 @@ class Frames:
         """
         name = self._table_name(table)
         parts = self.parts()
+        if not parts:  # an empty selection: no rows, the table's columns all the same
+            first = self._source.parts[0]
+            empty = self.snapshot.metadata(self._source.files(name, first)[0]).schema.to_arrow_schema()
+            whole = _with_keys(self.dataset.name, first, empty.empty_table())
+            if meta == "struct" and "meta" in whole.column_names and name in UNIFIED_TABLES:
+                whole = self._typed_meta(name, whole)
+            return _flatten(whole) if flatten_meta else whole
         with ThreadPoolExecutor(2, thread_name_prefix="convbank-read") as readers:
             read = list(readers.map(lambda part: self._whole(name, part), parts))
         pieces = [_with_keys(self.dataset.name, part, t) for part, t in zip(parts, read, strict=True)]
-        whole = pa.concat_tables(pieces) if pieces else pa.table({})
+        whole = pa.concat_tables(pieces)
         if self._indices is not None:
             whole = self._reorder(name, whole)
         if meta == "struct" and "meta" in whole.column_names and name in UNIFIED_TABLES:

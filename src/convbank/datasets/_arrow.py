@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import msgspec.inspect
-import pyarrow as pa
+
+from convbank._lazy import lazy
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
 
 __all__ = ["arrow_type"]
 

@@ -8,15 +8,21 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
-import pyarrow as pa
 
+from convbank._lazy import lazy
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._present import Presentation
 from convbank.errors import UnknownDatasetError
 from convbank.model import Conversation, Part, conversations_to_tables
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
 
 __all__ = [
     "ConfigSpec",

@@ -19,11 +19,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import msgspec
-import pyarrow as pa
 
+from convbank._lazy import lazy
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._checks import Check
 from convbank.model import Annotation, Conversation, Turn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
 
 if TYPE_CHECKING:
     import datasets

@@ -2,9 +2,9 @@
 
 from convbank.model.schema import (
     SCHEMA_VERSION,
-    TABLE_SCHEMAS,
     UNIFIED_TABLES,
     conversations_to_tables,
+    table_schemas,
     tables_to_conversations,
 )
 from convbank.model.types import Annotation, Conversation, Json, Part, Participant, Turn
@@ -20,5 +20,13 @@ __all__ = [
     "Participant",
     "Turn",
     "conversations_to_tables",
+    "table_schemas",
     "tables_to_conversations",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``TABLE_SCHEMAS`` (see :mod:`convbank.model.schema`), made when first read."""
+    if name == "TABLE_SCHEMAS":
+        return table_schemas()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,13 +10,21 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from convbank._lazy import lazy
 from convbank.model.types import Annotation, Conversation, Participant, Turn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:
+    pa = lazy("pyarrow")
+    pc = lazy("pyarrow.compute")
+
 
 SCHEMA_VERSION = "1.0"
 """Version of the unified schema; stored in every Parquet file's metadata."""
@@ -27,47 +35,66 @@ JSON_FIELD = {b"convbank.type": b"json"}
 """Field metadata of columns that hold JSON text."""
 
 
-TABLE_SCHEMAS: dict[str, pa.Schema] = {
-    "conversations": pa.schema(
-        [
-            pa.field("conversation_id", pa.string(), nullable=False),
-            pa.field("num_turns", pa.int32(), nullable=False),
-            pa.field("source_index", pa.int64(), nullable=False),
-            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
-        ]
-    ),
-    "participants": pa.schema(
-        [
-            pa.field("conversation_id", pa.string(), nullable=False),
-            pa.field("participant_id", pa.string(), nullable=False),
-            pa.field("role", pa.string(), nullable=False),
-            pa.field("persona", pa.list_(pa.string()), nullable=False),
-            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
-        ]
-    ),
-    "turns": pa.schema(
-        [
-            pa.field("conversation_id", pa.string(), nullable=False),
-            pa.field("turn_index", pa.int32(), nullable=False),
-            pa.field("participant_id", pa.string(), nullable=False),
-            pa.field("text", pa.string(), nullable=False),
-            pa.field("kind", pa.string(), nullable=False),
-            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
-        ]
-    ),
-    "annotations": pa.schema(
-        [
-            pa.field("conversation_id", pa.string(), nullable=False),
-            pa.field("turn_index", pa.int32(), nullable=False),
-            pa.field("layer", pa.string(), nullable=False),
-            pa.field("label", pa.string(), nullable=False),
-            pa.field("start_char", pa.int32()),
-            pa.field("end_char", pa.int32()),
-            pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
-        ]
-    ),
-}
-UNIFIED_TABLES = tuple(TABLE_SCHEMAS)
+UNIFIED_TABLES = ("conversations", "participants", "turns", "annotations")
+"""The four unified tables, in the order readers and writers take them."""
+
+
+@cache
+def table_schemas() -> dict[str, pa.Schema]:
+    """The Arrow schemas of the unified tables (made on first use: pyarrow loads then)."""
+    return {
+        "conversations": pa.schema(
+            [
+                pa.field("conversation_id", pa.string(), nullable=False),
+                pa.field("num_turns", pa.int32(), nullable=False),
+                pa.field("source_index", pa.int64(), nullable=False),
+                pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
+            ]
+        ),
+        "participants": pa.schema(
+            [
+                pa.field("conversation_id", pa.string(), nullable=False),
+                pa.field("participant_id", pa.string(), nullable=False),
+                pa.field("role", pa.string(), nullable=False),
+                pa.field("persona", pa.list_(pa.string()), nullable=False),
+                pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
+            ]
+        ),
+        "turns": pa.schema(
+            [
+                pa.field("conversation_id", pa.string(), nullable=False),
+                pa.field("turn_index", pa.int32(), nullable=False),
+                pa.field("participant_id", pa.string(), nullable=False),
+                pa.field("text", pa.string(), nullable=False),
+                pa.field("kind", pa.string(), nullable=False),
+                pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
+            ]
+        ),
+        "annotations": pa.schema(
+            [
+                pa.field("conversation_id", pa.string(), nullable=False),
+                pa.field("turn_index", pa.int32(), nullable=False),
+                pa.field("layer", pa.string(), nullable=False),
+                pa.field("label", pa.string(), nullable=False),
+                pa.field("start_char", pa.int32()),
+                pa.field("end_char", pa.int32()),
+                pa.field("meta", pa.string(), nullable=False, metadata=JSON_FIELD),
+            ]
+        ),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``TABLE_SCHEMAS``: the Arrow schema of each unified table, by name (made when first
+    read, so that importing the model costs no pyarrow import)."""
+    if name == "TABLE_SCHEMAS":
+        return table_schemas()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    TABLE_SCHEMAS: dict[str, pa.Schema]
+
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(dict[str, Any]).decode
@@ -80,7 +107,7 @@ def _meta(meta: Mapping[str, Any]) -> str:
 def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, pa.Table]:
     """Turn conversations into the four unified tables (rows in conversation order)."""
     cols: dict[str, dict[str, list[Any]]] = {
-        name: {f.name: [] for f in schema} for name, schema in TABLE_SCHEMAS.items()
+        name: {f.name: [] for f in schema} for name, schema in table_schemas().items()
     }
     c, p, t, a = (cols[n] for n in UNIFIED_TABLES)
     for conv in conversations:
@@ -110,7 +137,7 @@ def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, 
             a["start_char"].append(ann.start_char)
             a["end_char"].append(ann.end_char)
             a["meta"].append(_meta(ann.meta))
-    return {name: pa.Table.from_pydict(cols[name], schema=schema) for name, schema in TABLE_SCHEMAS.items()}
+    return {name: pa.Table.from_pydict(cols[name], schema=schema) for name, schema in table_schemas().items()}
 
 
 def _runs(table: pa.Table | None) -> tuple[dict[str, tuple[int, int]], dict[str, list[Any]]]:

@@ -135,4 +135,3 @@ def _clip(text: str, width: int) -> str:
     flat = " ".join(text.split())
     flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in flat)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
-

@@ -35,12 +35,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
 from convbank._atomic import atomic_write_text, sha256_file
+from convbank._lazy import lazy
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError, SetupError
 from convbank.model import SCHEMA_VERSION
 from convbank.settings import bank_root
@@ -56,6 +56,14 @@ from convbank.store.manifest import (
     parse_manifest,
 )
 from convbank.store.snapshot import Snapshot, partition, read_footer, release
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+else:
+    pa = lazy("pyarrow")
+    pq = lazy("pyarrow.parquet")
+
 
 try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps one old generation
     import fcntl

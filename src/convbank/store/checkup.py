@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from convbank._atomic import sha256_file
+from convbank._lazy import lazy
 from convbank.store.snapshot import Snapshot, count_problems, first_line, read_footer, stat_problem
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
 
 __all__ = ["Checkup", "checkup"]
 

@@ -12,15 +12,22 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
-
 from convbank._atomic import sha256_file
+from convbank._lazy import lazy
 from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.model import Part
-from convbank.model.schema import PARTITION_COLUMNS, TABLE_SCHEMAS
+from convbank.model.schema import PARTITION_COLUMNS, table_schemas
 from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry, pieces
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+else:
+    pa = lazy("pyarrow")
+    pq = lazy("pyarrow.parquet")
+    pafs = lazy("pyarrow.fs")
+
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pds
@@ -37,6 +44,7 @@ class BankLike(Protocol):
     @property
     def manifest_path(self) -> Path:
         """The bank's manifest file."""
+
 
 __all__ = ["FileRef", "Snapshot", "partition", "read_footer"]
 
@@ -204,7 +212,7 @@ class Snapshot:
         for table in self.tables():
             refs = self.refs(table)
             footers = [self.metadata(r) for r in refs]
-            schema = TABLE_SCHEMAS.get(table) or footers[0].schema.to_arrow_schema()
+            schema = table_schemas().get(table) or footers[0].schema.to_arrow_schema()
             made[table] = pds.FileSystemDataset.from_paths(
                 [str(r.path) for r in refs],
                 schema=pa.schema([*keys, *schema.remove_metadata()]),

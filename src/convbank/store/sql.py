@@ -59,6 +59,7 @@ def interrupt_all() -> None:
         with suppress(duckdb.Error):  # closed meanwhile
             con.interrupt()
 
+
 _PINNED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref.WeakKeyDictionary()
 """The generation each connection reads (to name a damaged file when a scan fails)."""
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import pyarrow as pa
 
+from convbank._lazy import lazy
 from convbank.datasets import (
     ConfigSpec,
     Dataset,
@@ -23,9 +23,15 @@ from convbank.datasets import (
 )
 from convbank.datasets._layout import LAYOUT_KEY, Frame, compact, frame_of, measure, write_framed
 from convbank.datasets.curiosity.present import CuriosityPresentation
-from convbank.datasets.curiosity.records import FACT_DB, FACT_SCHEMA, FACTS_TABLE, TOP_KEYS, Dialog
+from convbank.datasets.curiosity.records import FACT_DB, FACTS_TABLE, TOP_KEYS, Dialog, fact_schema
 from convbank.errors import FormatError
 from convbank.model import Annotation, Conversation, Participant, Turn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
 
 if TYPE_CHECKING:
     from convbank.datasets import Check
@@ -238,12 +244,12 @@ class Curiosity(CuriosityPresentation, Dataset):
                 "table fact(id, page, section_idx, section_title, paragraph_idx, text, pageviews)"
             ) from exc
         _check_fact_types(path, rows)
-        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in FACT_SCHEMA]
+        columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in fact_schema()]
         yield (
             FACTS_TABLE,
             pa.Table.from_arrays(
-                [pa.array(col, type=f.type) for col, f in zip(columns, FACT_SCHEMA, strict=True)],
-                schema=FACT_SCHEMA,
+                [pa.array(col, type=f.type) for col, f in zip(columns, fact_schema(), strict=True)],
+                schema=fact_schema(),
             ),
         )
 
@@ -295,22 +301,24 @@ def _default_frame(file_meta: Mapping[str, Any]) -> Frame:
     return Frame(prefix="{" + before + '"dialogs": [', separator=", ", suffix="]" + after + "}\n")
 
 
-_INTEGER_COLUMNS = {f.name: i for i, f in enumerate(FACT_SCHEMA) if pa.types.is_integer(f.type)}
-_TEXT_COLUMNS = {f.name: i for i, f in enumerate(FACT_SCHEMA) if pa.types.is_string(f.type)}
+def _columns_of(kind: str) -> dict[str, int]:
+    """The fact table's integer (``kind="integer"``) or text columns, by position."""
+    test = pa.types.is_integer if kind == "integer" else pa.types.is_string
+    return {f.name: i for i, f in enumerate(fact_schema()) if test(f.type)}
 
 
 def _check_fact_types(path: Path, rows: list[Any]) -> None:
     """Every value of the fact table has its column's type (SQLite stores any value in any
     column); the first that does not is a one-line error naming the fact and the column."""
     for row in rows:
-        for name, i in _INTEGER_COLUMNS.items():
+        for name, i in _columns_of("integer").items():
             value = row[i]
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
                 raise FormatError(
                     f"{path}: table fact, row id={row[0]!r}: column {name} holds {value!r}; expected an "
                     "integer — not the Curiosity fact database as published, re-fetch wiki_sql.sqlite.db"
                 )
-        for name, i in _TEXT_COLUMNS.items():
+        for name, i in _columns_of("text").items():
             value = row[i]
             if value is not None and not isinstance(value, str):
                 raise FormatError(

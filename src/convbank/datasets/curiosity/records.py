@@ -3,11 +3,20 @@ ratings) and the fact database's schema."""
 
 from __future__ import annotations
 
-import pyarrow as pa
+from functools import cache
+from typing import TYPE_CHECKING
+
 from msgspec import UNSET, UnsetType
 
+from convbank._lazy import lazy
 from convbank.datasets import Int64, SideLookup, Strict
 from convbank.model import Conversation
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
 
 DIALOG_ACTS = (
     "request_topic",
@@ -111,17 +120,21 @@ TOP_KEYS = (
 """The top-level keys of a split file, in the publisher's order (``fold`` does not always
 match the file name: do not rely on it)."""
 
-FACT_SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        pa.field("page", pa.string()),
-        pa.field("section_idx", pa.int64()),
-        pa.field("section_title", pa.string()),
-        pa.field("paragraph_idx", pa.int64()),
-        pa.field("text", pa.string()),
-        pa.field("pageviews", pa.int64()),
-    ]
-)
+
+@cache
+def fact_schema() -> pa.Schema:
+    """The Arrow schema of the fact database's ``fact`` table (``curiosity_facts``)."""
+    return pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("page", pa.string()),
+            pa.field("section_idx", pa.int64()),
+            pa.field("section_title", pa.string()),
+            pa.field("paragraph_idx", pa.int64()),
+            pa.field("text", pa.string()),
+            pa.field("pageviews", pa.int64()),
+        ]
+    )
 
 
 FACTS_TABLE = "curiosity_facts"

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import numpy as np
-import pyarrow as pa
 from msgspec import UNSET
 
+from convbank._lazy import lazy
 from convbank.datasets import ConfigSpec, Dataset, Shard, SideTable, SourceFile, SourcePaths
 from convbank.datasets.pec.present import PecPresentation
 from convbank.datasets.pec.records import (
@@ -21,11 +20,11 @@ from convbank.datasets.pec.records import (
     DOMAINS,
     END_LINE,
     PERSONA_BATCH,
-    PERSONA_SCHEMA,
     SEPARATOR,
     Example,
     SpeakerPersona,
     Utterance,
+    persona_schema,
 )
 from convbank.datasets.pec.text import (
     PersonaIndex,
@@ -38,7 +37,15 @@ from convbank.datasets.pec.text import (
 )
 from convbank.errors import FormatError
 from convbank.model import Conversation, Participant, Turn
-from convbank.model.schema import TABLE_SCHEMAS
+from convbank.model.schema import table_schemas
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+    np = lazy("numpy")
+
 
 if TYPE_CHECKING:
     from convbank.datasets import Check
@@ -182,10 +189,10 @@ class Pec(PecPresentation, Dataset):
                 }
             )
             if len(rows) == PERSONA_BATCH:
-                yield "pec_personas", pa.Table.from_pylist(rows, schema=PERSONA_SCHEMA)
+                yield "pec_personas", pa.Table.from_pylist(rows, schema=persona_schema())
                 rows, batches = [], batches + 1
         if rows or not batches:
-            yield "pec_personas", pa.Table.from_pylist(rows, schema=PERSONA_SCHEMA)
+            yield "pec_personas", pa.Table.from_pylist(rows, schema=persona_schema())
 
     def conversation_id(self, record: Example, config: str, split: str, index: int) -> str:
         """``{domain}-{split}-{position:06d}``."""
@@ -376,7 +383,7 @@ def _columns(ds: Pec, records: list[Example], config: str, split: str, start: in
                 pa.array(range(start, start + n), pa.int64()),
                 pa.array(c_meta, pa.string()),
             ],
-            schema=TABLE_SCHEMAS["conversations"],
+            schema=table_schemas()["conversations"],
         ),
         "participants": pa.Table.from_arrays(
             [
@@ -386,7 +393,7 @@ def _columns(ds: Pec, records: list[Example], config: str, split: str, start: in
                 pa.array(p_persona, pa.list_(pa.string())),
                 pa.array(p_meta, pa.string()),
             ],
-            schema=TABLE_SCHEMAS["participants"],
+            schema=table_schemas()["participants"],
         ),
         "turns": pa.Table.from_arrays(
             [
@@ -397,9 +404,9 @@ def _columns(ds: Pec, records: list[Example], config: str, split: str, start: in
                 _repeat(message, len(t_cid)),
                 _repeat(no_meta, len(t_cid)),
             ],
-            schema=TABLE_SCHEMAS["turns"],
+            schema=table_schemas()["turns"],
         ),
-        "annotations": TABLE_SCHEMAS["annotations"].empty_table(),
+        "annotations": table_schemas()["annotations"].empty_table(),
     }
     raw = ds.raw_schema
     utterance = raw.field("response").type

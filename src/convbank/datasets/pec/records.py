@@ -4,11 +4,19 @@ constants of its text format."""
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
 from msgspec import UNSET, Struct, UnsetType
 
+from convbank._lazy import lazy
 from convbank.datasets import Strict
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
 
 SEPARATOR = "---+---"
 END = "*" * 20
@@ -17,14 +25,19 @@ DOMAINS = ("happy", "offmychest")
 ARCHIVE = "hf_pec.zip"
 PERSONA_BATCH = 20_000
 """Persona blocks per batch of the ``pec_personas`` table (memory stays flat)."""
-PERSONA_SCHEMA = pa.schema(
-    [
-        pa.field("position", pa.int64(), nullable=False),
-        pa.field("speaker", pa.string()),
-        pa.field("persona", pa.list_(pa.string()), nullable=False),
-        pa.field("source", pa.string()),
-    ]
-)
+
+
+@cache
+def persona_schema() -> pa.Schema:
+    """The Arrow schema of the ``pec_personas`` table."""
+    return pa.schema(
+        [
+            pa.field("position", pa.int64(), nullable=False),
+            pa.field("speaker", pa.string()),
+            pa.field("persona", pa.list_(pa.string()), nullable=False),
+            pa.field("source", pa.string()),
+        ]
+    )
 
 
 class Utterance(Struct, forbid_unknown_fields=True):
