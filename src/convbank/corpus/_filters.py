@@ -1,0 +1,174 @@
+"""What :meth:`convbank.Corpus.filter` checks and selects by: labels, layers and ``meta`` keys
+(checked against the whole dataset, so that a typo is an error listing the known names, never
+a silent empty corpus) and the positions a label, meta values or a SQL condition select."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from difflib import get_close_matches
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from convbank._lazy import lazy
+from convbank.errors import UnknownDatasetError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from convbank.corpus._source import Source
+    from convbank.datasets import Dataset
+    from convbank.store import Snapshot
+else:
+    np = lazy("numpy")
+
+__all__ = ["Filters"]
+
+_META_KEY = re.compile(
+    r"""\bmeta\s*->>?\s*'\$?\.?([^'.\[]+)|\bjson_extract(?:_string)?\s*\(\s*meta\s*,\s*'\$\.([^'.\[]+)""",
+    re.IGNORECASE,
+)
+
+
+class Filters:
+    """The selection helpers of a :class:`~convbank.Corpus` (a mixin: see there)."""
+
+    _source: Source
+    dataset: Dataset
+
+    if TYPE_CHECKING:
+
+        @property
+        def snapshot(self) -> Snapshot: ...
+
+        def sql(self, query: str) -> pa.Table: ...
+
+    def _label_positions(self, label: str) -> np.ndarray:
+        layer, sep, name = label.partition(":")
+        known = self._dataset_labels()
+        if not sep or layer not in known:
+            pairs = [f"{ly}:{lb}" for ly, names in known.items() for lb in names]
+            hint = get_close_matches(label, pairs, n=3, cutoff=0.5) or [
+                p for p in pairs if p.split(":", 1)[1] == label
+            ]
+            raise UnknownDatasetError(
+                f"{self.dataset.name} has no annotation layer {layer!r} (a label is layer:label); "
+                + (f"did you mean {', '.join(hint)}? " if hint else "")
+                + f"layers: {', '.join(known) or 'none'}"
+            )
+        if name not in known[layer]:
+            hint = get_close_matches(name, known[layer], n=3, cutoff=0.5)
+            raise UnknownDatasetError(
+                f"{self.dataset.name} has no label {name!r} in layer {layer!r}; "
+                + (f"did you mean {', '.join(f'{layer}:{h}' for h in hint)}? " if hint else "")
+                + f"labels: {', '.join(known[layer])}"
+            )
+        ids = set()
+        for part in self._source.parts:
+            for ref in self._source.files("annotations", part):
+                table = self.snapshot.read_table(
+                    ref, columns=["conversation_id"], filters=[("layer", "=", layer), ("label", "=", name)]
+                )
+                ids.update(table.column(0).to_pylist())
+        return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
+
+    def _dataset_labels(self) -> dict[str, list[str]]:
+        """The layers and labels of the whole dataset in the bank (what a label filter is
+        checked against: a label absent from this corpus's splits is no typo)."""
+        return _labels_of(
+            self.snapshot.read_table(r, columns=["layer", "label"])
+            for r in self.snapshot.refs("annotations", self.dataset.name)
+        )
+
+    def labels(self) -> dict[str, list[str]]:
+        """The annotation layers of this corpus's dataset and parts, with their labels.
+
+        >>> convbank.load("casino").labels()["strategy"][:3]
+        ['elicit-pref', 'no-need', 'other-need']
+        """
+        return _labels_of(
+            self.snapshot.read_table(ref, columns=["layer", "label"])
+            for part in self._source.parts
+            for ref in self._source.files("annotations", part)
+        )
+
+    def meta_keys(self) -> list[str]:
+        """The keys of conversation ``meta`` in this corpus's dataset and parts (top level).
+
+        >>> "eval_score" in convbank.load("convai2", "volunteers").meta_keys()
+        True
+        """
+        keys: set[str] = set()
+        for values in self._meta_column():
+            for text in set(values):
+                keys.update(_decode_meta(text))
+        return sorted(keys)
+
+    def _meta_column(self) -> Iterator[list[str]]:
+        for batch in range(len(self._source.batches)):
+            yield self._source.read(batch, "conversations", ["meta"]).column(0).to_pylist()
+
+    def _meta_positions(self, meta: Mapping[str, Any]) -> np.ndarray:
+        known = self.meta_keys()
+        for key in meta:
+            self._check_meta_key(key.split(".", 1)[0], known)
+        out = []
+        for batch, values in enumerate(self._meta_column()):
+            start = self._source.starts[batch]
+            for row, text in enumerate(values):
+                data = _decode_meta(text)
+                if all(_dig(data, key) == value for key, value in meta.items()):
+                    out.append(start + row)
+        return np.asarray(out, dtype=np.int64)
+
+    def _check_meta_key(self, key: str, known: list[str]) -> None:
+        if key not in known:
+            hint = get_close_matches(key, known, n=3, cutoff=0.6)
+            raise UnknownDatasetError(
+                f"{self.dataset.name} conversations have no meta key {key!r}; "
+                + (f"did you mean {', '.join(hint)}? " if hint else "")
+                + f"keys: {', '.join(known) or 'none'}"
+            )
+
+    def _where_positions(self, where: str) -> np.ndarray:
+        named = {m.group(1) or m.group(2) for m in _META_KEY.finditer(where)}
+        if named:
+            known = self.meta_keys()
+            for key in sorted(named):
+                self._check_meta_key(key, known)
+        parts = " OR ".join(
+            f"(c.config = '{p.config}' AND c.split = '{p.split}')" for p in self._source.parts
+        )
+        query = (
+            f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
+            f"AND ({parts}) AND ({where})"
+        )
+        ids = self.sql(query).column(0).to_pylist()
+        return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
+
+
+def _labels_of(tables: Iterable[pa.Table]) -> dict[str, list[str]]:
+    """``{layer: sorted labels}`` of (layer, label) tables."""
+    found: dict[str, set[str]] = {}
+    for table in tables:
+        for layer, name in set(zip(*(c.to_pylist() for c in table.columns), strict=True)):
+            found.setdefault(layer, set()).add(name)
+    return {layer: sorted(names) for layer, names in sorted(found.items())}
+
+
+_decode_any = msgspec.json.Decoder().decode
+
+
+def _decode_meta(text: str) -> dict[str, Any]:
+    data = {} if text == "{}" else _decode_any(text)
+    return data if isinstance(data, dict) else {}
+
+
+def _dig(data: Any, key: str) -> Any:
+    for step in key.split("."):
+        if not isinstance(data, dict) or step not in data:
+            return None
+        data = data[step]
+    return data
