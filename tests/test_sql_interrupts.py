@@ -101,7 +101,7 @@ def test_ctrl_c_stops_a_runaway_query(built: Bank, limits: list[str]) -> None:
 
 
 def test_ctrl_c_stops_an_export_query(built: Bank, tmp_path: Path) -> None:
-    where = "EXISTS (SELECT 1 FROM turns a, turns b WHERE a.text < b.text || 'x' AND a.turn_index = 99)"
+    where = "EXISTS (SELECT 1 FROM turns a, turns b, turns c WHERE a.text || b.text || c.text = 'never')"
     process = _start("export", "casino", "--format", "jsonl", "-o", str(tmp_path / "out"), "--where", where)
     _wait_for(lambda: _opens(process.pid, ".parquet"), process)
     time.sleep(0.5)

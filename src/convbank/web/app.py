@@ -439,6 +439,7 @@ def create_app(
             start = time.perf_counter()
             try:
                 corpus = gen.corpus(ds.name)
+                corpus.snapshot.check(ds.name)  # the files as the manifest says (a stat each), cache or not
                 conv = corpus[cid]
                 before, after = corpus.neighbours(cid)
             except (ConversationNotFoundError, NotBuiltError) as exc:
