@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
@@ -125,3 +127,22 @@ def blocked_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path,
     home = blocker / "home"
     monkeypatch.setenv("CONVBANK_HOME", str(home))
     return home, blocker
+
+
+@contextmanager
+def mounted_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A small tmpfs of ``size`` (``4m``) mounted at ``where`` for full-disk tests (needs mount
+    rights: root in CI); the test is skipped where it cannot be mounted."""
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small filesystem here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, SHARED, bank_files
+from conftest import ROOT, SHARED, bank_files, mounted_tmpfs
 from convbank import load, sql
 from convbank.build import build
 from convbank.cli import cli
@@ -184,20 +184,8 @@ def test_kill_9_at_each_phase_leaves_old_or_new_bank(
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs (needs mount rights: root in CI)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {done.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", "4m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.mark.parametrize("free_kib", [0, 8, 36, 64, 120, 170])  # a full build writes 188 KiB

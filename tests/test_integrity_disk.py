@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, SHARED, bank_files
+from conftest import ROOT, SHARED, bank_files, mounted_tmpfs
 from convbank import catalog
 from convbank.cli import cli
 from convbank.errors import DiskFullError
@@ -32,20 +32,8 @@ CASINO = SHARED / "casino"
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """An 8 MiB tmpfs (needs mount rights: root in CI)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {done.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", "8m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _convbank(home: Path, *args: object) -> subprocess.CompletedProcess[str]:
