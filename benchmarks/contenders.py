@@ -504,10 +504,16 @@ CONTENDERS = {
 def main() -> None:
     """Run one contender once and print its measurement."""
     name, dataset, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    measure_once(CONTENDERS[name], dataset, work)
+
+
+def measure_once(contender: Callable[[str, Path], Callable[[], None]], dataset: str, work: Path) -> None:
+    """Prepare ``contender`` on ``dataset``, time its work once and print ``{"seconds",
+    "peak_rss_mib", "peak_worker_rss_mib"}`` (what the harness reads back)."""
     import pyarrow as pa
 
     pa.table({"warm-up": [1]})  # pyarrow's first table imports pandas (0.2 s): an import, excluded
-    go = CONTENDERS[name](dataset, work)
+    go = contender(dataset, work)
     start = time.perf_counter()
     go()
     seconds = time.perf_counter() - start

@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import json
 import random
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contenders import ROOT, SPECS
+from benchmarks.contenders import ROOT, SPECS, measure_once
 
 BATCH = 256
 """Turns per DataLoader batch."""
@@ -307,20 +305,7 @@ def main() -> None:
         _make_hf_turns(sys.argv[2], Path(sys.argv[3]))
         return
     name, dataset, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-    import pyarrow as pa
-
-    pa.table({"warm-up": [1]})  # pyarrow's first table imports pandas: an import, excluded
-    go = TRAINING[name](dataset, work)
-    start = time.perf_counter()
-    go()
-    seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(
-        json.dumps(
-            {"seconds": seconds, "peak_rss_mib": round(peak, 1), "peak_worker_rss_mib": round(worker, 1)}
-        )
-    )
+    measure_once(TRAINING[name], dataset, work)
 
 
 if __name__ == "__main__":
