@@ -48,10 +48,12 @@ def test_printing_commands_import_nothing_heavy(args: list[str], tmp_path: Path)
 @pytest.mark.parametrize("args", [["list"], ["info", "casino"]])
 def test_catalog_commands_import_no_arrow_duckdb_or_pandas(args: list[str], tmp_path: Path) -> None:
     """The catalog's Arrow schemas are made when first used (``convbank._lazy``), so listing
-    the datasets and showing a card import neither pyarrow nor NumPy."""
+    the datasets and showing a card import neither pyarrow nor NumPy; nor what only builds,
+    fetches and hashes need (file locks, OpenSSL's hashes, logging, platformdirs where
+    ``CONVBANK_HOME`` is set): together about a third of ``list``'s start-up."""
     code, modules = _modules(*args, home=tmp_path)
     assert code == 0
-    heavy = {"pyarrow", "numpy", "duckdb", "pandas"}
+    heavy = {"pyarrow", "numpy", "duckdb", "pandas", "filelock", "hashlib", "logging", "platformdirs"}
     assert modules.isdisjoint(heavy), sorted(modules & heavy)
 
 

@@ -3,7 +3,6 @@ their sha256."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -39,5 +38,7 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 def sha256_file(path: Path) -> str:
     """The hex sha256 of a file (the standard library's ``hashlib.file_digest``)."""
+    import hashlib  # OpenSSL's bindings: not loaded by the commands that only print
+
     with path.open("rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()

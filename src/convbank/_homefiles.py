@@ -11,14 +11,18 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock
+from typing import TYPE_CHECKING, Any
 
 from convbank._atomic import atomic_write_text
+from convbank._lazy import lazy
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ConvbankError, DiskFullError, FormatError, SetupError
 from convbank.settings import home
+
+if TYPE_CHECKING:
+    import filelock
+else:
+    filelock = lazy("filelock")  # taken only when a file of the home is written
 
 __all__ = ["home_error", "os_error"]
 
@@ -88,7 +92,7 @@ class _Store:
         with _home_writes(self.root):
             lock = self.root / "locks" / f"{self.path.name}.lock"
             lock.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(lock)):
+            with filelock.FileLock(str(lock)):
                 data = self.load()
                 if data.get(key) != value:
                     data[key] = value

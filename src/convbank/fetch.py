@@ -23,17 +23,14 @@ would land outside the folder and members whose paths collide are refused. Locks
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
-
-from filelock import FileLock
 
 from convbank._archive import (
     EXTRACT_FLOOR,
@@ -47,6 +44,7 @@ from convbank._archive import (
 )
 from convbank._atomic import sha256_file
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
+from convbank._lazy import lazy
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import (
     ChecksumError,
@@ -56,6 +54,11 @@ from convbank.errors import (
     SourceError,
 )
 from convbank.settings import home, is_offline, source_dirs
+
+if TYPE_CHECKING:
+    import filelock
+else:
+    filelock = lazy("filelock")  # taken only to fetch or extract a file
 
 __all__ = [
     "EXTRACT_FLOOR",
@@ -161,12 +164,12 @@ class Fetcher:
         cached = self.cache_path(dataset, file)
         return cached if cached.is_file() else None
 
-    def _lock(self, dataset: Dataset, file: SourceFile, purpose: str) -> FileLock:
+    def _lock(self, dataset: Dataset, file: SourceFile, purpose: str) -> filelock.FileLock:
         """The lock of one file's download or extraction (kept apart from the data folders, so
         that no lock files gather beside the data)."""
         path = self.root / "locks" / dataset.name / f"{file.name}.{purpose}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(path))
+        return filelock.FileLock(str(path))
 
     # ------------------------------------------------------------------ get
     def fetch(self, dataset: Dataset, files: Iterable[SourceFile]) -> dict[str, Path]:
@@ -269,6 +272,8 @@ class Fetcher:
         return actual
 
     def _download(self, dataset: Dataset, file: SourceFile, target: Path) -> Path:
+        import logging
+
         import pooch
         import requests
 

@@ -19,8 +19,6 @@ import os
 import re
 from pathlib import Path
 
-import platformdirs
-
 from convbank.errors import SetupError
 
 __all__ = [
@@ -58,6 +56,8 @@ def home() -> Path:
     ``~user`` that names no user is a :class:`SetupError`."""
     env = os.environ.get("CONVBANK_HOME")
     if not env:
+        import platformdirs  # its Unix module loads tempfile and shutil: only when asked
+
         return Path(platformdirs.user_cache_dir("convbank"))
     return _expand("CONVBANK_HOME", env)
 

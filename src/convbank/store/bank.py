@@ -37,8 +37,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from filelock import FileLock, Timeout
-
 from convbank._atomic import atomic_write_text, sha256_file
 from convbank._lazy import lazy
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError, SetupError
@@ -58,9 +56,11 @@ from convbank.store.manifest import (
 from convbank.store.snapshot import Snapshot, partition, read_footer, release
 
 if TYPE_CHECKING:
+    import filelock
     import pyarrow as pa
     import pyarrow.parquet as pq
 else:
+    filelock = lazy("filelock")  # only builds and their checks take the lock
     pa = lazy("pyarrow")
     pq = lazy("pyarrow.parquet")
 
@@ -351,9 +351,9 @@ class Bank:
         failed builds left behind."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.root / ".lock"), timeout=timeout)
+            lock = filelock.FileLock(str(self.root / ".lock"), timeout=timeout)
             lock.acquire()
-        except Timeout:
+        except filelock.Timeout:
             raise BuildError(
                 f"{self.root}: another build holds the bank's lock; wait for it to finish"
             ) from None
@@ -608,9 +608,9 @@ class Bank:
     def _building(self) -> bool:
         """Whether a build holds the lock now."""
         try:
-            with FileLock(str(self.root / ".lock"), timeout=0):
+            with filelock.FileLock(str(self.root / ".lock"), timeout=0):
                 return False
-        except (Timeout, OSError):
+        except (filelock.Timeout, OSError):
             return True
 
 
