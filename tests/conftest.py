@@ -110,6 +110,22 @@ def built(built_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bank]:
     yield Bank(built_home / "bank")
 
 
+@pytest.fixture
+def casino_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:
+    """A bank of its own holding the real CaSiNo (``CONVBANK_HOME`` points at it), for tests
+    that damage, lock or rebuild it."""
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
+    bank = Bank(tmp_path / "bank")
+    build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=bank)
+    return bank
+
+
+def turns_file(bank: Bank, split: str) -> Path:
+    """The stored ``turns`` file of CaSiNo's ``split``."""
+    with bank.snapshot() as snap:
+        return snap.ref("turns", "casino", "default", split).path
+
+
 def bank_files(bank: Bank) -> dict[str, str]:
     """Every file of a bank (lock files aside) with its sha256: equal before and after an
     operation means the operation changed nothing on disk."""

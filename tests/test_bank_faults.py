@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, SHARED, bank_files, mounted_tmpfs
+from conftest import ROOT, SHARED, bank_files, mounted_tmpfs, turns_file
 from convbank import load, sql
 from convbank.build import build
 from convbank.cli import cli
@@ -583,11 +583,9 @@ def test_read_only_reader_can_pin_a_new_generation(tmp_path: Path, versions: dic
 
 
 def test_corrupt_bytes_in_stats_and_validate_are_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    casino_home: Bank,
 ) -> None:
-    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
-    bank = Bank(tmp_path / "bank")
-    build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=bank)
+    bank = casino_home
     for ref in bank.snapshot().refs("annotations"):
         data = bytearray(ref.path.read_bytes())
         data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
@@ -602,19 +600,6 @@ def test_corrupt_bytes_in_stats_and_validate_are_one_line(
 
 
 # ---------------------------------------------------------------------- damaged banks
-@pytest.fixture
-def damaged_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:
-    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
-    bank = Bank(tmp_path / "bank")
-    build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=bank)
-    return bank
-
-
-def _turns_file(bank: Bank, split: str) -> Path:
-    with bank.snapshot() as snap:
-        return snap.ref("turns", "casino", "default", split).path
-
-
 COMMANDS = [
     ["query", "SELECT count(*) FROM turns"],
     ["show", "casino", "938"],
@@ -627,9 +612,9 @@ COMMANDS = [
 @pytest.mark.parametrize("damage", ["deleted", "truncated"])
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_damaged_file_is_named_by_every_command(
-    damaged_home: Bank, tmp_path: Path, damage: str, command: list[str]
+    casino_home: Bank, tmp_path: Path, damage: str, command: list[str]
 ) -> None:
-    path = _turns_file(damaged_home, "valid")
+    path = turns_file(casino_home, "valid")
     size = path.stat().st_size
     if damage == "deleted":
         path.unlink()
@@ -652,8 +637,8 @@ def test_damaged_file_is_named_by_every_command(
     assert f"damaged: {path}: {problem} (rebuild with `convbank build casino`)" in doctor.output
 
 
-def test_corrupt_bytes_of_the_same_size(damaged_home: Bank) -> None:
-    path = _turns_file(damaged_home, "train")
+def test_corrupt_bytes_of_the_same_size(casino_home: Bank) -> None:
+    path = turns_file(casino_home, "train")
     data = bytearray(path.read_bytes())
     data[len(data) // 3] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -675,20 +660,20 @@ def test_corrupt_bytes_of_the_same_size(damaged_home: Bank) -> None:
         (b"[1, 2]", "not a convbank manifest"),
     ],
 )
-def test_corrupt_manifest_is_one_line(damaged_home: Bank, content: bytes, what: str) -> None:
-    damaged_home.manifest_path.write_bytes(content)
+def test_corrupt_manifest_is_one_line(casino_home: Bank, content: bytes, what: str) -> None:
+    casino_home.manifest_path.write_bytes(content)
     for args in (["query", "SELECT 1"], ["list"], ["show", "casino", "938"], ["doctor"]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 4, (args, result.output)
-        assert result.output.startswith(f"error: the bank is damaged: {damaged_home.manifest_path} is {what}")
+        assert result.output.startswith(f"error: the bank is damaged: {casino_home.manifest_path} is {what}")
         assert result.output.count("\n") == 1
 
 
-def test_rebuild_repairs_a_damaged_bank(damaged_home: Bank) -> None:
-    _turns_file(damaged_home, "valid").unlink()
-    build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=damaged_home)
-    assert sql("SELECT count(*) AS n FROM turns", bank=damaged_home).to_pylist() == [{"n": 14297}]
-    _assert_clean(damaged_home)
+def test_rebuild_repairs_a_damaged_bank(casino_home: Bank) -> None:
+    turns_file(casino_home, "valid").unlink()
+    build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=casino_home)
+    assert sql("SELECT count(*) AS n FROM turns", bank=casino_home).to_pylist() == [{"n": 14297}]
+    _assert_clean(casino_home)
 
 
 def test_older_layout_is_read_and_upgraded(tmp_path: Path, versions: dict[int, Path]) -> None:

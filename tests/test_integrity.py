@@ -11,28 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from conftest import SHARED
+from conftest import SHARED, turns_file
 from convbank import load, sql
-from convbank.build import build
 from convbank.cli import cli
 from convbank.errors import DamagedBankError
-from convbank.fetch import Fetcher
 from convbank.store import Bank
 
 TURNS = 14297  # turns of CaSiNo's 1,030 dialogues
-
-
-@pytest.fixture
-def casino_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:
-    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path))
-    bank = Bank(tmp_path / "bank")
-    build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=bank)
-    return bank
-
-
-def _turns_file(bank: Bank, split: str) -> Path:
-    with bank.snapshot() as snap:
-        return snap.ref("turns", "casino", "default", split).path
 
 
 def _text_page(path: Path) -> int:
@@ -68,7 +53,7 @@ def invoke(*args: object) -> tuple[int, str]:
 # ---------------------------------------------------------------------- 26.1 a rebuild repairs
 @pytest.mark.parametrize("how", ["flip mid-file", "flip in the footer", "zeros"])
 def test_rebuild_repairs_a_corrupt_file_of_the_same_size(casino_home: Bank, how: str) -> None:
-    path = _turns_file(casino_home, "train")
+    path = turns_file(casino_home, "train")
     good = path.read_bytes()
     _damage(path, how)
     code, output = invoke("doctor")
@@ -97,7 +82,7 @@ COMMANDS = [
 def test_a_flipped_byte_in_a_page_is_never_an_answer(
     casino_home: Bank, tmp_path: Path, command: list[str]
 ) -> None:
-    path = _turns_file(casino_home, "train")  # conversation 938 is in train
+    path = turns_file(casino_home, "train")  # conversation 938 is in train
     _damage(path, "page")
     code, output = invoke(*(a.format(out=tmp_path / "out") for a in command))
     assert code == 4, output
@@ -108,7 +93,7 @@ def test_a_flipped_byte_in_a_page_is_never_an_answer(
 
 
 def test_a_flipped_byte_in_a_page_stops_corpus_reads(casino_home: Bank) -> None:
-    _damage(_turns_file(casino_home, "valid"), "page")
+    _damage(turns_file(casino_home, "valid"), "page")
     corpus = load("casino", split="valid")
     with pytest.raises(DamagedBankError, match=r"the bank is damaged: .* is unreadable .*CRC"):
         list(corpus)
@@ -119,7 +104,7 @@ def test_a_flipped_byte_in_a_page_stops_corpus_reads(casino_home: Bank) -> None:
 def test_a_flipped_byte_in_a_footer_is_named(casino_home: Bank) -> None:
     """A footer that still parses (a flipped statistic would prune the wrong row groups)
     differs from the sha256 the manifest holds of it."""
-    path = _turns_file(casino_home, "train")
+    path = turns_file(casino_home, "train")
     data = bytearray(path.read_bytes())
     meta = pq.read_metadata(path)
     stats = meta.row_group(0).column(0).statistics
@@ -170,7 +155,7 @@ def test_a_flipped_byte_in_a_page_is_the_viewers_damaged_bank_page(casino_home: 
 
     from convbank.web import create_app
 
-    path = _turns_file(casino_home, "train")
+    path = turns_file(casino_home, "train")
     _damage(path, "page")
     client = TestClient(create_app(casino_home), base_url="http://127.0.0.1")
     for url in ("/datasets/casino/conversations/938", "/sql?q=SELECT+sum(length(text))+FROM+turns"):
