@@ -29,7 +29,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return out

@@ -306,16 +306,15 @@ def load_it(name: str, found: Found | None) -> list[str]:
         build = f"convbank build {name} --config {config}   # once: fetch, read, map, store"
         intro = ("The publisher's files were not beside the repository when this site was built (at most "
                  "excerpts of them), so these blocks download them, and the test suite, which has no internet, "
-                 "does not run them: they are marked `not run`.")
-    fence = "```bash" if folder is not None else '```bash title="not run"'
-    pyfence = "```python" if folder is not None else '```python title="not run"'
-    return ["## Load it", "", intro, "", fence, build,
+                 "does not run them: they say so in their first line.")
+    skip = [] if folder is not None else ["# not run by the tests: it downloads the publisher's files"]
+    return ["## Load it", "", intro, "", "```bash", *skip, build,
             f"convbank info {name}                      # card, citation, files and their checksum status",
             f"convbank raw {name} --config {config} -n 1   # a raw record, as published",
             f"convbank query \"SELECT config, split, count(*) FROM conversations WHERE dataset = '{name}' GROUP BY ALL\"",
             f"convbank export {name} --config {config} --format parlai -o out/parlai/     # ParlAI text format",
             f"convbank export {name} --config {config} --format convokit -o out/convokit/   # a ConvoKit corpus",
-            "```", "", pyfence, "import convbank", "",
+            "```", "", "```python", *skip, "import convbank", "",
             f'corpus = convbank.load("{name}", "{config}")',
             "print(corpus[0].conversation_id)   # a Conversation",
             'turns = corpus.to_pandas("turns")  # pandas (extra pandas)',
@@ -323,7 +322,7 @@ def load_it(name: str, found: Found | None) -> list[str]:
             "print(len(corpus), len(turns), hf)",
             "```", "",
             "ConvoKit (`pip install 'convbank[convokit]'`) and ParlAI read the exports above:", "",
-            pyfence, "import convokit", "",
+            "```python", *skip, "import convokit", "",
             f'conversations = convokit.Corpus(filename="out/convokit/{name}")',
             "print(len(list(conversations.iter_conversations())), \"conversations in ConvoKit\")",
             "```", "",
@@ -378,7 +377,7 @@ def page(name: str, found: Found | None) -> str:
         out.append(f"| `{c.name}` | {'this dataset' if c.dataset else 'every dataset'} | {cell(c.description)} |")
     tasks = list(d.tasks())
     runs = found is not None and found.full and bool(found.configs)
-    bench_fence = "```bash" if runs else '```bash title="not run"'
+    bench_skip = "" if runs else "# not run by the tests: the publisher's files are not beside the repository\n"
     out += ["", "## Benchmark tasks", ""]
     if not tasks:
         out.append("None.")
@@ -388,7 +387,7 @@ def page(name: str, found: Found | None) -> str:
                 f"- protocol: {cell(info['protocol'])}", f"- metric: `{info['metric']}`",
                 f"- prediction: {cell(info['prediction'])}",
                 f"- models: {', '.join(f'`{m}`' for m in info['models'])} (default `{info['default_model']}`)", "",
-                f"{bench_fence}\nconvbank bench {info['task']} --model tfidf\n```", ""]
+                f"```bash\n{bench_skip}convbank bench {info['task']} --model tfidf\n```", ""]
         ref = info["reference"]
         for key, title in (("published", "The authors' figures"), ("measured_here", "Measured here")):
             figs = ref.get(key) or []
