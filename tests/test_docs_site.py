@@ -29,7 +29,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return out
@@ -60,3 +65,27 @@ def test_the_references_are_generated(site: Path) -> None:
     assert "train_test_split" in api and "ConvbankError" in api and ":class:" not in api
     cli = (site / "reference" / "cli" / "index.html").read_text()
     assert "convbank bench" in cli and "--predictions" in cli and "Sentinel" not in cli
+
+
+@pytest.mark.slow
+def test_the_catalog_pages_carry_the_reports_statistics_and_charts(site: Path) -> None:
+    """From the published files where ../shared/data has them (CaSiNo: 1,030 dialogues,
+    its strategy labels and outcome charts, its cross-tab), labelled as excerpts where the
+    bank had only those (CCPE-M, PEC; the plugin's own samples)."""
+    casino = (site / "datasets" / "casino" / "index.html").read_text()
+    assert 'id="statistics-and-charts"' in casino and "the published files" in casino
+    assert casino.count('<figure class="convbank-chart"><svg') == 6  # strategy, words, 4 metadata
+    assert "non-strategic" in casino and "points_scored" in casino and "Computed from excerpts" not in casino
+    assert ">900</td>" in casino and ">1,030</td>" not in casino  # conversations of train and test
+    for name in ("ccpe", "pec", "tsvdial"):
+        page = (site / "datasets" / name / "index.html").read_text()
+        assert "Computed from excerpts" in page and '<figure class="convbank-chart"><svg' in page
+    curiosity = (site / "datasets" / "curiosity" / "index.html").read_text()
+    assert "No statistics: the files in ../shared/samples could not be built" in curiosity
+
+
+@pytest.mark.slow
+def test_the_tutorials_are_in_the_nav(site: Path) -> None:
+    home = (site / "index.html").read_text()
+    for page in ("explore", "casino-strategies", "chat-finetuning", "convai2-ratings", "plugin"):
+        assert f"tutorials/{page}/" in home
