@@ -1,6 +1,7 @@
 """``convbank query``'s output, streamed: machine formats written batch by batch (memory stays
 bounded whatever the result's size), tables as the DuckDB CLI shows them (the first and
-last rows, whole columns left out when the terminal is too narrow)."""
+last rows; JSON then short columns left out, and text cut, when the terminal is too narrow:
+:mod:`convbank.cli._table`)."""
 
 from __future__ import annotations
 
