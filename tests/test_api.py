@@ -30,7 +30,9 @@ def test_all_is_curated_and_complete() -> None:
 def test_corpus_len_iter_getitem(built: Bank) -> None:
     corpus = load("casino")
     assert len(corpus) == 1030
-    assert repr(corpus) == "<Corpus casino: 1,030 conversations in default/train, default/valid, default/test>"
+    assert (
+        repr(corpus) == "<Corpus casino: 1,030 conversations in default/train, default/valid, default/test>"
+    )
     assert len(load("casino", split="valid")) == 30
     conv = corpus["938"]
     assert isinstance(conv, Conversation) and conv.split == "train" and conv.num_turns == 13
@@ -65,6 +67,20 @@ def test_not_built(tmp_path: Path) -> None:
         NotBuiltError, match=r"^casino is not in the bank at .*; run `convbank build casino` first$"
     ):
         load("casino")
+
+
+def test_a_list_of_datasets_is_one_clear_error(built: Bank) -> None:
+    """Before: TypeError: unhashable type: 'list' from registry.py."""
+    with pytest.raises(convbank.UnknownDatasetError) as caught:
+        load(["casino", "convai2"])  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "a corpus holds one dataset, not 2 ('casino', 'convai2'): load each "
+        "([convbank.load(name) for name in names]), or query them together with convbank.sql"
+    )
+    with pytest.raises(
+        convbank.UnknownDatasetError, match=r"^a dataset is named by one string, not a dict \("
+    ):
+        convbank.Corpus({"casino": 1})  # type: ignore[arg-type]
 
 
 def _build_synthetic(root: Path, n: int, batch: int) -> tuple[Bank, int]:
@@ -137,7 +153,7 @@ def test_filter_by_label_and_by_metadata(built: Bank) -> None:
     )
     assert len(fives) == count == 79 and {c.meta["eval_score"] for c in fives} == {5}
     assert isinstance(fives, convbank.Corpus)
-    with pytest.raises(convbank.UnknownDatasetError, match="convai2 has no annotation layer 'nope'"):
+    with pytest.raises(convbank.UnknownFieldError, match="convai2 has no annotation layer 'nope'"):
         convbank.load("convai2", "volunteers").filter("(meta->>'eval_score')::INT = 5", label="nope:x")
     order = [c.source_index for c in fives]
     assert order == sorted(order)  # source order

@@ -39,7 +39,10 @@ def test_list_shows_sources_and_built(built: Bank) -> None:
     }
     assert "│ all " in lines["casino"] and "default" in lines["casino"]
     assert "│ 2/4 " in lines["convai2"]
-    assert "│ all " in lines["ccpe"]  # the build found it in a --source folder, and remembers
+    assert "│ none " in lines["ccpe"]  # a --source folder is never passed over for a remembered copy
+    remembered = run("list").output  # the build found ccpe in a --source folder, and remembers
+    (ccpe,) = [line for line in remembered.splitlines() if line.startswith("│ ccpe ")]
+    assert "│ all " in ccpe
 
 
 def test_info_prints_bibtex_unwrapped() -> None:

@@ -17,7 +17,14 @@ import pyarrow.compute as pc
 import pytest
 
 import convbank
-from convbank import Conversation, ConversationNotFoundError, Corpus, MissingExtraError, UnknownDatasetError
+from convbank import (
+    Conversation,
+    ConversationNotFoundError,
+    Corpus,
+    MissingExtraError,
+    UnknownDatasetError,
+    UnknownFieldError,
+)
 from convbank.build import build
 from convbank.datasets.pec.synthetic import write_pec
 from convbank.fetch import Fetcher
@@ -154,9 +161,12 @@ def test_filter_by_sql_function_label_and_meta_returns_corpora(built: Bank) -> N
 def test_a_typo_in_a_label_layer_or_meta_key_is_an_error_listing_the_known_ones(
     built: Bank, kwargs: dict[str, object], message: str
 ) -> None:
-    with pytest.raises(UnknownDatasetError) as caught:
+    """Before: these were UnknownDatasetError (a wrong name); now UnknownFieldError, exit 2."""
+    with pytest.raises(UnknownFieldError) as caught:
         convbank.load("casino").filter(**kwargs)  # type: ignore[arg-type]
     assert str(caught.value).startswith(message)
+    assert not isinstance(caught.value, UnknownDatasetError) and isinstance(caught.value, KeyError)
+    assert caught.value.exit_code == 2
 
 
 def _pickle_roundtrip(corpus: Corpus) -> list[dict[str, object]]:
@@ -380,5 +390,5 @@ def test_a_label_of_the_dataset_absent_from_the_loaded_split_is_no_typo(built: B
     valid = convbank.load("casino", split="valid")
     assert "uv-part" not in valid.labels()["strategy"]  # 9 in test, 122 in train, none in valid
     assert len(valid.filter(label="strategy:uv-part")) == 0
-    with pytest.raises(UnknownDatasetError, match="casino has no label 'uv_part' in layer 'strategy'"):
+    with pytest.raises(UnknownFieldError, match="casino has no label 'uv_part' in layer 'strategy'"):
         valid.filter(label="strategy:uv_part")

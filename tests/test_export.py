@@ -68,7 +68,7 @@ def test_every_dataset_exports_every_conversation(
         assert len(rows) == sum(c.num_turns for c in corpus)
     elif fmt == "parquet":
         assert {p.name for p in written} == {
-            f"{t}.parquet" for t in ("conversations", "participants", "turns", "annotations")
+            f"{dataset}_{t}.parquet" for t in ("conversations", "participants", "turns", "annotations")
         }
     elif fmt == "convokit":
         (folder,) = written
@@ -228,12 +228,20 @@ def test_convokit_usual_calls(built: Bank, tmp_path: Path, name: str, config: st
 
 
 def test_croissant_validates_and_iterates(built: Bank, tmp_path: Path) -> None:
-    written = export(load("casino"), "croissant", tmp_path)
-    assert written[-1].name == "croissant.json"
-    doc = json.loads(written[-1].read_text(encoding="utf-8"))
+    (folder,) = export(load("casino"), "croissant", tmp_path)
+    assert folder.name == "casino_croissant"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "annotations.parquet",
+        "conversations.parquet",
+        "croissant.json",
+        "participants.parquet",
+        "turns.parquet",
+    ]
+    jsonld = folder / "croissant.json"
+    doc = json.loads(jsonld.read_text(encoding="utf-8"))
     assert doc["license"] == "CC-BY-4.0" and "chawla2021casino" in doc["citeAs"]
     assert all(len(d["sha256"]) == 64 for d in doc["distribution"])
-    ds = mlcroissant.Dataset(jsonld=str(written[-1]))
+    ds = mlcroissant.Dataset(jsonld=str(jsonld))
     turns = list(ds.records(record_set="turns"))
     assert len(turns) == 14297
     first = next(iter(ds.records(record_set="participants")))
@@ -321,7 +329,7 @@ def test_missing_extra_names_it(built: Bank, tmp_path: Path, monkeypatch: pytest
         "The Croissant export needs the 'mlcroissant' library, which is not installed; "
         "install it with: pip install 'convbank[croissant]'"
     )
-    assert not tmp_path.joinpath("conversations.parquet").exists()
+    assert not tmp_path.joinpath("casino_croissant").exists()
 
 
 def test_failed_export_leaves_the_output_as_it_was(

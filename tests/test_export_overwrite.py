@@ -1,5 +1,7 @@
 """An export never replaces what it did not write (issue 24.1): every format names the dataset
-in its paths (``hf``: ``DIR/<dataset>/<config>/``), and a path holding another export's files,
+in its paths (``hf``: ``DIR/<dataset>/<config>/``, ``parquet``: ``DIR/<dataset>_<table>.parquet``,
+``convokit`` and ``croissant``: ``DIR/<dataset>_<format>/``), so datasets and formats share a
+folder, and a path holding another export's files,
 or files convbank did not write, makes the export refuse with one line (exit 2) unless
 ``--overwrite``. The same export again (same dataset, format, parts, --where, --as) replaces
 its own files."""
@@ -16,7 +18,7 @@ from click.testing import CliRunner
 from convbank import load
 from convbank.cli import cli
 from convbank.errors import ExportError
-from convbank.export import export
+from convbank.export import FORMATS, export
 from convbank.export._place import RECORD
 from convbank.store import Bank
 
@@ -41,22 +43,59 @@ def test_hf_exports_of_two_datasets_live_side_by_side(built: Bank, tmp_path: Pat
     assert record["casino/default"]["format"] == "hf"
 
 
-def test_another_datasets_export_is_refused_in_one_line(built: Bank, tmp_path: Path) -> None:
+def test_another_export_at_the_same_paths_is_refused_in_one_line(built: Bank, tmp_path: Path) -> None:
     out = tmp_path / "out"
     export(load("casino"), "parquet", out)
-    before = (out / "turns.parquet").read_bytes()
-    code, output = _cli("export", "ccpe", "--format", "parquet", "-o", str(out))
+    before = (out / "casino_turns.parquet").read_bytes()
+    code, output = _cli("export", "casino", "--split", "valid", "--format", "parquet", "-o", str(out))
     assert code == 2
     assert output == (
-        f"error: {out / 'conversations.parquet'} holds the parquet export of casino (default/train, "
-        "default/valid, default/test); the parquet export of ccpe (default/train) would replace it: "
+        f"error: {out / 'casino_conversations.parquet'} holds the parquet export of casino (default/train, "
+        "default/valid, default/test); the parquet export of casino (default/valid) would replace it: "
         "pass --overwrite (overwrite=True), or export into another folder\n"
     )
-    assert (out / "turns.parquet").read_bytes() == before
+    assert (out / "casino_turns.parquet").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
-    code, _ = _cli("export", "ccpe", "--format", "parquet", "-o", str(out), "--overwrite")
-    assert code == 0 and (out / "turns.parquet").read_bytes() != before
-    assert {e["dataset"] for e in json.loads((out / RECORD).read_text())["exports"].values()} == {"ccpe"}
+    code, _ = _cli(
+        "export", "casino", "--split", "valid", "--format", "parquet", "-o", str(out), "--overwrite"
+    )
+    assert code == 0 and (out / "casino_turns.parquet").read_bytes() != before
+    exports = json.loads((out / RECORD).read_text())["exports"].values()
+    assert {tuple(e["parts"]) for e in exports} == {("default/valid",)}
+
+
+def _contents(paths: list[Path]) -> dict[str, bytes]:
+    files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*"))) if f.is_file()]
+    return {str(f): f.read_bytes() for f in files}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_two_datasets_share_a_folder_in_every_format(built: Bank, tmp_path: Path, fmt: str) -> None:
+    """Before: parquet and croissant wrote DIR/<table>.parquet, so a second dataset was refused
+    (or, with --overwrite, replaced the first)."""
+    first = export(load("casino", split="valid"), fmt, tmp_path)
+    kept = _contents(first)
+    second = export(load("ccpe"), fmt, tmp_path)
+    assert kept and _contents(first) == kept and all(p.exists() for p in second)
+    assert not set(map(str, first)) & set(map(str, second))
+    datasets_recorded = {
+        e["dataset"] for e in json.loads((tmp_path / RECORD).read_text())["exports"].values()
+    }
+    assert datasets_recorded == {"casino", "ccpe"}
+    names = [p.relative_to(tmp_path).as_posix() for p in first]
+    assert fmt == "source" or all("casino" in n.split("/")[0] for n in names)  # the path names it
+
+
+def test_every_format_of_one_dataset_shares_a_folder(built: Bank, tmp_path: Path) -> None:
+    """Before: hf (DIR/casino/default) and convokit (DIR/casino) refused each other, and so
+    did parquet and croissant (DIR/<table>.parquet)."""
+    written = {fmt: export(load("casino", split="valid"), fmt, tmp_path) for fmt in FORMATS}
+    assert all(p.exists() for paths in written.values() for p in paths)
+    assert [p.name for p in written["convokit"]] == ["casino_convokit"]
+    assert [p.name for p in written["croissant"]] == ["casino_croissant"]
+    assert datasets.load_from_disk(str(tmp_path / "casino" / "default"))["valid"].num_rows == 30
+    recorded = json.loads((tmp_path / RECORD).read_text())["exports"].values()
+    assert {e["format"] for e in recorded} == set(FORMATS)
 
 
 def test_the_same_export_again_replaces_its_own_files(built: Bank, tmp_path: Path) -> None:
@@ -100,10 +139,3 @@ def test_a_source_export_checks_the_files_it_wrote(built: Bank, tmp_path: Path) 
     with pytest.raises(ExportError, match="convbank did not write it there; the source export"):
         export(load("casino"), "source", tmp_path / "x")
     assert (tmp_path / "x" / names[0]).read_bytes() == b"mine"
-
-
-def test_convokit_and_hf_of_one_dataset_do_not_share_a_folder_silently(built: Bank, tmp_path: Path) -> None:
-    export(load("casino"), "hf", tmp_path)
-    with pytest.raises(ExportError, match=r"casino/default holds the hf export of casino"):
-        export(load("casino"), "convokit", tmp_path)
-    assert datasets.load_from_disk(str(tmp_path / "casino" / "default"))["valid"].num_rows == 30

@@ -104,3 +104,21 @@ def test_a_source_folder_wins_or_fails(src: Path, tmp_path: Path, kind: str, rem
         f"{'the folder' if kind == 'a folder' else 'it'}, or put the publisher's file from {VALID.url} "
         "there",
     )
+
+
+def test_a_source_folder_without_the_files_is_not_passed_over(src: Path, tmp_path: Path) -> None:
+    """Before: `build casino --source B` (B without casino's files) built from the folder
+    remembered from an earlier build, rc 0, without a word."""
+    assert invoke("build", "casino", "--source", src)[0] == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, output = invoke("build", "casino", "--source", empty)
+    assert code == 3, output
+    assert output.splitlines()[-2] == (
+        "not built casino/default: casino: 3 files are not available offline (CONVBANK_OFFLINE is set): "
+        "casino_train.json, casino_valid.json, casino_test.json; download them from the URLs `convbank info "
+        f"casino` lists and put them in {tmp_path / 'home' / 'downloads' / 'casino'} or in a folder given "
+        f"with --source (not in the source folders {empty}, {empty / 'casino'}; the copy remembered at "
+        f"{src / 'casino_train.json'} is used only without --source)"
+    )
+    assert invoke("build", "casino")[0] == 0  # without --source, the remembered folder

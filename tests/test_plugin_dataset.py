@@ -179,7 +179,7 @@ def test_every_export_format(corpus: Any, tmp_path: Path) -> None:
         "text:2pm is fine.\tlabels:Booked for six at 2pm on Sunday.\tid:tsvdial/t002\tepisode_done:True",
     ]
     # ConvoKit: speakers per conversation (the default), utterances with their annotations
-    kit = tmp_path / "convokit" / "tsvdial"
+    kit = tmp_path / "convokit" / "tsvdial_convokit"
     speakers = json.loads((kit / "speakers.json").read_text())
     assert sorted(speakers)[:2] == ["r001/agent", "r001/customer"]
     first_utterance = json.loads((kit / "utterances.jsonl").read_text().splitlines()[0])
@@ -188,10 +188,15 @@ def test_every_export_format(corpus: Any, tmp_path: Path) -> None:
         {"layer": "intent", "label": "request_booking"},
     ]
     # tables
-    assert pq.read_metadata(tmp_path / "parquet" / "annotations.parquet").num_rows == 17 + 9  # intents
+    assert (
+        pq.read_metadata(tmp_path / "parquet" / "tsvdial_annotations.parquet").num_rows == 17 + 9
+    )  # intents
     with (tmp_path / "csv" / "tsvdial_default_test.turns.csv").open(encoding="utf-8", newline="") as f:
         assert len(list(csv.reader(f))) == 1 + 7
-    assert json.loads((tmp_path / "croissant" / "croissant.json").read_text())["license"] == "CC0-1.0"
+    assert (
+        json.loads((tmp_path / "croissant" / "tsvdial_croissant" / "croissant.json").read_text())["license"]
+        == "CC0-1.0"
+    )
     # source: byte for byte
     assert (tmp_path / "source" / "tsvdial_train.tsv").read_text(encoding="utf-8") == TRAIN
     assert (tmp_path / "source" / "tsvdial_test.tsv").read_text(encoding="utf-8") == TEST

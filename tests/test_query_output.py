@@ -76,18 +76,59 @@ def test_a_table_shows_the_first_and_last_rows_quickly(built: Bank) -> None:
 
 
 def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
-    """Before: dataset, config, split and kind shrank to zero width in 100 columns."""
+    """Before: dataset, config, split and kind shrank to zero width in 100 columns; then
+    `text` was the column left out while `meta` kept 60 characters. Now JSON goes first and
+    text is cut, not left out."""
     result = run("query", "SELECT * FROM turns", "--max-width", "100")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert all(len(line) <= 100 for line in lines)
     header = [h.strip() for h in lines[1].strip("┃").split("┃")]
-    assert header[:2] == ["dataset", "config"] and "…" in header
-    assert all(h and (h == "…" or h in _TURN_COLUMNS) for h in header)  # every name whole
+    assert header[0] == "dataset" and "text" in header and "meta" not in header and "…" in header
+    assert all(h == "…" or h in _TURN_COLUMNS for h in header)  # every name whole
+    text = header.index("text")
+    width = len(lines[1].split("┃")[text + 1]) - 2
+    assert width >= 20 and lines[3].split("│")[text + 1].strip().endswith("…")
     hidden = [c for c in _TURN_COLUMNS if c not in header]
-    assert f"{len(hidden)} columns not shown ({', '.join(hidden)}): --max-width 0 or --all" in result.stderr
-    wide = run("query", "SELECT * FROM turns LIMIT 3", "--max-width", "0")
-    assert [h.strip() for h in wide.stdout.splitlines()[1].strip("┃").split("┃")] == _TURN_COLUMNS
+    assert (
+        hidden[-1] == "meta"
+        and (
+            f"; {len(hidden)} columns not shown ({', '.join(hidden)}): --max-width 0 or --all shows them; "
+            f"long cells cut (text at {width} characters): --format csv or json shows them whole\n"
+        )
+        in result.stderr
+    )
+    wide = run("query", "SELECT * FROM turns", "--max-width", "200")
+    header = [h.strip() for h in wide.stdout.splitlines()[1].strip("┃").split("┃")]
+    assert header == _TURN_COLUMNS and all(len(line) <= 200 for line in wide.stdout.splitlines())
+    assert "columns not shown" not in wide.stderr and "(meta at " in wide.stderr  # cut, text whole
+    every = run("query", "SELECT * FROM turns LIMIT 3", "--max-width", "0")
+    assert [h.strip() for h in every.stdout.splitlines()[1].strip("┃").split("┃")] == _TURN_COLUMNS
+
+
+def test_every_cut_of_rows_is_said(built: Bank) -> None:
+    """Before: --max-rows 1 showed one row of three and said only '3 rows'."""
+    one = run("query", "SELECT label FROM annotations ORDER BY label LIMIT 3", "--max-rows", "1")
+    assert one.exit_code == 0
+    assert [line.strip("│ ") for line in one.stdout.splitlines()[3:-1]] == ["ENTITY_DESCRIPTION", "·"]
+    assert one.stderr == "3 rows; 1 shown (--max-rows N or --all shows more; csv and json write all)\n"
+    two = run("query", "SELECT * FROM range(5)", "--max-rows", "2")
+    assert two.stderr.startswith("5 rows; 2 shown (")
+
+
+def test_a_whole_table_prints_about_as_fast_as_csv(built: Bank) -> None:
+    """Before: 51.3 s for the 33,236 turns with --all against 2.9 s as csv (measured here,
+    `convbank query` run from a shell): a rich Table. Now 2.9 s against 2.0 s."""
+    start = time.perf_counter()
+    csv = run("query", "SELECT * FROM turns", "--format", "csv")
+    csv_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    table = run("query", "SELECT * FROM turns", "--all")
+    table_seconds = time.perf_counter() - start
+    turns = sql("SELECT count(*) AS n FROM turns").to_pylist()[0]["n"]
+    assert csv.exit_code == table.exit_code == 0
+    assert table.stdout.count("\n") == 3 + turns + 1 and table.stderr.startswith(f"{turns:,} rows; long")
+    assert table_seconds < 4 * csv_seconds + 1, (table_seconds, csv_seconds)
 
 
 _TURN_COLUMNS = [

@@ -285,13 +285,13 @@ def _exported_count(fmt: str, out: Path, name: str, config: str) -> int:  # noqa
 
         return sum(d.num_rows for d in datasets.load_from_disk(str(out / name / config)).values())
     if fmt == "convokit":
-        return len(json.loads((out / name / "conversations.json").read_text()))
+        return len(json.loads((out / f"{name}_convokit" / "conversations.json").read_text()))
     if fmt == "parquet":
-        return int(pq.read_metadata(out / "conversations.parquet").num_rows)
+        return int(pq.read_metadata(out / f"{name}_conversations.parquet").num_rows)
     if fmt == "croissant":
-        meta = json.loads((out / "croissant.json").read_text())
+        meta = json.loads((out / f"{name}_croissant" / "croissant.json").read_text())
         assert meta["name"] and meta["recordSet"]
-        return int(pq.read_metadata(out / "conversations.parquet").num_rows)
+        return int(pq.read_metadata(out / f"{name}_croissant" / "conversations.parquet").num_rows)
     files = sorted(out.glob(f"{name}_{config}_*"))
     assert files
     if fmt == "csv":

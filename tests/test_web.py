@@ -3,6 +3,7 @@ end to end in headless Chromium (Debian's package) against a live server on loop
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -77,6 +78,35 @@ def test_listing_filters_sort_and_pages(client: TestClient) -> None:
     assert "page 2 of 21" in page2 and 'rel="prev"' in page2
 
 
+@pytest.mark.parametrize(
+    ("url", "notice"),
+    [
+        (
+            "/datasets/casino?label=uv-part",
+            "casino has no annotation layer 'uv-part' (a label is layer:label); did you mean "
+            "strategy:uv-part? layers: strategy",
+        ),
+        (
+            "/datasets/casino?label=strategy:uv_part",
+            "casino has no label 'uv_part' in layer 'strategy'; did you",
+        ),
+        (
+            "/datasets/convai2?label=strategy:uv-part",
+            "convai2 has no annotation layer 'strategy' (a label is",
+        ),
+    ],
+)
+def test_a_label_typo_is_said_as_the_api_says_it(client: TestClient, url: str, notice: str) -> None:
+    """Before: a notice without the closest label, below the charts' '0 conversations', and
+    none for a dataset without annotations (convai2)."""
+    page = client.get(url)
+    assert page.status_code == 200 and _count(page.text) == 0
+    (alert,) = re.findall(r'role="alert">([^<]*)</p>', page.text)
+    assert html.unescape(alert).startswith(notice)
+    assert page.text.index('role="alert"') < page.text.index("<h2>Distributions</h2>")  # seen first
+    assert 'role="alert"' not in client.get("/datasets/casino?label=strategy:uv-part").text
+
+
 def test_listing_shows_text_and_metadata_and_explains(client: TestClient) -> None:
     first = client.get("/datasets/casino").text.split('id="count"')[1]
     rows = re.findall(r'<tr><td><a href="[^"]+">([^<]+)</a></td><td>([^<]+)</td>', first)
@@ -90,7 +120,7 @@ def test_listing_shows_text_and_metadata_and_explains(client: TestClient) -> Non
     assert _count(high) == _count(client.get("/datasets/convai2?field=eval_score&value=4").text) + 86
     unknown = client.get("/datasets/casino?label=strategy:nope")
     assert _count(unknown.text) == 0
-    assert "casino has no annotation &#39;strategy:nope&#39;; labels are written layer:label" in unknown.text
+    assert "casino has no label &#39;nope&#39; in layer &#39;strategy&#39;; did you mean strategy:no-need? " in unknown.text
     bad = client.get("/datasets/convai2?field=eval_score&min=abc").text
     assert "min &#39;abc&#39; is not a number" in bad
     convai2 = client.get("/datasets/convai2/conversations/volunteers-00003").text
@@ -271,6 +301,6 @@ def test_browser_on_convbank_serve(built_home: Path) -> None:
         assert _count(ranged) == 3
         assert "points_scored: 5 / 32" in ranged and "Hello my friend how are you" in ranged
         notice = chromium("--dump-dom", f"{url}datasets/casino?label=strategy%3Anope")
-        assert 'role="alert">casino has no annotation' in notice
+        assert 'role="alert">casino has no label' in notice
     finally:
         assert srv.stop() == 0

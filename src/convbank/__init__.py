@@ -34,6 +34,7 @@ from convbank.errors import (
     SetupError,
     SourceError,
     UnknownDatasetError,
+    UnknownFieldError,
 )
 
 if _TYPE_CHECKING:
@@ -123,6 +124,7 @@ __all__ = [
     "SourceError",
     "Turn",
     "UnknownDatasetError",
+    "UnknownFieldError",
     "__version__",
     "build",
     "catalog",

@@ -6,6 +6,8 @@ stderr and an exit code; the library lets them propagate::
 
     ConvbankError
     ├── UnknownDatasetError (also KeyError)  unknown dataset, config, split, task or engine name
+    ├── UnknownFieldError (also KeyError)    a filter names an annotation layer, label or meta
+    │                                        key the dataset does not have
     ├── SourceError                          a source file cannot be found or fetched
     │   ├── OfflineError                     offline mode and the file is not present
     │   └── DownloadError                    HTTP error or interrupted transfer
@@ -56,6 +58,7 @@ __all__ = [
     "SetupError",
     "SourceError",
     "UnknownDatasetError",
+    "UnknownFieldError",
 ]
 
 
@@ -70,6 +73,13 @@ class ConvbankError(Exception):
 
 class UnknownDatasetError(ConvbankError, KeyError):
     """A dataset, config, split, task or engine name that convbank does not know."""
+
+    exit_code = 2
+
+
+class UnknownFieldError(ConvbankError, KeyError):
+    """A filter names an annotation layer, a label or a meta key the dataset does not have
+    (a typo: the message lists the known ones and the closest)."""
 
     exit_code = 2
 

@@ -140,9 +140,10 @@ class Fetcher:
 
     def find_local(self, dataset: Dataset, file: SourceFile) -> Path | None:
         """The first local source copy of a file (or of an archive's extracted folder) in the
-        source folders, else where a source folder held it before (``sources.json``)."""
+        source folders, else, with no source folders given, where one held it before
+        (``sources.json``): a given folder is never passed over for a remembered copy."""
         found = self._in_sources(dataset, file)
-        if found is not None:
+        if found is not None or self.sources:
             return found
         return self._known.get(dataset, file)
 
@@ -200,6 +201,7 @@ class Fetcher:
                 f"{dataset.name}: {len(missing)} files {how}: {names}; download them from the "
                 f"URLs `convbank info {dataset.name}` lists and put them in "
                 f"{self.cache_path(dataset, missing[0][0]).parent} or in a folder given with --source"
+                + self._not_in_sources(dataset, missing[0][0])
             )
         return paths
 
@@ -216,7 +218,7 @@ class Fetcher:
         places = [base / file.name for folder in self.sources for base in (folder, folder / dataset.name)]
         for place in places:  # a source folder wins or fails: what stands in its file's place is named
             self._refuse_stand_in(place, dataset, file)
-        known = self._known.get(dataset, file)
+        known = None if self.sources else self._known.get(dataset, file)
         if known is not None:
             self._refuse_unverifiable(known, dataset, file)
             if self.verify and known.is_file():
@@ -232,10 +234,20 @@ class Fetcher:
             raise OfflineError(
                 f"{dataset.name}: {file.name} is not available offline (CONVBANK_OFFLINE is set); "
                 f"download it from {file.url} and put it in {cached.parent} or in a folder "
-                "given with --source"
+                "given with --source" + self._not_in_sources(dataset, file)
             )
         with _home_writes(self.root):
             return self._download(dataset, file, cached)
+
+    def _not_in_sources(self, dataset: Dataset, file: SourceFile) -> str:
+        """With source folders given, where the file was looked for in vain, and the copy
+        remembered from an earlier folder, which only a command without them uses."""
+        if not self.sources:
+            return ""
+        places = ", ".join(str(base) for f in self.sources for base in (f, f / dataset.name))
+        known = self._known.get(dataset, file)
+        hint = f"; the copy remembered at {known} is used only without --source" if known else ""
+        return f" (not in the source folders {places}{hint})"
 
     def _refuse_stand_in(self, place: Path, dataset: Dataset, file: SourceFile) -> None:
         """A :class:`SourceError` when something other than a regular file stands where the
@@ -307,11 +319,13 @@ class Fetcher:
                 raise DownloadError(
                     f"{file.url}: HTTP {status}; could not download {file.name} for "
                     f"{dataset.name} — put the file in {target.parent} or in a --source folder"
+                    + self._not_in_sources(dataset, file)
                 ) from exc
             except requests.ConnectionError as exc:
                 raise DownloadError(
                     f"{file.url}: cannot connect to {urlsplit(file.url).hostname}; put {file.name} "
                     f"in {target.parent} or in a --source folder, or retry when online"
+                    + self._not_in_sources(dataset, file)
                 ) from exc
             except (requests.RequestException, OSError) as exc:
                 if isinstance(exc, OSError) and (error := home_error(exc, self.root)) is not None:
@@ -319,7 +333,7 @@ class Fetcher:
                 raise DownloadError(
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
                     f"nothing was kept — retry, or put {file.name} in {target.parent} or in a "
-                    "--source folder"
+                    "--source folder" + self._not_in_sources(dataset, file)
                 ) from exc
         if expected is None:
             self._recorded.record(file.url, _sha256_once(target))

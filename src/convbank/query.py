@@ -31,6 +31,13 @@ def load(
     >>> len(corpus), corpus[0].conversation_id
     (900, '1')
     """
+    if isinstance(name, (list, tuple, set, frozenset)):
+        from convbank.errors import UnknownDatasetError
+
+        raise UnknownDatasetError(
+            f"a corpus holds one dataset, not {len(name)} ({', '.join(map(repr, name))}): load each "
+            "([convbank.load(name) for name in names]), or query them together with convbank.sql"
+        )
     return Corpus(name, config, split, bank=bank, cache_bytes=cache_bytes)
 
 

@@ -128,6 +128,10 @@ class Registry(Generic[T]):
         """The thing of that name, or :class:`UnknownDatasetError` listing the known ones.
         A built-in is found without loading the rest (plugins included) until something
         needs them all (listing, an unknown name), which is when clashes are reported."""
+        if not isinstance(name, str):
+            raise UnknownDatasetError(
+                f"a {self.kind} is named by one string, not a {type(name).__name__} ({name!r})"
+            )
         if self._entries is None and not self._added and self._quick is not None:
             found = self._quick_found.get(name)
             if found is None and (found := self._quick(name)) is not None:

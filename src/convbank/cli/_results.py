@@ -1,6 +1,7 @@
 """``convbank query``'s output, streamed: machine formats written batch by batch (memory stays
 bounded whatever the result's size), tables as the DuckDB CLI shows them (the first and
-last rows, whole columns left out when the terminal is too narrow)."""
+last rows; JSON then short columns left out, and text cut, when the terminal is too narrow:
+:mod:`convbank.cli._table`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from dataclasses import dataclass, field
 
 import msgspec
 import pyarrow as pa
-from rich.table import Table
-from rich.text import Text
 
-from convbank.cli._console import MAX_CELL, c1_escaped, cell, err, out, plural, rows_of, visible
+from convbank.cli._console import MAX_CELL, c1_escaped, cell, err, plural, rows_of, visible
+from convbank.cli._table import Column, draw, fit
+from convbank.model.schema import JSON_FIELD
 from convbank.store.sql import Begin
 
 __all__ = ["MAX_ROWS", "write_results"]
@@ -48,12 +49,12 @@ class _Preview:
             while len(self.tail) > 1 and sum(b.num_rows for b in self.tail[1:]) >= self.tail_rows:
                 self.tail.pop(0)  # older rows no longer among the last ones
 
-    def parts(self) -> tuple[list[dict[str, object]], list[dict[str, object]], int]:
+    def parts(self) -> tuple[pa.Table, pa.Table, int]:
         """The first rows, the last rows and how many lie between them."""
-        first = pa.Table.from_batches(self.head, schema=self.schema).to_pylist()
+        first = pa.Table.from_batches(self.head, schema=self.schema)
         rest = pa.Table.from_batches(self.tail, schema=self.schema)
-        last = rest.slice(max(rest.num_rows - self.tail_rows, 0)).to_pylist() if self.tail_rows else []
-        return first, last, self.rows - len(first) - len(last)
+        last = rest.slice(max(rest.num_rows - self.tail_rows, 0)) if self.tail_rows else rest.slice(0, 0)
+        return first, last, self.rows - first.num_rows - last.num_rows
 
 
 def write_results(
@@ -139,72 +140,41 @@ def _text(value: object) -> str:
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + _ELLIPSIS
 
 
+def _column(field: pa.Field, values: pa.ChunkedArray) -> Column:
+    is_json = (field.metadata or {}).get(b"convbank.type") == JSON_FIELD[b"convbank.type"]
+    kind = field.type
+    numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
+    return Column(
+        visible(field.name, keep_newlines=False),
+        [_text(v) for v in values.to_pylist()],
+        json=is_json or pa.types.is_nested(kind),
+        numeric=numeric,
+    )
+
+
 def _print_table(preview: _Preview, max_width: int) -> None:
     first, last, between = preview.parts()
-    if between <= 0 and last:  # nothing left out: one run of rows
-        first, last, between = first + last, [], 0
-    names = preview.schema.names
-    header = [visible(n, keep_newlines=False) for n in names]
-    body = [[_text(v) for v in row.values()] for row in first]
-    tail = [[_text(v) for v in row.values()] for row in last]
-    widths = [max([len(h), *(len(r[i]) for r in body + tail)], default=1) for i, h in enumerate(header)]
-    widths = [max(1, min(w, MAX_CELL)) for w in widths]
-    keep = _columns_that_fit(widths, max_width)
-    table = Table(highlight=False)
-    for i in keep:
-        table.add_column(
-            Text(header[i] if i >= 0 else _ELLIPSIS),
-            no_wrap=True,
-            min_width=widths[i] if i >= 0 else 1,
-            max_width=MAX_CELL,
-        )
-    for row in body:
-        table.add_row(*(Text(row[i]) if i >= 0 else Text(_ELLIPSIS) for i in keep))
-    if between and last:
-        table.add_row(*(Text("·") for _ in keep), style="dim")
-        for row in tail:
-            table.add_row(*(Text(row[i]) if i >= 0 else Text(_ELLIPSIS) for i in keep))
-    out.print(table, width=1 + sum((widths[i] if i >= 0 else 1) + 3 for i in keep), crop=False)
+    rows = pa.concat_tables([first, last])
+    columns = [_column(f, rows.column(i)) for i, f in enumerate(preview.schema)]
+    layout = fit(columns, max_width)
+    sys.stdout.writelines(draw(columns, layout, first.num_rows if between > 0 else None))
+    sys.stdout.flush()
     notes = []
-    if between and last:
-        notes.append(
-            f"{len(first) + len(last):,} shown (--max-rows N or --all shows more; csv and json write all)"
-        )
-    hidden = [names[i] for i in range(len(names)) if i not in keep]
+    if between > 0:
+        notes.append(f"{rows.num_rows:,} shown (--max-rows N or --all shows more; csv and json write all)")
+    hidden = layout.hidden(len(columns))
     if hidden:
         notes.append(
-            f"{plural(len(hidden), 'column')} not shown ({', '.join(visible(n) for n in hidden)}): "
+            f"{plural(len(hidden), 'column')} not shown ({', '.join(columns[i].name for i in hidden)}): "
             "--max-width 0 or --all shows them"
         )
-    cut = any(len(c) == MAX_CELL and c.endswith(_ELLIPSIS) for r in body + tail for c in r)
+    narrowed = [
+        f"{c.name} at {layout.widths[i]}"
+        for i, c in enumerate(columns)
+        if i in layout.widths and layout.widths[i] < c.natural
+    ]
+    cut = narrowed or any(c.endswith(_ELLIPSIS) and len(c) == MAX_CELL for col in columns for c in col.cells)
     if cut:
-        notes.append("long cells cut: --format csv or json shows them whole")
+        at = f" ({', '.join(narrowed)} characters)" if narrowed else ""
+        notes.append(f"long cells cut{at}: --format csv or json shows them whole")
     err.print("; ".join([plural(preview.rows, "row"), *notes]), highlight=False, markup=False, soft_wrap=True)
-
-
-def _columns_that_fit(widths: list[int], max_width: int) -> list[int]:
-    """The columns a table of ``max_width`` characters shows, in order, ``-1`` standing for
-    the left-out ones: taken from both ends in turn (as the DuckDB CLI does), each whole."""
-    n = len(widths)
-    if not max_width or 1 + sum(w + 3 for w in widths) <= max_width:
-        return list(range(n))
-    room = max_width - 1 - 4  # the border, and the column that says some are left out
-    left: list[int] = []
-    right: list[int] = []
-    lo, hi = 0, n - 1
-    take_left = True
-    while lo <= hi:
-        i = lo if take_left else hi
-        if widths[i] + 3 > room:
-            break
-        room -= widths[i] + 3
-        if take_left:
-            left.append(lo)
-            lo += 1
-        else:
-            right.insert(0, hi)
-            hi -= 1
-        take_left = not take_left
-    if not left and not right:  # not even one column fits: the first one, wider than asked
-        left = [0]
-    return [*left, -1, *right] if len(left) + len(right) < n else [*left, *right]

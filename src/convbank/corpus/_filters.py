@@ -5,14 +5,14 @@ a silent empty corpus) and the positions a label, meta values or a SQL condition
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from convbank._lazy import lazy
-from convbank.errors import UnknownDatasetError
+from convbank.errors import UnknownFieldError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,12 +24,39 @@ if TYPE_CHECKING:
 else:
     np = lazy("numpy")
 
-__all__ = ["Filters"]
+__all__ = ["Filters", "unknown_label"]
 
 _META_KEY = re.compile(
     r"""\bmeta\s*->>?\s*'\$?\.?([^'.\[]+)|\bjson_extract(?:_string)?\s*\(\s*meta\s*,\s*'\$\.([^'.\[]+)""",
     re.IGNORECASE,
 )
+
+
+def unknown_label(dataset: str, label: str, known: Mapping[str, Sequence[str]]) -> str | None:
+    """What is wrong with a ``layer:label`` filter of ``dataset`` whose layers and labels are
+    ``known`` (None: nothing), the closest known labels named. The API, the CLI and the viewer
+    say the same. Example: ``unknown_label("casino", "uv-part", {"strategy": ["uv-part"]})``
+    is ``"casino has no annotation layer 'uv-part' (a label is layer:label); did you mean
+    strategy:uv-part? layers: strategy"``."""
+    layer, sep, name = label.partition(":")
+    if not sep or layer not in known:
+        pairs = [f"{ly}:{lb}" for ly, names in known.items() for lb in names]
+        hint = get_close_matches(label, pairs, n=3, cutoff=0.5) or [
+            p for p in pairs if p.split(":", 1)[1] == label
+        ]
+        return (
+            f"{dataset} has no annotation layer {layer!r} (a label is layer:label); "
+            + (f"did you mean {', '.join(hint)}? " if hint else "")
+            + f"layers: {', '.join(known) or 'none'}"
+        )
+    if name not in known[layer]:
+        close = get_close_matches(name, list(known[layer]), n=3, cutoff=0.5)
+        return (
+            f"{dataset} has no label {name!r} in layer {layer!r}; "
+            + (f"did you mean {', '.join(f'{layer}:{h}' for h in close)}? " if close else "")
+            + f"labels: {', '.join(known[layer])}"
+        )
+    return None
 
 
 class Filters:
@@ -46,25 +73,10 @@ class Filters:
         def sql(self, query: str) -> pa.Table: ...
 
     def _label_positions(self, label: str) -> np.ndarray:
-        layer, sep, name = label.partition(":")
-        known = self._dataset_labels()
-        if not sep or layer not in known:
-            pairs = [f"{ly}:{lb}" for ly, names in known.items() for lb in names]
-            hint = get_close_matches(label, pairs, n=3, cutoff=0.5) or [
-                p for p in pairs if p.split(":", 1)[1] == label
-            ]
-            raise UnknownDatasetError(
-                f"{self.dataset.name} has no annotation layer {layer!r} (a label is layer:label); "
-                + (f"did you mean {', '.join(hint)}? " if hint else "")
-                + f"layers: {', '.join(known) or 'none'}"
-            )
-        if name not in known[layer]:
-            hint = get_close_matches(name, known[layer], n=3, cutoff=0.5)
-            raise UnknownDatasetError(
-                f"{self.dataset.name} has no label {name!r} in layer {layer!r}; "
-                + (f"did you mean {', '.join(f'{layer}:{h}' for h in hint)}? " if hint else "")
-                + f"labels: {', '.join(known[layer])}"
-            )
+        layer, _, name = label.partition(":")
+        problem = unknown_label(self.dataset.name, label, self._dataset_labels())
+        if problem:
+            raise UnknownFieldError(problem)
         ids = set()
         for part in self._source.parts:
             for ref in self._source.files("annotations", part):
@@ -126,7 +138,7 @@ class Filters:
     def _check_meta_key(self, key: str, known: list[str]) -> None:
         if key not in known:
             hint = get_close_matches(key, known, n=3, cutoff=0.6)
-            raise UnknownDatasetError(
+            raise UnknownFieldError(
                 f"{self.dataset.name} conversations have no meta key {key!r}; "
                 + (f"did you mean {', '.join(hint)}? " if hint else "")
                 + f"keys: {', '.join(known) or 'none'}"

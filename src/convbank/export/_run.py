@@ -85,10 +85,9 @@ def _planned(fmt: str, selection: Selection) -> list[str]:
     name, parts = selection.dataset, selection.parts()
     if fmt == "hf":
         return [f"{name}/{config}" for config in dict.fromkeys(c for c, _ in parts)]
-    if fmt == "convokit":
-        return [name]
-    if fmt in ("parquet", "croissant"):
-        tables = [f"{t}.parquet" for t in UNIFIED_TABLES]
-        return [*tables, "croissant.json"] if fmt == "croissant" else tables
+    if fmt in ("convokit", "croissant"):
+        return [f"{name}_{fmt}"]
+    if fmt == "parquet":
+        return [f"{name}_{t}.parquet" for t in UNIFIED_TABLES]
     suffix = {"chat": ".chat.jsonl", "parlai": ".parlai.txt", "jsonl": ".jsonl", "csv": ".turns.csv"}.get(fmt)
     return [f"{name}_{c}_{s}{suffix}" for c, s in parts] if suffix else []

@@ -50,8 +50,8 @@ def _annotation(a: Any) -> dict[str, Any]:
 
 
 def write_convokit(selection: Selection, directory: Path) -> list[Path]:
-    """Write the corpus folder ``{dataset}/`` and return it."""
-    folder = directory / selection.dataset
+    """Write the corpus folder ``{dataset}_convokit/`` and return it."""
+    folder = directory / f"{selection.dataset}_convokit"
     folder.mkdir()
     indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
     speakers: dict[str, dict[str, Any]] = {}

@@ -1,6 +1,7 @@
-"""``croissant``: the unified tables as Parquet (``<table>.parquet``) and ``croissant.json``,
-Croissant 1.0 JSON-LD describing them (fields and types, licence, citation, sha256 of each
-file), built with ``mlcroissant`` (the ``croissant`` extra) so that it validates."""
+"""``croissant``: the folder ``<dataset>_croissant/``: the unified tables as Parquet
+(``<table>.parquet``) and ``croissant.json``, Croissant 1.0 JSON-LD describing them (fields
+and types, licence, citation, sha256 of each file), built with ``mlcroissant`` (the
+``croissant`` extra) so that it validates."""
 
 from __future__ import annotations
 
@@ -39,11 +40,14 @@ def _data_type(mlc: object, arrow: pa.DataType) -> object:
 
 
 def write_croissant(selection: Selection, directory: Path) -> list[Path]:
-    """Write the Parquet tables and ``croissant.json`` describing them."""
+    """Write the folder ``{dataset}_croissant/``: the Parquet tables and ``croissant.json``
+    describing them; return the folder."""
     require("mlcroissant", "croissant", "The Croissant export")
     import mlcroissant as mlc
 
-    files = write_parquet(selection, directory)
+    folder = directory / f"{selection.dataset}_croissant"
+    folder.mkdir()
+    files = write_parquet(selection, folder, named=False)
     ds = selection.corpus.dataset
     distribution = []
     record_sets = []
@@ -85,6 +89,6 @@ def write_croissant(selection: Selection, directory: Path) -> list[Path]:
         distribution=distribution,
         record_sets=record_sets,
     )
-    path = directory / "croissant.json"
+    path = folder / "croissant.json"
     path.write_text(json.dumps(metadata.to_json(), indent=2, default=str), encoding="utf-8")
-    return [*files, path]
+    return [folder]

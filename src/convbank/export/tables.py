@@ -1,5 +1,5 @@
 """The unified model as files: ``jsonl`` (one conversation per line), ``parquet`` (the four
-tables) and ``csv`` (the turns table)."""
+tables, ``<dataset>_<table>.parquet``) and ``csv`` (the turns table)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,12 @@ def write_jsonl(selection: Selection, directory: Path) -> list[Path]:
     return write_lines(selection, directory, ".jsonl", lambda conv: [_encode(conv.to_dict()) + b"\n"])
 
 
-def write_parquet(selection: Selection, directory: Path) -> list[Path]:
-    """``{table}.parquet`` for the four unified tables, with dataset, config and split."""
+def write_parquet(selection: Selection, directory: Path, *, named: bool = True) -> list[Path]:
+    """``{dataset}_{table}.parquet`` for the four unified tables, with dataset, config and
+    split (``{table}.parquet`` when not ``named``: inside a folder that names the dataset)."""
     written = []
     for name in UNIFIED_TABLES:
-        path = directory / f"{name}.parquet"
+        path = directory / (f"{selection.dataset}_{name}.parquet" if named else f"{name}.parquet")
         pq.write_table(selection.table(name), path, compression="zstd")
         written.append(path)
     return written

@@ -41,7 +41,9 @@ def _sandbox(root: Path, memory: int) -> SqlSandbox:
     with _lock:
         sandbox = _sandboxes.get((root, memory))
         if sandbox is None:
-            sandbox = _sandboxes[(root, memory)] = SqlSandbox(root, workers=_SANDBOX_WORKERS, memory=memory)
+            sandbox = _sandboxes[(root, memory)] = SqlSandbox(
+                root, workers=_SANDBOX_WORKERS, memory=memory, fork=True
+            )
         return sandbox
 
 

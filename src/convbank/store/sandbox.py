@@ -17,12 +17,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convbank._workers import Worker
+from convbank._workers import Worker, may_fork
 from convbank.errors import DamagedBankError, QueryError
 
 if TYPE_CHECKING:
@@ -100,9 +101,12 @@ def _worker(
     import resource
 
     import duckdb
+    import pyarrow
 
     from convbank.store.bank import Bank
     from convbank.store.sql import Begin, connect, damage_of, is_read_only, results
+
+    pyarrow.set_memory_pool(pyarrow.system_memory_pool())  # also when forked: pyarrow was loaded
 
     bank = Bank(Path(root))
     limit = f"{max(memory // 2**20, 1)}MiB" if memory else None
@@ -198,12 +202,16 @@ def _read_ipc(data: bytes) -> tuple[pa.Schema, list[pa.RecordBatch]]:
 class _Worker(Worker):
     STARTUP = 120.0
     """Seconds a new worker may take to import what it needs."""
+    FORKED_STARTUP = 10.0
+    """Seconds a forked worker may take to be ready (it imports nothing)."""
 
-    def __init__(self, root: Path, memory: int, threads: int) -> None:
-        super().__init__("convbank.store.sandbox:_worker", str(root), str(memory), str(threads))
+    def __init__(self, root: Path, memory: int, threads: int, *, fork: bool = False) -> None:
+        target = "convbank.store.sandbox:_worker"
+        super().__init__(target, str(root), str(memory), str(threads), fork=fork)
         self.pipe = self.connection
         try:  # wait until it can take a query, so that its start-up counts against no limit
-            ready = self.pipe.poll(self.STARTUP) and self.pipe.recv() == ("ready",)
+            wait = self.FORKED_STARTUP if fork else self.STARTUP
+            ready = self.pipe.poll(wait) and self.pipe.recv() == ("ready",)
         except (EOFError, OSError):
             ready = False
         except BaseException:  # Ctrl-C while it starts: it goes too
@@ -218,10 +226,16 @@ class SqlSandbox:
     """A pool of SQL worker processes over one bank. :meth:`run` is thread-safe: each call
     takes a free worker (starting one when none is free, up to ``workers``, else waiting).
     ``memory`` caps each query (bytes; 0: no cap). A worker stays warm between queries; one
-    stopped at its deadline (or by the caller) is killed, and the next query starts another."""
+    stopped at its deadline (or by the caller) is killed, and the next query starts another.
+    With ``fork``, a worker is forked from this process where that is safe (see
+    :func:`convbank._workers.may_fork`): the first limited query of a process then costs
+    milliseconds more than an unlimited one, not an interpreter's start-up."""
 
-    def __init__(self, root: Path, *, workers: int = 2, memory: int = 256 * 2**20, threads: int = 2) -> None:
+    def __init__(
+        self, root: Path, *, workers: int = 2, memory: int = 256 * 2**20, threads: int = 2, fork: bool = False
+    ) -> None:
         self.root = Path(root)
+        self.fork = fork
         self.memory = memory
         self.threads = threads
         self._free: list[_Worker] = []
@@ -242,6 +256,9 @@ class SqlSandbox:
                     break
                 self._cond.wait()
         try:
+            if self.fork and may_fork():
+                with suppress(QueryError):  # a forked worker that is not ready: start one anew
+                    return _Worker(self.root, self.memory, self.threads, fork=True)
             return _Worker(self.root, self.memory, self.threads)
         except BaseException:
             self._drop()

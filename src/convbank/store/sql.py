@@ -48,6 +48,9 @@ BATCH_ROWS = 8192
 
 _LIVE: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 """Every open connection of this process, for :func:`interrupt_all`."""
+OPENED = threading.Event()
+"""Set once this process has opened a query connection (then a worker is started anew
+rather than forked from it: :func:`convbank._workers.may_fork`)."""
 _SIGNALLED = threading.Event()
 
 
@@ -91,6 +94,7 @@ def connect(
         config["threads"] = int(threads)
     if memory_limit:
         config["memory_limit"] = memory_limit
+    OPENED.set()
     try:
         con = duckdb.connect(":memory:", config=config)
     except duckdb.Error as exc:

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from convbank import catalog
+from convbank.corpus._filters import unknown_label
 from convbank.datasets import Context, Dataset
 from convbank.model import UNIFIED_TABLES, Annotation, Conversation
 
@@ -97,12 +98,13 @@ def list_conversations(
     dataset: str,
     args: dict[str, str],
     page: int,
-    known_labels: Sequence[tuple[str, str, int]] = (),
+    known_labels: Sequence[tuple[str, str, int]] | None = None,
 ) -> Listing:
     """The conversations of ``dataset`` matching the filters in ``args`` (config, split,
     label, q, field with value or min/max, sort, order), one page of them, each with its
     first message and its key metadata. Filters the data cannot match are explained in
-    :attr:`Listing.notices`."""
+    :attr:`Listing.notices` (a label is checked against ``known_labels``, the dataset's
+    ``(layer, label, count)``, when given)."""
     ds = catalog.get(dataset)
     notices = []
     where = ["c.dataset = ?"]
@@ -113,12 +115,13 @@ def list_conversations(
             params.append(args[key])
     if args.get("label"):
         layer, _, label = args["label"].partition(":")
-        if known_labels and not any((a, b) == (layer, label) for a, b, _ in known_labels):
-            layers = sorted({a for a, _, _ in known_labels})
-            notices.append(
-                f"{ds.name} has no annotation {args['label']!r}; labels are written layer:label, "
-                f"with the layers {', '.join(layers)}"
-            )
+        if known_labels is not None:  # what filter(label=) says, the closest labels named
+            known: dict[str, list[str]] = {}
+            for a, b, _ in known_labels:
+                known.setdefault(a, []).append(b)
+            problem = unknown_label(ds.name, args["label"], known)
+            if problem:
+                notices.append(problem)
         where.append(f"EXISTS (SELECT 1 FROM annotations x WHERE {_SAME} AND x.layer = ? AND x.label = ?)")
         params += [layer, label]
     if args.get("q"):
