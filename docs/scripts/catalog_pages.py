@@ -323,7 +323,7 @@ def load_it(name: str, found: Found | None) -> list[str]:
             "```", "",
             "ConvoKit (`pip install 'convbank[convokit]'`) and ParlAI read the exports above:", "",
             "```python", *skip, "import convokit", "",
-            f'conversations = convokit.Corpus(filename="out/convokit/{name}")',
+            f'conversations = convokit.Corpus(filename="out/convokit/{name}_convokit")',
             "print(len(list(conversations.iter_conversations())), \"conversations in ConvoKit\")",
             "```", "",
             "ParlAI: the `parlai` export's text files are in ParlAI's dialog format, for `ParlAIDialogTeacher` "
