@@ -1,7 +1,11 @@
 """Issue 24 (a researcher's second hour): `show` with a --split or --config that leaves out the
-conversation says where it is (24.9)."""
+conversation says where it is (24.9); ``COLUMNS`` fits a pipe's tables."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 from click.testing import CliRunner
 
@@ -32,3 +36,21 @@ def test_show_of_an_id_nowhere_keeps_the_plain_message(built: Bank) -> None:
     code, output = _cli("show", "casino", "no-such-id", "--split", "train")
     assert code == 4
     assert output == "error: casino has no conversation 'no-such-id' in the bank\n"
+
+
+def test_columns_fits_the_tables_of_a_pipe(built: Bank) -> None:
+    """A pipe or a file gets each table at its own width (one line a row) unless ``COLUMNS``
+    says how wide: then ``list`` and ``query`` fit it, as on a terminal of that width."""
+
+    def widest(*args: str, columns: str | None) -> int:
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        if columns:
+            env["COLUMNS"] = columns
+        done = subprocess.run(
+            [sys.executable, "-m", "convbank", *args], capture_output=True, text=True, env=env, check=True
+        )
+        return max(len(line) for line in done.stdout.splitlines())
+
+    query = ("query", "SELECT * FROM turns LIMIT 50")
+    assert widest("list", columns="100") <= 100 < widest("list", columns=None)
+    assert widest(*query, columns="100") <= 100 < widest(*query, columns=None)

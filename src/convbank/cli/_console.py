@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
@@ -23,10 +24,14 @@ __all__ = ["MAX_CELL", "c1_escaped", "cell", "echo_json", "err", "out", "plural"
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
 
-out = Console(width=None if sys.stdout.isatty() else 1 << 16, markup=False, emoji=False)
-"""stdout: a terminal's width there (tables cut long cells); a pipe or a file gets each
-table at its own width, one line a row. No markup and no emoji codes: text is printed as it
-is (data such as ``[/b]`` or ``:smile:`` stays data); styles come from ``Text`` and ``style=``."""
+FITTED = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
+"""Whether stdout's tables fit a width: a terminal's, or the one ``COLUMNS`` gives a pipe or
+a file (``COLUMNS=100 convbank list > f``, a notebook's ``!convbank list``)."""
+out = Console(width=None if FITTED else 1 << 16, markup=False, emoji=False)
+"""stdout: a terminal's width there, or ``$COLUMNS`` (tables cut long cells); otherwise a
+pipe or a file gets each table at its own width, one line a row. No markup and no emoji
+codes: text is printed as it is (data such as ``[/b]`` or ``:smile:`` stays data); styles
+come from ``Text`` and ``style=``."""
 err = Console(stderr=True, markup=False, emoji=False)
 
 

@@ -97,14 +97,14 @@ def query(
 
     Example: convbank query "SELECT dataset, count(*) FROM turns GROUP BY 1" --format csv
     """
-    from convbank.cli._console import out
+    from convbank.cli._console import FITTED, out
 
     text = _sql_text(sql_text, sql_file)
     fmt = "json" if as_json else fmt
     if show_all:
         max_rows, max_width = 0, 0
     if max_width is None:
-        max_width = out.size.width if out.is_terminal else 0
+        max_width = out.size.width if FITTED else 0
     from convbank.cli._results import write_results
 
     if engine != "duckdb":
