@@ -50,12 +50,12 @@ from convbank.web._runtime import (
     _Workers,
 )
 from convbank.web.data import (
-    SORTS,
     constant_turn_meta,
     labels,
     list_conversations,
     selection_stats,
     show_value,
+    sorts,
     turn_views,
 )
 
@@ -185,8 +185,9 @@ def create_app(
             ],
             args=args,
             fields=list(ds.viewer_filters),
-            sorts=[*SORTS, *(f"meta:{f}" for f in ds.viewer_filters)],
+            sorts=sorts(ds),
             query=lambda **kw: _query({**args, **kw}),
+            status=400 if data["listing"].notices else 200,  # the page, and a status scripts can tell
             **data,
         )
 
