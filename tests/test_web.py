@@ -275,7 +275,9 @@ def test_sql_console_and_csv(client: TestClient) -> None:
     assert "<td>casino</td><td>1030</td>" in html
     csv_text = client.get("/sql", params={"q": "SELECT 1 AS a, 'x' AS b", "format": "csv"})
     assert csv_text.text == "a,b\n1,x\n"
-    assert "attachment" in csv_text.headers["content-disposition"]
+    assert csv_text.headers["content-disposition"] == 'attachment; filename="convbank-query.csv"'
+    assert csv_text.headers["x-convbank-rows-shown"] == "1"
+    assert "x-convbank-truncated" not in csv_text.headers
     assert 'href="/sql?q=SELECT' in client.get("/sql").text
 
 
@@ -378,3 +380,21 @@ def test_browser_on_convbank_serve(built_home: Path) -> None:
         assert 'role="alert">casino has no label' in notice
     finally:
         assert srv.stop() == 0
+
+
+def test_sql_csv_download_says_it_holds_the_first_1000_rows(client: TestClient) -> None:
+    """Before: ``convbank-query.csv`` with 1,000 rows of 33,236 and nothing saying so."""
+    cut = client.get("/sql", params={"q": "SELECT * FROM turns", "format": "csv"})
+    assert cut.status_code == 200
+    assert cut.text.count("\n") == 1001  # the header and 1,000 rows
+    assert cut.headers["content-disposition"] == 'attachment; filename="convbank-query-first-1000-rows.csv"'
+    assert cut.headers["x-convbank-rows-shown"] == "1000"
+    assert cut.headers["x-convbank-truncated"] == "1000 of at least 1001 rows"
+    whole = client.get("/sql", params={"q": "SELECT * FROM range(1000)", "format": "csv"})
+    assert whole.text.count("\n") == 1001 and "x-convbank-truncated" not in whole.headers
+    assert whole.headers["content-disposition"] == 'attachment; filename="convbank-query.csv"'
+    page = client.get("/sql", params={"q": "SELECT * FROM turns"}).text
+    assert "1,000 rows (more not shown)" in page
+    assert '&amp;format=csv">download CSV (first 1,000 rows)</a>' in page
+    small = client.get("/sql", params={"q": "SELECT * FROM range(1000)"}).text
+    assert "1,000 rows ·" in small and '&amp;format=csv">download CSV</a>' in small
