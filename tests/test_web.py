@@ -100,11 +100,82 @@ def test_a_label_typo_is_said_as_the_api_says_it(client: TestClient, url: str, n
     """Before: a notice without the closest label, below the charts' '0 conversations', and
     none for a dataset without annotations (convai2)."""
     page = client.get(url)
-    assert page.status_code == 200 and _count(page.text) == 0
+    assert page.status_code == 400 and _count(page.text) == 0
     (alert,) = re.findall(r'role="alert">([^<]*)</p>', page.text)
     assert html.unescape(alert).startswith(notice)
     assert page.text.index('role="alert"') < page.text.index("<h2>Distributions</h2>")  # seen first
     assert 'role="alert"' not in client.get("/datasets/casino?label=strategy:uv-part").text
+
+
+CASINO_SORTS = "source, id, turns, split, meta:satisfaction, meta:opponent_likeness, meta:points_scored"
+
+
+@pytest.mark.parametrize(
+    ("url", "notice", "count"),
+    [
+        (
+            "/datasets/casino?split=trian",
+            "casino/default has no split 'trian'; known splits: train, valid, test",
+            0,
+        ),
+        ("/datasets/casino?config=defualt", "casino has no config 'defualt'; known configs: default", 0),
+        (
+            "/datasets/convai2?config=volunteers&split=valid",
+            "convai2/volunteers has no split 'valid'; known splits: train",
+            0,
+        ),
+        ("/datasets/casino?sort=nope", f"sort 'nope' is not one of {CASINO_SORTS}", 1030),
+        ("/datasets/casino?sort=meta:nope", f"sort 'meta:nope' is not one of {CASINO_SORTS}", 1030),
+        ("/datasets/casino?order=up", "order 'up' is not asc or desc", 1030),
+        (
+            "/datasets/casino?field=nope&value=1",
+            "casino has no metadata field 'nope'; one of satisfaction",
+            1030,
+        ),
+        ("/datasets/casino?field=points_scored&max=zz", "max 'zz' is not a number", 1030),
+    ],
+)
+def test_a_filter_the_data_cannot_match_is_said_with_400(
+    client: TestClient, url: str, notice: str, count: int
+) -> None:
+    """Before: an unknown split or config was silently an empty listing (HTTP 200, no alert),
+    an unknown sort or order silently the default order, and every notice came with 200."""
+    page = client.get(url)
+    assert page.status_code == 400
+    assert _count(page.text) == count
+    (alert,) = re.findall(r'role="alert">([^<]*)</p>', page.text)
+    assert html.unescape(alert).startswith(notice)
+    assert page.text.index('role="alert"') < page.text.index("<h2>Distributions</h2>")
+
+
+@pytest.mark.parametrize(
+    ("url", "count"),
+    [
+        ("/datasets/casino?split=train", 900),
+        ("/datasets/casino?config=default&split=test", 100),
+        ("/datasets/casino?sort=meta:points_scored&order=desc", 1030),
+        ("/datasets/casino?sort=source&order=asc", 1030),
+    ],
+)
+def test_filters_the_data_can_match_answer_200(client: TestClient, url: str, count: int) -> None:
+    page = client.get(url)
+    assert page.status_code == 200 and _count(page.text) == count
+    assert 'role="alert"' not in page.text
+
+
+def test_a_union_config_lists_its_parts(client: TestClient) -> None:
+    """PEC's ``all`` stands for its domains, as in ``load("pec", config="all")`` (before: 0)."""
+    page = client.get("/datasets/pec?config=all")
+    assert page.status_code == 200 and _count(page.text) == _count(client.get("/datasets/pec").text) > 0
+
+
+def test_hostile_filter_values_are_shown_escaped(client: TestClient) -> None:
+    for key in ("split", "config", "sort", "order", "label", "field"):
+        page = client.get("/datasets/casino", params={key: "<script>alert(1)</script>"})
+        assert page.status_code == 400, key
+        assert "<script" not in page.text, key
+        (alert,) = re.findall(r'role="alert">([^<]*)</p>', page.text)
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in alert, key
 
 
 def test_listing_shows_text_and_metadata_and_explains(client: TestClient) -> None:
@@ -119,10 +190,13 @@ def test_listing_shows_text_and_metadata_and_explains(client: TestClient) -> Non
     high = client.get("/datasets/convai2?field=eval_score&min=4&max=5").text
     assert _count(high) == _count(client.get("/datasets/convai2?field=eval_score&value=4").text) + 86
     unknown = client.get("/datasets/casino?label=strategy:nope")
-    assert _count(unknown.text) == 0
-    assert "casino has no label &#39;nope&#39; in layer &#39;strategy&#39;; did you mean strategy:no-need? " in unknown.text
-    bad = client.get("/datasets/convai2?field=eval_score&min=abc").text
-    assert "min &#39;abc&#39; is not a number" in bad
+    assert unknown.status_code == 400 and _count(unknown.text) == 0
+    assert (
+        "casino has no label &#39;nope&#39; in layer &#39;strategy&#39;; did you mean strategy:no-need? "
+        in unknown.text
+    )
+    bad = client.get("/datasets/convai2?field=eval_score&min=abc")
+    assert bad.status_code == 400 and "min &#39;abc&#39; is not a number" in bad.text
     convai2 = client.get("/datasets/convai2/conversations/volunteers-00003").text
     assert convai2.count("sender_class: Human") == 1  # once beside the participant, not per turn
     assert '<p class="muted">on every turn: <span class="tag">sender_class: Human</span></p>' in convai2
@@ -201,7 +275,9 @@ def test_sql_console_and_csv(client: TestClient) -> None:
     assert "<td>casino</td><td>1030</td>" in html
     csv_text = client.get("/sql", params={"q": "SELECT 1 AS a, 'x' AS b", "format": "csv"})
     assert csv_text.text == "a,b\n1,x\n"
-    assert "attachment" in csv_text.headers["content-disposition"]
+    assert csv_text.headers["content-disposition"] == 'attachment; filename="convbank-query.csv"'
+    assert csv_text.headers["x-convbank-rows-shown"] == "1"
+    assert "x-convbank-truncated" not in csv_text.headers
     assert 'href="/sql?q=SELECT' in client.get("/sql").text
 
 
@@ -304,3 +380,21 @@ def test_browser_on_convbank_serve(built_home: Path) -> None:
         assert 'role="alert">casino has no label' in notice
     finally:
         assert srv.stop() == 0
+
+
+def test_sql_csv_download_says_it_holds_the_first_1000_rows(client: TestClient) -> None:
+    """Before: ``convbank-query.csv`` with 1,000 rows of 33,236 and nothing saying so."""
+    cut = client.get("/sql", params={"q": "SELECT * FROM turns", "format": "csv"})
+    assert cut.status_code == 200
+    assert cut.text.count("\n") == 1001  # the header and 1,000 rows
+    assert cut.headers["content-disposition"] == 'attachment; filename="convbank-query-first-1000-rows.csv"'
+    assert cut.headers["x-convbank-rows-shown"] == "1000"
+    assert cut.headers["x-convbank-truncated"] == "1000 of at least 1001 rows"
+    whole = client.get("/sql", params={"q": "SELECT * FROM range(1000)", "format": "csv"})
+    assert whole.text.count("\n") == 1001 and "x-convbank-truncated" not in whole.headers
+    assert whole.headers["content-disposition"] == 'attachment; filename="convbank-query.csv"'
+    page = client.get("/sql", params={"q": "SELECT * FROM turns"}).text
+    assert "1,000 rows (more not shown)" in page
+    assert '&amp;format=csv">download CSV (first 1,000 rows)</a>' in page
+    small = client.get("/sql", params={"q": "SELECT * FROM range(1000)"}).text
+    assert "1,000 rows ·" in small and '&amp;format=csv">download CSV</a>' in small

@@ -50,12 +50,12 @@ from convbank.web._runtime import (
     _Workers,
 )
 from convbank.web.data import (
-    SORTS,
     constant_turn_meta,
     labels,
     list_conversations,
     selection_stats,
     show_value,
+    sorts,
     turn_views,
 )
 
@@ -185,8 +185,9 @@ def create_app(
             ],
             args=args,
             fields=list(ds.viewer_filters),
-            sorts=[*SORTS, *(f"meta:{f}" for f in ds.viewer_filters)],
+            sorts=sorts(ds),
             query=lambda **kw: _query({**args, **kw}),
+            status=400 if data["listing"].notices else 200,  # the page, and a status scripts can tell
             **data,
         )
 
@@ -243,17 +244,15 @@ def create_app(
             except (QueryError, NotBuiltError) as exc:
                 error = str(exc)
         if q and result is not None and request.query_params.get("format") == "csv":
-            buf = io.StringIO()
-            writer = csv.writer(buf, lineterminator="\n")
-            writer.writerow([_spreadsheet_safe(c) for c in result.columns])
-            writer.writerows([_spreadsheet_safe(v) for v in row] for row in result.rows)
-            return Response(
-                buf.getvalue(),
-                media_type="text/csv; charset=utf-8",
-                headers={"Content-Disposition": 'attachment; filename="convbank-query.csv"'},
-            )
+            return _csv(result)
         return _render(
-            "sql.html", q=q, result=result, error=error, examples=examples(), status=400 if error else 200
+            "sql.html",
+            q=q,
+            result=result,
+            error=error,
+            examples=examples(),
+            max_rows=SQL_ROWS,
+            status=400 if error else 200,
         )
 
     async def error_page(request: Request, exc: Exception) -> Response:
@@ -303,6 +302,22 @@ def create_app(
     )
     app.state.stop_queries = stop
     return app
+
+
+def _csv(result: Result) -> Response:
+    """The console's CSV download of ``result``: at most :data:`SQL_ROWS` rows, like the
+    page; when the query had more, the file name and the ``X-Convbank-Truncated`` header say
+    so (``convbank query --format csv`` writes every row)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([_spreadsheet_safe(c) for c in result.columns])
+    writer.writerows([_spreadsheet_safe(v) for v in row] for row in result.rows)
+    shown = len(result.rows)
+    name = f"convbank-query-first-{shown}-rows.csv" if result.more else "convbank-query.csv"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "X-Convbank-Rows-Shown": str(shown)}
+    if result.more:
+        headers["X-Convbank-Truncated"] = f"{shown} of at least {shown + 1} rows"
+    return Response(buf.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -16,6 +16,7 @@ import duckdb
 from convbank import catalog
 from convbank.corpus._filters import unknown_label
 from convbank.datasets import Context, Dataset
+from convbank.errors import UnknownDatasetError
 from convbank.model import UNIFIED_TABLES, Annotation, Conversation
 
 PER_PAGE = 50
@@ -103,16 +104,27 @@ def list_conversations(
     """The conversations of ``dataset`` matching the filters in ``args`` (config, split,
     label, q, field with value or min/max, sort, order), one page of them, each with its
     first message and its key metadata. Filters the data cannot match are explained in
-    :attr:`Listing.notices` (a label is checked against ``known_labels``, the dataset's
-    ``(layer, label, count)``, when given)."""
+    :attr:`Listing.notices`, in the API's words where it has them: an unknown config or split
+    (:meth:`Dataset.parts`: a union config stands for its parts), label (checked against
+    ``known_labels``, the dataset's ``(layer, label, count)``, when given), metadata field,
+    sort or order, and a bound that is not a number."""
     ds = catalog.get(dataset)
     notices = []
     where = ["c.dataset = ?"]
     params: list[Any] = [dataset]
-    for key in ("config", "split"):
-        if args.get(key):
-            where.append(f"c.{key} = ?")
-            params.append(args[key])
+    config, split = args.get("config") or None, args.get("split") or None
+    try:  # the API's rule and words: a union config stands for its parts
+        ds.parts(config, split)
+        configs = [c.name for c in ds.stored_configs(config)] if config else []
+    except UnknownDatasetError as exc:
+        notices.append(str(exc))
+        configs = [config] if config else []  # selects nothing, as the notice says
+    if configs:
+        where.append(f"c.config IN ({', '.join('?' * len(configs))})")
+        params += configs
+    if split:
+        where.append("c.split = ?")
+        params.append(split)
     if args.get("label"):
         layer, _, label = args["label"].partition(":")
         if known_labels is not None:  # what filter(label=) says, the closest labels named
@@ -151,6 +163,7 @@ def list_conversations(
                 f"AND TRY_CAST(json_extract_string(x.meta, ?) AS DOUBLE) {op} ?)"
             )
             params += [path, limit]
+    notices += _order_problems(ds, args)
     sql_where = " AND ".join(where)
     total = con.execute(f"SELECT count(*) FROM conversations c WHERE {sql_where}", params).fetchone()
     count = int(total[0]) if total else 0
@@ -170,6 +183,24 @@ def list_conversations(
     if args.get("q"):
         _matching_turns(con, dataset, listing.rows, args["q"])
     return listing
+
+
+def sorts(dataset: Dataset) -> list[str]:
+    """The orders of a listing of ``dataset``: :data:`SORTS`, then ``meta:<field>`` for each
+    of its metadata fields."""
+    return [*SORTS, *(f"meta:{f}" for f in dataset.viewer_filters)]
+
+
+def _order_problems(dataset: Dataset, args: dict[str, str]) -> list[str]:
+    """What is wrong with a listing's ``sort`` and ``order`` (the listing keeps its default
+    order then)."""
+    problems = []
+    known = sorts(dataset)
+    if args.get("sort") and args["sort"] not in known:
+        problems.append(f"sort {args['sort']!r} is not one of {', '.join(known)}")
+    if args.get("order") and args["order"] not in ("asc", "desc"):
+        problems.append(f"order {args['order']!r} is not asc or desc")
+    return problems
 
 
 def _like(text: str) -> str:
