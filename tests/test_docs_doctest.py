@@ -63,6 +63,7 @@ def test_every_example_is_found_and_every_skip_says_why() -> None:
     assert total >= 45
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_the_examples_run(
     name: str, docs_bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
