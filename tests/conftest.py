@@ -110,6 +110,23 @@ def built(built_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bank]:
     yield Bank(built_home / "bank")
 
 
+@pytest.fixture(scope="session")
+def docs_bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CONVBANK_HOME with CaSiNo and ConvAI2's volunteers and intermediate rounds, built
+    once from the real files; each page gets a copy."""
+    from convbank.build import build
+    from convbank.fetch import Fetcher
+    from convbank.store import Bank
+
+    home = tmp_path_factory.mktemp("docs-home")
+    fetcher = Fetcher(sources=[SHARED], verify=False, offline=True, root=home, progress=False)
+    bank = Bank(home / "bank")
+    assert build(["casino"], fetcher=fetcher, bank=bank).ok
+    for config in ("volunteers", "intermediate"):
+        assert build(["convai2"], config=config, fetcher=fetcher, bank=bank).ok
+    return home
+
+
 @pytest.fixture
 def casino_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:
     """A bank of its own holding the real CaSiNo (``CONVBANK_HOME`` points at it), for tests

@@ -90,23 +90,6 @@ def test_every_code_block_is_run_or_says_why_not() -> None:
 
 
 @pytest.fixture(scope="session")
-def docs_bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A CONVBANK_HOME with CaSiNo and ConvAI2's volunteers and intermediate rounds, built
-    once from the real files; each page gets a copy."""
-    from convbank.build import build
-    from convbank.fetch import Fetcher
-    from convbank.store import Bank
-
-    home = tmp_path_factory.mktemp("docs-home")
-    fetcher = Fetcher(sources=[SHARED], verify=False, offline=True, root=home, progress=False)
-    bank = Bank(home / "bank")
-    assert build(["casino"], fetcher=fetcher, bank=bank).ok
-    for config in ("volunteers", "intermediate"):
-        assert build(["convai2"], config=config, fetcher=fetcher, bank=bank).ok
-    return home
-
-
-@pytest.fixture(scope="session")
 def catalog_pages() -> Iterator[dict[str, str]]:
     """The generated catalog pages, as ``mkdocs build`` writes them here."""
     with here() as bank:

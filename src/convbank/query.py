@@ -29,7 +29,7 @@ def load(
 
     >>> corpus = convbank.load("casino", split="train")
     >>> len(corpus), corpus[0].conversation_id
-    (900, '1')
+    (900, '938')
     """
     if isinstance(name, (list, tuple, set, frozenset)):
         from convbank.errors import UnknownDatasetError

@@ -85,7 +85,7 @@ def turn_items(conv: Conversation) -> list[dict[str, Any]]:
     """The turns of a conversation as items (see the module doc), in order.
 
     >>> turn_items(convbank.load("casino")["1"])[0]["labels"]
-    ['strategy:promote-coordination', 'strategy:small-talk']
+    ['strategy:small-talk']
     """
     roles = {p.participant_id: p.role for p in conv.participants}
     labels: dict[int, list[str]] = {}

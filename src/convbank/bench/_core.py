@@ -77,7 +77,13 @@ def load_model(spec: str) -> Any:
     arguments. The module is imported as Python imports any (the current folder is on
     the path for the command line).
 
-    >>> load_model("my_models:KeywordStrategies")
+    >>> from pathlib import Path
+    >>> _ = Path("my_models.py").write_text(
+    ...     "class Silent:\\n    def predict(self, examples):\\n        return [[] for _ in examples]\\n"
+    ... )
+    >>> import sys; sys.path.insert(0, "")  # the current folder, as the command line has it
+    >>> load_model("my_models:Silent")
+    <my_models.Silent object at 0x...>
     """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
@@ -140,7 +146,13 @@ def score(
     missing, extra, duplicate or malformed entries is a :class:`BenchError` naming the first
     few and their count, never a partial score.
 
-    >>> score("casino-strategy", "predictions.jsonl").metrics["mean_f1"]
+    >>> from pathlib import Path
+    >>> from convbank.bench import write_predictions
+    >>> data = task_named("casino-strategy").data(convbank.load("casino"))
+    >>> gold = {e.id: g for e, g in zip(data.examples, data.gold)}
+    >>> path = write_predictions(Path("predictions.jsonl"), {i: gold[i] for i in data.test_ids()})
+    >>> score("casino-strategy", path).metrics["mean_f1"]  # the gold itself scores 1
+    1.0
     """
     chosen = task_named(task)
     corpus = _corpus(chosen, config, load)
@@ -177,7 +189,11 @@ def run(
 
     >>> run("casino-strategy", model="tfidf").metrics["mean_f1"]
     0.5695
-    >>> run("curiosity-like", model=MyModel())   # any object with fit/predict
+    >>> class Silent:  # any object with predict (and fit, if it learns)
+    ...     def predict(self, examples):
+    ...         return [[] for _ in examples]
+    >>> run("casino-strategy", model=Silent()).metrics["mean_f1"]
+    0.0
     """
     task = task_named(name)
     builtin = model is None or (isinstance(model, str) and ":" not in model)

@@ -34,7 +34,12 @@ def export_task(
     in a temporary folder and moved into place whole; like every export it replaces only
     what the same export wrote there before, unless ``overwrite``.
 
-    >>> export_task(task, task.data(corpus), Path("out"))
+    >>> from pathlib import Path
+    >>> from convbank.bench import task_named
+    >>> task = task_named("casino-strategy")
+    >>> files = export_task(task, task.data(convbank.load("casino")), Path("out"))
+    >>> len(files), str(files[0])
+    (41, 'out/casino-strategy/task.json')
     """
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -44,7 +44,10 @@ def sources_of(corpus: Corpus) -> dict[str, str | None]:
 def save(result: Result, corpus: Corpus) -> Path:
     """Save one run (see the module doc); returns its file.
 
-    >>> save(run("casino-strategy", model="tfidf"), convbank.load("casino"))
+    >>> from convbank.bench import run
+    >>> path = save(run("casino-strategy", model="random"), convbank.load("casino"))
+    >>> path.name
+    '...-casino-strategy-random-seed0.json'
     """
     from convbank._atomic import atomic_write
     from convbank._version import __version__
@@ -85,7 +88,10 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
     metric (lowest first for an error such as MAE); a file that cannot be read is skipped
     with its name in ``unreadable``.
 
+    >>> from convbank.bench import run
+    >>> _ = save(run("casino-strategy", model="random"), convbank.load("casino"))
     >>> [(r["model"], r["score"]) for r in leaderboard("casino-strategy")]
+    [('random', 0.1068)]
     """
     from convbank import registry
 

@@ -98,7 +98,7 @@ class Filters:
         """The annotation layers of this corpus's dataset and parts, with their labels.
 
         >>> convbank.load("casino").labels()["strategy"][:3]
-        ['elicit-pref', 'no-need', 'other-need']
+        ['elicit-pref', 'no-need', 'non-strategic']
         """
         return _labels_of(
             self.snapshot.read_table(ref, columns=["layer", "label"])

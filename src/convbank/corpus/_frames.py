@@ -165,7 +165,8 @@ class Frames:
         """:meth:`to_arrow` as a polars DataFrame (needs ``convbank[polars]``); ``meta`` is a
         struct column.
 
-        >>> convbank.load("casino").to_polars("turns").group_by("kind").len()
+        >>> convbank.load("casino").to_polars("turns").group_by("kind").len().sort("kind").rows()
+        [('action', 2378), ('message', 11919)]
         """
         require("polars", "polars", "to_polars()")
         import polars as pl
@@ -181,8 +182,10 @@ class Frames:
         (``pl.col("meta").str.json_decode()``); a selection is a semi-join on its ids, in
         source order. Collect it while the corpus is open (its files are pinned until then).
 
+        >>> import polars as pl
         >>> lf = convbank.load("casino").scan("turns")
         >>> lf.filter(pl.col("kind") == "action").select("text").collect().height
+        2378
         """
         require("polars", "polars", "scan()")
         import polars as pl
@@ -223,8 +226,11 @@ class Frames:
         ``split`` first; ``columns`` picks columns (those three included). ``meta`` is the
         stored JSON text.
 
-        >>> for batch in convbank.load("pec", "happy").iter_batches("turns", 4096, ["text"]):
-        ...     pass
+        >>> rows = 0
+        >>> for batch in convbank.load("casino").iter_batches("turns", 4096, ["text"]):
+        ...     rows += batch.num_rows
+        >>> rows
+        14297
         """
         name = self._table_name(table)
         if name not in UNIFIED_TABLES:
@@ -258,8 +264,10 @@ class Frames:
         ``labels`` (``"layer:label"`` strings) and ``annotations`` (structs of layer, label,
         start_char, end_char): the "utterance and its labels" table, with no join to write.
 
+        >>> import pyarrow.compute as pc
         >>> t = convbank.load("casino").turns_with_labels()
-        >>> t.filter(pc.list_value_length(t["labels"]) > 0).num_rows
+        >>> t.filter(pc.greater(pc.list_value_length(t["labels"]), 0)).num_rows
+        4615
         """
         import duckdb
 

@@ -94,7 +94,7 @@ class Conversation(msgspec.Struct):
         """One line: where it is from, its id and sizes (``to_dict()`` shows everything).
 
         >>> convbank.load("casino")["938"]
-        <Conversation casino/default/train '938': 2 participants, 13 turns, 7 annotations>
+        <Conversation casino/default/train '938': 2 participants, 13 turns, 0 annotations>
         """
         where = "/".join((self.dataset, self.config, self.split))
         return (

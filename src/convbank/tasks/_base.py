@@ -172,6 +172,8 @@ class Model(Protocol):
     ...         self.top = max(set(gold), key=gold.count)
     ...     def predict(self, examples):
     ...         return [self.top] * len(examples)
+    >>> isinstance(Majority(), Model)
+    True
     """
 
     def predict(self, examples: Sequence[Example]) -> Sequence[Any]:
@@ -241,8 +243,10 @@ class Task(ABC):
         """What a model sees: the ``test`` (or ``train``) examples of one fold, or every
         example when ``fold`` is None.
 
-        >>> task = convbank.registry.tasks.get("casino-strategy")
+        >>> from convbank.bench import task_named
+        >>> task = task_named("casino-strategy")
         >>> task.examples(convbank.load("casino"), "fold1")[0]["text"]
+        "Hello, I'd like to get all of the water, an extra firewood and 2 of the food"
         """
         data = self.data(corpus, seed)
         if fold is None:
