@@ -35,6 +35,43 @@ def test_sql_errors_keep_duckdbs_hints_and_caret(built: Bank) -> None:
     assert caret.strip() == "^^^^^" and caret.index("^") == syntax.stderr.splitlines()[-2].index("turns")
 
 
+CATALOG = (
+    'SQL error: Catalog Error: Table with name turn does not exist!\nDid you mean "turns"?\n\n'
+    "LINE 1: SELECT * FROM turn\n                      ^^^^"
+)
+BINDER = (
+    'SQL error: Binder Error: Referenced column "lable" not found in FROM clause!\n'
+    'Candidate bindings: "label", "layer", "dataset"\n\n'
+    "LINE 1: SELECT lable FROM annotations\n               ^^^^^"
+)
+
+
+@pytest.mark.parametrize("extra", [[], ["--timeout", "30"], ["--format", "csv"]])
+def test_catalog_and_binder_errors_keep_the_caret(built: Bank, extra: list[str]) -> None:
+    """Walkthrough 2, problem 4. Before: DuckDB's relational API (``con.sql``) left the
+    ``LINE 1:`` caret out of catalog and binder errors; the web console (``execute``) kept it."""
+    for query, message in (("SELECT * FROM turn", CATALOG), ("SELECT lable FROM annotations", BINDER)):
+        result = run("query", query, *extra)
+        assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
+    for timeout in (None, 30):
+        with pytest.raises(QueryError) as info:
+            sql("SELECT lable FROM annotations", timeout=timeout)
+        assert str(info.value) == BINDER
+
+
+def test_a_filter_condition_error_shows_the_condition_alone(built: Bank) -> None:
+    """Before: no caret; with it, the line shown was convbank's wrapping query."""
+    import convbank
+
+    with pytest.raises(QueryError) as info:
+        convbank.load("casino").filter("num_turns > 1 AND\n  num_turn > 20")
+    assert str(info.value) == (
+        'SQL error: Binder Error: Referenced column "num_turn" not found in FROM clause!\n'
+        'Candidate bindings: "num_turns", "meta", "source_index", "conversation_id"\n\n'
+        "LINE 2:   num_turn > 20\n          ^^^^^^^^"
+    )
+
+
 def test_sql_console_keeps_the_whole_message(built: Bank) -> None:
     from starlette.testclient import TestClient
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convbank._lazy import lazy
-from convbank.errors import UnknownFieldError
+from convbank.errors import QueryError, UnknownFieldError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -153,11 +153,16 @@ class Filters:
         parts = " OR ".join(
             f"(c.config = '{p.config}' AND c.split = '{p.split}')" for p in self._source.parts
         )
-        query = (
+        query = (  # the condition on lines of its own: DuckDB's caret shows it alone
             f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
-            f"AND ({parts}) AND ({where})"
+            f"AND ({parts}) AND (\n{where}\n)"
         )
-        ids = self.sql(query).column(0).to_pylist()
+        try:
+            ids = self.sql(query).column(0).to_pylist()
+        except QueryError as exc:  # its LINE n: counted from the condition's first line
+            from convbank.store.sql import line_up
+
+            raise QueryError(line_up(str(exc))) from exc
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
 
 
