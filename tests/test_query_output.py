@@ -121,7 +121,8 @@ def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
     lines = result.stdout.splitlines()
     assert all(len(line) <= 100 for line in lines)
     header = [h.strip() for h in lines[1].strip("┃").split("┃")]
-    assert header[0] == "dataset" and "text" in header and "meta" not in header and "…" in header
+    assert {"conversation_id", "turn_index", "participant_id", "text"} <= set(header)
+    assert "meta" not in header and "…" in header
     assert all(h == "…" or h in _TURN_COLUMNS for h in header)  # every name whole
     text = header.index("text")
     width = len(lines[1].split("┃")[text + 1]) - 2
@@ -129,10 +130,9 @@ def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
     hidden = [c for c in _TURN_COLUMNS if c not in header]
     assert (
         hidden[-1] == "meta"
-        and (
-            f"; {len(hidden)} columns not shown ({', '.join(hidden)}): --max-width 0 or --all shows them; "
-            f"long cells cut (text at {width} characters): --format csv or json shows them whole\n"
-        )
+        and f"; {len(hidden)} columns not shown ({', '.join(hidden)}): --max-width 0 or --all shows them; "
+        in result.stderr
+        and f"long cells cut (text at {width} characters): --format csv or json shows them whole\n"
         in result.stderr
     )
     wide = run("query", "SELECT * FROM turns", "--max-width", "200")
@@ -141,6 +141,39 @@ def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
     assert "columns not shown" not in wide.stderr and "(meta at " in wide.stderr  # cut, text whole
     every = run("query", "SELECT * FROM turns LIMIT 3", "--max-width", "0")
     assert [h.strip() for h in every.stdout.splitlines()[1].strip("┃").split("┃")] == _TURN_COLUMNS
+
+
+def _header(result: Result) -> list[str]:
+    return [h.strip() for h in result.stdout.splitlines()[1].strip("┃").split("┃")]
+
+
+def test_fitting_leaves_out_single_values_before_ids(built: Bank) -> None:
+    """Walkthrough 2, problem 6. Before, at 100 characters: turns hid conversation_id but kept
+    config and kind; annotations hid conversation_id and turn_index but kept start_char and
+    end_char (empty in every CaSiNo row); participants hid persona in a table 87 wide."""
+    turns = run("query", "SELECT * FROM turns WHERE dataset = 'casino'", "--max-width", "100")
+    assert turns.exit_code == 0 and all(len(line) <= 100 for line in turns.stdout.splitlines())
+    assert _header(turns)[:6] == ["…", "split", "conversation_id", "turn_index", "participant_id", "text"]
+    assert (
+        "3 columns not shown (dataset, config, meta): --max-width 0 or --all shows them; "
+        "dataset is 'casino', config is 'default' in every row shown; long cells cut (text at "
+    ) in turns.stderr
+    notes = run("query", "SELECT * FROM annotations WHERE dataset = 'casino'", "--max-width", "100")
+    assert _header(notes) == [
+        "dataset", "…", "split", "conversation_id", "turn_index", "…", "label", "…", "meta"
+    ]  # fmt: skip
+    assert notes.stderr == (
+        "5,858 rows; 40 shown (--max-rows N or --all shows more; csv and json write all); "
+        "4 columns not shown (config, layer, start_char, end_char): --max-width 0 or --all "
+        "shows them; config is 'default', layer is 'strategy', start_char and "
+        "end_char are empty in every row shown\n"
+    )
+    people = run(
+        "query", "SELECT * FROM participants WHERE dataset IN ('casino', 'convai2')", "--max-width", "100"
+    )
+    lines = people.stdout.splitlines()
+    assert "persona" in _header(people) and max(map(len, lines)) == 100
+    assert "1 column not shown (meta)" in people.stderr
 
 
 def test_every_cut_of_rows_is_said(built: Bank) -> None:
