@@ -342,7 +342,8 @@ class Corpus(Frames, Filters):
         "strategy:uv-part"``, ``layer:label``) and/or conversation meta values
         (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``). All given must
         hold. A label, layer or meta key this dataset does not have is an error that lists
-        the known ones (as an unknown config or split is), never a silent empty corpus.
+        the known ones (as an unknown config or split is), never a silent empty corpus; so is
+        a meta value of a type no stored value has (``"5"`` where they are integers).
 
         >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
         130
