@@ -41,3 +41,16 @@ def test_an_unknown_column_is_not_called_a_write(built: Bank, tmp_path: Path) ->
     assert write.stderr.startswith(
         "error: --where '1=1) UNION (DELETE FROM turns' is not a read-only condition"
     )
+
+
+def test_export_help_says_source_keeps_the_publishers_names() -> None:
+    """Walkthrough 2, problem 12. Before: 'Every path names the dataset', though convai2's
+    source export writes data_volunteers.json."""
+    text = " ".join(CliRunner().invoke(cli, ["export", "--help"]).output.split())
+    assert "source: the publisher's files, byte for byte under their published names (convai2: " in text
+    assert "data_volunteers.json, ...)" in text
+    assert (
+        "Every other format's paths name the dataset, so that several datasets and formats share a "
+        "folder; source's names are the publisher's."
+    ) in text
+    assert "Every path names the dataset" not in text
