@@ -45,3 +45,34 @@ def test_sql_says_when_earlier_results_are_dropped(built: Bank) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert convbank.sql("SELECT 2 AS b").num_rows == 1
+
+
+def test_an_unknown_table_is_convbanks_own_error(built: Bank) -> None:
+    """Before: a bare ``KeyError("unknown table 'turn'; one of ...")``."""
+    casino = convbank.load("casino", split="valid")
+    with pytest.raises(UnknownFieldError) as info:
+        casino.to_pandas("turn")
+    assert str(info.value) == (
+        "casino has no table 'turn'; did you mean turns? tables: conversations, participants, turns, "
+        "annotations, raw"
+    )
+    assert isinstance(info.value, KeyError) and info.value.exit_code == 2
+    with pytest.raises(UnknownFieldError, match=r"^casino has no table 'x'; tables: conversations, "):
+        casino.to_arrow("x")
+
+
+def test_a_corpus_is_a_value(built: Bank) -> None:
+    """Before: ``load("casino", split="train") == load("casino", split="train")`` was False, and
+    a pickle round trip was ``!=`` its original."""
+    import pickle
+
+    train = convbank.load("casino", split="train")
+    again = convbank.load("casino", split="train")
+    assert train == again and hash(train) == hash(again) and len({train, again}) == 1
+    assert pickle.loads(pickle.dumps(train)) == train
+    picked = train.select([0, 5, 2])
+    assert pickle.loads(pickle.dumps(picked)) == picked == again.select([0, 5, 2])
+    assert train[:] == train and train.select(range(len(train))) == train  # all, in order
+    assert picked != train.select([0, 2, 5]) and train != convbank.load("casino", split="valid")
+    assert convbank.load("casino") != train and convbank.load("casino", "default") == convbank.load("casino")
+    assert train != "casino"
