@@ -35,6 +35,43 @@ def test_sql_errors_keep_duckdbs_hints_and_caret(built: Bank) -> None:
     assert caret.strip() == "^^^^^" and caret.index("^") == syntax.stderr.splitlines()[-2].index("turns")
 
 
+CATALOG = (
+    'SQL error: Catalog Error: Table with name turn does not exist!\nDid you mean "turns"?\n\n'
+    "LINE 1: SELECT * FROM turn\n                      ^^^^"
+)
+BINDER = (
+    'SQL error: Binder Error: Referenced column "lable" not found in FROM clause!\n'
+    'Candidate bindings: "label", "layer", "dataset"\n\n'
+    "LINE 1: SELECT lable FROM annotations\n               ^^^^^"
+)
+
+
+@pytest.mark.parametrize("extra", [[], ["--timeout", "30"], ["--format", "csv"]])
+def test_catalog_and_binder_errors_keep_the_caret(built: Bank, extra: list[str]) -> None:
+    """Walkthrough 2, problem 4. Before: DuckDB's relational API (``con.sql``) left the
+    ``LINE 1:`` caret out of catalog and binder errors; the web console (``execute``) kept it."""
+    for query, message in (("SELECT * FROM turn", CATALOG), ("SELECT lable FROM annotations", BINDER)):
+        result = run("query", query, *extra)
+        assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
+    for timeout in (None, 30):
+        with pytest.raises(QueryError) as info:
+            sql("SELECT lable FROM annotations", timeout=timeout)
+        assert str(info.value) == BINDER
+
+
+def test_a_filter_condition_error_shows_the_condition_alone(built: Bank) -> None:
+    """Before: no caret; with it, the line shown was convbank's wrapping query."""
+    import convbank
+
+    with pytest.raises(QueryError) as info:
+        convbank.load("casino").filter("num_turns > 1 AND\n  num_turn > 20")
+    assert str(info.value) == (
+        'SQL error: Binder Error: Referenced column "num_turn" not found in FROM clause!\n'
+        'Candidate bindings: "num_turns", "meta", "source_index", "conversation_id"\n\n'
+        "LINE 2:   num_turn > 20\n          ^^^^^^^^"
+    )
+
+
 def test_sql_console_keeps_the_whole_message(built: Bank) -> None:
     from starlette.testclient import TestClient
 
@@ -84,7 +121,8 @@ def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
     lines = result.stdout.splitlines()
     assert all(len(line) <= 100 for line in lines)
     header = [h.strip() for h in lines[1].strip("┃").split("┃")]
-    assert header[0] == "dataset" and "text" in header and "meta" not in header and "…" in header
+    assert {"conversation_id", "turn_index", "participant_id", "text"} <= set(header)
+    assert "meta" not in header and "…" in header
     assert all(h == "…" or h in _TURN_COLUMNS for h in header)  # every name whole
     text = header.index("text")
     width = len(lines[1].split("┃")[text + 1]) - 2
@@ -92,10 +130,9 @@ def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
     hidden = [c for c in _TURN_COLUMNS if c not in header]
     assert (
         hidden[-1] == "meta"
-        and (
-            f"; {len(hidden)} columns not shown ({', '.join(hidden)}): --max-width 0 or --all shows them; "
-            f"long cells cut (text at {width} characters): --format csv or json shows them whole\n"
-        )
+        and f"; {len(hidden)} columns not shown ({', '.join(hidden)}): --max-width 0 or --all shows them; "
+        in result.stderr
+        and f"long cells cut (text at {width} characters): --format csv or json shows them whole\n"
         in result.stderr
     )
     wide = run("query", "SELECT * FROM turns", "--max-width", "200")
@@ -104,6 +141,39 @@ def test_columns_that_do_not_fit_are_left_out_whole(built: Bank) -> None:
     assert "columns not shown" not in wide.stderr and "(meta at " in wide.stderr  # cut, text whole
     every = run("query", "SELECT * FROM turns LIMIT 3", "--max-width", "0")
     assert [h.strip() for h in every.stdout.splitlines()[1].strip("┃").split("┃")] == _TURN_COLUMNS
+
+
+def _header(result: Result) -> list[str]:
+    return [h.strip() for h in result.stdout.splitlines()[1].strip("┃").split("┃")]
+
+
+def test_fitting_leaves_out_single_values_before_ids(built: Bank) -> None:
+    """Walkthrough 2, problem 6. Before, at 100 characters: turns hid conversation_id but kept
+    config and kind; annotations hid conversation_id and turn_index but kept start_char and
+    end_char (empty in every CaSiNo row); participants hid persona in a table 87 wide."""
+    turns = run("query", "SELECT * FROM turns WHERE dataset = 'casino'", "--max-width", "100")
+    assert turns.exit_code == 0 and all(len(line) <= 100 for line in turns.stdout.splitlines())
+    assert _header(turns)[:6] == ["…", "split", "conversation_id", "turn_index", "participant_id", "text"]
+    assert (
+        "3 columns not shown (dataset, config, meta): --max-width 0 or --all shows them; "
+        "dataset is 'casino', config is 'default' in every row shown; long cells cut (text at "
+    ) in turns.stderr
+    notes = run("query", "SELECT * FROM annotations WHERE dataset = 'casino'", "--max-width", "100")
+    assert _header(notes) == [
+        "dataset", "…", "split", "conversation_id", "turn_index", "…", "label", "…", "meta"
+    ]  # fmt: skip
+    assert notes.stderr == (
+        "5,858 rows; 40 shown (--max-rows N or --all shows more; csv and json write all); "
+        "4 columns not shown (config, layer, start_char, end_char): --max-width 0 or --all "
+        "shows them; config is 'default', layer is 'strategy', start_char and "
+        "end_char are empty in every row shown\n"
+    )
+    people = run(
+        "query", "SELECT * FROM participants WHERE dataset IN ('casino', 'convai2')", "--max-width", "100"
+    )
+    lines = people.stdout.splitlines()
+    assert "persona" in _header(people) and max(map(len, lines)) == 100
+    assert "1 column not shown (meta)" in people.stderr
 
 
 def test_every_cut_of_rows_is_said(built: Bank) -> None:

@@ -78,8 +78,9 @@ class UnknownDatasetError(ConvbankError, KeyError):
 
 
 class UnknownFieldError(ConvbankError, KeyError):
-    """A filter names an annotation layer, a label or a meta key the dataset does not have
-    (a typo: the message lists the known ones and the closest)."""
+    """A filter names an annotation layer, a label or a meta key the dataset does not have,
+    a meta value of a type none has, or a table name is unknown (a typo: the message lists
+    the known ones and the closest)."""
 
     exit_code = 2
 

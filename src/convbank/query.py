@@ -81,6 +81,9 @@ def sql(
     either, :class:`QueryError`. The worker stays warm for the next call: a limit costs
     milliseconds, not a process start. For results larger than memory, :func:`sql_batches`.
 
+    Of several statements (``"SELECT 1 AS a; SELECT 2 AS b"``) only the last one's result
+    is returned, with a warning (:class:`UserWarning`) that the earlier ones' were dropped.
+
     Example: ``convbank.sql("SELECT dataset, count(*) FROM turns GROUP BY 1", timeout=30)``
     """
     from convbank.store.queries import stream
@@ -89,7 +92,26 @@ def sql(
     items = stream(
         query, bank=bank, snapshot=snapshot, timeout=timeout, memory_limit=memory_limit, last_only=True
     )
-    return collect(items)
+    return collect(_warned(items))
+
+
+def _warned(items: Iterator[Any]) -> Iterator[Any]:
+    """``items``, with a warning when the last result follows dropped earlier statements."""
+    from convbank.store.sql import Begin
+
+    for item in items:
+        if isinstance(item, Begin) and item.count > 1:
+            import warnings
+
+            dropped = item.count - 1
+            warnings.warn(
+                f"{dropped} earlier " + ("statements' results" if dropped > 1 else "statement's result") + " "
+                "dropped: convbank.sql returns the last statement's result (run each statement on "
+                "its own to get each)",
+                UserWarning,
+                stacklevel=4,
+            )
+        yield item
 
 
 def sql_batches(
@@ -101,23 +123,26 @@ def sql_batches(
     memory_limit: str | None = None,
     batch_rows: int = 8192,
 ) -> Iterator[pa.RecordBatch]:
-    """As :func:`sql`, but the last statement's result arrives in Arrow record batches of
-    ``batch_rows`` rows as DuckDB produces them, so that memory stays bounded whatever its
-    size; ``timeout`` covers the whole stream. Leaving the loop early ends the query.
+    """As :func:`sql` (the last statement's result, a warning for the others), but it
+    arrives in Arrow record batches of ``batch_rows`` rows as DuckDB produces them, so that
+    memory stays bounded whatever its size; ``timeout`` covers the whole stream. Leaving the
+    loop early ends the query.
 
     Example: ``for batch in convbank.sql_batches("SELECT * FROM turns"): ...``
     """
     from convbank.store.queries import stream
     from convbank.store.sql import Begin
 
-    for item in stream(
-        query,
-        bank=bank,
-        snapshot=snapshot,
-        timeout=timeout,
-        memory_limit=memory_limit,
-        batch_rows=batch_rows,
-        last_only=True,
+    for item in _warned(
+        stream(
+            query,
+            bank=bank,
+            snapshot=snapshot,
+            timeout=timeout,
+            memory_limit=memory_limit,
+            batch_rows=batch_rows,
+            last_only=True,
+        )
     ):
         if not isinstance(item, Begin):
             yield item

@@ -14,7 +14,7 @@ import msgspec
 import pyarrow as pa
 
 from convbank.cli._console import MAX_CELL, c1_escaped, cell, err, plural, rows_of, visible
-from convbank.cli._table import Column, draw, fit
+from convbank.cli._table import Column, draw, fit, single_value
 from convbank.model.schema import JSON_FIELD
 from convbank.store.sql import Begin
 
@@ -168,6 +168,9 @@ def _print_table(preview: _Preview, max_width: int) -> None:
             f"{plural(len(hidden), 'column')} not shown ({', '.join(columns[i].name for i in hidden)}): "
             "--max-width 0 or --all shows them"
         )
+        same = [columns[i] for i in hidden if single_value(columns[i])]
+        if same:
+            notes.append(f"{_values(same)} in every row shown")
     narrowed = [
         f"{c.name} at {layout.widths[i]}"
         for i, c in enumerate(columns)
@@ -178,3 +181,13 @@ def _print_table(preview: _Preview, max_width: int) -> None:
         at = f" ({', '.join(narrowed)} characters)" if narrowed else ""
         notes.append(f"long cells cut{at}: --format csv or json shows them whole")
     err.print("; ".join([plural(preview.rows, "row"), *notes]), highlight=False, markup=False, soft_wrap=True)
+
+
+def _values(columns: list[Column]) -> str:
+    """``"layer is 'strategy', start_char and end_char are empty"``: the one value of each."""
+    empty = [c.name for c in columns if not c.cells[0]]
+    said = [f"{c.name} is {c.cells[0] if c.numeric else repr(c.cells[0])}" for c in columns if c.cells[0]]
+    if empty:
+        names = ", ".join(empty[:-1]) + " and " + empty[-1] if len(empty) > 1 else empty[0]
+        said.append(f"{names} {'are' if len(empty) > 1 else 'is'} empty")
+    return ", ".join(said)

@@ -1,7 +1,7 @@
 """The box tables of ``convbank query``, drawn as plain lines (a few seconds for 33,236 rows,
-where a rich ``Table`` took over a minute), fitted to a width: JSON columns are cut, then left
-out, before text, which is cut rather than left out; short columns go whole (as the DuckDB CLI
-leaves them out)."""
+where a rich ``Table`` took over a minute), fitted to a width: columns holding one value in the rows
+shown are left out first, then JSON columns (cut first), then short ones, then text (cut rather
+than left out), then the ids; a column goes whole (as the DuckDB CLI leaves them out)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from rich.cells import cell_len, set_cell_size
 
 from convbank.cli._console import MAX_CELL
 
-__all__ = ["MIN_CUT", "Column", "Layout", "draw", "fit"]
+__all__ = ["ID_COLUMNS", "MIN_CUT", "Column", "Layout", "draw", "fit", "single_value"]
 
 MIN_CUT = 20
 """Characters a text or JSON column keeps at least when it is cut to fit the width."""
 _GAP = "…"
+_MIN_BACK = 10
+"""Characters a left-out column needs at least (or its header, or its whole width) to come back."""
 
 
 @dataclass
@@ -82,32 +84,65 @@ def _shown(keep: Sequence[int], n: int) -> list[int | None]:
     return shown
 
 
+ID_COLUMNS = frozenset({"conversation_id", "turn_index", "participant_id"})
+"""Columns that name a row (what ``convbank show`` takes): left out last."""
+
+
+def single_value(column: Column) -> bool:
+    """Whether the column holds one value (or only empty cells) in two or more rows shown."""
+    return len(column.cells) > 1 and len(set(column.cells)) == 1
+
+
 def _drop_order(columns: Sequence[Column]) -> list[int]:
-    """The order columns are left out in when even cut they do not fit: JSON first (from the
-    right), then the short ones from the middle outwards, then the text from the right."""
-    json = [i for i in reversed(range(len(columns))) if columns[i].json]
-    short = [i for i, c in enumerate(columns) if not c.json and c.least == c.natural]
+    """The order columns are left out in when even cut they do not fit: those holding a
+    single value in the rows shown first, then JSON (from the right), then the short ones
+    from the middle outwards, then text from the right, then the ids (:data:`ID_COLUMNS`);
+    the last text column stays whatever the width."""
+    ids = [i for i in reversed(range(len(columns))) if _is_id(columns[i].name)]
+    single = [i for i in reversed(range(len(columns))) if single_value(columns[i]) and i not in ids]
+    rest = [i for i in range(len(columns)) if i not in single and i not in ids]
+    json = [i for i in reversed(rest) if columns[i].json]
+    short = [i for i in rest if not columns[i].json and columns[i].least == columns[i].natural]
     middle = sorted(short, key=lambda i: abs(short.index(i) - (len(short) - 1) / 2))
-    text = [i for i in reversed(range(len(columns))) if i not in json and i not in short]
-    return json + middle + text[:-1]  # the last text column stays whatever the width
+    text = [i for i in reversed(rest) if i not in json and i not in short]
+    if text:
+        return single + json + middle + text[1:] + ids + text[:1]
+    return single + json + middle + ids
+
+
+def _is_id(name: str) -> bool:
+    return name in ID_COLUMNS or name == "id" or name.endswith("_id")
 
 
 def fit(columns: Sequence[Column], max_width: int) -> Layout:
     """The columns a table of at most ``max_width`` characters (0: no limit) shows, and their
     widths. Example: with ``text`` and ``meta`` too wide, ``meta`` is cut, then left out, and
-    ``text`` cut to the room left (at least ``MIN_CUT`` characters)."""
+    ``text`` cut to the room left (at least ``MIN_CUT`` characters). A column left out comes
+    back cut narrower than ``MIN_CUT`` (to 10 characters or its header at least) where room is left."""
     n = len(columns)
     natural = {i: c.natural for i, c in enumerate(columns)}
     if not max_width or _span(range(n), natural, n) <= max_width:
         return Layout(_shown(range(n), n), natural)
     keep = list(range(n))
-    for drop in [None, *_drop_order(columns)]:
+    dropped: list[int] = []
+    order = _drop_order(columns)
+    for drop in [None, *order[:-1]]:  # the last of the order stays whatever the width
         if drop is not None:
             keep.remove(drop)
+            dropped.append(drop)
         least = {i: columns[i].least for i in keep}
         room = max_width - _span(keep, least, n)
         if room >= 0 or len(keep) == 1:
             break
+    for i in reversed(dropped):  # the room left may hold a column cut short (its one value is said)
+        if single_value(columns[i]):
+            continue
+        header = natural[i] if columns[i].numeric else min(max(_len(columns[i].name), _MIN_BACK), natural[i])
+        trial = sorted([*keep, i])
+        width = max_width - _span(trial, {**least, i: 0}, n)
+        if width >= header:
+            keep, least = trial, {**least, i: min(width, natural[i], columns[i].least)}
+            room = max_width - _span(keep, least, n)
     widths = dict(least)
     for group in ([i for i in keep if not columns[i].json], [i for i in keep if columns[i].json]):
         for i in group:  # text first, then JSON, left to right, up to their whole width

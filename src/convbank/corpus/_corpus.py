@@ -12,6 +12,10 @@ import numpy as np
 from convbank import catalog
 from convbank.corpus._filters import Filters
 from convbank.corpus._frames import Frames
+from convbank.corpus._identity import (
+    Identity,
+    _reopen,  # noqa: F401 (pickles made before it moved)
+)
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source
 from convbank.errors import ConversationNotFoundError, NotBuiltError
 from convbank.model import Conversation, Part, tables_to_conversations
@@ -26,9 +30,10 @@ _WINDOW = 2048
 """Positions fetched together when iterating a selection (each batch decoded once a window)."""
 
 
-class Corpus(Frames, Filters):
+class Corpus(Identity, Frames, Filters):
     """The conversations of one dataset (optionally one config and split) in the bank: a
-    value, like a Hugging Face ``Dataset``.
+    value, like a Hugging Face ``Dataset`` (equal to a corpus over the same conversations of
+    the same bank generation, hashable).
 
     Index it by position (``corpus[0]``, ``corpus[-1]``), by conversation id
     (``corpus["938"]``) or by slice (``corpus[10:20]``, a corpus); ``filter``, ``select``,
@@ -111,22 +116,6 @@ class Corpus(Frames, Filters):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle as what re-opens it: the dataset, config, split, bank folder, pinned
-        generation and positions (not the conversations)."""
-        return (
-            _reopen,
-            (
-                self.dataset.name,
-                self.config,
-                self.split,
-                str(self.bank.root),
-                self.snapshot.generation,
-                self._indices,
-                self._source.cache_bytes,
-            ),
-        )
 
     def __repr__(self) -> str:
         where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
@@ -342,7 +331,8 @@ class Corpus(Frames, Filters):
         "strategy:uv-part"``, ``layer:label``) and/or conversation meta values
         (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``). All given must
         hold. A label, layer or meta key this dataset does not have is an error that lists
-        the known ones (as an unknown config or split is), never a silent empty corpus.
+        the known ones (as an unknown config or split is), never a silent empty corpus; so is
+        a meta value of a type no stored value has (``"5"`` where they are integers).
 
         >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
         89
@@ -492,22 +482,3 @@ def _find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named
             f"{name} is not in the bank at {snapshot.bank.root}; run `convbank build {name}` first"
         )
     return parts
-
-
-def _reopen(  # noqa: PLR0917 (pickle calls it with positional arguments)
-    name: str,
-    config: str | None,
-    split: str | None,
-    root: str,
-    generation: str | None,
-    indices: np.ndarray | None,
-    cache_bytes: int,
-) -> Corpus:
-    """A pickled corpus, opened again on the same generation of the bank at ``root``."""
-    from pathlib import Path
-
-    bank = Bank(Path(root))
-    snapshot = bank.snapshot_of(generation)
-    corpus = Corpus(name, config, split, snapshot=snapshot, cache_bytes=cache_bytes)
-    corpus._source.own_snapshot = True
-    return corpus if indices is None else corpus._derive(indices)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convbank._lazy import lazy
-from convbank.errors import UnknownFieldError
+from convbank.errors import QueryError, UnknownFieldError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,12 +127,19 @@ class Filters:
         for key in meta:
             self._check_meta_key(key.split(".", 1)[0], known)
         out = []
+        kinds: dict[str, set[str]] = {key: set() for key in meta}
         for batch, values in enumerate(self._meta_column()):
             start = self._source.starts[batch]
             for row, text in enumerate(values):
                 data = _decode_meta(text)
+                for key in meta:
+                    kinds[key].add(_kind(_dig(data, key)))
                 if all(_dig(data, key) == value for key, value in meta.items()):
                     out.append(start + row)
+        for key, value in meta.items():
+            problem = _type_problem(self.dataset.name, key, value, kinds[key] - {"null"})
+            if problem:
+                raise UnknownFieldError(problem)
         return np.asarray(out, dtype=np.int64)
 
     def _check_meta_key(self, key: str, known: list[str]) -> None:
@@ -153,11 +160,16 @@ class Filters:
         parts = " OR ".join(
             f"(c.config = '{p.config}' AND c.split = '{p.split}')" for p in self._source.parts
         )
-        query = (
+        query = (  # the condition on lines of its own: DuckDB's caret shows it alone
             f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
-            f"AND ({parts}) AND ({where})"
+            f"AND ({parts}) AND (\n{where}\n)"
         )
-        ids = self.sql(query).column(0).to_pylist()
+        try:
+            ids = self.sql(query).column(0).to_pylist()
+        except QueryError as exc:  # its LINE n: counted from the condition's first line
+            from convbank.store.sql import line_up
+
+            raise QueryError(line_up(str(exc))) from exc
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
 
 
@@ -184,3 +196,30 @@ def _dig(data: Any, key: str) -> Any:
             return None
         data = data[step]
     return data
+
+
+_KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", dict: "object"}
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else _KINDS.get(type(value), type(value).__name__)
+
+
+def _type_problem(dataset: str, key: str, value: Any, stored: set[str]) -> str | None:
+    """What is wrong with a meta filter value whose type no stored value of ``key`` has (an
+    equality that can hold for none: ``'5'`` against integers); None when a type matches."""
+    numbers = {"integer", "number"}
+    kind = _kind(value)
+    if value is None or not stored or kind in stored or (kind in numbers and stored & numbers):
+        return None
+    hint = ""
+    if isinstance(value, str):
+        try:
+            decoded = _decode_any(value)
+        except msgspec.DecodeError:
+            decoded = None
+        if decoded is not None and _kind(decoded) in stored | (numbers if stored & numbers else set()):
+            hint = f"; did you mean meta={{{key!r}: {decoded!r}}}?"
+    holds = " and ".join(f"{k}s" for k in sorted(stored))
+    article = "an" if kind[0] in "aeiou" else "a"
+    return f"{key} holds {holds} in {dataset}; {value!r} is {article} {kind} and matches none{hint}"

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from convbank.errors import require
+from convbank.errors import UnknownFieldError, require
 from convbank.model import UNIFIED_TABLES, Part
 
 if TYPE_CHECKING:
@@ -47,7 +47,15 @@ class Frames:
     def _table_name(self, table: str) -> str:
         name = f"{self.dataset.name}_raw" if table == "raw" else table
         if name not in (*UNIFIED_TABLES, f"{self.dataset.name}_raw"):
-            raise KeyError(f"unknown table {table!r}; one of {', '.join(UNIFIED_TABLES)}, raw")
+            from difflib import get_close_matches
+
+            known = [*UNIFIED_TABLES, "raw"]
+            close = get_close_matches(table, known, n=1, cutoff=0.6) if isinstance(table, str) else []
+            raise UnknownFieldError(
+                f"{self.dataset.name} has no table {table!r}; "
+                + (f"did you mean {close[0]}? " if close else "")
+                + f"tables: {', '.join(known)}"
+            )
         return name
 
     def to_arrow(
@@ -234,7 +242,8 @@ class Frames:
         """
         name = self._table_name(table)
         if name not in UNIFIED_TABLES:
-            raise KeyError(f"iter_batches() streams the unified tables ({', '.join(UNIFIED_TABLES)})")
+            tables = ", ".join(UNIFIED_TABLES)
+            raise UnknownFieldError(f"iter_batches() streams the unified tables ({tables})")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         source = self._source

@@ -28,9 +28,7 @@ class Selection:
             try:
                 corpus = corpus.filter(where)
             except QueryError as exc:
-                raise ExportError(
-                    f"--where {where!r} is not a read-only condition on conversations: {exc}"
-                ) from exc
+                raise ExportError(_where_problem(where, exc)) from exc
         self.corpus = corpus
 
     @property
@@ -58,6 +56,24 @@ class Selection:
         """A unified table (with dataset, config, split) restricted to the selection, its
         ``meta`` as stored (JSON text)."""
         return self.corpus.to_arrow(name, meta="json")
+
+
+def _where_problem(where: str, exc: QueryError) -> str:
+    """What is wrong with a ``--where`` condition that failed: an unknown column (the view's
+    columns named, with where labels are), or a condition that is not read-only SQL."""
+    import re
+
+    from convbank.model.schema import PARTITION_COLUMNS, table_schemas
+
+    unknown = re.search(r'Binder Error: Referenced column "([^"]+)" not found', str(exc))
+    if unknown is None:
+        return f"--where {where!r} is not a read-only condition on conversations: {exc}"
+    columns = [*PARTITION_COLUMNS, *table_schemas()["conversations"].names]
+    return (
+        f"--where {where!r}: conversations has no column {unknown.group(1)!r} (its columns: "
+        f'{", ".join(columns)}; labels are in annotations: --where "conversation_id IN (SELECT '
+        f"conversation_id FROM annotations WHERE label = 'LABEL')\"): {exc}"
+    )
 
 
 def part_files(

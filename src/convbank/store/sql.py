@@ -12,6 +12,7 @@ clearer message first.
 from __future__ import annotations
 
 import queue
+import re
 import threading
 import weakref
 from collections.abc import Iterator
@@ -160,6 +161,44 @@ def _message(exc: BaseException) -> str:
     return str(exc).rstrip()
 
 
+def _bind(con: duckdb.DuckDBPyConnection, text: str) -> duckdb.DuckDBPyRelation | None:
+    """``con.sql(text)`` (bound, not yet run), its catalog and binder errors with DuckDB's
+    ``LINE n: ... ^`` caret: the relational API leaves it out of those, so the statement is
+    bound once more as a ``PREPARE`` (which runs nothing) on a line of its own, whose error
+    keeps it (its line number one more than the statement's)."""
+    try:
+        return con.sql(text)
+    except (duckdb.CatalogException, duckdb.BinderException) as exc:
+        if "\nLINE " in str(exc):
+            raise
+        try:
+            con.execute("PREPARE _convbank_bind AS\n" + text)
+        except type(exc) as full:
+            caret = line_up(str(full))
+            if caret.startswith(str(exc).rstrip()) and caret != str(full):
+                raise type(exc)(caret) from None
+        except duckdb.Error:
+            pass
+        else:
+            con.execute("DEALLOCATE _convbank_bind")
+        raise
+
+
+def line_up(message: str) -> str:
+    """``message`` with its ``LINE n:`` one line up (the caret under it moved along when
+    the number loses a digit: ``LINE 10:`` becomes ``LINE 9:``)."""
+    lines = message.split("\n")
+    for i, line in enumerate(lines):
+        match = re.match(r"LINE (\d+):", line)
+        if match and int(match.group(1)) > 1:
+            number = str(int(match.group(1)) - 1)
+            lines[i] = f"LINE {number}:" + line[match.end() :]
+            cut = len(match.group(1)) - len(number)
+            if cut and i + 1 < len(lines) and lines[i + 1].startswith(" " * cut):
+                lines[i + 1] = lines[i + 1][cut:]
+    return "\n".join(lines)
+
+
 @dataclass
 class Begin:
     """In the stream of :func:`results`: the next statement's result starts (its schema);
@@ -218,9 +257,9 @@ def _results(
         try:
             for index, text in enumerate(texts):
                 if last_only and index < len(texts) - 1:
-                    con.sql(text)  # bound (its errors said), not run: its result is not wanted
+                    _bind(con, text)  # bound (its errors said), not run: its result is not wanted
                     continue
-                relation = con.sql(text)
+                relation = _bind(con, text)
                 if relation is None:
                     yield Begin(pa.schema([]), index, len(texts))
                     continue

@@ -1,0 +1,56 @@
+"""What ``export --where`` says about a condition it cannot use (walkthrough 2, problem 5):
+an unknown column is named as such, with the view's columns and where labels are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from convbank.cli import cli
+from convbank.store import Bank
+
+
+def test_an_unknown_column_is_not_called_a_write(built: Bank, tmp_path: Path) -> None:
+    """Before: 'error: --where "lable = 'uv-part'" is not a read-only condition on
+    conversations: SQL error: Binder Error: ...' (no columns, no caret, no hint)."""
+    out = tmp_path / "w1"
+    result = CliRunner().invoke(
+        cli, ["export", "casino", "--format", "jsonl", "-o", str(out), "--where", "lable = 'uv-part'"]
+    )
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == (
+        "error: --where \"lable = 'uv-part'\": conversations has no column 'lable' (its columns: "
+        "dataset, config, split, conversation_id, num_turns, source_index, meta; labels are in "
+        'annotations: --where "conversation_id IN (SELECT conversation_id FROM annotations WHERE '
+        'label = \'LABEL\')"): SQL error: Binder Error: Referenced column "lable" not found in FROM '
+        "clause!\nCandidate bindings: \"dataset\"\n\nLINE 1: lable = 'uv-part'\n        ^^^^^\n"
+    )
+    hinted = "conversation_id IN (SELECT conversation_id FROM annotations WHERE label = 'uv-part')"
+    labelled = CliRunner().invoke(
+        cli, ["export", "casino", "--format", "jsonl", "-o", str(out), "--where", hinted]
+    )
+    assert labelled.exit_code == 0, labelled.stderr
+    lines = {p.name: p.read_text(encoding="utf-8").count("\n") for p in out.iterdir() if p.suffix == ".jsonl"}
+    assert lines == {"casino_default_train.jsonl": 81, "casino_default_test.jsonl": 8}
+    write = CliRunner().invoke(
+        cli,
+        ["export", "casino", "--format", "jsonl", "-o", str(out), "--where", "1=1) UNION (DELETE FROM turns"],
+    )
+    assert write.exit_code == 2
+    assert write.stderr.startswith(
+        "error: --where '1=1) UNION (DELETE FROM turns' is not a read-only condition"
+    )
+
+
+def test_export_help_says_source_keeps_the_publishers_names() -> None:
+    """Walkthrough 2, problem 12. Before: 'Every path names the dataset', though convai2's
+    source export writes data_volunteers.json."""
+    text = " ".join(CliRunner().invoke(cli, ["export", "--help"]).output.split())
+    assert "source: the publisher's files, byte for byte under their published names (convai2: " in text
+    assert "data_volunteers.json, ...)" in text
+    assert (
+        "Every other format's paths name the dataset, so that several datasets and formats share a "
+        "folder; source's names are the publisher's."
+    ) in text
+    assert "Every path names the dataset" not in text
