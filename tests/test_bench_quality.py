@@ -60,4 +60,6 @@ def test_the_engagement_figures_stand_beside_tfidf() -> None:
     engagement`` reproduces them: ~160 CPU seconds of embedding, too long for the suite)."""
     figures = {f.system: f.value for f in TASKS["convai2-quality"].measured}
     assert figures["engagement (volunteers)"] == 0.3211 and figures["tfidf (volunteers)"] == 0.2783
-    assert figures["engagement (volunteers)"] > max(figures["tfidf (volunteers)"], figures["embed (volunteers)"])
+    assert figures["engagement (volunteers)"] > max(
+        figures["tfidf (volunteers)"], figures["embed (volunteers)"]
+    )

@@ -395,8 +395,8 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
     "fmt",
     type=click.Choice(list(EXPORT_FORMATS)),
     required=True,
-    help="source: the publisher's files, byte for byte under their published names (convai2: "
-    "data_volunteers.json, ...); hf: Hugging Face save_to_disk per config (DIR/<dataset>/"
+    help="source: the publisher's files, byte for byte under their published names (not "
+    "renamed); hf: Hugging Face save_to_disk per config (DIR/<dataset>/"
     "<config>); convokit: a ConvoKit corpus folder (DIR/<dataset>_convokit); parlai: ParlAI text "
     "files; chat: chat-format JSONL for fine-tuning; jsonl: unified conversations; parquet: the "
     "four unified tables (DIR/<dataset>_<table>.parquet); csv: the turns; croissant: Parquet plus "

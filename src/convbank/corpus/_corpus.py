@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -12,12 +12,9 @@ import numpy as np
 from convbank import catalog
 from convbank.corpus._filters import Filters
 from convbank.corpus._frames import Frames
-from convbank.corpus._identity import (
-    Identity,
-    _reopen,  # noqa: F401 (pickles made before it moved)
-)
-from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source
-from convbank.errors import ConversationNotFoundError, NotBuiltError
+from convbank.corpus._identity import Identity
+from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
+from convbank.errors import ConversationNotFoundError
 from convbank.model import Conversation, Part, tables_to_conversations
 from convbank.store import Bank, Snapshot
 
@@ -69,7 +66,7 @@ class Corpus(Identity, Frames, Filters):
         own = snapshot is None
         pinned = snapshot or (bank or Bank()).snapshot()
         try:
-            parts = _find_parts(dataset.name, dataset.parts(config, split), pinned, config or split)
+            parts = find_parts(dataset.name, dataset.parts(config, split), pinned, config or split)
             pinned.check(dataset.name)
             source = Source(dataset, pinned, parts, own_snapshot=own, cache_bytes=cache_bytes)
         except BaseException:
@@ -116,6 +113,22 @@ class Corpus(Identity, Frames, Filters):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as what re-opens it: the dataset, config, split, bank folder, pinned
+        generation and positions (not the conversations)."""
+        return (
+            _reopen,
+            (
+                self.dataset.name,
+                self.config,
+                self.split,
+                str(self.bank.root),
+                self.snapshot.generation,
+                self._indices,
+                self._source.cache_bytes,
+            ),
+        )
 
     def __repr__(self) -> str:
         where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
@@ -467,18 +480,20 @@ class Corpus(Identity, Frames, Filters):
         return collect(stream(query, snapshot=self.snapshot, last_only=True))
 
 
-def _find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named: str | None) -> list[Part]:
-    """The built parts among those ``config`` and ``split`` select (see
-    :meth:`convbank.datasets.Dataset.parts`); every one of them must be built when either is
-    named."""
-    parts = []
-    for part in candidates:
-        if snapshot.manifest.split(name, part) is not None:
-            parts.append(part)
-        elif named:
-            snapshot.split_info(name, *part)  # raises NotBuiltError
-    if not parts:
-        raise NotBuiltError(
-            f"{name} is not in the bank at {snapshot.bank.root}; run `convbank build {name}` first"
-        )
-    return parts
+def _reopen(  # noqa: PLR0917 (pickle calls it with positional arguments)
+    name: str,
+    config: str | None,
+    split: str | None,
+    root: str,
+    generation: str | None,
+    indices: np.ndarray | None,
+    cache_bytes: int,
+) -> Corpus:
+    """A pickled corpus, opened again on the same generation of the bank at ``root``."""
+    from pathlib import Path
+
+    bank = Bank(Path(root))
+    snapshot = bank.snapshot_of(generation)
+    corpus = Corpus(name, config, split, snapshot=snapshot, cache_bytes=cache_bytes)
+    corpus._source.own_snapshot = True
+    return corpus if indices is None else corpus._derive(indices)

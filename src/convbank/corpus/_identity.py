@@ -1,6 +1,6 @@
 """What a :class:`~convbank.Corpus` is as a value: equal to another over the same
-conversations of the same generation of the same bank, hashable, and pickled as what
-re-opens it (no data read for any of them)."""
+conversations of the same generation of the same bank, and hashable (no data read for
+either); it pickles as what re-opens it (``Corpus.__reduce__``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from convbank.corpus._corpus import Corpus
     from convbank.corpus._source import Source
     from convbank.datasets import Dataset
     from convbank.store import Bank, Snapshot
@@ -18,7 +17,7 @@ __all__ = ["Identity"]
 
 
 class Identity:
-    """Equality, hash and pickling of a :class:`~convbank.Corpus` (a mixin: see there)."""
+    """Equality and hash of a :class:`~convbank.Corpus` (a mixin: see there)."""
 
     _source: Source
     _indices: np.ndarray | None
@@ -58,41 +57,3 @@ class Identity:
 
     def __hash__(self) -> int:
         return hash(self._identity())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle as what re-opens it: the dataset, config, split, bank folder, pinned
-        generation and positions (not the conversations)."""
-        return (
-            _reopen,
-            (
-                self.dataset.name,
-                self.config,
-                self.split,
-                str(self.bank.root),
-                self.snapshot.generation,
-                self._indices,
-                self._source.cache_bytes,
-            ),
-        )
-
-
-def _reopen(  # noqa: PLR0917 (pickle calls it with positional arguments)
-    name: str,
-    config: str | None,
-    split: str | None,
-    root: str,
-    generation: str | None,
-    indices: np.ndarray | None,
-    cache_bytes: int,
-) -> Corpus:
-    """A pickled corpus, opened again on the same generation of the bank at ``root``."""
-    from pathlib import Path
-
-    from convbank.corpus._corpus import Corpus
-    from convbank.store import Bank
-
-    bank = Bank(Path(root))
-    snapshot = bank.snapshot_of(generation)
-    corpus = Corpus(name, config, split, snapshot=snapshot, cache_bytes=cache_bytes)
-    corpus._source.own_snapshot = True
-    return corpus if indices is None else corpus._derive(indices)

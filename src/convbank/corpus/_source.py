@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from convbank.errors import NotBuiltError
 from convbank.model import UNIFIED_TABLES, Conversation, Part, tables_to_conversations
 from convbank.model.schema import PreparedTables, paused_gc
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from convbank.datasets import Dataset
     from convbank.store import FileRef, Snapshot
 
-__all__ = ["DEFAULT_CACHE_BYTES", "Source"]
+__all__ = ["DEFAULT_CACHE_BYTES", "Source", "find_parts"]
 
 DEFAULT_CACHE_BYTES = 2**30
 """Decoded batches a corpus keeps for random access and shuffled passes, in bytes (Arrow sizes;
@@ -323,3 +324,20 @@ def meta_structure(tables: list[pa.Table]) -> str | None:
         return None
     # JSON numbers that happen to be non-negative everywhere are still signed numbers
     return str(structure).replace('"UBIGINT"', '"BIGINT"')
+
+
+def find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named: str | None) -> list[Part]:
+    """The built parts among those ``config`` and ``split`` select (see
+    :meth:`convbank.datasets.Dataset.parts`); every one of them must be built when either is
+    named."""
+    parts = []
+    for part in candidates:
+        if snapshot.manifest.split(name, part) is not None:
+            parts.append(part)
+        elif named:
+            snapshot.split_info(name, *part)  # raises NotBuiltError
+    if not parts:
+        raise NotBuiltError(
+            f"{name} is not in the bank at {snapshot.bank.root}; run `convbank build {name}` first"
+        )
+    return parts
