@@ -63,15 +63,11 @@ def _len(text: str) -> int:
 
 def _span(keep: Sequence[int], widths: dict[int, int], n: int) -> int:
     """The characters a table of the columns ``keep`` takes, with a ``…`` column per gap."""
-    gaps, last = 0, -1
-    for i in keep:
-        gaps += i > last + 1
-        last = i
-    gaps += last < n - 1
-    return 1 + sum(widths[i] + 3 for i in keep) + 4 * gaps
+    return 1 + sum(widths[i] + 3 for i in keep) + 4 * _shown(keep, n).count(None)
 
 
 def _shown(keep: Sequence[int], n: int) -> list[int | None]:
+    """The columns ``keep`` in order, ``None`` for a ``…`` column where others are left out."""
     shown: list[int | None] = []
     last = -1
     for i in keep:
