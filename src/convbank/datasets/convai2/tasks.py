@@ -63,14 +63,14 @@ def _engagement(example: Example, vector: Callable[[str], np.ndarray]) -> list[f
     human_words = [len(_WORD.findall(t.lower())) for t in human] or [0]
     bot_words = [len(_WORD.findall(t.lower())) for t in bot] or [0]
     rep = rep_mean = persona = 0.0
+    own = np.array([vector(t) for t in bot])  # the bot's turns, embedded
     if len(bot) > 1:
-        own = np.array([vector(t) for t in bot])
         sims = own @ own.T
         np.fill_diagonal(sims, 0.0)
         rep, rep_mean = float(sims.max()), float(sims.sum() / (len(bot) * (len(bot) - 1)))
     if bot and example["bot_persona"]:
         lines = np.array([vector(p) for p in example["bot_persona"]])
-        persona = float((np.array([vector(t) for t in bot]) @ lines.T).max(axis=1).mean())
+        persona = float((own @ lines.T).max(axis=1).mean())
     replies = [
         float(vector(a["text"]) @ vector(b["text"]))
         for a, b in itertools.pairwise(turns)
