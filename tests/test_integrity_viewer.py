@@ -23,6 +23,7 @@ from convbank.build import build
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.web import create_app
+from convbank.web._server import HEADER_SECONDS
 
 IDLE = 1100
 
@@ -98,6 +99,29 @@ def test_idle_connections_cannot_hold_the_viewer(server: int) -> None:
     finally:
         for s in held:
             s.close()
+
+
+def test_a_kept_alive_connection_outlives_clients_idle_limits_but_not_half_a_request(server: int) -> None:
+    """An idle kept-alive connection is still served after httpx's 5 s idle limit (the
+    client gives it up first: no request lost to the keep-alive race); half a request on it
+    is cut off after the header deadline, counted from its first byte."""
+    conn = http.client.HTTPConnection("127.0.0.1", server, timeout=15)
+    try:
+        conn.request("GET", "/")
+        first = conn.getresponse()
+        first.read()
+        sock = conn.sock
+        time.sleep(HEADER_SECONDS + 1.5)
+        conn.request("GET", "/")
+        again = conn.getresponse()
+        again.read()
+        assert first.status == again.status == 200 and conn.sock is sock  # the same connection
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        start = time.monotonic()
+        assert sock.recv(100) == b""  # closed by the server
+        assert HEADER_SECONDS - 0.5 < time.monotonic() - start < HEADER_SECONDS + 3
+    finally:
+        conn.close()
 
 
 # ---------------------------------------------------------------------- 26.10 odd banks

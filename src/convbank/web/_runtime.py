@@ -38,6 +38,9 @@ SECURITY_HEADERS = (
 
 T = TypeVar("T")
 
+SHUTTING_DOWN = "the viewer is shutting down"
+"""The answer (503) to a request the server took but will not serve: it is stopping."""
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -230,8 +233,11 @@ class _Workers:
         if len(self._jobs) >= self._capacity:
             raise HTTPException(503, "the viewer is busy; retry in a moment")
         job = _Job()
+        try:
+            future = asyncio.wrap_future(self._pool.submit(job.run, work))
+        except RuntimeError:  # the pool was shut down: the server is stopping
+            raise HTTPException(503, SHUTTING_DOWN) from None
         self._jobs.add(job)
-        future = asyncio.wrap_future(self._pool.submit(job.run, work))
         try:
             while True:
                 done, _ = await asyncio.wait({future}, timeout=0.2)
@@ -241,9 +247,13 @@ class _Workers:
                     job.stop("timeout")
                 elif await request.is_disconnected():
                     job.stop("gone")
+            if future.cancelled():  # dropped from the queue by shutdown: an answer, not a traceback
+                raise HTTPException(503, SHUTTING_DOWN)
             try:
                 return future.result()
             except (duckdb.Error, QueryError) as exc:
+                if job.stopped == "shutdown":
+                    raise HTTPException(503, SHUTTING_DOWN) from exc
                 if job.stopped == "timeout":
                     raise QueryError(
                         f"the query ran past the viewer's time limit of {seconds:g} s and was stopped"

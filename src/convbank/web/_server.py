@@ -3,6 +3,11 @@ headers, so that clients that connect and send nothing, or headers a byte at a t
 disconnected instead of holding the server's connections (uvicorn itself only times out
 idle keep-alive connections after a response).
 
+An idle kept-alive connection is kept longer than the usual clients keep theirs (httpx 5 s,
+aiohttp 15 s): the client, which starts counting only once it has read the response, must
+give a connection up before the server closes it, or a request sent just as the server
+closes gets no answer (HTTP/1.1's keep-alive race).
+
 Example::
 
     config = server_config(app)
@@ -21,11 +26,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 __all__ = ["HEADER_SECONDS", "KEEP_ALIVE_SECONDS", "MAX_CONNECTIONS", "HeaderDeadline", "server_config"]
 
 HEADER_SECONDS = 5.0
-"""Seconds a client has, from connecting (or from the end of its previous response), to
-send a request's complete headers."""
+"""Seconds a client has, from connecting or from the first byte of a request on a kept-alive
+connection, to send the request's complete headers."""
 
-KEEP_ALIVE_SECONDS = 5
-"""Seconds an idle keep-alive connection is kept after a response."""
+KEEP_ALIVE_SECONDS = 30
+"""Seconds an idle keep-alive connection is kept after a response (longer than clients'
+own idle limits, see above)."""
 
 MAX_CONNECTIONS = 1000
 """Connections and requests at once; more get 503 until some end."""
@@ -33,7 +39,8 @@ MAX_CONNECTIONS = 1000
 
 class HeaderDeadline(H11Protocol):
     """uvicorn's h11 protocol, closing a connection whose request headers are not complete
-    :data:`HEADER_SECONDS` after it opened or after its last response."""
+    :data:`HEADER_SECONDS` after it opened, or after the request's first byte on a kept-alive
+    connection (an idle one is uvicorn's to close, after :data:`KEEP_ALIVE_SECONDS`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -51,11 +58,8 @@ class HeaderDeadline(H11Protocol):
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:  # a request's headers are in
             self._disarm()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing():
-            self._arm()  # the next request's headers, on a kept-alive connection
+        elif self._deadline is None and self.conn.trailing_data[0]:  # a request has begun
+            self._arm()
 
     def _arm(self) -> None:
         self._disarm()
