@@ -19,15 +19,18 @@ an entry point that cannot be imported or that is not of its group's kind, is a
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import sys
 from collections.abc import Callable, Iterable, Iterator
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from convbank.datasets import BUILTIN, Check, Dataset
 from convbank.errors import PluginError, UnknownDatasetError
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from convbank.tasks import Task
 
 __all__ = [
@@ -186,11 +189,64 @@ def _where(ep: EntryPoint) -> str:
     return f"entry point {ep.name} = {ep.value} of group {ep.group} (package {package})"
 
 
+def _others_declared(group: str, skip: set[str]) -> bool:
+    """Whether an installed distribution may declare an entry point of ``group`` whose value
+    is not in ``skip``: the ``entry_points.txt`` files of the ``*.dist-info`` and
+    ``*.egg-info`` folders on ``sys.path`` are read as text, which costs a few milliseconds
+    where importing :mod:`importlib.metadata` costs tens (felt by every ``convbank list``).
+    It only ever answers too often: a zip on the path, a finder of distributions other than
+    the path's, or any line it does not read as ``name = value`` is a yes, and then
+    :func:`importlib.metadata.entry_points` decides."""
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
+        return True
+    header = f"[{group}]"
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as found:
+                folders = [d.path for d in found if d.name.endswith((".dist-info", ".egg-info"))]
+        except NotADirectoryError:
+            return True  # a zip or an egg: its metadata is inside
+        except OSError:
+            continue  # a path entry that does not exist holds nothing
+        for folder in folders:
+            try:
+                with open(os.path.join(folder, "entry_points.txt"), encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if header not in text:
+                continue
+            section = None
+            for raw in text.splitlines():
+                line = raw.strip()
+                if not line or line[0] in "#;":
+                    continue
+                if line.startswith("["):
+                    section = line
+                elif section == header:
+                    _, eq, value = line.partition("=")
+                    if not eq or value.strip() not in skip:
+                        return True
+    return False
+
+
 def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[Any, str]]:
     """``(object, origin)`` for each entry point of ``group`` whose value is not in ``skip``,
     in a stable order (by package, then name); one that cannot be imported is a
-    :class:`PluginError`."""
+    :class:`PluginError`.
+
+    Example::
+
+        for engine, origin in load_entry_points("convbank.engines"):
+            print(engine.__name__, "from", origin)
+    """
     skipped = set(skip)
+    if not _others_declared(group, skipped):
+        return
+    from importlib.metadata import entry_points
+
     found = sorted(
         (ep for ep in entry_points(group=group) if ep.value not in skipped),
         key=lambda ep: (getattr(getattr(ep, "dist", None), "name", "") or "", ep.name),
