@@ -299,11 +299,16 @@ class _QualityModel:
             ]
         )
 
-    def _x(self, examples: Sequence[Example]) -> Any:
+    def _engagement(self, examples: Sequence[Example]) -> np.ndarray:
+        return np.array([_engagement(e, self._vector) for e in examples])
+
+    def _x(self, examples: Sequence[Example], engagement: np.ndarray | None = None) -> Any:
+        """The model's inputs; ``engagement``: the examples' features, when already made."""
         from scipy.sparse import csr_matrix, hstack
 
         if self.model == "engagement":
-            features = self.scaler.transform(np.array([_engagement(e, self._vector) for e in examples]))
+            raw = self._engagement(examples) if engagement is None else engagement
+            features = self.scaler.transform(raw)
             texts = self.vectoriser.transform([_text(e["turns"]) for e in examples])
             return hstack([csr_matrix(0.3 * features), csr_matrix(self._sides(examples)), texts]).tocsr()
         shape = csr_matrix(np.array([_shape(e["turns"]) for e in examples]))
@@ -320,9 +325,10 @@ class _QualityModel:
 
         if self.model in ("tfidf", "engagement"):
             self.vectoriser = fit_tfidf([_text(e["turns"]) for e in examples], min_df=2)
-        if self.model == "engagement":
-            self.scaler = StandardScaler().fit(np.array([_engagement(e, self._vector) for e in examples]))
-        self.reg = Ridge(alpha=3.0).fit(self._x(examples), np.array(gold, dtype=float))
+        engagement = self._engagement(examples) if self.model == "engagement" else None
+        if engagement is not None:
+            self.scaler = StandardScaler().fit(engagement)
+        self.reg = Ridge(alpha=3.0).fit(self._x(examples, engagement), np.array(gold, dtype=float))
 
     def predict(self, examples: Sequence[Example]) -> list[float]:
         if self.model == "random":
