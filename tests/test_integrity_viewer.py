@@ -124,6 +124,20 @@ def test_a_kept_alive_connection_outlives_clients_idle_limits_but_not_half_a_req
         conn.close()
 
 
+def test_a_request_body_trickled_after_the_response_does_not_hold_the_connection(server: int) -> None:
+    """The viewer reads no request body: once the response is sent, a connection whose body
+    is still coming is closed (a byte every few seconds would otherwise hold it for good, as
+    each byte puts off the 30 s idle timer)."""
+    with socket.create_connection(("127.0.0.1", server), timeout=10) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\nx")
+        received = b""
+        start = time.monotonic()
+        while chunk := s.recv(65536):  # the page, then the end of the connection
+            received += chunk
+        assert received.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert time.monotonic() - start < 3
+
+
 # ---------------------------------------------------------------------- 26.10 odd banks
 @pytest.fixture
 def slashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:

@@ -191,23 +191,29 @@ def _where(ep: EntryPoint) -> str:
 
 def _others_declared(group: str, skip: set[str]) -> bool:
     """Whether an installed distribution may declare an entry point of ``group`` whose value
-    is not in ``skip``: the ``entry_points.txt`` files of the ``*.dist-info`` and
-    ``*.egg-info`` folders on ``sys.path`` are read as text, which costs a few milliseconds
-    where importing :mod:`importlib.metadata` costs tens (felt by every ``convbank list``).
-    It only ever answers too often: a zip on the path, a finder of distributions other than
-    the path's, or any line it does not read as ``name = value`` is a yes, and then
+    is not in ``skip``: the ``entry_points.txt`` files that :mod:`importlib.metadata` finds on
+    ``sys.path`` (``*.dist-info`` and ``*.egg-info`` folders in any letter case, an unzipped
+    egg's ``EGG-INFO``) are read as text and split into sections as it splits them, which
+    costs a few milliseconds where importing :mod:`importlib.metadata` costs tens (felt by
+    every ``convbank list``). It only ever answers too often: a zip on the path, a finder of
+    distributions other than the path's, or a line without ``=`` is a yes, and then
     :func:`importlib.metadata.entry_points` decides."""
     from importlib.machinery import PathFinder
 
     if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
         return True
-    header = f"[{group}]"
     for entry in sys.path:
+        egg = os.path.basename(entry).lower().endswith(".egg")
         try:
             with os.scandir(entry or ".") as found:
-                folders = [d.path for d in found if d.name.endswith((".dist-info", ".egg-info"))]
+                folders = [
+                    d.path
+                    for d in found
+                    if d.name.lower().endswith((".dist-info", ".egg-info"))
+                    or (egg and d.name.lower() == "egg-info")
+                ]
         except NotADirectoryError:
-            return True  # a zip or an egg: its metadata is inside
+            return True  # a zip or a zipped egg: its metadata is inside
         except OSError:
             continue  # a path entry that does not exist holds nothing
         for folder in folders:
@@ -216,19 +222,27 @@ def _others_declared(group: str, skip: set[str]) -> bool:
                     text = f.read()
             except OSError:
                 continue
-            if header not in text:
-                continue
-            section = None
-            for raw in text.splitlines():
-                line = raw.strip()
-                if not line or line[0] in "#;":
-                    continue
-                if line.startswith("["):
-                    section = line
-                elif section == header:
-                    _, eq, value = line.partition("=")
-                    if not eq or value.strip() not in skip:
-                        return True
+            if group in text and _declares_others(text, group, skip):
+                return True
+    return False
+
+
+def _declares_others(text: str, group: str, skip: set[str]) -> bool:
+    """Whether ``entry_points.txt`` text has a line in section ``group`` whose value is not in
+    ``skip``, read as :mod:`importlib.metadata` reads it: stripped lines, ``#`` comments
+    only, a section is a line that starts with ``[`` and ends with ``]`` less every bracket
+    at its ends (``[[g]]`` is ``g``), any other line is ``name = value``."""
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+        elif section == group:
+            _, eq, value = line.partition("=")
+            if not eq or value.strip() not in skip:
+                return True
     return False
 
 

@@ -40,7 +40,9 @@ MAX_CONNECTIONS = 1000
 class HeaderDeadline(H11Protocol):
     """uvicorn's h11 protocol, closing a connection whose request headers are not complete
     :data:`HEADER_SECONDS` after it opened, or after the request's first byte on a kept-alive
-    connection (an idle one is uvicorn's to close, after :data:`KEEP_ALIVE_SECONDS`)."""
+    connection (an idle one is uvicorn's to close, after :data:`KEEP_ALIVE_SECONDS`); a
+    connection whose request body is still coming once its response is sent is closed (every
+    byte of it would put uvicorn's idle timer off)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -60,6 +62,11 @@ class HeaderDeadline(H11Protocol):
             self._disarm()
         elif self._deadline is None and self.conn.trailing_data[0]:  # a request has begun
             self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            self.transport.close()  # a body nobody reads: its bytes would hold the connection
 
     def _arm(self) -> None:
         self._disarm()
