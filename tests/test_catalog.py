@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -131,28 +130,6 @@ def test_a_plugin_is_found_through_its_entry_point() -> None:
     assert [c.name for c in registry.checks if c.dataset == "tsvdial"] == ["tsvdial.alternation"]
     assert [t.name for t in registry.tasks if t.dataset == "tsvdial"] == ["tsvdial-intents"]
     assert tsvdial.parts() == [("default", "train"), ("default", "test")]
-
-
-@pytest.mark.parametrize(
-    ("declared", "others"),
-    [
-        ("[convbank.datasets]\ncasino = convbank.datasets.casino:Casino\n", False),  # a built-in only
-        ("[console_scripts]\nx = x:main\n\n[convbank.engines]\nx = x:Engine\n", False),  # other groups
-        ("# mine\n[convbank.datasets]\n\nmine = mine:Mine [extra]\n", True),
-        ("[convbank.datasets]\nnot a name and value\n", True),  # importlib.metadata decides
-    ],
-)
-def test_entry_points_are_looked_up_only_when_another_package_may_declare_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, declared: str, others: bool
-) -> None:
-    """``convbank list`` skips importing importlib.metadata (tens of milliseconds) when no
-    installed package declares a dataset other than the built-ins."""
-    monkeypatch.setattr(sys, "path", [str(_dist_info(tmp_path, "pkg", declared)), str(tmp_path / "gone")])
-    assert registry._others_declared("convbank.datasets", set(BUILTIN)) is others
-    archive = tmp_path / "eggs.zip"
-    archive.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip on the path: its metadata is inside
-    monkeypatch.setattr(sys, "path", [*sys.path, str(archive)])
-    assert registry._others_declared("convbank.datasets", set(BUILTIN)) is True
 
 
 def test_built_ins_declared_as_entry_points_are_not_registered_twice(

@@ -78,3 +78,14 @@ def test_relative_and_repeated_path_entries_are_read_from_the_working_directory(
     monkeypatch.setattr(sys, "path", [entry, entry])
     assert _plugin_found() is True
     assert registry._others_declared(GROUP, set(BUILTIN)) is True
+
+
+def test_a_zip_on_the_path_is_left_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "eggs.zip"
+    archive.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: the metadata would be inside
+    monkeypatch.setattr(sys, "path", [str(archive)])
+    assert registry._others_declared(GROUP, set(BUILTIN)) is True
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "gone")])  # a missing entry holds nothing
+    assert registry._others_declared(GROUP, set(BUILTIN)) is False
