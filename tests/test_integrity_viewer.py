@@ -6,11 +6,8 @@ open."""
 from __future__ import annotations
 
 import http.client
-import os
 import resource
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,47 +15,30 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from conftest import ROOT
 from convbank.build import build
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.web import create_app
-from convbank.web._server import HEADER_SECONDS
+from convbank.web._server import HEADER_SECONDS, MAX_CONNECTIONS
+from test_viewer_load import Server
 
 IDLE = 1100
 
 
 @pytest.fixture
-def server(built: Bank) -> Iterator[int]:
+def server(built_home: Path) -> Iterator[int]:
     """``convbank serve`` on a free loopback port, over the shared built bank."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = min(hard, 4 * IDLE)
     if soft < wanted:  # this process holds the idle sockets; the server inherits the limit
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    with socket.socket() as probe:  # a free port
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "convbank", "serve", "--port", str(port)],
-        env=env,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
     try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        assert f"http://127.0.0.1:{port}/" in line, line
-        for _ in range(100):  # uvicorn starts after the banner
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        yield port
+        srv = Server(built_home)
+        try:
+            yield srv.port
+        finally:
+            srv.stop()
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
@@ -136,6 +116,32 @@ def test_a_request_body_trickled_after_the_response_does_not_hold_the_connection
             received += chunk
         assert received.startswith(b"HTTP/1.1 200 OK\r\n")
         assert time.monotonic() - start < 3
+
+
+def test_idle_kept_alive_connections_at_the_limit_make_room_for_a_new_client(server: int) -> None:
+    """1,000 kept-alive connections, each idle after one answered request (the server's
+    connection limit): a new client is answered at once, the longest idle connection gives
+    way (it was refused with 503 for the 30 s keep-alive time)."""
+    held = []
+    try:
+        for _ in range(MAX_CONNECTIONS):
+            conn = http.client.HTTPConnection("127.0.0.1", server, timeout=10)
+            conn.request("GET", "/static/style.css")
+            answer = conn.getresponse()
+            answer.read()
+            assert answer.status == 200
+            held.append(conn)
+        start = time.monotonic()
+        assert _get(server) == 200
+        assert time.monotonic() - start < 2
+        oldest = held[0].sock
+        oldest.settimeout(5)
+        assert oldest.recv(100) == b""  # closed to make room
+        held[-1].request("GET", "/static/style.css")  # the most recent idle one still serves
+        assert held[-1].getresponse().status == 200
+    finally:
+        for conn in held:
+            conn.close()
 
 
 # ---------------------------------------------------------------------- 26.10 odd banks

@@ -34,7 +34,8 @@ KEEP_ALIVE_SECONDS = 30
 own idle limits, see above)."""
 
 MAX_CONNECTIONS = 1000
-"""Connections and requests at once; more get 503 until some end."""
+"""Connections and requests at once; at the limit, a new connection closes the idle ones that
+waited longest, and requests beyond it get 503 until some end."""
 
 
 class HeaderDeadline(H11Protocol):
@@ -42,15 +43,21 @@ class HeaderDeadline(H11Protocol):
     :data:`HEADER_SECONDS` after it opened, or after the request's first byte on a kept-alive
     connection (an idle one is uvicorn's to close, after :data:`KEEP_ALIVE_SECONDS`); a
     connection whose request body is still coming once its response is sent is closed (every
-    byte of it would put uvicorn's idle timer off)."""
+    byte of it would put uvicorn's idle timer off); at :data:`MAX_CONNECTIONS`, a new
+    connection closes the longest idle ones (:meth:`_make_room`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
+        self._since = 0.0
+        """When the connection opened or last sent a response (its wait for a request began)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._since = self.loop.time()
         self._arm()
+        if len(self.connections) >= MAX_CONNECTIONS:
+            self._make_room()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -65,8 +72,30 @@ class HeaderDeadline(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self._since = self.loop.time()
         if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
             self.transport.close()  # a body nobody reads: its bytes would hold the connection
+
+    def _waiting(self) -> bool:
+        """Between requests: none yet or its response sent, nothing of the next one come."""
+        return (
+            (self.cycle is None or self.cycle.response_complete)
+            and self.conn.their_state is h11.IDLE
+            and not self.conn.trailing_data[0]
+            and not self.transport.is_closing()
+        )
+
+    def _make_room(self) -> None:
+        """At the connection limit, close the connections that have waited longest for a
+        request, so that a new client is served instead of refused (503) while idle ones hold
+        the server for their keep-alive time; a client opens a new connection for a closed
+        idle one, as after a timeout."""
+        waiting = sorted(
+            (c for c in self.connections if c is not self and isinstance(c, HeaderDeadline) and c._waiting()),
+            key=lambda c: c._since,
+        )
+        for connection in waiting[: len(self.connections) - MAX_CONNECTIONS + 1]:
+            connection.transport.close()
 
     def _arm(self) -> None:
         self._disarm()
