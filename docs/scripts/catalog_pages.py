@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import tempfile
 import textwrap
 from collections.abc import Iterator
@@ -81,7 +82,9 @@ class Here:
             try:
                 report = build([name], fetcher=fetcher, bank=bank)
             except Exception as exc:  # an excerpt that cannot be built: the page says why
-                result = result or Found(folder, source, full, problem=cell(str(exc).replace(str(SHARED), "../shared")))
+                result = result or Found(
+                    folder, source, full, problem=cell(str(exc).replace(str(SHARED), "../shared"))
+                )
                 continue
             configs = list(dict.fromkeys(s.config for s in report.splits))
             if configs:
@@ -116,7 +119,7 @@ def field_docs(record_type: type) -> dict[str, str]:
         if (doc := ast.get_docstring(node)) is not None:
             docs[node.name] = doc
         body = node.body
-        for a, b in zip(body, body[1:], strict=False):
+        for a, b in itertools.pairwise(body):
             if (
                 isinstance(a, ast.AnnAssign)
                 and isinstance(a.target, ast.Name)
@@ -130,8 +133,9 @@ def field_docs(record_type: type) -> dict[str, str]:
 
 def struct_fields(t: type) -> dict[str, type]:
     """The fields of a msgspec struct type, with the struct type of each where it has one."""
-    import msgspec
     import typing
+
+    import msgspec
 
     out: dict[str, type] = {}
     hints = typing.get_type_hints(t) if isinstance(t, type) and issubclass(t, msgspec.Struct) else {}
@@ -153,8 +157,10 @@ def schema_rows(schema: pa.Schema, record_type: type) -> list[tuple[str, str, bo
     """(field path, Arrow type, nullable, meaning) for every field, nested ones as ``a[].b``."""
     docs = field_docs(record_type)
     rows: list[tuple[str, str, bool, str]] = []
-    keys = {"conversation_id": "convbank's id of the conversation (the key to the unified tables).",
-            "source_index": "The record's position in its source file."}
+    keys = {
+        "conversation_id": "convbank's id of the conversation (the key to the unified tables).",
+        "source_index": "The record's position in its source file.",
+    }
 
     def visit(prefix: str, field: pa.Field, owner: type | None) -> None:
         t = field.type
@@ -176,8 +182,8 @@ def schema_rows(schema: pa.Schema, record_type: type) -> list[tuple[str, str, bo
             for i in range(inner.num_fields):
                 visit(f"{path}{suffix}.", inner.field(i), sub)
 
-    for field in schema:
-        visit("", field, None if field.name in keys else record_type)
+    for column in schema:
+        visit("", column, None if column.name in keys else record_type)
     return rows
 
 
@@ -200,7 +206,10 @@ def example(name: str) -> list[str]:
     d = catalog.get(name)
     config = d.default_config
     split = next(iter(d.config(config).splits))
-    for folder, what in ((SHARED / "data", "the published file"), (SHARED / "samples", "an excerpt of the published file")):
+    for folder, what in (
+        (SHARED / "data", "the published file"),
+        (SHARED / "samples", "an excerpt of the published file"),
+    ):
         if not folder.is_dir():
             continue
         with tempfile.TemporaryDirectory() as tmp:
@@ -217,9 +226,13 @@ def example(name: str) -> list[str]:
         labels: dict[int, list[str]] = {}
         for a in conv.annotations:
             labels.setdefault(a.turn_index, []).append(f"{a.layer}:{a.label}")
-        out = [f"Conversation `{conv.conversation_id}` ({config}/{split}), read from {what} "
-               f"(`../shared/{folder.name}`) when this site was built; its first {min(TURNS_SHOWN, conv.num_turns)} "
-               f"of {conv.num_turns} turns. `convbank show {name} {conv.conversation_id}` shows it whole.", ""]
+        out = [
+            f"Conversation `{conv.conversation_id}` ({config}/{split}), read from {what} "
+            f"(`../shared/{folder.name}`) when this site was built; its first "
+            f"{min(TURNS_SHOWN, conv.num_turns)} of {conv.num_turns} turns. "
+            f"`convbank show {name} {conv.conversation_id}` shows it whole.",
+            "",
+        ]
         people = [p for p in conv.participants if p.persona]
         for p in people[:2]:
             out.append(f"- `{p.participant_id}` ({p.role}): " + cell(" ".join(p.persona))[:400])
@@ -227,11 +240,15 @@ def example(name: str) -> list[str]:
         for t in conv.turns[:TURNS_SHOWN]:
             text = cell(t.text)
             text = text if len(text) <= 300 else text[:300] + " …"
-            out.append(f"| {t.turn_index} | `{t.participant_id}` | {t.kind} | {text} | "
-                       f"{cell(', '.join(labels.get(t.turn_index, [])))} |")
+            out.append(
+                f"| {t.turn_index} | `{t.participant_id}` | {t.kind} | {text} | "
+                f"{cell(', '.join(labels.get(t.turn_index, [])))} |"
+            )
         return out
-    return ["No example: none of its files was beside the repository when this site was built "
-            "(`../shared/data`, `../shared/samples`)."]
+    return [
+        "No example: none of its files was beside the repository when this site was built "
+        "(`../shared/data`, `../shared/samples`)."
+    ]
 
 
 def fmt(value: float | None) -> str:
@@ -251,29 +268,53 @@ def statistics(name: str, found: Found | None) -> list[str]:
 
     out = ["## Statistics and charts", ""]
     if found is None:
-        return [*out, "No statistics: none of its files was beside the repository when this site was built "
-                "(`../shared/data`, `../shared/samples`). `convbank report " + name + " -o report.html` draws "
-                "them from your bank."]
+        return [
+            *out,
+            "No statistics: none of its files was beside the repository when this site was built "
+            "(`../shared/data`, `../shared/samples`). `convbank report " + name + " -o report.html` draws "
+            "them from your bank.",
+        ]
     if found.stats is None:
-        return [*out, f"No statistics: the files in {found.source} could not be built when this site was built: "
-                f"{found.problem}"]
+        return [
+            *out,
+            f"No statistics: the files in {found.source} could not be built when this site was built: "
+            f"{found.problem}",
+        ]
     configs = ", ".join(f"`{c}`" for c in found.configs)
     if found.full:
-        out += [f"What `convbank report {name}` shows, computed when this site was built from **the published "
-                f"files** in `{found.source}` (configs {configs}; every split of them summed in the charts)."]
+        out += [
+            f"What `convbank report {name}` shows, computed when this site was built from **the published "
+            f"files** in `{found.source}` (configs {configs}; every split of them summed in the charts)."
+        ]
     else:
-        out += ['!!! warning "Computed from excerpts"', "",
-                f"    These figures come from **excerpts** of the published files ({found.source}, configs "
-                f"{configs}): real records, but a handful of them. They show what `convbank report {name}` "
-                "draws, not the dataset's distributions."]
+        out += [
+            '!!! warning "Computed from excerpts"',
+            "",
+            f"    These figures come from **excerpts** of the published files ({found.source}, configs "
+            f"{configs}): real records, but a handful of them. They show what `convbank report {name}` "
+            "draws, not the dataset's distributions.",
+        ]
     splits = found.stats["splits"]
-    rows = (("conversations", "conversations"), ("participants", "participants"), ("turns", "turns"),
-            ("actions (turns that are not messages)", "actions"), ("words", "words"))
-    out += ["", "| | " + " | ".join(f"`{s['config']}/{s['split']}`" for s in splits) + " |",
-            "|---|" + "---:|" * len(splits)]
+    rows = (
+        ("conversations", "conversations"),
+        ("participants", "participants"),
+        ("turns", "turns"),
+        ("actions (turns that are not messages)", "actions"),
+        ("words", "words"),
+    )
+    out += [
+        "",
+        "| | " + " | ".join(f"`{s['config']}/{s['split']}`" for s in splits) + " |",
+        "|---|" + "---:|" * len(splits),
+    ]
     out += [f"| {title} | " + " | ".join(f"{s[key]:,}" for s in splits) + " |" for title, key in rows]
-    out += ["| turns per conversation: mean, max | " + " | ".join(
-        f"{s['turns_per_conversation']['mean']:.1f}, {s['turns_per_conversation']['max']}" for s in splits) + " |"]
+    out += [
+        "| turns per conversation: mean, max | "
+        + " | ".join(
+            f"{s['turns_per_conversation']['mean']:.1f}, {s['turns_per_conversation']['max']}" for s in splits
+        )
+        + " |"
+    ]
     charts = dataset_charts(found.stats)
     for layer, chart in charts["labels"]:
         out += ["", f"### Labels of the `{layer}` layer", "", _svg(chart)]
@@ -281,9 +322,15 @@ def statistics(name: str, found: Found | None) -> list[str]:
     for meta, chart, summary in charts["meta"]:
         out += ["", f"### `{meta}`", "", *([summary.capitalize() + ".", ""] if summary else []), _svg(chart)]
     for t in found.stats["crosstabs"]:
-        out += ["", f"### {cell(t['title'])}", "", cell(t["question"]), "",
-                "| " + " | ".join(cell(c) for c in t["columns"]) + " |",
-                "|" + "---|" * len(t["columns"])]
+        out += [
+            "",
+            f"### {cell(t['title'])}",
+            "",
+            cell(t["question"]),
+            "",
+            "| " + " | ".join(cell(c) for c in t["columns"]) + " |",
+            "|" + "---|" * len(t["columns"]),
+        ]
         out += ["| " + " | ".join(cell(v) for v in row) + " |" for row in t["rows"]]
     return out
 
@@ -297,38 +344,65 @@ def load_it(name: str, found: Found | None) -> list[str]:
     else:
         config, folder = d.default_config, None
     if folder is not None:
-        build = (f"convbank build {name} --config {config} --source {folder}   "
-                 "# once: read, map, store (the published files beside this repository; without --source, "
-                 "convbank downloads them)")
-        intro = (f"The blocks build from `{folder}` (the real files beside a convbank checkout: "
-                 "the test suite runs them); without `--source`, `convbank build` downloads the publisher's files.")
+        build = (
+            f"convbank build {name} --config {config} --source {folder}   "
+            "# once: read, map, store (the published files beside this repository; without --source, "
+            "convbank downloads them)"
+        )
+        intro = (
+            f"The blocks build from `{folder}` (the real files beside a convbank checkout: "
+            "the test suite runs them); without `--source`, `convbank build` downloads the publisher's files."
+        )
     else:
         build = f"convbank build {name} --config {config}   # once: fetch, read, map, store"
-        intro = ("The publisher's files were not beside the repository when this site was built (at most "
-                 "excerpts of them), so these blocks download them, and the test suite, which has no internet, "
-                 "does not run them: they say so in their first line.")
+        intro = (
+            "The publisher's files were not beside the repository when this site was built (at most "
+            "excerpts of them), so these blocks download them, and the test suite, which has no internet, "
+            "does not run them: they say so in their first line."
+        )
     skip = [] if folder is not None else ["# not run by the tests: it downloads the publisher's files"]
-    return ["## Load it", "", intro, "", "```bash", *skip, build,
-            f"convbank info {name}                      # card, citation, files and their checksum status",
-            f"convbank raw {name} --config {config} -n 1   # a raw record, as published",
-            f"convbank query \"SELECT config, split, count(*) FROM conversations WHERE dataset = '{name}' GROUP BY ALL\"",
-            f"convbank export {name} --config {config} --format parlai -o out/parlai/     # ParlAI text format",
-            f"convbank export {name} --config {config} --format convokit -o out/convokit/   # a ConvoKit corpus",
-            "```", "", "```python", *skip, "import convbank", "",
-            f'corpus = convbank.load("{name}", "{config}")',
-            "print(corpus[0].conversation_id)   # a Conversation",
-            'turns = corpus.to_pandas("turns")  # pandas (extra pandas)',
-            "hf = corpus.to_hf()                # a Hugging Face DatasetDict (extra hf)",
-            "print(len(corpus), len(turns), hf)",
-            "```", "",
-            "ConvoKit (`pip install 'convbank[convokit]'`) and ParlAI read the exports above:", "",
-            "```python", *skip, "import convokit", "",
-            f'conversations = convokit.Corpus(filename="out/convokit/{name}_convokit")',
-            "print(len(list(conversations.iter_conversations())), \"conversations in ConvoKit\")",
-            "```", "",
-            "ParlAI: the `parlai` export's text files are in ParlAI's dialog format, for `ParlAIDialogTeacher` "
-            f"(`--task fromfile:parlaiformat --fromfile_datapath out/parlai/{name}_{config}_train.txt`). "
-            "See [Exports](../guide/exports.md) for every format.", ""]
+    return [
+        "## Load it",
+        "",
+        intro,
+        "",
+        "```bash",
+        *skip,
+        build,
+        f"convbank info {name}                      # card, citation, files and their checksum status",
+        f"convbank raw {name} --config {config} -n 1   # a raw record, as published",
+        'convbank query "SELECT config, split, count(*) FROM conversations '
+        f"WHERE dataset = '{name}' GROUP BY ALL\"",
+        f"convbank export {name} --config {config} --format parlai -o out/parlai/     # ParlAI text format",
+        f"convbank export {name} --config {config} --format convokit -o out/convokit/   # a ConvoKit corpus",
+        "```",
+        "",
+        "```python",
+        *skip,
+        "import convbank",
+        "",
+        f'corpus = convbank.load("{name}", "{config}")',
+        "print(corpus[0].conversation_id)   # a Conversation",
+        'turns = corpus.to_pandas("turns")  # pandas (extra pandas)',
+        "hf = corpus.to_hf()                # a Hugging Face DatasetDict (extra hf)",
+        "print(len(corpus), len(turns), hf)",
+        "```",
+        "",
+        "ConvoKit (`pip install 'convbank[convokit]'`) and ParlAI read the exports above:",
+        "",
+        "```python",
+        *skip,
+        "import convokit",
+        "",
+        f'conversations = convokit.Corpus(filename="out/convokit/{name}_convokit")',
+        'print(len(list(conversations.iter_conversations())), "conversations in ConvoKit")',
+        "```",
+        "",
+        "ParlAI: the `parlai` export's text files are in ParlAI's dialog format, for `ParlAIDialogTeacher` "
+        f"(`--task fromfile:parlaiformat --fromfile_datapath out/parlai/{name}_{config}_train.txt`). "
+        "See [Exports](../guide/exports.md) for every format.",
+        "",
+    ]
 
 
 def page(name: str, found: Found | None) -> str:
@@ -337,7 +411,8 @@ def page(name: str, found: Found | None) -> str:
     card = d.describe()
     out: list[str] = [f"# {d.title} (`{name}`)", "", cell(d.description), ""]
     out += [
-        "| | |", "|---|---|",
+        "| | |",
+        "|---|---|",
         f"| name | `{name}` |",
         f"| licence | {cell(d.license)} |",
         f"| version | {cell(d.version)} |",
@@ -347,8 +422,14 @@ def page(name: str, found: Found | None) -> str:
         "",
     ]
     out += load_it(name, found)
-    out += ["## Configs and splits", "", "Published conversation counts (a blank count: the publisher gives none).", "",
-            "| config | description | splits |", "|---|---|---|"]
+    out += [
+        "## Configs and splits",
+        "",
+        "Published conversation counts (a blank count: the publisher gives none).",
+        "",
+        "| config | description | splits |",
+        "|---|---|---|",
+    ]
     for c in d.configs:
         splits = ", ".join(f"{s} {n:,}" if n is not None else s for s, n in c.splits.items())
         desc = cell(c.description) + (f" (the union of {', '.join(c.union_of)})" if c.union_of else "")
@@ -362,41 +443,69 @@ def page(name: str, found: Found | None) -> str:
         out += ["", "Optional: " + ", ".join(f"`{n}`" for n in d.optional_files) + "."]
     out += ["", "## An example conversation", "", *example(name)]
     out += ["", *statistics(name, found)]
-    out += ["", f"## Raw record schema (`{name}_raw`)", "",
-            f"The table `{name}_raw` holds one row per source record, typed like the source "
-            f"(`{d.raw_type.__name__}`); nested fields are shown as `field[].sub`.", "",
-            "| field | type | nullable | what it is |", "|---|---|---|---|"]
+    out += [
+        "",
+        f"## Raw record schema (`{name}_raw`)",
+        "",
+        f"The table `{name}_raw` holds one row per source record, typed like the source "
+        f"(`{d.raw_type.__name__}`); nested fields are shown as `field[].sub`.",
+        "",
+        "| field | type | nullable | what it is |",
+        "|---|---|---|---|",
+    ]
     for path, typ, nullable, meaning in schema_rows(d.raw_schema, d.raw_type):
         out.append(f"| `{path}` | `{cell(typ)}` | {'yes' if nullable else 'no'} | {cell(meaning)} |")
     notes = NOTES / f"{name}.md"
     if notes.exists():
         out += ["", "## Mapping notes and quirks", "", notes.read_text().strip()]
-    out += ["", "## Validation checks", "", "`convbank validate " + name + "` runs these (besides the bank-level "
-            "checks: unique ids and published counts).", "", "| check | scope | what it checks |", "|---|---|---|"]
+    out += [
+        "",
+        "## Validation checks",
+        "",
+        "`convbank validate " + name + "` runs these (besides the bank-level "
+        "checks: unique ids and published counts).",
+        "",
+        "| check | scope | what it checks |",
+        "|---|---|---|",
+    ]
     for c in checks_for(name):
-        out.append(f"| `{c.name}` | {'this dataset' if c.dataset else 'every dataset'} | {cell(c.description)} |")
+        out.append(
+            f"| `{c.name}` | {'this dataset' if c.dataset else 'every dataset'} | {cell(c.description)} |"
+        )
     tasks = list(d.tasks())
     runs = found is not None and found.full and bool(found.configs)
-    bench_skip = "" if runs else "# not run by the tests: the publisher's files are not beside the repository\n"
+    bench_skip = (
+        "" if runs else "# not run by the tests: the publisher's files are not beside the repository\n"
+    )
     out += ["", "## Benchmark tasks", ""]
     if not tasks:
         out.append("None.")
     for t in tasks:
         info = t.describe()
-        out += [f"### `{info['task']}`", "", cell(info["description"]), "",
-                f"- protocol: {cell(info['protocol'])}", f"- metric: `{info['metric']}`",
-                f"- prediction: {cell(info['prediction'])}",
-                f"- models: {', '.join(f'`{m}`' for m in info['models'])} (default `{info['default_model']}`)", "",
-                f"```bash\n{bench_skip}convbank bench {info['task']} --model tfidf\n```", ""]
+        out += [
+            f"### `{info['task']}`",
+            "",
+            cell(info["description"]),
+            "",
+            f"- protocol: {cell(info['protocol'])}",
+            f"- metric: `{info['metric']}`",
+            f"- prediction: {cell(info['prediction'])}",
+            f"- models: {', '.join(f'`{m}`' for m in info['models'])} (default `{info['default_model']}`)",
+            "",
+            f"```bash\n{bench_skip}convbank bench {info['task']} --model tfidf\n```",
+            "",
+        ]
         ref = info["reference"]
         for key, title in (("published", "The authors' figures"), ("measured_here", "Measured here")):
             figs = ref.get(key) or []
             if not figs:
                 continue
             out += [f"{title}:", "", "| system | metric | split | value | source |", "|---|---|---|---|---|"]
-            out += [f"| {cell(f['system'])} | `{f['metric']}` | {cell(f['split'] or '')} | {fmt(f['value'])} | "
-                    f"{cell(f['source'])} |" for f in figs]
+            out += [
+                f"| {cell(f['system'])} | `{f['metric']}` | {cell(f['split'] or '')} | {fmt(f['value'])} | "
+                f"{cell(f['source'])} |"
+                for f in figs
+            ]
             out.append("")
     out += ["", "## Citation", "", "```bibtex", textwrap.dedent(d.citation).strip(), "```", ""]
     return "\n".join(line for line in out if line is not None) + "\n"
-

@@ -9,17 +9,21 @@ from pathlib import Path
 import mkdocs_gen_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from catalog_pages import catalog, cell, here, page  # noqa: E402
+from catalog_pages import catalog, cell, here, page
 
 names = catalog.names()
 with mkdocs_gen_files.open("datasets/index.md", "w") as index:
-    index.write("# Datasets\n\nOne page per dataset of the catalog, generated from the registry at build "
-                "time: a dataset another package adds as a plugin gets its page too.\n\n"
-                "| dataset | title | licence | configs |\n|---|---|---|---|\n")
+    index.write(
+        "# Datasets\n\nOne page per dataset of the catalog, generated from the registry at build "
+        "time: a dataset another package adds as a plugin gets its page too.\n\n"
+        "| dataset | title | licence | configs |\n|---|---|---|---|\n"
+    )
     for name in names:
         d = catalog.get(name)
-        index.write(f"| [`{name}`]({name}.md) | {cell(d.title)} | {cell(d.license)} | "
-                    f"{', '.join(c.name for c in d.configs)} |\n")
+        index.write(
+            f"| [`{name}`]({name}.md) | {cell(d.title)} | {cell(d.license)} | "
+            f"{', '.join(c.name for c in d.configs)} |\n"
+        )
 with here() as bank:
     for name in names:
         with mkdocs_gen_files.open(f"datasets/{name}.md", "w") as f:

@@ -10,7 +10,6 @@ from typing import Any
 
 import griffe
 
-
 ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|data|mod|exc|obj):`(~?)([^`]+)`")
 
 
@@ -42,6 +41,6 @@ def fence(text: str) -> str:
 class DoctestFences(griffe.Extension):
     """Fence doctest examples in every docstring griffe loads."""
 
-    def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:  # noqa: D102
+    def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None:
             obj.docstring.value = ROLE.sub(role, fence(obj.docstring.value))
