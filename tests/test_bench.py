@@ -174,18 +174,20 @@ def test_negation_marking() -> None:
 
 
 def test_casino_finetune_on_a_few_real_dialogues(built: Bank) -> None:
-    """The fine-tuned model end to end on 16 annotated dialogues (the full run takes
+    """The fine-tuned model end to end on 12 annotated dialogues (the full run takes
     minutes): five folds, its probabilities averaged with the linear model's."""
     casino = load("casino")
-    positions = [i for i, c in enumerate(casino) if any("strategy_slots" in t.meta for t in c.turns)][:16]
+    positions = [i for i, c in enumerate(casino) if any("strategy_slots" in t.meta for t in c.turns)][:12]
     annotated = casino.select(positions)
     result = run("casino-strategy", model="finetune", load=lambda *_: annotated)
-    assert result.details["dialogues"] == 16 and result.details["utterances"] == len(utterances(annotated))
+    assert (
+        result.details["dialogues"] == 12
+        and result.details["utterances"] == len(utterances(annotated)) == 132
+    )
     metrics = result.metrics
     assert set(metrics["per_label"]) == set(LABELS)
-    assert metrics["mean_f1"] == pytest.approx(
-        0.29, abs=0.03
-    )  # random: 0.10, with 13 dialogues to learn from
+    # measured here: 0.2291 (random 0.10), with 9 or 10 dialogues to learn from in each fold
+    assert metrics["mean_f1"] == pytest.approx(0.23, abs=0.03)
     assert run("casino-strategy", model="embed", load=lambda *_: annotated).metrics != metrics
 
 

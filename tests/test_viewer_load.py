@@ -163,7 +163,7 @@ def _load(url: str, clients: int, seconds: float) -> dict[str, object]:
 
 
 def test_fifty_clients_no_errors_bounded_memory(built_home: Path) -> None:
-    """50 clients for 20 s then 8 s on a fresh set of connections: every answer a 200 (kept-
+    """50 clients for 12 s then 8 s on a fresh set of connections: every answer a 200 (kept-
     alive connections included: the server keeps an idle one longer than httpx's 5 s), memory
     bounded; then SIGTERM while 50 clients wait: a clean exit, no traceback in the log."""
     server = Server(built_home)  # the default limits
@@ -176,7 +176,7 @@ def test_fifty_clients_no_errors_bounded_memory(built_home: Path) -> None:
 
 def _fifty_clients(server: Server) -> None:
     before = _rss_mib(server.proc.pid)
-    result = _load(server.url, clients=50, seconds=20)
+    result = _load(server.url, clients=50, seconds=12)
     after = _rss_mib(server.proc.pid)
     again = _load(server.url, clients=50, seconds=8)
     final = _rss_mib(server.proc.pid)
@@ -186,7 +186,7 @@ def _fifty_clients(server: Server) -> None:
     assert server.proc.poll() is None
     assert set(result["statuses"]) == {200}, result  # type: ignore[arg-type]
     assert set(again["statuses"]) == {200}, again  # type: ignore[arg-type]
-    assert result["requests"] > 200  # type: ignore[operator]
+    assert result["requests"] > 150  # type: ignore[operator]
     assert after < before + 400 and final < after + 100  # bounded, and no growth on a second round
 
 
