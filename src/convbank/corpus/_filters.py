@@ -132,9 +132,10 @@ class Filters:
             start = self._source.starts[batch]
             for row, text in enumerate(values):
                 data = _decode_meta(text)
-                for key in meta:
-                    kinds[key].add(_kind(_dig(data, key)))
-                if all(_dig(data, key) == value for key, value in meta.items()):
+                found = {key: _dig(data, key) for key in meta}
+                for key, stored in found.items():
+                    kinds[key].add(_kind(stored))
+                if all(found[key] == value for key, value in meta.items()):
                     out.append(start + row)
         for key, value in meta.items():
             problem = _type_problem(self.dataset.name, key, value, kinds[key] - {"null"})
