@@ -205,6 +205,29 @@ class Presentation:
         """The ``outcome`` of a chat record's metadata (scores, ratings). Default: none."""
         return {}
 
+    def chat_messages(self, conversation: Conversation, me: str, context: Context) -> list[dict[str, str]]:
+        """A conversation as chat messages seen from ``me``: the system message
+        (:meth:`chat_system`), then every turn (:meth:`chat_content`), ``me``'s as
+        ``assistant`` and everyone else's as ``user``. What the ``chat`` export writes and the
+        ``chat`` and ``responses`` example views hold; a dataset rarely overrides it."""
+        messages = [{"role": "system", "content": self.chat_system(conversation, me, context)}]
+        messages += [
+            {"role": "assistant" if t.participant_id == me else "user", "content": self.chat_content(t)}
+            for t in conversation.turns
+        ]
+        return messages
+
+    # ------------------------------------------------------------------ example targets
+    target_names: ClassVar[tuple[str, ...]] = ()
+    """The outcome fields a conversation has as training targets (:meth:`targets`), in the
+    ``conversations`` example view, ``convbank info`` and the catalog page."""
+
+    def targets(self, conversation: Conversation, me: str) -> dict[str, Any]:
+        """A conversation's outcomes seen from participant ``me`` (the keys of
+        :attr:`target_names`; a value the dataset does not have is None): the targets of
+        the ``conversations`` example view. Default: none."""
+        return {}
+
     def parlai_context(self, conversation: Conversation, me: str, context: Context) -> list[str]:
         """The lines that open a ParlAI episode. Default: ``your persona: ...`` per persona
         sentence, as the ConvAI2 and PersonaChat tasks present it."""

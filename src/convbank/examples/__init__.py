@@ -1,12 +1,34 @@
 """Examples: the training-ready views of a corpus (``corpus.examples("turns")``,
 ``"responses"``, ``"chat"``, ``"conversations"``) and what every such view can become:
-mapped with a cache, tokenised, packed, concatenated, mixed across datasets.
+mapped with a cache, tokenised, concatenated.
 
 An :class:`Examples` is a lazy sequence of dicts, like a Hugging Face ``Dataset``: indexed,
 sliced, selected, shuffled, split (stratified), sorted, filtered, pickled, and turned into
 Arrow, pandas, polars or Hugging Face tables.
 """
 
-from convbank.examples._base import Examples, Selected
+from convbank.examples._base import (
+    Concatenated,
+    Examples,
+    Selected,
+    TableExamples,
+    Tokenized,
+    concatenate,
+)
+from convbank.examples._fingerprint import fingerprint
+from convbank.examples._map import MapError
+from convbank.examples._tokenize import IGNORE_INDEX, Encoder, TokenizerError
 
-__all__ = ["Examples", "Selected"]
+__all__ = [
+    "IGNORE_INDEX",
+    "Concatenated",
+    "Encoder",
+    "Examples",
+    "MapError",
+    "Selected",
+    "TableExamples",
+    "Tokenized",
+    "TokenizerError",
+    "concatenate",
+    "fingerprint",
+]

@@ -4,7 +4,7 @@ picklable, and what it can be turned into."""
 
 from __future__ import annotations
 
-import math
+import bisect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from difflib import get_close_matches
@@ -13,18 +13,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank.errors import UnknownFieldError, require
+from convbank.examples._fingerprint import UnhashableError, fingerprint
+from convbank.examples._rows import (
+    Example,
+    columns_of,
+    forwarded,
+    sort_key,
+    stratified_test,
+    stratum,
+    test_count,
+)
+from convbank.examples._tokenize import Encoder
 
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
     import pyarrow as pa
 
-    from convbank.examples._tables import TableExamples
-    from convbank.examples._tokenize import Tokenized
-
-__all__ = ["Examples", "Selected"]
-
-Example = dict[str, Any]
+__all__ = ["Concatenated", "Examples", "Selected", "TableExamples", "Tokenized", "concatenate"]
 
 _CHUNK = 1024
 """Examples fetched together when iterating."""
@@ -208,7 +214,7 @@ class Examples(ABC):
         """
         values = self.column(column)
         # sorted() is stable both ways: ties keep their order with reverse=True too
-        order = sorted(range(len(values)), key=lambda i: _sort_key(values[i]), reverse=reverse)
+        order = sorted(range(len(values)), key=lambda i: sort_key(values[i]), reverse=reverse)
         return Selected(self, np.asarray(order, dtype=np.int64))
 
     def train_test_split(
@@ -229,13 +235,13 @@ class Examples(ABC):
         (3692, 923)
         """
         total = len(self)
-        n_test = _test_count(test_size, total)
+        n_test = test_count(test_size, total)
         if stratify is None:
             order = np.arange(total, dtype=np.int64)
             if shuffle:
                 order = np.random.default_rng(seed).permutation(total).astype(np.int64)
             return {"train": Selected(self, order[n_test:]), "test": Selected(self, order[:n_test])}
-        strata = [_stratum(v) for v in self.column(stratify)]
+        strata = [stratum(v) for v in self.column(stratify)]
         test = stratified_test(strata, n_test, seed if shuffle else None)
         mask = np.zeros(total, dtype=bool)
         mask[test] = True
@@ -270,7 +276,7 @@ class Examples(ABC):
         """
         from convbank.examples._map import run_map
 
-        return run_map(
+        table, key = run_map(
             self,
             function,
             batched=batched,
@@ -279,6 +285,7 @@ class Examples(ABC):
             remove_columns=remove_columns,
             cache=cache,
         )
+        return TableExamples(table, key, name=getattr(self, "name", None))
 
     def tokenize(
         self,
@@ -293,16 +300,47 @@ class Examples(ABC):
         response, ``labels``: the response's tokens, -100 on the context), made by
         ``tokenizer``: a Hugging Face tokenizer object or a callable from text to token ids.
         See :class:`~convbank.examples.Tokenized` for what is tokenised in each view."""
-        from convbank.examples._tokenize import Tokenized
-
-        return Tokenized(
-            self,
+        encoder = Encoder(
             tokenizer,
             max_length=max_length,
             truncation_side=truncation_side,
             template=template,
             train_on=train_on,
         )
+        return Tokenized(self, encoder)
+
+    # ------------------------------------------------------------------ labels
+    def class_weights(self, scheme: str = "balanced") -> list[float]:
+        """Weights per label of the view's ``label_names()``, counted over these examples
+        (take them from the training split): ``"balanced"`` is scikit-learn's
+        ``n / (labels * count)`` over label occurrences (for a weighted
+        ``CrossEntropyLoss``), ``"pos_weight"`` is ``negatives / positives`` per label
+        (``BCEWithLogitsLoss(pos_weight=...)`` for multi-hot targets). A label none of these
+        examples has gets weight 0.
+
+        >>> train = convbank.load("casino", split="train")
+        >>> view = train.examples("turns", layer="strategy", annotated=True)
+        >>> round(view.class_weights()[train.label_names("strategy").index("small-talk")], 3)
+        0.373
+        """
+        names = getattr(self, "label_names", None)
+        if names is None:
+            raise ValueError(
+                "class_weights() needs a view of one layer's labels (examples('turns', layer=...))"
+            )
+        vocabulary = {name: i for i, name in enumerate(names())}
+        if scheme not in ("balanced", "pos_weight"):
+            raise ValueError(f"scheme is 'balanced' or 'pos_weight', not {scheme!r}")
+        counts = np.zeros(len(vocabulary), dtype=np.float64)
+        n = 0
+        for row in self:
+            n += 1
+            for name in set(row["label_text"] if "label_text" in row else row["labels"]):
+                counts[vocabulary[name]] += 1
+        if scheme == "pos_weight":
+            return [float((n - c) / c) if c else 0.0 for c in counts]
+        present = int((counts > 0).sum())
+        return [float(counts.sum() / (present * c)) if c else 0.0 for c in counts]
 
     # ------------------------------------------------------------------ tables
     def to_arrow(self) -> pa.Table:
@@ -352,8 +390,8 @@ class Selected(Examples):
     def __init__(self, parent: Examples, positions: np.ndarray) -> None:
         if isinstance(parent, Selected):  # one level: positions of the underlying view
             positions, parent = parent.positions[positions], parent.parent
-        self.parent = parent
-        self.positions = np.ascontiguousarray(positions, dtype=np.int64)
+        self.parent: Examples = parent
+        self.positions: np.ndarray = np.ascontiguousarray(positions, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -371,65 +409,158 @@ class Selected(Examples):
         return self.parent.cache_home()
 
     def __getattr__(self, name: str) -> Any:
-        # what the view it selects from knows (label_names, the corpus...): asked there
-        if name.startswith("_") or name in ("parent", "positions"):
-            raise AttributeError(name)
-        return getattr(self.parent, name)
+        return forwarded(self, name)
 
 
-def columns_of(rows: Sequence[Example]) -> dict[str, list[Any]]:
-    """Examples (dicts) as a dict of lists, keys in the first example's order."""
-    if not rows:
-        return {}
-    return {key: [row[key] for row in rows] for key in rows[0]}
+class TableExamples(Examples):
+    """Examples held in an Arrow table, one row each (a :meth:`Examples.map` result, read
+    from the map cache by memory map). ``key`` says what the table is (the fingerprint of the
+    computation that made it); None makes it the hash of the table's content.
+
+    >>> import pyarrow as pa
+    >>> view = TableExamples(pa.table({"text": ["hi", "there"], "n": [1, 2]}))
+    >>> view[1], view["n"]
+    ({'text': 'there', 'n': 2}, [1, 2])
+    """
+
+    def __init__(self, table: pa.Table, key: str | None = None, *, name: str | None = None) -> None:
+        self.table = table
+        self.key = key
+        self.name = name
+
+    def __len__(self) -> int:
+        return int(self.table.num_rows)
+
+    def _fetch(self, indices: np.ndarray) -> list[Example]:
+        import pyarrow as pa
+
+        rows: list[Example] = self.table.take(pa.array(indices, pa.int64())).to_pylist()
+        return rows
+
+    def _key(self) -> tuple[Any, ...]:
+        if self.key is None:
+            self.key = fingerprint(self.table.schema.to_string(), _table_bytes(self.table))
+        return ("table", self.key)
+
+    def _describe(self) -> str:
+        return f"TableExamples ({', '.join(self.table.column_names)})"
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.table.column_names)
+
+    def column(self, name: str) -> list[Any]:
+        self._check_column(name)
+        values: list[Any] = self.table.column(name).to_pylist()
+        return values
+
+    def to_arrow(self) -> pa.Table:
+        return self.table
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TableExamples, (self.table, self.key), {"name": self.name})
 
 
-def _sort_key(value: Any) -> tuple[int, Any]:
-    return (1, 0) if value is None else (0, value)
+class Tokenized(Examples):
+    """The examples of ``parent`` with ``input_ids``, ``attention_mask`` and, for chats,
+    ``labels``, made by an :class:`~convbank.examples._tokenize.Encoder` (what
+    :meth:`Examples.tokenize` makes; its module doc says what is tokenised). ``tokenizer`` is
+    a Hugging Face tokenizer (anything with ``__call__`` returning ``input_ids``, and
+    ``apply_chat_template`` for chat templates) or a plain callable from a text to a list of
+    token ids. ``template``: True requires the tokenizer's chat template, False joins messages
+    as ``role: content`` lines, None (the default) uses the template where the tokenizer has
+    one.
+
+    >>> words = lambda text: [len(w) for w in text.split()]   # a toy tokenizer
+    >>> convbank.load("casino").examples("turns").tokenize(words)[0]["input_ids"]
+    [7, 3, 3, 3, 6]
+    """
+
+    def __init__(self, parent: Examples, encoder: Encoder) -> None:
+        self.parent = parent
+        self.encoder = encoder
+        self._made_by: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    def _fetch(self, indices: np.ndarray) -> list[Example]:
+        return self.encoder.encode_rows(self.parent._fetch(indices))
+
+    def _key(self) -> tuple[Any, ...]:
+        if self._made_by is None:
+            try:
+                self._made_by = fingerprint(self.encoder.tokenizer)
+            except UnhashableError as exc:
+                raise TypeError(str(exc)) from None
+        return ("tokenized", self.parent._key(), self._made_by, self.encoder.settings())
+
+    def _describe(self) -> str:
+        return f"{self.parent._describe()}, tokenised"
+
+    def cache_home(self) -> Any:
+        return self.parent.cache_home()
+
+    def __getattr__(self, name: str) -> Any:
+        return forwarded(self, name)
 
 
-def _stratum(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_stratum(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _stratum(v)) for k, v in value.items()))
-    return value
+def _table_bytes(table: pa.Table) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
 
 
-def _test_count(test_size: float | int, total: int) -> int:
-    if isinstance(test_size, float):
-        if not 0.0 < test_size < 1.0:
-            raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
-        n_test = math.ceil(test_size * total)
-    else:
-        n_test = int(test_size)
-    if not 0 < n_test < total:
-        raise ValueError(f"test_size {test_size} leaves no train or no test among {total:,} items")
-    return n_test
+class Concatenated(Examples):
+    """Several views one after another (:func:`concatenate`)."""
+
+    def __init__(self, parts: Sequence[Examples]) -> None:
+        flat: list[Examples] = []
+        for part in parts:
+            flat.extend(part.parts if isinstance(part, Concatenated) else [part])
+        self.parts: list[Examples] = flat
+        self.starts = np.concatenate([[0], np.cumsum([len(p) for p in flat], dtype=np.int64)]).tolist()
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def _fetch(self, indices: np.ndarray) -> list[Example]:
+        out: list[Example | None] = [None] * len(indices)
+        which = np.searchsorted(np.asarray(self.starts[1:]), indices, side="right")
+        for p in np.unique(which).tolist():
+            slots = np.flatnonzero(which == p)
+            rows = self.parts[p]._fetch(indices[slots] - self.starts[p])
+            for slot, row in zip(slots.tolist(), rows, strict=True):
+                out[slot] = row
+        return [row for row in out if row is not None]
+
+    def _key(self) -> tuple[Any, ...]:
+        return ("concatenated", *(p._key() for p in self.parts))
+
+    def _describe(self) -> str:
+        return " + ".join(p._describe() for p in self.parts)
+
+    def part_of(self, index: int) -> int:
+        """Which part the example at ``index`` comes from."""
+        return bisect.bisect_right(self.starts, index) - 1
 
 
-def stratified_test(strata: Sequence[Any], n_test: int, seed: int | None) -> np.ndarray:
-    """Positions of a test part of ``n_test`` items whose strata keep their shares: each
-    stratum gives its share rounded down, the remaining places go to the strata with the
-    largest remainders (ties to the larger stratum), as scikit-learn's stratified splits
-    allocate; within a stratum the items are drawn with ``seed`` (None: the first ones)."""
-    groups: dict[Any, list[int]] = {}
-    for i, s in enumerate(strata):
-        groups.setdefault(s, []).append(i)
-    total = len(strata)
-    keys = list(groups)
-    exact = np.asarray([len(groups[k]) * n_test / total for k in keys])
-    counts = np.floor(exact).astype(int)
-    left = n_test - int(counts.sum())
-    if left:
-        order = sorted(range(len(keys)), key=lambda k: (-(exact[k] - counts[k]), -len(groups[keys[k]]), k))
-        for k in order[:left]:
-            counts[k] += 1
-    rng = np.random.default_rng(seed)
-    chosen: list[int] = []
-    for k, key in enumerate(keys):
-        members = np.asarray(groups[key], dtype=np.int64)
-        if seed is not None:
-            members = members[rng.permutation(len(members))]
-        chosen.extend(members[: counts[k]].tolist())
-    return np.sort(np.asarray(chosen, dtype=np.int64))
+def concatenate(views: Sequence[Examples]) -> Concatenated:
+    """Views one after another, as one view (Hugging Face's ``concatenate_datasets``): every
+    example of the first, then of the second... Their columns may differ (CaSiNo and ConvAI2
+    turns share theirs); :meth:`Examples.map` over a concatenation needs the same columns.
+
+    >>> casino = convbank.load("casino", split="valid").examples("turns")
+    >>> convai2 = convbank.load("convai2", "volunteers").examples("turns")
+    >>> len(concatenate([casino, convai2])) == len(casino) + len(convai2)
+    True
+    """
+    if not views:
+        raise ValueError("concatenate() needs at least one view")
+    for view in views:
+        if not isinstance(view, Examples):
+            raise TypeError(f"concatenate() takes example views, not {type(view).__name__}")
+    return Concatenated(views)

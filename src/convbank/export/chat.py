@@ -48,13 +48,8 @@ def chat_record(
     what the dataset's side tables say about it (:meth:`convbank.query.Corpus.context`)."""
     dataset = catalog.get(conv.dataset)
     me = side(dataset, conv, as_participant)
-    messages = [{"role": "system", "content": dataset.chat_system(conv, me, context or {})}]
-    messages += [
-        {"role": "assistant" if t.participant_id == me else "user", "content": dataset.chat_content(t)}
-        for t in conv.turns
-    ]
     return {
-        "messages": messages,
+        "messages": dataset.chat_messages(conv, me, context or {}),
         "metadata": {
             "dataset": conv.dataset,
             "config": conv.config,

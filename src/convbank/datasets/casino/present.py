@@ -136,6 +136,14 @@ class CasinoPresentation(Presentation):
         """Both negotiators' outcomes (points, satisfaction, opponent likeness)."""
         return {p.participant_id: p.meta["outcomes"] for p in conversation.participants}
 
+    target_names: ClassVar[tuple[str, ...]] = ("points_scored", "satisfaction", "opponent_likeness")
+
+    def targets(self, conversation: Conversation, me: str) -> dict[str, Any]:
+        """The negotiator's points (an integer), satisfaction and liking of the opponent (the
+        post-survey's answers: "Extremely satisfied" ... "Extremely dissatisfied")."""
+        outcomes = conversation.participant(me).meta.get("outcomes", {})
+        return {k: outcomes.get(k) for k in self.target_names}
+
     def parlai_context(self, conversation: Conversation, me: str, context: Context) -> list[str]:
         """The chat system message's lines."""
         return system_lines(self.chat_system(conversation, me, context))

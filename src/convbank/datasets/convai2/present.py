@@ -64,6 +64,14 @@ class ConvAI2Presentation(Presentation):
         """The human's rating and persona guess."""
         return {k: conversation.meta.get(k) for k in ("eval_score", "profile_match")}
 
+    target_names: ClassVar[tuple[str, ...]] = ("eval_score", "profile_match")
+
+    def targets(self, conversation: Conversation, me: str) -> dict[str, Any]:
+        """The human's rating of the dialogue (1-5; None where not rated) and whether they
+        recognised the bot's persona (1, 0, or None where the publisher left it empty), for
+        either side."""
+        return {k: _blank(conversation.meta.get(k)) for k in self.target_names}
+
     def hf_features(self) -> datasets.Features:
         """The Hugging Face loader's features, profiles as lists of sentences, with the
         per-message score, the times and the participant ids as extra columns."""
@@ -125,3 +133,8 @@ class ConvAI2Presentation(Presentation):
             "AND c.meta->>'eval_score' IS NOT NULL GROUP BY ALL ORDER BY mean_score DESC",
         ),
     )
+
+
+def _blank(value: Any) -> Any:
+    """None for the empty string the publisher wrote where there is no value."""
+    return None if value == "" else value

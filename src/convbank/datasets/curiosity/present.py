@@ -69,6 +69,12 @@ class CuriosityPresentation(Presentation):
         """Both sides' ratings."""
         return {k: v for k, v in conversation.meta.items() if k.endswith("_rating")}
 
+    target_names: ClassVar[tuple[str, ...]] = tuple(RATINGS)
+
+    def targets(self, conversation: Conversation, me: str) -> dict[str, Any]:
+        """Both sides' ratings of the dialogue and of each other (1-5), for either side."""
+        return {k: conversation.meta.get(k) for k in self.target_names}
+
     def parlai_context(self, conversation: Conversation, me: str, context: Context) -> list[str]:
         """The chat system message's lines."""
         return system_lines(self.chat_system(conversation, me, context))

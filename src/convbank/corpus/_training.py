@@ -1,0 +1,193 @@
+"""What a :class:`~convbank.Corpus` offers training code: example views, label vocabularies,
+``map`` with a cache, ``sort`` and stratified splits (a mixin: see there)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from difflib import get_close_matches
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from convbank.corpus._filters import _decode_meta, _dig, unknown_label
+from convbank.corpus._views import CorpusExamples, view_of
+from convbank.errors import UnknownFieldError
+from convbank.examples import Examples
+from convbank.examples._rows import stratified_test
+
+if TYPE_CHECKING:
+    from convbank.corpus._source import Source
+    from convbank.datasets import Dataset
+    from convbank.examples import TableExamples
+
+__all__ = ["Training"]
+
+
+class Training:
+    """Example views and training helpers of a :class:`~convbank.Corpus` (a mixin)."""
+
+    _source: Source
+    dataset: Dataset
+
+    if TYPE_CHECKING:
+
+        def _positions(self) -> np.ndarray: ...
+
+        def _derive(self, indices: np.ndarray) -> Any: ...
+
+        def _dataset_labels(self) -> dict[str, list[str]]: ...
+
+        def _label_positions(self, label: str) -> np.ndarray: ...
+
+        def _meta_column(self) -> Any: ...
+
+        def meta_keys(self) -> list[str]: ...
+
+        def __len__(self) -> int: ...
+
+    def examples(self, kind: str = "turns", **options: Any) -> CorpusExamples:
+        """This corpus's conversations as training examples of one kind, a lazy view (an
+        :class:`~convbank.examples.Examples`: indexed, sliced, mapped, tokenised, pickled):
+
+        - ``"turns"``: one per turn; ``layer=``, ``annotated=True``, ``target="multi_hot"`` or
+          ``"class"``, ``speaker=``, ``role=``, ``kind="message"`` or ``"action"``;
+        - ``"responses"``: context -> response; ``history=k`` previous turns (None: all),
+          ``side=`` (None: the dataset's side, ``"other"``, ``"both"``, a participant id),
+          ``kind=``; with the responder's persona and system prompt;
+        - ``"chat"``: messages from ``side=`` (``"both"``: one example per participant);
+        - ``"conversations"``: whole conversations with their outcomes (``target=`` one of
+          the dataset's ``target_names``), per ``side=``.
+
+        >>> casino = convbank.load("casino", split="train")
+        >>> len(casino.examples("turns", layer="strategy", annotated=True))
+        3692
+        >>> casino.examples("responses", history=2)[1]["context"]
+        ['Hello!, how are you doing?', "Hi!, I'm good. How about you?"]
+        >>> len(casino.examples("chat", side="both")), casino.examples("conversations")[0]["points_scored"]
+        (1800, 22)
+        """
+        return view_of(self, kind, options)
+
+    def label_names(self, layer: str) -> list[str]:
+        """The labels of one annotation layer, sorted: a label's id is its position. They are
+        the whole dataset's labels in the bank (every split's), so ids are the same for the
+        train and test corpora.
+
+        >>> convbank.load("casino", split="test").label_names("strategy")[:3]
+        ['elicit-pref', 'no-need', 'non-strategic']
+        """
+        self._check_layer(layer)
+        return list(self._dataset_labels()[layer])
+
+    def _check_layer(self, layer: str) -> None:
+        known = self._dataset_labels()
+        if layer not in known:
+            problem = unknown_label(self.dataset.name, f"{layer}:", known) or ""
+            raise UnknownFieldError(problem.replace(" (a label is layer:label)", ""))
+
+    def _participant_ids(self) -> list[str]:
+        """The participant ids of this corpus's parts, sorted (for checking a ``side=``)."""
+        found: set[str] = set()
+        for batch in range(len(self._source.batches)):
+            found.update(self._source.read(batch, "participants", ["participant_id"]).column(0).to_pylist())
+        return sorted(found)
+
+    def map(
+        self,
+        function: Callable[..., Any],
+        *,
+        batched: bool = False,
+        batch_size: int = 1000,
+        num_proc: int | None = None,
+        cache: bool = True,
+    ) -> TableExamples:
+        """``function`` over every :class:`Conversation` of this corpus (a list of them with
+        ``batched=True``), returning a dict (of lists): a table of examples, computed by
+        ``num_proc`` processes and cached by the fingerprint of the function and the bank
+        generation (see :meth:`convbank.examples.Examples.map`).
+
+        >>> lengths = convbank.load("casino", split="valid").map(lambda c: {"turns": c.num_turns})
+        >>> lengths["turns"][:3]
+        [13, 14, 11]
+        """
+        return _Conversations(self).map(
+            function, batched=batched, batch_size=batch_size, num_proc=num_proc, cache=cache
+        )
+
+    def sort(self, column: str, *, reverse: bool = False) -> Any:
+        """This corpus ordered by a column of ``conversations`` (``num_turns``,
+        ``source_index``, ``conversation_id``) or a meta key (``"eval_score"``, dotted for
+        nested ones): a stable sort, missing values last.
+
+        >>> convbank.load("casino").sort("num_turns", reverse=True)[0].num_turns
+        33
+        """
+        values = self._column_values(column)
+        order = sorted(range(len(values)), key=lambda i: _present_first(values[i], reverse), reverse=reverse)
+        return self._derive(self._positions()[np.asarray(order, dtype=np.int64)])
+
+    def _column_values(self, column: str) -> list[Any]:
+        """One value per conversation of this corpus, in order: a ``conversations`` column or
+        a meta key."""
+        stored = ("conversation_id", "num_turns", "source_index")
+        source = self._source
+        if column in stored:
+            by_batch = [
+                source.read(b, "conversations", [column]).column(0).to_pylist()
+                for b in range(len(source.batches))
+            ]
+        else:
+            self._check_meta(column)
+            by_batch = [[_dig(_decode_meta(t), column) for t in values] for values in self._meta_column()]
+        flat = [v for values in by_batch for v in values]
+        return [flat[p] for p in self._positions().tolist()]
+
+    def _check_meta(self, key: str) -> None:
+        known = self.meta_keys()
+        top = key.split(".", 1)[0]
+        if top not in known:
+            names = ["conversation_id", "num_turns", "source_index", *known]
+            close = get_close_matches(top, names, n=1, cutoff=0.6)
+            raise UnknownFieldError(
+                f"{self.dataset.name} conversations have no column or meta key {key!r}; "
+                + (f"did you mean {close[0]}? " if close else "")
+                + "columns: conversation_id, num_turns, source_index; "
+                + f"meta keys: {', '.join(known) or 'none'}"
+            )
+
+    def _stratified(self, stratify: str, n_test: int, seed: int | None) -> np.ndarray:
+        """Positions (in this corpus) of a test part whose strata keep their shares: by a
+        label (``layer:label``: the conversations with it and those without) or by a
+        ``conversations`` column or meta key."""
+        if ":" in stratify:
+            having = set(self._label_positions(stratify).tolist())
+            strata: list[Any] = [p in having for p in self._positions().tolist()]
+        else:
+            strata = self._column_values(stratify)
+        return stratified_test(strata, n_test, seed)
+
+
+class _Conversations(Examples):
+    """A corpus's conversations as they are (objects, not dicts): what :meth:`Training.map`
+    maps over."""
+
+    def __init__(self, corpus: Any) -> None:
+        self.corpus = corpus
+        self.name = f"{corpus.dataset.name}/conversations"
+
+    def __len__(self) -> int:
+        return len(self.corpus)
+
+    def _fetch(self, indices: np.ndarray) -> list[Any]:
+        return list(self.corpus.select(indices))
+
+    def _key(self) -> tuple[Any, ...]:
+        return ("corpus", "objects", self.corpus._identity())
+
+    cache_home = CorpusExamples.cache_home
+    live_generations = CorpusExamples.live_generations
+
+
+def _present_first(value: Any, reverse: bool) -> tuple[int, Any]:
+    missing = value is None
+    return (int(not missing) if reverse else int(missing), 0 if missing else value)

@@ -1,0 +1,496 @@
+"""The example views of a corpus (:meth:`convbank.Corpus.examples`): its conversations seen
+as training examples, one kind a class.
+
+- ``turns``: one example per turn (speaker, role, kind, a layer's labels);
+- ``responses``: the previous ``history`` turns and the system prompt of the responder ->
+  a response, from one side, another or both (ParlAI's dialogue teachers);
+- ``chat``: a conversation's messages from one side, or from both (two examples);
+- ``conversations``: whole conversations with their outcomes as targets.
+
+A view is a plan (which conversation, which turn or side: NumPy arrays made once, from the
+bank's Arrow columns where they suffice) and the code that makes an example from a
+conversation; the conversations of a batch of examples are fetched together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from difflib import get_close_matches
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from convbank.errors import UnknownFieldError
+from convbank.examples import Examples
+from convbank.examples._rows import Example
+from convbank.model import Conversation, Participant
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from convbank.corpus._source import Source
+
+__all__ = ["VIEWS", "CorpusExamples", "view_of"]
+
+IGNORE_INDEX = -100
+"""The target of an example without a label (``target="class"``): ignored by PyTorch losses."""
+
+
+class CorpusExamples(Examples):
+    """The examples of a corpus of one kind (see the module doc); made by
+    :meth:`convbank.Corpus.examples`."""
+
+    kind: ClassVar[str]
+    options: ClassVar[tuple[str, ...]]
+
+    def __init__(self, corpus: Any, **options: Any) -> None:
+        self.corpus = corpus
+        self.settings = options
+        self._plan: tuple[np.ndarray, np.ndarray] | None = None
+        self._check()
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def name(self) -> str:
+        """``dataset/kind``: what a mixture calls examples from this view."""
+        return f"{self.corpus.dataset.name}/{self.kind}"
+
+    def _key(self) -> tuple[Any, ...]:
+        return ("corpus", self.kind, self.corpus._identity(), tuple(sorted(self.settings.items(), key=str)))
+
+    def _describe(self) -> str:
+        given = ", ".join(f"{k}={v!r}" for k, v in self.settings.items() if v is not None)
+        return f"{self.corpus.dataset.name} {self.kind}" + (f" ({given})" if given else "")
+
+    def cache_home(self) -> Any:
+        bank = self.corpus.bank
+        folder = bank.root.with_name(bank.root.name + "-cache") / "map" / self.corpus.dataset.name
+        return folder, self.corpus.snapshot.generation
+
+    def live_generations(self) -> list[str]:
+        """The generations of the bank a reader may still hold (their map cache is kept)."""
+        root = self.corpus.bank.root
+        return [p.stem for p in (root / ".generations").glob("*.json")] + [
+            str(self.corpus.bank.manifest().generation)
+        ]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"corpus": self.corpus, "settings": self.settings, "_plan": self._plan}
+
+    # ------------------------------------------------------------------ plan
+    def _check(self) -> None:
+        """Check the options against the dataset (an unknown name is an error naming the
+        known ones)."""
+
+    def plan(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per example: its conversation's position in the corpus and its turn index (or the
+        index of the side it is seen from)."""
+        if self._plan is None:
+            self._plan = self._make_plan()
+        return self._plan
+
+    def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per conversation of the corpus, what it gives (turn indices or sides), in order."""
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.plan()[0])
+
+    def _fetch(self, indices: np.ndarray) -> list[Example]:
+        convs, extra = self.plan()
+        wanted = convs[indices]
+        unique = np.unique(wanted)
+        fetched = dict(zip(unique.tolist(), self.corpus.select(unique), strict=True))
+        context: dict[int, Any] = {}
+        out = []
+        for c, x in zip(wanted.tolist(), extra[indices].tolist(), strict=True):
+            conv = fetched[c]
+            out.append(self._example(conv, x, context, c))
+        return out
+
+    def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
+        raise NotImplementedError
+
+    def _context(self, conv: Conversation, cache: dict[int, Any], slot: int) -> Any:
+        """What the dataset's side tables say about a conversation (read once per batch)."""
+        if not self.corpus.dataset.side_tables:
+            return {}
+        if slot not in cache:
+            cache[slot] = self.corpus.context(conv)
+        return cache[slot]
+
+    # ------------------------------------------------------------------ helpers
+    def _base(self, conv: Conversation) -> Example:
+        return {
+            "dataset": conv.dataset,
+            "config": conv.config,
+            "split": conv.split,
+            "conversation_id": conv.conversation_id,
+        }
+
+    def _per_conversation(self, gives: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The plan from what each conversation (in the corpus's order) gives."""
+        counts = np.fromiter((len(g) for g in gives), dtype=np.int64, count=len(gives))
+        convs = np.repeat(np.arange(len(gives), dtype=np.int64), counts)
+        extra = np.concatenate(gives).astype(np.int64) if gives else np.zeros(0, np.int64)
+        return convs, extra
+
+    def _sides(self, people: dict[int, list[Participant]]) -> dict[int, list[int]]:
+        """Per stored conversation (position in source order), the participant indices the
+        ``side`` option chooses (``None``: the dataset's chat side; ``"both"``: everyone;
+        ``"other"``: everyone but the chat side; else a participant id)."""
+        side = self.settings.get("side")
+        dataset = self.corpus.dataset
+        chosen: dict[int, list[int]] = {}
+        for position, listed in people.items():
+            ids = [p.participant_id for p in listed]
+            if side == "both":
+                chosen[position] = list(range(len(ids)))
+                continue
+            if side is None or side == "other":
+                stub = Conversation(dataset.name, "", "", "", 0, participants=listed)
+                me = dataset.chat_side(stub) if listed else None
+                chosen[position] = [i for i, p in enumerate(ids) if (p == me) == (side is None)]
+                continue
+            chosen[position] = [i for i, p in enumerate(ids) if p == side]
+        return chosen
+
+    def _check_side(self) -> None:
+        side = self.settings.get("side")
+        if side in (None, "both", "other"):
+            return
+        known = self.corpus._participant_ids()
+        if side not in known:
+            close = get_close_matches(str(side), known, n=1, cutoff=0.6)
+            raise UnknownFieldError(
+                f"{self.corpus.dataset.name} has no participant {side!r} (side=); "
+                + (f"did you mean {close[0]}? " if close else "")
+                + f"sides: None (the dataset's, as the chat export), 'both', 'other', {', '.join(known[:12])}"
+                + (" ..." if len(known) > 12 else "")
+            )
+
+    def _people(self) -> dict[int, list[Participant]]:
+        """Every selected conversation's participants (source position -> participants),
+        from the ``participants`` table alone."""
+        out: dict[int, list[Participant]] = {}
+        for position, rows in _rows_by_conversation(self.corpus, "participants", ["participant_id", "role"]):
+            out[position] = [Participant(pid, role) for pid, role in rows]
+        return out
+
+
+# ---------------------------------------------------------------------- turns
+class TurnExamples(CorpusExamples):
+    """One example per turn: ``dataset``, ``config``, ``split``, ``conversation_id``,
+    ``turn_index``, ``participant_id``, ``role``, ``text``, ``kind`` and ``labels``. With
+    ``layer``, ``labels`` are that layer's label names (else every ``"layer:label"``) and
+    ``annotated=True`` keeps the turns with at least one; ``target="multi_hot"`` makes
+    ``labels`` a 0/1 vector over :meth:`label_names` and ``target="class"`` the id of the
+    turn's one label (-100 for none; a turn with two is an error), with the names in
+    ``label_text``. ``speaker``, ``role`` and ``kind`` keep the turns they name.
+    """
+
+    kind = "turns"
+    options = ("layer", "annotated", "target", "speaker", "role", "kind")
+
+    def _check(self) -> None:
+        s = self.settings
+        layer, target = s.get("layer"), s.get("target")
+        if target not in (None, "multi_hot", "class"):
+            raise ValueError(f"target is 'multi_hot', 'class' or None, not {target!r}")
+        if (target or s.get("annotated")) and layer is None:
+            raise ValueError("target= and annotated=True need a layer= (the labels they use)")
+        if layer is not None:
+            self.corpus._check_layer(layer)
+        if s.get("kind") not in (None, "message", "action"):
+            raise ValueError(f"kind is 'message', 'action' or None, not {s.get('kind')!r}")
+        self._names = self.corpus.label_names(layer) if layer is not None else []
+
+    def label_names(self) -> list[str]:
+        """The chosen layer's labels; a label's id is its position (stable: the whole
+        dataset's labels in the bank, sorted)."""
+        return list(self._names)
+
+    def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
+        s = self.settings
+        want_speaker, want_role, want_kind = _as_set(s.get("speaker")), _as_set(s.get("role")), s.get("kind")
+        roles: dict[int, dict[str, str]] = {}
+        if want_role is not None:
+            for position, rows in _rows_by_conversation(
+                self.corpus, "participants", ["participant_id", "role"]
+            ):
+                roles[position] = dict(rows)
+        labelled: dict[int, set[int]] = {}
+        if s.get("annotated"):
+            for position, rows in _rows_by_conversation(self.corpus, "annotations", ["turn_index", "layer"]):
+                labelled[position] = {ti for ti, layer in rows if layer == s["layer"]}
+        kept: dict[int, np.ndarray] = {}
+        for position, rows in _rows_by_conversation(
+            self.corpus, "turns", ["turn_index", "participant_id", "kind"]
+        ):
+            kept[position] = np.asarray(
+                [
+                    ti
+                    for ti, pid, kind in rows
+                    if (want_speaker is None or pid in want_speaker)
+                    and (want_kind is None or kind == want_kind)
+                    and (want_role is None or roles.get(position, {}).get(pid) in want_role)
+                    and (not s.get("annotated") or ti in labelled.get(position, ()))
+                ],
+                dtype=np.int64,
+            )
+        empty = np.zeros(0, np.int64)
+        return self._per_conversation([kept.get(p, empty) for p in self.corpus._positions().tolist()])
+
+    def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
+        turn = conv.turns[extra]
+        layer, target = self.settings.get("layer"), self.settings.get("target")
+        anns = [a for a in conv.annotations if a.turn_index == extra and (layer is None or a.layer == layer)]
+        names = [a.label if layer is not None else f"{a.layer}:{a.label}" for a in anns]
+        row = {
+            **self._base(conv),
+            "turn_index": turn.turn_index,
+            "participant_id": turn.participant_id,
+            "role": _role(conv, turn.participant_id),
+            "text": turn.text,
+            "kind": turn.kind,
+            "labels": names,
+        }
+        if target is not None:
+            ids = sorted({self._names.index(n) for n in names})
+            if target == "multi_hot":
+                vector = [0.0] * len(self._names)
+                for i in ids:
+                    vector[i] = 1.0
+                row["labels"] = vector
+            else:
+                if len(ids) > 1:
+                    raise ValueError(
+                        f"{conv.dataset} conversation {conv.conversation_id} turn {extra} has "
+                        f"{len(ids)} {layer} labels ({', '.join(sorted(set(names)))}); target='class' "
+                        "needs at most one a turn: use target='multi_hot'"
+                    )
+                row["labels"] = ids[0] if ids else IGNORE_INDEX
+            row["label_text"] = names
+        return row
+
+
+# ---------------------------------------------------------------------- responses
+class ResponseExamples(CorpusExamples):
+    """Context -> response pairs: one per turn of the chosen side (``side=None``: the
+    dataset's, as the chat export sees it; ``"other"``: everyone else; ``"both"``: every
+    participant; or a participant id), with ``history`` previous turns (None: all of them),
+    as ParlAI's teachers with ``history_size``. An example holds ``turn_index``,
+    ``participant_id`` and ``role`` of the response, ``persona`` (the responder's),
+    ``system`` (what the responder knew: ConvAI2 and PEC personas, CaSiNo priorities and
+    reasons), ``context`` and ``context_speakers`` (the history's texts and speakers),
+    ``response``, and ``messages`` (system, history as ``user``/``assistant``, response as
+    ``assistant``) for chat templates. ``kind="message"`` leaves out actions (CaSiNo's deals).
+    """
+
+    kind = "responses"
+    options = ("history", "side", "kind")
+
+    def _check(self) -> None:
+        history = self.settings.get("history")
+        if history is not None and (not isinstance(history, int) or history < 0):
+            raise ValueError(
+                f"history is a number of previous turns (0 or more) or None (all), not {history!r}"
+            )
+        if self.settings.get("kind") not in (None, "message", "action"):
+            raise ValueError(f"kind is 'message', 'action' or None, not {self.settings.get('kind')!r}")
+        self._check_side()
+
+    def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
+        people = self._people()
+        sides = self._sides(people)
+        want_kind = self.settings.get("kind")
+        kept: dict[int, np.ndarray] = {}
+        for position, rows in _rows_by_conversation(
+            self.corpus, "turns", ["turn_index", "participant_id", "kind"]
+        ):
+            speakers = {people[position][i].participant_id for i in sides.get(position, [])}
+            kept[position] = np.asarray(
+                [
+                    ti
+                    for ti, pid, kind in rows
+                    if pid in speakers and (want_kind is None or kind == want_kind)
+                ],
+                dtype=np.int64,
+            )
+        empty = np.zeros(0, np.int64)
+        return self._per_conversation([kept.get(p, empty) for p in self.corpus._positions().tolist()])
+
+    def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
+        dataset = self.corpus.dataset
+        response = conv.turns[extra]
+        me = response.participant_id
+        history = self.settings.get("history")
+        first = 0 if history is None else max(0, extra - history)
+        before = conv.turns[first:extra]
+        system = dataset.chat_system(conv, me, self._context(conv, context, slot))
+        said = [dataset.chat_content(t) for t in before]
+        answer = dataset.chat_content(response)
+        messages = [{"role": "system", "content": system}]
+        messages += [
+            {"role": "assistant" if t.participant_id == me else "user", "content": text}
+            for t, text in zip(before, said, strict=True)
+        ]
+        messages.append({"role": "assistant", "content": answer})
+        return {
+            **self._base(conv),
+            "turn_index": extra,
+            "participant_id": me,
+            "role": _role(conv, me),
+            "persona": list(conv.participant(me).persona),
+            "system": system,
+            "context": said,
+            "context_speakers": [t.participant_id for t in before],
+            "response": answer,
+            "messages": messages,
+        }
+
+
+# ---------------------------------------------------------------------- chat
+class ChatExamples(CorpusExamples):
+    """A conversation's messages seen from one side (``side=None``: the dataset's, as the
+    chat export; ``"other"``, ``"both"``: one example per participant; or a participant id),
+    as the ``chat`` export writes them: ``side``, ``role``, ``messages`` (the system message,
+    then ``user`` and ``assistant`` turns) and ``outcome``."""
+
+    kind = "chat"
+    options = ("side",)
+
+    def _check(self) -> None:
+        self._check_side()
+
+    def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
+        sides = self._sides(self._people())
+        empty = np.zeros(0, np.int64)
+        return self._per_conversation(
+            [
+                np.asarray(sides[p], np.int64) if p in sides else empty
+                for p in self.corpus._positions().tolist()
+            ]
+        )
+
+    def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
+        dataset = self.corpus.dataset
+        me = conv.participants[extra].participant_id
+        return {
+            **self._base(conv),
+            "side": me,
+            "role": conv.participants[extra].role,
+            "messages": dataset.chat_messages(conv, me, self._context(conv, context, slot)),
+            "outcome": dataset.chat_outcome(conv, me),
+        }
+
+
+# ---------------------------------------------------------------------- conversations
+class ConversationExamples(CorpusExamples):
+    """Whole conversations with their outcomes as targets: ``side``, ``role``, ``num_turns``,
+    ``text`` (one ``speaker: text`` line a turn), ``turns`` (the texts), and each of the
+    dataset's :attr:`~convbank.datasets.Dataset.target_names` (CaSiNo: the side's points,
+    satisfaction and opponent likeness; ConvAI2: the human's rating and persona guess);
+    ``target=`` names one of them to copy into ``labels``. ``side`` as in ``chat``."""
+
+    kind = "conversations"
+    options = ("side", "target")
+
+    def _check(self) -> None:
+        self._check_side()
+        target = self.settings.get("target")
+        known = list(self.corpus.dataset.target_names)
+        if target is not None and target not in known:
+            close = get_close_matches(str(target), known, n=1, cutoff=0.6)
+            raise UnknownFieldError(
+                f"{self.corpus.dataset.name} conversations have no target {target!r}; "
+                + (f"did you mean {close[0]}? " if close else "")
+                + f"targets: {', '.join(known) or 'none'}"
+            )
+
+    def target_names(self) -> list[str]:
+        """The outcome fields each example carries."""
+        return list(self.corpus.dataset.target_names)
+
+    _make_plan = ChatExamples._make_plan
+
+    def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
+        me = conv.participants[extra].participant_id
+        targets = self.corpus.dataset.targets(conv, me)
+        row = {
+            **self._base(conv),
+            "side": me,
+            "role": conv.participants[extra].role,
+            "num_turns": conv.num_turns,
+            "text": "\n".join(f"{t.participant_id}: {t.text}" for t in conv.turns),
+            "turns": [t.text for t in conv.turns],
+            **{name: targets.get(name) for name in self.corpus.dataset.target_names},
+        }
+        target = self.settings.get("target")
+        if target is not None:
+            row["labels"] = targets.get(target)
+        return row
+
+
+VIEWS: dict[str, type[CorpusExamples]] = {
+    v.kind: v for v in (TurnExamples, ResponseExamples, ChatExamples, ConversationExamples)
+}
+"""The example views every dataset offers, by kind."""
+
+
+def view_of(corpus: Any, kind: str, options: dict[str, Any]) -> CorpusExamples:
+    """The view of ``kind`` over ``corpus`` (what :meth:`convbank.Corpus.examples` makes)."""
+    view = VIEWS.get(kind)
+    if view is None:
+        close = get_close_matches(str(kind), list(VIEWS), n=1, cutoff=0.6)
+        raise UnknownFieldError(
+            f"{corpus.dataset.name} has no example view {kind!r}; "
+            + (f"did you mean {close[0]}? " if close else "")
+            + f"views: {', '.join(VIEWS)}"
+        )
+    unknown = [k for k in options if k not in view.options]
+    if unknown:
+        close = get_close_matches(unknown[0], list(view.options), n=1, cutoff=0.6)
+        raise TypeError(
+            f"the {kind} view takes no option {unknown[0]!r}; "
+            + (f"did you mean {close[0]}? " if close else "")
+            + f"its options: {', '.join(view.options)}"
+        )
+    return view(corpus, **options)
+
+
+# ---------------------------------------------------------------------- reading
+def _rows_by_conversation(
+    corpus: Any, table: str, columns: list[str]
+) -> list[tuple[int, list[tuple[Any, ...]]]]:
+    """``(source position, rows)`` for every selected conversation that has rows in a unified
+    table, read a stored batch at a time (the columns asked for, as tuples)."""
+    source: Source = corpus._source
+    chosen = np.unique(corpus._positions())
+    out: list[tuple[int, list[tuple[Any, ...]]]] = []
+    for batch in range(len(source.batches)):
+        lo, hi = source.starts[batch], source.starts[batch + 1]
+        if chosen.size and not ((chosen >= lo) & (chosen < hi)).any():
+            continue
+        read: pa.Table = source.read(batch, table, ["conversation_id", *columns])
+        rows = source.ids(batch)
+        ids = read.column(0).to_pylist()
+        values = [read.column(i + 1).to_pylist() for i in range(len(columns))]
+        grouped: dict[int, list[tuple[Any, ...]]] = {}
+        for cid, *row in zip(ids, *values, strict=True):
+            grouped.setdefault(lo + rows[cid], []).append(tuple(row))
+        out += grouped.items()
+    return out
+
+
+def _as_set(value: str | Sequence[str] | None) -> set[str] | None:
+    if value is None:
+        return None
+    return {value} if isinstance(value, str) else set(value)
+
+
+def _role(conv: Conversation, participant_id: str) -> str:
+    for p in conv.participants:
+        if p.participant_id == participant_id:
+            return p.role
+    return ""

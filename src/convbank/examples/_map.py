@@ -1,0 +1,295 @@
+""":meth:`Examples.map`: a function over every example, its result an Arrow table cached
+on disk under the fingerprint of the function and of the view.
+
+The cache is a folder of Arrow IPC files (uncompressed, read back by memory map), one per
+result, written atomically: ``<cache>/<tag>/<fingerprint>.arrow``. For a corpus's views the
+folder is beside the bank (``$CONVBANK_HOME/bank-cache/map/<dataset>``) and the tag is the
+bank generation the corpus reads, so a rebuild makes new entries and the entries of
+generations the bank no longer holds are removed when a new one is written.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from convbank.errors import ConvbankError
+from convbank.examples._fingerprint import UnhashableError, fingerprint
+from convbank.examples._rows import Example, columns_of
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    import pyarrow as pa
+
+__all__ = ["MapError", "run_map"]
+
+_JOB: tuple[Any, Callable[..., Any], dict[str, Any]] | None = None
+"""The job a forked map worker runs (set before forking: a lambda needs no pickling)."""
+
+
+class MapError(ConvbankError, ValueError):
+    """A function given to :meth:`Examples.map` returned something that is not a table."""
+
+
+def run_map(
+    view: Any,
+    function: Callable[..., Any],
+    *,
+    batched: bool,
+    batch_size: int,
+    num_proc: int | None,
+    remove_columns: Sequence[str] | None,
+    cache: bool,
+) -> tuple[pa.Table, str | None]:
+    """What :meth:`Examples.map` does (see there): the result table and its cache key."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    options = {"batched": batched, "batch_size": batch_size, "remove_columns": list(remove_columns or [])}
+    key = _key(view, function, options) if cache else None
+    path = None
+    if key is not None:
+        folder, tag = view.cache_home()
+        path = Path(folder) / (tag or "any") / f"{key}.arrow"
+        found = _read(path)
+        if found is not None:
+            return found, key
+    workers = max(1, min(int(num_proc or 1), len(view) or 1))
+    bounds = np.linspace(0, len(view), workers + 1).astype(np.int64).tolist()
+    if workers == 1:
+        pieces = [compute(view, function, options, 0, len(view))]
+    else:
+        pieces = _in_processes(view, function, options, bounds)
+    table = _concat(pieces)
+    if path is not None:
+        _write(path, table)
+        _prune(path.parent.parent, keep=path.parent.name, current=view)
+    return table, key
+
+
+def _key(view: Any, function: Callable[..., Any], options: dict[str, Any]) -> str | None:
+    try:
+        return fingerprint(view._key(), function, options)
+    except (UnhashableError, TypeError) as exc:
+        warnings.warn(
+            f"map() cannot fingerprint its function or view ({exc}); its result is not cached",
+            stacklevel=3,
+        )
+        return None
+
+
+def compute(
+    view: Any, function: Callable[..., Any], options: dict[str, Any], start: int, stop: int
+) -> pa.Table:
+    """The mapped rows of examples ``start`` to ``stop`` of ``view``, as a table."""
+    import pyarrow as pa
+
+    step = options["batch_size"] if options["batched"] else 1024
+    removed = set(options["remove_columns"])
+    columns: dict[str, list[Any]] = {}
+    for at in range(start, stop, step):
+        rows = view._fetch(np.arange(at, min(at + step, stop), dtype=np.int64))
+        out = _apply(function, rows, options["batched"], removed, at)
+        if not columns:
+            columns = {k: [] for k in out}
+        if set(out) != set(columns):
+            raise MapError(
+                f"map()'s function returned columns {sorted(out)} for examples from {at:,} but "
+                f"{sorted(columns)} before; every call must return the same keys"
+            )
+        for k, values in out.items():
+            columns[k].extend(values)
+    try:
+        return pa.table(columns) if columns else pa.table({})
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise MapError(f"map()'s results do not make a table: {exc}") from None
+
+
+def _apply(
+    function: Callable[..., Any], rows: list[Example], batched: bool, removed: set[str], at: int
+) -> dict[str, list[Any]]:
+    if rows and not isinstance(rows[0], dict):  # objects (a corpus's conversations): no columns to keep
+        return _apply_to_objects(function, rows, batched, at)
+    given = columns_of(rows)
+    if not batched:
+        made = []
+        for i, row in enumerate(rows):
+            result = function(row)
+            if result is None:
+                result = {}
+            if not isinstance(result, dict):
+                raise MapError(
+                    f"map()'s function returned {type(result).__name__} for example {at + i:,}; "
+                    "it must return a dict (the keys to add or replace)"
+                )
+            made.append({**{k: v for k, v in row.items() if k not in removed}, **result})
+        return columns_of(made)
+    result = function(given)
+    if not isinstance(result, dict):
+        raise MapError(
+            f"map(batched=True)'s function returned {type(result).__name__} for the batch at {at:,}; "
+            "it must return a dict of lists"
+        )
+    lengths = {k: len(v) for k, v in result.items()}
+    kept = {k: v for k, v in given.items() if k not in removed and k not in result}
+    if len(set(lengths.values())) > 1:
+        raise MapError(f"map(batched=True)'s function returned lists of different lengths: {lengths}")
+    if lengths and kept and next(iter(lengths.values())) != len(rows):
+        raise MapError(
+            f"map(batched=True)'s function returned {next(iter(lengths.values()))} rows for a batch of "
+            f"{len(rows)}; to change the number of rows, remove every input column "
+            f"(remove_columns={sorted(given)!r})"
+        )
+    return {**kept, **{k: list(v) for k, v in result.items()}}
+
+
+def _apply_to_objects(
+    function: Callable[..., Any], rows: list[Any], batched: bool, at: int
+) -> dict[str, list[Any]]:
+    results = [function(rows)] if batched else [function(row) for row in rows]
+    for i, result in enumerate(results):
+        if not isinstance(result, dict):
+            what = f"the batch at {at:,}" if batched else f"conversation {at + i:,}"
+            raise MapError(
+                f"map()'s function returned {type(result).__name__} for {what}; it must return a dict"
+                + (" of lists" if batched else "")
+            )
+    if batched:
+        return {k: list(v) for k, v in results[0].items()}
+    return columns_of(results)
+
+
+def _concat(pieces: list[pa.Table]) -> pa.Table:
+    import pyarrow as pa
+
+    pieces = [p for p in pieces if p.num_columns]
+    if not pieces:
+        return pa.table({})
+    try:
+        return pa.concat_tables(pieces, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise MapError(f"map()'s results differ in type between processes: {exc}") from None
+
+
+# ---------------------------------------------------------------------- processes
+def _in_processes(
+    view: Any, function: Callable[..., Any], options: dict[str, Any], bounds: list[int]
+) -> list[pa.Table]:
+    """Each range computed by a worker process: forked from this one where that is safe (the
+    function needs no pickling then), else a new interpreter given the pickled job."""
+    import pickle
+
+    from convbank._workers import Worker, may_fork
+
+    global _JOB  # noqa: PLW0603 (what a forked worker inherits)
+    fork = may_fork()
+    job = None
+    if not fork:
+        try:
+            job = pickle.dumps((view, function, options))
+        except Exception as exc:
+            raise MapError(
+                f"map(num_proc=...) starts new processes here and cannot pickle its function ({exc}); "
+                "define it at module level, or use num_proc=None"
+            ) from None
+    _JOB = (view, function, options)
+    try:
+        workers = [
+            Worker("convbank.examples._map:serve_range", str(a), str(b), fork=fork)
+            for a, b in itertools.pairwise(bounds)
+        ]
+    finally:
+        _JOB = None
+    try:
+        for worker in workers:
+            worker.connection.send(job)
+        return [_receive(worker) for worker in workers]
+    finally:
+        for worker in workers:
+            worker.kill()
+
+
+def _receive(worker: Any) -> pa.Table:
+    import pyarrow as pa
+
+    try:
+        status, value = worker.connection.recv()
+    except (EOFError, OSError):
+        raise MapError("a map() worker process ended without answering") from None
+    if status == "error":
+        raise value
+    return pa.ipc.open_stream(value).read_all()
+
+
+def serve_range(connection: Connection, start: str, stop: str) -> None:  # pragma: no cover - a worker
+    """A map worker: compute one range and send it back as Arrow IPC bytes."""
+    import pickle
+
+    import pyarrow as pa
+
+    job = connection.recv()
+    view, function, options = _JOB if job is None and _JOB is not None else pickle.loads(job)
+    try:
+        table = compute(view, function, options, int(start), int(stop))
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        reply: tuple[str, Any] = ("ok", sink.getvalue().to_pybytes())
+    except Exception as exc:
+        reply = ("error", exc)
+    try:
+        connection.send(reply)
+    except Exception as exc:  # an unpicklable exception
+        connection.send(("error", MapError(f"{type(exc).__name__}: {exc}")))
+
+
+# ---------------------------------------------------------------------- the cache
+def _read(path: Path) -> pa.Table | None:
+    """A cached result (memory-mapped), or None when there is none or it cannot be read."""
+    import pyarrow as pa
+
+    if not path.is_file():
+        return None
+    try:
+        return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    except (OSError, pa.ArrowInvalid):
+        return None  # a damaged entry is computed again and replaced
+
+
+def _write(path: Path, table: pa.Table) -> None:
+    """Write a result atomically (another process reading it sees all of it or nothing); a
+    cache that cannot be written (a full disk, a read-only folder) is skipped with a warning."""
+    import tempfile
+
+    import pyarrow as pa
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as raw, pa.ipc.new_file(raw, table.schema) as writer:
+                writer.write_table(table)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        warnings.warn(f"map() could not cache its result in {path.parent} ({exc})", stacklevel=4)
+
+
+def _prune(folder: Path, *, keep: str, current: Any) -> None:
+    """Remove the entries of generations the bank no longer holds."""
+    alive = getattr(current, "live_generations", None)
+    if alive is None:
+        return
+    held = set(alive())
+    for entry in folder.iterdir() if folder.is_dir() else ():
+        if entry.is_dir() and entry.name != keep and entry.name not in held:
+            shutil.rmtree(entry, ignore_errors=True)

@@ -1,0 +1,88 @@
+"""Helpers the example views share: examples as columns, the stratified split, what a
+derived view knows from the view it is made from."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "stratified_test", "test_count"]
+
+Example = dict[str, Any]
+"""One example: a dict of its fields."""
+
+
+FORWARDED = frozenset({"label_names", "target_names", "name", "corpus", "live_generations"})
+"""What a view made from another (selected, tokenised) knows from it: the label vocabulary,
+the targets, the name, the corpus. Nothing computed over examples is forwarded."""
+
+
+def forwarded(view: Any, name: str) -> Any:
+    """``name`` of the view ``view`` is made from, for the names in :data:`FORWARDED`."""
+    if name not in FORWARDED:
+        raise AttributeError(f"{type(view).__name__!r} object has no attribute {name!r}")
+    parent = view.__dict__.get("parent")
+    if parent is None:
+        raise AttributeError(name)
+    return getattr(parent, name)
+
+
+def columns_of(rows: Sequence[Example]) -> dict[str, list[Any]]:
+    """Examples (dicts) as a dict of lists, keys in the first example's order."""
+    if not rows:
+        return {}
+    return {key: [row[key] for row in rows] for key in rows[0]}
+
+
+def sort_key(value: Any) -> tuple[int, Any]:
+    return (1, 0) if value is None else (0, value)
+
+
+def stratum(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(stratum(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, stratum(v)) for k, v in value.items()))
+    return value
+
+
+def test_count(test_size: float | int, total: int) -> int:
+    if isinstance(test_size, float):
+        if not 0.0 < test_size < 1.0:
+            raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
+        n_test = math.ceil(test_size * total)
+    else:
+        n_test = int(test_size)
+    if not 0 < n_test < total:
+        raise ValueError(f"test_size {test_size} leaves no train or no test among {total:,} items")
+    return n_test
+
+
+def stratified_test(strata: Sequence[Any], n_test: int, seed: int | None) -> np.ndarray:
+    """Positions of a test part of ``n_test`` items whose strata keep their shares: each
+    stratum gives its share rounded down, the remaining places go to the strata with the
+    largest remainders (ties to the larger stratum), as scikit-learn's stratified splits
+    allocate; within a stratum the items are drawn with ``seed`` (None: the first ones)."""
+    groups: dict[Any, list[int]] = {}
+    for i, s in enumerate(strata):
+        groups.setdefault(s, []).append(i)
+    total = len(strata)
+    keys = list(groups)
+    exact = np.asarray([len(groups[k]) * n_test / total for k in keys])
+    counts = np.floor(exact).astype(int)
+    left = n_test - int(counts.sum())
+    if left:
+        order = sorted(range(len(keys)), key=lambda k: (-(exact[k] - counts[k]), -len(groups[keys[k]]), k))
+        for k in order[:left]:
+            counts[k] += 1
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for k, key in enumerate(keys):
+        members = np.asarray(groups[key], dtype=np.int64)
+        if seed is not None:
+            members = members[rng.permutation(len(members))]
+        chosen.extend(members[: counts[k]].tolist())
+    return np.sort(np.asarray(chosen, dtype=np.int64))

@@ -1,0 +1,178 @@
+"""The :class:`Encoder` of :meth:`~convbank.examples.Examples.tokenize`: examples with token
+ids, made by any tokenizer.
+
+What is tokenised: an example with ``messages`` (the ``responses`` and ``chat`` views) is a
+chat: rendered with the tokenizer's chat template where it has one, and ``labels`` hold the
+tokens of the messages a model learns to write (``train_on="response"``: the response of a
+``responses`` example, every ``assistant`` message of a ``chat`` one; ``"all"``: every token)
+with -100 on the rest, as language-model training wants it. Any other example tokenises its
+``text``. Histories are cut from the left when ``max_length`` is reached (the response is
+kept), texts from the right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from convbank.errors import ConvbankError
+from convbank.examples._rows import Example
+
+__all__ = ["IGNORE_INDEX", "Encoder", "TokenizerError"]
+
+IGNORE_INDEX = -100
+"""The label of a token no loss is computed on (PyTorch's ``CrossEntropyLoss`` default)."""
+
+
+class TokenizerError(ConvbankError, ValueError):
+    """A tokenizer that cannot do what the view needs (no chat template for a chat)."""
+
+
+class Encoder:
+    """What turns examples into token ids (see the module doc and
+    :class:`~convbank.examples.Tokenized`)."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        *,
+        max_length: int | None = None,
+        truncation_side: str | None = None,
+        template: bool | None = None,
+        train_on: str = "response",
+    ) -> None:
+        if truncation_side not in (None, "left", "right"):
+            raise ValueError(f"truncation_side is 'left' or 'right', not {truncation_side!r}")
+        if train_on not in ("response", "all"):
+            raise ValueError(f"train_on is 'response' or 'all', not {train_on!r}")
+        if max_length is not None and max_length < 1:
+            raise ValueError(f"max_length must be at least 1, not {max_length}")
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.truncation_side = truncation_side
+        self.template = template
+        self.train_on = train_on
+        if template and not _has_template(tokenizer):
+            raise TokenizerError(_no_template(tokenizer))
+
+    def settings(self) -> tuple[Any, ...]:
+        """What, besides the tokenizer, decides the ids (for the view's key)."""
+        return (self.max_length, self.truncation_side, self.template, self.train_on)
+
+    def encode_rows(self, rows: list[Example]) -> list[Example]:
+        """These examples with their token ids (new dicts)."""
+        chats = [i for i, r in enumerate(rows) if "messages" in r]
+        texts = [i for i, r in enumerate(rows) if "messages" not in r]
+        if texts:
+            if any("text" not in rows[i] for i in texts):
+                raise TokenizerError("tokenize() needs examples with 'text' or 'messages'")
+            for i, made in zip(texts, self._encode([rows[i]["text"] for i in texts]), strict=True):
+                cut = self._cut(made, self.truncation_side or "right")
+                rows[i] = {**rows[i], "input_ids": cut, "attention_mask": [1] * len(cut)}
+        if chats:
+            pieces = [self._pieces(rows[i]) for i in chats]
+            flat = [text for made in pieces for text, _ in made]
+            encoded = iter(self._encode(flat, special=False) if flat else [])
+            for i, parts in zip(chats, pieces, strict=True):
+                ids: list[int] = []
+                labels: list[int] = []
+                for _, learn in parts:
+                    piece = next(encoded)
+                    ids += piece
+                    labels += piece if learn else [IGNORE_INDEX] * len(piece)
+                side = self.truncation_side or "left"
+                ids, labels = self._cut(ids, side), self._cut(labels, side)
+                rows[i] = {**rows[i], "input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
+        return rows
+
+    # ------------------------------------------------------------------ tokens
+    def _encode(self, texts: list[str], *, special: bool = True) -> list[list[int]]:
+        tok = self.tokenizer
+        if _is_hf(tok):
+            out = tok(texts, add_special_tokens=special)["input_ids"]
+            return [list(map(int, ids)) for ids in out]
+        made = []
+        for text in texts:
+            ids = tok(text)
+            if not isinstance(ids, Sequence) or not all(isinstance(i, (int, np.integer)) for i in ids):
+                raise TokenizerError(
+                    f"the tokenizer returned {type(ids).__name__} for a text; a callable tokenizer "
+                    "must return a list of token ids (a Hugging Face tokenizer object is used as one)"
+                )
+            made.append([int(i) for i in ids])
+        return made
+
+    def _cut(self, ids: list[int], side: str) -> list[int]:
+        if self.max_length is None or len(ids) <= self.max_length:
+            return ids
+        return ids[-self.max_length :] if side == "left" else ids[: self.max_length]
+
+    def _pieces(self, row: Example) -> list[tuple[str, bool]]:
+        """A chat cut into texts, each marked trained or not: the rendered chat is cut where
+        each message's rendering starts and ends (the growth of the rendered prefix); the
+        token ids are the concatenation of the pieces' tokens, so the labels mark exactly the
+        trained messages' tokens (a template's header of a trained message is context)."""
+        messages: list[dict[str, Any]] = row["messages"]
+        use_template = self.template if self.template is not None else _has_template(self.tokenizer)
+        if self.train_on == "all":
+            return [(self._render(messages, use_template, prompt=False), True)]
+        pieces: list[tuple[str, bool]] = []
+        done = ""
+        for k in sorted(_trained(messages, row)):  # two renderings a trained message
+            before = self._render(messages[:k], use_template, prompt=True)
+            whole = self._render(messages[: k + 1], use_template, prompt=False)
+            if not (before.startswith(done) and whole.startswith(before)):
+                raise TokenizerError(_rewrites)
+            pieces += [(before[len(done) :], False), (whole[len(before) :], True)]
+            done = whole
+        if len(messages) - 1 not in _trained(messages, row):
+            whole = self._render(messages, use_template, prompt=False)
+            if not whole.startswith(done):
+                raise TokenizerError(_rewrites)
+            pieces.append((whole[len(done) :], False))
+        return [(text, learn) for text, learn in pieces if text]
+
+    def _render(self, messages: list[dict[str, Any]], use_template: bool, *, prompt: bool) -> str:
+        if not messages and not prompt:
+            return ""
+        if use_template:
+            text: str = self.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=prompt
+            )
+            return text
+        lines = "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+        return lines + ("assistant: " if prompt else "")
+
+
+_rewrites = (
+    "the chat template renders a conversation's start differently once more messages follow, "
+    "so the response's tokens cannot be told apart; pass template=False"
+)
+
+
+def _trained(messages: list[dict[str, Any]], row: Example) -> set[int]:
+    """The messages whose tokens are labels: the response (a ``responses`` example: the last
+    message) or every assistant message."""
+    if "response" in row:
+        return {len(messages) - 1}
+    return {k for k, m in enumerate(messages) if m.get("role") == "assistant"}
+
+
+def _is_hf(tokenizer: Any) -> bool:
+    return hasattr(tokenizer, "convert_tokens_to_ids") or hasattr(tokenizer, "apply_chat_template")
+
+
+def _has_template(tokenizer: Any) -> bool:
+    return callable(getattr(tokenizer, "apply_chat_template", None)) and bool(
+        getattr(tokenizer, "chat_template", None)
+    )
+
+
+def _no_template(tokenizer: Any) -> str:
+    name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
+    return (
+        f"the tokenizer {name!r} has no chat template; set tokenizer.chat_template, or pass "
+        "template=False to join the messages as 'role: content' lines"
+    )
