@@ -405,6 +405,21 @@ def load_it(name: str, found: Found | None) -> list[str]:
     ]
 
 
+def train_on_it(name: str) -> list[str]:
+    """The "train on it" section: the example views the dataset offers, its label layers'
+    targets and its outcome targets."""
+    d = catalog.get(name)
+    targets = ", ".join(f"`{t}`" for t in d.target_names) or "none"
+    return [
+        "## Train on it",
+        "",
+        "Example views (`corpus.examples(view, ...)`, see [PyTorch and Hugging Face](../guide/training.md)): "
+        + ", ".join(f"`{v}`" for v in d.example_views)
+        + f". Outcome targets of the `conversations` view: {targets}.",
+        "",
+    ]
+
+
 def page(name: str, found: Found | None) -> str:
     """The Markdown of the dataset's catalog page (``found``: :meth:`Here.dataset`)."""
     d = catalog.get(name)
@@ -477,6 +492,7 @@ def page(name: str, found: Found | None) -> str:
     bench_skip = (
         "" if runs else "# not run by the tests: the publisher's files are not beside the repository\n"
     )
+    out += ["", *train_on_it(name)]
     out += ["", "## Benchmark tasks", ""]
     if not tasks:
         out.append("None.")

@@ -181,6 +181,12 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
             present += " (a folder: used only with --no-verify)"
         files.add_row(entry["name"], entry["sha256"] or "-", entry["checksum"], present)
     out.print(files)
+    views = data["examples"]
+    out.print(
+        f"example views: {', '.join(views['views'])}   "
+        f"targets: {', '.join(views['targets']) or 'none'}   (corpus.examples(view, ...))",
+        markup=False,
+    )
     out.print("citation:", markup=False)
     out.print(ds.citation, markup=False, highlight=False, soft_wrap=True)  # copy-pastable BibTeX
 

@@ -45,7 +45,7 @@ class Training:
 
         def __len__(self) -> int: ...
 
-    def examples(self, kind: str = "turns", **options: Any) -> CorpusExamples:
+    def examples(self, view: str = "turns", /, **options: Any) -> CorpusExamples:
         """This corpus's conversations as training examples of one kind, a lazy view (an
         :class:`~convbank.examples.Examples`: indexed, sliced, mapped, tokenised, pickled):
 
@@ -66,7 +66,7 @@ class Training:
         >>> len(casino.examples("chat", side="both")), casino.examples("conversations")[0]["points_scored"]
         (1800, 22)
         """
-        return view_of(self, kind, options)
+        return view_of(self, view, options)
 
     def label_names(self, layer: str) -> list[str]:
         """The labels of one annotation layer, sorted: a label's id is its position. They are

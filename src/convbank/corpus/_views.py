@@ -440,13 +440,14 @@ VIEWS: dict[str, type[CorpusExamples]] = {
 
 def view_of(corpus: Any, kind: str, options: dict[str, Any]) -> CorpusExamples:
     """The view of ``kind`` over ``corpus`` (what :meth:`convbank.Corpus.examples` makes)."""
-    view = VIEWS.get(kind)
+    offered = [k for k in corpus.dataset.example_views if k in VIEWS]
+    view = VIEWS.get(kind) if kind in offered else None
     if view is None:
-        close = get_close_matches(str(kind), list(VIEWS), n=1, cutoff=0.6)
+        close = get_close_matches(str(kind), offered, n=1, cutoff=0.6)
         raise UnknownFieldError(
             f"{corpus.dataset.name} has no example view {kind!r}; "
             + (f"did you mean {close[0]}? " if close else "")
-            + f"views: {', '.join(VIEWS)}"
+            + f"views: {', '.join(offered)}"
         )
     unknown = [k for k in options if k not in view.options]
     if unknown:

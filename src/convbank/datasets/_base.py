@@ -320,4 +320,5 @@ class Dataset(Presentation, ABC):
                 for c in self.configs
             },
             "files": [{"name": f.name, "url": f.url, "sha256": f.sha256, "size": f.size} for f in self.files],
+            "examples": {"views": list(self.example_views), "targets": list(self.target_names)},
         }

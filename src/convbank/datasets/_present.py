@@ -217,7 +217,11 @@ class Presentation:
         ]
         return messages
 
-    # ------------------------------------------------------------------ example targets
+    # ------------------------------------------------------------------ example views
+    example_views: ClassVar[tuple[str, ...]] = ("turns", "responses", "chat", "conversations")
+    """The example views of :meth:`convbank.Corpus.examples` the dataset offers (every built-in
+    dataset offers all four: each has speakers, turns and a side the chat export sees)."""
+
     target_names: ClassVar[tuple[str, ...]] = ()
     """The outcome fields a conversation has as training targets (:meth:`targets`), in the
     ``conversations`` example view, ``convbank info`` and the catalog page."""

@@ -90,10 +90,8 @@ class Examples(ABC):
         total = len(self)
         bad = chosen[(chosen >= total) | (chosen < -total)]
         if bad.size:
-            raise IndexError(
-                f"position {int(bad[0])} is outside this view of {total:,} examples "
-                f"({bad.size:,} such positions)"
-            )
+            more = f" ({bad.size:,} such positions)" if bad.size > 1 else ""
+            raise IndexError(f"position {int(bad[0])} is outside this view of {total:,} examples{more}")
         return np.where(chosen < 0, chosen + total, chosen)
 
     def __getitem__(self, key: int | slice | str) -> Any:
@@ -227,7 +225,7 @@ class Examples(ABC):
     ) -> dict[str, Selected]:
         """``{"train": ..., "test": ...}`` views, as Hugging Face's ``train_test_split``;
         ``stratify`` names a column whose values keep their shares in both parts (a list
-        value, such as a turn's labels, counts as the tuple of its items).
+        value, such as a turn's labels, counts as the set of its items).
 
         >>> parts = convbank.load("casino").examples("turns", layer="strategy", annotated=True)\\
         ...     .train_test_split(0.2, stratify="labels")

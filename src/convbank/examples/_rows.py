@@ -42,8 +42,8 @@ def sort_key(value: Any) -> tuple[int, Any]:
 
 
 def stratum(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(stratum(v) for v in value)
+    if isinstance(value, list):  # a set of labels: their order and repeats do not count
+        return tuple(sorted({stratum(v) for v in value}, key=repr))
     if isinstance(value, dict):
         return tuple(sorted((k, stratum(v)) for k, v in value.items()))
     return value

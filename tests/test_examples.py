@@ -1,0 +1,310 @@
+"""Example views of a corpus (``corpus.examples``) on the real CaSiNo and ConvAI2 files of the
+session bank: counts per view and side checked against the bank's own tables through SQL,
+labels and their ids against the annotations, targets against the participants' outcomes,
+and the errors that name what exists."""
+
+from __future__ import annotations
+
+import math
+import pickle
+from collections import Counter
+
+import pytest
+
+import convbank
+from convbank import load
+from convbank.errors import UnknownFieldError
+from convbank.examples import Examples, concatenate
+from convbank.store import Bank
+
+
+def _count(query: str) -> int:
+    return int(convbank.sql(query).column(0)[0].as_py())
+
+
+def _keys(view: Examples) -> list[tuple[str, str, int]]:
+    return [(x["split"], x["conversation_id"], x["turn_index"]) for x in view]
+
+
+# ---------------------------------------------------------------------- turns
+@pytest.mark.parametrize(
+    ("options", "where"),
+    [
+        ({}, "true"),
+        ({"kind": "message"}, "kind = 'message'"),
+        ({"kind": "action"}, "kind = 'action'"),
+        ({"speaker": "mturk_agent_2"}, "participant_id = 'mturk_agent_2'"),
+        ({"role": "negotiator", "kind": "action"}, "kind = 'action'"),
+    ],
+)
+def test_turn_views_hold_the_bank_s_turns(built: Bank, options: dict[str, str], where: str) -> None:
+    view = load("casino").examples("turns", **options)
+    expected = _count(f"SELECT count(*) FROM turns WHERE dataset = 'casino' AND {where}")
+    assert len(view) == expected
+    assert len(set(_keys(view))) == expected
+
+
+def test_turns_of_a_layer_are_the_annotated_turns_with_their_label_ids(built: Bank) -> None:
+    corpus = load("casino")
+    view = corpus.examples("turns", layer="strategy", annotated=True, target="multi_hot")
+    rows = convbank.sql(
+        "SELECT split, conversation_id, turn_index, list(DISTINCT label ORDER BY label) AS labels "
+        "FROM annotations WHERE dataset = 'casino' AND layer = 'strategy' GROUP BY ALL"
+    ).to_pylist()
+    expected = {(r["split"], r["conversation_id"], r["turn_index"]): r["labels"] for r in rows}
+    names = corpus.label_names("strategy")
+    assert names == sorted(names) and len(names) == 10 and "uv-part" in names
+    assert len(view) == len(expected) == 4615
+    for x in view:
+        vector = x["labels"]
+        assert len(vector) == len(names) and set(vector) <= {0.0, 1.0}
+        ids = [names[i] for i, v in enumerate(vector) if v]
+        assert ids == expected[(x["split"], x["conversation_id"], x["turn_index"])]
+        assert sorted(set(x["label_text"])) == ids
+
+
+def test_label_ids_are_the_same_in_every_split(built: Bank) -> None:
+    assert load("casino", split="test").label_names("strategy") == load("casino").label_names("strategy")
+
+
+def test_a_class_target_is_one_id_per_turn_and_an_error_for_two(built: Bank) -> None:
+    view = load("casino", split="valid").examples("turns", layer="strategy", target="class")
+    turns = load("casino", split="valid").examples("turns", layer="strategy")
+    first = view[0]  # 'Hello there! Are you getting excited...': small-talk alone
+    assert first["label_text"] == ["small-talk"]
+    assert first["labels"] == view.label_names().index("small-talk")
+    action = turns["kind"].index("action")
+    assert view[action]["labels"] == -100 and view[action]["label_text"] == []
+    with pytest.raises(
+        ValueError,
+        match=r"turn \d+ has 2 strategy labels .*; target='class' needs at most one a turn: use target='multi_hot'",
+    ):
+        view.to_list()
+
+
+def test_class_weights_count_the_training_examples(built: Bank) -> None:
+    train = load("casino", split="train")
+    view = train.examples("turns", layer="strategy", annotated=True)
+    names = train.label_names("strategy")
+    counts = Counter(name for x in view for name in set(x["labels"]))
+    weights = view.class_weights()
+    total = sum(counts.values())
+    assert weights == pytest.approx([total / (len(counts) * counts[n]) if counts[n] else 0.0 for n in names])
+    pos = view.class_weights("pos_weight")
+    assert pos[names.index("small-talk")] == pytest.approx(
+        (len(view) - counts["small-talk"]) / counts["small-talk"]
+    )
+    # a part of a split counts its own examples
+    half = view.train_test_split(0.5, seed=1)["train"]
+    assert half.class_weights() != weights
+
+
+# ---------------------------------------------------------------------- responses
+@pytest.mark.parametrize(
+    ("dataset", "config", "side", "where"),
+    [
+        ("casino", None, None, "participant_id = 'mturk_agent_1'"),
+        ("casino", None, "other", "participant_id = 'mturk_agent_2'"),
+        ("casino", None, "both", "true"),
+        ("casino", None, "mturk_agent_2", "participant_id = 'mturk_agent_2'"),
+        ("convai2", "volunteers", None, "participant_id = 'participant2'"),
+        ("convai2", "volunteers", "other", "participant_id = 'participant1'"),
+    ],
+)
+def test_responses_are_the_turns_of_the_side(
+    built: Bank, dataset: str, config: str | None, side: str | None, where: str
+) -> None:
+    view = load(dataset, config).examples("responses", side=side, history=3)
+    configs = f"AND config = '{config}'" if config else ""
+    assert len(view) == _count(
+        f"SELECT count(*) FROM turns WHERE dataset = '{dataset}' {configs} AND {where}"
+    )
+
+
+def test_a_response_has_its_history_persona_and_messages(built: Bank) -> None:
+    corpus = load("convai2", "volunteers")
+    view = corpus.examples("responses", history=3)
+    conv = corpus[view[5]["conversation_id"]]
+    x = view[5]
+    k = x["turn_index"]
+    assert x["participant_id"] == "participant2" and x["role"] == "bot"
+    assert x["response"] == conv.turns[k].text
+    assert x["context"] == [t.text for t in conv.turns[max(0, k - 3) : k]]
+    assert x["context_speakers"] == [t.participant_id for t in conv.turns[max(0, k - 3) : k]]
+    assert x["persona"] == conv.participant("participant2").persona and x["persona"]
+    assert x["messages"][0] == {"role": "system", "content": x["system"]}
+    assert [m["content"] for m in x["messages"][1:]] == [*x["context"], x["response"]]
+    assert x["messages"][-1]["role"] == "assistant"
+    assert [m["role"] for m in x["messages"][1:-1]] == [
+        "assistant" if s == "participant2" else "user" for s in x["context_speakers"]
+    ]
+    everything = corpus.examples("responses", history=None)
+    last = max(everything, key=lambda r: (r["conversation_id"] == conv.conversation_id, r["turn_index"]))
+    assert len(last["context"]) == last["turn_index"]
+
+
+def test_casino_responses_show_deals_as_the_chat_export_does(built: Bank) -> None:
+    view = load("casino").examples("responses", side="both")
+    deals = [x for x in view if x["response"].startswith("[Submit-Deal]")]
+    assert len(deals) == _count(
+        "SELECT count(*) FROM turns WHERE dataset = 'casino' AND text = 'Submit-Deal'"
+    )
+    assert '"i_get"' in deals[0]["response"]
+    messages = load("casino").examples("responses", kind="message")
+    assert all(not x["response"].startswith("[") or x["response"][1:4] != "Sub" for x in messages)
+
+
+# ---------------------------------------------------------------------- chat and conversations
+def test_chat_from_both_sides_is_two_examples_per_conversation(built: Bank) -> None:
+    from convbank.export.chat import chat_record
+
+    corpus = load("casino", split="valid")
+    view = corpus.examples("chat", side="both")
+    assert len(view) == 2 * len(corpus) == 60
+    assert [x["side"] for x in view[:2]] == ["mturk_agent_1", "mturk_agent_2"]
+    conv = corpus[0]
+    for x in view[:2]:
+        record = chat_record(conv, x["side"])
+        assert x["messages"] == record["messages"]
+        assert x["outcome"] == record["metadata"]["outcome"]
+    assert len(corpus.examples("chat")) == 30
+
+
+def test_conversation_targets_are_the_outcomes(built: Bank) -> None:
+    corpus = load("casino")
+    view = corpus.examples("conversations", side="both", target="points_scored")
+    expected = dict(
+        convbank.sql(
+            "SELECT conversation_id || '/' || participant_id, "
+            "CAST(json_extract(meta, '$.outcomes.points_scored') AS INTEGER) FROM participants "
+            "WHERE dataset = 'casino'"
+        )
+        .to_pandas()
+        .itertuples(index=False, name=None)
+    )
+    assert len(view) == len(expected) == 2060
+    for x in view:
+        assert x["labels"] == x["points_scored"] == expected[f"{x['conversation_id']}/{x['side']}"]
+    assert view.target_names() == ["points_scored", "satisfaction", "opponent_likeness"]
+    ratings = load("convai2", "volunteers").examples("conversations", target="eval_score")
+    scores = Counter(x["labels"] for x in ratings)
+    stored = convbank.sql(
+        "SELECT json_extract(meta, '$.eval_score')::INTEGER AS s, count(*) AS n FROM conversations "
+        "WHERE dataset = 'convai2' AND config = 'volunteers' GROUP BY ALL"
+    ).to_pylist()
+    assert scores == {r["s"]: r["n"] for r in stored}
+
+
+# ---------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda c: c.examples("turn"),
+            UnknownFieldError,
+            "casino has no example view 'turn'; did you mean turns? views: turns, responses, chat, conversations",
+        ),
+        (
+            lambda c: c.examples("turns", layr="strategy"),
+            TypeError,
+            "the turns view takes no option 'layr'; did you mean layer? its options: layer, annotated, target, speaker, role, kind",
+        ),
+        (
+            lambda c: c.examples("turns", layer="strategi"),
+            UnknownFieldError,
+            "casino has no annotation layer 'strategi'; did you mean",
+        ),
+        (
+            lambda c: c.examples("chat", side="mturk_agent_3"),
+            UnknownFieldError,
+            "casino has no participant 'mturk_agent_3' (side=); did you mean mturk_agent_2? sides: None (the dataset's, as the chat export), 'both', 'other', mturk_agent_1, mturk_agent_2",
+        ),
+        (
+            lambda c: c.examples("conversations", target="points"),
+            UnknownFieldError,
+            "casino conversations have no target 'points'; did you mean points_scored? targets: points_scored, satisfaction, opponent_likeness",
+        ),
+        (
+            lambda c: c.examples("turns", target="multi_hot"),
+            ValueError,
+            "target= and annotated=True need a layer= (the labels they use)",
+        ),
+        (
+            lambda c: c.examples("responses", history=-1),
+            ValueError,
+            "history is a number of previous turns (0 or more) or None (all), not -1",
+        ),
+    ],
+)
+def test_a_view_or_option_that_does_not_exist_is_named(
+    built: Bank, call: object, error: type, message: str
+) -> None:
+    with pytest.raises(error) as found:
+        call(load("casino"))  # type: ignore[operator]
+    assert str(found.value).strip("'\"").startswith(message)
+
+
+def test_info_says_which_views_and_targets_a_dataset_offers(built: Bank) -> None:
+    from convbank import catalog
+
+    assert catalog.get("casino").describe()["examples"] == {
+        "views": ["turns", "responses", "chat", "conversations"],
+        "targets": ["points_scored", "satisfaction", "opponent_likeness"],
+    }
+    assert catalog.get("ccpe").describe()["examples"]["targets"] == []
+
+
+# ---------------------------------------------------------------------- a value
+def test_a_view_is_a_lazy_indexable_picklable_value(built: Bank) -> None:
+    corpus = load("casino", split="valid")
+    view = corpus.examples("turns", kind="message")
+    assert view == corpus.examples("turns", kind="message") != corpus.examples("turns")
+    back = pickle.loads(pickle.dumps(view))
+    assert back == view and back.to_list() == view.to_list()
+    assert len(pickle.dumps(corpus.examples("responses"))) < 2000  # the plan is not made yet: no rows
+    assert view[-1] == view.to_list()[-1]
+    assert view[2:5].to_list() == view.to_list()[2:5]
+    assert view.select([4, 4, 0]).to_list() == [view[4], view[4], view[0]]
+    assert view["text"] == [x["text"] for x in view]
+    assert view.sort("turn_index", reverse=True)[0]["turn_index"] == max(view["turn_index"])
+    with pytest.raises(UnknownFieldError, match="these examples have no column 'txt'; did you mean text?"):
+        view["txt"]
+    with pytest.raises(IndexError, match="position 999 is outside this view of 338 examples$"):
+        view[999]
+    assert repr(view) == "<casino turns (kind='message'): 338 examples>"
+
+
+def test_views_of_a_selection_follow_its_order(built: Bank) -> None:
+    corpus = load("casino").filter(label="strategy:uv-part").shuffle(seed=3)[:7]
+    view = corpus.examples("turns")
+    ids = [x["conversation_id"] for x in view]
+    assert list(dict.fromkeys(ids)) == corpus.conversation_ids()
+    assert len(view) == sum(c.num_turns for c in corpus)
+
+
+def test_concatenate_views_of_two_datasets(built: Bank) -> None:
+    casino = load("casino", split="valid").examples("turns")
+    convai2 = load("convai2", "intermediate").examples("turns")
+    both = concatenate([casino, convai2])
+    assert len(both) == 402 + 4316
+    assert both[401] == casino[401] and both[402] == convai2[0]
+    assert Counter(x["dataset"] for x in both.select([0, 401, 402, 4717])) == {"casino": 2, "convai2": 2}
+
+
+def test_stratified_splits_keep_the_shares(built: Bank) -> None:
+    corpus = load("casino", split="train")
+    parts = corpus.train_test_split(0.2, seed=0, stratify="strategy:uv-part")
+    having = set(corpus.filter(label="strategy:uv-part").conversation_ids())
+    test_ids = parts["test"].conversation_ids()
+    assert len(test_ids) == 180 and len(parts["train"]) == 720
+    assert sum(c in having for c in test_ids) == round(len(having) * 0.2)
+    scored = load("convai2", "volunteers").train_test_split(0.25, stratify="eval_score")
+    shares = Counter(c.meta["eval_score"] for c in scored["test"])
+    whole = Counter(c.meta["eval_score"] for c in load("convai2", "volunteers"))
+    assert all(abs(shares[k] - whole[k] * 278 / 1111) < 1 for k in whole)
+    view = corpus.examples("turns", layer="strategy", annotated=True)
+    split = view.train_test_split(0.2, stratify="labels")
+    assert len(split["test"]) == math.ceil(len(view) * 0.2)
+    strata = Counter(tuple(sorted(set(x["labels"]))) for x in view)
+    tested = Counter(tuple(sorted(set(x["labels"]))) for x in split["test"])
+    assert all(abs(tested[k] - n * len(split["test"]) / len(view)) < 1 for k, n in strata.items())
