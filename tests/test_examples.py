@@ -267,9 +267,9 @@ def test_a_view_is_a_lazy_indexable_picklable_value(built: Bank) -> None:
     assert view.select([4, 4, 0]).to_list() == [view[4], view[4], view[0]]
     assert view["text"] == [x["text"] for x in view]
     assert view.sort("turn_index", reverse=True)[0]["turn_index"] == max(view["turn_index"])
-    with pytest.raises(UnknownFieldError, match="these examples have no column 'txt'; did you mean text?"):
+    with pytest.raises(UnknownFieldError, match=r"these examples have no column 'txt'; did you mean text\?"):
         view["txt"]
-    with pytest.raises(IndexError, match="position 999 is outside this view of 338 examples$"):
+    with pytest.raises(IndexError, match=r"position 999 is outside this view of 338 examples$"):
         view[999]
     assert repr(view) == "<casino turns (kind='message'): 338 examples>"
 

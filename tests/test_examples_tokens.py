@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
+from conftest import SHARED
 from convbank import load
+from convbank.build import build
 from convbank.examples import IGNORE_INDEX, MapError, TokenizerError
+from convbank.fetch import Fetcher
 from convbank.store import Bank
 
 pytest.importorskip("transformers")
@@ -166,17 +169,16 @@ def test_map_cache_is_reused_by_another_process_and_renewed_by_a_rebuild(
             """
         )
     )
-    run = lambda: (
-        subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
-    )  # noqa: E731
-    assert run().strip() == "402"
-    assert run().strip() == "0"  # another process: read from the cache
-    from convbank.build import build
-    from conftest import SHARED
-    from convbank.fetch import Fetcher
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    assert run() == "402"
+    assert run() == "0"  # another process: read from the cache
 
     build(["casino"], fetcher=Fetcher(sources=[SHARED], verify=False, progress=False), bank=casino_home)
-    assert run().strip() == "402"  # a new generation: a new entry
+    assert run() == "402"  # a new generation: a new entry
     folders = list((casino_home.root.with_name("bank-cache") / "map" / "casino").iterdir())
     assert len(folders) == 1  # the old generation's entries went with it
 
