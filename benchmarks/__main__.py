@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.contenders import CONTENDERS, ROOT
+from benchmarks.examples import EXAMPLES
 from benchmarks.startup import measure_startup, startup_table
 from benchmarks.training import TRAINING
 
@@ -41,8 +42,10 @@ def _environment() -> dict[str, str]:
 
 
 def _module(name: str) -> str:
-    """The module that runs a contender: the training rows have their own."""
-    return "benchmarks.training" if name in TRAINING else "benchmarks.contenders"
+    """The module that runs a contender: the training and example rows have their own."""
+    if name in TRAINING:
+        return "benchmarks.training"
+    return "benchmarks.examples" if name in EXAMPLES else "benchmarks.contenders"
 
 
 def measure(
@@ -131,8 +134,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated contenders (default all); 'training' names the training rows "
-        "(they need floor, convbank_build and hf_build first)",
+        help="comma-separated contenders (default all); 'training' names the training rows and "
+        "'examples' the example-view rows (they need floor, convbank_build and hf_build first)",
     )
     parser.add_argument(
         "--out",
@@ -145,8 +148,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out_name = "startup.json" if args.startup_only else ("quick.json" if args.quick else "latest.json")
     out = args.out or RESULTS / out_name
     results: dict[str, Any] = {}
-    everything = [*CONTENDERS, *TRAINING]
-    wanted = set((args.only or ",".join(everything)).replace("training", ",".join(TRAINING)).split(","))
+    everything = [*CONTENDERS, *TRAINING, *EXAMPLES]
+    named = (args.only or ",".join(everything)).replace("training", ",".join(TRAINING))
+    wanted = set(named.replace("examples", ",".join(EXAMPLES)).split(","))
     if wanted - set(everything):
         raise SystemExit(f"unknown contenders: {', '.join(sorted(wanted - set(everything)))}")
     env = _environment()
