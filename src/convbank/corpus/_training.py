@@ -60,9 +60,9 @@ class Training:
 
         >>> casino = convbank.load("casino", split="train")
         >>> len(casino.examples("turns", layer="strategy", annotated=True))
-        3692
+        4047
         >>> casino.examples("responses", history=2)[1]["context"]
-        ['Hello!, how are you doing?', "Hi!, I'm good. How about you?"]
+        ['Hello!, how are you doing?', "I'm good - and you?"]
         >>> len(casino.examples("chat", side="both")), casino.examples("conversations")[0]["points_scored"]
         (1800, 22)
         """
@@ -108,7 +108,7 @@ class Training:
 
         >>> lengths = convbank.load("casino", split="valid").map(lambda c: {"turns": c.num_turns})
         >>> lengths["turns"][:3]
-        [13, 14, 11]
+        [12, 12, 12]
         """
         return _Conversations(self).map(
             function, batched=batched, batch_size=batch_size, num_proc=num_proc, cache=cache
@@ -120,7 +120,7 @@ class Training:
         nested ones): a stable sort, missing values last.
 
         >>> convbank.load("casino").sort("num_turns", reverse=True)[0].num_turns
-        33
+        39
         """
         values = self._column_values(column)
         order = sorted(range(len(values)), key=lambda i: _present_first(values[i], reverse), reverse=reverse)

@@ -131,8 +131,8 @@ class Examples(ABC):
     def column(self, name: str) -> list[Any]:
         """One key of every example, in order (``view["text"]`` says the same).
 
-        >>> convbank.load("casino", split="valid").examples("turns")["text"][0]
-        'Hello there!'
+        >>> convbank.load("casino", split="valid").examples("turns")["text"][1]
+        "Hi friend! I'm very excited to go to the trip"
         """
         self._check_column(name)
         return [row[name] for row in self]
@@ -198,7 +198,7 @@ class Examples(ABC):
 
         >>> turns = convbank.load("casino", split="valid").examples("turns")
         >>> len(turns.filter(lambda t: t["kind"] == "action"))
-        63
+        64
         """
         keep = np.fromiter((bool(function(x)) for x in self), dtype=bool, count=len(self))
         return Selected(self, np.flatnonzero(keep).astype(np.int64))
@@ -270,7 +270,7 @@ class Examples(ABC):
 
         >>> turns = convbank.load("casino", split="valid").examples("turns")
         >>> turns.map(lambda t: {"words": len(t["text"].split())})["words"][:3]
-        [2, 15, 8]
+        [19, 10, 19]
         """
         from convbank.examples._map import run_map
 
@@ -319,7 +319,7 @@ class Examples(ABC):
         >>> train = convbank.load("casino", split="train")
         >>> view = train.examples("turns", layer="strategy", annotated=True)
         >>> round(view.class_weights()[train.label_names("strategy").index("small-talk")], 3)
-        0.373
+        0.556
         """
         names = getattr(self, "label_names", None)
         if names is None:
