@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from convbank.corpus._identity import Identity
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
 from convbank.errors import ConversationNotFoundError
+from convbank.examples._rows import split_size
 from convbank.model import Conversation, Part, tables_to_conversations
 from convbank.store import Bank, Snapshot
 
@@ -324,16 +324,7 @@ class Corpus(Identity, Frames, Filters, Training):
         (810, 90)
         """
         total = len(self)
-        if isinstance(test_size, float):
-            if not 0.0 < test_size < 1.0:
-                raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
-            n_test = math.ceil(test_size * total)
-        else:
-            n_test = int(test_size)
-        if not 0 < n_test < total:
-            raise ValueError(
-                f"test_size {test_size} leaves no train or no test among {total:,} conversations"
-            )
+        n_test = split_size(test_size, total, "conversations")
         positions = self._positions()
         if stratify is not None:
             test = self._stratified(stratify, n_test, seed if shuffle else None)

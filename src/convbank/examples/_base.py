@@ -19,9 +19,9 @@ from convbank.examples._rows import (
     columns_of,
     forwarded,
     sort_key,
+    split_size,
     stratified_test,
     stratum,
-    test_count,
 )
 from convbank.examples._tokenize import Encoder
 
@@ -233,7 +233,7 @@ class Examples(ABC):
         (3692, 923)
         """
         total = len(self)
-        n_test = test_count(test_size, total)
+        n_test = split_size(test_size, total, "examples")
         if stratify is None:
             order = np.arange(total, dtype=np.int64)
             if shuffle:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "stratified_test", "test_count"]
+__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "split_size", "stratified_test"]
 
 Example = dict[str, Any]
 """One example: a dict of its fields."""
@@ -49,7 +49,9 @@ def stratum(value: Any) -> Any:
     return value
 
 
-def test_count(test_size: float | int, total: int) -> int:
+def split_size(test_size: float | int, total: int, what: str = "items") -> int:
+    """The size of a test part: ``test_size`` as a fraction of ``total`` (rounded up) or a
+    count, checked to leave both parts some ``what``."""
     if isinstance(test_size, float):
         if not 0.0 < test_size < 1.0:
             raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
@@ -57,7 +59,7 @@ def test_count(test_size: float | int, total: int) -> int:
     else:
         n_test = int(test_size)
     if not 0 < n_test < total:
-        raise ValueError(f"test_size {test_size} leaves no train or no test among {total:,} items")
+        raise ValueError(f"test_size {test_size} leaves no train or no test among {total:,} {what}")
     return n_test
 
 
