@@ -127,7 +127,7 @@ def convbank_tokenize_collate(dataset: str, work: Path) -> Callable[[], None]:
 
     def go() -> None:
         view = _views(dataset, work).tokenize(tok, max_length=MAX_LENGTH)
-        loader = DataLoader(CorpusDataset(view), batch_size=BATCH, collate_fn=PadCollator(tok))
+        loader = DataLoader(CorpusDataset(view), batch_size=BATCH, collate_fn=PadCollator(tokenizer=tok))
         assert _count(loader) > 0
 
     return go
@@ -231,11 +231,46 @@ def hf_map_cached(dataset: str, work: Path) -> Callable[[], None]:
     return go
 
 
+# ---------------------------------------------------------------------- a mixture
+def convbank_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
+    """An epoch of ``convbank.mix`` of this dataset's turns and the partner's, half and half."""
+    from convbank.examples import mix
+
+    _prepared(dataset, work)
+
+    def go() -> None:
+        mixture = mix(
+            {_corpus(dataset, work).examples("turns"): 0.5, _partner(dataset, work).examples("turns"): 0.5}
+        )
+        assert sum(len(x["text"]) for x in mixture) > 0
+
+    return go
+
+
+def hf_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
+    """An epoch of ``datasets.interleave_datasets`` of the same turns, the same probabilities."""
+    import datasets
+
+    _prepared(dataset, work)
+    datasets.disable_progress_bars()
+
+    def go() -> None:
+        parts = [
+            datasets.load_from_disk(str(work / name)).shuffle(seed=0) for name in ("hf-mix-a", "hf-mix-b")
+        ]
+        mixture = datasets.interleave_datasets(parts, probabilities=[0.5, 0.5], seed=0)
+        assert sum(len(x["text"]) for x in mixture) > 0
+
+    return go
+
+
 EXAMPLES: dict[str, Callable[[str, Path], Callable[[], None]]] = {
     "convbank_tokenize_collate": convbank_tokenize_collate,
     "hf_tokenize_collate": hf_tokenize_collate,
     "convbank_map_cached": convbank_map_cached,
     "hf_map_cached": hf_map_cached,
+    "convbank_mix_epoch": convbank_mix_epoch,
+    "hf_mix_epoch": hf_mix_epoch,
 }
 
 
