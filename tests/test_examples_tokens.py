@@ -198,3 +198,36 @@ def test_corpus_map_gets_conversations(built: Bank) -> None:
     table = corpus.map(lambda c: {"id": c.conversation_id, "turns": c.num_turns})
     assert table["id"] == corpus.conversation_ids()
     assert table["turns"] == [c.num_turns for c in corpus]
+
+
+PROCESSES = """
+import os, sys, threading, warnings, convbank
+view = convbank.load("casino", split="valid").examples("turns")
+if sys.argv[1] == "duckdb":  # an open DuckDB database: no fork, the lambda goes by cloudpickle
+    convbank.sql("SELECT 1")
+lock = threading.Lock()
+if sys.argv[1] == "unpicklable":  # a lock pickles nowhere: computed here, with a warning
+    convbank.sql("SELECT 1")
+    fn = lambda t: {"pid": os.getpid(), "held": lock.locked()}
+else:
+    fn = lambda t: {"pid": os.getpid()}
+with warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    pids = set(view.map(fn, num_proc=2, cache=False)["pid"])
+print(len(pids), os.getpid() in pids, len(said), said[0].message if said else "")
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "expected"),
+    [
+        ("fork", "2 False 0 "),
+        ("duckdb", "2 False 0 "),
+        ("unpicklable", "1 True 1 map(num_proc=...) computes in this process: it cannot fork here"),
+    ],
+)
+def test_map_in_processes(built: Bank, tmp_path: Path, how: str, expected: str) -> None:
+    script = tmp_path / "processes.py"
+    script.write_text(PROCESSES)
+    done = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith(expected)

@@ -7,20 +7,15 @@ sliced, selected, shuffled, split (stratified), sorted, filtered, pickled, and t
 Arrow, pandas, polars or Hugging Face tables.
 """
 
-from convbank.examples._base import (
-    Concatenated,
-    Examples,
-    Selected,
-    TableExamples,
-    Tokenized,
-    concatenate,
-)
+from convbank.examples._base import Columns, Examples, Selected, TableExamples, Tokenized
+from convbank.examples._concat import Concatenated, concatenate
 from convbank.examples._fingerprint import fingerprint
 from convbank.examples._map import MapError
 from convbank.examples._tokenize import IGNORE_INDEX, Encoder, TokenizerError
 
 __all__ = [
     "IGNORE_INDEX",
+    "Columns",
     "Concatenated",
     "Encoder",
     "Examples",

@@ -4,7 +4,6 @@ picklable, and what it can be turned into."""
 
 from __future__ import annotations
 
-import bisect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from difflib import get_close_matches
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from convbank.errors import UnknownFieldError, require
+from convbank.errors import UnknownFieldError
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
     Example,
@@ -23,20 +22,19 @@ from convbank.examples._rows import (
     stratified_test,
     stratum,
 )
+from convbank.examples._tables import Tables
 from convbank.examples._tokenize import Encoder
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import polars as pl
     import pyarrow as pa
 
-__all__ = ["Concatenated", "Examples", "Selected", "TableExamples", "Tokenized", "concatenate"]
+__all__ = ["Columns", "Derived", "Examples", "Selected", "TableExamples", "Tokenized"]
 
 _CHUNK = 1024
 """Examples fetched together when iterating."""
 
 
-class Examples(ABC):
+class Examples(Tables, ABC):
     """A lazy sequence of examples (dicts), like a Hugging Face ``Dataset``: ``len``,
     ``view[i]`` (an example), ``view[a:b]`` and :meth:`select` (a view), ``view["text"]`` (a
     column, as a list), iteration, :meth:`map` (cached), :meth:`filter`, :meth:`sort`,
@@ -147,10 +145,6 @@ class Examples(ABC):
                 + f"columns: {', '.join(known)}"
             )
 
-    def to_list(self) -> list[Example]:
-        """Every example, as a list of dicts."""
-        return list(self)
-
     def __repr__(self) -> str:
         return f"<{self._describe()}: {len(self):,} examples>"
 
@@ -178,6 +172,23 @@ class Examples(ABC):
         3
         """
         return Selected(self, self._positions(indices))
+
+    def select_columns(self, columns: Sequence[str]) -> Columns:
+        """These examples with only these keys, in this order (Hugging Face's
+        ``select_columns``): what a trainer takes, without the rest.
+
+        >>> convbank.load("casino").examples("turns").select_columns(["text", "kind"])[0]
+        {'text': 'Hello!, how are you doing?', 'kind': 'message'}
+        """
+        for name in columns:
+            self._check_column(name)
+        return Columns(self, tuple(columns))
+
+    def remove_columns(self, columns: Sequence[str]) -> Columns:
+        """These examples without these keys (Hugging Face's ``remove_columns``)."""
+        for name in columns:
+            self._check_column(name)
+        return Columns(self, tuple(c for c in self.column_names if c not in set(columns)))
 
     def shuffle(self, seed: int | None = None) -> Selected:
         """These examples in a random order (drawn with NumPy from ``seed``), as a view."""
@@ -307,81 +318,24 @@ class Examples(ABC):
         )
         return Tokenized(self, encoder)
 
-    # ------------------------------------------------------------------ labels
-    def class_weights(self, scheme: str = "balanced") -> list[float]:
-        """Weights per label of the view's ``label_names()``, counted over these examples
-        (take them from the training split): ``"balanced"`` is scikit-learn's
-        ``n / (labels * count)`` over label occurrences (for a weighted
-        ``CrossEntropyLoss``), ``"pos_weight"`` is ``negatives / positives`` per label
-        (``BCEWithLogitsLoss(pos_weight=...)`` for multi-hot targets). A label none of these
-        examples has gets weight 0.
 
-        >>> train = convbank.load("casino", split="train")
-        >>> view = train.examples("turns", layer="strategy", annotated=True)
-        >>> round(view.class_weights()[train.label_names("strategy").index("small-talk")], 3)
-        0.556
-        """
-        names = getattr(self, "label_names", None)
-        if names is None:
-            raise ValueError(
-                "class_weights() needs a view of one layer's labels (examples('turns', layer=...))"
-            )
-        vocabulary = {name: i for i, name in enumerate(names())}
-        if scheme not in ("balanced", "pos_weight"):
-            raise ValueError(f"scheme is 'balanced' or 'pos_weight', not {scheme!r}")
-        counts = np.zeros(len(vocabulary), dtype=np.float64)
-        n = 0
-        for row in self:
-            n += 1
-            for name in set(row["label_text"] if "label_text" in row else row["labels"]):
-                counts[vocabulary[name]] += 1
-        if scheme == "pos_weight":
-            return [float((n - c) / c) if c else 0.0 for c in counts]
-        present = int((counts > 0).sum())
-        return [float(counts.sum() / (present * c)) if c else 0.0 for c in counts]
+class Derived(Examples):
+    """A view made from another (``parent``): as long as it unless it says otherwise, cached
+    where it is, knowing what :data:`~convbank.examples._rows.FORWARDED` names of it."""
 
-    # ------------------------------------------------------------------ tables
-    def to_arrow(self) -> pa.Table:
-        """Every example as an Arrow table (one column per key).
+    parent: Examples
 
-        >>> convbank.load("casino", split="valid").examples("turns").to_arrow().num_rows
-        402
-        """
-        import pyarrow as pa
+    def __len__(self) -> int:
+        return len(self.parent)
 
-        rows = self.to_list()
-        if not rows:
-            return pa.table({})
-        return pa.Table.from_pylist(rows)
+    def cache_home(self) -> Any:
+        return self.parent.cache_home()
 
-    def to_pandas(self) -> pd.DataFrame:
-        """Every example as a pandas DataFrame (needs ``convbank[pandas]``)."""
-        require("pandas", "pandas", "to_pandas()")
-        frame: pd.DataFrame = self.to_arrow().to_pandas()
-        return frame
-
-    def to_polars(self) -> pl.DataFrame:
-        """Every example as a polars DataFrame (needs ``convbank[polars]``)."""
-        require("polars", "polars", "to_polars()")
-        import polars as pl
-
-        frame = pl.from_arrow(self.to_arrow())
-        assert isinstance(frame, pl.DataFrame)
-        return frame
-
-    def to_hf(self) -> Any:
-        """These examples as a Hugging Face ``datasets.Dataset`` (needs ``convbank[hf]``).
-
-        >>> convbank.load("casino", split="valid").examples("chat").to_hf().num_rows
-        30
-        """
-        require("datasets", "hf", "to_hf()")
-        import datasets
-
-        return datasets.Dataset(self.to_arrow())
+    def __getattr__(self, name: str) -> Any:
+        return forwarded(self, name)
 
 
-class Selected(Examples):
+class Selected(Derived):
     """Some examples of another view, at given positions (a slice, a selection, a shuffle,
     a filter's result): made by the view they come from."""
 
@@ -402,12 +356,6 @@ class Selected(Examples):
 
     def _describe(self) -> str:
         return f"{self.parent._describe()}, {len(self):,} of {len(self.parent):,} selected"
-
-    def cache_home(self) -> Any:
-        return self.parent.cache_home()
-
-    def __getattr__(self, name: str) -> Any:
-        return forwarded(self, name)
 
 
 class TableExamples(Examples):
@@ -459,7 +407,28 @@ class TableExamples(Examples):
         return (TableExamples, (self.table, self.key), {"name": self.name})
 
 
-class Tokenized(Examples):
+class Columns(Derived):
+    """Some keys of another view's examples (:meth:`Examples.select_columns`)."""
+
+    def __init__(self, parent: Examples, columns: tuple[str, ...]) -> None:
+        self.parent = parent
+        self.columns = columns
+
+    def _fetch(self, indices: np.ndarray) -> list[Example]:
+        return [{c: row[c] for c in self.columns} for row in self.parent._fetch(indices)]
+
+    def _key(self) -> tuple[Any, ...]:
+        return ("columns", self.parent._key(), self.columns)
+
+    def _describe(self) -> str:
+        return f"{self.parent._describe()}, columns {', '.join(self.columns)}"
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.columns)
+
+
+class Tokenized(Derived):
     """The examples of ``parent`` with ``input_ids``, ``attention_mask`` and, for chats,
     ``labels``, made by an :class:`~convbank.examples._tokenize.Encoder` (what
     :meth:`Examples.tokenize` makes; its module doc says what is tokenised). ``tokenizer`` is
@@ -479,9 +448,6 @@ class Tokenized(Examples):
         self.encoder = encoder
         self._made_by: str | None = None
 
-    def __len__(self) -> int:
-        return len(self.parent)
-
     def _fetch(self, indices: np.ndarray) -> list[Example]:
         return self.encoder.encode_rows(self.parent._fetch(indices))
 
@@ -496,12 +462,6 @@ class Tokenized(Examples):
     def _describe(self) -> str:
         return f"{self.parent._describe()}, tokenised"
 
-    def cache_home(self) -> Any:
-        return self.parent.cache_home()
-
-    def __getattr__(self, name: str) -> Any:
-        return forwarded(self, name)
-
 
 def _table_bytes(table: pa.Table) -> bytes:
     import pyarrow as pa
@@ -510,55 +470,3 @@ def _table_bytes(table: pa.Table) -> bytes:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return bytes(sink.getvalue())
-
-
-class Concatenated(Examples):
-    """Several views one after another (:func:`concatenate`)."""
-
-    def __init__(self, parts: Sequence[Examples]) -> None:
-        flat: list[Examples] = []
-        for part in parts:
-            flat.extend(part.parts if isinstance(part, Concatenated) else [part])
-        self.parts: list[Examples] = flat
-        self.starts = np.concatenate([[0], np.cumsum([len(p) for p in flat], dtype=np.int64)]).tolist()
-
-    def __len__(self) -> int:
-        return int(self.starts[-1])
-
-    def _fetch(self, indices: np.ndarray) -> list[Example]:
-        out: list[Example | None] = [None] * len(indices)
-        which = np.searchsorted(np.asarray(self.starts[1:]), indices, side="right")
-        for p in np.unique(which).tolist():
-            slots = np.flatnonzero(which == p)
-            rows = self.parts[p]._fetch(indices[slots] - self.starts[p])
-            for slot, row in zip(slots.tolist(), rows, strict=True):
-                out[slot] = row
-        return [row for row in out if row is not None]
-
-    def _key(self) -> tuple[Any, ...]:
-        return ("concatenated", *(p._key() for p in self.parts))
-
-    def _describe(self) -> str:
-        return " + ".join(p._describe() for p in self.parts)
-
-    def part_of(self, index: int) -> int:
-        """Which part the example at ``index`` comes from."""
-        return bisect.bisect_right(self.starts, index) - 1
-
-
-def concatenate(views: Sequence[Examples]) -> Concatenated:
-    """Views one after another, as one view (Hugging Face's ``concatenate_datasets``): every
-    example of the first, then of the second... Their columns may differ (CaSiNo and ConvAI2
-    turns share theirs); :meth:`Examples.map` over a concatenation needs the same columns.
-
-    >>> casino = convbank.load("casino", split="valid").examples("turns")
-    >>> convai2 = convbank.load("convai2", "volunteers").examples("turns")
-    >>> len(concatenate([casino, convai2])) == len(casino) + len(convai2)
-    True
-    """
-    if not views:
-        raise ValueError("concatenate() needs at least one view")
-    for view in views:
-        if not isinstance(view, Examples):
-            raise TypeError(f"concatenate() takes example views, not {type(view).__name__}")
-    return Concatenated(views)

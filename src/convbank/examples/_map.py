@@ -183,22 +183,18 @@ def _in_processes(
     view: Any, function: Callable[..., Any], options: dict[str, Any], bounds: list[int]
 ) -> list[pa.Table]:
     """Each range computed by a worker process: forked from this one where that is safe (the
-    function needs no pickling then), else a new interpreter given the pickled job."""
-    import pickle
-
+    function needs no pickling then), else a new interpreter given the pickled job (with
+    ``cloudpickle`` where it is installed, so a lambda goes too); a job that cannot be pickled
+    is computed here, with a warning."""
     from convbank._workers import Worker, may_fork
 
     global _JOB  # noqa: PLW0603 (what a forked worker inherits)
     fork = may_fork()
     job = None
     if not fork:
-        try:
-            job = pickle.dumps((view, function, options))
-        except Exception as exc:
-            raise MapError(
-                f"map(num_proc=...) starts new processes here and cannot pickle its function ({exc}); "
-                "define it at module level, or use num_proc=None"
-            ) from None
+        job = _pickled((view, function, options))
+        if job is None:
+            return [compute(view, function, options, bounds[0], bounds[-1])]
     _JOB = (view, function, options)
     try:
         workers = [
@@ -214,6 +210,31 @@ def _in_processes(
     finally:
         for worker in workers:
             worker.kill()
+
+
+def _pickled(job: tuple[Any, ...]) -> bytes | None:
+    """The job as bytes for a new interpreter, or None (said in a warning) when it does not
+    pickle."""
+    import pickle
+
+    try:
+        return pickle.dumps(job)
+    except Exception as exc:
+        problem = exc
+    try:
+        import cloudpickle
+
+        data: bytes = cloudpickle.dumps(job)
+        return data
+    except Exception as exc:  # cloudpickle absent, or the job holds what nothing pickles
+        problem = exc if not isinstance(exc, ImportError) else problem
+    warnings.warn(
+        f"map(num_proc=...) computes in this process: it cannot fork here (threads or an open DuckDB "
+        f"database) and cannot pickle its function for new processes ({problem}); "
+        "define the function at module level to use processes",
+        stacklevel=5,
+    )
+    return None
 
 
 def _receive(worker: Any) -> pa.Table:
