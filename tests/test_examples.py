@@ -262,6 +262,9 @@ def test_a_view_is_a_lazy_indexable_picklable_value(built: Bank) -> None:
     back = pickle.loads(pickle.dumps(view))
     assert back == view and back.to_list() == view.to_list()
     assert len(pickle.dumps(corpus.examples("responses"))) < 2000  # the plan is not made yet: no rows
+    labelled = pickle.loads(pickle.dumps(corpus.examples("turns", layer="strategy", target="class")))
+    assert labelled.label_names() == corpus.label_names("strategy") and labelled[0]["labels"] == 7
+    assert len(corpus.select([]).examples("turns")) == 0
     assert view[-1] == view.to_list()[-1]
     assert view[2:5].to_list() == view.to_list()[2:5]
     assert view.select([4, 4, 0]).to_list() == [view[4], view[4], view[0]]

@@ -74,9 +74,6 @@ class CorpusExamples(Examples):
             str(self.corpus.bank.manifest().generation)
         ]
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"corpus": self.corpus, "settings": self.settings, "_plan": self._plan}
-
     # ------------------------------------------------------------------ plan
     def _check(self) -> None:
         """Check the options against the dataset (an unknown name is an error naming the
@@ -471,8 +468,8 @@ def _rows_by_conversation(
     out: list[tuple[int, list[tuple[Any, ...]]]] = []
     for batch in range(len(source.batches)):
         lo, hi = source.starts[batch], source.starts[batch + 1]
-        if chosen.size and not ((chosen >= lo) & (chosen < hi)).any():
-            continue
+        if np.searchsorted(chosen, lo) == np.searchsorted(chosen, hi):
+            continue  # none of the selection in this stored batch: not read
         read: pa.Table = source.read(batch, table, ["conversation_id", *columns])
         rows = source.ids(batch)
         ids = read.column(0).to_pylist()
