@@ -14,16 +14,19 @@ conversation; the conversations of a batch of examples are fetched together.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import pyarrow.compute as pc
 
 from convbank.errors import UnknownFieldError
 from convbank.examples import Examples
 from convbank.examples._rows import Example
 from convbank.model import Conversation, Participant
+from convbank.model.schema import paused_gc
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -83,7 +86,8 @@ class CorpusExamples(Examples):
         """Per example: its conversation's position in the corpus and its turn index (or the
         index of the side it is seen from)."""
         if self._plan is None:
-            self._plan = self._make_plan()
+            with paused_gc():  # many small objects, none cyclic: the collector would rescan them
+                self._plan = self._make_plan()
         return self._plan
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
@@ -125,32 +129,20 @@ class CorpusExamples(Examples):
             "conversation_id": conv.conversation_id,
         }
 
-    def _per_conversation(self, gives: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """The plan from what each conversation (in the corpus's order) gives."""
-        counts = np.fromiter((len(g) for g in gives), dtype=np.int64, count=len(gives))
-        convs = np.repeat(np.arange(len(gives), dtype=np.int64), counts)
-        extra = np.concatenate(gives).astype(np.int64) if gives else np.zeros(0, np.int64)
-        return convs, extra
-
-    def _sides(self, people: dict[int, list[Participant]]) -> dict[int, list[int]]:
-        """Per stored conversation (position in source order), the participant indices the
-        ``side`` option chooses (``None``: the dataset's chat side; ``"both"``: everyone;
-        ``"other"``: everyone but the chat side; else a participant id)."""
+    def _side_rows(self) -> tuple[pa.Table, np.ndarray]:
+        """The selected conversations' ``participants`` rows (with ``_position``) and which of
+        them the ``side`` option chooses (``None``: the dataset's chat side, as the chat export
+        sees a conversation; ``"both"``: everyone; ``"other"``: everyone but the chat side;
+        else a participant id)."""
+        people = _stored(self.corpus, "participants", ["participant_id", "role"])
         side = self.settings.get("side")
-        dataset = self.corpus.dataset
-        chosen: dict[int, list[int]] = {}
-        for position, listed in people.items():
-            ids = [p.participant_id for p in listed]
-            if side == "both":
-                chosen[position] = list(range(len(ids)))
-                continue
-            if side is None or side == "other":
-                stub = Conversation(dataset.name, "", "", "", 0, participants=listed)
-                me = dataset.chat_side(stub) if listed else None
-                chosen[position] = [i for i, p in enumerate(ids) if (p == me) == (side is None)]
-                continue
-            chosen[position] = [i for i, p in enumerate(ids) if p == side]
-        return chosen
+        if side == "both":
+            return people, np.ones(people.num_rows, dtype=bool)
+        ids = people.column("participant_id")
+        if side not in (None, "other"):
+            return people, _numpy(pc.equal(ids, side))
+        mine = _chat_sides(self.corpus.dataset, people)
+        return people, mine if side is None else ~mine
 
     def _check_side(self) -> None:
         side = self.settings.get("side")
@@ -165,14 +157,6 @@ class CorpusExamples(Examples):
                 + f"sides: None (the dataset's, as the chat export), 'both', 'other', {', '.join(known[:12])}"
                 + (" ..." if len(known) > 12 else "")
             )
-
-    def _people(self) -> dict[int, list[Participant]]:
-        """Every selected conversation's participants (source position -> participants),
-        from the ``participants`` table alone."""
-        out: dict[int, list[Participant]] = {}
-        for position, rows in _rows_by_conversation(self.corpus, "participants", ["participant_id", "role"]):
-            out[position] = [Participant(pid, role) for pid, role in rows]
-        return out
 
 
 # ---------------------------------------------------------------------- turns
@@ -209,34 +193,21 @@ class TurnExamples(CorpusExamples):
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
         s = self.settings
-        want_speaker, want_role, want_kind = _as_set(s.get("speaker")), _as_set(s.get("role")), s.get("kind")
-        roles: dict[int, dict[str, str]] = {}
-        if want_role is not None:
-            for position, rows in _rows_by_conversation(
-                self.corpus, "participants", ["participant_id", "role"]
-            ):
-                roles[position] = dict(rows)
-        labelled: dict[int, set[int]] = {}
+        turns = _stored(self.corpus, "turns", ["turn_index", "participant_id", "kind"])
+        keep = np.ones(turns.num_rows, dtype=bool)
+        if s.get("speaker") is not None:
+            keep &= _numpy(pc.is_in(turns.column("participant_id"), value_set=_strings(s["speaker"])))
+        if s.get("kind") is not None:
+            keep &= _numpy(pc.equal(turns.column("kind"), s["kind"]))
+        if s.get("role") is not None:
+            people = _stored(self.corpus, "participants", ["participant_id", "role"])
+            people = people.filter(pc.is_in(people.column("role"), value_set=_strings(s["role"])))
+            keep &= _numpy(pc.is_in(_speaker_keys(turns), value_set=_speaker_keys(people)))
         if s.get("annotated"):
-            for position, rows in _rows_by_conversation(self.corpus, "annotations", ["turn_index", "layer"]):
-                labelled[position] = {ti for ti, layer in rows if layer == s["layer"]}
-        kept: dict[int, np.ndarray] = {}
-        for position, rows in _rows_by_conversation(
-            self.corpus, "turns", ["turn_index", "participant_id", "kind"]
-        ):
-            kept[position] = np.asarray(
-                [
-                    ti
-                    for ti, pid, kind in rows
-                    if (want_speaker is None or pid in want_speaker)
-                    and (want_kind is None or kind == want_kind)
-                    and (want_role is None or roles.get(position, {}).get(pid) in want_role)
-                    and (not s.get("annotated") or ti in labelled.get(position, ()))
-                ],
-                dtype=np.int64,
-            )
-        empty = np.zeros(0, np.int64)
-        return self._per_conversation([kept.get(p, empty) for p in self.corpus._positions().tolist()])
+            anns = _stored(self.corpus, "annotations", ["turn_index", "layer"])
+            anns = anns.filter(pc.equal(anns.column("layer"), s["layer"]))
+            keep &= np.isin(_turn_keys(turns), _turn_keys(anns))
+        return _plan(self.corpus, turns, keep, turns.column("turn_index"))
 
     def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
         turn = conv.turns[extra]
@@ -298,24 +269,12 @@ class ResponseExamples(CorpusExamples):
         self._check_side()
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
-        people = self._people()
-        sides = self._sides(people)
-        want_kind = self.settings.get("kind")
-        kept: dict[int, np.ndarray] = {}
-        for position, rows in _rows_by_conversation(
-            self.corpus, "turns", ["turn_index", "participant_id", "kind"]
-        ):
-            speakers = {people[position][i].participant_id for i in sides.get(position, [])}
-            kept[position] = np.asarray(
-                [
-                    ti
-                    for ti, pid, kind in rows
-                    if pid in speakers and (want_kind is None or kind == want_kind)
-                ],
-                dtype=np.int64,
-            )
-        empty = np.zeros(0, np.int64)
-        return self._per_conversation([kept.get(p, empty) for p in self.corpus._positions().tolist()])
+        people, chosen = self._side_rows()
+        turns = _stored(self.corpus, "turns", ["turn_index", "participant_id", "kind"])
+        keep = _numpy(pc.is_in(_speaker_keys(turns), value_set=_speaker_keys(people.filter(chosen))))
+        if self.settings.get("kind") is not None:
+            keep &= _numpy(pc.equal(turns.column("kind"), self.settings["kind"]))
+        return _plan(self.corpus, turns, keep, turns.column("turn_index"))
 
     def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
         dataset = self.corpus.dataset
@@ -361,14 +320,8 @@ class ChatExamples(CorpusExamples):
         self._check_side()
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
-        sides = self._sides(self._people())
-        empty = np.zeros(0, np.int64)
-        return self._per_conversation(
-            [
-                np.asarray(sides[p], np.int64) if p in sides else empty
-                for p in self.corpus._positions().tolist()
-            ]
-        )
+        people, chosen = self._side_rows()
+        return _plan(self.corpus, people, chosen, None)
 
     def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
         dataset = self.corpus.dataset
@@ -458,33 +411,102 @@ def view_of(corpus: Any, kind: str, options: dict[str, Any]) -> CorpusExamples:
 
 
 # ---------------------------------------------------------------------- reading
-def _rows_by_conversation(
-    corpus: Any, table: str, columns: list[str]
-) -> list[tuple[int, list[tuple[Any, ...]]]]:
-    """``(source position, rows)`` for every selected conversation that has rows in a unified
-    table, read a stored batch at a time (the columns asked for, as tuples)."""
+def _stored(corpus: Any, table: str, columns: list[str]) -> pa.Table:
+    """The rows of a unified table for the selected conversations' stored batches (the
+    columns asked for), with ``_position``: the source position of each row's conversation.
+    A stored batch with none of the selection is not read."""
+    import pyarrow as pa
+
     source: Source = corpus._source
     chosen = np.unique(corpus._positions())
-    out: list[tuple[int, list[tuple[Any, ...]]]] = []
+    pieces = []
     for batch in range(len(source.batches)):
         lo, hi = source.starts[batch], source.starts[batch + 1]
         if np.searchsorted(chosen, lo) == np.searchsorted(chosen, hi):
-            continue  # none of the selection in this stored batch: not read
-        read: pa.Table = source.read(batch, table, ["conversation_id", *columns])
+            continue
+        read = source.read(batch, table, ["conversation_id", *columns])
+        if not read.num_rows:
+            continue
+        runs = pc.run_end_encode(read.column(0).combine_chunks())  # rows come grouped by conversation
         rows = source.ids(batch)
-        ids = read.column(0).to_pylist()
-        values = [read.column(i + 1).to_pylist() for i in range(len(columns))]
-        grouped: dict[int, list[tuple[Any, ...]]] = {}
-        for cid, *row in zip(ids, *values, strict=True):
-            grouped.setdefault(lo + rows[cid], []).append(tuple(row))
-        out += grouped.items()
-    return out
+        first = np.fromiter((rows[cid] for cid in runs.values.to_pylist()), np.int64, len(runs.values)) + lo
+        lengths = np.diff(runs.run_ends.to_numpy(), prepend=0)
+        pieces.append(
+            read.drop_columns(["conversation_id"]).append_column(
+                "_position", pa.array(np.repeat(first, lengths))
+            )
+        )
+    if not pieces:
+        names = [*columns, "_position"]
+        empty = source.read(0, table, columns).schema.append(pa.field("_position", pa.int64()))
+        return empty.empty_table().select(names)
+    return pa.concat_tables(pieces)
 
 
-def _as_set(value: str | Sequence[str] | None) -> set[str] | None:
-    if value is None:
-        return None
-    return {value} if isinstance(value, str) else set(value)
+def _plan(corpus: Any, rows: pa.Table, keep: np.ndarray, values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The plan of the kept rows of a ``_stored`` table in the corpus's order (a conversation
+    repeated in a selection gives its examples again): per example, its conversation's place
+    in the corpus and its value (``values``, else its row's place among its conversation's rows)."""
+    positions = rows.column("_position").to_numpy()
+    if values is None:  # the index of each row among its conversation's rows
+        first = np.searchsorted(positions, positions, side="left")
+        found = np.arange(len(positions), dtype=np.int64) - first
+    else:
+        found = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values, dtype=np.int64)
+    kept, found = positions[keep], found[keep]
+    order = np.argsort(kept, kind="stable")
+    kept, found = kept[order], found[order]
+    wanted = corpus._positions()
+    starts = np.searchsorted(kept, wanted, side="left")
+    counts = np.searchsorted(kept, wanted, side="right") - starts
+    convs = np.repeat(np.arange(len(wanted), dtype=np.int64), counts)
+    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return convs, found[np.repeat(starts, counts) + within]
+
+
+def _chat_sides(dataset: Any, people: pa.Table) -> np.ndarray:
+    """Which participant rows are their conversation's chat side (the dataset's
+    ``chat_side``, asked once per distinct list of participants and roles)."""
+    positions = people.column("_position").to_numpy()
+    ids = people.column("participant_id").to_pylist()
+    roles = people.column("role").to_pylist()
+    bounds = np.flatnonzero(np.diff(positions, prepend=-1, append=-1)).tolist()
+    mine = np.zeros(len(ids), dtype=bool)
+    asked: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
+    for a, b in itertools.pairwise(bounds):
+        key = (tuple(ids[a:b]), tuple(roles[a:b]))
+        at = asked.get(key)
+        if at is None:
+            listed = [Participant(pid, role) for pid, role in zip(*key, strict=True)]
+            side = dataset.chat_side(Conversation(dataset.name, "", "", "", 0, participants=listed))
+            at = asked[key] = key[0].index(side)
+        mine[a + at] = True
+    return mine
+
+
+def _speaker_keys(table: pa.Table) -> Any:
+    """One string per row: its conversation's position and its participant."""
+    return pc.binary_join_element_wise(
+        table.column("_position").cast("string"), table.column("participant_id"), "\x1f"
+    )
+
+
+def _turn_keys(table: pa.Table) -> np.ndarray:
+    """One number per row: its conversation's position and its turn index."""
+    keys: np.ndarray = (
+        table.column("_position").to_numpy() * (1 << 32) + table.column("turn_index").to_numpy()
+    )
+    return keys
+
+
+def _numpy(mask: Any) -> np.ndarray:
+    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _strings(value: str | Sequence[str]) -> Any:
+    import pyarrow as pa
+
+    return pa.array([value] if isinstance(value, str) else list(value), pa.string())
 
 
 def _role(conv: Conversation, participant_id: str) -> str:
