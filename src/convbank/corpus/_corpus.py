@@ -81,6 +81,7 @@ class Corpus(Identity, Frames, Filters):
         self._source = source
         self._indices = indices
         self._sorted: np.ndarray | None = None
+        self._content = None
         self.dataset = source.dataset
         self.config = config
         self.split = split
