@@ -461,7 +461,9 @@ class Corpus(Identity, Frames, Filters):
         """This corpus as Hugging Face ``datasets`` (needs ``convbank[hf]``): a ``DatasetDict``
         of its splits for one config, ``{config: DatasetDict}`` for several;
         ``streaming=True`` gives ``IterableDataset`` s read from the bank; ``chat=True`` adds
-        the ``messages`` column. See :func:`convbank.export.hf.to_hf`.
+        the ``messages`` column. Splits are named as convbank names them (PEC's ``valid``, not
+        the loader's ``validation``, which ``export --format hf`` writes). See
+        :func:`convbank.export.hf.to_hf`.
 
         >>> convbank.load("casino").filter(label="strategy:uv-part").to_hf()["train"].num_rows
         81
