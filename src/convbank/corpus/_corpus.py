@@ -430,21 +430,6 @@ class Corpus(Identity, Frames, Filters):
             return iter(self._derive(positions))
         return iter(Corpus(self.dataset.name, config, split, snapshot=self.snapshot))
 
-    def side_table(
-        self, table: str, *, columns: list[str] | None = None, filters: Any = None
-    ) -> pa.Table | None:
-        """Rows of one of the dataset's side tables (Curiosity's ``curiosity_facts``, PEC's
-        ``pec_personas``) for this corpus's configs: the ``columns`` asked for, the rows
-        matching pyarrow ``filters``; None when the bank has none. What
-        :meth:`convbank.datasets.Dataset.conversation_context` reads through."""
-        import pyarrow as pa
-
-        configs = {p.config for p in self._source.parts}
-        refs = [r for r in self.snapshot.refs(table, self.dataset.name) if r.config in configs]
-        if not refs:
-            return None
-        return pa.concat_tables([self.snapshot.read_table(r, columns=columns, filters=filters) for r in refs])
-
     def context(self, conversation: Conversation) -> dict[str, Any]:
         """What the dataset's side tables say about one of its conversations (the text of
         Curiosity's facts), from :meth:`convbank.datasets.Dataset.conversation_context`."""
