@@ -345,9 +345,11 @@ class Frames:
     ) -> Iterator[pa.RecordBatch]:
         """Record batches of at most ``batch_size`` rows of a unified table, straight from the
         bank's Parquet one stored batch at a time (memory stays flat whatever the corpus
-        size), in source order (a selection's rows only), with ``dataset``, ``config`` and
-        ``split`` first; ``columns`` picks columns (those three included). ``meta`` is the
-        stored JSON text.
+        size), in source order (a selection's conversations, each once: :meth:`in_order`
+        puts them in the corpus's order), with ``dataset``, ``config`` and ``split`` first;
+        ``columns`` picks columns (those three included; a column the table does not have is
+        an :class:`~convbank.errors.UnknownFieldError` listing them). ``meta`` is the stored
+        JSON text.
 
         >>> rows = 0
         >>> for batch in convbank.load("casino").iter_batches("turns", 4096, ["text"]):
