@@ -155,7 +155,8 @@ def test_hf_keeps_nulls_and_booleans(built: Bank) -> None:
     assert convai2[0]["id"] == "volunteers-00000" and convai2[0]["dialog_id"] is None
 
     pec = to_hf(load("pec", config="happy"))
-    assert set(pec) == {"train", "validation", "test"}
+    assert set(pec) == {"train", "valid", "test"}  # convbank's names; the folder keeps the loader's
+    assert set(to_hf(load("pec", config="happy"), loader_split_names=True)) == {"train", "validation", "test"}
     by_id = {r["conversation_id"]: r for r in pec["train"]}
     conv = load("pec", config="happy")["happy-train-000002"]
     assert by_id["happy-train-000002"]["response_speaker"] == "frank"

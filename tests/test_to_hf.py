@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import re
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +98,26 @@ def test_a_chat_column_never_replaces_a_dataset_column(built: Bank) -> None:
     dd = load("curiosity", split="train").to_hf(chat="chat_messages")
     row = dd["train"][0]
     assert row["chat_messages"][0]["role"] == "system" and "liked" in row["messages"]
+
+
+def test_pec_splits_keep_convbanks_names_and_the_exported_folder_the_loaders(
+    built: Bank, tmp_path: Path
+) -> None:
+    """Before: ``load("pec", ...).to_hf()`` named the split ``validation`` where convbank,
+    ``load(split=...)`` and ``parts()`` say ``valid``."""
+    from convbank.export import export, to_hf
+
+    happy = load("pec", "happy")
+    assert {p.split for p in happy.parts()} == {"train", "valid", "test"}
+    assert set(happy.to_hf()) == {"train", "valid", "test"}
+    assert happy.to_hf()["valid"].num_rows == len(load("pec", "happy", "valid")) == 1
+    assert set(happy.to_hf(streaming=True)) == {"train", "valid", "test"}
+    both = load("pec").to_hf()
+    assert {c: set(dd) for c, dd in both.items()} == {
+        "happy": {"train", "valid", "test"},
+        "offmychest": {"train", "valid", "test"},
+    }
+    assert set(to_hf(happy, loader_split_names=True)) == {"train", "validation", "test"}
+    export(happy, "hf", tmp_path)  # on disk: the loader's names, for code written for it
+    saved = datasets.load_from_disk(str(tmp_path / "pec" / "happy"))
+    assert set(saved) == {"train", "validation", "test"} and saved["validation"].num_rows == 1

@@ -183,7 +183,8 @@ class IterableCorpusDataset(IterableDataset[Any]):
     ``(seed, epoch)``: the same seed and epoch give the same order on every machine.
 
     ``rank`` and ``world_size`` default to ``torch.distributed``'s when it is initialised
-    (else 0 and 1). Without shuffling, turns and conversations come in storage order.
+    (else 0 and 1). Without shuffling, turns and conversations come in the corpus's order (a
+    selection's order, its repeats repeated).
 
     >>> data = IterableCorpusDataset(convbank.load("casino"), "turns", rank=0, world_size=2)
     >>> sum(1 for _ in data)  # this rank's units: about half of the 14,297 turns
@@ -266,8 +267,9 @@ class IterableCorpusDataset(IterableDataset[Any]):
         """Conversations or examples in the whole epoch (all shards); for turns, the turns."""
         if self.items == "turns":
             corpus: Any = self.source
-            batches = corpus.iter_batches("conversations", 1 << 16, ["num_turns"])
-            return int(sum(int(b.column(0).to_numpy().sum()) for b in batches))
+            keys = ["config", "split", "conversation_id", "num_turns"]
+            counts = _table(corpus, "conversations", keys, ordered=True)
+            return 0 if counts is None else int(counts.column("num_turns").to_numpy().sum())
         return len(self.source)
 
     def _read(self, unit: np.ndarray) -> list[Any]:
@@ -294,7 +296,7 @@ def _turns(corpus: Corpus) -> list[dict[str, Any]]:
     """The turn items of a corpus (a unit), from its tables' record batches: the turns, with
     their speakers' roles and their annotations' labels matched in Arrow."""
     fields = [*TURN_FIELDS[:6], "text", "kind"]
-    turns = _table(corpus, "turns", fields)
+    turns = _table(corpus, "turns", fields, ordered=True)
     if turns is None:
         return []
     speaker = ["config", "split", "conversation_id", "participant_id"]
@@ -333,10 +335,15 @@ def _turns(corpus: Corpus) -> list[dict[str, Any]]:
     ]
 
 
-def _table(corpus: Corpus, name: str, columns: list[str]) -> pa.Table | None:
-    """A unified table's rows of a corpus (None when it has none)."""
+def _table(corpus: Corpus, name: str, columns: list[str], *, ordered: bool = False) -> pa.Table | None:
+    """A unified table's rows of a corpus (None when it has none): its stored batches
+    streamed (source order, each conversation once), or ``ordered``: in the corpus's order
+    with its repeats (``columns`` then include the keys)."""
     batches = list(corpus.iter_batches(name, 1 << 20, columns))
-    return pa.Table.from_batches(batches) if batches else None
+    if not batches:
+        return None
+    table = pa.Table.from_batches(batches)
+    return corpus.in_order(name, table) if ordered else table
 
 
 def _key(table: pa.Table, columns: list[str]) -> pa.ChunkedArray:

@@ -82,6 +82,7 @@ class Corpus(Identity, Frames, Filters, Training):
         self._source = source
         self._indices = indices
         self._sorted: np.ndarray | None = None
+        self._content = None
         self.dataset = source.dataset
         self.config = config
         self.split = split
@@ -433,21 +434,6 @@ class Corpus(Identity, Frames, Filters, Training):
             return iter(self._derive(positions))
         return iter(Corpus(self.dataset.name, config, split, snapshot=self.snapshot))
 
-    def side_table(
-        self, table: str, *, columns: list[str] | None = None, filters: Any = None
-    ) -> pa.Table | None:
-        """Rows of one of the dataset's side tables (Curiosity's ``curiosity_facts``, PEC's
-        ``pec_personas``) for this corpus's configs: the ``columns`` asked for, the rows
-        matching pyarrow ``filters``; None when the bank has none. What
-        :meth:`convbank.datasets.Dataset.conversation_context` reads through."""
-        import pyarrow as pa
-
-        configs = {p.config for p in self._source.parts}
-        refs = [r for r in self.snapshot.refs(table, self.dataset.name) if r.config in configs]
-        if not refs:
-            return None
-        return pa.concat_tables([self.snapshot.read_table(r, columns=columns, filters=filters) for r in refs])
-
     def context(self, conversation: Conversation) -> dict[str, Any]:
         """What the dataset's side tables say about one of its conversations (the text of
         Curiosity's facts), from :meth:`convbank.datasets.Dataset.conversation_context`."""
@@ -464,7 +450,9 @@ class Corpus(Identity, Frames, Filters, Training):
         """This corpus as Hugging Face ``datasets`` (needs ``convbank[hf]``): a ``DatasetDict``
         of its splits for one config, ``{config: DatasetDict}`` for several;
         ``streaming=True`` gives ``IterableDataset`` s read from the bank; ``chat=True`` adds
-        the ``messages`` column. See :func:`convbank.export.hf.to_hf`.
+        the ``messages`` column. Splits are named as convbank names them (PEC's ``valid``, not
+        the loader's ``validation``, which ``export --format hf`` writes). See
+        :func:`convbank.export.hf.to_hf`.
 
         >>> convbank.load("casino").filter(label="strategy:uv-part").to_hf()["train"].num_rows
         81

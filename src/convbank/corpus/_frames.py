@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +15,7 @@ from convbank.errors import UnknownFieldError, require
 from convbank.model import UNIFIED_TABLES, Part
 
 if TYPE_CHECKING:
+    import duckdb
     import pandas as pd
     import polars as pl
 
@@ -42,6 +43,8 @@ class Frames:
         def parts(self) -> list[Part]: ...
 
         def _positions(self) -> np.ndarray: ...
+
+        def _derive(self, indices: np.ndarray) -> Frames: ...
 
     # ------------------------------------------------------------------ whole tables
     def _table_name(self, table: str) -> str:
@@ -76,26 +79,114 @@ class Frames:
         True
         """
         name = self._table_name(table)
-        parts = self.parts()
-        if not parts:  # an empty selection: no rows, the table's columns all the same
-            first = self._source.parts[0]
-            empty = self.snapshot.metadata(self._source.files(name, first)[0]).schema.to_arrow_schema()
-            whole = _with_keys(self.dataset.name, first, empty.empty_table())
-            if meta == "struct" and "meta" in whole.column_names and name in UNIFIED_TABLES:
-                whole = self._typed_meta(name, whole)
-            return _flatten(whole) if flatten_meta else whole
-        with ThreadPoolExecutor(2, thread_name_prefix="convbank-read") as readers:
-            read = list(readers.map(lambda part: self._whole(name, part), parts))
-        pieces = [_with_keys(self.dataset.name, part, t) for part, t in zip(parts, read, strict=True)]
-        whole = pa.concat_tables(pieces)
-        if self._indices is not None:
-            whole = self._reorder(name, whole)
-        if meta == "struct" and "meta" in whole.column_names and name in UNIFIED_TABLES:
-            whole = self._typed_meta(name, whole)
+        whole = next(self._rows(name, meta=meta))
         return _flatten(whole) if flatten_meta else whole
 
-    def _whole(self, name: str, part: Part) -> pa.Table:
-        return pa.concat_tables([self.snapshot.read_table(ref) for ref in self._source.files(name, part)])
+    def _rows(
+        self,
+        name: str,
+        columns: list[str] | None = None,
+        *,
+        meta: MetaForm = "struct",
+        verified: bool = False,
+        per_part: bool = False,
+    ) -> Iterator[pa.Table]:
+        """This corpus's rows of table ``name`` in its order (a selection's repeats
+        repeated), ``dataset``, ``config`` and ``split`` first, then the stored ``columns``
+        (all by default), ``meta`` typed if asked: one table, or one per part for a corpus
+        that is not a selection with ``per_part``. ``verified``: read from bytes checked
+        against the manifest's sha256 (:meth:`convbank.store.Snapshot.read_verified`)."""
+        parts = self.parts()
+        selected = self._indices is not None
+        need = columns
+        if (
+            columns is not None
+            and selected
+            and not name.endswith("_raw")
+            and "conversation_id" not in columns
+        ):
+            need = [*columns, "conversation_id"]
+        if not parts:  # an empty selection: no rows, the table's columns all the same
+            yield self._typed(name, self._empty(name, columns), meta)
+            return
+        if per_part and not selected:
+            typing = meta == "struct" and name in UNIFIED_TABLES and (need is None or "meta" in need)
+            con = _connection() if typing and len(parts) > 1 else None
+            try:
+                for part in parts:
+                    yield self._typed(name, self._keyed(name, part, need, verified), meta, con)
+            finally:
+                if con is not None:
+                    con.close()
+            return
+        with ThreadPoolExecutor(2, thread_name_prefix="convbank-read") as readers:
+            pieces = list(readers.map(lambda part: self._keyed(name, part, need, verified), parts))
+        whole = pa.concat_tables(pieces)
+        if selected:
+            whole = self._reorder(name, whole, verified)
+            if need is not columns:
+                whole = whole.drop_columns(["conversation_id"])
+        yield self._typed(name, whole, meta)
+
+    def in_order(self, table: str, rows: pa.Table) -> pa.Table:
+        """Rows of a unified table for this corpus's conversations, each conversation's rows
+        together (as :meth:`iter_batches` gives them: source order, each conversation once),
+        put in this corpus's order with its repeats (a corpus that is not a selection: as
+        they are). ``rows`` needs ``config``, ``split`` and ``conversation_id``.
+
+        >>> few = convbank.load("casino").select([2, 0, 2])
+        >>> rows = pa.Table.from_batches(list(few.iter_batches("conversations")))
+        >>> few.in_order("conversations", rows).column("conversation_id").to_pylist()
+        ['790', '938', '790']
+        """
+        if self._indices is None:
+            return rows
+        return self._reorder(self._table_name(table), rows)
+
+    def _keyed(self, name: str, part: Part, columns: list[str] | None, verified: bool) -> pa.Table:
+        """One part's rows of a table, as stored, with its keys first."""
+        snapshot = self.snapshot
+        refs = self._source.files(name, part)
+        if verified:
+            read = [snapshot.read_verified(ref, columns) for ref in refs]
+        else:
+            read = [snapshot.read_table(ref, columns=columns) for ref in refs]
+        return _with_keys(self.dataset.name, part, pa.concat_tables(read))
+
+    def _stored_schema(self, name: str) -> pa.Schema:
+        """The schema of a table as stored (the footer of its first file)."""
+        first = self._source.parts[0]
+        return self.snapshot.metadata(self._source.files(name, first)[0]).schema.to_arrow_schema()
+
+    def _empty(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        """No rows of a table, with its keys and stored ``columns`` (all by default)."""
+        empty = self._stored_schema(name).empty_table()
+        return _with_keys(
+            self.dataset.name,
+            self._source.parts[0],
+            empty.select(empty.column_names if columns is None else columns),
+        )
+
+    def _typed(
+        self, name: str, table: pa.Table, meta: MetaForm, con: duckdb.DuckDBPyConnection | None = None
+    ) -> pa.Table:
+        if meta == "struct" and "meta" in table.column_names and name in UNIFIED_TABLES:
+            return self._typed_meta(name, table, con)
+        return table
+
+    def _known_columns(self, table: str, columns: list[str], known: list[str]) -> None:
+        """Raise a one-line :class:`UnknownFieldError` for the first of ``columns`` that is
+        not ``known``, with the closest and all the known ones."""
+        from difflib import get_close_matches
+
+        for column in columns:
+            if column not in known:
+                close = get_close_matches(str(column), known, n=1, cutoff=0.6)
+                raise UnknownFieldError(
+                    f"{self.dataset.name}'s {table} table has no column {column!r}; "
+                    + (f"did you mean {close[0]}? " if close else "")
+                    + f"columns: {', '.join(known)}"
+                )
 
     def _items(self) -> tuple[list[int], list[str]]:
         """Per conversation of this corpus, in order: its part (index into the source's
@@ -108,13 +199,14 @@ class Frames:
             ids.append(source.id_list(batch)[row])
         return parts, ids
 
-    def _reorder(self, name: str, whole: pa.Table) -> pa.Table:
+    def _reorder(self, name: str, whole: pa.Table, verified: bool = False) -> pa.Table:
         """The rows of this selection's conversations, in its order (repeats repeated)."""
         source = self._source
         item_parts, ids = self._items()
         if name.endswith("_raw"):
             # raw rows are the source records in order: a conversation's is its source_index
-            found = self.to_arrow("conversations", meta="json").column("source_index").to_numpy()
+            index = next(self._rows("conversations", ["source_index"], meta="json", verified=verified))
+            found = index.column("source_index").to_numpy()
             offsets = _part_offsets(whole)
             rows = np.asarray([offsets[source.parts[p]] for p in item_parts], np.int64) + found
             return whole.take(pa.array(rows))
@@ -133,14 +225,17 @@ class Frames:
         rows = np.concatenate([np.arange(s, e, dtype=np.int64) for s, e in ranges] or [np.zeros(0, np.int64)])
         return whole.take(pa.array(rows))
 
-    def _typed_meta(self, name: str, table: pa.Table) -> pa.Table:
-        """``meta`` as the dataset's struct type, with its declared typed views beside it."""
-        import duckdb
+    def _typed_meta(
+        self, name: str, table: pa.Table, con: duckdb.DuckDBPyConnection | None = None
+    ) -> pa.Table:
+        """``meta`` as the dataset's struct type, with its declared typed views beside it
+        (through ``con``, or a connection of its own: opening one costs 15-30 ms)."""
 
         structure = self._source.meta_structure(name)
-        con = duckdb.connect()
+        own = con is None
+        if con is None:
+            con = _connection()
         try:
-            con.execute("SET enable_external_access = false")
             con.register("t", table)
             views = self.dataset.meta_views().get(name, {})
             extra = "".join(f', {expr} AS "{column}"' for column, expr in views.items())
@@ -153,7 +248,9 @@ class Frames:
                 params={"s": structure},
             ).to_arrow_table()
         finally:
-            con.close()
+            con.unregister("t")
+            if own:
+                con.close()
 
     def to_pandas(
         self, table: str = "conversations", *, flatten_meta: bool = False, meta: MetaForm = "struct"
@@ -183,12 +280,17 @@ class Frames:
         assert isinstance(frame, pl.DataFrame)
         return frame
 
-    def scan(self, table: str = "conversations") -> pl.LazyFrame:
-        """A polars ``LazyFrame`` over the bank's Parquet files of this corpus (needs
-        ``convbank[polars]``): filters and projections are pushed down to the files, and
-        nothing is read until ``collect()``. ``meta`` is the stored JSON text
-        (``pl.col("meta").str.json_decode()``); a selection is a semi-join on its ids, in
-        source order. Collect it while the corpus is open (its files are pinned until then).
+    def scan(self, table: str = "conversations", *, meta: MetaForm = "struct") -> pl.LazyFrame:
+        """A polars ``LazyFrame`` of a table of this corpus (needs ``convbank[polars]``):
+        nothing is decoded until ``collect()``, and then only the columns the query uses.
+        ``scan(t).collect()`` equals ``to_polars(t)``: the same rows in the same order (a
+        selection's, repeats repeated, for every table, ``raw`` too), the same typed ``meta``
+        and typed views (``meta="json"``: the stored text). Its bytes are read through the
+        bank's verified reader: a file that differs from the manifest (a flipped byte, a
+        file of another split in its place) raises :class:`~convbank.errors.DamagedBankError`
+        naming it, never an answer. The frame keeps the corpus's generation pinned while it
+        is referenced; after :meth:`close` and a clean-up, collecting raises
+        :class:`~convbank.errors.NotBuiltError`.
 
         >>> import polars as pl
         >>> lf = convbank.load("casino").scan("turns")
@@ -198,31 +300,44 @@ class Frames:
         require("polars", "polars", "scan()")
         import polars as pl
 
+        from convbank.corpus._scan import lazy_frame
+
         name = self._table_name(table)
-        frames = []
-        for part in self.parts():
-            paths = [str(ref.path) for ref in self._source.files(name, part)]
-            frames.append(
-                pl.scan_parquet(paths).with_columns(
-                    pl.lit(self.dataset.name).alias("dataset"),
-                    pl.lit(part.config).alias("config"),
-                    pl.lit(part.split).alias("split"),
-                )
+        for part in self.parts() or self._source.parts[:1]:  # a cleaned generation fails now
+            refs = self._source.files(name, part)
+            self.snapshot.present(refs)
+            for ref in refs:
+                self.snapshot.metadata(ref)
+        schema = self._source.scan_schemas.get((name, meta))
+        if schema is None:
+            empty = pl.from_arrow(self._typed(name, self._empty(name), meta))
+            assert isinstance(empty, pl.DataFrame)
+            schema = self._source.scan_schemas[(name, meta)] = empty.schema
+        typed = name in UNIFIED_TABLES and meta == "struct"
+        return lazy_frame(  # the frame holds this corpus: its generation stays pinned
+            lambda columns: self._rows(name, columns, meta=meta, verified=True, per_part=True),
+            schema,
+            stored=self._stored_schema(name).names,
+            views=list(self.dataset.meta_views().get(name, {})) if typed else [],
+            detail=f"{self.dataset.name}/{name}, verified against the manifest",
+        )
+
+    def side_table(
+        self, table: str, *, columns: list[str] | None = None, filters: Any = None
+    ) -> pa.Table | None:
+        """Rows of one of the dataset's side tables (Curiosity's ``curiosity_facts``, PEC's
+        ``pec_personas``) for this corpus's configs: the ``columns`` asked for, the rows
+        matching pyarrow ``filters``; None when the bank has none. What
+        :meth:`convbank.datasets.Dataset.conversation_context` reads through."""
+        configs = {p.config for p in self._source.parts}
+        refs = [r for r in self.snapshot.refs(table, self.dataset.name) if r.config in configs]
+        if not refs:
+            return None
+        if columns is not None:
+            self._known_columns(
+                table, columns, self.snapshot.metadata(refs[0]).schema.to_arrow_schema().names
             )
-        lazy = pl.concat(frames, how="vertical")
-        columns = ["dataset", "config", "split"]
-        lazy = lazy.select([*columns, pl.exclude(columns)])
-        if self._indices is not None and not name.endswith("_raw"):
-            item_parts, ids = self._items()
-            chosen = pl.DataFrame(
-                {
-                    "config": [self._source.parts[p].config for p in item_parts],
-                    "split": [self._source.parts[p].split for p in item_parts],
-                    "conversation_id": ids,
-                }
-            ).unique()
-            lazy = lazy.join(chosen.lazy(), on=["config", "split", "conversation_id"], how="semi")
-        return lazy
+        return pa.concat_tables([self.snapshot.read_table(r, columns=columns, filters=filters) for r in refs])
 
     # ------------------------------------------------------------------ streams
     def iter_batches(
@@ -230,9 +345,11 @@ class Frames:
     ) -> Iterator[pa.RecordBatch]:
         """Record batches of at most ``batch_size`` rows of a unified table, straight from the
         bank's Parquet one stored batch at a time (memory stays flat whatever the corpus
-        size), in source order (a selection's rows only), with ``dataset``, ``config`` and
-        ``split`` first; ``columns`` picks columns (those three included). ``meta`` is the
-        stored JSON text.
+        size), in source order (a selection's conversations, each once: :meth:`in_order`
+        puts them in the corpus's order), with ``dataset``, ``config`` and ``split`` first;
+        ``columns`` picks columns (those three included; a column the table does not have is
+        an :class:`~convbank.errors.UnknownFieldError` listing them). ``meta`` is the stored
+        JSON text.
 
         >>> rows = 0
         >>> for batch in convbank.load("casino").iter_batches("turns", 4096, ["text"]):
@@ -244,6 +361,9 @@ class Frames:
         if name not in UNIFIED_TABLES:
             tables = ", ".join(UNIFIED_TABLES)
             raise UnknownFieldError(f"iter_batches() streams the unified tables ({tables})")
+        if columns is not None:
+            known = ["dataset", "config", "split", *self._stored_schema(name).names]
+            self._known_columns(name, columns, known)
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         source = self._source
@@ -281,7 +401,8 @@ class Frames:
         import duckdb
 
         turns = self.to_arrow("turns", meta=meta)
-        anns = self.to_arrow("annotations", meta="json")
+        once = self if self._indices is None else self._derive(np.unique(self._indices))
+        anns = once.to_arrow("annotations", meta="json")  # a repeated conversation's labels once
         con = duckdb.connect()
         try:
             con.execute("SET enable_external_access = false")
@@ -304,6 +425,15 @@ class Frames:
             ).to_arrow_table()
         finally:
             con.close()
+
+
+def _connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection that cannot touch a file."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET enable_external_access = false")
+    return con
 
 
 def _with_keys(dataset: str, part: Part, table: pa.Table) -> pa.Table:

@@ -1,6 +1,6 @@
-"""What a :class:`~convbank.Corpus` is as a value: equal to another over the same
-conversations of the same generation of the same bank, and hashable (no data read for
-either); it pickles as what re-opens it (``Corpus.__reduce__``)."""
+"""What a :class:`~convbank.Corpus` is as a value: equal to another over the same sequence of
+conversations of the same generation of the same bank, and hashable; it pickles as what
+re-opens it (``Corpus.__reduce__``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class Identity:
     dataset: Dataset
     config: str | None
     split: str | None
+    _content: tuple[Any, ...] | None
 
     if TYPE_CHECKING:
 
@@ -33,24 +34,54 @@ class Identity:
         @property
         def bank(self) -> Bank: ...
 
+        def _items(self) -> tuple[list[int], list[str]]: ...
+
     def _identity(self) -> tuple[Any, ...]:
-        """The bank folder, pinned generation, dataset, parts and selected positions (None:
-        all of them, in order): what two equal corpora share."""
-        indices = self._indices
-        if indices is not None and np.array_equal(indices, np.arange(len(self._source))):
-            indices = None
-        return (
-            str(self.bank.root.resolve()),
-            self.snapshot.generation,
-            self.dataset.name,
-            tuple((p.config, p.split) for p in self._source.parts),
-            None if indices is None else indices.tobytes(),
-        )
+        """The bank folder, pinned generation, dataset and content: the sequence of
+        (config, split, conversation_id), written as the (config, split) of whole parts when
+        it is their every conversation in source order (a corpus that is not a selection,
+        ``load("casino")[:900]``: no data read), else as the triples (the selection's ids,
+        read once and kept)."""
+        found = self._content
+        if found is None:
+            found = self._content = self._sequence()
+        return (str(self.bank.root.resolve()), self.snapshot.generation, self.dataset.name, found)
+
+    def _sequence(self) -> tuple[Any, ...]:
+        source = self._source
+        sizes = [source.starts[b[-1] + 1] - source.starts[b[0]] if b else 0 for b in source.part_batches]
+        if self._indices is None:
+            return (
+                "parts",
+                tuple((p.config, p.split) for p, n in zip(source.parts, sizes, strict=True) if n),
+            )
+        indices, covered, at = self._indices, [], 0
+        firsts = [source.starts[b[0]] if b else 0 for b in source.part_batches]
+        while at < len(indices):  # whole parts, each from its first position to its last, in order
+            start = int(indices[at])
+            p = next((i for i, f in enumerate(firsts) if f == start and sizes[i]), None)
+            if p is None or at + sizes[p] > len(indices):
+                break
+            if not np.array_equal(indices[at : at + sizes[p]], np.arange(start, start + sizes[p])):
+                break
+            covered.append(p)
+            at += sizes[p]
+        if at == len(indices) and covered:
+            return ("parts", tuple((source.parts[p].config, source.parts[p].split) for p in covered))
+        item_parts, ids = self._items()
+        parts = [(source.parts[p].config, source.parts[p].split) for p in item_parts]
+        return ("ids", tuple((*part, cid) for part, cid in zip(parts, ids, strict=True)))
 
     def __eq__(self, other: object) -> bool:
-        """Equal: the same conversations, in the same order, of the same generation of the
-        same bank (``load("casino", split="train") == load("casino", split="train")``; a
-        pickled copy equals its original). Compares positions, reads no data."""
+        """Equal: the same sequence of (config, split, conversation_id) of the same dataset,
+        of the same generation of the same bank (``load("casino")[:900] == load("casino",
+        split="train")``; a pickled copy equals its original). A corpus that is not a
+        selection, or a selection of whole splits in order, compares without reading data;
+        other selections read their ids once.
+
+        >>> convbank.load("casino")[:900] == convbank.load("casino", split="train")
+        True
+        """
         if not isinstance(other, Identity):
             return NotImplemented
         return self is other or self._identity() == other._identity()

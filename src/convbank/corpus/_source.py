@@ -14,7 +14,7 @@ import bisect
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -156,6 +156,8 @@ class Source:
         self._cached = 0
         self._ids: dict[int, tuple[list[str], dict[str, int]]] = {}
         self._structures: dict[str, str | None] = {}
+        self.scan_schemas: dict[tuple[str, str], Any] = {}
+        """The polars schema of :meth:`convbank.Corpus.scan` per (table, meta form), made once."""
         self._lock = threading.Lock()
 
     def close(self) -> None:

@@ -2,7 +2,11 @@
 (:meth:`~convbank.datasets.Dataset.hf_features`: those of its Hugging Face loader, same column
 names and nesting, where there is one; else the raw record's own) and rows
 (:meth:`~convbank.datasets.Dataset.hf_record`), so code written for those loaders keeps
-working. Split names follow the loader's (:attr:`~convbank.datasets.Dataset.hf_split_names`).
+working. Split names: :func:`to_hf` (and :meth:`convbank.Corpus.to_hf`) names them as
+convbank does (PEC's ``valid``, as in ``load("pec", split="valid")``, ``parts()`` and every
+other table path); ``export --format hf`` on disk keeps the loader's
+(:attr:`~convbank.datasets.Dataset.hf_split_names`: PEC's ``validation``), so that code
+written for ``load_dataset`` reads the saved folder with ``load_from_disk`` as it is.
 
 Where the loaders used sentinels, the built-in datasets keep what the publisher wrote (their
 ``present`` modules say how): booleans stay booleans, absent values stay null.
@@ -125,6 +129,7 @@ def to_hf(
     streaming: Literal[False] = False,
     chat: bool | str = False,
     as_participant: str | None = None,
+    loader_split_names: bool = False,
 ) -> datasets.DatasetDict: ...
 
 
@@ -137,6 +142,7 @@ def to_hf(
     streaming: bool = False,
     chat: bool | str = False,
     as_participant: str | None = None,
+    loader_split_names: bool = False,
 ) -> Any: ...
 
 
@@ -148,6 +154,7 @@ def to_hf(
     streaming: bool = False,
     chat: bool | str = False,
     as_participant: str | None = None,
+    loader_split_names: bool = False,
 ) -> Any:
     """A corpus (or a selection of its conversations: a filtered or shuffled corpus gives
     just its conversations, in its order) as Hugging Face ``datasets``, as ``load_dataset``
@@ -160,7 +167,10 @@ def to_hf(
       a ``DataLoader`` with workers splits them); each shard re-opens the bank's generation;
     - ``chat=True`` adds ``messages`` (the chat view of ``export --format chat``, seen from
       the dataset's default side, or ``as_participant``): what ``Trainer`` and TRL's
-      ``SFTTrainer`` take as is; ``chat="name"`` names that column.
+      ``SFTTrainer`` take as is; ``chat="name"`` names that column;
+    - splits are named as convbank names them (PEC's ``valid``);
+      ``loader_split_names=True`` gives the Hugging Face loader's names instead (PEC's
+      ``validation``), as ``export --format hf`` writes them.
 
     >>> to_hf(convbank.load("casino"))["train"].num_rows
     900
@@ -186,7 +196,7 @@ def to_hf(
                 ),
             }
         )
-    names = catalog.get(name).hf_split_names
+    names = catalog.get(name).hf_split_names if loader_split_names else {}
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, _quiet():
         for cfg in [config] if config is not None else configs:
@@ -217,13 +227,14 @@ def to_hf(
 
 
 def write_hf(selection: Selection, directory: Path) -> list[Path]:
-    """``{dataset}/{config}/``: one ``DatasetDict.save_to_disk`` folder per config."""
+    """``{dataset}/{config}/``: one ``DatasetDict.save_to_disk`` folder per config, its
+    splits named as the Hugging Face loader names them (PEC's ``validation``)."""
     written = []
     configs = dict.fromkeys(c for c, _ in selection.parts())
     (directory / selection.dataset).mkdir(parents=True, exist_ok=True)
     for config in configs:
         with tempfile.TemporaryDirectory(dir=directory) as cache:
-            dataset_dict = to_hf(selection, config, cache_dir=Path(cache))
+            dataset_dict = to_hf(selection, config, cache_dir=Path(cache), loader_split_names=True)
             with _quiet():
                 dataset_dict.save_to_disk(str(directory / selection.dataset / config))
         written.append(directory / selection.dataset / config)
