@@ -14,24 +14,22 @@ conversation; the conversations of a batch of examples are fetched together.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
 
+from convbank.corpus._plans import chat_sides, numpy_mask, plan_of, speaker_keys, stored, strings, turn_keys
 from convbank.errors import UnknownFieldError
 from convbank.examples import Examples
 from convbank.examples._rows import Example
-from convbank.model import Conversation, Participant
+from convbank.model import Conversation
 from convbank.model.schema import paused_gc
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from convbank.corpus._source import Source
 
 __all__ = ["VIEWS", "CorpusExamples", "view_of"]
 
@@ -134,14 +132,14 @@ class CorpusExamples(Examples):
         them the ``side`` option chooses (``None``: the dataset's chat side, as the chat export
         sees a conversation; ``"both"``: everyone; ``"other"``: everyone but the chat side;
         else a participant id)."""
-        people = _stored(self.corpus, "participants", ["participant_id", "role"])
+        people = stored(self.corpus, "participants", ["participant_id", "role"])
         side = self.settings.get("side")
         if side == "both":
             return people, np.ones(people.num_rows, dtype=bool)
         ids = people.column("participant_id")
         if side not in (None, "other"):
-            return people, _numpy(pc.equal(ids, side))
-        mine = _chat_sides(self.corpus.dataset, people)
+            return people, numpy_mask(pc.equal(ids, side))
+        mine = chat_sides(self.corpus.dataset, people)
         return people, mine if side is None else ~mine
 
     def _check_side(self) -> None:
@@ -193,21 +191,21 @@ class TurnExamples(CorpusExamples):
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
         s = self.settings
-        turns = _stored(self.corpus, "turns", ["turn_index", "participant_id", "kind"])
+        turns = stored(self.corpus, "turns", ["turn_index", "participant_id", "kind"])
         keep = np.ones(turns.num_rows, dtype=bool)
         if s.get("speaker") is not None:
-            keep &= _numpy(pc.is_in(turns.column("participant_id"), value_set=_strings(s["speaker"])))
+            keep &= numpy_mask(pc.is_in(turns.column("participant_id"), value_set=strings(s["speaker"])))
         if s.get("kind") is not None:
-            keep &= _numpy(pc.equal(turns.column("kind"), s["kind"]))
+            keep &= numpy_mask(pc.equal(turns.column("kind"), s["kind"]))
         if s.get("role") is not None:
-            people = _stored(self.corpus, "participants", ["participant_id", "role"])
-            people = people.filter(pc.is_in(people.column("role"), value_set=_strings(s["role"])))
-            keep &= _numpy(pc.is_in(_speaker_keys(turns), value_set=_speaker_keys(people)))
+            people = stored(self.corpus, "participants", ["participant_id", "role"])
+            people = people.filter(pc.is_in(people.column("role"), value_set=strings(s["role"])))
+            keep &= numpy_mask(pc.is_in(speaker_keys(turns), value_set=speaker_keys(people)))
         if s.get("annotated"):
-            anns = _stored(self.corpus, "annotations", ["turn_index", "layer"])
+            anns = stored(self.corpus, "annotations", ["turn_index", "layer"])
             anns = anns.filter(pc.equal(anns.column("layer"), s["layer"]))
-            keep &= np.isin(_turn_keys(turns), _turn_keys(anns))
-        return _plan(self.corpus, turns, keep, turns.column("turn_index"))
+            keep &= np.isin(turn_keys(turns), turn_keys(anns))
+        return plan_of(self.corpus, turns, keep, turns.column("turn_index"))
 
     def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
         turn = conv.turns[extra]
@@ -270,11 +268,11 @@ class ResponseExamples(CorpusExamples):
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
         people, chosen = self._side_rows()
-        turns = _stored(self.corpus, "turns", ["turn_index", "participant_id", "kind"])
-        keep = _numpy(pc.is_in(_speaker_keys(turns), value_set=_speaker_keys(people.filter(chosen))))
+        turns = stored(self.corpus, "turns", ["turn_index", "participant_id", "kind"])
+        keep = numpy_mask(pc.is_in(speaker_keys(turns), value_set=speaker_keys(people.filter(chosen))))
         if self.settings.get("kind") is not None:
-            keep &= _numpy(pc.equal(turns.column("kind"), self.settings["kind"]))
-        return _plan(self.corpus, turns, keep, turns.column("turn_index"))
+            keep &= numpy_mask(pc.equal(turns.column("kind"), self.settings["kind"]))
+        return plan_of(self.corpus, turns, keep, turns.column("turn_index"))
 
     def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
         dataset = self.corpus.dataset
@@ -321,7 +319,7 @@ class ChatExamples(CorpusExamples):
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
         people, chosen = self._side_rows()
-        return _plan(self.corpus, people, chosen, None)
+        return plan_of(self.corpus, people, chosen, None)
 
     def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
         dataset = self.corpus.dataset
@@ -408,105 +406,6 @@ def view_of(corpus: Any, kind: str, options: dict[str, Any]) -> CorpusExamples:
             + f"its options: {', '.join(view.options)}"
         )
     return view(corpus, **options)
-
-
-# ---------------------------------------------------------------------- reading
-def _stored(corpus: Any, table: str, columns: list[str]) -> pa.Table:
-    """The rows of a unified table for the selected conversations' stored batches (the
-    columns asked for), with ``_position``: the source position of each row's conversation.
-    A stored batch with none of the selection is not read."""
-    import pyarrow as pa
-
-    source: Source = corpus._source
-    chosen = np.unique(corpus._positions())
-    pieces = []
-    for batch in range(len(source.batches)):
-        lo, hi = source.starts[batch], source.starts[batch + 1]
-        if np.searchsorted(chosen, lo) == np.searchsorted(chosen, hi):
-            continue
-        read = source.read(batch, table, ["conversation_id", *columns])
-        if not read.num_rows:
-            continue
-        runs = pc.run_end_encode(read.column(0).combine_chunks())  # rows come grouped by conversation
-        rows = source.ids(batch)
-        first = np.fromiter((rows[cid] for cid in runs.values.to_pylist()), np.int64, len(runs.values)) + lo
-        lengths = np.diff(runs.run_ends.to_numpy(), prepend=0)
-        pieces.append(
-            read.drop_columns(["conversation_id"]).append_column(
-                "_position", pa.array(np.repeat(first, lengths))
-            )
-        )
-    if not pieces:
-        names = [*columns, "_position"]
-        empty = source.read(0, table, columns).schema.append(pa.field("_position", pa.int64()))
-        return empty.empty_table().select(names)
-    return pa.concat_tables(pieces)
-
-
-def _plan(corpus: Any, rows: pa.Table, keep: np.ndarray, values: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The plan of the kept rows of a ``_stored`` table in the corpus's order (a conversation
-    repeated in a selection gives its examples again): per example, its conversation's place
-    in the corpus and its value (``values``, else its row's place among its conversation's rows)."""
-    positions = rows.column("_position").to_numpy()
-    if values is None:  # the index of each row among its conversation's rows
-        first = np.searchsorted(positions, positions, side="left")
-        found = np.arange(len(positions), dtype=np.int64) - first
-    else:
-        found = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values, dtype=np.int64)
-    kept, found = positions[keep], found[keep]
-    order = np.argsort(kept, kind="stable")
-    kept, found = kept[order], found[order]
-    wanted = corpus._positions()
-    starts = np.searchsorted(kept, wanted, side="left")
-    counts = np.searchsorted(kept, wanted, side="right") - starts
-    convs = np.repeat(np.arange(len(wanted), dtype=np.int64), counts)
-    within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    return convs, found[np.repeat(starts, counts) + within]
-
-
-def _chat_sides(dataset: Any, people: pa.Table) -> np.ndarray:
-    """Which participant rows are their conversation's chat side (the dataset's
-    ``chat_side``, asked once per distinct list of participants and roles)."""
-    positions = people.column("_position").to_numpy()
-    ids = people.column("participant_id").to_pylist()
-    roles = people.column("role").to_pylist()
-    bounds = np.flatnonzero(np.diff(positions, prepend=-1, append=-1)).tolist()
-    mine = np.zeros(len(ids), dtype=bool)
-    asked: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
-    for a, b in itertools.pairwise(bounds):
-        key = (tuple(ids[a:b]), tuple(roles[a:b]))
-        at = asked.get(key)
-        if at is None:
-            listed = [Participant(pid, role) for pid, role in zip(*key, strict=True)]
-            side = dataset.chat_side(Conversation(dataset.name, "", "", "", 0, participants=listed))
-            at = asked[key] = key[0].index(side)
-        mine[a + at] = True
-    return mine
-
-
-def _speaker_keys(table: pa.Table) -> Any:
-    """One string per row: its conversation's position and its participant."""
-    return pc.binary_join_element_wise(
-        table.column("_position").cast("string"), table.column("participant_id"), "\x1f"
-    )
-
-
-def _turn_keys(table: pa.Table) -> np.ndarray:
-    """One number per row: its conversation's position and its turn index."""
-    keys: np.ndarray = (
-        table.column("_position").to_numpy() * (1 << 32) + table.column("turn_index").to_numpy()
-    )
-    return keys
-
-
-def _numpy(mask: Any) -> np.ndarray:
-    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _strings(value: str | Sequence[str]) -> Any:
-    import pyarrow as pa
-
-    return pa.array([value] if isinstance(value, str) else list(value), pa.string())
 
 
 def _role(conv: Conversation, participant_id: str) -> str:
