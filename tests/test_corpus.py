@@ -312,8 +312,11 @@ def _stream_peak(root: Path, n: int) -> int:
 def test_iter_batches_memory_does_not_grow_with_the_corpus(tmp_path: Path) -> None:
     small = _stream_peak(tmp_path / "small", 4000)
     big = _stream_peak(tmp_path / "big", 16000)
-    print(f"iter_batches peak: 4,000 conversations {small / 2**20:.1f} MiB, 16,000 {big / 2**20:.1f} MiB")
-    assert big < small * 1.5, (small, big)
+    print(f"iter_batches peak: 4,000 conversations {small / 2**10:.0f} KiB, 16,000 {big / 2**10:.0f} KiB")
+    # the Python heap's peak is a few KiB either way (the batches are Arrow memory, freed as
+    # they go); a stream that kept what it read would hold 16,000 conversations' turns, over
+    # 10 MiB as Python objects: a KiB more at 16,000 is noise, a MiB is not
+    assert big < small * 1.5 + 2**20, (small, big)
 
 
 def test_polars_frames_and_lazy_scans_equal_the_bank(built: Bank) -> None:
