@@ -63,6 +63,15 @@ def test_turns_of_a_layer_are_the_annotated_turns_with_their_label_ids(built: Ba
         assert sorted(set(x["label_text"])) == ids
 
 
+def test_annotated_conversations_are_a_filter_by_layer(built: Bank) -> None:
+    annotated = load("casino").filter(layer="strategy")
+    expected = _count("SELECT count(DISTINCT conversation_id) FROM annotations WHERE dataset = 'casino'")
+    assert len(annotated) == expected == 396
+    assert len(load("casino").filter(layer="strategy", label="strategy:uv-part")) == 89
+    with pytest.raises(UnknownFieldError, match="casino has no annotation layer 'strat'"):
+        load("casino").filter(layer="strat")
+
+
 def test_label_ids_are_the_same_in_every_split(built: Bank) -> None:
     assert load("casino", split="test").label_names("strategy") == load("casino").label_names("strategy")
 

@@ -341,12 +341,14 @@ class Corpus(Identity, Frames, Filters, Training):
         where: str | Callable[[Conversation], bool] | None = None,
         *,
         label: str | None = None,
+        layer: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Corpus:
         """The conversations that match, in this corpus's order, as a corpus: a SQL condition
         on the ``conversations`` view (``where="num_turns > 20"``), a function of a
         :class:`Conversation` (``lambda c: c.num_turns > 20``), an annotation (``label=
-        "strategy:uv-part"``, ``layer:label``) and/or conversation meta values
+        "strategy:uv-part"``, ``layer:label``), any annotation of a layer (``layer="strategy"``:
+        the annotated conversations) and/or conversation meta values
         (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``). All given must
         hold. A label, layer or meta key this dataset does not have is an error that lists
         the known ones (as an unknown config or split is), never a silent empty corpus; so is
@@ -359,6 +361,8 @@ class Corpus(Identity, Frames, Filters, Training):
         keep = np.ones(len(positions), dtype=bool)
         if label is not None:
             keep &= np.isin(positions, self._label_positions(label))
+        if layer is not None:
+            keep &= np.isin(positions, self._layer_positions(layer))
         if meta:
             keep &= np.isin(positions, self._meta_positions(meta))
         if isinstance(where, str):

@@ -8,6 +8,7 @@ from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow.compute as pc
 
 from convbank.corpus._filters import _decode_meta, _dig, unknown_label
 from convbank.corpus._views import CorpusExamples, view_of
@@ -84,6 +85,15 @@ class Training:
         if layer not in known:
             problem = unknown_label(self.dataset.name, f"{layer}:", known) or ""
             raise UnknownFieldError(problem.replace(" (a label is layer:label)", ""))
+
+    def _layer_positions(self, layer: str) -> np.ndarray:
+        """The source positions of the conversations with an annotation of ``layer``."""
+        self._check_layer(layer)
+        ids: set[str] = set()
+        for batch in range(len(self._source.batches)):
+            table = self._source.read(batch, "annotations", ["conversation_id", "layer"])
+            ids.update(table.filter(pc.equal(table.column("layer"), layer)).column(0).to_pylist())
+        return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
 
     def _participant_ids(self) -> list[str]:
         """The participant ids of this corpus's parts, sorted (for checking a ``side=``)."""
