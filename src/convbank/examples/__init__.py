@@ -8,5 +8,7 @@ Arrow, pandas, polars or Hugging Face tables.
 """
 
 from convbank.examples._base import Examples, Selected
+from convbank.examples._mix import Mixture, mix
+from convbank.examples._pack import Packed, pack
 
-__all__ = ["Examples", "Selected"]
+__all__ = ["Examples", "Mixture", "Packed", "Selected", "mix", "pack"]
