@@ -225,3 +225,29 @@ def test_bad_weights_stopping_and_names_say_what_is_wrong(
     with pytest.raises(error) as caught:
         call(numbered(3, "a"), numbered(4, "b"))
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("stopping", ["first_exhausted", "all_exhausted"])
+def test_at_epoch_0_unshuffled_the_plan_is_interleave_datasets_s(stopping: Any) -> None:
+    """The draws at epoch 0 are those of Hugging Face's ``interleave_datasets`` for the same
+    seed and probabilities; unshuffled, the same examples in the same order."""
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    sizes = [700, 300, 120]
+    offsets = np.cumsum([0, *sizes])
+    parts = [
+        datasets.Dataset.from_dict({"at": list(range(a, a + n))})
+        for a, n in zip(offsets, sizes, strict=False)
+    ]
+    for seed in (0, 1, 42):
+        theirs = datasets.interleave_datasets(
+            parts, probabilities=[0.5, 0.3, 0.2], seed=seed, stopping_strategy=stopping
+        )
+        ours = mix(
+            [numbered(n, f"v{n}") for n in sizes],
+            weights=[0.5, 0.3, 0.2],
+            seed=seed,
+            stopping=stopping,
+            shuffle=False,
+        )
+        assert (offsets[ours.plan_sources] + ours.plan_positions).tolist() == theirs["at"]

@@ -47,6 +47,10 @@ def mix(
     ``"all_exhausted"`` goes on until every view has given all its examples at least once; a
     view that runs out starts again in a new order (oversampling).
 
+    At epoch 0 the views are drawn exactly as ``interleave_datasets(..., probabilities,
+    seed=seed)`` draws them; with ``shuffle=False`` the mixture is then its examples, in its
+    order (a test checks it). Later epochs draw anew.
+
     Each example is its view's example with a ``source`` key (replaced if it has one): the
     view's name, from ``names``, else the view's ``name`` attribute if it has a string one,
     else ``source0``, ``source1``... A mixture is an :class:`Examples`: ``len``, indexing,
@@ -201,8 +205,10 @@ def draw_plan(
     """The plan of a mixture: (view of each example, position in that view).
 
     Views are drawn in blocks of 65,536 uniform numbers from ``default_rng([seed, epoch, 0])``
-    against the cumulative probabilities; the order of view ``s`` comes from
-    ``default_rng([seed, epoch, 1, s])`` (one permutation per pass over it)."""
+    against the cumulative probabilities, as ``Generator.choice(p=...)`` draws; at epoch 0
+    that generator is ``default_rng(seed)`` (NumPy's seed sequences pad with zeros), the one
+    ``interleave_datasets`` draws from, so the draws are its draws. The order of view ``s``
+    comes from ``default_rng([seed, epoch, 1, s])`` (one permutation per pass over it)."""
     lengths = np.asarray(sizes, dtype=np.int64)
     cdf = np.cumsum(np.asarray(weights, dtype=np.float64))
     cdf /= cdf[-1]
