@@ -134,7 +134,7 @@ class CorpusDataset(Dataset[Any]):
     >>> messages = CorpusDataset(convbank.load("casino", split="valid"), "turns",
     ...                          where=lambda t: t["kind"] == "message")
     >>> len(messages), len(messages[:100])
-    (339, 100)
+    (338, 100)
     """
 
     def __init__(
