@@ -50,5 +50,15 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
         assert f"### {dataset}" in done.stdout
     assert "| convbank_build | " in done.stdout and "× floor" in done.stdout
     assert "| work | convbank s | Hugging Face s | ConvoKit s |" in done.stdout
-    for work in ("build", "iterate", "turns_pandas", "filter", "take", "getitem_warm", "loader_2", "scan"):
+    for work in (
+        "build",
+        "iterate",
+        "turns_pandas",
+        "filter",
+        "take",
+        "getitem_warm",
+        "loader_2",
+        "scan",
+        "mix_epoch",
+    ):
         assert f"| {work} | " in done.stdout
