@@ -9,12 +9,9 @@ other contenders: ``python -m benchmarks.examples NAME DATASET WORK``.
   ``transformers.DataCollatorForSeq2Seq``.
 - ``map_cached``: the same tokenising ``map`` a second time (its result in the cache), every
   ``input_ids`` read: ``Examples.map`` against ``Dataset.map``.
-- ``mix_epoch``: an epoch of a mixture of two datasets' ``turns`` (this one's and CaSiNo's
-  ``valid`` or ConvAI2's ``intermediate``), half and half until the first is exhausted:
-  ``convbank.mix`` against ``datasets.interleave_datasets`` of the same turns.
 
-A word-level tokenizer is trained on the corpus's texts and the Hugging Face datasets are
-made from the bank once per run, in a process of their own, before any clock starts.
+A word-level tokenizer is trained on the corpus's texts and the Hugging Face dataset is made
+from the bank once per run, in a process of their own, before any clock starts.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contenders import ROOT, SHARED, SPECS, measure_once
+from benchmarks.contenders import ROOT, SPECS, measure_once
 
 BATCH = 64
 """Examples per DataLoader batch."""
@@ -36,8 +33,6 @@ TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|> {% endif %}"
 )
 """A chat template of the kind chat models ship (a header per role, an end token)."""
-PARTNER = {"casino": ("convai2", "intermediate"), "convai2": ("casino", None), "pec": ("casino", None)}
-"""The second dataset of each dataset's mixture row."""
 
 
 def _corpus(dataset: str, work: Path, config: str | None = None) -> Any:
@@ -70,14 +65,9 @@ def _prepared(dataset: str, work: Path) -> None:
 
 
 def _prepare(dataset: str, work: Path) -> None:
-    """The tokenizer, the Hugging Face datasets of the responses' messages and of both
-    datasets' turns, and the partner dataset's bank (not timed)."""
+    """The tokenizer and the Hugging Face dataset of the responses' messages (not timed)."""
     import datasets
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    from convbank.build import build
-    from convbank.fetch import Fetcher
-    from convbank.store import Bank
 
     datasets.disable_progress_bars()
     view = _views(dataset, work)
@@ -89,26 +79,7 @@ def _prepare(dataset: str, work: Path) -> None:
     model.save(str(work / "tokenizer.json"))
     messages = datasets.Dataset.from_dict({"messages": [x["messages"] for x in view]})
     messages.save_to_disk(str(work / "hf-responses-tmp"))
-    partner, config = PARTNER[dataset]
-    other = work / "partner"
-    fetcher = Fetcher(sources=[SHARED], verify=False, offline=True, root=other, progress=False)
-    build([partner], config=config, fetcher=fetcher, bank=Bank(other / "bank"))
-    for name, corpus in (("hf-mix-a", _corpus(dataset, work)), ("hf-mix-b", _partner(dataset, work))):
-        turns = (
-            corpus.examples("turns").to_arrow().select(["dataset", "conversation_id", "turn_index", "text"])
-        )
-        datasets.Dataset(turns).save_to_disk(str(work / name))
     (work / "hf-responses-tmp").rename(work / "hf-responses")
-
-
-def _partner(dataset: str, work: Path) -> Any:
-    from convbank.query import load
-    from convbank.store import Bank
-
-    partner, config = PARTNER[dataset]
-    return load(
-        partner, config, split="valid" if partner == "casino" else None, bank=Bank(work / "partner" / "bank")
-    )
 
 
 def _count(loader: Any) -> int:
@@ -231,46 +202,11 @@ def hf_map_cached(dataset: str, work: Path) -> Callable[[], None]:
     return go
 
 
-# ---------------------------------------------------------------------- a mixture
-def convbank_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
-    """An epoch of ``convbank.mix`` of this dataset's turns and the partner's, half and half."""
-    from convbank.examples import mix
-
-    _prepared(dataset, work)
-
-    def go() -> None:
-        mixture = mix(
-            {_corpus(dataset, work).examples("turns"): 0.5, _partner(dataset, work).examples("turns"): 0.5}
-        )
-        assert sum(len(x["text"]) for x in mixture) > 0
-
-    return go
-
-
-def hf_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
-    """An epoch of ``datasets.interleave_datasets`` of the same turns, the same probabilities."""
-    import datasets
-
-    _prepared(dataset, work)
-    datasets.disable_progress_bars()
-
-    def go() -> None:
-        parts = [
-            datasets.load_from_disk(str(work / name)).shuffle(seed=0) for name in ("hf-mix-a", "hf-mix-b")
-        ]
-        mixture = datasets.interleave_datasets(parts, probabilities=[0.5, 0.5], seed=0)
-        assert sum(len(x["text"]) for x in mixture) > 0
-
-    return go
-
-
 EXAMPLES: dict[str, Callable[[str, Path], Callable[[], None]]] = {
     "convbank_tokenize_collate": convbank_tokenize_collate,
     "hf_tokenize_collate": hf_tokenize_collate,
     "convbank_map_cached": convbank_map_cached,
     "hf_map_cached": hf_map_cached,
-    "convbank_mix_epoch": convbank_mix_epoch,
-    "hf_mix_epoch": hf_mix_epoch,
 }
 
 

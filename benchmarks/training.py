@@ -13,6 +13,12 @@ contenders of :mod:`benchmarks.contenders`: ``python -m benchmarks.training NAME
 - ``iter_batches``: every turn streamed by ``Corpus.iter_batches`` (its peak memory is the
   row's point; ``python -m benchmarks.training memory 60000 300000`` measures it on synthetic
   PEC corpora of those sizes).
+- ``mix_epoch``: a two-dataset mixture iterated for one epoch (every example's text touched):
+  the dataset's turns and a partner's (ConvAI2 volunteers for CaSiNo, CaSiNo for the others,
+  built from ``../shared/data`` beside the bank), each shuffled, drawn with probabilities in
+  proportion to their sizes until the first runs out: ``convbank.examples.mix`` of two turn
+  views against ``datasets.interleave_datasets`` of the two Hugging Face turn datasets
+  (``shuffle(seed=0)`` each, ``stopping_strategy="first_exhausted"``).
 
 The Hugging Face turns (the columns of a ``convbank.torch`` turn item) are made from the bank
 once per run, before any clock starts.
@@ -131,12 +137,22 @@ def _hf_turns(dataset: str, work: Path) -> Path:
 
 def _make_hf_turns(dataset: str, work: Path) -> None:
     folder = work / "hf-turns"
+    ds = _hf_turn_dataset(_corpus(dataset, work))
+    tmp = Path(tempfile.mkdtemp(dir=work))
+    ds.save_to_disk(str(tmp))
+    import datasets
+
+    datasets.load_from_disk(str(tmp)).to_parquet(str(work / "hf-turns.parquet"))
+    tmp.rename(folder)
+
+
+def _hf_turn_dataset(corpus: Any) -> Any:
+    """A Hugging Face dataset of a corpus's turn items (the columns of ``convbank.torch``'s)."""
     import datasets
     import duckdb
     import pyarrow as pa
 
     datasets.disable_progress_bars()
-    corpus = _corpus(dataset, work)
     turns = corpus.turns_with_labels(meta="json").drop_columns(["meta", "annotations"])
     keys = ["config", "split", "conversation_id", "participant_id"]
     roles = corpus.to_arrow("participants", meta="json").select([*keys, "role"])
@@ -149,11 +165,7 @@ def _make_hf_turns(dataset: str, work: Path) -> None:
         "participant_id)"
     ).to_arrow_table()
     con.close()
-    ds = datasets.Dataset(pa.Table.from_batches(table.to_batches()))
-    tmp = Path(tempfile.mkdtemp(dir=work))
-    ds.save_to_disk(str(tmp))
-    datasets.load_from_disk(str(tmp)).to_parquet(str(work / "hf-turns.parquet"))
-    tmp.rename(folder)
+    return datasets.Dataset(pa.Table.from_batches(table.to_batches()))
 
 
 def _loader(data: Any, workers: int) -> Any:
@@ -262,6 +274,111 @@ def convbank_iter_batches(dataset: str, work: Path) -> Callable[[], None]:
     return go
 
 
+# ---------------------------------------------------------------------- mixtures
+PARTNERS = {
+    "casino": ("convai2", "volunteers"),
+    "convai2": ("casino", "default"),
+    "pec": ("casino", "default"),
+}
+"""The second dataset of the mixture row, for each dataset of the harness."""
+
+
+def _partner(dataset: str, work: Path) -> Any:
+    """The partner's corpus, built from the shared files into ``work/partner`` (once, in a
+    process of its own, with both Hugging Face turn datasets: not timed)."""
+    folder = work / "partner"
+    if not (folder / "hf-turns").exists():
+        subprocess.run(
+            [sys.executable, "-m", "benchmarks.training", "prepare-mix", dataset, str(work)],
+            cwd=ROOT,
+            check=True,
+        )
+    from convbank.query import load
+    from convbank.store import Bank
+
+    name, config = PARTNERS[dataset]
+    return load(name, config, bank=Bank(folder / "bank"))
+
+
+def _make_partner(dataset: str, work: Path) -> None:
+    from benchmarks.contenders import SHARED
+    from convbank.build import build
+    from convbank.fetch import Fetcher
+    from convbank.store import Bank
+
+    _hf_turns(dataset, work)
+    name, config = PARTNERS[dataset]
+    folder = work / "partner"
+    fetcher = Fetcher(sources=[SHARED / name], verify=False, root=folder / "home", progress=False)
+    report = build([name], config=config, fetcher=fetcher, bank=Bank(folder / "bank"))
+    if report.failures:
+        raise SystemExit(f"partner build failed: {report.failures}")
+    from convbank.query import load
+
+    tmp = Path(tempfile.mkdtemp(dir=folder))
+    _hf_turn_dataset(load(name, config, bank=Bank(folder / "bank"))).save_to_disk(str(tmp))
+    tmp.rename(folder / "hf-turns")
+
+
+def _turn_view(corpus: Any, name: str) -> Any:
+    """A corpus's turns as an example view: ``corpus.examples("turns")`` where the corpus has
+    it, else its turns table behind a small Arrow-backed view."""
+    if hasattr(corpus, "examples"):
+        return corpus.examples("turns")
+    import numpy as np
+
+    from convbank.examples import Examples
+
+    class ArrowTurns(Examples):
+        def __init__(self, table: Any) -> None:
+            self.table, self.name = table, name
+
+        def __len__(self) -> int:
+            return int(self.table.num_rows)
+
+        def _fetch(self, indices: np.ndarray) -> list[dict[str, Any]]:
+            rows: list[dict[str, Any]] = self.table.take(indices).to_pylist()
+            return rows
+
+        def _key(self) -> tuple[Any, ...]:
+            return ("bench-turns", name, self.table.num_rows)
+
+    return ArrowTurns(corpus.turns_with_labels(meta="json").drop_columns(["meta", "annotations"]))
+
+
+def convbank_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
+    """``mix`` of the dataset's turns and the partner's (shuffled, by size, first_exhausted),
+    iterated once."""
+    from convbank.examples import mix
+
+    partner = _partner(dataset, work)
+
+    def go() -> None:
+        views = [_turn_view(_corpus(dataset, work), dataset), _turn_view(partner, PARTNERS[dataset][0])]
+        mixture = mix(views, seed=0)
+        assert sum(len(e["text"]) for e in mixture) > 0
+
+    return go
+
+
+def hf_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
+    """``interleave_datasets`` of the same two turn datasets (each shuffled), iterated once."""
+    import datasets
+
+    _partner(dataset, work)
+    folders = [str(work / "hf-turns"), str(work / "partner" / "hf-turns")]
+
+    def go() -> None:
+        parts = [datasets.load_from_disk(f).shuffle(seed=0) for f in folders]
+        total = sum(len(p) for p in parts)
+        mixed = datasets.interleave_datasets(
+            parts, probabilities=[len(p) / total for p in parts], seed=0, stopping_strategy="first_exhausted"
+        )
+        assert sum(len(row["text"]) for row in mixed) > 0
+
+    return go
+
+
 TRAINING: dict[str, Callable[[str, Path], Callable[[], None]]] = {
     "convbank_getitem_cold": convbank_getitem_cold,
     "hf_getitem_cold": hf_getitem_cold,
@@ -274,6 +391,8 @@ TRAINING: dict[str, Callable[[str, Path], Callable[[], None]]] = {
     "convbank_scan": convbank_scan,
     "hf_scan": hf_scan,
     "convbank_iter_batches": convbank_iter_batches,
+    "convbank_mix_epoch": convbank_mix_epoch,
+    "hf_mix_epoch": hf_mix_epoch,
 }
 
 
@@ -303,6 +422,9 @@ def main() -> None:
         return
     if sys.argv[1] == "prepare":
         _make_hf_turns(sys.argv[2], Path(sys.argv[3]))
+        return
+    if sys.argv[1] == "prepare-mix":
+        _make_partner(sys.argv[2], Path(sys.argv[3]))
         return
     name, dataset, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     measure_once(TRAINING[name], dataset, work)

@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.contenders import CONTENDERS  # noqa: E402
+from benchmarks.examples import EXAMPLES  # noqa: E402
 from benchmarks.training import TRAINING  # noqa: E402
 
 
@@ -43,12 +44,24 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     assert "### start-up" in done.stdout and "| convbank list | " in done.stdout
     assert "÷ duckdb --version (pip launcher)" in done.stdout and "÷ sqlite-utils --version" in done.stdout
     for dataset, contenders in results.items():
-        assert set(contenders) == set(CONTENDERS) | set(TRAINING), dataset
+        assert set(contenders) == set(CONTENDERS) | set(TRAINING) | set(EXAMPLES), dataset
         for r in contenders.values():
             assert 0 < r["min_s"] <= r["median_s"] and r["peak_rss_mib"] > 0
     for dataset in results:
         assert f"### {dataset}" in done.stdout
     assert "| convbank_build | " in done.stdout and "× floor" in done.stdout
     assert "| work | convbank s | Hugging Face s | ConvoKit s |" in done.stdout
-    for work in ("build", "iterate", "turns_pandas", "filter", "take", "getitem_warm", "loader_2", "scan"):
+    for work in (
+        "build",
+        "iterate",
+        "turns_pandas",
+        "filter",
+        "take",
+        "getitem_warm",
+        "loader_2",
+        "scan",
+        "mix_epoch",
+        "tokenize_collate",
+        "map_cached",
+    ):
         assert f"| {work} | " in done.stdout

@@ -10,8 +10,9 @@
   per epoch whatever their numbers, and shuffled with a seed (:meth:`~IterableCorpusDataset.set_epoch`
   changes the order each epoch, as in Hugging Face ``datasets`` and WebDataset).
 
-Both take a ``transform`` (item -> anything: tokenisation goes there) and go to ``DataLoader``
-workers as they are (a corpus pickles by re-opening the same generation of the bank). A turn
+Both take a ``transform`` (item -> anything: tokenisation goes there) and a ``where`` (item ->
+bool: the items kept, before batching, so batches stay full), and go to ``DataLoader`` workers
+as they are (a corpus pickles by re-opening the same generation of the bank). A turn
 is a dict: ``dataset``, ``config``, ``split``, ``conversation_id``, ``turn_index``,
 ``participant_id``, ``role``, ``text``, ``kind`` and ``labels`` (``"layer:label"`` strings)::
 
@@ -24,14 +25,21 @@ is a dict: ``dataset``, ``config``, ``split``, ``conversation_id``, ``turn_index
         data.set_epoch(epoch)
         for batch in loader:
             batch["text"], batch["labels"]  # lists of 32 (the last batch fewer)
+
+Over example views (``convbank.examples``): an iterable dataset reads a unit of a view with one
+``__getitems__`` call, and its :meth:`~IterableCorpusDataset.set_epoch` reaches a
+:class:`~convbank.examples.Mixture`, whose plan is then drawn again (a new order each epoch,
+each of its examples once per epoch across workers and ranks). :class:`PadCollator` pads
+tokenised examples into tensors.
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import pyarrow as pa
@@ -52,6 +60,7 @@ __all__ = [
     "TURN_FIELDS",
     "CorpusDataset",
     "IterableCorpusDataset",
+    "PadCollator",
     "collate",
     "collate_conversations",
     "turn_items",
@@ -114,9 +123,18 @@ class CorpusDataset(Dataset[Any]):
     default for a corpus), ``"turns"`` (turn dicts, in the corpus's order) or, for a plain
     sequence, its examples; ``transform`` is applied to each item.
 
+    ``where`` keeps the items for which it is true (called on each item, before ``transform``,
+    once: the positions of the kept items are found here), so a ``DataLoader`` with a
+    ``batch_size`` gives full batches but the last. ``dataset[a:b]`` and :meth:`select` are
+    datasets of some of its items.
+
     >>> data = CorpusDataset(convbank.load("casino", split="valid"), "turns")
     >>> len(data), data[0]["text"][:12]
     (402, 'Hello there!')
+    >>> messages = CorpusDataset(convbank.load("casino", split="valid"), "turns",
+    ...                          where=lambda t: t["kind"] == "message")
+    >>> len(messages), len(messages[:100])
+    (338, 100)
     """
 
     def __init__(
@@ -125,11 +143,18 @@ class CorpusDataset(Dataset[Any]):
         items: Items | None = None,
         *,
         transform: Callable[[Any], Any] | None = None,
+        where: Callable[[Any], Any] | None = None,
     ) -> None:
         self.source = source
         self.items = _items(source, items)
         self.transform = transform
+        self.where = where
         self._offsets: np.ndarray | None = None
+        self._index: np.ndarray | None = None
+        """The positions of its items among the source's (None: all, in order)."""
+        self._filtered = False
+        if where is not None:
+            self._refilter()
 
     def _turn_offsets(self) -> np.ndarray:
         """The first turn of each conversation of the corpus, in its order (read once)."""
@@ -139,15 +164,62 @@ class CorpusDataset(Dataset[Any]):
             self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
         return self._offsets
 
-    def __len__(self) -> int:
+    def _total(self) -> int:
+        """The items of the source (before ``where`` and selections)."""
         if self.items == "turns":
             return int(self._turn_offsets()[-1])
         return len(self.source)
 
+    def _refilter(self) -> None:
+        keep = np.zeros(self._total(), dtype=bool)
+        where: Any = self.where
+        for start in range(0, len(keep), _UNIT):
+            chunk = self._raw(list(range(start, min(start + _UNIT, len(keep)))))
+            keep[start : start + len(chunk)] = [bool(where(item)) for item in chunk]
+        self._index = np.flatnonzero(keep).astype(np.int64)
+        self._filtered = True
+
+    def __len__(self) -> int:
+        return self._total() if self._index is None else len(self._index)
+
     def _apply(self, item: Any) -> Any:
         return item if self.transform is None else self.transform(item)
 
-    def __getitem__(self, index: int) -> Any:
+    def set_epoch(self, epoch: int) -> None:
+        """Pass the epoch to a source that has epochs (a :class:`~convbank.examples.Mixture`
+        draws its plan again); ``where`` is then applied to the new plan."""
+        set_epoch = getattr(self.source, "set_epoch", None)
+        if callable(set_epoch):
+            set_epoch(epoch)
+            if self._filtered:
+                self._refilter()
+
+    def select(self, indices: Sequence[int] | np.ndarray) -> CorpusDataset:
+        """A dataset of the items at these positions (in this order; negative ones count from
+        the end), with the same transform.
+
+        >>> CorpusDataset(convbank.load("casino", split="valid"), "turns").select([2, 0])[1]["turn_index"]
+        0
+        """
+        chosen = np.asarray(indices, dtype=np.int64).reshape(-1)
+        total = len(self)
+        bad = chosen[(chosen >= total) | (chosen < -total)]
+        if bad.size:
+            raise IndexError(f"index {int(bad[0])} is outside this dataset of {total:,} {self.items}")
+        chosen = np.where(chosen < 0, chosen + total, chosen)
+        new = copy.copy(self)
+        new._index = chosen if self._index is None else self._index[chosen]
+        new._filtered = False
+        return new
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> CorpusDataset: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        """An item, or for a slice a dataset of those items."""
+        if isinstance(index, slice):
+            return self.select(np.arange(len(self), dtype=np.int64)[index])
         return self.__getitems__([index])[0]
 
     def __getitems__(self, indices: Sequence[int]) -> list[Any]:
@@ -158,19 +230,33 @@ class CorpusDataset(Dataset[Any]):
         for i, j in zip(indices, wanted, strict=True):
             if not 0 <= j < total:
                 raise IndexError(f"index {i} is outside this dataset of {total:,} {self.items}")
+        if self._index is not None:
+            wanted = self._index[np.asarray(wanted, dtype=np.int64)].tolist()
+        return [self._apply(item) for item in self._raw(wanted)]
+
+    def _raw(self, wanted: list[int]) -> list[Any]:
+        """The source's items at these positions (in range, non-negative), untransformed."""
         if self.items == "examples":
-            examples: Any = self.source
-            return [self._apply(examples[i]) for i in wanted]
+            return _read_examples(self.source, wanted)
         corpus: Any = self.source
         if self.items == "conversations":
-            return [self._apply(c) for c in corpus.select(wanted)]
+            return list(corpus.select(wanted))
         offsets = self._turn_offsets()
         where = np.searchsorted(offsets, np.asarray(wanted, dtype=np.int64), side="right") - 1
         convs = np.unique(where)
         turns = dict(zip(convs.tolist(), (turn_items(c) for c in corpus.select(convs)), strict=True))
-        return [
-            self._apply(turns[c][i - int(offsets[c])]) for c, i in zip(where.tolist(), wanted, strict=True)
-        ]
+        return [turns[c][i - int(offsets[c])] for c, i in zip(where.tolist(), wanted, strict=True)]
+
+
+def _read_examples(examples: Any, wanted: list[int]) -> list[Any]:
+    """Examples of a sequence: with one ``__getitems__`` call where it has one (an example
+    view fetches them together), else one by one."""
+    if not wanted:
+        return []
+    getitems = getattr(examples, "__getitems__", None)
+    if callable(getitems):
+        return list(getitems(wanted))
+    return [examples[i] for i in wanted]
 
 
 # ---------------------------------------------------------------------- iterable
@@ -185,6 +271,10 @@ class IterableCorpusDataset(IterableDataset[Any]):
     ``rank`` and ``world_size`` default to ``torch.distributed``'s when it is initialised
     (else 0 and 1). Without shuffling, turns and conversations come in the corpus's order (a
     selection's order, its repeats repeated).
+    ``where`` keeps the items for which it is true, as they stream (before ``transform``).
+    A sequence of examples with ``__getitems__`` (an example view) is read a unit at a time
+    with one call; over a :class:`~convbank.examples.Mixture` (``shuffle=False`` keeps its own
+    order), :meth:`set_epoch` draws its plan of the epoch.
 
     >>> data = IterableCorpusDataset(convbank.load("casino"), "turns", rank=0, world_size=2)
     >>> sum(1 for _ in data)  # this rank's units: about half of the 14,297 turns
@@ -202,6 +292,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
         rank: int | None = None,
         world_size: int | None = None,
         unit: int = _UNIT,
+        where: Callable[[Any], Any] | None = None,
     ) -> None:
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank= and world_size=, or neither (torch.distributed's then)")
@@ -217,12 +308,17 @@ class IterableCorpusDataset(IterableDataset[Any]):
         self.rank = rank
         self.world_size = world_size
         self.unit = unit
+        self.where = where
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
         """Shuffle differently in this epoch (call before iterating; workers get the dataset
-        again at each epoch, so the number reaches them)."""
+        again at each epoch, so the number reaches them), and pass the epoch to a source that
+        has epochs (a :class:`~convbank.examples.Mixture` draws its plan of the epoch)."""
         self.epoch = epoch
+        set_epoch = getattr(self.source, "set_epoch", None)
+        if callable(set_epoch):
+            set_epoch(epoch)
 
     def shard(self) -> tuple[int, int]:
         """This process's shard and the number of shards: (rank * workers + worker id,
@@ -261,10 +357,13 @@ class IterableCorpusDataset(IterableDataset[Any]):
             order = rng.permutation(len(chunk)) if self.shuffle else range(len(chunk))
             for i in order:
                 item = chunk[i]
+                if self.where is not None and not self.where(item):
+                    continue
                 yield item if self.transform is None else self.transform(item)
 
     def __len__(self) -> int:
-        """Conversations or examples in the whole epoch (all shards); for turns, the turns."""
+        """Conversations or examples in the whole epoch (all shards); for turns, the turns
+        (before ``where``: the items it drops are not known before they stream)."""
         if self.items == "turns":
             corpus: Any = self.source
             keys = ["config", "split", "conversation_id", "num_turns"]
@@ -283,8 +382,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
 
     def _read_unit(self, unit: np.ndarray) -> list[Any]:
         if self.items == "examples":
-            examples: Any = self.source
-            return [examples[i] for i in unit.tolist()]
+            return _read_examples(self.source, unit.tolist())
         corpus: Any = self.source
         chosen = corpus.select(unit)
         if self.items == "conversations":
@@ -354,11 +452,16 @@ def _key(table: pa.Table, columns: list[str]) -> pa.ChunkedArray:
 # ---------------------------------------------------------------------- collate
 def collate(batch: Sequence[Any]) -> Any:
     """A batch of dicts as a dict of per-key values: numbers (int, float, bool) become a
-    tensor, tensors of one shape are stacked, anything else (strings, label lists, None)
-    stays a list; a batch of anything but dicts is returned as a list.
+    tensor, tensors of one shape are stacked, lists of numbers of one length (multi-hot
+    vectors) become a 2-D tensor (bool, int64, or float32 if any is a float), anything else
+    (strings, label lists, lists of unequal lengths, None) stays a list; a batch of anything
+    but dicts is returned as a list. :class:`PadCollator` pads token lists instead.
 
     >>> collate([{"text": "a", "turn_index": 0}, {"text": "b", "turn_index": 1}])
     {'text': ['a', 'b'], 'turn_index': tensor([0, 1])}
+    >>> collate([{"labels": [0, 1, 1]}, {"labels": [1, 0, 0]}])["labels"]
+    tensor([[0, 1, 1],
+            [1, 0, 0]])
     """
     if not batch or not all(isinstance(x, dict) for x in batch):
         return list(batch)
@@ -380,10 +483,167 @@ def _column(values: list[Any]) -> Any:
         isinstance(v, torch.Tensor) and v.shape == first.shape for v in values
     ):
         return torch.stack(values)
+    if isinstance(first, (list, tuple)) and first:
+        width = len(first)
+        if all(isinstance(v, (list, tuple)) and len(v) == width for v in values):
+            kinds = {type(x) for v in values for x in v}
+            for allowed, dtype in _VECTOR_KINDS:
+                if kinds <= allowed:
+                    return torch.tensor(values, dtype=dtype)
     return values
+
+
+_VECTOR_KINDS = (
+    ({bool}, torch.bool),
+    ({int}, torch.int64),
+    ({int, float}, torch.float32),
+)
+"""What the items of equal-length lists of numbers become: the first kind set holding them."""
 
 
 def collate_conversations(batch: Sequence[Conversation]) -> list[Conversation]:
     """A batch of conversations as a list (``DataLoader``'s default collate cannot batch
     them): pass it as ``collate_fn`` for a conversation dataset without a transform."""
     return list(batch)
+
+
+# ---------------------------------------------------------------------- padding
+_PADDED = ("input_ids", "attention_mask", "labels", "position_ids", "token_type_ids")
+"""The keys padded to the batch's length (labels: when they are token labels)."""
+
+
+class PadCollator:
+    """A ``collate_fn`` for tokenised examples: pads ``input_ids`` (with ``pad_token_id``),
+    ``attention_mask`` (0 on padding; made of 1s where the examples have none),
+    ``position_ids`` and ``token_type_ids`` (0), and ``labels`` (``label_pad_id``) when they are
+    token labels, into int64 tensors of the batch's longest length, rounded up to a multiple of
+    ``pad_to_multiple_of``; other keys are batched as :func:`collate` does (so class ids become
+    a tensor, multi-hot vectors a stacked tensor).
+
+    ``labels`` are token labels (padded) when every example's are a list of ints as long as
+    its ``input_ids``; else they are stacked (``token_labels=True``/``False`` decides instead).
+    ``max_length`` cuts longer examples on the padding side (right: their end; left: their
+    start, so a prompt keeps its last tokens). ``pad_token_id`` or a ``tokenizer`` whose
+    ``pad_token_id`` it reads (only the number is kept: the collator pickles small).
+
+    >>> pad = PadCollator(0, pad_to_multiple_of=4)
+    >>> batch = pad([{"input_ids": [5, 6, 7], "labels": [-100, 6, 7]}, {"input_ids": [8], "labels": [8]}])
+    >>> batch["input_ids"], batch["attention_mask"], batch["labels"]
+    (tensor([[5, 6, 7, 0],
+            [8, 0, 0, 0]]), tensor([[1, 1, 1, 0],
+            [1, 0, 0, 0]]), tensor([[-100,    6,    7, -100],
+            [   8, -100, -100, -100]]))
+    """
+
+    def __init__(
+        self,
+        pad_token_id: int | None = None,
+        *,
+        tokenizer: Any = None,
+        padding_side: Literal["right", "left"] = "right",
+        pad_to_multiple_of: int | None = None,
+        label_pad_id: int = -100,
+        max_length: int | None = None,
+        token_labels: bool | None = None,
+    ) -> None:
+        if tokenizer is not None:
+            if pad_token_id is not None:
+                raise TypeError("give pad_token_id= or tokenizer=, not both")
+            pad_token_id = getattr(tokenizer, "pad_token_id", None)
+            if pad_token_id is None:
+                raise ValueError(
+                    "the tokenizer has no pad token (its pad_token_id is None): set "
+                    "tokenizer.pad_token = tokenizer.eos_token, or pass pad_token_id="
+                )
+        if pad_token_id is None:
+            raise TypeError("PadCollator needs the pad_token_id (or a tokenizer= to read it from)")
+        if padding_side not in ("right", "left"):
+            raise ValueError(f"padding_side must be 'right' or 'left', not {padding_side!r}")
+        for name, value in (("pad_to_multiple_of", pad_to_multiple_of), ("max_length", max_length)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive whole number or None, not {value!r}")
+        if pad_to_multiple_of and max_length and max_length % pad_to_multiple_of:
+            raise ValueError(
+                f"max_length {max_length} is not a multiple of pad_to_multiple_of {pad_to_multiple_of}"
+            )
+        self.pad_token_id = int(pad_token_id)
+        self.padding_side = padding_side
+        self.pad_to_multiple_of = pad_to_multiple_of
+        self.label_pad_id = int(label_pad_id)
+        self.max_length = max_length
+        self.token_labels = token_labels
+
+    def __repr__(self) -> str:
+        return (
+            f"PadCollator(pad_token_id={self.pad_token_id}, padding_side={self.padding_side!r}, "
+            f"pad_to_multiple_of={self.pad_to_multiple_of}, label_pad_id={self.label_pad_id}, "
+            f"max_length={self.max_length}, token_labels={self.token_labels})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PadCollator) and vars(self) == vars(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def __call__(self, batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        if not batch or not all(isinstance(x, dict) and "input_ids" in x for x in batch):
+            raise TypeError("PadCollator pads examples (dicts) with input_ids; use collate for others")
+        ids = [_tokens(x["input_ids"]) for x in batch]
+        length = max(len(t) for t in ids)
+        if self.max_length is not None:
+            length = min(length, self.max_length)
+        if self.pad_to_multiple_of:
+            length = -(-length // self.pad_to_multiple_of) * self.pad_to_multiple_of
+        token_labels = self.token_labels
+        if token_labels is None and "labels" in batch[0]:
+            token_labels = all(_is_token_list(x["labels"], len(t)) for x, t in zip(batch, ids, strict=True))
+        pads = {
+            "input_ids": self.pad_token_id,
+            "attention_mask": 0,
+            "labels": self.label_pad_id,
+            "position_ids": 0,
+            "token_type_ids": 0,
+        }
+        out: dict[str, Any] = {}
+        for key in batch[0]:
+            if (key == "labels" and not token_labels) or key not in _PADDED:
+                out[key] = _column([x[key] for x in batch])
+                continue
+            rows = ids if key == "input_ids" else [_tokens(x[key]) for x in batch]
+            out[key] = self._pad(rows, length, pads[key])
+            if key == "input_ids" and "attention_mask" not in batch[0]:
+                out["attention_mask"] = self._pad([[1] * len(t) for t in ids], length, 0)
+        return out
+
+    def _pad(self, rows: list[list[int]], length: int, value: int) -> torch.Tensor:
+        out = torch.full((len(rows), length), value, dtype=torch.int64)
+        for i, row in enumerate(rows):
+            cut = row[:length] if self.padding_side == "right" else row[max(0, len(row) - length) :]
+            if not cut:
+                continue
+            if self.padding_side == "right":
+                out[i, : len(cut)] = torch.tensor(cut, dtype=torch.int64)
+            else:
+                out[i, length - len(cut) :] = torch.tensor(cut, dtype=torch.int64)
+        return out
+
+
+def _tokens(value: Any) -> list[int]:
+    """Token ids (a list, tuple, array or tensor) as a list of ints."""
+    if isinstance(value, torch.Tensor | np.ndarray):
+        return [int(v) for v in value.reshape(-1).tolist()]
+    return [int(v) for v in value]
+
+
+def _is_token_list(labels: Any, n: int) -> bool:
+    """Token labels: one integer per token (a list, tuple, array or tensor of ``n`` ints)."""
+    if isinstance(labels, torch.Tensor):
+        return labels.ndim == 1 and len(labels) == n and not labels.is_floating_point()
+    if isinstance(labels, np.ndarray):
+        return labels.ndim == 1 and len(labels) == n and labels.dtype.kind in "iu"
+    return (
+        isinstance(labels, (list, tuple))
+        and len(labels) == n
+        and all(type(v) is int or isinstance(v, np.integer) for v in labels)
+    )

@@ -11,6 +11,8 @@ from convbank.examples._base import Columns, Examples, Selected, TableExamples, 
 from convbank.examples._concat import Concatenated, concatenate
 from convbank.examples._fingerprint import fingerprint
 from convbank.examples._map import MapError
+from convbank.examples._mix import Mixture, mix
+from convbank.examples._pack import Packed, pack
 from convbank.examples._tokenize import IGNORE_INDEX, Encoder, TokenizerError
 
 __all__ = [
@@ -20,10 +22,14 @@ __all__ = [
     "Encoder",
     "Examples",
     "MapError",
+    "Mixture",
+    "Packed",
     "Selected",
     "TableExamples",
     "Tokenized",
     "TokenizerError",
     "concatenate",
     "fingerprint",
+    "mix",
+    "pack",
 ]
