@@ -72,7 +72,7 @@ class Encoder:
                 cut = self._cut(made, self.truncation_side or "right")
                 rows[i] = {**rows[i], "input_ids": cut, "attention_mask": [1] * len(cut)}
         if chats:
-            pieces = [self._pieces(rows[i]) for i in chats]
+            pieces = self._pieces([rows[i] for i in chats])
             flat = [text for made in pieces for text, _ in made]
             encoded = iter(self._encode(flat, special=False) if flat else [])
             for i, parts in zip(chats, pieces, strict=True):
@@ -109,41 +109,65 @@ class Encoder:
             return ids
         return ids[-self.max_length :] if side == "left" else ids[: self.max_length]
 
-    def _pieces(self, row: Example) -> list[tuple[str, bool]]:
-        """A chat cut into texts, each marked trained or not: the rendered chat is cut where
-        each message's rendering starts and ends (the growth of the rendered prefix); the
-        token ids are the concatenation of the pieces' tokens, so the labels mark exactly the
-        trained messages' tokens (a template's header of a trained message is context)."""
-        messages: list[dict[str, Any]] = row["messages"]
+    def _pieces(self, rows: list[Example]) -> list[list[tuple[str, bool]]]:
+        """Each chat cut into texts, each marked trained or not: a chat is cut where each
+        trained message's rendering starts and ends (the growth of the rendered prefix), so
+        the token ids, the concatenation of the pieces' tokens, have labels on exactly the
+        trained messages' tokens (a template's header of a trained message is context). The
+        renderings of all the chats are asked for together (one call to the template for the
+        prompts, one for the rest)."""
         use_template = self.template if self.template is not None else _has_template(self.tokenizer)
         if self.train_on == "all":
-            return [(self._render(messages, use_template, prompt=False), True)]
-        pieces: list[tuple[str, bool]] = []
-        done = ""
-        for k in sorted(_trained(messages, row)):  # two renderings a trained message
-            before = self._render(messages[:k], use_template, prompt=True)
-            whole = self._render(messages[: k + 1], use_template, prompt=False)
-            if not (before.startswith(done) and whole.startswith(before)):
-                raise TokenizerError(_rewrites)
-            pieces += [(before[len(done) :], False), (whole[len(before) :], True)]
-            done = whole
-        if len(messages) - 1 not in _trained(messages, row):
-            whole = self._render(messages, use_template, prompt=False)
-            if not whole.startswith(done):
-                raise TokenizerError(_rewrites)
-            pieces.append((whole[len(done) :], False))
-        return [(text, learn) for text, learn in pieces if text]
+            texts = self._render([r["messages"] for r in rows], use_template, prompt=False)
+            return [[(text, True)] for text in texts]
+        plans = []
+        for row in rows:
+            messages = row["messages"]
+            trained = sorted(_trained(messages, row))
+            ends = [
+                *(k + 1 for k in trained),
+                *([] if trained and trained[-1] == len(messages) - 1 else [len(messages)]),
+            ]
+            plans.append((messages, trained, ends))
+        prompts = iter(
+            self._render([m[:k] for m, trained, _ in plans for k in trained], use_template, prompt=True)
+        )
+        wholes = iter(self._render([m[:e] for m, _, ends in plans for e in ends], use_template, prompt=False))
+        out = []
+        for _, trained, ends in plans:
+            pieces: list[tuple[str, bool]] = []
+            done = ""
+            for _ in trained:
+                before, whole = next(prompts), next(wholes)
+                if not (before.startswith(done) and whole.startswith(before)):
+                    raise TokenizerError(_rewrites)
+                pieces += [(before[len(done) :], False), (whole[len(before) :], True)]
+                done = whole
+            if len(ends) > len(trained):  # the messages after the last trained one
+                whole = next(wholes)
+                if not whole.startswith(done):
+                    raise TokenizerError(_rewrites)
+                pieces.append((whole[len(done) :], False))
+            out.append([(text, learn) for text, learn in pieces if text])
+        return out
 
-    def _render(self, messages: list[dict[str, Any]], use_template: bool, *, prompt: bool) -> str:
-        if not messages and not prompt:
-            return ""
+    def _render(self, chats: list[list[dict[str, Any]]], use_template: bool, *, prompt: bool) -> list[str]:
+        """Chats as text: the tokenizer's chat template (all in one call) or ``role: content``
+        lines; an empty chat without a generation prompt is the empty text."""
+        if not chats:
+            return []
         if use_template:
-            text: str = self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=prompt
-            )
-            return text
-        lines = "".join(f"{m['role']}: {m['content']}\n" for m in messages)
-        return lines + ("assistant: " if prompt else "")
+            asked = [i for i, m in enumerate(chats) if m or prompt]
+            texts = [""] * len(chats)
+            if asked:
+                made = self.tokenizer.apply_chat_template(
+                    [chats[i] for i in asked], tokenize=False, add_generation_prompt=prompt
+                )
+                for i, text in zip(asked, made, strict=True):
+                    texts[i] = text
+            return texts
+        header = "assistant: " if prompt else ""
+        return ["".join(f"{m['role']}: {m['content']}\n" for m in messages) + header for messages in chats]
 
 
 _rewrites = (
