@@ -16,6 +16,7 @@ MODULES: dict[str, list[str] | None] = {
     "convbank.bench": None,
     "convbank.tasks": None,
     "convbank.torch": None,
+    "convbank.examples": None,
     "convbank.validate": None,
     "convbank.stats": None,
     "convbank.errors": None,

@@ -329,6 +329,7 @@ class Derived(Examples):
         return len(self.parent)
 
     def cache_home(self) -> Any:
+        """Where the view it is made from caches :meth:`map` results."""
         return self.parent.cache_home()
 
     def __getattr__(self, name: str) -> Any:
@@ -393,14 +394,17 @@ class TableExamples(Examples):
 
     @property
     def column_names(self) -> list[str]:
+        """The table's columns."""
         return list(self.table.column_names)
 
     def column(self, name: str) -> list[Any]:
+        """One column of the table, as a list (read from Arrow, no example made)."""
         self._check_column(name)
         values: list[Any] = self.table.column(name).to_pylist()
         return values
 
     def to_arrow(self) -> pa.Table:
+        """The table itself (memory-mapped when it comes from the map cache)."""
         return self.table
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -425,6 +429,7 @@ class Columns(Derived):
 
     @property
     def column_names(self) -> list[str]:
+        """The keys kept, in order."""
         return list(self.columns)
 
 

@@ -147,6 +147,7 @@ class Packed(Examples):
         return f"Packed {self.view._describe()} into {self.seq_len} tokens"
 
     def cache_home(self) -> Any:
+        """Where the packed view caches :meth:`map` results."""
         return self.view.cache_home()
 
 
