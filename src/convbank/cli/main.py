@@ -240,16 +240,13 @@ def raw(
 ) -> None:
     """Print the raw records of a dataset as JSON lines, exactly as published: from the bank
     when the dataset is built (the mapper rebuilds each record), else from its source files."""
-    import msgspec
+    from convbank._textio import json_bytes
 
-    from convbank.cli._console import c1_escaped
-
-    raw_json = msgspec.json.Encoder().encode
     write = sys.stdout.buffer.write
     for n, record in enumerate(_raw_records(name, config, split, _fetcher(sources, no_verify), from_source)):
         if limit is not None and n >= limit:
             break
-        write(c1_escaped(raw_json(record)) + b"\n")
+        write(json_bytes(record) + b"\n")
     sys.stdout.flush()
 
 
