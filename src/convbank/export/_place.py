@@ -88,8 +88,31 @@ def _load(output: Path) -> dict[str, Any]:
     return data
 
 
+def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export] | None:
+    """The staging folder, paths and export of an export killed while moving in, or None."""
+    moving = data.get("moving")
+    if moving is None:
+        return None
+    paths = moving.get("paths") if isinstance(moving, dict) else None
+    export = moving.get("export") if isinstance(moving, dict) else None
+    if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths) and isinstance(export, dict)):
+        raise ExportError(
+            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
+        )
+    return output / str(moving.get("staging")), paths, export
+
+
 def _read(output: Path) -> dict[str, Export]:
-    return {k: v for k, v in _load(output)["exports"].items() if isinstance(v, dict)}
+    """Which export wrote each path, an export still moving in counted as done (as
+    :func:`recover` will make it)."""
+    data = _load(output)
+    record = {k: v for k, v in data["exports"].items() if isinstance(v, dict)}
+    moving = _moving(output, data)
+    if moving is None:
+        return record
+    _, paths, export = moving
+    kept = {k: v for k, v in record.items() if not any(_overlaps(k, r) for r in paths)}
+    return {**kept, **dict.fromkeys(paths, export)}
 
 
 def _write(output: Path, record: dict[str, Export], moving: dict[str, Any] | None = None) -> None:
@@ -167,21 +190,15 @@ def _move(output: Path, staging: Path, rel: str) -> None:
 def recover(output: Path) -> None:
     """Finish the moves of an export killed while moving its files in (the record's
     ``moving``), so that its new files are whole and recorded. Called under the lock."""
-    data = _load(output)
-    moving = data.get("moving")
-    if not isinstance(moving, dict):
+    moving = _moving(output, _load(output))
+    if moving is None:
         return
-    staging, paths, export = output / str(moving.get("staging")), moving.get("paths"), moving.get("export")
-    if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths) and isinstance(export, dict)):
-        raise ExportError(
-            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
-        )
+    staging, paths, _ = moving
     if staging.is_dir():
         for rel in paths:
             if os.path.lexists(staging / rel):
                 _move(output, staging, rel)
-    record = {k: v for k, v in _read(output).items() if not any(_overlaps(k, r) for r in paths)}
-    _write(output, {**record, **dict.fromkeys(paths, export)})
+    _write(output, _read(output))
     shutil.rmtree(staging, ignore_errors=True)
 
 
