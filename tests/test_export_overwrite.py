@@ -19,7 +19,7 @@ from convbank import load
 from convbank.cli import cli
 from convbank.errors import ExportError
 from convbank.export import FORMATS, export
-from convbank.export._place import RECORD
+from convbank.export._place import LOCK, RECORD
 from convbank.store import Bank
 
 
@@ -129,7 +129,7 @@ def test_files_convbank_did_not_write_are_kept(built: Bank, tmp_path: Path) -> N
 def test_a_source_export_checks_the_files_it_wrote(built: Bank, tmp_path: Path) -> None:
     """The source export's names are each dataset's: checked once written, before any move."""
     export(load("casino"), "source", tmp_path)
-    names = sorted(p.name for p in tmp_path.iterdir() if p.name != RECORD)
+    names = sorted(p.name for p in tmp_path.iterdir() if p.name not in (RECORD, LOCK))
     (tmp_path / names[0]).write_bytes(b"edited")
     code, _ = _cli("export", "casino", "--format", "source", "-o", str(tmp_path))
     assert code == 0  # the same export: it replaces its own file

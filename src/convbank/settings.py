@@ -7,7 +7,9 @@ Every ``CONVBANK_*`` variable is read here, and only here:
 - ``CONVBANK_OFFLINE``: a true value (1, true, yes, on) forbids downloads;
 - ``CONVBANK_SOURCE``: a path list of folders holding source files;
 - ``CONVBANK_EXTRACT_MAX_BYTES`` and ``CONVBANK_EXTRACT_MAX_MEMBERS``: what an archive may
-  expand to (see :mod:`convbank._archive`).
+  expand to (see :mod:`convbank._archive`);
+- ``CONVBANK_TEST_PAUSE``: for tests only, ``POINT:FILE`` makes an export stop at ``POINT``
+  (:func:`convbank.export._place.pause`) until ``FILE``, which it creates, is removed.
 
 A module of its own, at the bottom of the layers, so that readers of the bank (``load``,
 ``sql``, the viewer) need not import the build or the fetcher to find it.
@@ -29,6 +31,7 @@ __all__ = [
     "env_number",
     "home",
     "is_offline",
+    "pause_point",
     "source_dirs",
 ]
 
@@ -119,6 +122,15 @@ def env_number(name: str, default: int, *, size: bool) -> int:
             f"{name}={shown!r} is larger than the most convbank takes ({_MOST:,}); fix or unset it"
         )
     return value
+
+
+def pause_point() -> tuple[str, Path] | None:
+    """``CONVBANK_TEST_PAUSE`` (``POINT:FILE``), a test's hook to stop a command at a known
+    point (to kill it there, or to start several at once): the point and the file, or None.
+    Example: ``CONVBANK_TEST_PAUSE=moved:/tmp/m convbank export ...``."""
+    text = os.environ.get("CONVBANK_TEST_PAUSE", "")
+    point, _, file = text.partition(":")
+    return (point, Path(file)) if point and file else None
 
 
 _MOST = 2**62

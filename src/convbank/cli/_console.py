@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +10,7 @@ import msgspec
 from rich.console import Console
 
 from convbank._lazy import lazy
+from convbank._textio import BIDI_CONTROLS, json_bytes
 from convbank.model.schema import JSON_FIELD
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ else:
     pa = lazy("pyarrow")
 
 
-__all__ = ["MAX_CELL", "c1_escaped", "cell", "echo_json", "err", "out", "plural", "rows_of", "visible"]
+__all__ = ["MAX_CELL", "cell", "echo_json", "err", "out", "plural", "rows_of", "visible"]
 
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
@@ -35,22 +35,10 @@ come from ``Text`` and ``style=``."""
 err = Console(stderr=True, markup=False, emoji=False)
 
 
-_json = msgspec.json.Encoder(decimal_format="number")
-"""DuckDB's HUGEINT sums and DECIMALs are numbers, as they are in SQL."""
-
-
-_C1 = re.compile(b"\xc2([\x80-\x9f])")
-
-
-def c1_escaped(data: bytes) -> bytes:
-    """UTF-8 JSON with the C1 controls (U+0080-U+009F, which JSON may leave raw and some
-    terminals obey) written as ``\\u0080`` escapes: the same JSON, safe on a terminal."""
-    return _C1.sub(lambda m: b"\\u%04x" % m.group(1)[0], data)
-
-
 def echo_json(data: Any) -> None:
-    """Write ``data`` as one line of JSON on stdout."""
-    sys.stdout.buffer.write(c1_escaped(_json.encode(data)) + b"\n")
+    """Write ``data`` as one line of JSON on stdout (C1 and bidi controls as ``\\u`` escapes:
+    :func:`convbank._textio.json_bytes`)."""
+    sys.stdout.buffer.write(json_bytes(data) + b"\n")
     sys.stdout.flush()
 
 
@@ -61,7 +49,7 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 _CONTROLS = {
     **{c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]},
-    **{c: f"\\u{c:04x}" for c in [0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]},
+    **{c: f"\\u{c:04x}" for c in BIDI_CONTROLS},
     0x09: "\\t",
     0x0A: "\\n",
     0x0D: "\\r",
@@ -101,5 +89,5 @@ def cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, (list, dict)):
-        return _json.encode(value).decode()
+        return json_bytes(value).decode()
     return str(value)

@@ -5,15 +5,14 @@ last rows; JSON then short columns left out, and text cut, when the terminal is 
 
 from __future__ import annotations
 
-import csv
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-import msgspec
 import pyarrow as pa
 
-from convbank.cli._console import MAX_CELL, c1_escaped, cell, err, plural, rows_of, visible
+from convbank._textio import CsvRows, json_bytes
+from convbank.cli._console import MAX_CELL, cell, err, plural, rows_of, visible
 from convbank.cli._table import Column, draw, fit, single_value
 from convbank.model.schema import JSON_FIELD
 from convbank.store.sql import Begin
@@ -23,7 +22,6 @@ __all__ = ["MAX_ROWS", "write_results"]
 MAX_ROWS = 40
 """Rows a table shows by default: the first and last half (as the DuckDB CLI does)."""
 _ELLIPSIS = "…"
-_json = msgspec.json.Encoder(decimal_format="number")
 
 
 @dataclass
@@ -90,7 +88,7 @@ def _batches(items: Iterator[Begin | pa.RecordBatch]) -> Iterator[pa.RecordBatch
 
 
 def _csv(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer = CsvRows(sys.stdout)  # a bare CR in a cell is quoted too: one row stays one line
     writer.writerow(schema.names)
     nested = [pa.types.is_nested(f.type) for f in schema]
     for batch in batches:  # column by column: None is "" and values their str() in csv already
@@ -103,7 +101,7 @@ def _ndjson(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
     write = sys.stdout.buffer.write
     sys.stdout.flush()
     for batch in batches:
-        write(c1_escaped(b"".join(_json.encode(row) + b"\n" for row in rows_of(batch))))
+        write(b"".join(json_bytes(row) + b"\n" for row in rows_of(batch)))
 
 
 def _json_array(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
@@ -113,7 +111,7 @@ def _json_array(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
     first = True
     for batch in batches:
         if batch.num_rows:
-            write((b"" if first else b",") + c1_escaped(_json.encode(rows_of(batch))[1:-1]))
+            write((b"" if first else b",") + json_bytes(rows_of(batch))[1:-1])
             first = False
     write(b"]\n")
 

@@ -15,11 +15,48 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 
-__all__ = ["EXIT_INTERRUPTED", "interrupted", "watch_interrupts"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
+    "Terminated",
+    "interrupted",
+    "sigterm_as_interrupt",
+    "watch_interrupts",
+]
 
 EXIT_INTERRUPTED = 130
 """A shell's code for a command ended by SIGINT (128 + 2)."""
+EXIT_TERMINATED = 143
+"""A shell's code for a command ended by SIGTERM (128 + 15)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as Ctrl-C's :class:`KeyboardInterrupt` is, so that the same cleanup runs
+    (an export's staging folder removed)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    _interrupt_queries()
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """From the main thread: within the block, SIGTERM (``kill``, ``timeout``, a service
+    manager) stops the command as Ctrl-C does: :class:`Terminated` unwinds it, cleaning up.
+    Example: ``with sigterm_as_interrupt(): export(...)``."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 interrupted = threading.Event()
 """Set once SIGINT arrived: an error that follows is its consequence (an interrupted query)."""
 
@@ -39,7 +76,7 @@ def _watch(fd: int) -> None:
             return
         if not data:
             return
-        if signal.SIGINT in data:
+        if signal.SIGINT in data or signal.SIGTERM in data:  # SIGTERM: within sigterm_as_interrupt
             _interrupt_queries()
 
 

@@ -17,7 +17,7 @@ from convbank.cli._options import (
     source_options,
     split_option,
 )
-from convbank.cli._signals import EXIT_INTERRUPTED, interrupted, watch_interrupts
+from convbank.cli._signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, interrupted, watch_interrupts
 from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.settings import bank_root, downloads_root, home
@@ -41,9 +41,12 @@ class ConvbankGroup(click.Group):
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
             sys.stderr.close()
             ctx.exit(0)
-        except KeyboardInterrupt:  # Ctrl-C: queries interrupted, workers killed, staging dropped
+        except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
             if ctx.params.get("debug"):
                 raise
+            if isinstance(exc, Terminated):
+                click.echo("terminated (SIGTERM): stopped; nothing half-written was kept", err=True)
+                ctx.exit(EXIT_TERMINATED)
             click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except (ConvbankError, OSError) as exc:
@@ -240,16 +243,13 @@ def raw(
 ) -> None:
     """Print the raw records of a dataset as JSON lines, exactly as published: from the bank
     when the dataset is built (the mapper rebuilds each record), else from its source files."""
-    import msgspec
+    from convbank._textio import json_bytes
 
-    from convbank.cli._console import c1_escaped
-
-    raw_json = msgspec.json.Encoder().encode
     write = sys.stdout.buffer.write
     for n, record in enumerate(_raw_records(name, config, split, _fetcher(sources, no_verify), from_source)):
         if limit is not None and n >= limit:
             break
-        write(c1_escaped(raw_json(record)) + b"\n")
+        write(json_bytes(record) + b"\n")
     sys.stdout.flush()
 
 
@@ -448,11 +448,15 @@ def export(
     Example: convbank export convai2 --config volunteers --format chat --where
     "(meta->>'eval_score')::INT >= 4" -o out/
     """
+    from convbank.cli._signals import sigterm_as_interrupt
     from convbank.export import export as run_export
     from convbank.query import load
 
     corpus = load(name, config, split)
-    written = run_export(corpus, fmt, output, where=where, as_participant=as_participant, overwrite=overwrite)
+    with sigterm_as_interrupt():  # SIGTERM removes the staging folder, as Ctrl-C does
+        written = run_export(
+            corpus, fmt, output, where=where, as_participant=as_participant, overwrite=overwrite
+        )
     for path in written:
         click.echo(str(path))
 

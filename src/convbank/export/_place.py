@@ -1,31 +1,53 @@
 """Where an export's files go, and what it may replace there.
 
-An export writes into a temporary folder beside ``output``; once complete, each path it wrote
-is moved to its place in ``output``. The folder keeps a record, ``.convbank-exports.json``, of
-which export wrote each path: dataset, format, parts (config/split), ``where`` and ``as``.
-An export replaces a path only when the record says the same export wrote it (re-exporting
-the same selection in the same format replaces it); any other export's path, or a file
-convbank did not write, makes it refuse with one line, unless ``overwrite``.
+An export writes into a staging folder inside ``output`` (``.convbank-staging.<pid>.*``), so
+that nothing is written outside it. Once the staging folder is complete, under a lock
+(``.convbank-exports.lock``: concurrent exports into one folder take turns), the export
+
+1. checks each path it wrote (:func:`check_targets`): no path reaches out of ``output``
+   through a symbolic link, and none holds another export's files unless ``overwrite``;
+2. writes the record, ``.convbank-exports.json`` (which export wrote each path: dataset,
+   format, parts, ``where`` and ``as``), with the moves it is about to make (``moving``);
+3. moves each path to its place (a replaced folder goes into the staging folder), then
+   writes the record without ``moving`` and removes the staging folder.
+
+Killed during step 3 (``kill -9``), the export's staging folder and ``moving`` stay, and the
+next export into the folder finishes the moves first (:func:`recover`): the new export
+whole, the old one whole if it was killed before step 2. Staging folders of exports whose
+process is gone are removed by the next export; SIGINT and SIGTERM remove their own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convbank._atomic import atomic_write_text
+from convbank._lazy import lazy
 from convbank.errors import ExportError
+from convbank.settings import pause_point
 
-__all__ = ["RECORD", "check_targets", "describe", "placed"]
+if TYPE_CHECKING:
+    import filelock
+else:
+    filelock = lazy("filelock")
+
+__all__ = ["LOCK", "RECORD", "STAGING", "check_targets", "describe", "pause", "placed", "recover"]
 
 RECORD = ".convbank-exports.json"
 """The record of what each export wrote into a folder (relative path -> export)."""
+LOCK = ".convbank-exports.lock"
+"""The lock that concurrent exports into one folder take to move their files and record them."""
+STAGING = ".convbank-staging."
+"""How a staging folder's name starts: then the exporting process's id."""
 
 Export = dict[str, Any]
 """One export: ``{"dataset", "format", "parts", "where", "as"}``."""
@@ -39,21 +61,65 @@ def describe(export: Export) -> str:
     return f"the {export.get('format')} export of {export.get('dataset')} ({parts}{extra})"
 
 
-def _read(output: Path) -> dict[str, Export]:
+def pause(point: str) -> None:
+    """A test's hook (``CONVBANK_TEST_PAUSE=POINT:FILE``): at ``point`` (``staged``,
+    ``journal``, ``moved``, ``recorded``) create ``FILE`` and wait until it is removed."""
+    asked = pause_point()
+    if asked is None or asked[0] != point:
+        return
+    asked[1].touch()
+    while asked[1].exists():
+        time.sleep(0.01)
+
+
+def _load(output: Path) -> dict[str, Any]:
     try:
         data = json.loads((output / RECORD).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return {}
+        return {"exports": {}}
     except (OSError, ValueError) as exc:
         raise ExportError(
             f"{output / RECORD} is unreadable ({exc}); remove it, or export into another folder"
         ) from None
-    exports = data.get("exports") if isinstance(data, dict) else None
-    if not isinstance(exports, dict):
+    if not isinstance(data, dict) or not isinstance(data.get("exports"), dict):
         raise ExportError(
             f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
         )
-    return {k: v for k, v in exports.items() if isinstance(v, dict)}
+    return data
+
+
+def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export] | None:
+    """The staging folder, paths and export of an export killed while moving in, or None."""
+    moving = data.get("moving")
+    if moving is None:
+        return None
+    paths = moving.get("paths") if isinstance(moving, dict) else None
+    export = moving.get("export") if isinstance(moving, dict) else None
+    if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths) and isinstance(export, dict)):
+        raise ExportError(
+            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
+        )
+    return output / str(moving.get("staging")), paths, export
+
+
+def _read(output: Path) -> dict[str, Export]:
+    """Which export wrote each path, an export still moving in counted as done (as
+    :func:`recover` will make it)."""
+    data = _load(output)
+    record = {k: v for k, v in data["exports"].items() if isinstance(v, dict)}
+    moving = _moving(output, data)
+    if moving is None:
+        return record
+    _, paths, export = moving
+    kept = {k: v for k, v in record.items() if not any(_overlaps(k, r) for r in paths)}
+    return {**kept, **dict.fromkeys(paths, export)}
+
+
+def _write(output: Path, record: dict[str, Export], moving: dict[str, Any] | None = None) -> None:
+    data: dict[str, Any] = {"exports": record}
+    if moving is not None:
+        data["moving"] = moving
+    atomic_write_text(output / RECORD, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -62,10 +128,32 @@ def _overlaps(a: str, b: str) -> bool:
     return pa == pb or pa in pb.parents or pb in pa.parents
 
 
+def _no_link_on_the_way(output: Path, rel: str) -> None:
+    """Refuse a path whose folders in ``output`` include a symbolic link: the export would
+    write, or replace, what lies outside ``output`` (the path itself may be a link: it is
+    replaced, not followed)."""
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        raise ExportError(f"{rel!r} is not a path inside {output}")
+    folder = output
+    for part in parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            raise ExportError(
+                f"{folder} is a symbolic link (to {os.readlink(folder)}); an export writes only inside "
+                f"{output}, never through a link: remove the link, or export into another folder"
+            )
+
+
 def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwrite: bool) -> None:
-    """Refuse (one line) when a path this export would write in ``output`` holds another
-    export's files or files convbank did not write, unless ``overwrite``."""
-    if overwrite or not output.is_dir():
+    """Refuse (one line) when a path this export would write in ``output`` goes through a
+    symbolic link, or holds another export's files or files convbank did not write, unless
+    ``overwrite``."""
+    if not output.is_dir():
+        return
+    for rel in paths:
+        _no_link_on_the_way(output, rel)
+    if overwrite:
         return
     record = _read(output)
     for rel in paths:
@@ -86,31 +174,117 @@ def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwri
             )
 
 
+def _move(output: Path, staging: Path, rel: str) -> None:
+    """Move ``staging/rel`` to ``output/rel``; a folder (or link) it replaces goes into
+    ``staging``, removed with it."""
+    _no_link_on_the_way(output, rel)
+    target, staged = output / rel, staging / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(target) and (staged.is_dir() or (target.is_dir() and not target.is_symlink())):
+        trash = staging / ".replaced"
+        trash.mkdir(exist_ok=True)
+        os.replace(target, trash / f"{len(os.listdir(trash))}.{os.urandom(4).hex()}")
+    os.replace(staged, target)
+
+
+def recover(output: Path) -> None:
+    """Finish the moves of an export killed while moving its files in (the record's
+    ``moving``), so that its new files are whole and recorded. Called under the lock."""
+    moving = _moving(output, _load(output))
+    if moving is None:
+        return
+    staging, paths, _ = moving
+    if staging.is_dir():
+        for rel in paths:
+            if os.path.lexists(staging / rel):
+                _move(output, staging, rel)
+    _write(output, _read(output))
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _remove_dead_staging(output: Path) -> None:
+    """Remove the staging folders of exports whose process is gone (killed, or stopped by a
+    signal that ran no cleanup). Called under the lock, after :func:`recover`."""
+    for entry in output.iterdir():
+        if not entry.name.startswith(STAGING) or entry.is_symlink() or not entry.is_dir():
+            continue
+        pid = entry.name[len(STAGING) :].partition(".")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+@contextmanager
+def _locked(output: Path) -> Iterator[None]:
+    with filelock.FileLock(str(output / LOCK)):
+        recover(output)
+        _remove_dead_staging(output)
+        yield
+
+
+def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwrite: bool) -> None:
+    with _locked(output):
+        check_targets(output, rels, export, overwrite=overwrite)
+        record = {k: v for k, v in _read(output).items() if not any(_overlaps(k, r) for r in rels)}
+        _write(output, _read(output), {"staging": staging.name, "paths": rels, "export": export})
+        pause("journal")
+        try:
+            for n, rel in enumerate(rels):
+                _move(output, staging, rel)
+                if n == 0:
+                    pause("moved")
+            _write(output, {**record, **dict.fromkeys(rels, export)})
+        except BaseException:  # interrupted or failed mid-way: the moves are finished
+            with contextlib.suppress(Exception):
+                recover(output)
+            raise
+        pause("recorded")
+
+
 @contextmanager
 def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[Path, list[Path]]]:
-    """A temporary folder beside ``output`` and a list to put the paths written in it; on
+    """A staging folder inside ``output`` and a list to put the paths written in it; on
     success each written path is checked (:func:`check_targets`) and moved to its place in
-    ``output``, and the record updated; on failure ``output`` is left as it was."""
+    ``output``, and the record updated; on failure ``output`` is left as it was (a folder
+    the export created is removed again)."""
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file; the export writes a folder there")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp"))
-    written: list[Path] = []
+    created = not output.exists()
+    output.mkdir(parents=True, exist_ok=True)
+    done = False
+    staging: Path | None = None
     try:
-        yield tmp, written
-        rels = sorted({p.relative_to(tmp).as_posix() for p in written})
-        check_targets(output, rels, export, overwrite=overwrite)
-        output.mkdir(exist_ok=True)
-        record = {k: v for k, v in _read(output).items() if not any(_overlaps(k, r) for r in rels)}
-        trash = tmp / ".replaced"
-        trash.mkdir()
-        for n, rel in enumerate(rels):
-            target = output / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_dir() and not target.is_symlink():
-                os.replace(target, trash / str(n))  # then the new one takes its name
-            os.replace(tmp / rel, target)
-            record[rel] = export
-        atomic_write_text(output / RECORD, json.dumps({"exports": record}, indent=1, sort_keys=True) + "\n")
+        with _locked(output):  # leftovers of dead exports go first
+            staging = Path(tempfile.mkdtemp(dir=output, prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp"))
+        written: list[Path] = []
+        yield staging, written
+        pause("staged")
+        rels = sorted({p.relative_to(staging).as_posix() for p in written})
+        _commit(output, staging, rels, export, overwrite)
+        done = True
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if staging is not None and not _load_moving(output, staging):
+            shutil.rmtree(staging, ignore_errors=True)
+        if created and not done:
+            with contextlib.suppress(OSError):
+                if set(os.listdir(output)) <= {LOCK}:
+                    (output / LOCK).unlink(missing_ok=True)
+                    output.rmdir()
+
+
+def _load_moving(output: Path, staging: Path) -> bool:
+    """Whether the record names ``staging`` as moving in (kept then for :func:`recover`)."""
+    try:
+        moving = _load(output).get("moving")
+    except ExportError:
+        return False
+    return isinstance(moving, dict) and moving.get("staging") == staging.name

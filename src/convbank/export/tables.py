@@ -3,12 +3,12 @@ tables, ``<dataset>_<table>.parquet``) and ``csv`` (the turns table)."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import msgspec
 import pyarrow.parquet as pq
 
+from convbank._textio import CsvRows
 from convbank.export._core import Selection, part_files, write_lines
 from convbank.model import UNIFIED_TABLES
 
@@ -49,11 +49,12 @@ CSV_COLUMNS = (
 
 def write_csv(selection: Selection, directory: Path) -> list[Path]:
     """``{dataset}_{config}_{split}.turns.csv``: one row per turn with the speaker's role
-    and the turn's meta as JSON (RFC 4180 quoting; text keeps its newlines)."""
+    and the turn's meta as JSON (RFC 4180: CRLF line ends, fields holding a comma, a quote, CR or LF
+    quoted; text keeps its newlines and is written unchanged)."""
     written = []
     for path, conversations in part_files(selection, directory, ".turns.csv"):
         with path.open("w", encoding="utf-8", newline="") as f:
-            writer = csv.writer(f)
+            writer = CsvRows(f, line_end="\r\n")  # data unchanged: no formula guard
             writer.writerow(CSV_COLUMNS)
             for conv in conversations:
                 roles = {p.participant_id: p.role for p in conv.participants}

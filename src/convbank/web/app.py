@@ -10,7 +10,6 @@ whose ``Host`` is not one the server answers to are refused (DNS rebinding).
 
 from __future__ import annotations
 
-import csv
 import io
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -30,6 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from convbank import catalog
+from convbank._textio import CsvRows, json_bytes
 from convbank._version import __version__
 from convbank.errors import (
     ConvbankError,
@@ -96,7 +96,6 @@ _env = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 _env.filters["show"] = show_value
-_json = msgspec.json.Encoder()
 
 
 def _render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -207,7 +206,7 @@ def create_app(
             except (ConversationNotFoundError, NotBuiltError) as exc:
                 raise HTTPException(404, str(exc)) from None
             if as_json:
-                return Response(_json.encode(conv.to_dict()), media_type="application/json")
+                return Response(json_bytes(conv.to_dict()), media_type="application/json")
             return _render(
                 "conversation.html",
                 ds=ds,
@@ -216,7 +215,7 @@ def create_app(
                 every_turn=constant_turn_meta(conv),
                 before=before,
                 after=after,
-                pretty_json=msgspec.json.format(_json.encode(conv.to_dict()), indent=2).decode(),
+                pretty_json=msgspec.json.format(json_bytes(conv.to_dict()), indent=2).decode(),
                 seconds=time.perf_counter() - start,
             )
 
@@ -309,26 +308,15 @@ def _csv(result: Result) -> Response:
     page; when the query had more, the file name and the ``X-Convbank-Truncated`` header say
     so (``convbank query --format csv`` writes every row)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([_spreadsheet_safe(c) for c in result.columns])
-    writer.writerows([_spreadsheet_safe(v) for v in row] for row in result.rows)
+    writer = CsvRows(buf, formulas=False)  # a spreadsheet opens it: no cell runs as a formula
+    writer.writerow(result.columns)
+    writer.writerows(result.rows)
     shown = len(result.rows)
     name = f"convbank-query-first-{shown}-rows.csv" if result.more else "convbank-query.csv"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "X-Convbank-Rows-Shown": str(shown)}
     if result.more:
         headers["X-Convbank-Truncated"] = f"{shown} of at least {shown + 1} rows"
     return Response(buf.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
-
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _spreadsheet_safe(value: Any) -> Any:
-    """A CSV cell a spreadsheet will not run: text that starts like a formula (``= + - @``,
-    tab, CR) gets a leading single quote, as OWASP recommends against CSV injection."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
 
 
 def _query(args: dict[str, Any]) -> str:

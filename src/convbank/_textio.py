@@ -1,0 +1,101 @@
+"""CSV rows and JSON as convbank writes them, one writer of each for every command.
+
+:class:`CsvRows` is the one CSV writer (``export --format csv``, ``query --format csv``, the
+viewer's CSV download): RFC 4180 quoting of every field holding a comma, a quote, a line
+feed *or a bare carriage return* (Python's :mod:`csv` leaves a bare CR unquoted when the line
+ends in ``\\n``, so a spreadsheet splits the row there), and, where asked, the formula guard
+against CSV injection. :func:`json_bytes` is the one JSON encoder for what is printed
+(``query --format json/ndjson``, ``stats --json``, ``raw``, the viewer's ``?format=json``):
+the C1 controls and the bidi controls written as ``\\uXXXX`` escapes, the same JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Callable, Iterable
+from typing import IO, Any
+
+import msgspec
+
+__all__ = ["BIDI_CONTROLS", "CsvRows", "json_bytes", "spreadsheet_safe", "terminal_safe"]
+
+BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+"""The bidirectional controls (ALM, LRM, RLM, LRE-RLO, LRI-PDI): text that reorders what a
+terminal or a page shows around it (``U+202E`` makes ``exe.txt`` read ``txt.exe``)."""
+
+_ESCAPED = re.compile(
+    b"|".join([rb"\xc2[\x80-\x9f]", *(re.escape(chr(c).encode("utf-8")) for c in BIDI_CONTROLS)])
+)
+"""C1 controls (U+0080-U+009F) and the bidi controls, as UTF-8 (no other character's bytes
+contain these sequences)."""
+
+
+def terminal_safe(data: bytes) -> bytes:
+    """UTF-8 JSON with the C1 controls (U+0080-U+009F) and the bidi controls written as
+    ``\\u`` escapes: the same JSON, that no terminal obeys.
+
+    Example: ``terminal_safe('"\\u202e"'.encode()) == b'"\\\\u202e"'``."""
+    return _ESCAPED.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+
+
+_json = msgspec.json.Encoder(decimal_format="number")
+"""DuckDB's HUGEINT sums and DECIMALs are numbers, as they are in SQL."""
+
+
+def json_bytes(data: Any) -> bytes:
+    """``data`` as compact JSON, :func:`terminal_safe`. Example: ``json_bytes({"x": 1}) == b'{"x":1}'``."""
+    return terminal_safe(_json.encode(data))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text that starts like a formula (``= + - @``,
+    tab, CR) gets a leading single quote, as OWASP recommends against CSV injection.
+
+    Example: ``spreadsheet_safe("=1+1") == "'=1+1"``; numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+class _Lines:
+    """The file a :mod:`csv` writer writes to: each row arrives whole, ending in ``\\r\\n``
+    (so that the writer quotes both CR and LF), and leaves ending in the line end asked for."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, f: IO[str], end: str) -> None:
+        put = f.write
+        self.write: Callable[[str], object] = put if end == "\r\n" else (lambda row: put(row[:-2] + end))
+
+
+class CsvRows:
+    """The CSV writer of every command: ``writerow``/``writerows`` as :mod:`csv`'s, fields
+    holding ``,`` ``"`` CR or LF quoted whatever the line end (``\\n``, or ``\\r\\n`` as RFC 4180
+    says), and with ``formulas=False`` text cells :func:`spreadsheet_safe`.
+
+    Example::
+
+        rows = CsvRows(sys.stdout)
+        rows.writerow(["x"])
+        rows.writerow(["a\\r=1+1"])  # x\\n"a\\r=1+1"\\n: one row
+    """
+
+    def __init__(self, f: IO[str], *, line_end: str = "\n", formulas: bool = True) -> None:
+        if line_end not in ("\n", "\r\n"):
+            raise ValueError(f"line_end is '\\n' or '\\r\\n', not {line_end!r}")
+        self._writer = csv.writer(_Lines(f, line_end), lineterminator="\r\n")
+        self._guard = not formulas
+
+    def writerow(self, row: Iterable[Any]) -> None:
+        """Write one row."""
+        self._writer.writerow([spreadsheet_safe(v) for v in row] if self._guard else row)
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        """Write rows, one after the other."""
+        if self._guard:
+            rows = ([spreadsheet_safe(v) for v in row] for row in rows)
+        self._writer.writerows(rows)
