@@ -10,6 +10,7 @@ the catalog finds it as it finds any installed plugin, and every catalog-wide te
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -179,3 +180,30 @@ def mounted_tmpfs(where: Path, size: str) -> Iterator[Path]:
         yield where
     finally:
         subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def casino_home_with(root: Path, text: str, label: str) -> Path:
+    """A CONVBANK_HOME whose bank holds the real CaSiNo with one utterance replaced: the first
+    annotated turn of the first annotated train dialogue says ``text`` and is labelled
+    ``label`` (hostile or awkward content, through the real reader and mapper). The dialogue's
+    id is written to ``<home>/dialogue``."""
+    source = root / "source" / "casino"
+    shutil.copytree(SHARED / "casino", source)
+    records = json.loads((source / "casino_train.json").read_text(encoding="utf-8"))
+    record = next(r for r in records if r["annotations"])
+    first = record["annotations"][0][0]
+    for turn in record["chat_logs"]:
+        if turn["text"] == first:
+            turn["text"] = text
+    record["annotations"][0] = [text, label]
+    (source / "casino_train.json").write_text(json.dumps(records), encoding="utf-8")
+    home = root / "home"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CONVBANK_HOME", str(home))
+    try:
+        fetcher = Fetcher(sources=[source.parent], verify=False, root=home, progress=False)
+        build(["casino"], fetcher=fetcher, bank=Bank(home / "bank"))
+    finally:
+        mp.undo()
+    (home / "dialogue").write_text(str(record["dialogue_id"]), encoding="utf-8")
+    return home

@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,10 +21,8 @@ import pytest
 from click.testing import CliRunner, Result
 from starlette.testclient import TestClient
 
-from conftest import SHARED
-from convbank.build import build
+from conftest import casino_home_with
 from convbank.cli.main import cli
-from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.web.app import create_app
 
@@ -37,27 +34,7 @@ LABEL = f"self-need{chr(0x202E)}"
 
 @pytest.fixture(scope="module")
 def bidi_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("bidi")
-    source = root / "source" / "casino"
-    shutil.copytree(SHARED / "casino", source)
-    records = json.loads((source / "casino_train.json").read_text(encoding="utf-8"))
-    record = next(r for r in records if r["annotations"])
-    first = record["annotations"][0][0]
-    for turn in record["chat_logs"]:
-        if turn["text"] == first:
-            turn["text"] = TEXT
-    record["annotations"][0] = [TEXT, LABEL]
-    (source / "casino_train.json").write_text(json.dumps(records), encoding="utf-8")
-    home = root / "home"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("CONVBANK_HOME", str(home))
-    try:
-        fetcher = Fetcher(sources=[source.parent], verify=False, root=home, progress=False)
-        build(["casino"], fetcher=fetcher, bank=Bank(home / "bank"))
-    finally:
-        mp.undo()
-    (home / "dialogue").write_text(str(record["dialogue_id"]), encoding="utf-8")
-    yield home
+    yield casino_home_with(tmp_path_factory.mktemp("bidi"), TEXT, LABEL)
 
 
 def run(home: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:

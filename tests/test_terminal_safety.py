@@ -7,19 +7,15 @@ annotation label is built once for the module."""
 
 from __future__ import annotations
 
-import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from conftest import SHARED
-from convbank.build import build
+from conftest import casino_home_with
 from convbank.cli._console import visible
 from convbank.cli.main import cli
-from convbank.fetch import Fetcher
 from convbank.store import Bank
 
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x9b31m\r"
@@ -30,27 +26,7 @@ LABEL = "[/b]"
 
 @pytest.fixture(scope="module")
 def hostile_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("hostile")
-    source = root / "source" / "casino"
-    shutil.copytree(SHARED / "casino", source)
-    records = json.loads((source / "casino_train.json").read_text(encoding="utf-8"))
-    record = next(r for r in records if r["annotations"])
-    first = record["annotations"][0][0]
-    for turn in record["chat_logs"]:
-        if turn["text"] == first:
-            turn["text"] = PAYLOAD
-    record["annotations"][0] = [PAYLOAD, LABEL]
-    (source / "casino_train.json").write_text(json.dumps(records), encoding="utf-8")
-    home = root / "home"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("CONVBANK_HOME", str(home))
-    try:
-        fetcher = Fetcher(sources=[source.parent], verify=False, root=home, progress=False)
-        build(["casino"], fetcher=fetcher, bank=Bank(home / "bank"))
-    finally:
-        mp.undo()
-    (home / "dialogue").write_text(str(record["dialogue_id"]), encoding="utf-8")
-    yield home
+    yield casino_home_with(tmp_path_factory.mktemp("hostile"), PAYLOAD, LABEL)
 
 
 def run(home: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
