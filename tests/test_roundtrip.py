@@ -13,7 +13,7 @@ from conftest import ALL_COUNTS, SHARED
 from convbank import catalog
 from convbank.build import read_raw
 from convbank.cli import cli
-from convbank.export._place import RECORD
+from convbank.export._place import LOCK, RECORD
 from convbank.fetch import Fetcher
 
 
@@ -54,7 +54,9 @@ def test_source_export_is_byte_exact(
     )
     assert result.exit_code == 0, result.output
     written = sorted(
-        str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file() and p.name != RECORD
+        str(p.relative_to(tmp_path))
+        for p in tmp_path.rglob("*")
+        if p.is_file() and p.name not in (RECORD, LOCK)
     )
     expected = [
         str(p.relative_to(SHARED / name)) if p.is_absolute() else str(p.relative_to(name))

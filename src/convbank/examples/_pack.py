@@ -25,8 +25,9 @@ def pack(
     pad_token_id: int | None = None,
     mask_boundaries: bool = True,
 ) -> Packed:
-    """The examples of a tokenised view (with ``input_ids`` and maybe ``labels``; without
-    ``labels``, the labels are the ``input_ids``) packed greedily in order: consecutive
+    """The examples of a tokenised view (with ``input_ids`` and maybe token ``labels``; without
+    them, the labels are the ``input_ids``: a turn's label names or a class id are not token
+    labels) packed greedily in order: consecutive
     examples go into one sequence while it holds at most ``seq_len`` tokens.
 
     Each packed example has ``input_ids``, ``labels`` (the examples' labels: a -100 stays a
@@ -113,6 +114,8 @@ class Packed(Examples):
         for row in rows:
             tokens = list(row["input_ids"])[: self.seq_len]
             given = row.get("labels")
+            if not _token_labels(given):
+                given = None  # a turn's label names, a class id or a vector: the text itself is learnt
             marks = list(tokens) if given is None else list(given)[: self.seq_len]
             if len(marks) != len(tokens):
                 raise ValueError(
@@ -181,3 +184,9 @@ def _plan(lengths: np.ndarray, seq_len: int) -> tuple[np.ndarray, np.ndarray]:
     if members:
         offsets.append(len(members))
     return np.asarray(members, dtype=np.int64), np.asarray(offsets, dtype=np.int64)
+
+
+def _token_labels(labels: Any) -> bool:
+    """Whether ``labels`` are token labels (integers, one a token: checked where they are
+    used), not a turn's label names, a class id or a multi-hot vector."""
+    return isinstance(labels, list) and bool(labels) and all(type(x) is int for x in labels)
