@@ -26,8 +26,11 @@ def build_with_bars(
     master: str,
     shards: int | None,
     workers: int | None,
+    fail_fast: bool = False,
 ) -> None:
-    """Run the build into ``report`` with a bar per split on a terminal's stderr."""
+    """Run the build into ``report`` with a bar per split on a terminal's stderr (what
+    :func:`convbank.build.build` raises, it raises: once every config was tried, or at the
+    first failure with ``fail_fast``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from convbank import catalog, registry
@@ -66,27 +69,22 @@ def build_with_bars(
             progress=progress,
             engine=runner,
             report=report,
+            fail_fast=fail_fast,
         )
 
 
 def print_report(report: BuildReport) -> None:
-    """The table of the splits built (stdout), then each failure and a count (stderr)."""
+    """The table of what was built, skipped and failed (stdout: a row per split built, one
+    per config skipped or failed), then each skipped or failed config with its one-line
+    reason and a count (stderr). The bank's path is a line of its own, never wrapped."""
     from rich.table import Table
 
-    from convbank.cli._console import out, plural
+    from convbank.cli._console import out, plural, visible
 
-    table = Table(title=f"bank at {bank_root()}")
-    for col in (
-        "dataset",
-        "config",
-        "split",
-        "conversations",
-        "participants",
-        "turns",
-        "annotations",
-        "seconds",
-    ):
-        table.add_column(col, justify="left" if col in ("dataset", "config", "split") else "right")
+    table = Table()
+    columns = ("dataset", "config", "split", "conversations", "participants", "turns", "annotations")
+    for col in (*columns, "seconds", "status"):
+        table.add_column(col, justify="right" if col in columns[3:] or col == "seconds" else "left")
     for s in report.splits:
         conv = f"{s.conversations:,}"
         if s.expected is not None and s.expected != s.conversations:
@@ -100,9 +98,22 @@ def print_report(report: BuildReport) -> None:
             f"{s.turns:,}",
             f"{s.annotations:,}",
             f"{s.seconds:.2f}",
+            "built",
         )
-    if report.splits:
+    for status, parts in (("skipped", report.failures), ("failed", report.errors)):
+        for part in parts:
+            dataset, _, config = part.partition("/")
+            table.add_row(dataset, config, "", "", "", "", "", "", status)
+    if table.rows:
+        click.echo(f"bank at {bank_root()}")
         out.print(table)
     for name, message in report.failures.items():
-        click.echo(f"not built {name}: {message}", err=True)
-    click.echo(f"{plural(len(report.splits), 'split')} built in {report.seconds:.1f} s", err=True)
+        click.echo(f"not built {name}: {visible(message, keep_newlines=False)}", err=True)
+    for name, error in report.errors.items():
+        click.echo(f"failed {name}: {visible(str(error), keep_newlines=False)}", err=True)
+    summary = f"{plural(len(report.splits), 'split')} built in {report.seconds:.1f} s"
+    if report.failures:
+        summary += f", {plural(len(report.failures), 'config')} skipped"
+    if report.errors:
+        summary += f", {plural(len(report.errors), 'config')} failed"
+    click.echo(summary, err=True)

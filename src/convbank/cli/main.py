@@ -286,6 +286,12 @@ def _raw_records(
     default=None,
     help="local: processes that map and write a large config (default: every core).",
 )
+@click.option(
+    "--fail-fast",
+    is_flag=True,
+    help="Stop at the first config that fails, leaving the rest unbuilt (default: try every "
+    "one, then report). Example: convbank build ccpe curiosity --fail-fast",
+)
 def build_(
     names: Sequence[str],
     config: str | None,
@@ -295,13 +301,23 @@ def build_(
     master: str,
     shards: int | None,
     workers: int | None,
+    fail_fast: bool,
 ) -> None:
     """Build the bank: fetch, read, map and store datasets as Parquet under CONVBANK_HOME.
 
-    With no NAMES, tries every dataset. Configs whose sources cannot be had are reported
-    with what to do; the exit code is 3 when nothing was built, or when NAMES were given and
-    one of their configs could not be built. A bad source file stops the build (exit 2)
-    after the table of what was built before it.
+    With no NAMES, tries every dataset. Every dataset and config is tried, each committed on
+    its own: the table shows each split built and each config skipped (its sources cannot be
+    had) or failed (a bad source file: the bank keeps its previous content), with the reason
+    of each on stderr. Exit code: the highest of the failures' (2 a bad source file, 1 a
+    failed build...); with none failed, 3 when nothing was built, or when NAMES were given
+    and one of their configs was skipped. The only config tried failing is its error alone.
+    --fail-fast stops at the first failure (its error, after the table of what was built
+    before it).
+
+    \b
+    Examples:
+      convbank build casino curiosity pec --source ../shared/data
+      convbank build ccpe curiosity --fail-fast
     """
     from convbank.build import BuildReport
     from convbank.cli._build import build_with_bars, print_report
@@ -309,12 +325,16 @@ def build_(
     fetcher = _fetcher(sources, no_verify)
     report = BuildReport()
     try:
-        build_with_bars(names, config, fetcher, report, engine, master, shards, workers)
-    except ConvbankError:
-        if report.splits:  # what was built before the failure, then the one-line error
-            print_report(report)
-        raise
+        build_with_bars(names, config, fetcher, report, engine, master, shards, workers, fail_fast)
+    except ConvbankError as exc:
+        alone = not report.splits and not report.failures and len(report.errors) == 1
+        if alone or not any(exc is e for e in report.errors.values()):  # or --fail-fast, the bank's own
+            if report.splits:  # what was built before the failure, then the one-line error
+                print_report(report)
+            raise
     print_report(report)
+    if report.errors:
+        raise click.exceptions.Exit(report.exit_code)
     if not report.splits or (names and report.failures):
         raise click.exceptions.Exit(3)
 
