@@ -1,20 +1,93 @@
-"""The build command's progress bars and its table of what was built."""
+"""``convbank build``: its progress bars and its table of what was built, skipped and failed."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
+from convbank.cli._options import config_option, engine_options, fetcher_for, source_options
+from convbank.errors import ConvbankError
 from convbank.settings import bank_root
 
 if TYPE_CHECKING:
     from convbank.build import BuildReport
     from convbank.fetch import Fetcher
 
-__all__ = ["build_with_bars", "print_report"]
+__all__ = ["build_", "build_with_bars", "print_report"]
+
+
+@click.command("build")
+@click.argument("names", nargs=-1)
+@config_option
+@source_options
+@engine_options(
+    "local",
+    "local: read, map and write on this machine's cores; spark: in Apache Spark tasks "
+    "(convbank[spark]); or an installed engine.",
+)
+@click.option(
+    "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable source file."
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="local: processes that map and write a large config (default: every core).",
+)
+@click.option(
+    "--fail-fast",
+    is_flag=True,
+    help="Stop at the first config that fails, leaving the rest unbuilt (default: try every "
+    "one, then report). Example: convbank build ccpe curiosity --fail-fast",
+)
+def build_(
+    names: Sequence[str],
+    config: str | None,
+    sources: Sequence[Path],
+    no_verify: bool,
+    engine: str,
+    master: str,
+    shards: int | None,
+    workers: int | None,
+    fail_fast: bool,
+) -> None:
+    """Build the bank: fetch, read, map and store datasets as Parquet under CONVBANK_HOME.
+
+    With no NAMES, tries every dataset. Every dataset and config is tried, each committed on
+    its own: the table shows each split built and each config skipped (its sources cannot be
+    had) or failed (a bad source file: the bank keeps its previous content), with the reason
+    of each on stderr. Exit code: the highest of the failures' (2 a bad source file, 1 a
+    failed build...); with none failed, 3 when nothing was built, or when NAMES were given
+    and one of their configs was skipped. The only config tried failing is its error alone.
+    --fail-fast stops at the first failure (its error, after the table of what was built
+    before it).
+
+    \b
+    Examples:
+      convbank build casino curiosity pec --source ../shared/data
+      convbank build ccpe curiosity --fail-fast
+    """
+    from convbank.build import BuildReport
+
+    fetcher = fetcher_for(sources, no_verify)
+    report = BuildReport()
+    try:
+        build_with_bars(names, config, fetcher, report, engine, master, shards, workers, fail_fast)
+    except ConvbankError as exc:
+        alone = not report.splits and not report.failures and len(report.errors) == 1
+        if alone or not any(exc is e for e in report.errors.values()):  # or --fail-fast, the bank's own
+            if report.splits:  # what was built before the failure, then the one-line error
+                print_report(report)
+            raise
+    print_report(report)
+    if report.errors:
+        raise click.exceptions.Exit(report.exit_code)
+    if not report.splits or (names and report.failures):
+        raise click.exceptions.Exit(3)
 
 
 def build_with_bars(

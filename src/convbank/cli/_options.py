@@ -6,9 +6,12 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from convbank.fetch import Fetcher
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -178,3 +181,12 @@ def _bad(param: click.Parameter, message: str) -> Exception:
 
 def _shown(value: str) -> str:
     return repr(value if len(value) <= 40 else value[:40] + "…")
+
+
+def fetcher_for(sources: Sequence[Path], no_verify: bool) -> Fetcher:
+    """The fetcher of a command's ``--source`` folders and ``--no-verify`` (download bars on a
+    terminal's stderr). Example: ``fetcher_for([Path("../shared/data")], False)``."""
+    from convbank.cli._console import err
+    from convbank.fetch import Fetcher
+
+    return Fetcher(sources=list(sources), verify=not no_verify, progress=err.is_terminal)
