@@ -45,6 +45,13 @@ __all__ = ["bench"]
     help="Score a JSONL or Parquet file of {example_id, prediction} with the task's metric.",
 )
 @click.option(
+    "--name",
+    "run_name",
+    metavar="NAME",
+    help="The run's name in the result and the saved runs (default: the built-in model's name, "
+    "module:Class, or the predictions file's name). Example: --predictions mine.jsonl --name bert-base",
+)
+@click.option(
     "--write-predictions",
     "write_file",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -66,6 +73,7 @@ def bench(
     export_dir: Path | None,
     overwrite: bool,
     predictions_file: Path | None,
+    run_name: str | None,
     write_file: Path | None,
     save: bool,
     show_results: bool,
@@ -85,7 +93,7 @@ def bench(
     Examples:
       convbank bench casino-strategy -m tfidf --save
       convbank bench casino-strategy --export tasks/
-      convbank bench casino-strategy --predictions mine.jsonl
+      convbank bench casino-strategy --predictions mine.jsonl --name my-bert
       convbank bench curiosity-like -m my_models:LikeModel
       convbank bench --results
     """
@@ -109,6 +117,8 @@ def bench(
         return
     from convbank.query import load
 
+    if run_name is not None and not run_name.strip():
+        raise click.BadParameter("a run's name cannot be empty", param_hint="--name")
     chosen = task_named(task)
     if export_dir is not None:
         data = chosen.data(load(chosen.dataset, config), seed)
@@ -123,10 +133,15 @@ def bench(
         with watched(watcher):
             if predictions_file is not None:
                 result = score(
-                    chosen, predictions_file, config=config, seed=seed, model=predictions_file.name
+                    chosen,
+                    predictions_file,
+                    config=config,
+                    seed=seed,
+                    model=run_name or predictions_file.name,
                 )
             else:
                 result = run(chosen, model=model, config=config, seed=seed)
+                result.model = run_name or result.model
     if write_file is not None:
         write_predictions(write_file, result.predictions)
     if save:
