@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from convbank.errors import BenchError, require
+from convbank.errors import BenchError, did_you_mean, require
 from convbank.query import Corpus
 from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
 from convbank.tasks.progress import progress
@@ -200,7 +200,8 @@ def run(
     label = (model or task.models[-1]) if isinstance(model, str) or model is None else type(model).__name__
     if builtin and label not in task.models:
         raise BenchError(
-            f"{task.name} has no model {label!r}; one of {', '.join(task.models)}, or module:Class"
+            f"{task.name} has no model {label!r}; {did_you_mean(label, task.models)}"
+            f"one of {', '.join(task.models)}, or module:Class"
         )
     if builtin:
         for module in ("sklearn", "scipy"):  # the built-in models' features and metrics

@@ -95,6 +95,8 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
     """
     from convbank import registry
 
+    if task is not None:
+        registry.tasks.get(task)  # an unknown task is an error naming the closest, not no runs
     rows = []
     folder = results_folder()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:

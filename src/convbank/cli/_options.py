@@ -190,3 +190,17 @@ def fetcher_for(sources: Sequence[Path], no_verify: bool) -> Fetcher:
     from convbank.fetch import Fetcher
 
     return Fetcher(sources=list(sources), verify=not no_verify, progress=err.is_terminal)
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click's ``Choice`` whose error names the closest choices, as every name lookup of
+    convbank does (:func:`convbank.errors.did_you_mean`). Example: ``--format hff`` says
+    ``'hff' is not one of 'source', 'hf', ...; did you mean hf?``."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        """click's message, then the closest choices."""
+        from convbank.errors import did_you_mean
+
+        message = super().get_invalid_choice_message(value, ctx)
+        hint = did_you_mean(value, [str(c) for c in self.choices]).rstrip()
+        return f"{message.rstrip('.')}; {hint}" if hint else message

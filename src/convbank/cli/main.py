@@ -11,14 +11,8 @@ import click
 
 from convbank import settings
 from convbank._version import __version__
-from convbank.cli._options import (
-    config_option,
-    source_options,
-    split_option,
-)
-from convbank.cli._options import (
-    fetcher_for as _fetcher,
-)
+from convbank.cli._options import Choice, config_option, source_options, split_option
+from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import EXIT_INTERRUPTED, interrupted, watch_interrupts
 from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
@@ -337,7 +331,7 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(list(EXPORT_FORMATS)),
+    type=Choice(list(EXPORT_FORMATS)),
     required=True,
     help="source: the publisher's files, byte for byte under their published names (not "
     "renamed); hf: Hugging Face save_to_disk per config (DIR/<dataset>/"
