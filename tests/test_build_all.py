@@ -30,7 +30,9 @@ def _conversations(bank: Bank, name: str) -> dict[str, dict[str, int]]:
 
 def _rows(stdout: str) -> list[list[str]]:
     return [
-        [cell.strip() for cell in line.split("│")[1:-1]] for line in stdout.splitlines() if line.startswith("│ ")
+        [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in stdout.splitlines()
+        if line.startswith("│ ")
     ]
 
 
