@@ -52,6 +52,11 @@ def save(result: Result, corpus: Corpus) -> Path:
     from convbank._atomic import atomic_write
     from convbank._version import __version__
 
+    if result.partial:
+        raise BenchError(
+            f"{result.task}: a partial run ({len(result.folds_done or [])} of {result.folds} folds, "
+            "stopped by Ctrl-C) is not saved; run it to the end to save it"
+        )
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     record = {
         "task": result.task,

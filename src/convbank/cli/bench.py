@@ -99,7 +99,16 @@ def bench(
     """
     from rich.table import Table
 
-    from convbank.bench import TASKS, export_task, leaderboard, run, score, task_named, write_predictions
+    from convbank.bench import (
+        TASKS,
+        Interrupted,
+        export_task,
+        leaderboard,
+        run,
+        score,
+        task_named,
+        write_predictions,
+    )
     from convbank.cli._console import echo_json, err, out
     from convbank.tasks.progress import LineWatcher, Watcher, watched
 
@@ -127,6 +136,8 @@ def bench(
         return
     if ":" in (model or ""):
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
+    elif predictions_file is None and (note := chosen.time_note(model or chosen.models[-1])):
+        click.echo(note, err=True)  # up front: how long it takes, what is quicker
     with _BenchBars() as bars:
         # on a terminal, bars; in a log (nohup, SLURM), a line per stage and fold with the seconds
         watcher: Watcher = bars if err.is_terminal else LineWatcher(sys.stderr)
@@ -140,8 +151,15 @@ def bench(
                     model=run_name or predictions_file.name,
                 )
             else:
-                result = run(chosen, model=model, config=config, seed=seed)
+                try:
+                    result = run(chosen, model=model, config=config, seed=seed)
+                except Interrupted as stop:
+                    if stop.result is None:  # no fold finished: nothing to report
+                        raise KeyboardInterrupt from None
+                    result = stop.result
                 result.model = run_name or result.model
+    if result.partial:
+        _report_partial(result, as_json)
     if write_file is not None:
         write_predictions(write_file, result.predictions)
     if save:
@@ -155,6 +173,26 @@ def bench(
     _print_result(result)
 
 
+def _report_partial(result: Any, as_json: bool) -> None:
+    """A run stopped by Ctrl-C after some folds: its partial result (marked so), a line on
+    stderr, exit 130; nothing saved or written."""
+    from convbank.cli._signals import EXIT_INTERRUPTED
+
+    if as_json:
+        from convbank.cli._console import echo_json
+
+        echo_json(result.to_dict())
+    else:
+        _print_result(result)
+    done = result.folds_done
+    click.echo(
+        f"interrupted (Ctrl-C): a partial result of {len(done)} of {result.folds} folds "
+        f"({', '.join(done)}); not saved, no predictions written",
+        err=True,
+    )
+    raise click.exceptions.Exit(EXIT_INTERRUPTED)
+
+
 def _print_result(result: Any) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -164,6 +202,13 @@ def _print_result(result: Any) -> None:
     title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
     out.print(Text(title, style="bold"))
     out.print(Text(f"protocol: {result.protocol}"))
+    if result.partial:
+        out.print(
+            Text("PARTIAL RESULT", style="bold red"),
+            f": stopped by Ctrl-C after {len(result.folds_done)} of {result.folds} folds "
+            f"({', '.join(result.folds_done)}); the metrics are those folds' only, not the protocol's.",
+            sep="",
+        )
     if result.data != "real":
         out.print(
             Text("FIXTURE DATA", style="bold yellow"),
@@ -231,13 +276,7 @@ class _BenchBars:
     batches, embeddings; on stderr, on a terminal only."""
 
     def __init__(self) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         from convbank.cli._console import err
 
@@ -246,8 +285,7 @@ class _BenchBars:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            "left",
-            TimeRemainingColumn(),
+            _TimeLeft(),
             console=err,
             transient=True,
             disable=not err.is_terminal,
@@ -272,6 +310,24 @@ class _BenchBars:
     def end(self, stage: int) -> None:
         """The stage is over: its bar goes."""
         self._bars.remove_task(self._tasks.pop(stage))
+
+
+def _TimeLeft() -> Any:  # noqa: N802 (a rich column, made when the bars are)
+    """A column of the time left, estimated from the steps done so far (the first fold
+    gives it): rich's own estimates from the last 30 s only, so a stage of folds minutes
+    apart never had one."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            if not task.total or not task.completed or task.elapsed is None:
+                return Text("left: after the first step", style="progress.remaining")
+            left = task.elapsed / task.completed * (task.total - task.completed)
+            minutes, seconds = divmod(round(left), 60)
+            return Text(f"about {minutes}:{seconds:02d} left", style="progress.remaining")
+
+    return TimeLeft()
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
