@@ -109,3 +109,23 @@ def test_the_api_builds_every_dataset_then_raises_the_first_failure(tmp_path: Pa
 def test_a_report_with_nothing_failed_has_exit_code_0() -> None:
     report = BuildReport(failures={"ccpe/default": "not available offline"})
     assert report.exit_code == 0 and not report.ok
+
+
+def test_a_dataset_builds_the_configs_it_can(tmp_path: Path) -> None:
+    import shutil
+
+    from conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "pec", tmp_path / "pec")
+    bad = tmp_path / "pec" / "hf_pec" / "happy" / "valid.txt"
+    bad.write_bytes(b"")
+    result = CliRunner().invoke(cli, ["build", "pec", "--source", str(tmp_path), "--no-verify"])
+    assert result.exit_code == 2, result.output
+    assert [(r[1], r[2], r[-1]) for r in _rows(result.stdout)] == [
+        ("offmychest", "train", "built"),
+        ("offmychest", "valid", "built"),
+        ("offmychest", "test", "built"),
+        ("happy", "", "failed"),
+    ]
+    assert result.stderr.splitlines()[0].startswith(f"failed pec/happy: {bad}: no conversation; ")
+    assert _conversations(Bank(), "pec") == {"offmychest": {"train": 2, "valid": 1, "test": 1}}

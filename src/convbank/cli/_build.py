@@ -177,7 +177,7 @@ def print_report(report: BuildReport) -> None:
         for part in parts:
             dataset, _, config = part.partition("/")
             table.add_row(dataset, config, "", "", "", "", "", "", status)
-    if table.rows:
+    if report.splits or report.errors:  # only skipped: their lines say it all
         click.echo(f"bank at {bank_root()}")
         out.print(table)
     for name, message in report.failures.items():
