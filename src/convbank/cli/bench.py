@@ -87,7 +87,8 @@ def bench(
     against, per fold; --predictions FILE scores your predictions with the task's metric;
     --model module:Class runs your model class on every fold. Results on fixture data
     (splits whose counts differ from the publisher's) are labelled as such. Same seed, same
-    numbers.
+    numbers. A model that takes minutes is announced up front with the quicker ones; Ctrl-C
+    after a fold prints the folds done as a PARTIAL RESULT (never saved), exit 130.
 
     \b
     Examples:
