@@ -236,10 +236,10 @@ def test_every_public_submodule_is_an_attribute_after_import_convbank() -> None:
 
     public = sorted(m.name for m in pkgutil.iter_modules(convbank.__path__) if not m.name.startswith("_"))
     public.remove("build")  # convbank.build is the function (the module: sys.modules["convbank.build"])
-    assert sorted(convbank.SUBMODULES) == public and set(public) <= set(dir(convbank))
+    assert sorted(convbank._SUBMODULES) == public and set(public) <= set(dir(convbank))
     probe = (  # torch's module is left out: it imports PyTorch (seconds), as it should when used
         "import sys, convbank; before = set(sys.modules); import convbank.cli; "
-        "got = {type(getattr(convbank, n)).__name__ for n in convbank.SUBMODULES if n != 'torch'}; "
+        "got = {type(getattr(convbank, n)).__name__ for n in convbank._SUBMODULES if n != 'torch'}; "
         "print(sorted(got), 'convbank.registry' not in before, 'pyarrow' not in before, "
         "convbank.registry.tasks.get('casino-strategy').name, callable(convbank.build))"
     )

@@ -46,7 +46,7 @@ if _TYPE_CHECKING:
     from convbank.model import Annotation, Conversation, Participant, Turn
     from convbank.query import Corpus, load, sql, sql_batches
 
-SUBMODULES = (
+_SUBMODULES = (
     "bench",
     "catalog",
     "charts",
@@ -77,7 +77,7 @@ SUBMODULES = (
 BuildReport`` reads the module)."""
 
 _LAZY = {
-    **{name: (f"convbank.{name}", None) for name in SUBMODULES},
+    **{name: (f"convbank.{name}", None) for name in _SUBMODULES},
     "BuildReport": ("convbank.build", "BuildReport"),
     "build": ("convbank.build", "build"),
     "read_raw": ("convbank.build", "read_raw"),

@@ -61,8 +61,8 @@ __all__ = [
     "SourceError",
     "UnknownDatasetError",
     "UnknownFieldError",
-    "did_you_mean",
 ]
+"""The error tree (``did_you_mean``, the hint of their messages, is a helper beside it)."""
 
 
 def did_you_mean(

@@ -42,7 +42,7 @@ __all__ = ["build_", "build_with_bars", "print_report"]
     "--fail-fast",
     is_flag=True,
     help="Stop at the first config that fails, leaving the rest unbuilt (default: try every "
-    "one, then report). Example: convbank build ccpe curiosity --fail-fast",
+    "one, then report). Example: convbank build NAME... --fail-fast",
 )
 def build_(
     names: Sequence[str],
