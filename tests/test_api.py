@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
+import types
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ def test_all_is_curated_and_complete() -> None:
     exported = set(convbank.__all__)
     assert all(hasattr(convbank, name) for name in exported)
     public = {
-        n for n, v in vars(convbank).items() if not n.startswith("_") and not isinstance(v, type(convbank))
+        n for n, v in vars(convbank).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)
     }
     assert public - exported == set(), "public names missing from __all__"
     errors = {n for n in exported if n.endswith("Error")}

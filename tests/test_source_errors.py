@@ -145,34 +145,38 @@ def test_bad_source_is_one_line_and_exit_2(case: Callable[[Path], tuple[str, str
     folder = tmp_path / "src"
     folder.mkdir()
     name, message = case(folder)
-    config = ["--config", "summer_wild"] if name == "convai2" else []
+    # PEC's bad file is in happy: offmychest builds (issue 34.1); this is happy's error alone
+    config = {"convai2": ["--config", "summer_wild"], "pec": ["--config", "happy"]}.get(name, [])
     result = CliRunner().invoke(cli, ["build", name, *config, "--source", str(folder), "--no-verify"])
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.output.strip().splitlines() == [f"error: {message}"]
 
 
-def test_a_build_stopped_by_a_bad_file_shows_what_it_built_first(tmp_path: Path) -> None:
-    """Issue 24.7: `build ccpe pec curiosity` with a bad Curiosity file prints the table of the
-    CCPE-M and PEC splits built, then the one-line error; exit 2 as before."""
+def test_a_build_with_a_bad_file_shows_what_it_built_and_what_failed(tmp_path: Path) -> None:
+    """Issue 24.7, then 34.1: `build ccpe curiosity pec` with a bad Curiosity file builds
+    CCPE-M and PEC (Curiosity is tried in its turn, not the end of the build), prints the
+    table of the splits built and the config failed, the one-line reason; exit 2."""
     from conftest import make_fixture_sources
 
     folder = make_fixture_sources(tmp_path / "src")
     bad = folder / "curiosity" / "curiosity_dialogs.train.json"
     bad.write_bytes(b'{"dialogs": [], "fold": "train"}\n')
     result = CliRunner().invoke(
-        cli, ["build", "ccpe", "pec", "curiosity", "--source", str(folder), "--no-verify"]
+        cli, ["build", "ccpe", "curiosity", "pec", "--source", str(folder), "--no-verify"]
     )
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
-    rows = [line.split("│")[1:4] for line in lines if line.startswith("│")]
+    rows = [line.split("│")[1:4] + line.split("│")[-2:-1] for line in lines if line.startswith("│")]
     assert [[c.strip() for c in row] for row in rows] == [
-        ["ccpe", "default", "train"],
+        ["ccpe", "default", "train", "built"],
         *(
-            ["pec", config, split]
+            ["pec", config, split, "built"]
             for config in ("happy", "offmychest")
             for split in ("train", "valid", "test")
         ),
+        ["curiosity", "default", "", "failed"],
     ]
-    assert lines[-2] == "7 splits built in " + lines[-2].split(" built in ")[1]
-    assert lines[-1].startswith(f"error: {bad}: ")
+    assert lines[-2].startswith(f"failed curiosity/default: {bad}: ")
+    assert lines[-1] == "7 splits built in " + lines[-1].split(" built in ")[1]
+    assert lines[-1].endswith(" s, 1 config failed")

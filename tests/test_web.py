@@ -115,10 +115,14 @@ CASINO_SORTS = "source, id, turns, split, meta:satisfaction, meta:opponent_liken
     [
         (
             "/datasets/casino?split=trian",
-            "casino/default has no split 'trian'; known splits: train, valid, test",
+            "casino/default has no split 'trian'; did you mean train? known splits: train, valid, test",
             0,
         ),
-        ("/datasets/casino?config=defualt", "casino has no config 'defualt'; known configs: default", 0),
+        (
+            "/datasets/casino?config=defualt",
+            "casino has no config 'defualt'; did you mean default? known configs: default",
+            0,
+        ),
         (
             "/datasets/convai2?config=volunteers&split=valid",
             "convai2/volunteers has no split 'valid'; known splits: train",

@@ -8,6 +8,8 @@ model, stored as Parquet and queried with DuckDB.
 """
 
 import importlib as _importlib
+import sys as _sys
+import types as _types
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
@@ -44,8 +46,38 @@ if _TYPE_CHECKING:
     from convbank.model import Annotation, Conversation, Participant, Turn
     from convbank.query import Corpus, load, sql, sql_batches
 
+_SUBMODULES = (
+    "bench",
+    "catalog",
+    "charts",
+    "cli",
+    "corpus",
+    "datasets",
+    "engines",
+    "errors",
+    "export",
+    "fetch",
+    "model",
+    "query",
+    "registry",
+    "report",
+    "scaffold",
+    "settings",
+    "stats",
+    "store",
+    "tasks",
+    "testing",
+    "torch",
+    "validate",
+    "web",
+)
+"""The public submodules, each an attribute of :mod:`convbank` imported on first use
+(``import convbank; convbank.registry.tasks``) with no cost to ``import convbank``.
+``convbank.build`` is the function, whatever imports its module (``from convbank.build import
+BuildReport`` reads the module)."""
+
 _LAZY = {
-    "catalog": ("convbank.catalog", None),
+    **{name: (f"convbank.{name}", None) for name in _SUBMODULES},
     "BuildReport": ("convbank.build", "BuildReport"),
     "build": ("convbank.build", "build"),
     "read_raw": ("convbank.build", "read_raw"),
@@ -60,7 +92,7 @@ _LAZY = {
     "sql_batches": ("convbank.query", "sql_batches"),
 }
 """Names imported on first use, so that ``convbank --version`` and ``import convbank``
-cost no pyarrow or DuckDB import."""
+cost no pyarrow or DuckDB import: the submodules and the API's names."""
 
 
 def __getattr__(name: str) -> _Any:
@@ -77,6 +109,19 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
+class _Package(_types.ModuleType):
+    """The package's class: importing the module ``convbank.build`` (as ``convbank.cli`` or
+    ``convbank.bench`` do) binds ``convbank.build`` to the module; it stays the function."""
+
+    def __setattr__(self, name: str, value: _Any) -> None:
+        if name == "build" and isinstance(value, _types.ModuleType):
+            value = value.build
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
+
 def _conversation_html(conversation: "Conversation") -> str:
     """A conversation in the viewer's layout, for Jupyter (the templates load when first shown)."""
     from convbank.web.notebook import conversation_html
@@ -85,6 +130,16 @@ def _conversation_html(conversation: "Conversation") -> str:
 
 
 _hooks.HTML_RENDERER = _conversation_html
+
+
+def _corpus_html(corpus: "Corpus") -> str:
+    """A corpus's dataset, parts, labels and first conversations, for Jupyter."""
+    from convbank.web.notebook import corpus_html
+
+    return corpus_html(corpus)
+
+
+_hooks.CORPUS_HTML = _corpus_html
 
 
 def _to_hf(corpus: "Corpus", config: str | None = None, **options: _Any) -> _Any:

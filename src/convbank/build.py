@@ -17,7 +17,14 @@ from convbank import catalog
 from convbank.datasets import Dataset
 from convbank.engines import Engine, WrittenPiece
 from convbank.engines.local import BATCH, LocalEngine
-from convbank.errors import FormatError, SourceError
+from convbank.errors import (
+    BuildError,
+    ConvbankError,
+    DamagedBankError,
+    FormatError,
+    SetupError,
+    SourceError,
+)
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.store.bank import Staging
@@ -74,18 +81,44 @@ class SplitReport:
     seconds: float
 
 
+_BANK_WIDE = (BuildError, DamagedBankError, SetupError)
+"""Errors of the bank or the machine (a held lock, a full disk, a damaged bank, an unusable
+home), not of one dataset's sources: they stop a build at once, whatever ``fail_fast`` says."""
+
+
 @dataclass
 class BuildReport:
-    """The outcome of a build: what was written and, per dataset, what could not be."""
+    """The outcome of a build, per ``dataset/config``: the splits written (:attr:`splits`),
+    the configs skipped because their sources cannot be had (:attr:`failures`) and those that
+    failed (:attr:`errors`: a bad or mismatched source file; the bank keeps their previous
+    content)::
+
+        report = BuildReport()
+        try:
+            build(["casino", "curiosity"], report=report)
+        except ConvbankError:
+            print(report.errors)   # {"curiosity/default": FormatError("... repeats ...")}
+        print(report.exit_code)    # 2: the highest exit code of the failures
+    """
 
     splits: list[SplitReport] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
+    """Skipped: ``{"dataset/config": why its sources cannot be had}`` (exit code 3)."""
     seconds: float = 0.0
+    errors: dict[str, ConvbankError] = field(default_factory=dict)
+    """Failed: ``{"dataset/config": the error}``, in build order."""
 
     @property
     def ok(self) -> bool:
-        """Whether nothing failed."""
-        return not self.failures
+        """Whether everything was built: nothing skipped, nothing failed."""
+        return not self.failures and not self.errors
+
+    @property
+    def exit_code(self) -> int:
+        """The command line's exit code for the failures: the highest of their codes (2 for a
+        bad source file, 1 for a failed build...), 0 when none failed (skipped configs are
+        not failures: the ``build`` command decides what they mean)."""
+        return max((e.exit_code for e in self.errors.values()), default=0)
 
 
 def build(
@@ -98,12 +131,18 @@ def build(
     batch_size: int = BATCH,
     engine: Engine | None = None,
     report: BuildReport | None = None,
+    fail_fast: bool = False,
 ) -> BuildReport:
-    """Fetch, read, map and store datasets into the bank, one stored config at a time.
+    """Fetch, read, map and store datasets into the bank, one stored config at a time, each
+    committed on its own (a config that fails leaves that config's previous content intact).
 
     A config whose sources cannot be had (not found locally, offline, download failed) is
-    reported in :attr:`BuildReport.failures` under ``dataset/config`` and the others are
-    built; format and checksum errors raise (the bank keeps what it had). Without ``names``,
+    skipped, in :attr:`BuildReport.failures` under ``dataset/config``. A config that fails (a
+    bad source file, a checksum, repeated ids) is in :attr:`BuildReport.errors` and the build
+    goes on with the others; once every dataset was tried, the first of these errors is
+    raised (the ``report`` passed in holds them all). ``fail_fast``: raise at the first
+    failure instead, leaving the rest unbuilt. Errors of the bank itself (its lock held, a
+    full disk, a damaged bank, an unusable home) always stop at once. Without ``names``,
     every dataset of the catalog is tried; ``config`` None builds every stored config (a
     union config builds its parts). ``engine`` reads and maps the sources: the local one by
     default, or any :class:`convbank.engines.Engine` (such as
@@ -134,9 +173,12 @@ def build(
                 progress=progress,
                 batch_size=batch_size,
                 engine=engine,
+                fail_fast=fail_fast,
             )
     finally:
         report.seconds = time.perf_counter() - start
+    if report.errors:
+        raise next(iter(report.errors.values()))
     return report
 
 
@@ -164,16 +206,25 @@ def _build_all(
     progress: Progress | None,
     batch_size: int,
     engine: Engine | None,
+    fail_fast: bool,
 ) -> None:
     for ds in datasets:
         for cfg in ds.stored_configs(config):
+            part = f"{ds.name}/{cfg.name}"
             try:
                 paths = source_paths(ds, cfg.name, fetcher)
             except SourceError as exc:
-                report.failures[f"{ds.name}/{cfg.name}"] = str(exc)
+                report.failures[part] = str(exc)
                 continue
-            report.splits.extend(
-                _build_config(
+            except _BANK_WIDE:
+                raise
+            except ConvbankError as exc:  # a checksum that differs, a bad archive
+                if fail_fast:
+                    raise
+                report.errors[part] = exc
+                continue
+            try:
+                built = _build_config(
                     ds,
                     cfg.name,
                     paths,
@@ -182,7 +233,14 @@ def _build_all(
                     batch_size=batch_size,
                     engine=engine or LocalEngine(),
                 )
-            )
+            except _BANK_WIDE:
+                raise
+            except ConvbankError as exc:  # its staging is dropped: the bank keeps what it had
+                if fail_fast:
+                    raise
+                report.errors[part] = exc
+                continue
+            report.splits.extend(built)
 
 
 class SeenIds:

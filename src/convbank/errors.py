@@ -37,6 +37,8 @@ refused SQL, export, a busy port), 3 sources unavailable, 4 not built, not found
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "BenchError",
     "BuildError",
@@ -60,6 +62,30 @@ __all__ = [
     "UnknownDatasetError",
     "UnknownFieldError",
 ]
+"""The error tree (``did_you_mean``, the hint of their messages, is a helper beside it)."""
+
+
+def did_you_mean(
+    name: object, known: Iterable[str], *, cutoff: float = 0.6, n: int = 3, prefix: str = ""
+) -> str:
+    """The hint every lookup of a name by convbank gives before its list of the known names:
+    ``"did you mean casino? "`` for the known names closest to ``name`` (difflib's ratio at
+    least ``cutoff``, the ``n`` closest first; each shown after ``prefix``, as in
+    ``strategy:uv-part``), ``""`` when none is close (or ``name`` is not a string).
+    Datasets, configs, splits, tasks, engines, models, export formats, layers and labels, meta
+    keys, viewer fields and sorts, option choices: one text everywhere.
+
+    >>> f"unknown dataset 'casion'; {did_you_mean('casion', ['casino', 'ccpe'])}known: casino, ccpe"
+    "unknown dataset 'casion'; did you mean casino? known: casino, ccpe"
+    >>> did_you_mean("nope", ["casino", "ccpe"])
+    ''
+    """
+    if not isinstance(name, str):
+        return ""
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, list(known), n=n, cutoff=cutoff)
+    return f"did you mean {', '.join(prefix + c for c in close)}? " if close else ""
 
 
 class ConvbankError(Exception):

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from convbank.datasets import BUILTIN, Check, Dataset
-from convbank.errors import PluginError, UnknownDatasetError
+from convbank.errors import PluginError, UnknownDatasetError, did_you_mean
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -146,7 +146,10 @@ class Registry(Generic[T]):
             return entries[name].value
         except KeyError:
             known = ", ".join(entries) or "none"
-            raise UnknownDatasetError(f"unknown {self.kind} {name!r}; known {self.kind}s: {known}") from None
+            hint = did_you_mean(name, entries)
+            raise UnknownDatasetError(
+                f"unknown {self.kind} {name!r}; {hint}known {self.kind}s: {known}"
+            ) from None
 
     def origin(self, name: str) -> str:
         """Where a registered thing came from: ``convbank`` or ``entry point NAME (package P)``."""

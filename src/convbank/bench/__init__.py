@@ -11,7 +11,7 @@ the registry of tasks. Built-in baselines need the ``bench`` extra (scikit-learn
 sentence-embedding models the ``embed`` extra.
 """
 
-from convbank.bench._core import Result, load_model, predict, run, score, task_named
+from convbank.bench._core import Interrupted, Result, load_model, predict, run, score, task_named
 from convbank.bench.files import export_task, read_predictions, write_predictions
 from convbank.bench.results import leaderboard, save
 from convbank.errors import BenchError
@@ -24,6 +24,7 @@ __all__ = [
     "BenchError",
     "Example",
     "Figure",
+    "Interrupted",
     "Model",
     "Ranker",
     "Result",

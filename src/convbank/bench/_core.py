@@ -11,18 +11,18 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from convbank.errors import BenchError, require
+from convbank.errors import BenchError, did_you_mean, require
 from convbank.query import Corpus
 from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
 from convbank.tasks.progress import progress
 
-__all__ = ["Result", "load_model", "predict", "run", "score", "task_named"]
+__all__ = ["Interrupted", "Result", "load_model", "predict", "run", "score", "task_named"]
 
 
 @dataclass
@@ -45,10 +45,23 @@ class Result:
     details: dict[str, Any] = field(default_factory=dict)
     predictions: dict[str, Any] = field(default_factory=dict, repr=False)
     """``{example_id: prediction}`` of every test example (what ``--write-predictions`` saves)."""
+    folds_done: list[str] | None = None
+    """None for a whole run; for a partial one (stopped by Ctrl-C), the folds it scored: its
+    metrics are those folds' only, not the protocol's figure, and it cannot be saved."""
+    folds: int = 0
+    """How many folds the protocol has (with :attr:`folds_done`, how far a partial run got)."""
+
+    @property
+    def partial(self) -> bool:
+        """Whether this is a partial run: some folds only (see :attr:`folds_done`)."""
+        return self.folds_done is not None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"task", "model", "metrics", "reference", "seconds", ...}`` (no predictions)."""
+        """``{"task", "model", "metrics", "reference", "seconds", ...}`` (no predictions); a
+        partial run adds ``"partial": {"folds_done": [...], "folds": 5}``."""
+        marked = {"partial": {"folds_done": self.folds_done, "folds": self.folds}} if self.partial else {}
         return {
+            **marked,
             "task": self.task,
             "model": self.model,
             "metrics": self.metrics,
@@ -61,6 +74,24 @@ class Result:
             "protocol": self.protocol,
             **self.details,
         }
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (a :class:`KeyboardInterrupt`) during a run's folds: ``result`` is the partial
+    :class:`Result` of the folds finished before it (None when none was), ``predictions``
+    and ``folds_done`` what it holds. Catch it as ``KeyboardInterrupt`` to stop as usual::
+
+        try:
+            result = run("casino-strategy", model="finetune")
+        except Interrupted as stop:
+            result = stop.result  # result.partial: metrics of result.folds_done only
+    """
+
+    def __init__(self, predictions: dict[str, Any], folds_done: list[str], result: Result | None = None):
+        super().__init__(f"interrupted after {len(folds_done)} folds")
+        self.predictions = predictions
+        self.folds_done = folds_done
+        self.result = result
 
 
 def task_named(name: str | Task) -> Task:
@@ -113,20 +144,28 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
     if callable(getattr(model, "setup", None)):
         model.setup(list(data.examples))  # type: ignore[union-attr]
     out: dict[str, Any] = {}
-    for fold in progress(data.folds, f"{label or type(model).__name__}: folds"):
-        if callable(getattr(model, "fit", None)):
-            model.fit(  # type: ignore[union-attr]
-                [data.examples[i] for i in fold.train], [data.gold[i] for i in fold.train]
-            )
-        test = [data.examples[i] for i in fold.test]
-        answers = list(getattr(model, method)(test))
-        if len(answers) != len(test):
-            raise BenchError(
-                f"{task.name}, {fold.name}: the model returned {len(answers)} predictions "
-                f"for {len(test)} examples"
-            )
-        for example, answer in zip(test, answers, strict=True):
-            out[example.id] = _plain(answer)
+    done: list[str] = []
+    try:
+        for fold in progress(data.folds, f"{label or type(model).__name__}: folds"):
+            if callable(getattr(model, "fit", None)):
+                model.fit(  # type: ignore[union-attr]
+                    [data.examples[i] for i in fold.train], [data.gold[i] for i in fold.train]
+                )
+            test = [data.examples[i] for i in fold.test]
+            answers = list(getattr(model, method)(test))
+            if len(answers) != len(test):
+                raise BenchError(
+                    f"{task.name}, {fold.name}: the model returned {len(answers)} predictions "
+                    f"for {len(test)} examples"
+                )
+            for example, answer in zip(test, answers, strict=True):
+                out[example.id] = _plain(answer)
+            done.append(fold.name)
+    except KeyboardInterrupt as exc:  # Ctrl-C: the folds finished so far, for a partial result
+        if isinstance(exc, Interrupted):
+            raise
+        kept = {data.examples[i].id for f in data.folds if f.name in done for i in f.test}
+        raise Interrupted({k: v for k, v in out.items() if k in kept}, done) from None
     _check(task, data, out, "the model")
     return out
 
@@ -185,7 +224,8 @@ def run(
 ) -> Result:
     """Run a task with a built-in model (by name; the task's strongest by default), a model
     from ``module:Class``, or any model object (see :class:`convbank.tasks.Model`), on every
-    fold of the task's protocol.
+    fold of the task's protocol. Ctrl-C raises :class:`Interrupted`, a
+    :class:`KeyboardInterrupt` holding the partial result of the folds done.
 
     >>> run("casino-strategy", model="tfidf").metrics["mean_f1"]
     0.5695
@@ -200,7 +240,8 @@ def run(
     label = (model or task.models[-1]) if isinstance(model, str) or model is None else type(model).__name__
     if builtin and label not in task.models:
         raise BenchError(
-            f"{task.name} has no model {label!r}; one of {', '.join(task.models)}, or module:Class"
+            f"{task.name} has no model {label!r}; {did_you_mean(label, task.models)}"
+            f"one of {', '.join(task.models)}, or module:Class"
         )
     if builtin:
         for module in ("sklearn", "scipy"):  # the built-in models' features and metrics
@@ -214,7 +255,23 @@ def run(
         instance = load_model(model)
     else:
         instance = model  # type: ignore[assignment]
-    predictions = predict(task, data, instance, label=label)
+    try:
+        predictions = predict(task, data, instance, label=label)
+    except Interrupted as stop:
+        if stop.folds_done:  # scored on the folds done, marked partial
+            part = replace(data, folds=[f for f in data.folds if f.name in stop.folds_done])
+            partial = _result(
+                task,
+                corpus=corpus,
+                data=part,
+                predictions=stop.predictions,
+                model=label,
+                seed=seed,
+                seconds=time.perf_counter() - start,
+            )
+            partial.folds_done, partial.folds = list(stop.folds_done), len(data.folds)
+            stop.result = partial
+        raise
     return _result(
         task,
         corpus=corpus,

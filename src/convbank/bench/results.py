@@ -52,6 +52,11 @@ def save(result: Result, corpus: Corpus) -> Path:
     from convbank._atomic import atomic_write
     from convbank._version import __version__
 
+    if result.partial:
+        raise BenchError(
+            f"{result.task}: a partial run ({len(result.folds_done or [])} of {result.folds} folds, "
+            "stopped by Ctrl-C) is not saved; run it to the end to save it"
+        )
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     record = {
         "task": result.task,
@@ -95,6 +100,8 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
     """
     from convbank import registry
 
+    if task is not None:
+        registry.tasks.get(task)  # an unknown task is an error naming the closest, not no runs
     rows = []
     folder = results_folder()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:

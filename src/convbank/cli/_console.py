@@ -27,12 +27,16 @@ MAX_CELL = 60
 FITTED = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
 """Whether stdout's tables fit a width: a terminal's, or the one ``COLUMNS`` gives a pipe or
 a file (``COLUMNS=100 convbank list > f``, a notebook's ``!convbank list``)."""
-out = Console(width=None if FITTED else 1 << 16, markup=False, emoji=False)
+out = Console(width=None if FITTED else 1 << 16, markup=False, emoji=False, soft_wrap=True)
 """stdout: a terminal's width there, or ``$COLUMNS`` (tables cut long cells); otherwise a
 pipe or a file gets each table at its own width, one line a row. No markup and no emoji
 codes: text is printed as it is (data such as ``[/b]`` or ``:smile:`` stays data); styles
-come from ``Text`` and ``style=``."""
-err = Console(stderr=True, markup=False, emoji=False)
+come from ``Text`` and ``style=``. A line of text is never wrapped (``soft_wrap``): a path,
+an id or a command printed for copying stays one line whatever the width (pass
+``soft_wrap=False`` for prose that may wrap on a terminal); tables still fit the width."""
+err = Console(stderr=True, markup=False, emoji=False, soft_wrap=True)
+"""stderr: messages, never wrapped (a pipe's 80 columns would break a saved run's path);
+the progress bars of a terminal."""
 
 
 def echo_json(data: Any) -> None:

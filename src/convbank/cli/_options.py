@@ -6,9 +6,12 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from convbank.fetch import Fetcher
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -178,3 +181,26 @@ def _bad(param: click.Parameter, message: str) -> Exception:
 
 def _shown(value: str) -> str:
     return repr(value if len(value) <= 40 else value[:40] + "…")
+
+
+def fetcher_for(sources: Sequence[Path], no_verify: bool) -> Fetcher:
+    """The fetcher of a command's ``--source`` folders and ``--no-verify`` (download bars on a
+    terminal's stderr). Example: ``fetcher_for([Path("../shared/data")], False)``."""
+    from convbank.cli._console import err
+    from convbank.fetch import Fetcher
+
+    return Fetcher(sources=list(sources), verify=not no_verify, progress=err.is_terminal)
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click's ``Choice`` whose error names the closest choices, as every name lookup of
+    convbank does (:func:`convbank.errors.did_you_mean`). Example: ``--format hff`` says
+    ``'hff' is not one of 'source', 'hf', ...; did you mean hf?``."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        """click's message, then the closest choices."""
+        from convbank.errors import did_you_mean
+
+        message = super().get_invalid_choice_message(value, ctx)
+        hint = did_you_mean(value, [str(c) for c in self.choices]).rstrip()
+        return f"{message.rstrip('.')}; {hint}" if hint else message

@@ -66,7 +66,8 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
         Text(
             visible(f"{conv.dataset}/{conv.config}/{conv.split} · conversation {conv.conversation_id}"),
             style="bold",
-        )
+        ),
+        soft_wrap=True,  # the id, for copying: never wrapped
     )
     for p in conv.participants:
         parts: list[Any] = []
@@ -102,8 +103,8 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
             line.append(visible("  " + ", ".join(f"{k}={v}" for k, v in extra.items())), style="dim")
         if shown.note:
             line.append(visible(f"  {shown.note}"), style="dim")
-        console.print(line)
+        console.print(line, soft_wrap=False)  # prose: wraps on a terminal
         for text in shown.lines:
-            console.print(Text(visible(f"      {text}"), style="italic"))
+            console.print(Text(visible(f"      {text}"), style="italic"), soft_wrap=False)
     if conv.meta:
         console.print(Panel(_kv_table(conv.meta), title="conversation", expand=False))

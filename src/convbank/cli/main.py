@@ -11,12 +11,8 @@ import click
 
 from convbank import settings
 from convbank._version import __version__
-from convbank.cli._options import (
-    config_option,
-    engine_options,
-    source_options,
-    split_option,
-)
+from convbank.cli._options import Choice, config_option, source_options, split_option
+from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, interrupted, watch_interrupts
 from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
@@ -78,13 +74,6 @@ def cli(debug: bool) -> None:
     5 CONVBANK_HOME unusable (read-only, a file in the way) or a bad CONVBANK_* setting.
     """
     settings.check()
-
-
-def _fetcher(sources: Sequence[Path], no_verify: bool) -> Fetcher:
-    from convbank.cli._console import err
-    from convbank.fetch import Fetcher
-
-    return Fetcher(sources=list(sources), verify=not no_verify, progress=err.is_terminal)
 
 
 # ---------------------------------------------------------------------- catalog
@@ -274,57 +263,6 @@ def _raw_records(
 
 
 # ---------------------------------------------------------------------- bank
-@cli.command("build")
-@click.argument("names", nargs=-1)
-@config_option
-@source_options
-@engine_options(
-    "local",
-    "local: read, map and write on this machine's cores; spark: in Apache Spark tasks "
-    "(convbank[spark]); or an installed engine.",
-)
-@click.option(
-    "--shards", type=click.IntRange(min=1), default=None, help="Spark: pieces per splittable source file."
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="local: processes that map and write a large config (default: every core).",
-)
-def build_(
-    names: Sequence[str],
-    config: str | None,
-    sources: Sequence[Path],
-    no_verify: bool,
-    engine: str,
-    master: str,
-    shards: int | None,
-    workers: int | None,
-) -> None:
-    """Build the bank: fetch, read, map and store datasets as Parquet under CONVBANK_HOME.
-
-    With no NAMES, tries every dataset. Configs whose sources cannot be had are reported
-    with what to do; the exit code is 3 when nothing was built, or when NAMES were given and
-    one of their configs could not be built. A bad source file stops the build (exit 2)
-    after the table of what was built before it.
-    """
-    from convbank.build import BuildReport
-    from convbank.cli._build import build_with_bars, print_report
-
-    fetcher = _fetcher(sources, no_verify)
-    report = BuildReport()
-    try:
-        build_with_bars(names, config, fetcher, report, engine, master, shards, workers)
-    except ConvbankError:
-        if report.splits:  # what was built before the failure, then the one-line error
-            print_report(report)
-        raise
-    print_report(report)
-    if not report.splits or (names and report.failures):
-        raise click.exceptions.Exit(3)
-
-
 @cli.command()
 @click.option("--columns", is_flag=True, help="Also list each view's columns and types.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -399,7 +337,7 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(list(EXPORT_FORMATS)),
+    type=Choice(list(EXPORT_FORMATS)),
     required=True,
     help="source: the publisher's files, byte for byte under their published names (not "
     "renamed); hf: Hugging Face save_to_disk per config (DIR/<dataset>/"
@@ -467,11 +405,13 @@ def where() -> None:
     click.echo(f"home\t{home()}\ndownloads\t{downloads_root()}\nbank\t{bank_root()}")
 
 
-from convbank.cli.analysis import bench, report, serve, stats, validate  # noqa: E402
+from convbank.cli._build import build_ as build_command  # noqa: E402
+from convbank.cli.analysis import report, serve, stats, validate  # noqa: E402
+from convbank.cli.bench import bench  # noqa: E402
 from convbank.cli.query import query  # noqa: E402
 from convbank.cli.upkeep import doctor, new_dataset  # noqa: E402
 
-for _command in (query, validate, stats, report, bench, serve, doctor, new_dataset):
+for _command in (build_command, query, validate, stats, report, bench, serve, doctor, new_dataset):
     cli.add_command(_command)
 
 

@@ -7,7 +7,7 @@ from typing import BinaryIO
 
 import click
 
-from convbank.cli._options import SqlArgumentCommand, engine_options, seconds_option, size_option
+from convbank.cli._options import Choice, SqlArgumentCommand, engine_options, seconds_option, size_option
 
 __all__ = ["DEFAULT_QUERY_SECONDS", "query"]
 
@@ -28,7 +28,7 @@ DEFAULT_QUERY_SECONDS = 300.0
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json", "ndjson", "csv"]),
+    type=Choice(["table", "json", "ndjson", "csv"]),
     default="table",
     show_default=True,
     help="table: each statement's first and last rows, long cells cut; json: one array; ndjson: one "

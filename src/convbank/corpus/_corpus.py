@@ -475,6 +475,12 @@ class Corpus(Identity, Frames, Filters, Training):
 
         return collect(stream(query, snapshot=self.snapshot, last_only=True))
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: dataset, parts, label layers, first conversations (escaped)."""
+        from convbank._hooks import corpus_html
+
+        return corpus_html(self)
+
 
 def _reopen(  # noqa: PLR0917 (pickle calls it with positional arguments)
     name: str,

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from convbank._lazy import lazy
-from convbank.errors import QueryError, UnknownFieldError
+from convbank.errors import QueryError, UnknownFieldError, did_you_mean
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,21 +40,17 @@ def unknown_label(dataset: str, label: str, known: Mapping[str, Sequence[str]]) 
     layer, sep, name = label.partition(":")
     if not sep or layer not in known:
         pairs = [f"{ly}:{lb}" for ly, names in known.items() for lb in names]
-        hint = get_close_matches(label, pairs, n=3, cutoff=0.5) or [
-            p for p in pairs if p.split(":", 1)[1] == label
-        ]
+        hint = did_you_mean(label, pairs, cutoff=0.5) or did_you_mean(
+            label, [p for p in pairs if p.split(":", 1)[1] == label], cutoff=0
+        )
         return (
             f"{dataset} has no annotation layer {layer!r} (a label is layer:label); "
-            + (f"did you mean {', '.join(hint)}? " if hint else "")
+            + hint
             + f"layers: {', '.join(known) or 'none'}"
         )
     if name not in known[layer]:
-        close = get_close_matches(name, list(known[layer]), n=3, cutoff=0.5)
-        return (
-            f"{dataset} has no label {name!r} in layer {layer!r}; "
-            + (f"did you mean {', '.join(f'{layer}:{h}' for h in close)}? " if close else "")
-            + f"labels: {', '.join(known[layer])}"
-        )
+        close = did_you_mean(name, known[layer], cutoff=0.5, prefix=f"{layer}:")
+        return f"{dataset} has no label {name!r} in layer {layer!r}; {close}labels: {', '.join(known[layer])}"
     return None
 
 
@@ -145,10 +140,9 @@ class Filters:
 
     def _check_meta_key(self, key: str, known: list[str]) -> None:
         if key not in known:
-            hint = get_close_matches(key, known, n=3, cutoff=0.6)
             raise UnknownFieldError(
                 f"{self.dataset.name} conversations have no meta key {key!r}; "
-                + (f"did you mean {', '.join(hint)}? " if hint else "")
+                + did_you_mean(key, known)
                 + f"keys: {', '.join(known) or 'none'}"
             )
 

@@ -15,7 +15,7 @@ import msgspec
 from convbank._lazy import lazy
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._present import Presentation
-from convbank.errors import UnknownDatasetError
+from convbank.errors import UnknownDatasetError, did_you_mean
 from convbank.model import Conversation, Part, conversations_to_tables
 
 if TYPE_CHECKING:
@@ -127,8 +127,10 @@ class Dataset(Presentation, ABC):
         for cfg in self.configs:
             if cfg.name == name:
                 return cfg
-        known = ", ".join(c.name for c in self.configs)
-        raise UnknownDatasetError(f"{self.name} has no config {name!r}; known configs: {known}")
+        names = [c.name for c in self.configs]
+        raise UnknownDatasetError(
+            f"{self.name} has no config {name!r}; {did_you_mean(name, names)}known configs: {', '.join(names)}"
+        )
 
     def stored_configs(self, name: str | None = None) -> list[ConfigSpec]:
         """The stored configs a config name stands for: itself, or the parts of a union
@@ -155,9 +157,11 @@ class Dataset(Presentation, ABC):
             return [Part(c.name, s) for c in configs for s in c.splits]
         found = [Part(c.name, split) for c in configs if split in c.splits]
         if not found:
-            known = ", ".join(dict.fromkeys(s for c in configs for s in c.splits))
+            known = list(dict.fromkeys(s for c in configs for s in c.splits))
             where = f"{self.name}/{configs[0].name}" if len(configs) == 1 else self.name
-            raise UnknownDatasetError(f"{where} has no split {split!r}; known splits: {known}")
+            raise UnknownDatasetError(
+                f"{where} has no split {split!r}; {did_you_mean(split, known)}known splits: {', '.join(known)}"
+            )
         return found
 
     def published_count(self, config: str, split: str) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from convbank.errors import ExportError
+from convbank.errors import ExportError, did_you_mean
 from convbank.export import FORMATS
 from convbank.export._core import Selection
 from convbank.export._place import check_targets, placed
@@ -42,7 +42,8 @@ def export(
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
     if fmt not in FORMATS:
-        raise ExportError(f"unknown export format {fmt!r}; one of {', '.join(FORMATS)}")
+        hint = did_you_mean(fmt, FORMATS)
+        raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(FORMATS)}")
     if as_participant is not None and fmt not in _SIDED:
         raise ExportError(f"--as applies to the {' and '.join(_SIDED)} formats, not {fmt}")
     selection = Selection(corpus, where)

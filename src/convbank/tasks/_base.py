@@ -217,6 +217,9 @@ class Task(ABC):
     """Figures measured by this project with this protocol on the real data."""
     labels: ClassVar[tuple[str, ...]] = ()
     """The label vocabulary of a ``labels`` or ``spans`` task (what a prediction may hold)."""
+    cpu_seconds: ClassVar[Mapping[str, float]] = {}
+    """CPU seconds (user and system) a whole run of a built-in model took here on the real
+    data, where measured: what :meth:`time_note` says up front."""
 
     @property
     def reference(self) -> dict[str, Any]:
@@ -261,6 +264,30 @@ class Task(ABC):
         form :attr:`kind` says, labels from :attr:`labels`."""
         return _CHECKS[self.kind](self, example, prediction)
 
+    def time_note(self, model: str) -> str | None:
+        """One line saying how long a built-in model measured at a minute or more takes and
+        which measured models are quicker (None for a quicker or unmeasured one): what
+        ``convbank bench`` prints on stderr before it starts.
+
+        >>> from convbank.bench import task_named
+        >>> task_named("casino-strategy").time_note("tfidf") is None
+        True
+        """
+        cpu = self.cpu_seconds.get(model)
+        if cpu is None or cpu < 60:
+            return None
+        quicker = [m for m in self.models[1:] if self.cpu_seconds.get(m, cpu) < cpu]
+        which = "its default model" if model == self.models[-1] else "the model"
+        return (
+            f"{self.name}: {which} {model} takes about {_duration(cpu)} of CPU on the real data "
+            "(measured here; longer on a loaded machine)"
+            + "".join(
+                f"{'; quicker: ' if i == 0 else ', '}--model {m} ({_duration(self.cpu_seconds[m])})"
+                for i, m in enumerate(quicker)
+            )
+            + "; Ctrl-C stops it with the folds done so far"
+        )
+
     def describe(self) -> dict[str, Any]:
         """The task as JSON-ready data."""
         return {
@@ -276,6 +303,11 @@ class Task(ABC):
             "default_model": self.models[-1],
             "reference": self.reference,
         }
+
+
+def _duration(seconds: float) -> str:
+    """``4 s``, ``26 minutes``."""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} minutes"
 
 
 def _labels(task: Task, example: Example, prediction: Any) -> str | None:

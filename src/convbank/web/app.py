@@ -106,8 +106,8 @@ def _render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
 def _dataset(name: str) -> Any:
     try:
         return catalog.get(name)
-    except UnknownDatasetError:
-        raise HTTPException(404, f"unknown dataset {name!r}") from None
+    except UnknownDatasetError as exc:  # the closest datasets named, as everywhere
+        raise HTTPException(404, str(exc)) from None
 
 
 def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:

@@ -16,7 +16,7 @@ import duckdb
 from convbank import catalog
 from convbank.corpus._filters import unknown_label
 from convbank.datasets import Context, Dataset
-from convbank.errors import UnknownDatasetError
+from convbank.errors import UnknownDatasetError, did_you_mean
 from convbank.model import UNIFIED_TABLES, Annotation, Conversation
 
 PER_PAGE = 50
@@ -142,7 +142,9 @@ def list_conversations(
     fields = ds.viewer_filters
     name = args.get("field", "")
     if name and name not in fields:
-        notices.append(f"{ds.name} has no metadata field {name!r}; one of {', '.join(fields) or 'none'}")
+        hint = did_you_mean(name, fields)
+        listed = ", ".join(fields) or "none"
+        notices.append(f"{ds.name} has no metadata field {name!r}; {hint}one of {listed}")
     elif name:
         table, path = fields[name].table, fields[name].path
         if args.get("value", "") != "":
@@ -197,7 +199,9 @@ def _order_problems(dataset: Dataset, args: dict[str, str]) -> list[str]:
     problems = []
     known = sorts(dataset)
     if args.get("sort") and args["sort"] not in known:
-        problems.append(f"sort {args['sort']!r} is not one of {', '.join(known)}")
+        hint = did_you_mean(args["sort"], known).rstrip()
+        shown = f"sort {args['sort']!r} is not one of {', '.join(known)}"
+        problems.append(f"{shown}; {hint}" if hint else shown)
     if args.get("order") and args["order"] not in ("asc", "desc"):
         problems.append(f"order {args['order']!r} is not asc or desc")
     return problems

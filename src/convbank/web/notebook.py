@@ -1,19 +1,32 @@
-"""A conversation as HTML for Jupyter (``Conversation._repr_html_``): the viewer's layout
-(participants and personas, metadata, turns with their labels, spans and deals), every piece
-of dataset text escaped, with a stylesheet scoped to its own element and no scripts.
+"""Conversations and corpora as HTML for Jupyter (``Conversation._repr_html_``,
+``Corpus._repr_html_``): a conversation in the viewer's layout (participants and personas,
+metadata, turns with their labels, spans and deals); a corpus as its dataset, parts and
+sizes, annotation layers with their counts and its first conversations. Every piece of
+dataset text escaped, a stylesheet scoped to its own element, no scripts.
 
 >>> html = conversation_html(convbank.load("casino")["938"])
+>>> html = corpus_html(convbank.load("casino"))
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jinja2
 
 from convbank import catalog
-from convbank.model import Conversation
+from convbank.model import Conversation, Part
 from convbank.web.data import constant_turn_meta, show_value, turn_views
 
-__all__ = ["conversation_html"]
+if TYPE_CHECKING:
+    from convbank.query import Corpus
+
+__all__ = ["FIRST", "conversation_html", "corpus_html"]
+
+FIRST = 5
+"""Conversations a corpus's view shows (each read by itself: one batch, not the corpus)."""
+TEXT = 160
+"""Characters of a first turn's text shown."""
 
 _env = jinja2.Environment(
     loader=jinja2.PackageLoader("convbank.web", "templates"),
@@ -111,3 +124,90 @@ def conversation_html(conversation: Conversation) -> str:
         '<p class="muted">{{ d }} / {{ c }} / {{ s }} · conversation <b>{{ i }}</b> · {{ n }} turns</p>'
     ).render(d=conv.dataset, c=conv.config, s=conv.split, i=conv.conversation_id, n=conv.num_turns)
     return f'<div class="convbank-conv"><style>{_STYLE}</style>{title}{body}</div>'
+
+
+_CORPUS = _env.from_string(
+    """<div class="convbank-conv convbank-corpus"><style>{{ style }}</style>
+<p><b>{{ title }}</b> <span class="muted">({{ name }}{{ where }})</span> ·
+{{ "{:,}".format(size) }} conversations{{ chosen }}</p>
+<table><tr><th>config</th><th>split</th><th>conversations</th></tr>
+{% for config, split, n in parts %}
+<tr><td>{{ config }}</td><td>{{ split }}</td><td>{{ "{:,}".format(n) }}</td></tr>
+{% endfor %}</table>
+<h3>labels</h3>
+{% if layers %}<table><tr><th>layer</th><th>annotations</th><th>labels</th></tr>
+{% for layer, n, labels in layers %}
+<tr><td>{{ layer }}</td><td>{{ "{:,}".format(n) }}</td><td>{{ labels }}</td></tr>
+{% endfor %}</table>{% else %}<p class="muted">no annotations</p>{% endif %}
+<h3>first {{ first|length }} conversations</h3>
+<table><tr><th>conversation</th><th>part</th><th>turns</th><th>first turn</th></tr>
+{% for c in first %}<tr><td>{{ c.conversation_id }}</td><td>{{ c.config }}/{{ c.split }}</td>
+<td>{{ c.num_turns }}</td><td class="text">{{ opening(c) }}</td></tr>
+{% endfor %}</table></div>"""
+)
+
+
+def corpus_html(corpus: Corpus, first: int = FIRST) -> str:
+    """A corpus as a self-contained HTML fragment (what Jupyter shows for a
+    :class:`~convbank.Corpus`): its dataset, each part with its conversations, the annotation
+    layers with their counts and numbers of labels, and its ``first`` conversations (id,
+    part, turns, the first turn's text), every piece of text escaped. It reads the layer
+    and label columns of the annotations (of the selected conversations, for a selection)
+    and the batches of the first conversations, nothing else.
+
+    >>> html = corpus_html(convbank.load("casino", split="train"))
+    >>> "strategy" in html and "938" in html
+    True
+    """
+    ds = corpus.dataset
+    shown = [corpus[i] for i in range(min(first, len(corpus)))]
+    parts = corpus.parts()
+    selection = any(corpus.part_positions(p) is not None for p in parts)
+    return _CORPUS.render(
+        style=_STYLE,
+        title=ds.title,
+        name=ds.name,
+        where="".join(f" / {x}" for x in (corpus.config, corpus.split) if x),
+        size=len(corpus),
+        chosen=" (a selection)" if selection else "",
+        parts=[(p.config, p.split, _part_size(corpus, p)) for p in parts],
+        layers=_layers(corpus, parts, selection),
+        first=shown,
+        opening=_opening,
+    )
+
+
+def _part_size(corpus: Corpus, part: Part) -> int:
+    positions = corpus.part_positions(part)
+    return corpus.stored_count(part.config, part.split) if positions is None else len(positions)
+
+
+def _opening(conversation: Conversation) -> str:
+    if not conversation.turns:
+        return ""
+    text = conversation.turns[0].text
+    return text if len(text) <= TEXT else text[: TEXT - 1] + "…"
+
+
+def _layers(corpus: Corpus, parts: list[Part], selection: bool) -> list[tuple[str, int, int]]:
+    """Per annotation layer of the corpus: its annotations and distinct labels (the layer
+    and label columns read, and the conversation ids of a selection)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    snapshot, name = corpus.snapshot, corpus.dataset.name
+    columns = ["conversation_id", "layer", "label"] if selection else ["layer", "label"]
+    tables = [
+        snapshot.read_table(ref, columns=columns)
+        for part in parts
+        for ref in snapshot.pieces("annotations", name, part.config, part.split)
+    ]
+    if not tables:
+        return []
+    table = pa.concat_tables(tables)
+    if selection:
+        chosen = pa.array(corpus.conversation_ids())
+        table = table.filter(pc.is_in(table["conversation_id"], value_set=chosen))
+    counted = table.group_by("layer").aggregate([("label", "count"), ("label", "count_distinct")])
+    names = ("layer", "label_count", "label_count_distinct")
+    return sorted(zip(*(counted[c].to_pylist() for c in names), strict=True))

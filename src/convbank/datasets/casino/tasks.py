@@ -173,6 +173,11 @@ class CasinoStrategy(Task):
     metric = "mean_f1"
     labels = LABELS
     models: ClassVar[tuple[str, ...]] = ("random", "tfidf", "embed", "finetune")
+    cpu_seconds: ClassVar[Mapping[str, float]] = {
+        "tfidf": 3.7,  # user + system of `convbank bench casino-strategy -m tfidf`: 3.6 s wall
+        "embed": 331.0,  # 642 s wall on a loaded 2-core machine
+        "finetune": 1540.0,  # a seed's re-run; 8 to 13 minutes on 2 idle cores, 49 loaded
+    }
     published = (
         Figure(
             "BERT, multi-task (the paper's strategy classifiers)",

@@ -1,0 +1,348 @@
+"""``convbank bench``: a dataset paper's benchmark task on the bank, with a built-in model,
+your own (``module:Class``) or your predictions file; progress bars with the time left on a
+terminal, and at Ctrl-C the folds done so far as a partial result (exit 130)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from convbank.cli._options import config_option
+
+__all__ = ["bench"]
+
+
+# ---------------------------------------------------------------------- benchmarks
+@click.command()
+@click.argument("task", required=False)
+@click.option("--list", "list_tasks", is_flag=True, help="List the tasks, their models and references.")
+@click.option(
+    "--model",
+    "-m",
+    default=None,
+    help="A built-in model (default: the task's strongest; see --list) or your own as module:Class "
+    "(an object with predict(examples), or rank(examples) for ranking, and optionally fit(examples, gold)).",
+)
+@config_option
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of folds, sampling and random baselines."
+)
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write the task's examples and gold answers per fold (JSONL and Parquet) under DIR/<task>/.",
+)
+@click.option("--overwrite", is_flag=True, help="Let --export replace another export's files in DIR.")
+@click.option(
+    "--predictions",
+    "predictions_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Score a JSONL or Parquet file of {example_id, prediction} with the task's metric.",
+)
+@click.option(
+    "--name",
+    "run_name",
+    metavar="NAME",
+    help="The run's name in the result and the saved runs (default: the built-in model's name, "
+    "module:Class, or the predictions file's name). Example: --predictions mine.jsonl --name bert-base",
+)
+@click.option(
+    "--write-predictions",
+    "write_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write the model's predictions (JSONL, or Parquet for a .parquet name).",
+)
+@click.option(
+    "--save", is_flag=True, help="Save the run (task, model, seed, version, sources' sha256, metrics)."
+)
+@click.option("--results", "show_results", is_flag=True, help="List the saved runs as a leaderboard.")
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"task", "model", "metrics", "reference", "seconds", ...}.'
+)
+def bench(
+    task: str | None,
+    list_tasks: bool,
+    model: str | None,
+    config: str | None,
+    seed: int,
+    export_dir: Path | None,
+    overwrite: bool,
+    predictions_file: Path | None,
+    run_name: str | None,
+    write_file: Path | None,
+    save: bool,
+    show_results: bool,
+    as_json: bool,
+) -> None:
+    """Run a benchmark task of a dataset's paper on the bank: metrics per label or class,
+    the dataset authors' published figures (with paper and table, or "not found") and the
+    figures measured by convbank in a column of their own, the model and the seconds taken.
+
+    Bring your own model: --export DIR writes exactly what a model sees and is scored
+    against, per fold; --predictions FILE scores your predictions with the task's metric;
+    --model module:Class runs your model class on every fold. Results on fixture data
+    (splits whose counts differ from the publisher's) are labelled as such. Same seed, same
+    numbers. A model that takes minutes is announced up front with the quicker ones; Ctrl-C
+    after a fold prints the folds done as a PARTIAL RESULT (never saved), exit 130.
+
+    \b
+    Examples:
+      convbank bench casino-strategy -m tfidf --save
+      convbank bench casino-strategy --export tasks/
+      convbank bench casino-strategy --predictions mine.jsonl --name my-bert
+      convbank bench curiosity-like -m my_models:LikeModel
+      convbank bench --results
+    """
+    from rich.table import Table
+
+    from convbank.bench import (
+        TASKS,
+        Interrupted,
+        export_task,
+        leaderboard,
+        run,
+        score,
+        task_named,
+        write_predictions,
+    )
+    from convbank.cli._console import echo_json, err, out
+    from convbank.tasks.progress import LineWatcher, Watcher, watched
+
+    if show_results:
+        _print_results(leaderboard(task), as_json)
+        return
+    if list_tasks or task is None:
+        if as_json:
+            echo_json([t.describe() for t in TASKS])
+            return
+        table = Table("task", "dataset", "models (default last)", "metric", title="benchmark tasks")
+        for t in TASKS:
+            table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
+        out.print(table)
+        return
+    from convbank.query import load
+
+    if run_name is not None and not run_name.strip():
+        raise click.BadParameter("a run's name cannot be empty", param_hint="--name")
+    chosen = task_named(task)
+    if export_dir is not None:
+        data = chosen.data(load(chosen.dataset, config), seed)
+        written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
+        click.echo(f"{len(written)} files in {export_dir / chosen.name}")
+        return
+    if ":" in (model or ""):
+        sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
+    elif predictions_file is None and (note := chosen.time_note(model or chosen.models[-1])):
+        click.echo(note, err=True)  # up front: how long it takes, what is quicker
+    with _BenchBars() as bars:
+        # on a terminal, bars; in a log (nohup, SLURM), a line per stage and fold with the seconds
+        watcher: Watcher = bars if err.is_terminal else LineWatcher(sys.stderr)
+        with watched(watcher):
+            if predictions_file is not None:
+                result = score(
+                    chosen,
+                    predictions_file,
+                    config=config,
+                    seed=seed,
+                    model=run_name or predictions_file.name,
+                )
+            else:
+                try:
+                    result = run(chosen, model=model, config=config, seed=seed)
+                except Interrupted as stop:
+                    if stop.result is None:  # no fold finished: nothing to report
+                        raise KeyboardInterrupt from None
+                    result = stop.result
+                result.model = run_name or result.model
+    if result.partial:
+        _report_partial(result, as_json)
+    if write_file is not None:
+        write_predictions(write_file, result.predictions)
+    if save:
+        from convbank.bench import save as save_run
+
+        saved = save_run(result, load(chosen.dataset, config))
+        err.print(f"saved {saved}", highlight=False, markup=False)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    _print_result(result)
+
+
+def _report_partial(result: Any, as_json: bool) -> None:
+    """A run stopped by Ctrl-C after some folds: its partial result (marked so), a line on
+    stderr, exit 130; nothing saved or written."""
+    from convbank.cli._signals import EXIT_INTERRUPTED
+
+    if as_json:
+        from convbank.cli._console import echo_json
+
+        echo_json(result.to_dict())
+    else:
+        _print_result(result)
+    done = result.folds_done
+    click.echo(
+        f"interrupted (Ctrl-C): a partial result of {len(done)} of {result.folds} folds "
+        f"({', '.join(done)}); not saved, no predictions written",
+        err=True,
+    )
+    raise click.exceptions.Exit(EXIT_INTERRUPTED)
+
+
+def _print_result(result: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from convbank.cli._console import out
+
+    title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
+    out.print(Text(title, style="bold"))
+    out.print(Text(f"protocol: {result.protocol}"))
+    if result.partial:
+        out.print(
+            Text("PARTIAL RESULT", style="bold red"),
+            f": stopped by Ctrl-C after {len(result.folds_done)} of {result.folds} folds "
+            f"({', '.join(result.folds_done)}); the metrics are those folds' only, not the protocol's.",
+            sep="",
+        )
+    if result.data != "real":
+        out.print(
+            Text("FIXTURE DATA", style="bold yellow"),
+            ": the bank's splits do not have the publisher's counts; "
+            "these are not results on the real dataset.",
+            sep="",
+        )
+    table = Table("metric", "ours")
+    for name, value in _flatten(result.metrics):
+        table.add_row(name, _number(value))
+    out.print(table)
+    refs = Table(
+        "system",
+        "metric",
+        "split",
+        "published (the authors)",
+        "measured here (convbank)",
+        "source",
+        title="reference figures",
+    )
+    for f in result.reference["published"]:
+        refs.add_row(
+            f["system"], f["metric"], f.get("split") or "", _number(f["value"], "not found"), "", f["source"]
+        )
+    for f in result.reference["measured_here"]:
+        refs.add_row(f["system"], f["metric"], f.get("split") or "", "", _number(f["value"]), f["source"])
+    out.print(refs)
+    out.print(f"{result.seconds:.1f} s", highlight=False)
+
+
+def _print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
+    """The saved runs, best first within each task."""
+    from rich.table import Table
+
+    from convbank.cli._console import echo_json, out
+
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        from convbank.bench.results import results_folder
+
+        out.print(f"no saved runs in {results_folder()}; run convbank bench TASK --save", markup=False)
+        return
+    table = Table(
+        "task", "model", "config", "seed", "metric", "score", "data", "convbank", "saved", title="saved runs"
+    )
+    for r in rows:
+        table.add_row(
+            r["task"],
+            r["model"],
+            r.get("config", ""),
+            str(r.get("seed", "")),
+            r["metric"],
+            _number(r["score"]),
+            r.get("data", ""),
+            r.get("convbank", ""),
+            r.get("saved", ""),
+        )
+    out.print(table)
+
+
+class _BenchBars:
+    """Progress bars (with the time left) of a benchmark's stages: folds, fine-tuning
+    batches, embeddings; on stderr, on a terminal only."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        from convbank.cli._console import err
+
+        self._bars = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            _TimeLeft(),
+            console=err,
+            transient=True,
+            disable=not err.is_terminal,
+        )
+        self._tasks: dict[int, Any] = {}
+
+    def __enter__(self) -> _BenchBars:
+        self._bars.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bars.__exit__(None, None, None)
+
+    def begin(self, stage: int, description: str, total: int) -> None:
+        """A stage starts: a bar of ``total`` steps."""
+        self._tasks[stage] = self._bars.add_task(description, total=total)
+
+    def advance(self, stage: int) -> None:
+        """One step done."""
+        self._bars.advance(self._tasks[stage])
+
+    def end(self, stage: int) -> None:
+        """The stage is over: its bar goes."""
+        self._bars.remove_task(self._tasks.pop(stage))
+
+
+def _TimeLeft() -> Any:  # noqa: N802 (a rich column, made when the bars are)
+    """A column of the time left, estimated from the steps done so far (the first fold
+    gives it): rich's own estimates from the last 30 s only, so a stage of folds minutes
+    apart never had one."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            if not task.total or not task.completed or task.elapsed is None:
+                return Text("left: after the first step", style="progress.remaining")
+            left = task.elapsed / task.completed * (task.total - task.completed)
+            minutes, seconds = divmod(round(left), 60)
+            return Text(f"about {minutes}:{seconds:02d} left", style="progress.remaining")
+
+    return TimeLeft()
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += _flatten(value, f"{name} / ")
+        else:
+            rows.append((name, value))
+    return rows
+
+
+def _number(value: Any, missing: str = "none") -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return missing if value is None else str(value)
