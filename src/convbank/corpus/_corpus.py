@@ -15,7 +15,6 @@ from convbank.corpus._identity import Identity
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
 from convbank.errors import ConversationNotFoundError
-from convbank.examples._rows import split_size
 from convbank.model import Conversation, Part, tables_to_conversations
 from convbank.store import Bank, Snapshot
 
@@ -305,36 +304,6 @@ class Corpus(Identity, Frames, Filters, Training):
         size, extra = divmod(len(positions), num_shards)
         start = index * size + min(index, extra)
         return self._derive(positions[start : start + size + (index < extra)])
-
-    def train_test_split(
-        self,
-        test_size: float | int = 0.25,
-        *,
-        seed: int | None = 0,
-        shuffle: bool = True,
-        stratify: str | None = None,
-    ) -> dict[str, Corpus]:
-        """Split into ``{"train": ..., "test": ...}`` corpora (as Hugging Face's
-        ``train_test_split``): ``test_size`` is a fraction of the corpus or a number of
-        conversations; shuffled with ``seed`` first unless ``shuffle=False``. ``stratify``
-        keeps the shares of a label (``"strategy:uv-part"``: the conversations with it and
-        without) or of a ``conversations`` column or meta value (``"eval_score"``) in both.
-
-        >>> parts = convbank.load("casino", split="train").train_test_split(0.1, seed=0)
-        >>> len(parts["train"]), len(parts["test"])
-        (810, 90)
-        """
-        total = len(self)
-        n_test = split_size(test_size, total, "conversations")
-        positions = self._positions()
-        if stratify is not None:
-            test = self._stratified(stratify, n_test, seed if shuffle else None)
-            mask = np.zeros(total, dtype=bool)
-            mask[test] = True
-            return {"train": self._derive(positions[~mask]), "test": self._derive(positions[mask])}
-        if shuffle:
-            positions = positions[np.random.default_rng(seed).permutation(total)]
-        return {"train": self._derive(positions[n_test:]), "test": self._derive(positions[:n_test])}
 
     def filter(
         self,

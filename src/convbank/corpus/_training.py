@@ -14,7 +14,7 @@ from convbank.corpus._filters import _decode_meta, _dig, unknown_label
 from convbank.corpus._views import CorpusExamples, view_of
 from convbank.errors import UnknownFieldError
 from convbank.examples import Examples
-from convbank.examples._rows import stratified_test
+from convbank.examples._rows import split_size, stratified_test
 
 if TYPE_CHECKING:
     from convbank.corpus._source import Source
@@ -164,6 +164,36 @@ class Training:
                 + "columns: conversation_id, num_turns, source_index; "
                 + f"meta keys: {', '.join(known) or 'none'}"
             )
+
+    def train_test_split(
+        self,
+        test_size: float | int = 0.25,
+        *,
+        seed: int | None = 0,
+        shuffle: bool = True,
+        stratify: str | None = None,
+    ) -> dict[str, Any]:
+        """Split into ``{"train": ..., "test": ...}`` corpora (as Hugging Face's
+        ``train_test_split``): ``test_size`` is a fraction of the corpus or a number of
+        conversations; shuffled with ``seed`` first unless ``shuffle=False``. ``stratify``
+        keeps the shares of a label (``"strategy:uv-part"``: the conversations with it and
+        without) or of a ``conversations`` column or meta value (``"eval_score"``) in both.
+
+        >>> parts = convbank.load("casino", split="train").train_test_split(0.1, seed=0)
+        >>> len(parts["train"]), len(parts["test"])
+        (810, 90)
+        """
+        total = len(self)
+        n_test = split_size(test_size, total, "conversations")
+        positions = self._positions()
+        if stratify is not None:
+            test = self._stratified(stratify, n_test, seed if shuffle else None)
+            mask = np.zeros(total, dtype=bool)
+            mask[test] = True
+            return {"train": self._derive(positions[~mask]), "test": self._derive(positions[mask])}
+        if shuffle:
+            positions = positions[np.random.default_rng(seed).permutation(total)]
+        return {"train": self._derive(positions[n_test:]), "test": self._derive(positions[:n_test])}
 
     def _stratified(self, stratify: str, n_test: int, seed: int | None) -> np.ndarray:
         """Positions (in this corpus) of a test part whose strata keep their shares: by a
