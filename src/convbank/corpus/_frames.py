@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from convbank.errors import UnknownFieldError, require
+from convbank.errors import UnknownFieldError, did_you_mean, require
 from convbank.model import UNIFIED_TABLES, Part
 
 if TYPE_CHECKING:
@@ -50,13 +50,10 @@ class Frames:
     def _table_name(self, table: str) -> str:
         name = f"{self.dataset.name}_raw" if table == "raw" else table
         if name not in (*UNIFIED_TABLES, f"{self.dataset.name}_raw"):
-            from difflib import get_close_matches
-
             known = [*UNIFIED_TABLES, "raw"]
-            close = get_close_matches(table, known, n=1, cutoff=0.6) if isinstance(table, str) else []
             raise UnknownFieldError(
                 f"{self.dataset.name} has no table {table!r}; "
-                + (f"did you mean {close[0]}? " if close else "")
+                + did_you_mean(table, known, n=1)
                 + f"tables: {', '.join(known)}"
             )
         return name
@@ -177,14 +174,12 @@ class Frames:
     def _known_columns(self, table: str, columns: list[str], known: list[str]) -> None:
         """Raise a one-line :class:`UnknownFieldError` for the first of ``columns`` that is
         not ``known``, with the closest and all the known ones."""
-        from difflib import get_close_matches
 
         for column in columns:
             if column not in known:
-                close = get_close_matches(str(column), known, n=1, cutoff=0.6)
                 raise UnknownFieldError(
                     f"{self.dataset.name}'s {table} table has no column {column!r}; "
-                    + (f"did you mean {close[0]}? " if close else "")
+                    + did_you_mean(column, known, n=1)
                     + f"columns: {', '.join(known)}"
                 )
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,7 +11,7 @@ import pyarrow.compute as pc
 
 from convbank.corpus._filters import _decode_meta, _dig, unknown_label
 from convbank.corpus._views import CorpusExamples, view_of
-from convbank.errors import UnknownFieldError
+from convbank.errors import UnknownFieldError, did_you_mean
 from convbank.examples import Examples
 from convbank.examples._rows import split_size, stratified_test
 
@@ -157,10 +156,9 @@ class Training:
         top = key.split(".", 1)[0]
         if top not in known:
             names = ["conversation_id", "num_turns", "source_index", *known]
-            close = get_close_matches(top, names, n=1, cutoff=0.6)
             raise UnknownFieldError(
                 f"{self.dataset.name} conversations have no column or meta key {key!r}; "
-                + (f"did you mean {close[0]}? " if close else "")
+                + did_you_mean(top, names, n=1)
                 + "columns: conversation_id, num_turns, source_index; "
                 + f"meta keys: {', '.join(known) or 'none'}"
             )

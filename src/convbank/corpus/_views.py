@@ -14,14 +14,13 @@ conversation; the conversations of a batch of examples are fetched together.
 
 from __future__ import annotations
 
-from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
 
 from convbank.corpus._plans import chat_sides, numpy_mask, plan_of, speaker_keys, stored, strings, turn_keys
-from convbank.errors import UnknownFieldError
+from convbank.errors import UnknownFieldError, did_you_mean
 from convbank.examples import Examples
 from convbank.examples._rows import Example
 from convbank.model import Conversation
@@ -148,10 +147,9 @@ class CorpusExamples(Examples):
             return
         known = self.corpus._participant_ids()
         if side not in known:
-            close = get_close_matches(str(side), known, n=1, cutoff=0.6)
             raise UnknownFieldError(
                 f"{self.corpus.dataset.name} has no participant {side!r} (side=); "
-                + (f"did you mean {close[0]}? " if close else "")
+                + did_you_mean(side, known, n=1)
                 + f"sides: None (the dataset's, as the chat export), 'both', 'other', {', '.join(known[:12])}"
                 + (" ..." if len(known) > 12 else "")
             )
@@ -349,10 +347,9 @@ class ConversationExamples(CorpusExamples):
         target = self.settings.get("target")
         known = list(self.corpus.dataset.target_names)
         if target is not None and target not in known:
-            close = get_close_matches(str(target), known, n=1, cutoff=0.6)
             raise UnknownFieldError(
                 f"{self.corpus.dataset.name} conversations have no target {target!r}; "
-                + (f"did you mean {close[0]}? " if close else "")
+                + did_you_mean(target, known, n=1)
                 + f"targets: {', '.join(known) or 'none'}"
             )
 
@@ -391,18 +388,16 @@ def view_of(corpus: Any, kind: str, options: dict[str, Any]) -> CorpusExamples:
     offered = [k for k in corpus.dataset.example_views if k in VIEWS]
     view = VIEWS.get(kind) if kind in offered else None
     if view is None:
-        close = get_close_matches(str(kind), offered, n=1, cutoff=0.6)
         raise UnknownFieldError(
             f"{corpus.dataset.name} has no example view {kind!r}; "
-            + (f"did you mean {close[0]}? " if close else "")
+            + did_you_mean(kind, offered, n=1)
             + f"views: {', '.join(offered)}"
         )
     unknown = [k for k in options if k not in view.options]
     if unknown:
-        close = get_close_matches(unknown[0], list(view.options), n=1, cutoff=0.6)
         raise TypeError(
             f"the {kind} view takes no option {unknown[0]!r}; "
-            + (f"did you mean {close[0]}? " if close else "")
+            + did_you_mean(unknown[0], list(view.options), n=1)
             + f"its options: {', '.join(view.options)}"
         )
     return view(corpus, **options)

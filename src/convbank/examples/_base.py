@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from convbank.errors import UnknownFieldError
+from convbank.errors import UnknownFieldError, did_you_mean
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
     Example,
@@ -138,10 +137,9 @@ class Examples(Tables, ABC):
     def _check_column(self, name: str) -> None:
         known = self.column_names
         if name not in known:
-            close = get_close_matches(name, known, n=1, cutoff=0.6)
             raise UnknownFieldError(
                 f"these examples have no column {name!r}; "
-                + (f"did you mean {close[0]}? " if close else "")
+                + did_you_mean(name, known, n=1)
                 + f"columns: {', '.join(known)}"
             )
 
