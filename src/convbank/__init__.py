@@ -42,6 +42,7 @@ from convbank.errors import (
 if _TYPE_CHECKING:
     from convbank import catalog
     from convbank.build import BuildReport, build, read_raw
+    from convbank.examples import concatenate, mix
     from convbank.fetch import Fetcher
     from convbank.model import Annotation, Conversation, Participant, Turn
     from convbank.query import Corpus, load, sql, sql_batches
@@ -55,6 +56,7 @@ _SUBMODULES = (
     "datasets",
     "engines",
     "errors",
+    "examples",
     "export",
     "fetch",
     "model",
@@ -90,6 +92,8 @@ _LAZY = {
     "load": ("convbank.query", "load"),
     "sql": ("convbank.query", "sql"),
     "sql_batches": ("convbank.query", "sql_batches"),
+    "mix": ("convbank.examples", "mix"),
+    "concatenate": ("convbank.examples", "concatenate"),
 }
 """Names imported on first use, so that ``convbank --version`` and ``import convbank``
 cost no pyarrow or DuckDB import: the submodules and the API's names."""
@@ -183,7 +187,9 @@ __all__ = [
     "__version__",
     "build",
     "catalog",
+    "concatenate",
     "load",
+    "mix",
     "read_raw",
     "sql",
     "sql_batches",

@@ -52,8 +52,11 @@ class CorpusExamples(Examples):
     # ------------------------------------------------------------------ identity
     @property
     def name(self) -> str:
-        """``dataset/kind``: what a mixture calls examples from this view."""
-        return f"{self.corpus.dataset.name}/{self.kind}"
+        """``dataset/kind``, with the config and split the corpus was loaded with between
+        (``casino/train/turns``, ``convai2/volunteers/chat``): what a mixture calls examples
+        from this view."""
+        where = [w for w in (self.corpus.config, self.corpus.split) if w]
+        return "/".join([self.corpus.dataset.name, *where, self.kind])
 
     def _key(self) -> tuple[Any, ...]:
         return ("corpus", self.kind, self.corpus._identity(), tuple(sorted(self.settings.items(), key=str)))
