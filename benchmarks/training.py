@@ -320,32 +320,6 @@ def _make_partner(dataset: str, work: Path) -> None:
     tmp.rename(folder / "hf-turns")
 
 
-def _turn_view(corpus: Any, name: str) -> Any:
-    """A corpus's turns as an example view: ``corpus.examples("turns")`` where the corpus has
-    it, else its turns table behind a small Arrow-backed view."""
-    if hasattr(corpus, "examples"):
-        return corpus.examples("turns")
-    import numpy as np
-
-    from convbank.examples import Examples
-
-    class ArrowTurns(Examples):
-        def __init__(self, table: Any) -> None:
-            self.table, self.name = table, name
-
-        def __len__(self) -> int:
-            return int(self.table.num_rows)
-
-        def _fetch(self, indices: np.ndarray) -> list[dict[str, Any]]:
-            rows: list[dict[str, Any]] = self.table.take(indices).to_pylist()
-            return rows
-
-        def _key(self) -> tuple[Any, ...]:
-            return ("bench-turns", name, self.table.num_rows)
-
-    return ArrowTurns(corpus.turns_with_labels(meta="json").drop_columns(["meta", "annotations"]))
-
-
 def convbank_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
     """``mix`` of the dataset's turns and the partner's (shuffled, by size, first_exhausted),
     iterated once."""
@@ -354,7 +328,7 @@ def convbank_mix_epoch(dataset: str, work: Path) -> Callable[[], None]:
     partner = _partner(dataset, work)
 
     def go() -> None:
-        views = [_turn_view(_corpus(dataset, work), dataset), _turn_view(partner, PARTNERS[dataset][0])]
+        views = [_corpus(dataset, work).examples("turns"), partner.examples("turns")]
         mixture = mix(views, seed=0)
         assert sum(len(e["text"]) for e in mixture) > 0
 

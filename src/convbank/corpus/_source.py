@@ -97,6 +97,14 @@ class _Group:
             return prepared.build(row)
         return self.subset([row])[0]
 
+    def prepared_tables(self, source: Source) -> PreparedTables:
+        """The batch's Python columns, decoded now if they were not (what a pass over many of
+        its rows, such as the ``turns`` example view's, reads)."""
+        if self.prepared is None:
+            source.grew(self._prepare())
+        assert self.prepared is not None
+        return self.prepared
+
     def subset(self, rows: Sequence[int]) -> list[Conversation]:
         """Conversations at these rows (distinct), in that order: their rows of each table
         taken and decoded together, column by column."""

@@ -208,37 +208,53 @@ class TurnExamples(CorpusExamples):
             keep &= np.isin(turn_keys(turns), turn_keys(anns))
         return plan_of(self.corpus, turns, keep, turns.column("turn_index"))
 
-    def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
-        turn = conv.turns[extra]
+    def _fetch(self, indices: np.ndarray) -> list[Example]:
+        """The turns straight from the stored batches' decoded columns (no conversation is
+        built: a turn costs a few list lookups, in any order)."""
+        convs, extra = self.plan()
+        source = self.corpus._source
+        positions = self.corpus._positions()[convs[indices]]
         layer, target = self.settings.get("layer"), self.settings.get("target")
-        anns = [a for a in conv.annotations if a.turn_index == extra and (layer is None or a.layer == layer)]
-        names = [a.label if layer is not None else f"{a.layer}:{a.label}" for a in anns]
-        row = {
-            **self._base(conv),
-            "turn_index": turn.turn_index,
-            "participant_id": turn.participant_id,
-            "role": _role(conv, turn.participant_id),
-            "text": turn.text,
-            "kind": turn.kind,
-            "labels": names,
-        }
-        if target is not None:
-            ids = sorted({self._names.index(n) for n in names})
-            if target == "multi_hot":
-                vector = [0.0] * len(self._names)
-                for i in ids:
-                    vector[i] = 1.0
-                row["labels"] = vector
-            else:
-                if len(ids) > 1:
-                    raise ValueError(
-                        f"{conv.dataset} conversation {conv.conversation_id} turn {extra} has "
-                        f"{len(ids)} {layer} labels ({', '.join(sorted(set(names)))}); target='class' "
-                        "needs at most one a turn: use target='multi_hot'"
-                    )
-                row["labels"] = ids[0] if ids else IGNORE_INDEX
-            row["label_text"] = names
-        return row
+        out = []
+        for position, k in zip(positions.tolist(), extra[indices].tolist(), strict=True):
+            batch, row = source.locate(position)
+            where, said, role, marks = source.group(batch).prepared_tables(source).turn(row, k)
+            names = [
+                label if layer is not None else f"{ly}:{label}" for ly, label in marks if layer in (None, ly)
+            ]
+            example = {
+                "dataset": where[0],
+                "config": where[1],
+                "split": where[2],
+                "conversation_id": where[3],
+                "turn_index": said[0],
+                "participant_id": said[1],
+                "role": role,
+                "text": said[2],
+                "kind": said[3],
+                "labels": names,
+            }
+            if target is not None:
+                example["labels"] = self._target(names, where[3], k)
+                example["label_text"] = names
+            out.append(example)
+        return out
+
+    def _target(self, names: list[str], conversation_id: str, turn_index: int) -> Any:
+        """A turn's label names as the chosen target: a multi-hot vector or a class id."""
+        ids = sorted({self._names.index(n) for n in names})
+        if self.settings["target"] == "multi_hot":
+            vector = [0.0] * len(self._names)
+            for i in ids:
+                vector[i] = 1.0
+            return vector
+        if len(ids) > 1:
+            raise ValueError(
+                f"{self.corpus.dataset.name} conversation {conversation_id} turn {turn_index} has "
+                f"{len(ids)} {self.settings['layer']} labels ({', '.join(sorted(set(names)))}); "
+                "target='class' needs at most one a turn: use target='multi_hot'"
+            )
+        return ids[0] if ids else IGNORE_INDEX
 
 
 # ---------------------------------------------------------------------- responses

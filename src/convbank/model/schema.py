@@ -202,6 +202,10 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+TurnRow = tuple[int, str, str, str]
+"""A turn's index, participant, text and kind."""
+
+
 class PreparedTables:
     """The unified tables of a batch decoded once into Python columns, from which any of its
     conversations is built in microseconds (:meth:`build`); what a corpus caches per stored
@@ -284,6 +288,27 @@ class PreparedTables:
             ],
             {} if meta == "{}" else decode(meta),
         )
+
+    def turn(
+        self, row: int, turn_index: int
+    ) -> tuple[tuple[str, str, str, str], TurnRow, str, list[tuple[str, str]]]:
+        """One turn of conversation ``row`` without building the conversation: its
+        conversation's (dataset, config, split, id), the turn's (turn index, participant,
+        text, kind), its speaker's role ("" if not listed) and its annotations' (layer,
+        label) pairs. What the ``turns`` example view reads."""
+        ds, cfg, sp, cid, _, _ = self._rows[row]
+        none = (0, 0)
+        ts, te = self._t_spans.get(cid, none)
+        said = self._said[ts:te]
+        at = turn_index if turn_index < len(said) and said[turn_index][0] == turn_index else None
+        if at is None:
+            at = next(i for i, t in enumerate(said) if t[0] == turn_index)
+        k, pid, text, kind, _ = said[at]
+        ps, pe = self._p_spans.get(cid, none)
+        role = next((r for p, r, _, _ in self._people[ps:pe] if p == pid), "")
+        as_, ae = self._a_spans.get(cid, none)
+        marks = [(layer, label) for t, layer, label, _, _, _ in self._marks[as_:ae] if t == turn_index]
+        return (ds, cfg, sp, cid), (k, pid, text, kind), role, marks
 
 
 def _by_rows(tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> list[Conversation]:
