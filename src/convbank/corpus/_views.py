@@ -100,8 +100,12 @@ class CorpusExamples(Examples):
     def _fetch(self, indices: np.ndarray) -> list[Example]:
         convs, extra = self.plan()
         wanted = convs[indices]
-        unique = np.unique(wanted)
-        fetched = dict(zip(unique.tolist(), self.corpus.select(unique), strict=True))
+        source = self.corpus._source
+        fetched = {}
+        for slot, position in zip(wanted.tolist(), self.corpus._positions()[wanted].tolist(), strict=True):
+            if slot not in fetched:  # built from the stored batch's decoded columns, decoded once
+                batch, row = source.locate(position)
+                fetched[slot] = source.group(batch).prepared_tables(source).build(row)
         context: dict[int, Any] = {}
         out = []
         for c, x in zip(wanted.tolist(), extra[indices].tolist(), strict=True):

@@ -91,8 +91,8 @@ class Encoder:
     def _encode(self, texts: list[str], *, special: bool = True) -> list[list[int]]:
         tok = self.tokenizer
         if _is_hf(tok):
-            out = tok(texts, add_special_tokens=special)["input_ids"]
-            return [list(map(int, ids)) for ids in out]
+            out: list[list[int]] = tok(texts, add_special_tokens=special)["input_ids"]
+            return out
         made = []
         for text in texts:
             ids = tok(text)
