@@ -12,6 +12,7 @@ import shutil
 import stat
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from convbank.errors import FormatError
 from convbank.settings import env_number
@@ -141,11 +142,14 @@ def _plan(
     return plan
 
 
-def safe_extract(archive: Path, dest: Path, root: str, max_bytes: int, max_members: int) -> None:
+def safe_extract(
+    archive: Path, dest: Path, root: str, max_bytes: int, max_members: int, *, opened: BinaryIO | None = None
+) -> None:
     """Extract an archive into the empty folder ``dest`` as :func:`_plan` allows, counting the
-    bytes each member really expands to (its header may lie)."""
+    bytes each member really expands to (its header may lie); read from ``opened`` (the
+    archive's file, already open and verified) when given, ``archive`` naming it."""
     try:
-        with zipfile.ZipFile(archive) as zf:
+        with zipfile.ZipFile(opened if opened is not None else archive) as zf:
             budget = max_bytes
             for info, parts in _plan(archive, zf.infolist(), root, max_bytes, max_members):
                 target = dest.joinpath(*parts)

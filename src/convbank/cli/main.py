@@ -211,7 +211,7 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     failures = []
     for cfg in dict.fromkeys(p.config for p in ds.parts(config)):
         try:
-            paths = source_paths(ds, cfg, fetcher)
+            paths = source_paths(ds, cfg, fetcher, private=False)
         except SourceError as exc:
             failures.append(f"not fetched {ds.name}/{cfg}: {exc}")
             continue
