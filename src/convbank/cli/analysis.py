@@ -462,7 +462,6 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     import errno
     import signal
     import socket
-    import sys
 
     from convbank.cli._console import err
     from convbank.errors import ServeError, require
@@ -504,5 +503,15 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     for stop in (signal.SIGINT, signal.SIGTERM):
         # uvicorn shuts down gracefully, then re-raises the signal to the handler it found:
         # this one, so the exit status says "stopped"
-        signal.signal(stop, lambda *_: sys.exit(0))
+        signal.signal(stop, _stopped)
     Server(config).run(sockets=[sock])
+
+
+def _stopped(signum: int, frame: Any) -> None:
+    """The viewer's end once uvicorn has shut down (connections answered or closed, queries
+    and workers stopped): exit 0 at once. The interpreter's own teardown of a loaded viewer
+    (DuckDB, Arrow, caches) took a second more (measured: 0.3 s to here, 1.3 s to the exit),
+    and the viewer writes nothing that it could leave half-done."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -17,7 +18,15 @@ from convbank.cli._options import (
     source_options,
     split_option,
 )
-from convbank.cli._signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, interrupted, watch_interrupts
+from convbank.cli._signals import (
+    Terminated,
+    claim_exit,
+    interrupted,
+    last_signal,
+    message,
+    terminate_on_signals,
+    watch_interrupts,
+)
 from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.settings import bank_root, downloads_root, home
@@ -27,6 +36,15 @@ if TYPE_CHECKING:
 
 # Each command imports what it needs (pyarrow, DuckDB, rich) when it runs, so that
 # `--version`, `--help` and `where` start in a few hundredths of a second.
+
+
+def _stopped(ctx: click.Context, signum: int) -> None:
+    """One line and the signal's exit code (130, 143, 129), unless the grace timer of
+    :func:`convbank.cli._signals.exit_soon_on_signals` is ending the process already."""
+    line, code = message(signum)
+    if claim_exit():
+        click.echo(line, err=True)
+    ctx.exit(code)
 
 
 class ConvbankGroup(click.Group):
@@ -44,15 +62,10 @@ class ConvbankGroup(click.Group):
         except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
             if ctx.params.get("debug"):
                 raise
-            if isinstance(exc, Terminated):
-                click.echo("terminated (SIGTERM): stopped; nothing half-written was kept", err=True)
-                ctx.exit(EXIT_TERMINATED)
-            click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
+            _stopped(ctx, exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
         except (ConvbankError, OSError) as exc:
-            if interrupted.is_set() and not ctx.params.get("debug"):  # what Ctrl-C interrupted failed
-                click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
-                ctx.exit(EXIT_INTERRUPTED)
+            if interrupted.is_set() and not ctx.params.get("debug"):  # what a signal interrupted failed
+                _stopped(ctx, last_signal[0])
             from convbank._homefiles import os_error
 
             error = os_error(exc) if isinstance(exc, OSError) else exc
@@ -478,4 +491,5 @@ for _command in (query, validate, stats, report, bench, serve, doctor, new_datas
 def main() -> None:
     """Console-script entry point."""
     watch_interrupts()
+    terminate_on_signals()
     cli(prog_name="convbank")
