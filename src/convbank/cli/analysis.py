@@ -471,7 +471,7 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     import uvicorn
 
     from convbank.store.sandbox import parse_size
-    from convbank.web._server import server_config
+    from convbank.web._server import exit_now, exit_soon, server_config
     from convbank.web.app import Limits, allowed_hosts, create_app
 
     try:
@@ -498,20 +498,11 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
         def handle_exit(self, sig: int, frame: Any) -> None:
             app.state.stop_queries()  # running queries end now, not after the grace period
             super().handle_exit(sig, frame)
+            exit_soon()  # whoever is still connected
 
     config = server_config(app)  # a client has 5 s to send its headers (HeaderDeadline)
     for stop in (signal.SIGINT, signal.SIGTERM):
         # uvicorn shuts down gracefully, then re-raises the signal to the handler it found:
         # this one, so the exit status says "stopped"
-        signal.signal(stop, _stopped)
+        signal.signal(stop, exit_now)
     Server(config).run(sockets=[sock])
-
-
-def _stopped(signum: int, frame: Any) -> None:
-    """The viewer's end once uvicorn has shut down (connections answered or closed, queries
-    and workers stopped): exit 0 at once. The interpreter's own teardown of a loaded viewer
-    (DuckDB, Arrow, caches) took a second more (measured: 0.3 s to here, 1.3 s to the exit),
-    and the viewer writes nothing that it could leave half-done."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
