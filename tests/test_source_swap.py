@@ -207,3 +207,22 @@ def test_an_archive_swapped_while_it_is_extracted_is_refused(
             "from it — leave the file alone while convbank reads it, and run the command again"
         )
     assert not list((tmp_path / "home" / "extracted").glob("pec/hf_pec.zip/*/hf_pec"))
+
+
+def test_errors_name_the_file_not_its_private_copy(tmp_path: Path) -> None:
+    """A file with no published sha256 (trusted on first use) is read from its private copy
+    too; what the reader says about it names the file the user gave, and so does the bank."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "data_tolokers.json").write_text('[{"dialog": 3}')
+    result = CliRunner().invoke(cli, ["build", "convai2", "--config", "tolokers", "--source", str(src)])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"error: {src / 'data_tolokers.json'}: at $[0].dialog: expected `array`, got `int`; not the "
+        "ConvAI2 wild evaluation format as published — re-fetch the file or check that it is the "
+        "right one\n",
+    )
+    built = CliRunner().invoke(cli, ["build", "casino", "--source", str(SHARED / "casino")])
+    assert built.exit_code == 0, built.output
+    manifest = (tmp_path / "home" / "bank" / "manifest.json").read_text()
+    assert f'"casino_valid.json": "{SHARED / "casino" / VALID.name}"' in manifest  # the file, not the copy

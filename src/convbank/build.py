@@ -17,7 +17,7 @@ from convbank import catalog
 from convbank.datasets import Dataset
 from convbank.engines import Engine, WrittenPiece
 from convbank.engines.local import BATCH, LocalEngine
-from convbank.errors import FormatError, SourceError
+from convbank.errors import ConvbankError, FormatError, SourceError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.store.bank import Staging
@@ -58,9 +58,13 @@ def read_raw(
         paths = fetcher.fetch(
             dataset, {f.name: f for s in splits for f in dataset.files_for(cfg, s)}.values()
         )
-        for s in splits:
-            for record in dataset.read(paths, cfg, s):
-                yield cfg, s, record
+        try:
+            for s in splits:
+                for record in dataset.read(paths, cfg, s):
+                    yield cfg, s, record
+        except ConvbankError as exc:  # named after the files, not their private copies
+            fetcher.name_origins(exc)
+            raise
 
 
 @dataclass
@@ -176,8 +180,8 @@ def _build_all(
             except SourceError as exc:
                 report.failures[f"{ds.name}/{cfg.name}"] = str(exc)
                 continue
-            report.splits.extend(
-                _build_config(
+            try:
+                built = _build_config(
                     ds,
                     cfg.name,
                     paths,
@@ -187,7 +191,10 @@ def _build_all(
                     batch_size=batch_size,
                     engine=engine or LocalEngine(),
                 )
-            )
+            except ConvbankError as exc:  # named after the files, not their private copies
+                fetcher.name_origins(exc)
+                raise
+            report.splits.extend(built)
 
 
 class SeenIds:

@@ -24,22 +24,20 @@ would land outside the folder and members whose paths collide are refused. Locks
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from convbank._archive import (
     EXTRACT_FLOOR,
     EXTRACT_MEMBERS,
     EXTRACT_RATIO,
+    extract_into,
     extract_limits,
     first_line,
     remove_stale,
-    safe_extract,
     stale,
 )
 from convbank._atomic import sha256_file
@@ -139,6 +137,20 @@ class Fetcher:
     def origin(self, path: Path) -> Path:
         """The file a path returned by :meth:`fetch` was copied from (itself if not a copy)."""
         return self._origins.get(path, path)
+
+    def name_origins(self, exc: BaseException) -> None:
+        """Rewrite an error's message so that it names the files, not their private copies
+        (a reader's :class:`FormatError` says where in which file). Example::
+
+            except ConvbankError as exc:
+                fetcher.name_origins(exc)
+                raise
+        """
+        if exc.args and isinstance(exc.args[0], str):
+            text = exc.args[0]
+            for copy, path in self._origins.items():
+                text = text.replace(str(copy), str(path))
+            exc.args = (text, *exc.args[1:])
 
     # ------------------------------------------------------------------ where
     def cache_path(self, dataset: Dataset, file: SourceFile) -> Path:
@@ -409,36 +421,12 @@ class Fetcher:
                 with _home_writes(self.root), self._lock(dataset, file, "extract"):
                     remove_stale(area, base, sha)
                     if not folder.is_dir():
-                        _extract_into(path, base / sha, file.extract_to, opened, check)
+                        extract_into(path, base / sha, file.extract_to, opened, check)
             except SetupError:
                 if folder.is_dir():  # a read-only home that holds this extraction: the rest can wait
                     return folder
                 raise
         return folder
-
-
-def _extract_into(
-    archive: Path, target: Path, root: str, opened: BinaryIO, check: Callable[[], None]
-) -> None:
-    """Extract ``archive`` (read from ``opened``, its verified open file) into a temporary
-    folder beside ``target`` and, once ``check()`` says the file did not change meanwhile,
-    rename it into place; on any failure remove it, and the folders above that it leaves
-    empty."""
-    max_bytes, max_members = extract_limits(archive.stat().st_size)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".extract-"))
-    try:
-        safe_extract(archive, tmp, root, max_bytes, max_members, opened=opened)
-        pause_at(f"source-extracted/{archive.name}")
-        check()
-        shutil.rmtree(target, ignore_errors=True)  # one without the folder inside
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        for empty in (target.parent, target.parent.parent):
-            if empty.is_dir() and not any(empty.iterdir()):
-                empty.rmdir()
-        raise
 
 
 def _drop_legacy_lock(cached: Path) -> None:

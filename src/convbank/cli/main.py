@@ -62,7 +62,9 @@ class ConvbankGroup(click.Group):
         except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
             if ctx.params.get("debug"):
                 raise
-            _stopped(ctx, exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
+            if isinstance(exc, Terminated):
+                _stopped(ctx, exc.signum)
+            _stopped(ctx, last_signal[0] if interrupted.is_set() else signal.SIGINT)  # DuckDB's own
         except (ConvbankError, OSError) as exc:
             if interrupted.is_set() and not ctx.params.get("debug"):  # what a signal interrupted failed
                 _stopped(ctx, last_signal[0])
