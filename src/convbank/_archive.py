@@ -7,19 +7,24 @@ into place, so a refused archive leaves nothing behind.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import stat
+import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from convbank.errors import FormatError
-from convbank.settings import env_number
+from convbank.settings import env_number, pause_at
 
 __all__ = [
     "EXTRACT_FLOOR",
     "EXTRACT_MEMBERS",
     "EXTRACT_RATIO",
+    "extract_into",
     "extract_limits",
     "first_line",
     "remove_stale",
@@ -141,11 +146,14 @@ def _plan(
     return plan
 
 
-def safe_extract(archive: Path, dest: Path, root: str, max_bytes: int, max_members: int) -> None:
+def safe_extract(
+    archive: Path, dest: Path, root: str, max_bytes: int, max_members: int, *, opened: BinaryIO | None = None
+) -> None:
     """Extract an archive into the empty folder ``dest`` as :func:`_plan` allows, counting the
-    bytes each member really expands to (its header may lie)."""
+    bytes each member really expands to (its header may lie); read from ``opened`` (the
+    archive's file, already open and verified) when given, ``archive`` naming it."""
     try:
-        with zipfile.ZipFile(archive) as zf:
+        with zipfile.ZipFile(opened if opened is not None else archive) as zf:
             budget = max_bytes
             for info, parts in _plan(archive, zf.infolist(), root, max_bytes, max_members):
                 target = dest.joinpath(*parts)
@@ -188,3 +196,25 @@ def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, at most 200 characters."""
     text = str(exc).strip().splitlines()
     return text[0][:200] if text else ""
+
+
+def extract_into(archive: Path, target: Path, root: str, opened: BinaryIO, check: Callable[[], None]) -> None:
+    """Extract ``archive`` (read from ``opened``, its verified open file) into a temporary
+    folder beside ``target`` and, once ``check()`` says the file did not change meanwhile,
+    rename it into place; on any failure remove it, and the folders above that it leaves
+    empty. Example: ``extract_into(zip_path, home / "extracted" / sha, "hf_pec", f, check)``."""
+    max_bytes, max_members = extract_limits(os.fstat(opened.fileno()).st_size)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".extract-"))
+    try:
+        safe_extract(archive, tmp, root, max_bytes, max_members, opened=opened)
+        pause_at(f"source-extracted/{archive.name}")
+        check()
+        shutil.rmtree(target, ignore_errors=True)  # one without the folder inside
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for empty in (target.parent, target.parent.parent):
+            if empty.is_dir() and not any(empty.iterdir()):
+                empty.rmdir()
+        raise

@@ -18,15 +18,44 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["Worker", "map_in_order", "may_fork", "serve_calls"]
+__all__ = ["Worker", "kill_all", "map_in_order", "may_fork", "serve_calls"]
 
 _BOOT = "import sys; from convbank._workers import _boot; _boot(sys.argv[1:])"
+
+_ALIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
+"""Every worker this process started and has not killed, for :func:`kill_all`."""
+
+ORPHAN_CHECK = 0.1
+"""Seconds between a worker's checks that the process that started it still lives."""
+
+
+def kill_all() -> None:
+    """Kill every worker of this process with its process group, at once (a command line that
+    must exit now: SIGTERM, SIGHUP, Ctrl-C). Example: ``kill_all()`` before ``os._exit(143)``."""
+    for worker in list(_ALIVE):
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(worker.process.pid, signal.SIGKILL)
+        worker.process.kill()
+
+
+def _die_with(parent: int) -> None:  # pragma: no cover - runs in the worker
+    """In a worker: end this process as soon as ``parent`` is no longer its parent (it died,
+    even by SIGKILL, and the worker was handed to init), whatever the worker is doing (a
+    thread that wakes every :data:`ORPHAN_CHECK` seconds; DuckDB releases the GIL)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_CHECK)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="convbank-orphan-check", daemon=True).start()
 
 
 def may_fork() -> bool:
@@ -82,6 +111,7 @@ class Worker:
             function = getattr(importlib.import_module(module), name)
             sys.stdout.flush()
             sys.stderr.flush()
+            owner = os.getpid()
             with warnings.catch_warnings():  # Python 3.12+ counts the native threads above
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
@@ -89,6 +119,7 @@ class Worker:
                 code = 0
                 try:
                     parent.close()
+                    _die_with(owner)
                     os.setpgid(0, 0)  # as process_group=0: a terminal's Ctrl-C reaches the owner
                     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
                     function(Connection(child.detach()), *args)
@@ -100,10 +131,11 @@ class Worker:
             self.process: subprocess.Popen[bytes] | _Forked = _Forked(pid)
             self.connection = Connection(os.dup(parent.fileno()))
             parent.close()
+            _ALIVE.add(self)
             return
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(child.fileno()), target, *args],
+                [sys.executable, "-c", _BOOT, str(os.getpid()), str(child.fileno()), target, *args],
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 process_group=0,  # a terminal's Ctrl-C reaches the owner, which kills its workers
@@ -112,6 +144,7 @@ class Worker:
             child.close()
         self.connection = Connection(os.dup(parent.fileno()))
         parent.close()
+        _ALIVE.add(self)
 
     def alive(self) -> bool:
         """Whether the process still runs."""
@@ -119,6 +152,7 @@ class Worker:
 
     def kill(self) -> None:
         """End the process at once."""
+        _ALIVE.discard(self)
         if self.alive():
             self.process.kill()
         self.process.wait(10)
@@ -126,10 +160,11 @@ class Worker:
 
 
 def _boot(argv: list[str]) -> None:  # pragma: no cover - runs in the worker
-    fd, target = int(argv[0]), argv[1]
+    parent, fd, target = int(argv[0]), int(argv[1]), argv[2]
+    _die_with(parent)
     module, _, name = target.partition(":")
     function = getattr(importlib.import_module(module), name)
-    function(Connection(fd), *argv[2:])
+    function(Connection(fd), *argv[3:])
 
 
 def serve_calls(connection: Connection) -> None:  # pragma: no cover - runs in the worker

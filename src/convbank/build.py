@@ -36,11 +36,15 @@ Progress = Callable[[str, str, str, int], None]
 """Called as ``progress(dataset, config, split, conversations_done_in_this_batch)``."""
 
 
-def source_paths(dataset: Dataset, config: str | None, fetcher: Fetcher) -> dict[str, Path]:
-    """Fetch (or find) every file a config needs, optional files where they can be had."""
+def source_paths(
+    dataset: Dataset, config: str | None, fetcher: Fetcher, *, private: bool = True
+) -> dict[str, Path]:
+    """Fetch (or find) every file a config needs, optional files where they can be had: to
+    read, verified private copies (see :meth:`convbank.fetch.Fetcher.fetch`); with
+    ``private=False``, the files' own paths."""
     files = dataset.required_files(config)
     optional = [dataset.file(n) for n in dataset.optional_files]
-    return fetcher.fetch(dataset, [*files, *optional])
+    return fetcher.fetch(dataset, [*files, *optional], private=private)
 
 
 def read_raw(
@@ -61,9 +65,13 @@ def read_raw(
         paths = fetcher.fetch(
             dataset, {f.name: f for s in splits for f in dataset.files_for(cfg, s)}.values()
         )
-        for s in splits:
-            for record in dataset.read(paths, cfg, s):
-                yield cfg, s, record
+        try:
+            for s in splits:
+                for record in dataset.read(paths, cfg, s):
+                    yield cfg, s, record
+        except ConvbankError as exc:  # named after the files, not their private copies
+            fetcher.name_origins(exc)
+            raise
 
 
 @dataclass
@@ -228,6 +236,7 @@ def _build_all(
                     ds,
                     cfg.name,
                     paths,
+                    shown={n: fetcher.origin(p) for n, p in paths.items()},
                     bank=bank,
                     progress=progress,
                     batch_size=batch_size,
@@ -236,6 +245,7 @@ def _build_all(
             except _BANK_WIDE:
                 raise
             except ConvbankError as exc:  # its staging is dropped: the bank keeps what it had
+                fetcher.name_origins(exc)  # named after the files, not their private copies
                 if fail_fast:
                     raise
                 report.errors[part] = exc
@@ -309,6 +319,7 @@ def _build_config(
     config: str,
     paths: dict[str, Path],
     *,
+    shown: dict[str, Path],
     bank: Bank,
     progress: Progress | None,
     batch_size: int,
@@ -318,10 +329,10 @@ def _build_config(
     seen = SeenIds()
 
     def where(split: str) -> str:
-        files = [str(paths[f.name]) for f in ds.files_for(config, split) if f.name in paths]
+        files = [str(shown[f.name]) for f in ds.files_for(config, split) if f.name in shown]
         return f"{', '.join(files)} ({ds.name}/{config}/{split})"
 
-    entry = ConfigEntry(sources={n: str(p) for n, p in paths.items()})
+    entry = ConfigEntry(sources={n: str(p) for n, p in shown.items()})  # the files, not the copies
     splits = list(ds.config(config).splits)
     counts = {s: dict.fromkeys(("conversations", "participants", "turns", "annotations"), 0) for s in splits}
     seconds = dict.fromkeys(splits, 0.0)

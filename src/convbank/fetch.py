@@ -24,8 +24,6 @@ would land outside the folder and members whose paths collide are refused. Locks
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,15 +34,16 @@ from convbank._archive import (
     EXTRACT_FLOOR,
     EXTRACT_MEMBERS,
     EXTRACT_RATIO,
+    extract_into,
     extract_limits,
     first_line,
     remove_stale,
-    safe_extract,
     stale,
 )
 from convbank._atomic import sha256_file
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
+from convbank._verified import open_verified, private_copy
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import (
     ChecksumError,
@@ -53,7 +52,7 @@ from convbank.errors import (
     SetupError,
     SourceError,
 )
-from convbank.settings import home, is_offline, source_dirs
+from convbank.settings import home, is_offline, pause_at, source_dirs
 
 if TYPE_CHECKING:
     import filelock
@@ -132,6 +131,26 @@ class Fetcher:
         self.sources = [Path(s).expanduser() for s in self.sources] + source_dirs()
         self._recorded = _Recorded(self.root)
         self._known = _Known(self.root)
+        self._origins: dict[Path, Path] = {}
+        self._verified: dict[Path, str] = {}  # sha256 that get() verified, by path
+
+    def origin(self, path: Path) -> Path:
+        """The file a path returned by :meth:`fetch` was copied from (itself if not a copy)."""
+        return self._origins.get(path, path)
+
+    def name_origins(self, exc: BaseException) -> None:
+        """Rewrite an error's message so that it names the files, not their private copies
+        (a reader's :class:`FormatError` says where in which file). Example::
+
+            except ConvbankError as exc:
+                fetcher.name_origins(exc)
+                raise
+        """
+        if exc.args and isinstance(exc.args[0], str):
+            text = exc.args[0]
+            for copy, path in self._origins.items():
+                text = text.replace(str(copy), str(path))
+            exc.args = (text, *exc.args[1:])
 
     # ------------------------------------------------------------------ where
     def cache_path(self, dataset: Dataset, file: SourceFile) -> Path:
@@ -173,10 +192,21 @@ class Fetcher:
         return filelock.FileLock(str(path))
 
     # ------------------------------------------------------------------ get
-    def fetch(self, dataset: Dataset, files: Iterable[SourceFile]) -> dict[str, Path]:
+    def fetch(
+        self, dataset: Dataset, files: Iterable[SourceFile], *, private: bool = True
+    ) -> dict[str, Path]:
         """Paths of the given files, by published name (archives as their extracted folder),
         downloading what is missing. Optional files that cannot be had are left out; when
-        required ones cannot be had, one error names them all."""
+        required ones cannot be had, one error names them all.
+
+        With verification on and ``private`` (the default, for readers), a file's path is that
+        of a private copy made while it was hashed (:func:`convbank._verified.private_copy`):
+        the bytes a reader gets are the bytes verified, whatever happens to the file meanwhile;
+        :meth:`origin` names the file it came from. ``private=False`` gives the files' own
+        paths (to show them). Example::
+
+            paths = Fetcher(sources=["src"]).fetch(casino, [casino.file("casino_valid.json")])
+        """
         paths: dict[str, Path] = {}
         missing: list[tuple[SourceFile, SourceError]] = []
         for f in files:
@@ -186,7 +216,12 @@ class Fetcher:
                 if f.name not in dataset.optional_files:
                     missing.append((f, exc))
                 continue
-            paths[f.name] = self.extract(dataset, f, path) if f.extract_to else path
+            if f.extract_to:
+                paths[f.name] = self.extract(dataset, f, path)
+            elif private and self.verify and path.is_file():
+                paths[f.name] = self._copy(dataset, f, path)
+            else:
+                paths[f.name] = path
         if len(missing) == 1:
             raise missing[0][1]
         if missing:
@@ -281,7 +316,24 @@ class Fetcher:
                 f"{path}: sha256 {actual} does not match the expected {expected} ({source}); "
                 f"replace it with the publisher's file from {file.url}, or pass --no-verify"
             )
+        self._verified[path] = actual
+        pause_at(f"source-checked/{path.name}")
         return actual
+
+    def _copy(self, dataset: Dataset, file: SourceFile, path: Path) -> Path:
+        """A private copy of a verified file, checked again by the bytes copied."""
+        expected = self._verified.get(path)  # what get() verified
+        copy, sha = private_copy(path, dataset.name)
+        if expected is not None and sha != expected:
+            copy.unlink()
+            raise ChecksumError(
+                f"{path}: sha256 {sha} of the bytes read does not match the expected {expected} "
+                f"(the file changed after it was checked); replace it with the publisher's file "
+                f"from {file.url}, or pass --no-verify"
+            )
+        self._origins[copy] = path
+        pause_at(f"source-verified/{path.name}")
+        return copy
 
     def _download(self, dataset: Dataset, file: SourceFile, target: Path) -> Path:
         import logging
@@ -336,9 +388,11 @@ class Fetcher:
                     "--source folder" + self._not_in_sources(dataset, file)
                 ) from exc
         if expected is None:
-            self._recorded.record(file.url, _sha256_once(target))
+            expected = _sha256_once(target)
+            self._recorded.record(file.url, expected)
         else:
             _remember(target, expected)  # pooch verified it: extraction need not hash it again
+        self._verified[target] = expected
         return target
 
     # ------------------------------------------------------------------ archives
@@ -350,40 +404,29 @@ class Fetcher:
         assert file.extract_to is not None
         if path.is_dir():
             return path
-        sha = _sha256_once(path)
-        area = self.root / "extracted" / dataset.name
-        base = area / file.name
-        folder = base / sha / file.extract_to
-        if folder.is_dir() and not stale(area, base, sha):
-            return folder  # nothing to write: works in a read-only home
-        try:
-            with _home_writes(self.root), self._lock(dataset, file, "extract"):
-                remove_stale(area, base, sha)
-                if not folder.is_dir():
-                    _extract_into(path, base / sha, file.extract_to)
-        except SetupError:
-            if folder.is_dir():  # a read-only home that holds this extraction: the rest can wait
-                return folder
-            raise
+        with open_verified(path, _HASHES) as (opened, sha, check):  # hashed and extracted through one file
+            expected = self._verified.get(path)  # what get() verified, if it did
+            if expected is not None and sha != expected:
+                raise ChecksumError(
+                    f"{path}: sha256 {sha} of the bytes read does not match the expected "
+                    f"{expected} (the file changed after it was checked); replace it with the "
+                    f"publisher's file from {file.url}, or pass --no-verify"
+                )
+            area = self.root / "extracted" / dataset.name
+            base = area / file.name
+            folder = base / sha / file.extract_to
+            if folder.is_dir() and not stale(area, base, sha):
+                return folder  # nothing to write: works in a read-only home
+            try:
+                with _home_writes(self.root), self._lock(dataset, file, "extract"):
+                    remove_stale(area, base, sha)
+                    if not folder.is_dir():
+                        extract_into(path, base / sha, file.extract_to, opened, check)
+            except SetupError:
+                if folder.is_dir():  # a read-only home that holds this extraction: the rest can wait
+                    return folder
+                raise
         return folder
-
-
-def _extract_into(archive: Path, target: Path, root: str) -> None:
-    """Extract ``archive`` into a temporary folder beside ``target`` and rename it into place;
-    on any failure remove it, and the folders above that it leaves empty."""
-    max_bytes, max_members = extract_limits(archive.stat().st_size)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".extract-"))
-    try:
-        safe_extract(archive, tmp, root, max_bytes, max_members)
-        shutil.rmtree(target, ignore_errors=True)  # one without the folder inside
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        for empty in (target.parent, target.parent.parent):
-            if empty.is_dir() and not any(empty.iterdir()):
-                empty.rmdir()
-        raise
 
 
 def _drop_legacy_lock(cached: Path) -> None:

@@ -8,8 +8,9 @@ Every ``CONVBANK_*`` variable is read here, and only here:
 - ``CONVBANK_SOURCE``: a path list of folders holding source files;
 - ``CONVBANK_EXTRACT_MAX_BYTES`` and ``CONVBANK_EXTRACT_MAX_MEMBERS``: what an archive may
   expand to (see :mod:`convbank._archive`);
-- ``CONVBANK_TEST_PAUSE``: for tests only, ``POINT:FILE`` makes an export stop at ``POINT``
-  (:func:`convbank.export._place.pause`) until ``FILE``, which it creates, is removed.
+- ``CONVBANK_TEST_PAUSE``: for tests only, ``POINT:FILE`` makes a command stop at ``POINT``
+  (:func:`pause_at`: an export's steps, a source file's reading) until ``FILE``, which it
+  creates, is removed.
 
 A module of its own, at the bottom of the layers, so that readers of the bank (``load``,
 ``sql``, the viewer) need not import the build or the fetcher to find it.
@@ -31,6 +32,7 @@ __all__ = [
     "env_number",
     "home",
     "is_offline",
+    "pause_at",
     "pause_point",
     "source_dirs",
 ]
@@ -131,6 +133,21 @@ def pause_point() -> tuple[str, Path] | None:
     text = os.environ.get("CONVBANK_TEST_PAUSE", "")
     point, _, file = text.partition(":")
     return (point, Path(file)) if point and file else None
+
+
+def pause_at(point: str) -> None:
+    """A test's hook (``CONVBANK_TEST_PAUSE=POINT:FILE``): at ``point`` create ``FILE`` and
+    wait until it is removed; nothing when the setting names another point. Example: with
+    ``CONVBANK_TEST_PAUSE=source-verified:/tmp/p``, ``pause_at("source-verified")`` waits
+    while ``/tmp/p`` exists."""
+    asked = pause_point()
+    if asked is None or asked[0] != point:
+        return
+    import time
+
+    asked[1].touch()
+    while asked[1].exists():
+        time.sleep(0.01)
 
 
 _MOST = 2**62

@@ -5,7 +5,14 @@ DuckDB query running in C would go on for as long as it takes. The operating sys
 signal also reaches a wake-up file descriptor at once, though: a watcher thread reading it
 interrupts every DuckDB connection of the process, DuckDB returns, and the
 :class:`KeyboardInterrupt` follows. Worker processes (the query sandbox, build workers) are
-killed by their owners as the exception unwinds.
+killed by their owners as the exception unwinds, and die by themselves when their owner dies
+(:func:`convbank._workers._die_with`).
+
+SIGTERM and SIGHUP stop every command as Ctrl-C does (:class:`Terminated`, exit 143 and 129).
+DuckDB's interrupt cannot stop one huge expression (``md5(repeat('a', 10^9))`` runs on for
+tens of seconds), so a read-only command (``query``) also sets :func:`exit_soon_on_signals`:
+a signal not unwound within :data:`GRACE` seconds kills the workers and ends the process
+(nothing is being written that could be left half-done).
 """
 
 from __future__ import annotations
@@ -18,11 +25,17 @@ import threading
 from collections.abc import Iterator
 
 __all__ = [
+    "EXIT_HUNG_UP",
     "EXIT_INTERRUPTED",
     "EXIT_TERMINATED",
+    "GRACE",
     "Terminated",
+    "claim_exit",
+    "exit_soon_on_signals",
     "interrupted",
+    "message",
     "sigterm_as_interrupt",
+    "terminate_on_signals",
     "watch_interrupts",
 ]
 
@@ -30,16 +43,75 @@ EXIT_INTERRUPTED = 130
 """A shell's code for a command ended by SIGINT (128 + 2)."""
 EXIT_TERMINATED = 143
 """A shell's code for a command ended by SIGTERM (128 + 15)."""
+EXIT_HUNG_UP = 129
+"""A shell's code for a command ended by SIGHUP (128 + 1): its terminal closed."""
+GRACE = 0.5
+"""Seconds a read-only command has to unwind after a signal before it is ended outright."""
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised as Ctrl-C's :class:`KeyboardInterrupt` is, so that the same cleanup runs
-    (an export's staging folder removed)."""
+    """SIGTERM or SIGHUP, raised as Ctrl-C's :class:`KeyboardInterrupt` is, so that the same
+    cleanup runs (an export's staging folder removed); ``signum`` says which."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 def _terminate(signum: int, frame: object) -> None:
-    _interrupt_queries()
-    raise Terminated
+    _interrupt_queries(signum)
+    raise Terminated(signum)
+
+
+_EXIT = threading.Lock()
+"""Taken by whoever prints the command's last line (the unwinding, or the grace timer)."""
+_SOON = threading.Event()
+
+
+def claim_exit() -> bool:
+    """Whether this caller is the one to print the interrupted command's line and exit (once
+    per process): the unwinding main thread or the :data:`GRACE` timer, whichever comes first.
+    Example: ``if claim_exit(): click.echo("interrupted ...", err=True)``."""
+    return _EXIT.acquire(blocking=False)
+
+
+def exit_soon_on_signals() -> None:
+    """For a command that writes nothing: after SIGINT, SIGTERM or SIGHUP, if it has not exited
+    within :data:`GRACE` seconds, kill its workers and end it with the signal's exit code and
+    one line. Example: ``exit_soon_on_signals()`` at the start of ``convbank query``."""
+    _SOON.set()
+
+
+def message(signum: int) -> tuple[str, int]:
+    """The one line a command stopped by ``signum`` prints, and its exit code. Example:
+    ``message(signal.SIGHUP) == ("terminated (SIGHUP): stopped; nothing half-written was
+    kept", 129)``."""
+    if signum == signal.SIGINT:
+        return "interrupted (Ctrl-C): stopped; nothing half-written was kept", EXIT_INTERRUPTED
+    code = EXIT_HUNG_UP if signum == signal.SIGHUP else EXIT_TERMINATED
+    return f"terminated ({signal.Signals(signum).name}): stopped; nothing half-written was kept", code
+
+
+def _end_now(signum: int) -> None:
+    from convbank._workers import kill_all
+
+    kill_all()
+    if claim_exit():
+        line, code = message(signum)
+        with contextlib.suppress(OSError):
+            os.write(2, f"{line}\n".encode())
+        os._exit(code)
+
+
+def terminate_on_signals() -> None:
+    """From the main thread: SIGTERM and SIGHUP raise :class:`Terminated` (unless a handler of
+    the program's own is set). Example: ``terminate_on_signals()`` in ``main()``."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                signal.signal(signum, _terminate)
 
 
 @contextlib.contextmanager
@@ -58,10 +130,13 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 interrupted = threading.Event()
-"""Set once SIGINT arrived: an error that follows is its consequence (an interrupted query)."""
+"""Set once SIGINT (or SIGTERM, SIGHUP) arrived: an error that follows is its consequence
+(an interrupted query); :data:`last_signal` says which."""
+last_signal = [int(signal.SIGINT)]
 
 
-def _interrupt_queries() -> None:
+def _interrupt_queries(signum: int) -> None:
+    last_signal[0] = signum
     interrupted.set()
     sql = sys.modules.get("convbank.store.sql")  # nothing to interrupt if never imported
     if sql is not None:
@@ -76,8 +151,13 @@ def _watch(fd: int) -> None:
             return
         if not data:
             return
-        if signal.SIGINT in data or signal.SIGTERM in data:  # SIGTERM: within sigterm_as_interrupt
-            _interrupt_queries()
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signum in data and signal.getsignal(signum) in (_terminate, signal.default_int_handler):
+                _interrupt_queries(signum)
+                if _SOON.is_set():
+                    timer = threading.Timer(GRACE, _end_now, (signum,))
+                    timer.daemon = True
+                    timer.start()
 
 
 def watch_interrupts() -> None:

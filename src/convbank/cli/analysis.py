@@ -200,7 +200,6 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     import errno
     import signal
     import socket
-    import sys
 
     from convbank.cli._console import err
     from convbank.errors import ServeError, require
@@ -210,7 +209,7 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     import uvicorn
 
     from convbank.store.sandbox import parse_size
-    from convbank.web._server import server_config
+    from convbank.web._server import exit_now, exit_soon, server_config
     from convbank.web.app import Limits, allowed_hosts, create_app
 
     try:
@@ -237,10 +236,11 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
         def handle_exit(self, sig: int, frame: Any) -> None:
             app.state.stop_queries()  # running queries end now, not after the grace period
             super().handle_exit(sig, frame)
+            exit_soon()  # whoever is still connected
 
     config = server_config(app)  # a client has 5 s to send its headers (HeaderDeadline)
     for stop in (signal.SIGINT, signal.SIGTERM):
         # uvicorn shuts down gracefully, then re-raises the signal to the handler it found:
         # this one, so the exit status says "stopped"
-        signal.signal(stop, lambda *_: sys.exit(0))
+        signal.signal(stop, exit_now)
     Server(config).run(sockets=[sock])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -13,7 +14,15 @@ from convbank import settings
 from convbank._version import __version__
 from convbank.cli._options import Choice, config_option, source_options, split_option
 from convbank.cli._options import fetcher_for as _fetcher
-from convbank.cli._signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, interrupted, watch_interrupts
+from convbank.cli._signals import (
+    Terminated,
+    claim_exit,
+    interrupted,
+    last_signal,
+    message,
+    terminate_on_signals,
+    watch_interrupts,
+)
 from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
 from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.settings import bank_root, downloads_root, home
@@ -23,6 +32,15 @@ if TYPE_CHECKING:
 
 # Each command imports what it needs (pyarrow, DuckDB, rich) when it runs, so that
 # `--version`, `--help` and `where` start in a few hundredths of a second.
+
+
+def _stopped(ctx: click.Context, signum: int) -> None:
+    """One line and the signal's exit code (130, 143, 129), unless the grace timer of
+    :func:`convbank.cli._signals.exit_soon_on_signals` is ending the process already."""
+    line, code = message(signum)
+    if claim_exit():
+        click.echo(line, err=True)
+    ctx.exit(code)
 
 
 class ConvbankGroup(click.Group):
@@ -41,14 +59,11 @@ class ConvbankGroup(click.Group):
             if ctx.params.get("debug"):
                 raise
             if isinstance(exc, Terminated):
-                click.echo("terminated (SIGTERM): stopped; nothing half-written was kept", err=True)
-                ctx.exit(EXIT_TERMINATED)
-            click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
+                _stopped(ctx, exc.signum)
+            _stopped(ctx, last_signal[0] if interrupted.is_set() else signal.SIGINT)  # DuckDB's own
         except (ConvbankError, OSError) as exc:
-            if interrupted.is_set() and not ctx.params.get("debug"):  # what Ctrl-C interrupted failed
-                click.echo("interrupted (Ctrl-C): stopped; nothing half-written was kept", err=True)
-                ctx.exit(EXIT_INTERRUPTED)
+            if interrupted.is_set() and not ctx.params.get("debug"):  # what a signal interrupted failed
+                _stopped(ctx, last_signal[0])
             from convbank._homefiles import os_error
 
             error = os_error(exc) if isinstance(exc, OSError) else exc
@@ -200,7 +215,7 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     failures = []
     for cfg in dict.fromkeys(p.config for p in ds.parts(config)):
         try:
-            paths = source_paths(ds, cfg, fetcher)
+            paths = source_paths(ds, cfg, fetcher, private=False)
         except SourceError as exc:
             failures.append(f"not fetched {ds.name}/{cfg}: {exc}")
             continue
@@ -418,4 +433,5 @@ for _command in (build_command, query, validate, stats, report, bench, serve, do
 def main() -> None:
     """Console-script entry point."""
     watch_interrupts()
+    terminate_on_signals()
     cli(prog_name="convbank")

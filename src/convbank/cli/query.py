@@ -98,7 +98,9 @@ def query(
     Example: convbank query "SELECT dataset, count(*) FROM turns GROUP BY 1" --format csv
     """
     from convbank.cli._console import FITTED, out
+    from convbank.cli._signals import exit_soon_on_signals
 
+    exit_soon_on_signals()  # it writes nothing: a signal ends it within a second, whatever DuckDB does
     text = _sql_text(sql_text, sql_file)
     fmt = "json" if as_json else fmt
     if show_all:

@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from convbank._atomic import atomic_write_text
 from convbank._lazy import lazy
 from convbank.errors import ExportError
-from convbank.settings import pause_point
+from convbank.settings import pause_at
 
 if TYPE_CHECKING:
     import filelock
@@ -64,12 +63,7 @@ def describe(export: Export) -> str:
 def pause(point: str) -> None:
     """A test's hook (``CONVBANK_TEST_PAUSE=POINT:FILE``): at ``point`` (``staged``,
     ``journal``, ``moved``, ``recorded``) create ``FILE`` and wait until it is removed."""
-    asked = pause_point()
-    if asked is None or asked[0] != point:
-        return
-    asked[1].touch()
-    while asked[1].exists():
-        time.sleep(0.01)
+    pause_at(point)
 
 
 def _load(output: Path) -> dict[str, Any]:

@@ -17,13 +17,26 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import sys
+import threading
 from typing import Any
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEADER_SECONDS", "KEEP_ALIVE_SECONDS", "MAX_CONNECTIONS", "HeaderDeadline", "server_config"]
+__all__ = [
+    "HEADER_SECONDS",
+    "KEEP_ALIVE_SECONDS",
+    "MAX_CONNECTIONS",
+    "STOP_SECONDS",
+    "HeaderDeadline",
+    "exit_now",
+    "exit_soon",
+    "server_config",
+]
 
 HEADER_SECONDS = 5.0
 """Seconds a client has, from connecting or from the first byte of a request on a kept-alive
@@ -123,3 +136,28 @@ def server_config(app: Any, **options: Any) -> uvicorn.Config:
         limit_concurrency=MAX_CONNECTIONS,
         **options,
     )
+
+
+STOP_SECONDS = 0.6
+"""Seconds the viewer gives its clients to be answered after SIGTERM or Ctrl-C (queued pages
+get a 503 at once, queries are stopped at once) before it exits anyway: a client that does
+not read its response held uvicorn's graceful shutdown for 5 s."""
+
+
+def exit_now(signum: int, frame: object) -> None:
+    """The viewer's end once uvicorn has shut down (connections answered or closed, queries
+    and workers stopped), or :data:`STOP_SECONDS` after the signal: exit 0 at once. The
+    interpreter's own teardown of a loaded viewer (DuckDB, Arrow, caches) took a second more
+    (measured: 0.3 s to here, 1.3 s to the exit), and the viewer writes nothing that it could
+    leave half-done. Example: ``signal.signal(signal.SIGTERM, exit_now)``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def exit_soon() -> None:
+    """:func:`exit_now` in :data:`STOP_SECONDS`, whatever still runs (from the signal handler
+    that starts uvicorn's shutdown). Example: ``exit_soon()`` in ``Server.handle_exit``."""
+    timer = threading.Timer(STOP_SECONDS, exit_now, (signal.SIGTERM, None))
+    timer.daemon = True
+    timer.start()

@@ -1,0 +1,134 @@
+"""Reading only the bytes that were verified: a source file is hashed while it is copied into a
+private folder and the readers get the copy; an archive is hashed through one open file and
+extracted from that same file.
+
+A file found by its path, hashed, then opened again by its path to be read is open to a swap in
+between (a rename puts another file at the path; an in-place rewrite changes its bytes). Here
+the bytes hashed are the bytes read, by construction:
+
+- :func:`private_copy` reads the file once, through one descriptor, writing each block to a
+  copy and into the hash; the copy (in a folder of this process's own, ``0700``, removed when
+  the process exits) is what the readers open. A rename of the original after it was opened
+  changes nothing (the descriptor holds the old inode); an in-place rewrite changes the hash.
+- :func:`open_verified` yields an archive's open file once its hash (through that file) is
+  known, and checks that the file's signature (device, inode, size, mtime, ctime) is the same
+  after it was read, so an in-place rewrite while it was extracted is caught.
+
+``CONVBANK_TEST_PAUSE`` points (for tests, :func:`convbank.settings.pause_at`), each followed
+by ``/`` and the file's name: ``source-checked`` (:class:`convbank.fetch.Fetcher` verified the
+file by its path), ``source-opened`` (opened to be copied or extracted, nothing read yet),
+``source-reading`` (its first block copied), ``source-verified`` (copied and verified, before
+any reader opens the copy), ``source-extracted`` (an archive extracted, not yet kept).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from convbank.errors import ChecksumError
+from convbank.settings import pause_at
+
+__all__ = ["BLOCK", "open_verified", "private_copy", "signature"]
+
+BLOCK = 1 << 16
+"""Bytes read at a time while copying (64 KiB: small enough that a test can pause mid-file)."""
+
+_FOLDER: list[Path] = []
+"""The process's private folder of verified copies, made on first use."""
+
+
+def signature(fd: int) -> tuple[int, ...]:
+    """What changes whenever a file's bytes change: (device, inode, size, mtime, ctime) of an
+    open file. Example: ``signature(f.fileno())``."""
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _folder() -> Path:
+    if not _FOLDER:
+        folder = Path(tempfile.mkdtemp(prefix="convbank-verified-"))  # mode 0700
+        owner = os.getpid()
+
+        def remove() -> None:
+            if os.getpid() == owner:  # not a forked worker's exit
+                shutil.rmtree(folder, ignore_errors=True)
+
+        atexit.register(remove)
+        _FOLDER.append(folder)
+    return _FOLDER[0]
+
+
+def private_copy(path: Path, place: str) -> tuple[Path, str]:
+    """Copy ``path`` into this process's private folder (under ``place``, keeping its file
+    name) while hashing the bytes copied; return the copy and their sha256. The caller checks
+    the sha256 before handing the copy to a reader. Example::
+
+        copy, sha = private_copy(Path("src/casino_valid.json"), "casino")
+        assert copy.name == "casino_valid.json"
+    """
+    target = _folder() / place
+    target.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{path.name}.")
+    try:
+        with path.open("rb") as src, os.fdopen(fd, "wb") as out:
+            pause_at(f"source-opened/{path.name}")
+            first = True
+            while block := src.read(BLOCK):
+                digest.update(block)
+                out.write(block)
+                if first:
+                    pause_at(f"source-reading/{path.name}")
+                    first = False
+        sha = digest.hexdigest()
+        copy = target / sha / path.name
+        copy.parent.mkdir(exist_ok=True)
+        os.replace(tmp, copy)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return copy, sha
+
+
+@contextmanager
+def open_verified(
+    path: Path, known: dict[str, tuple[tuple[int, ...], str]]
+) -> Iterator[tuple[BinaryIO, str, Callable[[], None]]]:
+    """Open ``path`` once and yield ``(file, sha256, check)``, the sha256 being that of the
+    open file: from ``known`` (by absolute path) when the file's signature is the one recorded
+    there, else hashed through the file, which is then rewound. ``check()`` raises a
+    :class:`ChecksumError` if the file changed since it was opened (its signature moved): call
+    it before keeping what was read; leaving the block checks too. Example::
+
+        with open_verified(Path("hf_pec.zip"), {}) as (f, sha, check):
+            names = zipfile.ZipFile(f).namelist()
+            check()
+    """
+    with path.open("rb") as f:
+        before = signature(f.fileno())
+        entry = known.get(os.path.abspath(path))
+        if entry is not None and entry[0] == before:
+            sha = entry[1]
+        else:
+            sha = hashlib.file_digest(f, "sha256").hexdigest()
+            f.seek(0)
+
+        def check() -> None:
+            if signature(f.fileno()) != before:
+                raise ChecksumError(
+                    f"{path}: changed while convbank read it (sha256 {sha} before); nothing "
+                    "was kept from it — leave the file alone while convbank reads it, and run "
+                    "the command again"
+                )
+
+        pause_at(f"source-opened/{path.name}")
+        yield f, sha, check
+        check()
