@@ -9,20 +9,21 @@ one path: the model's predictions, checked, then :meth:`Task.score`.
 from __future__ import annotations
 
 import importlib
+import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from convbank.errors import BenchError, did_you_mean, require
+from convbank.errors import BenchError, ConvbankError, did_you_mean, require
 from convbank.query import Corpus
 from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
 from convbank.tasks.progress import progress
 
-__all__ = ["Interrupted", "Result", "load_model", "predict", "run", "score", "task_named"]
+__all__ = ["Interrupted", "Result", "finite_metrics", "load_model", "predict", "run", "score", "task_named"]
 
 
 @dataclass
@@ -50,6 +51,9 @@ class Result:
     metrics are those folds' only, not the protocol's figure, and it cannot be saved."""
     folds: int = 0
     """How many folds the protocol has (with :attr:`folds_done`, how far a partial run got)."""
+    notes: list[str] = field(default_factory=list)
+    """What the metrics do not say themselves: a metric that was not a finite number (an
+    overflow) and is reported as null (:func:`finite_metrics`)."""
 
     @property
     def partial(self) -> bool:
@@ -72,6 +76,7 @@ class Result:
             "data": self.data,
             "seed": self.seed,
             "protocol": self.protocol,
+            **({"notes": self.notes} if self.notes else {}),
             **self.details,
         }
 
@@ -141,21 +146,23 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
     method = "rank" if task.kind == "ranking" else "predict"
     if not callable(getattr(model, method, None)):
         raise BenchError(f"{task.name} is a {task.kind} task: the model needs a {method}(examples) method")
+    name = label or type(model).__name__
     if callable(getattr(model, "setup", None)):
-        model.setup(list(data.examples))  # type: ignore[union-attr]
+        _call(task.name, name, "", model, "setup", list(data.examples))
     out: dict[str, Any] = {}
     done: list[str] = []
     try:
-        for fold in progress(data.folds, f"{label or type(model).__name__}: folds"):
+        for fold in progress(data.folds, f"{name}: folds"):
             if callable(getattr(model, "fit", None)):
-                model.fit(  # type: ignore[union-attr]
-                    [data.examples[i] for i in fold.train], [data.gold[i] for i in fold.train]
-                )
+                train = [data.examples[i] for i in fold.train]
+                _call(task.name, name, fold.name, model, "fit", train, [data.gold[i] for i in fold.train])
             test = [data.examples[i] for i in fold.test]
-            answers = list(getattr(model, method)(test))
+            answers = _answers(
+                task.name, name, fold.name, method, _call(task.name, name, fold.name, model, method, test)
+            )
             if len(answers) != len(test):
                 raise BenchError(
-                    f"{task.name}, {fold.name}: the model returned {len(answers)} predictions "
+                    f"{task.name}, {fold.name}: the model {name} returned {len(answers)} predictions "
                     f"for {len(test)} examples"
                 )
             for example, answer in zip(test, answers, strict=True):
@@ -168,6 +175,44 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
         raise Interrupted({k: v for k, v in out.items() if k in kept}, done) from None
     _check(task, data, out, "the model")
     return out
+
+
+def _call(task: str, model: str, fold: str, obj: Any, method: str, *args: Any) -> Any:
+    """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C)
+    becomes one line naming the task, the fold, the model and the method."""
+    try:
+        return getattr(obj, method)(*args)
+    except ConvbankError:
+        raise
+    except Exception as exc:
+        where = f"{task}, {fold}" if fold else task
+        raise BenchError(f"{where}: the model {model} failed in {method}(): {_what(exc)}") from exc
+
+
+def _answers(task: str, model: str, fold: str, method: str, answers: Any) -> list[Any]:
+    """What ``predict``/``rank`` returned, as a list: anything but a sequence or an iterator
+    of predictions (None, a number, a string) is one line naming the model and the fold."""
+    if isinstance(answers, (str, bytes, Mapping)) or not isinstance(answers, Iterable):
+        raise BenchError(
+            f"{task}, {fold}: the model {model}'s {method}() returned {_kind(answers)}, "
+            "not a list of one prediction per example"
+        )
+    try:
+        return list(answers)
+    except ConvbankError:
+        raise
+    except Exception as exc:
+        raise BenchError(f"{task}, {fold}: the model {model} failed in {method}(): {_what(exc)}") from exc
+
+
+def _what(exc: BaseException) -> str:
+    """``ValueError: the message`` on one line (a message's newlines as spaces)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _kind(value: Any) -> str:
+    return "None" if value is None else f"a {type(value).__name__}"
 
 
 def score(
@@ -200,7 +245,7 @@ def score(
     if not isinstance(predictions, Mapping):
         from convbank.bench.files import read_predictions
 
-        predictions = read_predictions(Path(predictions))
+        predictions = read_predictions(Path(predictions), examples=len(data.test_ids()))
     table = {str(k): _plain(v) for k, v in predictions.items()}
     _check(chosen, data, table, "the predictions")
     return _result(
@@ -299,7 +344,8 @@ def _result(
     seed: int,
     seconds: float,
 ) -> Result:
-    metrics = _plain(task.score(data, predictions))
+    with np.errstate(all="ignore"):  # an overflow is a metric of null, with a note
+        metrics, notes = finite_metrics(_plain(task.score(data, predictions)))
     used = sorted({c for c, _ in corpus.parts()})
     return Result(
         task=task.name,
@@ -314,7 +360,31 @@ def _result(
         seconds=seconds,
         details=_plain(data.details),
         predictions=predictions,
+        notes=notes,
     )
+
+
+def finite_metrics(metrics: dict[str, Any], prefix: str = "metrics") -> tuple[dict[str, Any], list[str]]:
+    """``metrics`` with every number that is not finite (NaN, an overflow to ``Infinity``)
+    replaced by None, and a note for each: what :func:`save` writes and a run reports.
+
+    >>> finite_metrics({"spearman": 0.3, "mae": float("inf")})
+    ({'spearman': 0.3, 'mae': None},
+     ['metrics.mae was inf (not a finite number): reported and saved as null'])
+    """
+    clean: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in metrics.items():
+        where = f"{prefix}.{key}"
+        if isinstance(value, dict):
+            clean[key], more = finite_metrics(value, where)
+            notes += more
+        elif isinstance(value, float) and not math.isfinite(value):
+            clean[key] = None
+            notes.append(f"{where} was {value} (not a finite number): reported and saved as null")
+        else:
+            clean[key] = value
+    return clean, notes
 
 
 def _check(task: Task, data: TaskData, predictions: Mapping[str, Any], what: str) -> None:

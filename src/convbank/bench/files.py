@@ -8,13 +8,17 @@
     DIR/<task>/<fold>/test.jsonl, test.gold.jsonl
     ... and the same four as .parquet
 
+(``<fold>`` is the fold's name as a file name, :func:`fold_folders`: ``volunteers-fold1``
+for the fold ``volunteers/fold1`` of a run of several configs; ``task.json`` gives each
+fold's ``folder``)
 and ``--predictions FILE`` reads ``{example_id, prediction}`` rows from JSONL or Parquet.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,15 @@ import msgspec
 from convbank.errors import BenchError
 from convbank.tasks import Task, TaskData
 
-__all__ = ["export_task", "read_predictions", "write_predictions"]
+__all__ = [
+    "BYTES_PER_EXAMPLE",
+    "LINE_LIMIT",
+    "MAX_DEPTH",
+    "export_task",
+    "fold_folders",
+    "read_predictions",
+    "write_predictions",
+]
 
 
 def export_task(
@@ -47,6 +59,7 @@ def export_task(
     from convbank.export._place import placed
 
     target = directory / task.name
+    folders = fold_folders([f.name for f in data.folds])
     written: list[Path] = []
     record = {"dataset": task.dataset, "format": f"bench task {task.name}", "parts": [f"seed {seed}"]}
     with placed(directory, record, overwrite=overwrite) as (top, moved):
@@ -55,64 +68,115 @@ def export_task(
         describe = {
             **task.describe(),
             "seed": seed,
-            "folds": [{"name": f.name, "train": len(f.train), "test": len(f.test)} for f in data.folds],
+            "folds": [
+                {"name": f.name, "folder": folder, "train": len(f.train), "test": len(f.test)}
+                for f, folder in zip(data.folds, folders, strict=True)
+            ],
             "details": data.details,
             "files": "per fold: train.jsonl, train.gold.jsonl, test.jsonl, test.gold.jsonl (and .parquet)",
             "predictions": "one {example_id, prediction} row per test example of every fold",
         }
         (tmp / "task.json").write_text(json.dumps(describe, indent=2, default=str) + "\n", encoding="utf-8")
         written.append(target / "task.json")
-        for fold in data.folds:
-            (tmp / fold.name).mkdir()
+        for fold, folder in zip(data.folds, folders, strict=True):
+            (tmp / folder).mkdir()
             for part, rows in (("train", fold.train), ("test", fold.test)):
                 inputs = [data.examples[i].to_dict() for i in rows]
                 gold = [{"example_id": data.examples[i].id, "gold": data.gold[i]} for i in rows]
                 for stem, records in ((part, inputs), (f"{part}.gold", gold)):
                     plain = msgspec.to_builtins(records)
-                    jsonl = tmp / fold.name / f"{stem}.jsonl"
+                    jsonl = tmp / folder / f"{stem}.jsonl"
                     jsonl.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in plain))
                     table = (
                         pa.Table.from_pylist(plain)
                         if plain
                         else pa.table({"example_id": pa.array([], pa.string())})
                     )
-                    pq.write_table(table, tmp / fold.name / f"{stem}.parquet")
-                    written += [target / fold.name / f"{stem}.{ext}" for ext in ("jsonl", "parquet")]
+                    pq.write_table(table, tmp / folder / f"{stem}.parquet")
+                    written += [target / folder / f"{stem}.{ext}" for ext in ("jsonl", "parquet")]
         moved.append(tmp)
     return written
 
 
-def read_predictions(path: Path) -> dict[str, Any]:
+LINE_LIMIT = 1 << 20
+"""The longest line of a predictions file, in bytes (1 MiB; a ranking of 100 candidates
+takes about 2 KiB)."""
+BYTES_PER_EXAMPLE = 16 << 10
+"""A predictions file's size may be 16 KiB per test example of the task (plus one line):
+what reading it may cost is bounded by the task, not by the file."""
+MAX_DEPTH = 64
+"""The deepest nesting of ``[`` and ``{`` a line may hold (a row of spans holds 3), checked
+before the line is decoded."""
+
+
+def fold_folders(names: list[str]) -> list[str]:
+    """The folder of each fold of an export: its name where that is a safe file name, else
+    with each character other than letters, digits, ``-``, ``_`` and ``.`` as ``-`` (a
+    run of several configs names its folds ``volunteers/fold1``), never starting with a dot,
+    never the same for two folds (``-2``, ``-3``... added).
+
+    >>> fold_folders(["volunteers/fold1", "fold1", "fold1", "..", ""])
+    ['volunteers-fold1', 'fold1', 'fold1-2', 'fold', 'fold-2']
+    """
+    out: list[str] = []
+    for name in names:
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "-", name).lstrip(".")[:100] or "fold"
+        chosen, n = safe, 1
+        while chosen in out:
+            n += 1
+            chosen = f"{safe}-{n}"
+        out.append(chosen)
+    return out
+
+
+def read_predictions(path: Path, *, examples: int | None = None) -> dict[str, Any]:
     """``{example_id: prediction}`` from a JSONL or Parquet file of ``{example_id,
     prediction}`` rows; a duplicate id, a row without either field or a line that is not
-    JSON is a :class:`BenchError` naming the first few (and their count)."""
+    JSON is a :class:`BenchError` naming the first few (and their count).
+
+    The file is read as a stream, within bounds: a line of at most :data:`LINE_LIMIT`
+    bytes, nested at most :data:`MAX_DEPTH` deep, and, when ``examples`` (the task's test
+    examples) is given, at most :data:`BYTES_PER_EXAMPLE` bytes per example and twice as
+    many rows: an endless stream (``/dev/zero``) or a flood of blank lines is refused after
+    that much, in bounded memory.
+
+    >>> from pathlib import Path
+    >>> _ = Path("mine.jsonl").write_text('{"example_id": "a", "prediction": []}\\n\\n')
+    >>> read_predictions(Path("mine.jsonl"))
+    {'a': []}
+    >>> _ = Path("deep.jsonl").write_text('{"example_id": "a", "prediction": ' + "[" * 100 + "]" * 100 + "}")
+    >>> read_predictions(Path("deep.jsonl"))
+    Traceback (most recent call last):
+    convbank.errors.BenchError: deep.jsonl: line 1 is nested more than 64 deep; ...
+    """
+    limit = None if examples is None else max(examples, 1) * BYTES_PER_EXAMPLE + LINE_LIMIT
+    most_rows = None if examples is None else 2 * examples + 100
     rows: list[tuple[int, Any]] = []
     if path.suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(path)
-        except (OSError, pa.ArrowException) as exc:
-            raise BenchError(f"{path}: not a readable Parquet file ({exc})") from exc
-        rows = list(enumerate(table.to_pylist(), 1))
+        rows = _parquet_rows(path, limit, most_rows)
     else:
-        try:
-            lines = path.read_bytes().splitlines()
-        except OSError as exc:
-            raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-        bad = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
+        bad: list[int] = []
+        bad_count = 0
+        for number, line in _lines(path, limit):
+            if _too_deep(line):
+                raise BenchError(
+                    f"{path}: line {number:,} is nested more than {MAX_DEPTH} deep; "
+                    'each line is {"example_id": ..., "prediction": ...}'
+                )
             try:
                 rows.append((number, msgspec.json.decode(line)))
             except msgspec.DecodeError:
-                bad.append(number)
-        if bad:
+                bad_count += 1
+                bad += [number] if len(bad) < 3 else []
+            if most_rows is not None and len(rows) + bad_count > most_rows:
+                raise BenchError(
+                    f"{path}: more than {most_rows:,} rows, for a task of {examples:,} test examples; "
+                    'each example once, as {"example_id": ..., "prediction": ...}'
+                )
+        if bad_count:
             raise BenchError(
-                f"{path}: {len(bad):,} line(s) are not JSON (line {', '.join(map(str, bad[:3]))}"
-                f'{", ..." if len(bad) > 3 else ""}); each line is {{"example_id": ..., "prediction": ...}}'
+                f"{path}: {bad_count:,} line(s) are not JSON (line {', '.join(map(str, bad))}"
+                f'{", ..." if bad_count > 3 else ""}); each line is {{"example_id": ..., "prediction": ...}}'
             )
     out: dict[str, Any] = {}
     malformed, duplicates = [], []
@@ -134,6 +198,100 @@ def read_predictions(path: Path) -> dict[str, Any]:
     if problems:
         raise BenchError(f"{path}: {'; '.join(problems)}")
     return out
+
+
+_CHUNK = 1 << 20
+_TEXT = re.compile(rb"[^\n]+")
+
+
+def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of every line holding more than white space, read 1 MiB at a
+    time: a line longer than :data:`LINE_LIMIT`, or more than ``limit`` bytes in all, is a
+    :class:`BenchError` as soon as it is seen."""
+    try:
+        f = path.open("rb")
+    except OSError as exc:
+        raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    with f:
+        number, size, rest = 1, 0, b""  # number: the line that ``rest`` begins
+        while True:
+            try:
+                chunk = f.read(_CHUNK)
+            except OSError as exc:
+                raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+            size += len(chunk)
+            if limit is not None and size > limit:
+                raise BenchError(
+                    f"{path}: larger than {_mib(limit)} ({BYTES_PER_EXAMPLE >> 10} KiB a test example of "
+                    'the task); a predictions file holds one {"example_id": ..., "prediction": ...} '
+                    "line per test example"
+                )
+            buffer = rest + chunk
+            end = len(buffer) if not chunk else buffer.rfind(b"\n") + 1
+            position = 0
+            for match in _TEXT.finditer(buffer, 0, end):
+                number += buffer.count(b"\n", position, match.start())
+                position = match.start()
+                line = match.group()
+                if len(line) > LINE_LIMIT:
+                    raise _too_long(path, number)
+                if line.strip():
+                    yield number, line
+            number += buffer.count(b"\n", position, end)
+            rest = buffer[end:]
+            if len(rest) > LINE_LIMIT:
+                raise _too_long(path, number)
+            if not chunk:
+                return
+
+
+def _too_long(path: Path, number: int) -> BenchError:
+    return BenchError(
+        f"{path}: line {number:,} is longer than {_mib(LINE_LIMIT)}; "
+        'each line is {"example_id": ..., "prediction": ...}'
+    )
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):,.0f} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def _too_deep(line: bytes) -> bool:
+    """Whether ``line`` nests ``[`` and ``{`` more than :data:`MAX_DEPTH` deep (brackets in
+    strings aside), found by scanning, before any decoder recurses into it."""
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub(b"", line)):
+        depth += 1 if bracket in (b"[", b"{") else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
+def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[tuple[int, Any]]:
+    """The rows of a Parquet predictions file, numbered; one larger (uncompressed) than
+    ``limit`` or of more than ``most_rows`` rows is refused from its footer, unread."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        footer = pq.ParquetFile(path).metadata
+        if limit is not None and footer.num_rows and most_rows is not None:
+            size = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
+            if footer.num_rows > most_rows or size > limit:
+                raise BenchError(
+                    f"{path}: {footer.num_rows:,} rows, {_mib(size)} uncompressed: more than a predictions "
+                    f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)"
+                )
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise BenchError(f"{path}: not a readable Parquet file ({exc})") from exc
+    return list(enumerate(table.to_pylist(), 1))
 
 
 def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:

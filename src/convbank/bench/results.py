@@ -2,27 +2,65 @@
 version, the bank's generation and the sha256 of its sources, the metrics), and the saved
 runs side by side as a leaderboard.
 
-Saved runs are JSON files under ``$CONVBANK_HOME/bench/results/``, one a run, written
-atomically; ``convbank bench --results`` reads them all.
+Saved runs are JSON files under ``$CONVBANK_HOME/bench/results/``, one a run, each written
+whole to a temporary file and then linked under a name no other run holds (runs saved at
+once, even in the same second, each keep their own file); ``convbank bench --results`` reads
+them all, each checked against :class:`SavedRun` (a file that is not one is skipped with a
+warning naming it). A metric that is not a finite number (an overflow: ``Infinity``) is
+saved as null, with a note saying so in ``notes``: a saved file is strict JSON.
 """
 
 from __future__ import annotations
 
-import json
+import errno
+import os
+import re
+import tempfile
 import time
+import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import msgspec
 
 from convbank import settings
-from convbank.errors import BenchError
+from convbank.errors import BenchError, DiskFullError
 
 if TYPE_CHECKING:
     from convbank.bench._core import Result
     from convbank.query import Corpus
 
-__all__ = ["leaderboard", "results_folder", "save"]
+__all__ = ["SavedRun", "leaderboard", "read_saved", "results_folder", "save"]
+
+Value = Union[float, None]  # noqa: UP007 - msgspec reads the alias at run time
+Metrics = dict[str, Union[Value, dict[str, Union[Value, dict[str, Value]]]]]  # noqa: UP007
+"""A run's metrics: numbers (or null) by name, nested up to two levels (per label or type,
+per config)."""
+
+
+class SavedRun(msgspec.Struct, kw_only=True):
+    """One saved run, as its file holds it: what :func:`save` writes and
+    :func:`leaderboard` accepts (anything else in the folder is skipped with a warning).
+
+    >>> msgspec.json.decode(b'{"task": "casino-strategy", "model": "random", "seed": 0, '
+    ...                     b'"metrics": {"mean_f1": 0.1068}}', type=SavedRun).metrics
+    {'mean_f1': 0.1068}
+    """
+
+    task: str
+    model: str
+    seed: int
+    metrics: Metrics
+    convbank: str = ""
+    saved: str = ""
+    dataset: str = ""
+    config: str = ""
+    data: str = ""
+    generation: str | None = None
+    sources: dict[str, str | None] = msgspec.field(default_factory=dict)
+    seconds: float | None = None
+    protocol: str = ""
+    notes: list[str] = msgspec.field(default_factory=list)
 
 
 def results_folder() -> Path:
@@ -42,15 +80,17 @@ def sources_of(corpus: Corpus) -> dict[str, str | None]:
 
 
 def save(result: Result, corpus: Corpus) -> Path:
-    """Save one run (see the module doc); returns its file.
+    """Save one run (see the module doc); returns its file. A full disk is a
+    :class:`~convbank.errors.DiskFullError` (exit 1), an unwritable home a
+    :class:`~convbank.errors.SetupError` (exit 5).
 
     >>> from convbank.bench import run
     >>> path = save(run("casino-strategy", model="random"), convbank.load("casino"))
     >>> path.name
     '...-casino-strategy-random-seed0.json'
     """
-    from convbank._atomic import atomic_write
     from convbank._version import __version__
+    from convbank.bench._core import finite_metrics
 
     if result.partial:
         raise BenchError(
@@ -58,40 +98,107 @@ def save(result: Result, corpus: Corpus) -> Path:
             "stopped by Ctrl-C) is not saved; run it to the end to save it"
         )
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    record = {
-        "task": result.task,
-        "model": result.model,
-        "seed": result.seed,
-        "convbank": __version__,
-        "saved": stamp,
-        "dataset": result.dataset,
-        "config": result.config,
-        "data": result.data,
-        "generation": corpus.snapshot.generation,
-        "sources": sources_of(corpus),
-        "metrics": result.metrics,
-        "seconds": round(result.seconds, 3),
-        "protocol": result.protocol,
-    }
+    metrics, notes = finite_metrics(result.metrics)
+    record = SavedRun(
+        task=result.task,
+        model=result.model,
+        seed=result.seed,
+        convbank=__version__,
+        saved=stamp,
+        dataset=result.dataset,
+        config=result.config,
+        data=result.data,
+        generation=corpus.snapshot.generation,
+        sources=sources_of(corpus),
+        metrics=metrics,
+        seconds=round(result.seconds, 3),
+        protocol=result.protocol,
+        notes=list(dict.fromkeys([*result.notes, *notes])),
+    )
+    data = msgspec.json.format(msgspec.json.encode(record), indent=2) + b"\n"
     folder = results_folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"{stamp}-{result.task}-{_slug(result.model)}-seed{result.seed}"
-        path = folder / f"{name}.json"
-        n = 1
-        while path.exists():
-            n += 1
-            path = folder / f"{name}-{n}.json"
-        atomic_write(path, json.dumps(record, indent=2).encode("utf-8") + b"\n")
+        return _claim(folder, f"{stamp}-{result.task}-{_slug(result.model)}-seed{result.seed}", data)
     except OSError as exc:
-        raise BenchError(f"{folder}: the run cannot be saved ({exc.strerror or exc})") from exc
-    return path
+        from convbank._homefiles import home_error
+
+        named = exc if exc.filename else OSError(exc.errno, exc.strerror, str(folder))
+        error = home_error(named, settings.home())
+        if error is None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            error = DiskFullError(f"{folder}: no space left on the device to save the run; free some space")
+        if error is None:
+            raise BenchError(f"{folder}: the run cannot be saved ({exc.strerror or exc})") from exc
+        raise error from exc
+
+
+_NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS})
+
+
+def _claim(folder: Path, stem: str, data: bytes) -> Path:
+    """Write ``data`` whole to a temporary file, then give it the first of ``stem.json``,
+    ``stem-2.json``... that no other file holds: ``os.link`` fails rather than replace, so
+    runs saved at once never take each other's name. Where the filesystem has no hard
+    links, the name is taken with ``O_EXCL`` and the whole file renamed onto it."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{stem}.", suffix=".tmp")
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        n = 1
+        while True:
+            path = folder / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
+            try:
+                try:
+                    os.link(tmp, path)
+                except OSError as exc:
+                    if isinstance(exc, FileExistsError) or exc.errno not in _NO_LINKS:
+                        raise
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                    os.replace(tmp, path)
+                return path
+            except FileExistsError:
+                n += 1
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def read_saved(path: Path) -> SavedRun:
+    """One saved run from its file, checked against :class:`SavedRun`; a file that is not
+    one is a :class:`BenchError` saying what is wrong (truncated, not JSON, a field missing
+    or of the wrong type, a number out of range).
+
+    >>> _ = Path("empty.json").write_text("{}")
+    >>> read_saved(Path("empty.json"))
+    Traceback (most recent call last):
+    convbank.errors.BenchError: empty.json: not a saved run (Object missing required field `task`)
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        return msgspec.json.decode(data, type=SavedRun)
+    except msgspec.DecodeError as exc:
+        found = _MALFORMED.fullmatch(str(exc))
+        at = int(found.group(1)) if found else -1
+        token = next((t for t in (b"NaN", b"Infinity", b"-Infinity") if data.startswith(t, at)), None)
+        why = f"{token.decode()} at byte {at} is not a JSON number" if found and token else str(exc)
+        raise BenchError(f"{path}: not a saved run ({why})") from exc
+
+
+_MALFORMED = re.compile(r"JSON is malformed: invalid character \(byte (\d+)\)")
 
 
 def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
     """Every saved run (of one task, or all), best first within a task by the task's headline
-    metric (lowest first for an error such as MAE); a file that cannot be read is skipped
-    with its name in ``unreadable``.
+    metric (lowest first for an error such as MAE; a run whose figure is null last); a file
+    that is not a saved run (:func:`read_saved`) is skipped with a warning naming it and what
+    is wrong (``convbank bench --results`` prints it as one line on stderr).
 
     >>> from convbank.bench import run
     >>> _ = save(run("casino-strategy", model="random"), convbank.load("casino"))
@@ -106,18 +213,21 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
     folder = results_folder()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            record = msgspec.json.decode(path.read_bytes())
-        except (OSError, msgspec.DecodeError):
+            saved = read_saved(path)
+        except BenchError as exc:
+            warnings.warn(f"skipped {exc}", UserWarning, stacklevel=2)
             continue
-        if not isinstance(record, dict) or (task and record.get("task") != task):
+        if task and saved.task != task:
             continue
+        record = msgspec.structs.asdict(saved)
         try:
-            headline = registry.tasks.get(str(record.get("task"))).metric
+            headline = registry.tasks.get(saved.task).metric
         except KeyError:
             headline = ""
-        metrics = record.get("metrics") or {}
+        metrics = saved.metrics
         if headline in metrics or not any(isinstance(v, dict) and headline in v for v in metrics.values()):
-            rows.append({**record, "metric": headline, "score": metrics.get(headline), "file": path.name})
+            score = metrics.get(headline)
+            rows.append({**record, "metric": headline, "score": score, "file": path.name})
             continue
         for config, per_config in metrics.items():  # a run of several configs: a row for each
             if isinstance(per_config, dict) and headline in per_config:

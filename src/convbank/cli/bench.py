@@ -114,7 +114,14 @@ def bench(
     from convbank.tasks.progress import LineWatcher, Watcher, watched
 
     if show_results:
-        _print_results(leaderboard(task), as_json)
+        import warnings
+
+        with warnings.catch_warnings(record=True) as skipped:
+            warnings.simplefilter("always")
+            rows = leaderboard(task)
+        for warning in skipped:  # a file that is not a saved run: one line each, the others listed
+            err.print(f"warning: {warning.message}", highlight=False, markup=False, soft_wrap=True)
+        _print_results(rows, as_json)
         return
     if list_tasks or task is None:
         if as_json:
@@ -163,11 +170,13 @@ def bench(
         _report_partial(result, as_json)
     if write_file is not None:
         write_predictions(write_file, result.predictions)
+    for note in result.notes:  # a metric that overflowed: null, said once on stderr
+        err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     if save:
         from convbank.bench import save as save_run
 
         saved = save_run(result, load(chosen.dataset, config))
-        err.print(f"saved {saved}", highlight=False, markup=False)
+        err.print(f"saved {saved}", highlight=False, markup=False, soft_wrap=True)
     if as_json:
         echo_json(result.to_dict())
         return

@@ -322,7 +322,13 @@ def _label(task: Task, example: Example, prediction: Any) -> str | None:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (an int too large for a float, such as ``10**400``, is not)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _score(task: Task, example: Example, prediction: Any) -> str | None:
