@@ -24,7 +24,6 @@ any reader opens the copy), ``source-extracted`` (an archive extracted, not yet 
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import shutil
 import tempfile
@@ -74,6 +73,8 @@ def private_copy(path: Path, place: str) -> tuple[Path, str]:
         copy, sha = private_copy(Path("src/casino_valid.json"), "casino")
         assert copy.name == "casino_valid.json"
     """
+    import hashlib  # OpenSSL loads when a file is hashed, not with every command
+
     target = _folder() / place
     target.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
@@ -118,6 +119,8 @@ def open_verified(
         if entry is not None and entry[0] == before:
             sha = entry[1]
         else:
+            import hashlib
+
             sha = hashlib.file_digest(f, "sha256").hexdigest()
             f.seek(0)
 

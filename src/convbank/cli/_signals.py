@@ -34,6 +34,7 @@ __all__ = [
     "exit_soon_on_signals",
     "interrupted",
     "message",
+    "new_command",
     "sigterm_as_interrupt",
     "terminate_on_signals",
     "watch_interrupts",
@@ -66,6 +67,14 @@ def _terminate(signum: int, frame: object) -> None:
 _EXIT = threading.Lock()
 """Taken by whoever prints the command's last line (the unwinding, or the grace timer)."""
 _SOON = threading.Event()
+
+
+def new_command() -> None:
+    """A command starts in this process (a second one in a test or a notebook, after one was
+    interrupted): the claim on its last line is its own. Example: ``new_command()`` first in
+    the command group's ``invoke``."""
+    global _EXIT  # noqa: PLW0603 (one claim per command, not per process)
+    _EXIT = threading.Lock()
 
 
 def claim_exit() -> bool:

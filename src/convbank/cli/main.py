@@ -20,6 +20,7 @@ from convbank.cli._signals import (
     interrupted,
     last_signal,
     message,
+    new_command,
     terminate_on_signals,
     watch_interrupts,
 )
@@ -50,6 +51,7 @@ class ConvbankGroup(click.Group):
     another path (an export's folder in ``/proc``) the path and what the system said."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        new_command()
         try:
             return super().invoke(ctx)
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
