@@ -28,6 +28,7 @@ that link root-absolute (404.html, served at any depth) need ``site_url`` to be 
 HOST = SITE_URL[: SITE_URL.index("/", len("http://"))]
 
 pytest.importorskip("mkdocs_gen_files", reason="the docs extra (pip install -e '.[docs]')")
+pytestmark = pytest.mark.xdist_group("site")  # one worker builds the site for all (--dist loadgroup)
 
 
 @pytest.fixture(scope="module")
