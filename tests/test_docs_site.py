@@ -31,7 +31,7 @@ pytest.importorskip("mkdocs_gen_files", reason="the docs extra (pip install -e '
 pytestmark = pytest.mark.xdist_group("site")  # one worker builds the site for all (--dist loadgroup)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # built once, on the worker that runs this group
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
     env = {
