@@ -24,6 +24,10 @@ from convbank.query import sql, sql_batches
 from convbank.store import Bank
 from convbank.store.queries import close_sandboxes
 
+# The tests with time limits here and in test_{viewer_load,sql_interrupts}.py run one at a time,
+# on one worker (--dist loadgroup): two of them at once on two cores ran queries past their 2 s limit
+pytestmark = pytest.mark.xdist_group("time-limits")
+
 RUNAWAY = "SELECT count(*) FROM turns a, turns b, turns c"
 
 

@@ -31,6 +31,10 @@ from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.web import create_app
 
+# The tests with time limits here and in test_{viewer_load,sql_interrupts}.py run one at a time,
+# on one worker (--dist loadgroup): two of them at once on two cores ran queries past their 2 s limit
+pytestmark = pytest.mark.xdist_group("time-limits")
+
 RUNAWAY = "SELECT count(*) FROM turns a, turns b, turns c WHERE a.text < b.text AND b.text < c.text"
 
 
