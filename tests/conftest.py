@@ -63,6 +63,27 @@ ALL_COUNTS = {**REAL_COUNTS, **FIXTURE_COUNTS}
 
 
 @pytest.fixture(autouse=True)
+def _alone_under_xdist(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Under pytest-xdist, a test marked ``alone`` (its queries have time limits, its load
+    test counts requests a second) runs while no other worker runs a test: it takes a lock
+    file shared by the workers exclusively, every other test takes it shared."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    import fcntl
+
+    lock = tmp_path_factory.getbasetemp().parent / "alone.lock"
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if request.node.get_closest_marker("alone") else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CONVBANK_OFFLINE", "1")
