@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -18,6 +19,18 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # A worker of pytest-xdist (the README's `pytest -n 2`) starts with COLUMNS=80 and LINES=24
+    # set, which a plain run has not: convbank's tables would fit 80 columns instead of printing
+    # whole, so they go, before the CLI reads them at import.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+    # Each worker's math libraries (PyTorch, BLAS) on one thread, in the worker and the processes
+    # it starts: two workers with a thread per core each ran the fine-tuning test 15 times
+    # slower (300 s, its limit; 20 s alone).
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 """A sys.path entry holding plugin packages and their metadata (entry points)."""
@@ -48,6 +61,27 @@ REAL_COUNTS = {
     ("tsvdial", "default"): {"train": 3, "test": 2},  # the plugin's own samples, complete
 }
 ALL_COUNTS = {**REAL_COUNTS, **FIXTURE_COUNTS}
+
+
+@pytest.fixture(autouse=True)
+def _alone_under_xdist(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Under pytest-xdist, a test marked ``alone`` (its queries have time limits, its load
+    test counts requests a second) runs while no other worker runs a test: it takes a lock
+    file shared by the workers exclusively, every other test takes it shared."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    import fcntl
+
+    lock = tmp_path_factory.getbasetemp().parent / "alone.lock"
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if request.node.get_closest_marker("alone") else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

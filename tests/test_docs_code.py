@@ -12,8 +12,9 @@ volunteers and intermediate), so a page that does not build its own starts from 
 The Python blocks of a page share one namespace, as in a notebook; a bash block runs with
 ``convbank``, ``python`` and ``pip`` standing for this checkout's command line and interpreter.
 
-A block that cannot run on a machine without the internet or a GPU says so, and why, in its
-first line, a comment the reader sees: ``# not run by the tests: ...``; ``NOT_RUN`` counts them.
+A block that cannot run on a machine without the internet or a GPU says so, and why, in an
+HTML comment on the line before its fence, which the built page keeps out of the reader's sight:
+``<!-- not run by the tests: ... -->``; ``NOT_RUN`` counts them.
 """
 
 from __future__ import annotations
@@ -38,25 +39,31 @@ sys.path.insert(0, str(DOCS / "scripts"))
 from catalog_pages import catalog, here, page  # noqa: E402
 
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "scripts" not in p.relative_to(DOCS).parts)
-FENCE = re.compile(r"^```([\w-]*)([^\n]*)\n(.*?)^```\s*$", re.S | re.M)
+FENCE = re.compile(
+    r"^(?:<!-- (not run by the tests[^\n]*?) -->\n)?```([\w-]*)([^\n]*)\n(.*?)^```\s*$", re.S | re.M
+)
 FILE = re.compile(r'title="([\w./-]+\.\w+)"')
 RUN = ("python", "bash", "toml")
 DATA = ("csv",)
 """Languages of blocks that are only files (titled with their path)."""
 NOT_RUN = {"index.md": 3, "guide/exports.md": 1}
-"""Blocks marked ``# not run`` per hand-written page (they install from the package registry)."""
-SKIP = "# not run by the tests"
+"""Blocks marked ``<!-- not run ... -->`` per hand-written page (they install from the package registry)."""
+SKIP = "<!-- not run by the tests"
+"""How the comment before a fence that the tests do not run begins."""
 
 
-def skipped(code: str) -> bool:
-    """Whether the block says, in its first line, that the tests do not run it."""
-    return code.lstrip().startswith(SKIP)
-
-
-def fenced(text: str) -> list[tuple[str, str, str, int]]:
-    """(language, fence options, code, line) of every fenced block of a page."""
+def fenced(text: str) -> list[tuple[str, str, str, int, str]]:
+    """(language, fence options, code, line of the fence, why it is not run or "") of every
+    fenced block of a page."""
     return [
-        (m.group(1), m.group(2), m.group(3), text.count("\n", 0, m.start()) + 1) for m in FENCE.finditer(text)
+        (
+            m.group(2),
+            m.group(3),
+            m.group(4),
+            text.count("\n", 0, m.start()) + 1 + bool(m.group(1)),
+            m.group(1) or "",
+        )
+        for m in FENCE.finditer(text)
     ]
 
 
@@ -65,8 +72,8 @@ def blocks(text: str) -> list[tuple[str, str, int, str]]:
     ``file`` (else "")."""
     return [
         (lang, code, line, m.group(1) if (m := FILE.search(opts)) else "")
-        for lang, opts, code, line in fenced(text)
-        if lang in RUN + DATA and not skipped(code)
+        for lang, opts, code, line, why in fenced(text)
+        if lang in RUN + DATA and not why
     ]
 
 
@@ -81,11 +88,12 @@ def test_every_code_block_is_run_or_says_why_not() -> None:
         assert all(file for lang, _, _, file in blocks(text) if lang in DATA), (
             f"{name}: a data block without its file"
         )
-        marked = [code for *_, code, _ in fenced(text) if skipped(code)]
+        marked = [why for *_, why in fenced(text) if why]
         assert len(marked) == NOT_RUN.get(name, 0), name
-        assert all(len(code.split("\n", 1)[0]) > len(SKIP) + 10 for code in marked), (
+        assert all(len(why) > len("not run by the tests") + 10 for why in marked), (
             f"{name}: a block says not why"
         )
+        assert "# not run by the tests" not in text, f"{name}: a marker the reader would see"
     assert sum(len(blocks(p.read_text())) for p in PAGES) >= 54
 
 

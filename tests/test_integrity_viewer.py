@@ -75,7 +75,11 @@ def test_idle_connections_cannot_hold_the_viewer(server: int) -> None:
         assert served == 20
         for s in held[:50]:  # the server has closed them
             s.settimeout(5)
-            assert s.recv(100) == b""
+            try:
+                closed = s.recv(100) == b""
+            except ConnectionResetError:  # closed with the start of a request unread: a reset
+                closed = True
+            assert closed
     finally:
         for s in held:
             s.close()

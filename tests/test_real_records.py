@@ -37,6 +37,9 @@ from convbank.store import Bank
 from convbank.testing import check_map_batch
 from convbank.validate import validate
 
+# one worker builds the module's bank of every real config for all its tests (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("real_records")
+
 SAMPLES = ROOT.parent / "shared" / "samples"
 REAL = [SHARED, SAMPLES, *sample_dirs()]
 """Where the real records are: full files first, then the excerpts, then the samples that

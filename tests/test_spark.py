@@ -19,6 +19,9 @@ from convbank.fetch import Fetcher
 from convbank.query import load, sql
 from convbank.store import Bank
 
+# one worker starts the module's Spark session (a JVM, about 15 s) for all its tests (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("spark")
+
 TABLES = ("conversations", "participants", "turns", "annotations")
 
 

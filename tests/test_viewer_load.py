@@ -31,6 +31,11 @@ from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.web import create_app
 
+# The tests with time limits here and in test_{viewer_load,sql_interrupts}.py run one at a time,
+# on one worker (--dist loadgroup), and alone (conftest): with another test beside them on two
+# cores their queries ran past their 2 s limit
+pytestmark = [pytest.mark.xdist_group("time-limits"), pytest.mark.alone]
+
 RUNAWAY = "SELECT count(*) FROM turns a, turns b, turns c WHERE a.text < b.text AND b.text < c.text"
 
 

@@ -358,16 +358,17 @@ def load_it(name: str, found: Found | None) -> list[str]:
         intro = (
             "The publisher's files were not beside the repository when this site was built (at most "
             "excerpts of them), so these blocks download them, and the test suite, which has no internet, "
-            "does not run them: they say so in their first line."
+            "does not run them."
         )
-    skip = [] if folder is not None else ["# not run by the tests: it downloads the publisher's files"]
+    # the tests skip a block marked so in a comment before its fence (tests/test_docs_code.py)
+    skip = [] if folder is not None else ["<!-- not run by the tests: it downloads the publisher's files -->"]
     return [
         "## Load it",
         "",
         intro,
         "",
-        "```bash",
         *skip,
+        "```bash",
         build,
         f"convbank info {name}                      # card, citation, files and their checksum status",
         f"convbank raw {name} --config {config} -n 1   # a raw record, as published",
@@ -377,8 +378,8 @@ def load_it(name: str, found: Found | None) -> list[str]:
         f"convbank export {name} --config {config} --format convokit -o out/convokit/   # a ConvoKit corpus",
         "```",
         "",
-        "```python",
         *skip,
+        "```python",
         "import convbank",
         "",
         f'corpus = convbank.load("{name}", "{config}")',
@@ -390,8 +391,8 @@ def load_it(name: str, found: Found | None) -> list[str]:
         "",
         "ConvoKit (`pip install 'convbank[convokit]'`) and ParlAI read the exports above:",
         "",
-        "```python",
         *skip,
+        "```python",
         "import convokit",
         "",
         f'conversations = convokit.Corpus(filename="out/convokit/{name}_convokit")',
@@ -490,7 +491,7 @@ def page(name: str, found: Found | None) -> str:
     tasks = list(d.tasks())
     runs = found is not None and found.full and bool(found.configs)
     bench_skip = (
-        "" if runs else "# not run by the tests: the publisher's files are not beside the repository\n"
+        "" if runs else "<!-- not run by the tests: the publisher's files are not beside the repository -->\n"
     )
     out += ["", *train_on_it(name)]
     out += ["", "## Benchmark tasks", ""]
@@ -508,7 +509,7 @@ def page(name: str, found: Found | None) -> str:
             f"- prediction: {cell(info['prediction'])}",
             f"- models: {', '.join(f'`{m}`' for m in info['models'])} (default `{info['default_model']}`)",
             "",
-            f"```bash\n{bench_skip}convbank bench {info['task']} --model tfidf\n```",
+            f"{bench_skip}```bash\nconvbank bench {info['task']} --model tfidf\n```",
             "",
         ]
         ref = info["reference"]
