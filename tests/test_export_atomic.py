@@ -253,3 +253,24 @@ def test_sigterm_and_kill_leave_no_staging_behind(built: Bank, tmp_path: Path, s
     assert [p.name.split(".")[2] for p in out.iterdir() if p.name.startswith(STAGING)] == [str(killed.pid)]
     export(load("ccpe"), "jsonl", out)  # the next export removes the killed one's staging
     assert _leftovers(out) == []
+
+
+def test_a_record_that_is_a_link_is_refused(built: Bank, tmp_path: Path) -> None:
+    """Before: with ``out/.convbank-exports.json`` a link to another folder's record, an export
+    read that record as its own (listing files the folder does not hold) and wrote it back."""
+    other = tmp_path / "other"
+    args = ["export", "casino", "--split", "valid", "--format", "jsonl"]
+    assert CliRunner().invoke(cli, [*args, "-o", str(other)]).exit_code == 0
+    theirs = (other / RECORD).read_bytes()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / RECORD).symlink_to(other / RECORD)
+    result = CliRunner().invoke(
+        cli, ["export", "casino", "--split", "valid", "--format", "csv", "-o", str(out)]
+    )
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: {out / RECORD} is a symbolic link; an export reads only its own folder's record: "
+        "remove the link, or export into another folder\n"
+    )
+    assert (other / RECORD).read_bytes() == theirs and sorted(p.name for p in out.iterdir()) == [RECORD]

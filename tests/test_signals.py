@@ -176,3 +176,36 @@ def test_the_viewer_stops_within_a_second_under_load(built_home: Path) -> None:
     assert seconds < 3
     assert server.stderr().splitlines()[1:] == [], server.stderr()[-3000:]
     assert _gone(workers, within=1.0)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT])
+def test_the_viewer_stops_on_a_hang_up_as_on_sigterm(built_home: Path, signum: int) -> None:
+    """SIGHUP (the terminal closed) stops the viewer as SIGTERM does: exit 0, the log the
+    banner only (before: uvicorn's traceback of an exception raised in its event loop, or a
+    viewer still running 15 s later)."""
+    from test_viewer_load import Server
+
+    server = Server(built_home)
+    try:
+        seconds, code, _ = _stop(server.proc, signum)
+    finally:
+        server.stop()
+    assert code == 0 and seconds < 3
+    assert server.stderr().splitlines()[1:] == [], server.stderr()[-3000:]
+
+
+def test_a_signal_while_the_query_module_is_still_imported_stops_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A signal that lands while ``convbank.store.sql`` is half-imported (in sys.modules, no
+    ``interrupt_all`` yet) has nothing to interrupt: the handler goes on to stop the command
+    (before: an AttributeError inside the handler; the command went on, exit 0 or 1)."""
+    import types
+
+    from convbank.cli import _signals
+
+    monkeypatch.setitem(sys.modules, "convbank.store.sql", types.ModuleType("convbank.store.sql"))
+    monkeypatch.setattr(_signals, "last_signal", [0])
+    monkeypatch.setattr(_signals, "interrupted", threading.Event())
+    _signals._interrupt_queries(signal.SIGTERM)
+    assert _signals.interrupted.is_set() and _signals.last_signal == [signal.SIGTERM]

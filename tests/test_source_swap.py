@@ -226,3 +226,33 @@ def test_errors_name_the_file_not_its_private_copy(tmp_path: Path) -> None:
     assert built.exit_code == 0, built.output
     manifest = (tmp_path / "home" / "bank" / "manifest.json").read_text()
     assert f'"casino_valid.json": "{SHARED / "casino" / VALID.name}"' in manifest  # the file, not the copy
+
+
+@pytest.mark.parametrize("stand_in", ["fifo", "folder", "devnull"])
+def test_what_is_no_longer_a_file_after_the_check_is_refused(
+    stand_in: str, src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Swapped in after the file was checked: a FIFO (before: read unhashed, hanging without
+    a writer, an edit built with one), a folder or a link to /dev/null (before: handed to the
+    reader unhashed). Now one line, exit 2, nothing built, no wait."""
+    flag = tmp_path / "paused"
+    out, thread = _build_paused(f"source-checked/{VALID.name}", flag, monkeypatch, src)
+    target = src / VALID.name
+    target.unlink()
+    if stand_in == "fifo":
+        os.mkfifo(target)
+    elif stand_in == "folder":
+        target.mkdir()
+    else:
+        target.symlink_to(os.devnull)
+    flag.unlink()
+    thread.join(60)
+    assert not thread.is_alive(), "the build waited on what took the file's place"
+    monkeypatch.delenv("CONVBANK_TEST_PAUSE")
+    code, output = out
+    assert code == 2, output
+    assert output == (
+        f"error: {target} is no longer a regular file (it changed after it was checked); put the "
+        "publisher's file back, or pass --no-verify\n"
+    )
+    assert CliRunner().invoke(cli, ["query", AGES]).exit_code == 4  # nothing was built

@@ -80,7 +80,7 @@ def private_copy(path: Path, place: str) -> tuple[Path, str]:
     digest = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{path.name}.")
     try:
-        with path.open("rb") as src, os.fdopen(fd, "wb") as out:
+        with _regular(path) as src, os.fdopen(fd, "wb") as out:
             pause_at(f"source-opened/{path.name}")
             first = True
             while block := src.read(BLOCK):
@@ -135,3 +135,19 @@ def open_verified(
         pause_at(f"source-opened/{path.name}")
         yield f, sha, check
         check()
+
+
+def _regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file now (opened without blocking, so a
+    FIFO or a device put in its place is refused, not waited on or read), else a
+    :class:`ChecksumError`: it is not the file that was checked."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ChecksumError(
+            f"{path} is no longer a regular file (it changed after it was checked); put the "
+            "publisher's file back, or pass --no-verify"
+        )
+    return os.fdopen(fd, "rb")

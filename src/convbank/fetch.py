@@ -218,7 +218,7 @@ class Fetcher:
                 continue
             if f.extract_to:
                 paths[f.name] = self.extract(dataset, f, path)
-            elif private and self.verify and path.is_file():
+            elif private and self.verify:  # a reader never gets a path that was not hashed
                 paths[f.name] = self._copy(dataset, f, path)
             else:
                 paths[f.name] = path

@@ -148,8 +148,9 @@ def _interrupt_queries(signum: int) -> None:
     last_signal[0] = signum
     interrupted.set()
     sql = sys.modules.get("convbank.store.sql")  # nothing to interrupt if never imported
-    if sql is not None:
-        sql.interrupt_all()
+    interrupt_all = getattr(sql, "interrupt_all", None)  # None while the module is half-imported
+    if interrupt_all is not None:
+        interrupt_all()
 
 
 def _watch(fd: int) -> None:

@@ -197,9 +197,11 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     Each SQL query runs on its own connection that can read the bank's tables and nothing
     else, within --query-timeout and --query-memory; it is stopped when its client leaves.
     """
+    import contextlib
     import errno
     import signal
     import socket
+    from collections.abc import Iterator
 
     from convbank.cli._console import err
     from convbank.errors import ServeError, require
@@ -237,6 +239,19 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
             app.state.stop_queries()  # running queries end now, not after the grace period
             super().handle_exit(sig, frame)
             exit_soon()  # whoever is still connected
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn stops gracefully on SIGINT and SIGTERM; a SIGHUP (the terminal closed)
+            # stops it the same way, not by an exception raised inside its event loop
+            before = signal.signal(signal.SIGHUP, self.handle_exit)
+            try:
+                with super().capture_signals():
+                    yield
+            finally:
+                signal.signal(signal.SIGHUP, before)
+            if signal.SIGHUP in self._captured_signals:
+                exit_now(signal.SIGHUP, None)
 
     config = server_config(app)  # a client has 5 s to send its headers (HeaderDeadline)
     for stop in (signal.SIGINT, signal.SIGTERM):

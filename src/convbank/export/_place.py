@@ -67,6 +67,11 @@ def pause(point: str) -> None:
 
 
 def _load(output: Path) -> dict[str, Any]:
+    if (output / RECORD).is_symlink():  # another folder's record says nothing of this one's files
+        raise ExportError(
+            f"{output / RECORD} is a symbolic link; an export reads only its own folder's record: "
+            "remove the link, or export into another folder"
+        )
     try:
         data = json.loads((output / RECORD).read_text(encoding="utf-8"))
     except FileNotFoundError:
