@@ -189,3 +189,14 @@ def test_enospc_writing_elsewhere_is_one_line(
     monkeypatch.setattr(export, "export", fail)
     result = CliRunner().invoke(cli, ["export", "casino", "--format", "jsonl", "-o", out])
     assert (result.exit_code, result.output) == (1, f"error: {out / 'part.jsonl'}: {message}\n")
+
+
+def test_a_full_disk_during_an_hf_export_is_one_line(built: Bank, tmp_path: Path) -> None:
+    """``datasets`` wraps the ENOSPC of its Arrow writer in a ``DatasetGenerationError``: the
+    export says what it was, in one line, exit 1 (before: a 76-line traceback, exit 1)."""
+    with mounted_tmpfs(tmp_path / "disk", "2m") as mount:
+        result = CliRunner().invoke(cli, ["export", "casino", "--format", "hf", "-o", str(mount / "out")])
+        assert result.exit_code == 1, result.output
+        assert result.output.count("\n") == 1 and result.output.startswith("error: ")
+        assert "no space left on the device; free some space and try again" in result.output
+        assert not any(p.name.startswith(".") and p.name.endswith(".tmp") for p in mount.rglob("*"))

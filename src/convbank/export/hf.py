@@ -233,9 +233,28 @@ def write_hf(selection: Selection, directory: Path) -> list[Path]:
     configs = dict.fromkeys(c for c, _ in selection.parts())
     (directory / selection.dataset).mkdir(parents=True, exist_ok=True)
     for config in configs:
-        with tempfile.TemporaryDirectory(dir=directory) as cache:
-            dataset_dict = to_hf(selection, config, cache_dir=Path(cache), loader_split_names=True)
-            with _quiet():
-                dataset_dict.save_to_disk(str(directory / selection.dataset / config))
+        try:
+            with tempfile.TemporaryDirectory(dir=directory) as cache:
+                dataset_dict = to_hf(selection, config, cache_dir=Path(cache), loader_split_names=True)
+                with _quiet():
+                    dataset_dict.save_to_disk(str(directory / selection.dataset / config))
+        except Exception as exc:  # datasets wraps a full disk in its own errors: say what it was
+            cause = _os_cause(exc)
+            if cause is None or cause is exc:
+                raise
+            raise cause from None
         written.append(directory / selection.dataset / config)
     return written
+
+
+def _os_cause(exc: BaseException) -> OSError | None:
+    """The ``OSError`` (a full disk, a folder that cannot be written) behind an error that
+    ``datasets`` raised about it (``DatasetGenerationError``), if there is one."""
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        if isinstance(found, OSError):
+            return found
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None
