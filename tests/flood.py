@@ -119,19 +119,19 @@ def probe(port: int, seconds: float, threads: int = 3, pause: float = 0.05) -> l
 
 
 def summary(results: list[tuple[float, int | str]]) -> dict[str, object]:
-    """How many probes were answered 200, how long they took (p50, p95, max; ms), the rest."""
+    """How many probes were answered 200, how long they took (p50, p95, max; ms; None when
+    none was), what the others got."""
     ok = sorted(t for t, outcome in results if outcome == 200)
     others: dict[str, int] = {}
     for _, outcome in results:
         if outcome != 200:
             others[str(outcome)] = others.get(str(outcome), 0) + 1
-    times = ok or [float("nan")]
     return {
         "probes": len(results),
         "ok": len(ok) / max(len(results), 1),
-        "p50_ms": round(1000 * statistics.median(times)),
-        "p95_ms": round(1000 * times[int(0.95 * (len(times) - 1))]),
-        "max_ms": round(1000 * times[-1]),
+        "p50_ms": round(1000 * statistics.median(ok)) if ok else None,
+        "p95_ms": round(1000 * ok[int(0.95 * (len(ok) - 1))]) if ok else None,
+        "max_ms": round(1000 * ok[-1]) if ok else None,
         "others": others,
     }
 
