@@ -166,8 +166,9 @@ class HeaderDeadline(H11Protocol):
         self._arm()
         self._unheaded.silent[self] = self._since
         self._unheaded.make_room(self._since)
-        if len(self.connections) - len(self._unheaded) >= MAX_CONNECTIONS:
-            self._make_room()
+        counted = len(self.connections) - len(self._unheaded) + 1  # this one too, with its headers in
+        if counted >= MAX_CONNECTIONS:
+            self._make_room(counted - MAX_CONNECTIONS + 1)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -202,16 +203,16 @@ class HeaderDeadline(H11Protocol):
             and not self.transport.is_closing()
         )
 
-    def _make_room(self) -> None:
-        """At the connection limit, close the connections that have waited longest for a
-        request, so that a new client is served instead of refused (503) while idle ones hold
-        the server for their keep-alive time; a client opens a new connection for a closed
-        idle one, as after a timeout."""
+    def _make_room(self, excess: int) -> None:
+        """At the connection limit, close the ``excess`` connections that have waited longest
+        for a request (as many as leave this one and one more room, as before), so that a
+        new client is served instead of refused (503) while idle ones hold the server for
+        their keep-alive time; a client opens a new connection for a closed idle one, as
+        after a timeout."""
         waiting = sorted(
             (c for c in self.connections if c is not self and isinstance(c, HeaderDeadline) and c._waiting()),
             key=lambda c: c._since,
         )
-        excess = len(self.connections) - len(self._unheaded) - MAX_CONNECTIONS + 1
         for connection in waiting[:excess]:
             connection.transport.close()
 
