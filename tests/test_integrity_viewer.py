@@ -1,7 +1,7 @@
-"""The viewer against slow clients and odd banks (issue 26.6, 26.10): 1,100 connections that
-send nothing or half their headers are dropped within seconds and real requests are served;
-a manifest that is a folder is the damaged-bank page (503); conversation ids holding ``/``
-open."""
+"""The viewer against slow clients and odd banks (issue 26.6, 26.10, 35.4): 1,100 connections
+that send nothing or half their headers are dropped within seconds and real requests are
+served meanwhile; a manifest that is a folder is the damaged-bank page (503); conversation
+ids holding ``/`` open."""
 
 from __future__ import annotations
 
@@ -69,8 +69,8 @@ def test_idle_connections_cannot_hold_the_viewer(server: int) -> None:
             time.sleep(0.25)
         waited = time.monotonic() - start
         print(f"first 200 after {time.monotonic() - start:.2f} s; {statuses.count(503)} x 503 before")
-        assert statuses[-1] == 200, statuses
-        assert waited < 8, waited  # the header deadline is 5 s
+        assert statuses == [200], statuses  # they do not count against the 1,000 connections
+        assert waited < 2, waited  # at once: not after their 5 s header deadline
         served = sum(_get(server) == 200 for _ in range(20))
         assert served == 20
         for s in held[:50]:  # the server has closed them

@@ -3,6 +3,15 @@ headers, so that clients that connect and send nothing, or headers a byte at a t
 disconnected instead of holding the server's connections (uvicorn itself only times out
 idle keep-alive connections after a response).
 
+A connection still sending a request's headers costs a socket and a few kilobytes, no work:
+it does not count against :data:`MAX_CONNECTIONS` (the 503 limit), so clients that send half
+their headers and reconnect as soon as they are closed, however many, leave room for
+complete requests. Up to :data:`MAX_UNHEADED` of them are held until their deadline (holding
+them is cheaper than closing them: a closed one reconnects at once); beyond that the one
+that began its headers longest ago is closed, then silent ones older than
+:data:`SILENT_GRACE_SECONDS`; a connection opened a moment ago, whose request may not have
+been read yet, is never closed for room.
+
 An idle kept-alive connection is kept longer than the usual clients keep theirs (httpx 5 s,
 aiohttp 15 s): the client, which starts counting only once it has read the response, must
 give a connection up before the server closes it, or a request sent just as the server
@@ -21,16 +30,21 @@ import os
 import signal
 import sys
 import threading
+import weakref
 from typing import Any
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
 
 __all__ = [
+    "DEADLINE_CLOSES_PER_SECOND",
     "HEADER_SECONDS",
     "KEEP_ALIVE_SECONDS",
     "MAX_CONNECTIONS",
+    "MAX_UNHEADED",
+    "SILENT_GRACE_SECONDS",
     "STOP_SECONDS",
     "HeaderDeadline",
     "exit_now",
@@ -47,8 +61,79 @@ KEEP_ALIVE_SECONDS = 30
 own idle limits, see above)."""
 
 MAX_CONNECTIONS = 1000
-"""Connections and requests at once; at the limit, a new connection closes the idle ones that
-waited longest, and requests beyond it get 503 until some end."""
+"""Connections serving a request or kept alive after one; at the limit, a new connection
+closes the idle ones that waited longest, and requests beyond it get 503 until some end.
+Connections still sending a request's headers are not counted (:data:`MAX_UNHEADED`)."""
+
+MAX_UNHEADED = 20000
+"""Connections without a request's complete headers held at once (fewer where the open-files
+limit is lower); beyond it, the oldest are closed."""
+
+DEADLINE_CLOSES_PER_SECOND = 400
+"""With many connections without headers, the header deadline grows to
+``held / DEADLINE_CLOSES_PER_SECOND`` seconds: a client closed at its deadline may reconnect
+at once, and accepting it again costs more than holding it."""
+
+SILENT_GRACE_SECONDS = 1.0
+"""A connection that has sent nothing is closed for room only once it is this old (one just
+opened may hold a request not read yet)."""
+
+_RESERVE_FILES = 100
+"""Open files kept for the server's own use (the bank, its query workers, the listener)."""
+
+
+def _open_files(wanted: int) -> int:
+    """Raise this process's open-files limit towards ``wanted`` (the hard limit allows it); the
+    limit now."""
+    if sys.platform == "win32":  # pragma: no cover - no such limit
+        return wanted
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+            soft = new
+        except (ValueError, OSError):
+            pass
+    return wanted if soft == resource.RLIM_INFINITY else soft
+
+
+class _Unheaded:
+    """One server's connections without a request's complete headers, oldest first: those
+    that have sent nothing since they opened, and those with a request begun."""
+
+    def __init__(self) -> None:
+        # the open-files limit as server_config left it (0: raise nothing)
+        self.cap = max(64, min(MAX_UNHEADED, _open_files(0) - MAX_CONNECTIONS - _RESERVE_FILES))
+        self.silent: dict[HeaderDeadline, float] = {}
+        """Connections that have sent nothing yet, with when they opened."""
+        self.begun: dict[HeaderDeadline, None] = {}
+        """Connections with part of a request's headers, in the order they began them."""
+
+    def __len__(self) -> int:
+        return len(self.silent) + len(self.begun)
+
+    def discard(self, connection: HeaderDeadline) -> None:
+        self.silent.pop(connection, None)
+        self.begun.pop(connection, None)
+
+    def make_room(self, now: float) -> None:
+        """Beyond :attr:`cap`, close the connections that began their headers longest ago,
+        then silent ones past their grace."""
+        while len(self) > self.cap:
+            if self.begun:
+                connection = next(iter(self.begun))
+            else:
+                connection, opened = next(iter(self.silent.items()))
+                if now - opened < SILENT_GRACE_SECONDS:
+                    return
+            self.discard(connection)
+            connection.transport.close()
+
+
+_UNHEADED: weakref.WeakKeyDictionary[ServerState, _Unheaded] = weakref.WeakKeyDictionary()
 
 
 class HeaderDeadline(H11Protocol):
@@ -56,32 +141,57 @@ class HeaderDeadline(H11Protocol):
     :data:`HEADER_SECONDS` after it opened, or after the request's first byte on a kept-alive
     connection (an idle one is uvicorn's to close, after :data:`KEEP_ALIVE_SECONDS`); a
     connection whose request body is still coming once its response is sent is closed (every
-    byte of it would put uvicorn's idle timer off); at :data:`MAX_CONNECTIONS`, a new
-    connection closes the longest idle ones (:meth:`_make_room`)."""
+    byte of it would put uvicorn's idle timer off); connections without a request's headers
+    are held apart (:class:`_Unheaded`, not counted against :data:`MAX_CONNECTIONS`); at
+    :data:`MAX_CONNECTIONS`, a new connection closes the longest idle ones (:meth:`_make_room`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._limit: int | None = None
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self._since = 0.0
         """When the connection opened or last sent a response (its wait for a request began)."""
+        unheaded = _UNHEADED.get(self.server_state)
+        if unheaded is None:
+            unheaded = _UNHEADED[self.server_state] = _Unheaded()
+        self._unheaded = unheaded
+
+    @property
+    def limit_concurrency(self) -> int | None:
+        """uvicorn's limit on connections (503 beyond it): it counts them all, so the limit
+        grows by the connections still sending their headers, which are not counted."""
+        return None if self._limit is None else self._limit + len(self._unheaded)
+
+    @limit_concurrency.setter
+    def limit_concurrency(self, value: int | None) -> None:
+        self._limit = value
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._since = self.loop.time()
         self._arm()
-        if len(self.connections) >= MAX_CONNECTIONS:
-            self._make_room()
+        self._unheaded.silent[self] = self._since
+        self._unheaded.make_room(self._since)
+        counted = len(self.connections) - len(self._unheaded) + 1  # this one too, with its headers in
+        if counted >= MAX_CONNECTIONS:
+            self._make_room(counted - MAX_CONNECTIONS + 1)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._unheaded.discard(self)
         super().connection_lost(exc)
 
     def handle_events(self) -> None:
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:  # a request's headers are in
             self._disarm()
-        elif self._deadline is None and self.conn.trailing_data[0]:  # a request has begun
-            self._arm()
+            self._unheaded.discard(self)
+        elif self.conn.trailing_data[0] and self not in self._unheaded.begun:  # a request has begun
+            if self._deadline is None:
+                self._arm()
+            self._unheaded.silent.pop(self, None)
+            self._unheaded.begun[self] = None
+            self._unheaded.make_room(self.loop.time())
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -90,29 +200,32 @@ class HeaderDeadline(H11Protocol):
             self.transport.close()  # a body nobody reads: its bytes would hold the connection
 
     def _waiting(self) -> bool:
-        """Between requests: none yet or its response sent, nothing of the next one come."""
+        """Kept alive between requests: a response sent, nothing of the next request come."""
         return (
-            (self.cycle is None or self.cycle.response_complete)
+            self.cycle is not None
+            and self.cycle.response_complete
             and self.conn.their_state is h11.IDLE
             and not self.conn.trailing_data[0]
             and not self.transport.is_closing()
         )
 
-    def _make_room(self) -> None:
-        """At the connection limit, close the connections that have waited longest for a
-        request, so that a new client is served instead of refused (503) while idle ones hold
-        the server for their keep-alive time; a client opens a new connection for a closed
-        idle one, as after a timeout."""
+    def _make_room(self, excess: int) -> None:
+        """At the connection limit, close the ``excess`` connections that have waited longest
+        for a request (as many as leave this one and one more room, as before), so that a
+        new client is served instead of refused (503) while idle ones hold the server for
+        their keep-alive time; a client opens a new connection for a closed idle one, as
+        after a timeout."""
         waiting = sorted(
             (c for c in self.connections if c is not self and isinstance(c, HeaderDeadline) and c._waiting()),
             key=lambda c: c._since,
         )
-        for connection in waiting[: len(self.connections) - MAX_CONNECTIONS + 1]:
+        for connection in waiting[:excess]:
             connection.transport.close()
 
     def _arm(self) -> None:
         self._disarm()
-        self._deadline = self.loop.call_later(HEADER_SECONDS, self._late)
+        seconds = max(HEADER_SECONDS, len(self._unheaded) / DEADLINE_CLOSES_PER_SECOND)
+        self._deadline = self.loop.call_later(seconds, self._late)
 
     def _disarm(self) -> None:
         if self._deadline is not None:
@@ -126,7 +239,10 @@ class HeaderDeadline(H11Protocol):
 
 
 def server_config(app: Any, **options: Any) -> uvicorn.Config:
-    """The uvicorn configuration of the viewer (``options`` go to :class:`uvicorn.Config`)."""
+    """The uvicorn configuration of the viewer (``options`` go to :class:`uvicorn.Config`);
+    raises the process's open-files limit, within the hard limit, to what the connection
+    limits need."""
+    _open_files(MAX_CONNECTIONS + MAX_UNHEADED + _RESERVE_FILES)
     return uvicorn.Config(
         app,
         http=HeaderDeadline,
