@@ -22,6 +22,8 @@ import pytest
 from conftest import ROOT
 from convbank.store import Bank
 
+pytestmark = [pytest.mark.xdist_group("time-limits"), pytest.mark.alone]  # bounds in seconds: run alone
+
 HUGE = "SELECT md5(repeat('a', 1000000000))"
 """One expression DuckDB runs for tens of seconds, deaf to its interrupt."""
 LINE = {

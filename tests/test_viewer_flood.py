@@ -19,6 +19,8 @@ from convbank.web import _server
 from flood import probe, summary
 from test_viewer_load import Server
 
+pytestmark = [pytest.mark.xdist_group("time-limits"), pytest.mark.alone]  # bounds in seconds: run alone
+
 CLIENTS = 1500
 
 
