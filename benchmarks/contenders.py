@@ -61,8 +61,8 @@ def floor(dataset: str, work: Path) -> Callable[[], None]:
     paths = source_paths(ds, config, _fetcher(dataset, work))
 
     def go() -> None:
-        for split in ds.config(config).splits:
-            for _ in ds.read(paths, config, split):
+        for part in ds.parts(config):
+            for _ in ds.read(paths, part):
                 pass
 
     return go

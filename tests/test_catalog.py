@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
+import convbank.datasets
 from convbank import catalog, registry
-from convbank.datasets import BUILTIN, Dataset
+from convbank.datasets import BUILTIN, Dataset, Part
 from convbank.datasets.casino import Casino
 from convbank.errors import PluginError, UnknownDatasetError
 
@@ -60,7 +63,7 @@ def test_card_configs_and_files(name: str) -> None:
     names = {f.name for f in ds.files}
     for cfg in ds.stored_configs():
         for split in cfg.splits:
-            assert {f.name for f in ds.files_for(cfg.name, split)} <= names
+            assert {f.name for f in ds.files_for(Part(cfg.name, split))} <= names
 
 
 def test_union_config_reads_its_parts() -> None:
@@ -135,8 +138,8 @@ def test_a_plugin_is_found_through_its_entry_point() -> None:
 def test_built_ins_declared_as_entry_points_are_not_registered_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """convbank's own metadata (a fresh install) lists the built-ins; a stale one lists none:
-    either way each loads once, by import."""
+    """convbank's own metadata declares no built-in, but a stale install of an older convbank
+    may list them as entry points: each still loads once, by import."""
     lines = "\n".join(f"{spec.split(':')[0].rsplit('.', 1)[1]} = {spec}" for spec in BUILTIN)
     monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "convbank_copy", f"[convbank.datasets]\n{lines}\n")))
     fresh = _fresh()
@@ -181,6 +184,73 @@ def test_a_broken_plugin_is_one_clear_error(
     assert problem in message and "\n" not in message
 
 
+OLD_CONTRACT = {
+    "config and split as two strings": (
+        "class Old(Casino):\n"
+        "    def read(self, paths, config, split):\n"
+        "        return super().read(paths, Part(config, split))\n",
+        "old.Old.read takes (paths, config, split) (config and split as two strings: the older "
+        "contract); a dataset's read takes (paths, part), part being one convbank.datasets.Part "
+        "(part.config, part.split) (see docs/adding-a-dataset.md)",
+    ),
+    "a presentation hook on the dataset": (
+        "class Old(Casino):\n    def chat_side(self, conversation):\n        return 'mturk_agent_1'\n",
+        "old.Old defines the presentation hook chat_side on the dataset (in Old), where nothing asks "
+        "for it; move it to a convbank.datasets.Presentation subclass and set presentation_class to "
+        "it (see docs/adding-a-dataset.md)",
+    ),
+    "a presentation inherited": (
+        "from convbank.datasets.casino.present import CasinoPresentation\n\n"
+        "class Old(CasinoPresentation, Casino):\n    pass\n",
+        "old.Old inherits its presentation (convbank.datasets.casino.present.CasinoPresentation); a "
+        "dataset holds it instead: drop that base class and set presentation_class = it on Old "
+        "(see docs/adding-a-dataset.md)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(OLD_CONTRACT))
+def test_a_plugin_of_the_older_dataset_contract_is_refused_in_one_line(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dataset written against the contract before presentation was a held object and
+    methods took a Part would half work (hooks silently ignored, a TypeError deep in a
+    build): its registration is refused, naming the entry point and what to change."""
+    body, problem = OLD_CONTRACT[case]
+    sys.modules.pop("old", None)  # each case imports its own module old
+    (tmp_path / "old.py").write_text(
+        f"from convbank.datasets import Part\nfrom convbank.datasets.casino import Casino\n\n{body}\n"
+        "Old.name = 'old'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "old", "[convbank.datasets]\nold = old:Old\n")))
+    with pytest.raises(PluginError) as info:
+        _fresh().names()
+    assert str(info.value) == (
+        f"entry point old = old:Old of group convbank.datasets (package old 1.0): {problem}"
+    )
+    old = importlib.import_module("old")
+    with pytest.raises(PluginError) as info:
+        registry.Registry("dataset", accept=registry._dataset).register(old.Old)
+    assert str(info.value) == f"convbank.registry: {problem}"
+    sys.modules.pop("old")
+
+
+def test_every_dataset_package_is_listed_once_in_builtin() -> None:
+    """The built-ins are found one way, :data:`convbank.datasets.BUILTIN` (no package scan,
+    no entry points of convbank's own): a package of ``convbank.datasets`` missing from it
+    would never load, so each one is there, in catalog order, and convbank's metadata
+    declares none of them."""
+    import tomllib
+
+    folder = Path(convbank.datasets.__file__).parent
+    packages = sorted(p.name for p in folder.iterdir() if (p / "__init__.py").is_file())
+    assert sorted(spec.split(":")[0].rsplit(".", 1)[1] for spec in BUILTIN) == packages
+    assert catalog.names()[:5] == ["casino", "ccpe", "curiosity", "pec", "convai2"]
+    pyproject = tomllib.loads((folder.parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "convbank.datasets" not in pyproject["project"]["entry-points"]
+
+
 def test_engines_are_registered_like_datasets() -> None:
     from convbank.engines import Engine, SqlEngine
     from convbank.engines.local import LocalEngine
@@ -211,11 +281,12 @@ def test_one_rule_for_config_and_split_names() -> None:
         UnknownDatasetError, match="pec has no config 'sad'; known configs: happy, offmychest, all"
     ):
         pec.parts("sad")
-    assert pec.count_problem("happy", "valid", 19829) is None
-    assert pec.count_problem("happy", "valid", 3) == "happy/valid has 3 conversations; 19,829 published"
-    assert pec.count_problem("happy", "valid", 1) == "happy/valid has 1 conversation; 19,829 published"
+    assert pec.count_problem(Part("happy", "valid"), 19829) is None
+    assert pec.count_problem(Part("happy", "valid"), 3) == "happy/valid has 3 conversations; 19,829 published"
+    assert pec.count_problem(Part("happy", "valid"), 1) == "happy/valid has 1 conversation; 19,829 published"
     assert (
-        convai2.count_problem("tolokers", "train", 3) == "tolokers/train has 3 conversations; 3,127 published"
+        convai2.count_problem(Part("tolokers", "train"), 3)
+        == "tolokers/train has 3 conversations; 3,127 published"
     )
 
 

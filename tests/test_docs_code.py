@@ -173,7 +173,7 @@ def test_the_catalog_pages_blocks_run(
         assert not blocks(text) and "does not run them" in text
         pytest.skip(f"{name}: its files are not beside the repository")
     assert run_page(text, f"datasets/{name}.md", tmp_path, docs_bank, monkeypatch) == 3 + len(
-        catalog.get(name).tasks()
+        catalog.get(name).presentation.tasks()
     )
 
 

@@ -275,4 +275,4 @@ def test_the_default_hugging_face_features_refuse_maps_in_one_line() -> None:
     with pytest.raises(
         ExportError, match=r"^casino has no Hugging Face features: .* must define hf_features\(\)"
     ):
-        Presentation.hf_features(catalog.get("casino"))
+        Presentation(catalog.get("casino")).hf_features()

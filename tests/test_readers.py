@@ -15,6 +15,7 @@ from convbank import catalog
 from convbank.build import read_raw
 from convbank.datasets.casino import STRATEGIES
 from convbank.fetch import Fetcher
+from convbank.model import Part
 
 
 def _records(name: str, sources: list[Path], config: str | None = None, split: str | None = None) -> list:
@@ -254,11 +255,14 @@ def test_tolokers_reader_takes_the_published_head(tmp_path: Path) -> None:
         (m["id"], m["sender"], m["text"]) for m in same["dialog"]
     ]
     ds = catalog.get("convai2")
-    conv = ds.to_conversation(record, "tolokers", "train", 0)
+    conv = ds.to_conversation(record, Part("tolokers", "train"), 0)
     assert conv.conversation_id == "tolokers-00000"
     paths = {"data_tolokers.json": tmp_path / "src" / "convai2" / "data_tolokers.json"}
     ds.write_source(
-        [ds.from_conversation(conv)], "tolokers", "train", ds.file_meta(paths, "tolokers", "train"), tmp_path
+        [ds.from_conversation(conv)],
+        Part("tolokers", "train"),
+        ds.file_meta(paths, Part("tolokers", "train")),
+        tmp_path,
     )
     assert (tmp_path / "data_tolokers.json").read_bytes() == head + rest
 

@@ -28,7 +28,7 @@ from convbank import catalog
 from convbank.bench import TASKS, BenchError, run
 from convbank.build import build
 from convbank.cli import cli
-from convbank.datasets import Dataset
+from convbank.datasets import Dataset, Part
 from convbank.errors import FormatError
 from convbank.export import FORMATS, chat_record, export
 from convbank.fetch import Fetcher
@@ -86,8 +86,8 @@ def repeated_ids(ds: Dataset, config: str) -> dict[str, list[tuple[int, str]]]:
     seen: set[str] = set()
     repeats: dict[str, list[tuple[int, str]]] = {}
     for split in ds.config(config).splits:
-        for i, record in enumerate(ds.read(paths, config, split)):
-            cid = ds.conversation_id(record, config, split, i)
+        for i, record in enumerate(ds.read(paths, Part(config, split))):
+            cid = ds.conversation_id(record, Part(config, split), i)
             if cid in seen:
                 repeats.setdefault(split, []).append((i, cid))
             seen.add(cid)
@@ -109,14 +109,16 @@ def give_repeats_new_ids(ds: Dataset, config: str, folder: Path) -> dict[str, st
     for split, found in repeats.items():
         positions = {i for i, _ in found}
         records = []
-        for i, record in enumerate(ds.read(paths, config, split)):
+        for i, record in enumerate(ds.read(paths, Part(config, split))):
             if i not in positions:
                 records.append(record)
                 continue
-            conv = ds.to_conversation(record, config, split, i)
+            conv = ds.to_conversation(record, Part(config, split), i)
             renamed[conv.conversation_id] = conv.conversation_id = _new_id(conv.conversation_id)
             records.append(ds.from_conversation(conv))
-        ds.write_source(records, config, split, ds.file_meta(paths, config, split), folder / ds.name)
+        ds.write_source(
+            records, Part(config, split), ds.file_meta(paths, Part(config, split)), folder / ds.name
+        )
     return renamed
 
 
@@ -233,7 +235,7 @@ def test_build(real: RealBank, name: str, config: str) -> None:
     assert sorted(splits) == sorted(ds.config(config).splits)
     paths = real.fetcher().fetch(ds, ds.required_files(config))
     for split, info in splits.items():
-        assert info.conversations == sum(1 for _ in ds.read(paths, config, split)) > 0
+        assert info.conversations == sum(1 for _ in ds.read(paths, Part(config, split))) > 0
         assert info.expected is not None
         if _is_full(ds, config):
             assert info.conversations == info.expected
@@ -309,7 +311,7 @@ def _read_back(name: str, config: str, folder: Path) -> Iterator[Any]:
     fetcher = Fetcher(sources=[folder], verify=False, offline=True, root=folder / ".cache", progress=False)
     paths = fetcher.fetch(ds, ds.required_files(config))
     for split in ds.config(config).splits:
-        yield from ds.read(paths, config, split)
+        yield from ds.read(paths, Part(config, split))
 
 
 @pytest.mark.parametrize(("name", "config"), CONFIGS, ids=IDS)
@@ -424,9 +426,9 @@ def test_columnar_mapping_equals_the_generic_one_on_real_records(name: str, conf
     ds = catalog.get(name)
     paths = _finder().fetch(ds, ds.required_files(config))
     for split in ds.config(config).splits:
-        records = list(ds.read(paths, config, split))
+        records = list(ds.read(paths, Part(config, split)))
         for start in range(0, len(records), 7):
-            check_map_batch(ds, records[start : start + 7], config, split, start=start)
+            check_map_batch(ds, records[start : start + 7], Part(config, split), start=start)
 
 
 def test_columnar_mapping_on_synthetic_pec_with_missing_personas(tmp_path: Path) -> None:
@@ -438,13 +440,13 @@ def test_columnar_mapping_on_synthetic_pec_with_missing_personas(tmp_path: Path)
     ds = catalog.get("pec")
     write_pec(tmp_path, 300, seed=3, speakers=120)
     paths = _finder_for(tmp_path).fetch(ds, ds.required_files("happy"))
-    records = list(ds.read(paths, "happy", "train"))
+    records = list(ds.read(paths, Part("happy", "train")))
     assert any(u.speaker not in {p.speaker for p in r.personas} for r in records for u in r.context)
-    check_map_batch(ds, records, "happy", "train", start=1000)
+    check_map_batch(ds, records, Part("happy", "train"), start=1000)
 
     class Off(Pec):
-        def map_batch(self, records: list[Any], config: str, split: str, start: int) -> dict[str, Any]:
-            tables = super().map_batch(records, config, split, start)
+        def map_batch(self, records: list[Any], part: Part, start: int) -> dict[str, Any]:
+            tables = super().map_batch(records, part, start)
             turns = tables["turns"]
             text = turns.column("text").to_pylist()
             text[-1] += " "
@@ -454,7 +456,7 @@ def test_columnar_mapping_on_synthetic_pec_with_missing_personas(tmp_path: Path)
     with pytest.raises(
         AssertionError, match=r"^pec/happy/train: map_batch's turns differs from the generic mapping$"
     ):
-        check_map_batch(Off(), records, "happy", "train")
+        check_map_batch(Off(), records, Part("happy", "train"))
 
 
 def _finder_for(folder: Path) -> Fetcher:

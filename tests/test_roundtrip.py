@@ -15,6 +15,7 @@ from convbank.build import read_raw
 from convbank.cli import cli
 from convbank.export._place import LOCK, RECORD
 from convbank.fetch import Fetcher
+from convbank.model import Part
 
 
 @pytest.mark.parametrize(("name", "config"), sorted(ALL_COUNTS))
@@ -23,7 +24,7 @@ def test_mapper_round_trip_on_every_record(name: str, config: str, all_sources: 
     fetcher = Fetcher(sources=all_sources, verify=False, progress=False)
     n = 0
     for cfg, split, record in read_raw(name, config, fetcher=fetcher):
-        conv = ds.to_conversation(record, cfg, split, n)
+        conv = ds.to_conversation(record, Part(cfg, split), n)
         assert msgspec.to_builtins(ds.from_conversation(conv)) == msgspec.to_builtins(record)
         n += 1
     assert n == sum(ALL_COUNTS[(name, config)].values())
@@ -98,7 +99,7 @@ def test_summer_wild_fixture_comes_back_byte_for_byte(tmp_path: Path) -> None:
     records = [r for _, _, r in read_raw("convai2", "summer_wild", fetcher=fetcher)]
     assert [(r.eval_score, r.profile_match) for r in records] == [(4, 1), (None, ""), (2, 0)]
     for i, r in enumerate(records):
-        assert ds.from_conversation(ds.to_conversation(r, "summer_wild", "train", i)) == r
+        assert ds.from_conversation(ds.to_conversation(r, Part("summer_wild", "train"), i)) == r
     export(Corpus("convai2", "summer_wild", bank=bank), "source", tmp_path / "out")
     name = "summer_wild_evaluation_dialogs.json"
     assert (tmp_path / "out" / name).read_bytes() == (FIXTURES / "convai2" / name).read_bytes()

@@ -30,6 +30,7 @@ from typing import Any
 import pyarrow as pa
 
 from convbank.catalog import catalog
+from convbank.model import Part
 from convbank.validate import checks_for
 
 NOTES = Path(__file__).resolve().parent.parent / "datasets" / "notes"
@@ -219,10 +220,10 @@ def example(name: str) -> list[str]:
                 continue
             try:
                 paths = fetcher.fetch(d, files)
-                record = next(iter(d.read(paths, config, split)))
+                record = next(iter(d.read(paths, Part(config, split))))
             except Exception as exc:  # a file here that is not the dataset's: say so, do not fail
                 return [f"No example: the files in `{folder.name}` could not be read ({cell(exc)})."]
-            conv = d.to_conversation(record, config, split, 0)
+            conv = d.to_conversation(record, Part(config, split), 0)
         labels: dict[int, list[str]] = {}
         for a in conv.annotations:
             labels.setdefault(a.turn_index, []).append(f"{a.layer}:{a.label}")
@@ -410,12 +411,12 @@ def train_on_it(name: str) -> list[str]:
     """The "train on it" section: the example views the dataset offers, its label layers'
     targets and its outcome targets."""
     d = catalog.get(name)
-    targets = ", ".join(f"`{t}`" for t in d.target_names) or "none"
+    targets = ", ".join(f"`{t}`" for t in d.presentation.target_names) or "none"
     return [
         "## Train on it",
         "",
         "Example views (`corpus.examples(view, ...)`, see [PyTorch and Hugging Face](../guide/training.md)): "
-        + ", ".join(f"`{v}`" for v in d.example_views)
+        + ", ".join(f"`{v}`" for v in d.presentation.example_views)
         + f". Outcome targets of the `conversations` view: {targets}.",
         "",
     ]
@@ -488,7 +489,7 @@ def page(name: str, found: Found | None) -> str:
         out.append(
             f"| `{c.name}` | {'this dataset' if c.dataset else 'every dataset'} | {cell(c.description)} |"
         )
-    tasks = list(d.tasks())
+    tasks = list(d.presentation.tasks())
     runs = found is not None and found.full and bool(found.configs)
     bench_skip = (
         "" if runs else "<!-- not run by the tests: the publisher's files are not beside the repository -->\n"

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from convbank import catalog
-from convbank.datasets import Dataset
+from convbank.datasets import Dataset, Part
 from convbank.engines import Engine, WrittenPiece
 from convbank.engines.local import BATCH, LocalEngine
 from convbank.errors import (
@@ -63,11 +63,11 @@ def read_raw(
     for cfg in dict.fromkeys(p.config for p in parts):
         splits = [p.split for p in parts if p.config == cfg]
         paths = fetcher.fetch(
-            dataset, {f.name: f for s in splits for f in dataset.files_for(cfg, s)}.values()
+            dataset, {f.name: f for s in splits for f in dataset.files_for(Part(cfg, s))}.values()
         )
         try:
             for s in splits:
-                for record in dataset.read(paths, cfg, s):
+                for record in dataset.read(paths, Part(cfg, s)):
                     yield cfg, s, record
         except ConvbankError as exc:  # named after the files, not their private copies
             fetcher.name_origins(exc)
@@ -329,7 +329,7 @@ def _build_config(
     seen = SeenIds()
 
     def where(split: str) -> str:
-        files = [str(shown[f.name]) for f in ds.files_for(config, split) if f.name in shown]
+        files = [str(shown[f.name]) for f in ds.files_for(Part(config, split)) if f.name in shown]
         return f"{', '.join(files)} ({ds.name}/{config}/{split})"
 
     entry = ConfigEntry(sources={n: str(p) for n, p in shown.items()})  # the files, not the copies
@@ -369,9 +369,10 @@ def _build_config(
                     f"{where(split)}: the source has no records; expected the publisher's file "
                     "with at least one — re-fetch it or check that it is the right one"
                 )
-            expected = ds.published_count(config, split)
+            part = Part(config, split)
+            expected = ds.published_count(part)
             entry.splits[split] = SplitEntry(
-                **counts[split], expected=expected, file_meta=ds.file_meta(paths, config, split)
+                **counts[split], expected=expected, file_meta=ds.file_meta(paths, part)
             )
             c = counts[split]
             reports.append(

@@ -1,18 +1,19 @@
 """One registry: datasets, engines, checks and benchmark tasks, each a :class:`Registry` of
 named things, filled the same way and on first use.
 
-- :data:`datasets`: the built-in datasets (the packages of :mod:`convbank.datasets`,
-  imported directly: they load even where the package's metadata is stale), then every entry
-  point of the group ``convbank.datasets`` (another package's datasets: install it, and
-  ``convbank list`` shows them).
+- :data:`datasets`: the built-in datasets (:data:`convbank.datasets.BUILTIN`, imported
+  directly: they load even where the package's metadata is stale), then every entry point of
+  the group ``convbank.datasets`` (another package's datasets: install it, and ``convbank
+  list`` shows them).
 - :data:`engines`: the built-in engines (``local``, ``spark``), then the entry points of
   ``convbank.engines``.
-- :data:`checks`: the generic checks, then each dataset's own (:meth:`Dataset.checks`).
-- :data:`tasks`: each dataset's benchmark tasks (:meth:`Dataset.tasks`).
+- :data:`checks`: the generic checks, then each dataset's own (``dataset.presentation.checks()``).
+- :data:`tasks`: each dataset's benchmark tasks (``dataset.presentation.tasks()``).
 
 An entry point names a class or an instance (``mydataset = my_package:MyDataset``); a class
 is instantiated (datasets) or kept as the factory it is (engines). A name registered twice,
-an entry point that cannot be imported or that is not of its group's kind, is a
+an entry point that cannot be imported or that is not of its group's kind, or a dataset
+written against an older Dataset contract (:func:`convbank.datasets.contract_problem`), is a
 :class:`~convbank.errors.PluginError` naming the entry point and its package.
 """
 
@@ -20,12 +21,11 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from convbank.datasets import BUILTIN, Check, Dataset
+from convbank.datasets import BUILTIN, Check, Dataset, contract_problem
 from convbank.errors import PluginError, UnknownDatasetError, did_you_mean
 
 if TYPE_CHECKING:
@@ -78,9 +78,11 @@ class Registry(Generic[T]):
         load: Callable[[], Iterable[tuple[T, str]]] | None = None,
         derived_from: Registry[Any] | None = None,
         quick: Callable[[str], T | None] | None = None,
+        accept: Callable[[T, str], T] | None = None,
     ) -> None:
         self.kind = kind
         self._load = load
+        self._accept = accept
         self._quick = quick
         self._quick_found: dict[str, T] = {}
         self._derived_from = derived_from
@@ -120,8 +122,11 @@ class Registry(Generic[T]):
         self.version += 1
 
     def register(self, thing: T, *, origin: str = "convbank.registry") -> T:
-        """Add a thing under its ``name``; a name already registered is a :class:`PluginError`
-        (also a ``ValueError``)."""
+        """Add a thing under its ``name``; a name already registered, or a thing its kind does
+        not accept (a dataset of an older contract), is a :class:`PluginError` (also a
+        ``ValueError``)."""
+        if self._accept is not None:
+            thing = self._accept(thing, origin)
         entry = Entry(thing, origin)
         self._add(self._loaded(), entry)
         self._added.append(entry)
@@ -285,45 +290,22 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
 
 
 def _dataset(value: Any, origin: str) -> Dataset:
-    if isinstance(value, type) and issubclass(value, Dataset):
-        value = value()
-    if not isinstance(value, Dataset):
+    """A registered dataset: a :class:`Dataset` instance, or a subclass instantiated, that
+    follows the contract of this version (else a :class:`PluginError` saying what to change)."""
+    cls = value if isinstance(value, type) else type(value)
+    if not (isinstance(cls, type) and issubclass(cls, Dataset)):
         raise PluginError(f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}")
-    return value
-
-
-def builtin_specs() -> list[str]:
-    """The built-in datasets as ``module:Class``: :data:`convbank.datasets.BUILTIN` in its
-    order, then every other package of ``convbank.datasets`` (by name) whose ``__init__``
-    exports one :class:`Dataset` class: a dataset added to convbank is its package alone."""
-    import convbank.datasets as package
-
-    listed = {spec.partition(":")[0] for spec in BUILTIN}
-    found = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        module = f"{package.__name__}.{info.name}"
-        if not info.ispkg or info.name.startswith("_") or module in listed:
-            continue
-        exported = importlib.import_module(module)
-        classes = [
-            name
-            for name in getattr(exported, "__all__", ())
-            if isinstance(cls := getattr(exported, name, None), type) and issubclass(cls, Dataset)
-        ]
-        if len(classes) != 1:
-            raise PluginError(
-                f"{module} exports {len(classes)} Dataset classes in its __all__; a dataset package "
-                "exports exactly one"
-            )
-        found.append(f"{module}:{classes[0]}")
-    return [*BUILTIN, *found]
+    problem = contract_problem(cls)
+    if problem is not None:
+        raise PluginError(f"{origin}: {problem}")
+    dataset: Dataset = value() if isinstance(value, type) else value
+    return dataset
 
 
 def _load_datasets() -> Iterator[tuple[Dataset, str]]:
-    specs = builtin_specs()
-    for spec in specs:
+    for spec in BUILTIN:
         yield _dataset(_import(spec), "convbank"), "convbank"
-    for value, origin in load_entry_points(DATASET_GROUP, skip=specs):
+    for value, origin in load_entry_points(DATASET_GROUP, skip=BUILTIN):
         yield _dataset(value, origin), origin
 
 
@@ -346,13 +328,13 @@ def _load_checks() -> Iterator[tuple[Check, str]]:
     for check in GENERIC:
         yield check, "convbank"
     for entry in datasets._loaded().values():
-        for check in entry.value.checks():
+        for check in entry.value.presentation.checks():
             yield check, f"the {entry.value.name} dataset ({entry.origin})"
 
 
 def _load_tasks() -> Iterator[tuple[Task, str]]:
     for entry in datasets._loaded().values():
-        for task in entry.value.tasks():
+        for task in entry.value.presentation.tasks():
             yield task, f"the {entry.value.name} dataset ({entry.origin})"
 
 
@@ -364,7 +346,9 @@ def _builtin_dataset(name: str) -> Dataset | None:
     return None
 
 
-datasets: Registry[Dataset] = Registry("dataset", load=_load_datasets, quick=_builtin_dataset)
+datasets: Registry[Dataset] = Registry(
+    "dataset", load=_load_datasets, quick=_builtin_dataset, accept=_dataset
+)
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`)."""
 engines: Registry[type[Any]] = Registry("engine", load=_load_engines)
 """Engine classes by name (``local``, ``spark``, plugins'): :class:`convbank.engines.Engine`

@@ -1,6 +1,6 @@
 """Statistics of the bank, computed with DuckDB over the views: sizes, turn lengths, label
 distributions per annotation layer, the key metadata of each dataset and its cross-tabs (what
-each dataset declares: :attr:`Dataset.distributions`, :attr:`Dataset.crosstabs`).
+each dataset declares: :attr:`Presentation.distributions`, :attr:`Presentation.crosstabs`).
 
 Everything returned is JSON-ready: ``stats([name])[name]["splits"][0]["turns"]``.
 """
@@ -60,8 +60,8 @@ def stats(
 ) -> dict[str, Any]:
     """Per dataset and split: conversations, participants, turns, words, turns per
     conversation (mean, median, max), label counts per annotation layer and the dataset's
-    metadata distributions (:attr:`Dataset.distributions`) and cross-tabs
-    (:attr:`Dataset.crosstabs`), from one generation of the bank
+    metadata distributions (:attr:`Presentation.distributions`) and cross-tabs
+    (:attr:`Presentation.crosstabs`), from one generation of the bank
     (``snapshot``, or the current one)."""
     if snapshot is None:
         with (bank or Bank()).snapshot() as current:
@@ -121,7 +121,7 @@ def dataset_stats(con: duckdb.DuckDBPyConnection, name: str, *, crosstabs: bool 
     ):
         splits[(config, split)]["labels"].setdefault(layer, {})[label] = n
     dataset = catalog.get(name)
-    for d in dataset.distributions:
+    for d in dataset.presentation.distributions:
         for part, entry in _distribution(con, name, d).items():
             splits[part]["metadata"][d.name] = entry
     for entry in splits.values():
@@ -135,7 +135,7 @@ def dataset_stats(con: duckdb.DuckDBPyConnection, name: str, *, crosstabs: bool 
         "title": dataset.title,
         "splits": ordered,
         "turn_words": turn_length_histogram(con, name),
-        "crosstabs": [crosstab(con, t) for t in dataset.crosstabs] if crosstabs else [],
+        "crosstabs": [crosstab(con, t) for t in dataset.presentation.crosstabs] if crosstabs else [],
     }
 
 

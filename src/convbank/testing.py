@@ -81,7 +81,7 @@ def check_dataset(name: str, work: Path, sources: Sequence[Path] | None = None) 
         raise _fail(f"none of the files of {name} is in {', '.join(map(str, folders))}")
     for config in configs:
         paths = fetcher.fetch(ds, ds.required_files(config))
-        records = {s: list(ds.read(paths, config, s)) for s in ds.config(config).splits}
+        records = {s: list(ds.read(paths, Part(config, s))) for s in ds.config(config).splits}
         _check_mapping(ds, config, records)
         report = build([name], config=config, fetcher=fetcher, bank=bank)
         if not report.ok:
@@ -108,28 +108,30 @@ def _check_mapping(ds: Dataset, config: str, records: dict[str, list[Any]]) -> N
         if not items:
             raise _fail(f"{ds.name}/{config}/{split} has no records")
         for i, record in enumerate(items):
-            conv = ds.to_conversation(record, config, split, i)
+            conv = ds.to_conversation(record, Part(config, split), i)
             if conv.conversation_id in seen:
                 raise _fail(f"{ds.name}: conversation id {conv.conversation_id!r} repeats")
             seen.add(conv.conversation_id)
             copy = msgspec.convert(msgspec.to_builtins(conv), type(conv))
             if ds.from_conversation(copy) != record:
                 raise _fail(f"{ds.name}/{config}/{split}: record {i} does not map back to itself")
-        check_map_batch(ds, items, config, split, start=7)
+        check_map_batch(ds, items, Part(config, split), start=7)
 
 
-def check_map_batch(ds: Dataset, records: list[Any], config: str, split: str, *, start: int = 0) -> None:
+def check_map_batch(ds: Dataset, records: list[Any], part: Part, *, start: int = 0) -> None:
     """A dataset's own :meth:`~convbank.datasets.Dataset.map_batch` (if it has one) gives
     the very tables of the generic mapping through conversation objects."""
     if type(ds).map_batch is Dataset.map_batch:
         return
-    fast = ds.map_batch(records, config, split, start)
-    generic = Dataset.map_batch(ds, records, config, split, start)
+    fast = ds.map_batch(records, part, start)
+    generic = Dataset.map_batch(ds, records, part, start)
     if sorted(fast) != sorted(generic):
         raise _fail(f"{ds.name}: map_batch gives the tables {sorted(fast)}, not {sorted(generic)}")
     for name, table in generic.items():
         if not fast[name].equals(table, check_metadata=True):
-            raise _fail(f"{ds.name}/{config}/{split}: map_batch's {name} differs from the generic mapping")
+            raise _fail(
+                f"{ds.name}/{part.config}/{part.split}: map_batch's {name} differs from the generic mapping"
+            )
 
 
 def _inputs(ds: Dataset, config: str, fetcher: Fetcher) -> dict[str, Path]:
@@ -205,11 +207,11 @@ def _check_views(ds: Dataset, corpus: Corpus, bank: Bank) -> None:
 
 
 def _check_tasks(ds: Dataset, corpus: Corpus, found: DatasetCheck) -> None:
-    if not ds.tasks():
+    if not ds.presentation.tasks():
         return
     from convbank.bench import BenchError, run
 
-    for task in ds.tasks():
+    for task in ds.presentation.tasks():
         try:
             result = run(
                 task.name, model=task.models[0], config=corpus.parts()[0].config, load=lambda n, c: corpus

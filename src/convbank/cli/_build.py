@@ -11,6 +11,7 @@ from click.core import ParameterSource
 
 from convbank.cli._options import config_option, engine_options, fetcher_for, source_options
 from convbank.errors import ConvbankError
+from convbank.model import Part
 from convbank.settings import bank_root
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def build_with_bars(
         def progress(dataset: str, cfg: str, split: str, n: int) -> None:
             key = (dataset, cfg, split)
             if key not in tasks:
-                total = catalog.get(dataset).published_count(cfg, split)
+                total = catalog.get(dataset).published_count(Part(cfg, split))
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 

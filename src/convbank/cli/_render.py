@@ -58,7 +58,7 @@ def _turn_text(turn: Turn, annotations: list[Annotation]) -> Text:
 def render_conversation(console: Console, conv: Conversation, context: Context | None = None) -> None:
     """Print a conversation: header, participants with persona and private context, turns
     with annotations inline (spans highlighted) and what the dataset adds to them
-    (:meth:`Dataset.terminal_turn`: actions, notes, lines such as the text of the facts used,
+    (:meth:`Presentation.terminal_turn`: actions, notes, lines such as the text of the facts used,
     from ``context``), and the conversation's metadata."""
     ds = catalog.get(conv.dataset)
     context = context or {}
@@ -85,7 +85,7 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
         )
     for turn in conv.turns:
         anns = conv.annotations_of(turn.turn_index)
-        shown = ds.terminal_turn(turn, context)
+        shown = ds.presentation.terminal_turn(turn, context)
         head = Text(visible(f"{turn.turn_index:>3} {turn.participant_id}: "), style="bold blue")
         if shown.action is not None:
             body = Text(visible(shown.action), style="bold")
@@ -98,7 +98,11 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
         ]
         if labels:
             line.append(visible("  " + " ".join(labels)), style="green")
-        extra = {k: v for k, v in turn.meta.items() if k not in ds.terminal_hidden_meta and v is not None}
+        extra = {
+            k: v
+            for k, v in turn.meta.items()
+            if k not in ds.presentation.terminal_hidden_meta and v is not None
+        }
         if extra:
             line.append(visible("  " + ", ".join(f"{k}={v}" for k, v in extra.items())), style="dim")
         if shown.note:

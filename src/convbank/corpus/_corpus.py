@@ -409,8 +409,8 @@ class Corpus(Identity, Frames, Filters, Training):
 
     def context(self, conversation: Conversation) -> dict[str, Any]:
         """What the dataset's side tables say about one of its conversations (the text of
-        Curiosity's facts), from :meth:`convbank.datasets.Dataset.conversation_context`."""
-        return self.dataset.conversation_context(conversation, self.side_table)
+        Curiosity's facts), from :meth:`convbank.datasets.Presentation.conversation_context`."""
+        return self.dataset.presentation.conversation_context(conversation, self.side_table)
 
     def to_hf(
         self,

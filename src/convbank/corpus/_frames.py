@@ -232,7 +232,7 @@ class Frames:
             con = _connection()
         try:
             con.register("t", table)
-            views = self.dataset.meta_views().get(name, {})
+            views = self.dataset.presentation.meta_views().get(name, {})
             extra = "".join(f', {expr} AS "{column}"' for column, expr in views.items())
             if structure is None:  # every value is {}: an empty struct
                 typed = con.sql(f"SELECT *{extra} FROM t").to_arrow_table()
@@ -313,7 +313,7 @@ class Frames:
             lambda columns: self._rows(name, columns, meta=meta, verified=True, per_part=True),
             schema,
             stored=self._stored_schema(name).names,
-            views=list(self.dataset.meta_views().get(name, {})) if typed else [],
+            views=list(self.dataset.presentation.meta_views().get(name, {})) if typed else [],
             detail=f"{self.dataset.name}/{name}, verified against the manifest",
         )
 
@@ -323,7 +323,7 @@ class Frames:
         """Rows of one of the dataset's side tables (Curiosity's ``curiosity_facts``, PEC's
         ``pec_personas``) for this corpus's configs: the ``columns`` asked for, the rows
         matching pyarrow ``filters``; None when the bank has none. What
-        :meth:`convbank.datasets.Dataset.conversation_context` reads through."""
+        :meth:`convbank.datasets.Presentation.conversation_context` reads through."""
         configs = {p.config for p in self._source.parts}
         refs = [r for r in self.snapshot.refs(table, self.dataset.name) if r.config in configs]
         if not refs:

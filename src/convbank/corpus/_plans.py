@@ -88,7 +88,9 @@ def chat_sides(dataset: Any, people: pa.Table) -> np.ndarray:
         at = asked.get(key)
         if at is None:
             listed = [Participant(pid, role) for pid, role in zip(*key, strict=True)]
-            side = dataset.chat_side(Conversation(dataset.name, "", "", "", 0, participants=listed))
+            side = dataset.presentation.chat_side(
+                Conversation(dataset.name, "", "", "", 0, participants=listed)
+            )
             at = asked[key] = key[0].index(side)
         mine[a + at] = True
     return mine

@@ -302,9 +302,9 @@ class ResponseExamples(CorpusExamples):
         history = self.settings.get("history")
         first = 0 if history is None else max(0, extra - history)
         before = conv.turns[first:extra]
-        system = dataset.chat_system(conv, me, self._context(conv, context, slot))
-        said = [dataset.chat_content(t) for t in before]
-        answer = dataset.chat_content(response)
+        system = dataset.presentation.chat_system(conv, me, self._context(conv, context, slot))
+        said = [dataset.presentation.chat_content(t) for t in before]
+        answer = dataset.presentation.chat_content(response)
         messages = [{"role": "system", "content": system}]
         messages += [
             {"role": "assistant" if t.participant_id == me else "user", "content": text}
@@ -349,8 +349,8 @@ class ChatExamples(CorpusExamples):
             **self._base(conv),
             "side": me,
             "role": conv.participants[extra].role,
-            "messages": dataset.chat_messages(conv, me, self._context(conv, context, slot)),
-            "outcome": dataset.chat_outcome(conv, me),
+            "messages": dataset.presentation.chat_messages(conv, me, self._context(conv, context, slot)),
+            "outcome": dataset.presentation.chat_outcome(conv, me),
         }
 
 
@@ -358,7 +358,7 @@ class ChatExamples(CorpusExamples):
 class ConversationExamples(CorpusExamples):
     """Whole conversations with their outcomes as targets: ``side``, ``role``, ``num_turns``,
     ``text`` (one ``speaker: text`` line a turn), ``turns`` (the texts), and each of the
-    dataset's :attr:`~convbank.datasets.Dataset.target_names` (CaSiNo: the side's points,
+    dataset's :attr:`~convbank.datasets.Presentation.target_names` (CaSiNo: the side's points,
     satisfaction and opponent likeness; ConvAI2: the human's rating and persona guess);
     ``target=`` names one of them to copy into ``labels``. ``side`` as in ``chat``."""
 
@@ -368,7 +368,7 @@ class ConversationExamples(CorpusExamples):
     def _check(self) -> None:
         self._check_side()
         target = self.settings.get("target")
-        known = list(self.corpus.dataset.target_names)
+        known = list(self.corpus.dataset.presentation.target_names)
         if target is not None and target not in known:
             raise UnknownFieldError(
                 f"{self.corpus.dataset.name} conversations have no target {target!r}; "
@@ -378,13 +378,13 @@ class ConversationExamples(CorpusExamples):
 
     def target_names(self) -> list[str]:
         """The outcome fields each example carries."""
-        return list(self.corpus.dataset.target_names)
+        return list(self.corpus.dataset.presentation.target_names)
 
     _make_plan = ChatExamples._make_plan
 
     def _example(self, conv: Conversation, extra: int, context: dict[int, Any], slot: int) -> Example:
         me = conv.participants[extra].participant_id
-        targets = self.corpus.dataset.targets(conv, me)
+        targets = self.corpus.dataset.presentation.targets(conv, me)
         row = {
             **self._base(conv),
             "side": me,
@@ -392,7 +392,7 @@ class ConversationExamples(CorpusExamples):
             "num_turns": conv.num_turns,
             "text": "\n".join(f"{t.participant_id}: {t.text}" for t in conv.turns),
             "turns": [t.text for t in conv.turns],
-            **{name: targets.get(name) for name in self.corpus.dataset.target_names},
+            **{name: targets.get(name) for name in self.corpus.dataset.presentation.target_names},
         }
         target = self.settings.get("target")
         if target is not None:
@@ -408,7 +408,7 @@ VIEWS: dict[str, type[CorpusExamples]] = {
 
 def view_of(corpus: Any, kind: str, options: dict[str, Any]) -> CorpusExamples:
     """The view of ``kind`` over ``corpus`` (what :meth:`convbank.Corpus.examples` makes)."""
-    offered = [k for k in corpus.dataset.example_views if k in VIEWS]
+    offered = [k for k in corpus.dataset.presentation.example_views if k in VIEWS]
     view = VIEWS.get(kind) if kind in offered else None
     if view is None:
         raise UnknownFieldError(

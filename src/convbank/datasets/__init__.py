@@ -1,9 +1,11 @@
 """Datasets: one package each, with everything convbank knows about it.
 
-``convbank.datasets.<name>`` holds a built-in dataset's card and files, its raw types, reader,
-mapper (both ways) and source writer, its checks and benchmark tasks, its side tables, and how
-the other layers present it. Other packages add datasets through the entry-point group
-``convbank.datasets`` (see :mod:`convbank.registry` and ``docs/adding-a-dataset.md``).
+``convbank.datasets.<name>`` holds a built-in dataset's raw types (``records.py``), card and
+files, reader, mapper (both ways) and source writer (``dataset.py``), its side tables, and how
+the other layers present it (``present.py``, with its checks and benchmark tasks). The
+built-in ones are listed in :data:`BUILTIN`; other packages add datasets through the
+entry-point group ``convbank.datasets`` (see :mod:`convbank.registry` and
+``docs/adding-a-dataset.md``).
 
 This module is the interface a dataset is written against: :class:`Dataset` and what its
 hooks take and return, and the helpers of the built-in ones (decoding JSON with one-line
@@ -20,6 +22,7 @@ from convbank.datasets._base import (
     SourceFile,
     SourcePaths,
     Strict,
+    contract_problem,
 )
 from convbank.datasets._checks import SEVERITIES, Check, CheckFunction, CheckList, Problem, Severity
 from convbank.datasets._json import decode_json, no_records
@@ -59,9 +62,12 @@ BUILTIN: tuple[str, ...] = (
     "convbank.datasets.pec:Pec",
     "convbank.datasets.convai2:ConvAI2",
 )
-"""The built-in datasets, in catalog order, as entry-point values (``module:attribute``):
-the catalog imports them directly, so they load even where the package's metadata is stale,
-and skips the same values when it meets them among the entry points."""
+"""The built-in datasets, in catalog order, as ``module:attribute``: the one way convbank
+finds its own datasets. The catalog imports them directly (one package for
+``catalog.get(name)``, with no package scan and no :mod:`importlib.metadata`, which the
+CLI's start-up cannot afford), so they load from a source checkout or a stale install alike;
+they are not entry points of convbank's metadata, and a stale install that still declares
+them as such is skipped. A dataset added to convbank is its package and its line here."""
 
 __all__ = [
     "BUILTIN",
@@ -97,6 +103,7 @@ __all__ = [
     "ViewerTurn",
     "arrow_type",
     "compact",
+    "contract_problem",
     "decode_json",
     "frame_of",
     "indented",

@@ -1,12 +1,15 @@
 """What every dataset provides: its card, its files, its configs and splits, a reader from
 the publisher's files to typed raw records, a mapper between raw records and the unified
-model (both ways) and a writer of the publisher's files. What the other layers need to
-present it comes from :class:`convbank.datasets._present.Presentation`, with defaults."""
+model (both ways) and a writer of the publisher's files, each taking the stored config and
+split it is about as one :class:`~convbank.model.Part`. What the other layers need to present
+it is an object the dataset holds, :attr:`Dataset.presentation` (a
+:class:`convbank.datasets._present.Presentation`, with defaults)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -14,7 +17,7 @@ import msgspec
 
 from convbank._lazy import lazy
 from convbank.datasets._arrow import arrow_type
-from convbank.datasets._present import Presentation
+from convbank.datasets._present import Presentation, hook_names
 from convbank.errors import UnknownDatasetError, did_you_mean
 from convbank.model import Conversation, Part, conversations_to_tables
 
@@ -33,6 +36,7 @@ __all__ = [
     "SourceFile",
     "SourcePaths",
     "Strict",
+    "contract_problem",
 ]
 
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
@@ -80,18 +84,24 @@ SideTable = Callable[[str], "pa.Table | None"]
 """Reads one side table of a config from the bank by name (None when the bank has none)."""
 
 
-class Dataset(Presentation, ABC):
+class Dataset(ABC):
     """A dataset of the catalog: one package, ``convbank.datasets.<name>`` for the built-in
     ones, any importable package for a plugin (entry-point group ``convbank.datasets``).
 
     A subclass must set the card (``name``, ``title``, ``description``, ``license``,
     ``citation``, ``homepage``, ``version``), ``files``, ``configs`` and ``raw_type``, and
     implement :meth:`files_for`, :meth:`read`, :meth:`conversation_id`,
-    :meth:`to_conversation`, :meth:`from_conversation` and :meth:`write_source`. Everything
-    else is optional: the reading hooks below (shards, file-level content, side tables) and
-    the presentation hooks of :class:`~convbank.datasets._present.Presentation` (chat,
-    Hugging Face, ParlAI, ConvoKit, statistics, the viewer, the terminal, checks and
-    benchmark tasks) have generic defaults. ``docs/adding-a-dataset.md`` is the guide.
+    :meth:`to_conversation`, :meth:`from_conversation` and :meth:`write_source`; a method
+    about one stored config's split takes it as one :class:`~convbank.model.Part`
+    (``part.config``, ``part.split``). Everything else is optional: the reading hooks below
+    (shards, file-level content, side tables) have generic defaults, and so has the
+    :attr:`presentation` (chat, Hugging Face, ParlAI, ConvoKit, statistics, the viewer, the
+    terminal, checks and benchmark tasks), which a dataset changes by naming its own
+    :attr:`presentation_class`. ``docs/adding-a-dataset.md`` is the guide.
+
+    >>> casino = convbank.catalog.get("casino")
+    >>> casino.published_count(convbank.datasets.Part("default", "train"))
+    900
     """
 
     name: ClassVar[str]
@@ -113,6 +123,15 @@ class Dataset(Presentation, ABC):
     """A folder of real records in the publisher's format, under their published names,
     shipped with the dataset's package (TensorFlow Datasets' dummy data): the catalog-wide
     tests build, validate, export and view every dataset from it or from the shared data."""
+    presentation_class: ClassVar[type[Presentation]] = Presentation
+    """The class of :attr:`presentation` (a dataset's own subclass of
+    :class:`~convbank.datasets.Presentation`, in its package's ``present.py``)."""
+
+    @cached_property
+    def presentation(self) -> Presentation:
+        """How the other layers present the dataset: its :attr:`presentation_class`, made
+        for it on first use (then kept, and pickled with it)."""
+        return self.presentation_class(self)
 
     # ------------------------------------------------------------------ configs and splits
     @property
@@ -164,21 +183,21 @@ class Dataset(Presentation, ABC):
             )
         return found
 
-    def published_count(self, config: str, split: str) -> int | None:
+    def published_count(self, part: Part) -> int | None:
         """The number of conversations the publisher gives for a stored split (None where
         it gives none)."""
-        return self.config(config).splits.get(split)
+        return self.config(part.config).splits.get(part.split)
 
-    def count_problem(self, config: str, split: str, conversations: int) -> str | None:
+    def count_problem(self, part: Part, conversations: int) -> str | None:
         """How a split's number of conversations differs from the published one
         (``"default/train has 3 conversations; 900 published"``), or None when it matches or
         none is published: the one comparison the build report, ``validate`` and the
         benchmarks' fixture check make."""
-        expected = self.published_count(config, split)
+        expected = self.published_count(part)
         if expected is None or conversations == expected:
             return None
         noun = "conversation" if conversations == 1 else "conversations"
-        return f"{config}/{split} has {conversations:,} {noun}; {expected:,} published"
+        return f"{part.config}/{part.split} has {conversations:,} {noun}; {expected:,} published"
 
     def file(self, name: str) -> SourceFile:
         """The source file of that published name."""
@@ -188,48 +207,47 @@ class Dataset(Presentation, ABC):
         raise KeyError(name)
 
     @abstractmethod
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
+    def files_for(self, part: Part) -> list[SourceFile]:
         """The source files a stored config's split is read from."""
 
     def required_files(self, config: str | None = None) -> list[SourceFile]:
         """Every source file needed for a config (all stored configs for ``None``)."""
         needed: dict[str, SourceFile] = {}
-        for cfg in self.stored_configs(config):
-            for split in cfg.splits:
-                for f in self.files_for(cfg.name, split):
-                    needed[f.name] = f
+        for part in self.parts(config):
+            for f in self.files_for(part):
+                needed[f.name] = f
         return list(needed.values())
 
     # ------------------------------------------------------------------ reading
     @abstractmethod
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Any]:
+    def read(self, paths: SourcePaths, part: Part) -> Iterator[Any]:
         """Yield the raw records of one stored config's split, in source order."""
 
-    def split_bytes(self, paths: SourcePaths, config: str, split: str) -> int:
+    def split_bytes(self, paths: SourcePaths, part: Part) -> int:
         """The size of a split's sources in bytes (engines size their pieces by it); by
         default the sizes of the files :meth:`files_for` names."""
         return sum(
             path.stat().st_size
-            for f in self.files_for(config, split)
+            for f in self.files_for(part)
             if (path := paths.get(f.name)) is not None and path.is_file()
         )
 
-    def shards(self, paths: SourcePaths, config: str, split: str, count: int) -> list[Shard]:
+    def shards(self, paths: SourcePaths, part: Part, count: int) -> list[Shard]:
         """Pieces of a split that can be read independently (for distributed builds), in
         order; by default the whole split is one piece (one task per source file)."""
         return [None]
 
-    def read_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> Iterator[Any]:
+    def read_shard(self, paths: SourcePaths, part: Part, shard: Shard) -> Iterator[Any]:
         """The raw records of one piece of :meth:`shards`, in source order."""
         if shard is not None:
             raise ValueError(f"{self.name} splits are read whole; got shard {shard!r}")
-        return self.read(paths, config, split)
+        return self.read(paths, part)
 
-    def count_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> int:
+    def count_shard(self, paths: SourcePaths, part: Part, shard: Shard) -> int:
         """The number of records in one piece (by reading it, unless a dataset knows faster)."""
-        return sum(1 for _ in self.read_shard(paths, config, split, shard))
+        return sum(1 for _ in self.read_shard(paths, part, shard))
 
-    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+    def file_meta(self, paths: SourcePaths, part: Part) -> dict[str, Any]:
         """File-level content beside the records (kept for the source export); none by default."""
         return {}
 
@@ -241,11 +259,11 @@ class Dataset(Presentation, ABC):
 
     # ------------------------------------------------------------------ mapping
     @abstractmethod
-    def conversation_id(self, record: Any, config: str, split: str, index: int) -> str:
+    def conversation_id(self, record: Any, part: Part, index: int) -> str:
         """The conversation id of a raw record (unique within the dataset)."""
 
     @abstractmethod
-    def to_conversation(self, record: Any, config: str, split: str, index: int) -> Conversation:
+    def to_conversation(self, record: Any, part: Part, index: int) -> Conversation:
         """Map a raw record onto the unified model."""
 
     @abstractmethod
@@ -270,12 +288,12 @@ class Dataset(Presentation, ABC):
         row: dict[str, Any] = msgspec.to_builtins(record)
         return row
 
-    def map_batch(self, records: list[Any], config: str, split: str, start: int) -> dict[str, pa.Table]:
+    def map_batch(self, records: list[Any], part: Part, start: int) -> dict[str, pa.Table]:
         """A batch of raw records (the first at source position ``start``) as the four
         unified tables and the ``<dataset>_raw`` table. By default through
         :meth:`to_conversation` and :meth:`raw_row`; a dataset may build the same tables
         column by column, faster (they must be equal: ``convbank.testing`` checks it)."""
-        convs = [self.to_conversation(r, config, split, start + i) for i, r in enumerate(records)]
+        convs = [self.to_conversation(r, part, start + i) for i, r in enumerate(records)]
         tables = conversations_to_tables(convs)
         tables[f"{self.name}_raw"] = pa.Table.from_pylist(
             [
@@ -291,8 +309,7 @@ class Dataset(Presentation, ABC):
     def write_source(
         self,
         records: Iterable[Any],
-        config: str,
-        split: str,
+        part: Part,
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
@@ -324,5 +341,94 @@ class Dataset(Presentation, ABC):
                 for c in self.configs
             },
             "files": [{"name": f.name, "url": f.url, "sha256": f.sha256, "size": f.size} for f in self.files],
-            "examples": {"views": list(self.example_views), "targets": list(self.target_names)},
+            "examples": {
+                "views": list(self.presentation.example_views),
+                "targets": list(self.presentation.target_names),
+            },
         }
+
+
+# ---------------------------------------------------------------------- the contract, checked
+_PART_METHODS: dict[str, tuple[str, ...]] = {
+    "files_for": ("part",),
+    "read": ("paths", "part"),
+    "split_bytes": ("paths", "part"),
+    "shards": ("paths", "part", "count"),
+    "read_shard": ("paths", "part", "shard"),
+    "count_shard": ("paths", "part", "shard"),
+    "file_meta": ("paths", "part"),
+    "conversation_id": ("record", "part", "index"),
+    "to_conversation": ("record", "part", "index"),
+    "map_batch": ("records", "part", "start"),
+    "published_count": ("part",),
+    "count_problem": ("part", "conversations"),
+    "write_source": ("records", "part", "file_meta", "directory"),
+    "source_name": ("part",),
+}
+"""The methods about one stored split and the positional parameters they take (after
+``self``)."""
+
+_VARARGS = 0x04
+"""``inspect.CO_VARARGS`` (a code flag), without importing :mod:`inspect` at start-up."""
+
+
+def contract_problem(cls: type[Dataset]) -> str | None:
+    """What makes a dataset class written against an older Dataset contract fail, in one
+    line (the registry refuses it with this, naming its entry point), or None when it
+    follows this one: presentation hooks inherited from or defined on the dataset class
+    (they are asked of :attr:`Dataset.presentation`, so they would be silently ignored), or
+    a method about a split that takes ``config, split`` as two strings, not one ``part``.
+
+    >>> from convbank.datasets import contract_problem
+    >>> contract_problem(type(convbank.catalog.get("casino"))) is None
+    True
+    """
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    guide = "see docs/adding-a-dataset.md"
+    if issubclass(cls, Presentation):
+        return (
+            f"{where} inherits its presentation ({_presentation_base(cls)}); a dataset holds it "
+            f"instead: drop that base class and set presentation_class = it on {cls.__name__} ({guide})"
+        )
+    hooks = hook_names()
+    for klass in cls.__mro__:
+        if klass is Dataset or klass.__module__.startswith("convbank.datasets._"):
+            continue
+        own = sorted(hooks & vars(klass).keys())
+        if own:
+            return (
+                f"{where} defines the presentation hook{'s' if len(own) > 1 else ''} {', '.join(own)} on "
+                f"the dataset (in {klass.__qualname__}), where nothing asks for {'them' if len(own) > 1 else 'it'}; "
+                f"move {'them' if len(own) > 1 else 'it'} to a convbank.datasets.Presentation subclass and set "
+                f"presentation_class to it ({guide})"
+            )
+    for name, expected in _PART_METHODS.items():
+        code = getattr(_defined(cls, name), "__code__", None)
+        if code is None or code.co_flags & _VARARGS:
+            continue
+        given = code.co_varnames[1 : code.co_argcount]
+        if len(given) != len(expected):
+            old = (
+                " (config and split as two strings: the older contract)"
+                if len(given) == len(expected) + 1
+                else ""
+            )
+            return (
+                f"{where}.{name} takes ({', '.join(given)}){old}; a dataset's {name} takes "
+                f"({', '.join(expected)}), part being one convbank.datasets.Part "
+                f"(part.config, part.split) ({guide})"
+            )
+    return None
+
+
+def _defined(cls: type, name: str) -> Any:
+    """The attribute as the class body defined it (not bound, not a descriptor's result)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+def _presentation_base(cls: type) -> str:
+    bases = [b for b in cls.__mro__ if issubclass(b, Presentation) and not issubclass(b, Dataset)]
+    return ", ".join(f"{b.__module__}.{b.__qualname__}" for b in bases[:1])

@@ -13,6 +13,7 @@ import msgspec
 from convbank.datasets._base import Dataset, SourceFile, SourcePaths
 from convbank.datasets._json import decode_json, no_records
 from convbank.datasets._layout import LAYOUT_KEY, Encoder, Frame, compact, frame_of, measure, write_framed
+from convbank.model import Part
 
 __all__ = ["JsonListDataset"]
 
@@ -30,7 +31,7 @@ class JsonListDataset(Dataset):
     """The format's name in error messages (``"not the CaSiNo format as published"``)."""
 
     @abstractmethod
-    def source_name(self, config: str, split: str) -> str:
+    def source_name(self, part: Part) -> str:
         """The published name of a stored split's file."""
 
     @abstractmethod
@@ -45,42 +46,39 @@ class JsonListDataset(Dataset):
         """Raise a one-line :class:`~convbank.errors.FormatError` for what decoding into the
         types lets through; nothing by default."""
 
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
+    def files_for(self, part: Part) -> list[SourceFile]:
         """The split's one file."""
-        self.parts(config, split)  # checks both names
-        return [self.file(self.source_name(config, split))]
+        self.parts(*part)  # checks both names
+        return [self.file(self.source_name(part))]
 
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Any]:
+    def read(self, paths: SourcePaths, part: Part) -> Iterator[Any]:
         """Decode the split's file into typed records."""
-        yield from self.records(paths, config, split)
+        yield from self.records(paths, part)
 
-    def records(self, paths: SourcePaths, config: str, split: str, data: bytes | None = None) -> list[Any]:
+    def records(self, paths: SourcePaths, part: Part, data: bytes | None = None) -> list[Any]:
         """The split's records, decoded from its file (or from its bytes, ``data``)."""
-        path = paths[self.source_name(config, split)]
+        path = paths[self.source_name(part)]
         records: list[Any] = decode_json(path, list[self.raw_type], self.format_name, data)  # type: ignore[name-defined]
         if not records:
             raise no_records(path, self.format_name)
         self.check_records(path, records)
         return records
 
-    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+    def file_meta(self, paths: SourcePaths, part: Part) -> dict[str, Any]:
         """The file's measured layout (the records' frame), for a byte-exact source export."""
-        data = paths[self.source_name(config, split)].read_bytes()
-        records = (msgspec.to_builtins(r) for r in self.records(paths, config, split, data))
-        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, self.encoder(config), [])}
+        data = paths[self.source_name(part)].read_bytes()
+        records = (msgspec.to_builtins(r) for r in self.records(paths, part, data))
+        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, self.encoder(part.config), [])}
 
     def write_source(
         self,
         records: Iterable[Any],
-        config: str,
-        split: str,
+        part: Part,
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
         """Write the split's file under its published name, in the publisher's layout (byte
         for byte when the split's layout was measured at build)."""
-        frame = frame_of(file_meta.get(LAYOUT_KEY), self.default_frame(config))
+        frame = frame_of(file_meta.get(LAYOUT_KEY), self.default_frame(part.config))
         builtins = (msgspec.to_builtins(r) for r in records)
-        return write_framed(
-            directory / self.source_name(config, split), builtins, self.encoder(config), frame
-        )
+        return write_framed(directory / self.source_name(part), builtins, self.encoder(part.config), frame)

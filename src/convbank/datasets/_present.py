@@ -1,15 +1,18 @@
-"""How the other layers present a dataset: the hooks of :class:`Presentation`, which every
-:class:`convbank.datasets.Dataset` inherits with generic defaults.
+"""How the other layers present a dataset: a :class:`Presentation`, the object every
+:class:`convbank.datasets.Dataset` holds as :attr:`~convbank.datasets.Dataset.presentation`
+(an instance of its ``presentation_class``), whose hooks all have generic defaults.
 
-A dataset that overrides none of them works everywhere: the chat export sees its
+A dataset that names no presentation class works everywhere: the chat export sees its
 conversations from their last-listed participant with their persona as the system message,
 the Hugging Face export has the raw record's own features, ConvoKit speakers are per
 conversation, statistics show sizes, labels and turn lengths, the viewer and ``convbank
-show`` print turns as text with their metadata. Each hook below says which layer asks it and
-what it is for; override those that make the dataset read better.
+show`` print turns as text with their metadata, and it has no checks of its own and no
+benchmark task. Each hook below says which layer asks it and what it is for; a dataset
+overrides those that make it read better in a subclass (``present.py`` of its package) and
+names it: ``presentation_class = CasinoPresentation``.
 
-Layers ask these hooks and nothing else: no module outside ``convbank.datasets`` names a
-dataset or keeps a table per dataset.
+Layers ask these hooks (``dataset.presentation.chat_side(conv)``) and nothing else: no module
+outside ``convbank.datasets`` names a dataset or keeps a table per dataset.
 """
 
 from __future__ import annotations
@@ -45,9 +48,11 @@ __all__ = [
     "MetaField",
     "Note",
     "Presentation",
+    "Presented",
     "SideLookup",
     "TerminalTurn",
     "ViewerTurn",
+    "hook_names",
     "meta_distribution",
     "system_lines",
 ]
@@ -64,6 +69,19 @@ class SideLookup(Protocol):
     def __call__(
         self, table: str, *, columns: list[str] | None = None, filters: Any = None
     ) -> pa.Table | None: ...
+
+
+class Presented(Protocol):
+    """What a :class:`Presentation` reads of the dataset it presents (a
+    :class:`convbank.datasets.Dataset`): its name, its raw type and its mapper back."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def raw_type(self) -> type[msgspec.Struct]: ...
+
+    def from_conversation(self, conversation: Conversation) -> Any: ...
 
 
 # ---------------------------------------------------------------------- statistics
@@ -163,15 +181,23 @@ def system_lines(system: str) -> list[str]:
 # ---------------------------------------------------------------------- the hooks
 class Presentation:
     """The hooks through which exports, statistics, the viewer, the terminal, validation and
-    benchmarks present a dataset, each with a generic default."""
+    benchmarks present a dataset, each with a generic default. It is made by the dataset it
+    presents (``Presentation(dataset)``, once, on first use) and reads the dataset's card,
+    raw type and mapper through :attr:`dataset`.
 
-    name: ClassVar[str]
-    title: ClassVar[str]
-    raw_type: ClassVar[type[msgspec.Struct]]
+    >>> casino = convbank.catalog.get("casino")
+    >>> casino.presentation
+    <CasinoPresentation of casino>
+    >>> casino.presentation.target_names
+    ('points_scored', 'satisfaction', 'opponent_likeness')
+    """
 
-    def from_conversation(self, conversation: Conversation) -> Any:
-        """Rebuild the raw record (see :class:`convbank.datasets.Dataset`)."""
-        raise NotImplementedError
+    def __init__(self, dataset: Presented) -> None:
+        self.dataset = dataset
+        """The dataset presented."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self.dataset.name}>"
 
     # ------------------------------------------------------------------ side tables
     def conversation_context(self, conversation: Conversation, side: SideLookup) -> dict[str, Any]:
@@ -186,7 +212,9 @@ class Presentation:
         ``--as`` is not given. Default: the last participant listed (the second of a
         user/assistant pair)."""
         if not conversation.participants:
-            raise ValueError(f"{self.name} conversation {conversation.conversation_id} has no participants")
+            raise ValueError(
+                f"{self.dataset.name} conversation {conversation.conversation_id} has no participants"
+            )
         return conversation.participants[-1].participant_id
 
     def chat_system(self, conversation: Conversation, me: str, context: Context) -> str:
@@ -252,17 +280,17 @@ class Presentation:
         from convbank.errors import ExportError
 
         try:
-            return Features.from_arrow_schema(pa.schema(arrow_type(self.raw_type)))
+            return Features.from_arrow_schema(pa.schema(arrow_type(self.dataset.raw_type)))
         except (ValueError, TypeError) as exc:
             raise ExportError(
-                f"{self.name} has no Hugging Face features: its raw records hold a type Hugging Face "
-                f"cannot ({exc}); the dataset must define hf_features() and hf_record()"
+                f"{self.dataset.name} has no Hugging Face features: its raw records hold a type Hugging Face "
+                f"cannot ({exc}); its presentation must define hf_features() and hf_record()"
             ) from exc
 
     def hf_record(self, conversation: Conversation) -> dict[str, Any]:
         """One conversation as a row of :meth:`hf_features` (class names stay names: the
         export turns them into class ids). Default: the raw record."""
-        record: dict[str, Any] = msgspec.to_builtins(self.from_conversation(conversation))
+        record: dict[str, Any] = msgspec.to_builtins(self.dataset.from_conversation(conversation))
         return record
 
     # ------------------------------------------------------------------ ConvoKit
@@ -326,3 +354,9 @@ class Presentation:
         ``tasks`` module imports :mod:`convbank.bench`, so import it here, when asked.
         Default: none."""
         return ()
+
+
+def hook_names() -> frozenset[str]:
+    """The names of every hook and attribute of :class:`Presentation` (what a dataset class
+    must not define itself: it would be silently ignored, its presentation is asked)."""
+    return frozenset(n for n in vars(Presentation) if not n.startswith("_") and n != "dataset")

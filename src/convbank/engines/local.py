@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from convbank._workers import map_in_order
-from convbank.datasets import Dataset, Shard
+from convbank.datasets import Dataset, Part, Shard
 from convbank.engines import Batches, WrittenPiece
 from convbank.store.bank import Staging
 
@@ -25,8 +25,7 @@ BATCH = 2000
 def map_batches(
     ds: Dataset,
     records: Iterator[Any],
-    config: str,
-    split: str,
+    part: Part,
     *,
     start: int,
     batch_size: int = BATCH,
@@ -35,7 +34,7 @@ def map_batches(
     the raw table, ``batch_size`` conversations per batch. Every engine maps this way."""
     index = start
     while batch := list(islice(records, batch_size)):
-        yield ds.map_batch(batch, config, split, index)
+        yield ds.map_batch(batch, part, index)
         index += len(batch)
 
 
@@ -57,8 +56,9 @@ def _write_piece(task: tuple[str, Mapping[str, Path], str, str, Shard, int, int,
     enabled = gc.isenabled()
     gc.disable()
     try:
-        records = ds.read_shard(paths, config, split, shard)
-        for tables in map_batches(ds, records, config, split, start=start, batch_size=batch_size):
+        part = Part(config, split)
+        records = ds.read_shard(paths, part, shard)
+        for tables in map_batches(ds, records, part, start=start, batch_size=batch_size):
             ids += tables["conversations"].column("conversation_id").to_pylist()
             for table, data in tables.items():
                 staging.write(table, split, data, piece=number)
@@ -102,22 +102,22 @@ class LocalEngine:
         """``(split, tables)`` for every batch of every split, in source order; a split cut
         in pieces is written by the workers into ``staging`` (``(split, piece)``)."""
         splits = list(ds.config(config).splits)
-        sizes = {split: ds.split_bytes(paths, config, split) for split in splits}
+        sizes = {split: ds.split_bytes(paths, Part(config, split)) for split in splits}
         if staging is None or self.workers == 1 or sum(sizes.values()) <= PIECE_BYTES:
             for split in splits:  # small, or one core: in this process
-                for tables in map_batches(
-                    ds, ds.read(paths, config, split), config, split, start=0, batch_size=batch_size
-                ):
+                part = Part(config, split)
+                for tables in map_batches(ds, ds.read(paths, part), part, start=0, batch_size=batch_size):
                     yield split, tables
             return
         tasks = []
         number = 0
         for split in splits:
             count = -(-sizes[split] // PIECE_BYTES)
-            shards = ds.shards(paths, config, split, count) if count > 1 else [None]
+            part = Part(config, split)
+            shards = ds.shards(paths, part, count) if count > 1 else [None]
             starts = [0]  # source positions (hence ids) continue across the pieces of a split
             for shard in shards[:-1]:
-                starts.append(starts[-1] + ds.count_shard(paths, config, split, shard))
+                starts.append(starts[-1] + ds.count_shard(paths, part, shard))
             for shard, start in zip(shards, starts, strict=True):
                 tasks.append(
                     (ds.name, dict(paths), config, split, shard, start, batch_size, staging.root, number)

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from convbank import catalog
-from convbank.datasets import Dataset
+from convbank.datasets import Dataset, Part
 from convbank.engines import Batches
 from convbank.engines.local import map_batches
 from convbank.errors import QueryError, require
@@ -52,8 +52,9 @@ def _map(
 ) -> Iterator[tuple[str, dict[str, pa.Table]]]:
     ds = catalog.get(name)
     for split, shard, start in tasks:
-        records = ds.read_shard(paths, config, split, shard)
-        for tables in map_batches(ds, records, config, split, start=start, batch_size=batch_size):
+        part = Part(config, split)
+        records = ds.read_shard(paths, part, shard)
+        for tables in map_batches(ds, records, part, start=start, batch_size=batch_size):
             yield split, tables
 
 
@@ -93,14 +94,14 @@ class SparkEngine:
         tasks: list[Task] = [
             (split, n, shard)
             for split in ds.config(config).splits
-            for n, shard in enumerate(ds.shards(paths, config, split, per_file))
+            for n, shard in enumerate(ds.shards(paths, Part(config, split), per_file))
         ]
         starts = [0] * len(tasks)
         done: dict[str, int] = {}
         for i, (split, _, shard) in enumerate(tasks):
             if shard is not None:  # source positions continue across the pieces of a file
                 starts[i] = done.get(split, 0)
-                done[split] = starts[i] + ds.count_shard(paths, config, split, shard)
+                done[split] = starts[i] + ds.count_shard(paths, Part(config, split), shard)
         work = [(split, shard, start) for (split, _, shard), start in zip(tasks, starts, strict=True)]
         rdd = sc.parallelize(work, len(work)).mapPartitions(partial(_map, ds.name, paths, config, batch_size))
         yield from rdd.toLocalIterator()

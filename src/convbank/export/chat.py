@@ -1,11 +1,11 @@
 """``chat``: JSONL for fine-tuning chat models, one conversation seen from one participant.
 
 Each line is ``{"messages": [{"role", "content"}...], "metadata": {...}}``. The participant
-we see from (``--as``, else the dataset's :meth:`~convbank.datasets.Dataset.chat_side`)
+we see from (``--as``, else the dataset's :meth:`~convbank.datasets.Presentation.chat_side`)
 speaks as ``assistant``, everyone else as ``user``; the system message carries what that
-participant privately knew (:meth:`~convbank.datasets.Dataset.chat_system`), each turn is
-written by :meth:`~convbank.datasets.Dataset.chat_content` and the metadata's ``outcome`` comes
-from :meth:`~convbank.datasets.Dataset.chat_outcome`.
+participant privately knew (:meth:`~convbank.datasets.Presentation.chat_system`), each turn is
+written by :meth:`~convbank.datasets.Presentation.chat_content` and the metadata's ``outcome`` comes
+from :meth:`~convbank.datasets.Presentation.chat_outcome`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def side(dataset: Dataset, conv: Conversation, as_participant: str | None) -> st
     """The participant a conversation is seen from: ``as_participant`` (checked), else the
     dataset's choice."""
     if as_participant is None:
-        return dataset.chat_side(conv)
+        return dataset.presentation.chat_side(conv)
     if all(p.participant_id != as_participant for p in conv.participants):
         known = ", ".join(p.participant_id for p in conv.participants)
         raise ExportError(
@@ -49,7 +49,7 @@ def chat_record(
     dataset = catalog.get(conv.dataset)
     me = side(dataset, conv, as_participant)
     return {
-        "messages": dataset.chat_messages(conv, me, context or {}),
+        "messages": dataset.presentation.chat_messages(conv, me, context or {}),
         "metadata": {
             "dataset": conv.dataset,
             "config": conv.config,
@@ -57,7 +57,7 @@ def chat_record(
             "conversation_id": conv.conversation_id,
             "as": me,
             "role": conv.participant(me).role,
-            "outcome": dataset.chat_outcome(conv, me),
+            "outcome": dataset.presentation.chat_outcome(conv, me),
         },
     }
 

@@ -5,7 +5,7 @@ loads, written directly so exporting needs no ConvoKit (and no PyTorch).
 - Speakers: a participant of one conversation, id ``{conversation_id}/{participant_id}``
   (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue), unless the dataset
   says its participant ids name the same person everywhere
-  (:attr:`~convbank.datasets.Dataset.global_speakers`: PEC's Reddit authors keep their
+  (:attr:`~convbank.datasets.Presentation.global_speakers`: PEC's Reddit authors keep their
   names). Speaker meta: role, persona, the participant's meta and, for conversation-scoped
   ids, ``participant_id``.
 - Utterances: id ``{conversation_id}/{turn_index}``, each replying to the turn before;
@@ -56,7 +56,7 @@ def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
     speakers: dict[str, dict[str, Any]] = {}
     conversations: dict[str, dict[str, Any]] = {}
-    scoped = not selection.corpus.dataset.global_speakers
+    scoped = not selection.corpus.dataset.presentation.global_speakers
     with (folder / "utterances.jsonl").open("wb") as f:
         for conv in selection:
             cid = conv.conversation_id

@@ -1,11 +1,11 @@
 """``hf``: Hugging Face ``datasets``, with each dataset's features
-(:meth:`~convbank.datasets.Dataset.hf_features`: those of its Hugging Face loader, same column
+(:meth:`~convbank.datasets.Presentation.hf_features`: those of its Hugging Face loader, same column
 names and nesting, where there is one; else the raw record's own) and rows
-(:meth:`~convbank.datasets.Dataset.hf_record`), so code written for those loaders keeps
+(:meth:`~convbank.datasets.Presentation.hf_record`), so code written for those loaders keeps
 working. Split names: :func:`to_hf` (and :meth:`convbank.Corpus.to_hf`) names them as
 convbank does (PEC's ``valid``, as in ``load("pec", split="valid")``, ``parts()`` and every
 other table path); ``export --format hf`` on disk keeps the loader's
-(:attr:`~convbank.datasets.Dataset.hf_split_names`: PEC's ``validation``), so that code
+(:attr:`~convbank.datasets.Presentation.hf_split_names`: PEC's ``validation``), so that code
 written for ``load_dataset`` reads the saved folder with ``load_from_disk`` as it is.
 
 Where the loaders used sentinels, the built-in datasets keep what the publisher wrote (their
@@ -42,7 +42,7 @@ splits are cut in up to 8 shards of at least 250, for ``DataLoader`` workers."""
 @cache
 def features(name: str) -> datasets.Features:
     """The Hugging Face features of a dataset's export."""
-    return catalog.get(name).hf_features()
+    return catalog.get(name).presentation.hf_features()
 
 
 def _fit(feature: Any, value: Any) -> Any:
@@ -66,7 +66,7 @@ def _fit(feature: Any, value: Any) -> Any:
 
 def hf_record(conv: Conversation) -> dict[str, Any]:
     """One conversation as a row of its dataset's Hugging Face features."""
-    return dict(_fit(features(conv.dataset), catalog.get(conv.dataset).hf_record(conv)))
+    return dict(_fit(features(conv.dataset), catalog.get(conv.dataset).presentation.hf_record(conv)))
 
 
 @contextmanager
@@ -196,7 +196,7 @@ def to_hf(
                 ),
             }
         )
-    names = catalog.get(name).hf_split_names if loader_split_names else {}
+    names = catalog.get(name).presentation.hf_split_names if loader_split_names else {}
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, _quiet():
         for cfg in [config] if config is not None else configs:

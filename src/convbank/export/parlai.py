@@ -3,7 +3,7 @@
 One line per example, tab-separated ``field:value`` pairs; each episode ends with
 ``episode_done:True``. The side we speak for (as in ``chat``) gives the ``labels``; the
 other side's preceding turns are the ``text``. The first example's text starts with what
-that side privately knew (:meth:`~convbank.datasets.Dataset.parlai_context`: by default one
+that side privately knew (:meth:`~convbank.datasets.Presentation.parlai_context`: by default one
 ``your persona: ...`` line per persona sentence, as the ConvAI2 and PersonaChat tasks present
 it). Tabs, newlines and ``|`` in text are escaped as ParlAI's ``msg_to_str`` does (``\\t``,
 ``\\n``, ``__PIPE__``).
@@ -36,7 +36,9 @@ def episode_lines(
     record = chat_record(conv, as_participant, context)
     messages = record["messages"]
     meta = record["metadata"]
-    pending: list[str] = catalog.get(conv.dataset).parlai_context(conv, meta["as"], context or {})
+    pending: list[str] = catalog.get(conv.dataset).presentation.parlai_context(
+        conv, meta["as"], context or {}
+    )
     examples: list[tuple[str, str]] = []
     for m in messages[1:]:
         if m["role"] == "assistant":

@@ -22,11 +22,11 @@ def export_source(corpus: Corpus, directory: Path) -> list[Path]:
     dataset = corpus.dataset
     written: list[Path] = []
     configs: list[str] = []
-    for config, split in corpus.parts():
-        records = (dataset.from_conversation(c) for c in corpus.iter_part(config, split))
-        written += dataset.write_source(records, config, split, corpus.file_meta(config, split), directory)
-        if config not in configs:
-            configs.append(config)
+    for part in corpus.parts():
+        records = (dataset.from_conversation(c) for c in corpus.iter_part(*part))
+        written += dataset.write_source(records, part, corpus.file_meta(*part), directory)
+        if part.config not in configs:
+            configs.append(part.config)
     for config in configs:
         written += dataset.write_side(side_reader(corpus, config), config, directory)
     return sorted(set(written))

@@ -196,7 +196,7 @@ class Task(ABC):
     """A benchmark task defined by a dataset's paper: its examples and folds (:meth:`data`),
     the form of a prediction (:attr:`kind`, :attr:`prediction`), its scorer (:meth:`score`),
     its built-in models (:meth:`builtin`) and the reference figures. Tasks live in their
-    dataset's package and are found through :meth:`Dataset.tasks`
+    dataset's package and are found through :meth:`Presentation.tasks`
     (:data:`convbank.registry.tasks`)."""
 
     name: ClassVar[str]
@@ -401,8 +401,8 @@ def _counts(corpus: CorpusLike) -> list[tuple[int | None, str | None]]:
     ds = corpus.dataset
     return [
         (
-            ds.published_count(config, split),
-            ds.count_problem(config, split, corpus.stored_count(config, split)),
+            ds.published_count(part),
+            ds.count_problem(part, corpus.stored_count(*part)),
         )
-        for config, split in corpus.parts()
+        for part in corpus.parts()
     ]

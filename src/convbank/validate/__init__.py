@@ -44,12 +44,12 @@ _UNIQUE = "unique_ids", "Conversation ids are unique within the dataset."
 
 def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
     name = corpus.dataset.name
-    for config, split in corpus.parts():
-        if corpus.dataset.published_count(config, split) is None:
+    for part in corpus.parts():
+        if corpus.dataset.published_count(part) is None:
             recorder.record(*_COUNTS, None, None)  # nothing published to compare with
             continue
-        n = corpus.snapshot.split_info(name, config, split).conversations
-        problem = corpus.dataset.count_problem(config, split, n)
+        n = corpus.snapshot.split_info(name, *part).conversations
+        problem = corpus.dataset.count_problem(part, n)
         recorder.record(*_COUNTS, None, [("error", problem)] if problem else [])
     con = connect(corpus.snapshot)
     try:

@@ -1,7 +1,7 @@
 """The machinery of validation: findings, results, and the run over a bank.
 
 Checks are defined where their knowledge is: the generic ones in
-:mod:`convbank.datasets._generic`, each dataset's in its package (:meth:`Dataset.checks`); they
+:mod:`convbank.datasets._generic`, each dataset's in its package (:meth:`Presentation.checks`); they
 are found through :data:`convbank.registry.checks` (see :mod:`convbank.datasets._checks` for
 what a check is). Split-level checks (ids unique, published counts) run once per split over
 SQL.

@@ -82,12 +82,16 @@ EXAMPLES = (
         "ORDER BY chars DESC LIMIT 20",
     ),
 )
-"""The SQL console's generic examples; each dataset adds its own (:attr:`Dataset.sql_examples`)."""
+"""The SQL console's generic examples; each dataset adds its own (:attr:`Presentation.sql_examples`)."""
 
 
 def examples() -> list[tuple[str, str]]:
     """The SQL console's examples: the generic ones, then each dataset's."""
-    return [*EXAMPLES[:1], *(e for ds in catalog.catalog for e in ds.sql_examples), *EXAMPLES[1:]]
+    return [
+        *EXAMPLES[:1],
+        *(e for ds in catalog.catalog for e in ds.presentation.sql_examples),
+        *EXAMPLES[1:],
+    ]
 
 
 _env = jinja2.Environment(
@@ -183,7 +187,7 @@ def create_app(
                 (c, s, i.conversations) for c, cfg in built.configs.items() for s, i in cfg.splits.items()
             ],
             args=args,
-            fields=list(ds.viewer_filters),
+            fields=list(ds.presentation.viewer_filters),
             sorts=sorts(ds),
             query=lambda **kw: _query({**args, **kw}),
             status=400 if data["listing"].notices else 200,  # the page, and a status scripts can tell

@@ -1,6 +1,6 @@
 """What the pages show, read from the bank: conversation listings with filters, and one
 conversation prepared for display (span highlighting, and what the dataset adds to a turn:
-:meth:`Dataset.viewer_turn`). Filters are each dataset's :attr:`Dataset.viewer_filters`."""
+:meth:`Presentation.viewer_turn`). Filters are each dataset's :attr:`Presentation.viewer_filters`."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def _sql_list(values: list[str]) -> str:
 def _field_value(dataset: Dataset, name: str, params: list[Any]) -> str:
     """SQL for a metadata field's value of conversation ``c`` (participants' values: the
     largest, for sorting and ranges; the JSON path goes to ``params``)."""
-    field = dataset.viewer_filters[name]
+    field = dataset.presentation.viewer_filters[name]
     params.append(field.path)
     value = "json_extract_string(x.meta, ?)"
     if field.table == "conversations":
@@ -80,7 +80,7 @@ def _order(dataset: Dataset, args: dict[str, str], params: list[Any]) -> str:
     config_pos = f"array_position({configs}, c.config)"
     split_pos = f"array_position({splits}, c.split)"
     sort = args.get("sort", "")
-    if sort.startswith("meta:") and sort[5:] in dataset.viewer_filters:
+    if sort.startswith("meta:") and sort[5:] in dataset.presentation.viewer_filters:
         value = _field_value(dataset, sort[5:], params)
         keys = [f"TRY_CAST({value} AS DOUBLE)", f"CAST({value} AS VARCHAR)"]
         params.append(params[-1])  # the second use of the path
@@ -139,7 +139,7 @@ def list_conversations(
     if args.get("q"):
         where.append(f"EXISTS (SELECT 1 FROM turns x WHERE {_SAME} AND x.text ILIKE ? ESCAPE '\\')")
         params.append(_like(args["q"]))
-    fields = ds.viewer_filters
+    fields = ds.presentation.viewer_filters
     name = args.get("field", "")
     if name and name not in fields:
         hint = did_you_mean(name, fields)
@@ -190,7 +190,7 @@ def list_conversations(
 def sorts(dataset: Dataset) -> list[str]:
     """The orders of a listing of ``dataset``: :data:`SORTS`, then ``meta:<field>`` for each
     of its metadata fields."""
-    return [*SORTS, *(f"meta:{f}" for f in dataset.viewer_filters)]
+    return [*SORTS, *(f"meta:{f}" for f in dataset.presentation.viewer_filters)]
 
 
 def _order_problems(dataset: Dataset, args: dict[str, str]) -> list[str]:
@@ -284,7 +284,7 @@ def _describe_rows(con: duckdb.DuckDBPyConnection, dataset: str, rows: list[dict
         ).fetchall()
     }
     values: dict[tuple[str, str, str], dict[str, list[str]]] = {}
-    for name, meta_field in catalog.get(dataset).viewer_filters.items():
+    for name, meta_field in catalog.get(dataset).presentation.viewer_filters.items():
         table, path = meta_field.table, meta_field.path
         order = ", participant_id" if table == "participants" else ""
         for config, split, cid, value in con.execute(
@@ -386,7 +386,7 @@ def show_value(value: Any) -> str:
 def constant_turn_meta(conv: Conversation) -> dict[str, dict[str, Any]]:
     """Per participant with more than one turn, the turn metadata that is the same on all
     of their turns (a sender class): shown once beside them, not on every turn."""
-    hidden = catalog.get(conv.dataset).viewer_hidden_meta
+    hidden = catalog.get(conv.dataset).presentation.viewer_hidden_meta
     out: dict[str, dict[str, Any]] = {}
     for p in conv.participants:
         turns = [t for t in conv.turns if t.participant_id == p.participant_id]
@@ -413,7 +413,7 @@ def turn_views(conv: Conversation, context: Context) -> list[dict[str, Any]]:
     constant = constant_turn_meta(conv)
 
     def title(marks: list[Annotation]) -> str:
-        details = (ds.span_detail(a) for a in marks)
+        details = (ds.presentation.span_detail(a) for a in marks)
         return "; ".join(f"{a.label} / {d}" if d else a.label for a, d in zip(marks, details, strict=True))
 
     views = []
@@ -426,13 +426,14 @@ def turn_views(conv: Conversation, context: Context) -> list[dict[str, Any]]:
                 "role": roles.get(t.participant_id, "?"),
                 "side": "left" if t.participant_id == first else "right",
                 "segments": [(seg, title(seg.marks)) for seg in pieces],
-                "spans": [(a, seg.text, ds.span_detail(a)) for seg in pieces for a in seg.marks],
-                "labels": [(a, ds.label_class(a)) for a in anns if a.start_char is None],
-                "shown": ds.viewer_turn(t, context),
+                "spans": [(a, seg.text, ds.presentation.span_detail(a)) for seg in pieces for a in seg.marks],
+                "labels": [(a, ds.presentation.label_class(a)) for a in anns if a.start_char is None],
+                "shown": ds.presentation.viewer_turn(t, context),
                 "extra": {
                     k: v
                     for k, v in t.meta.items()
-                    if k not in ds.viewer_hidden_meta and k not in constant.get(t.participant_id, {})
+                    if k not in ds.presentation.viewer_hidden_meta
+                    and k not in constant.get(t.participant_id, {})
                 },
             }
         )

@@ -12,8 +12,9 @@ The format, as published::
 one header line, then one line per turn ending in ``\\n``; a dialogue's lines are consecutive
 and numbered from 0; ``intents`` is a comma-separated list of labels, or empty.
 
-It overrides only what every dataset must (card, files, reader, mapper both ways, writer),
-and the optional ``checks`` and ``tasks``; every presentation hook is convbank's default.
+It defines only what every dataset must (card, files, reader, mapper both ways, writer) and,
+through its presentation (:class:`TsvDialPresentation`), the optional ``checks`` and
+``tasks``; every other presentation hook is convbank's default.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from convbank.datasets import (
     ConfigSpec,
     Dataset,
     Int64,
+    Part,
+    Presentation,
     SourceFile,
     SourcePaths,
     Strict,
@@ -106,6 +109,22 @@ def parse(path: Path) -> Iterator[Dialogue]:
     yield current
 
 
+class TsvDialPresentation(Presentation):
+    """tsvdial's own check and task; everything else as convbank presents any dataset."""
+
+    def checks(self) -> Sequence[Check]:
+        """The customer opens and the two sides alternate."""
+        from convbank_tsvdial.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``tsvdial-intents``."""
+        from convbank_tsvdial.tasks import Intents
+
+        return (Intents(),)
+
+
 class TsvDial(Dataset):
     """Restaurant-booking dialogues between customers and an agent, with turn intents."""
 
@@ -142,28 +161,29 @@ class TsvDial(Dataset):
     )
     raw_type = Dialogue
     samples = SAMPLES
+    presentation_class = TsvDialPresentation
 
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
+    def files_for(self, part: Part) -> list[SourceFile]:
         """The split's ``tsvdial_{split}.tsv``."""
-        self.parts(config, split)
-        return [self.file(_file(split))]
+        self.parts(*part)
+        return [self.file(_file(part.split))]
 
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialogue]:
+    def read(self, paths: SourcePaths, part: Part) -> Iterator[Dialogue]:
         """The dialogues of the split's file, in order."""
-        yield from parse(paths[_file(split)])
+        yield from parse(paths[_file(part.split)])
 
-    def conversation_id(self, record: Dialogue, config: str, split: str, index: int) -> str:
+    def conversation_id(self, record: Dialogue, part: Part, index: int) -> str:
         """The ``dialogue`` column."""
         return record.dialogue
 
-    def to_conversation(self, record: Dialogue, config: str, split: str, index: int) -> Conversation:
+    def to_conversation(self, record: Dialogue, part: Part, index: int) -> Conversation:
         """Speakers become participants (in order of first turn), lines turns, intents
         annotations of layer ``intent``."""
         speakers = list(dict.fromkeys(row.speaker for row in record.turns))
         return Conversation(
             dataset=self.name,
-            config=config,
-            split=split,
+            config=part.config,
+            split=part.split,
             conversation_id=record.dialogue,
             source_index=index,
             participants=[Participant(participant_id=s, role=s) for s in speakers],
@@ -193,13 +213,12 @@ class TsvDial(Dataset):
     def write_source(
         self,
         records: Iterable[Dialogue],
-        config: str,
-        split: str,
+        part: Part,
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
         """``tsvdial_{split}.tsv``: the header, then a line per turn."""
-        path = directory / _file(split)
+        path = directory / _file(part.split)
         with path.open("w", encoding="utf-8", newline="") as out:
             out.write("\t".join(HEADER) + "\n")
             for record in records:
@@ -207,15 +226,3 @@ class TsvDial(Dataset):
                     f"{record.dialogue}\t{r.turn}\t{r.speaker}\t{r.text}\t{r.intents}\n" for r in record.turns
                 )
         return [path]
-
-    def checks(self) -> Sequence[Check]:
-        """The customer opens and the two sides alternate."""
-        from convbank_tsvdial.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``tsvdial-intents``."""
-        from convbank_tsvdial.tasks import Intents
-
-        return (Intents(),)

@@ -1,4 +1,4 @@
-"""tsvdial's own check, found by ``convbank validate`` through :meth:`TsvDial.checks`."""
+"""tsvdial's own check, found by ``convbank validate`` through :meth:`TsvDialPresentation.checks`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """tsvdial-intents: the intents of each test turn, predicted from the training turns; found by
-``convbank bench`` through :meth:`TsvDial.tasks`."""
+``convbank bench`` through :meth:`TsvDialPresentation.tasks`."""
 
 from __future__ import annotations
 

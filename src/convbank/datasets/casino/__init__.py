@@ -2,7 +2,8 @@
 
 - :mod:`.records`: the raw records as published, the deal moves, strategies and points;
 - :mod:`.dataset`: the card and files, reader, mapper (both ways) and source writer;
-- :mod:`.present`: how exports, statistics, the viewer and the terminal present it;
+- :mod:`.present`: how exports, statistics, the viewer and the terminal present it (its
+  checks and tasks included);
 - :mod:`.checks`: its invariants (``convbank validate``);
 - :mod:`.tasks`: ``casino-strategy`` (``convbank bench``).
 """

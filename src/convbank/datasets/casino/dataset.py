@@ -3,9 +3,9 @@ mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -23,12 +23,8 @@ from convbank.datasets.casino.records import (
     TaskData,
 )
 from convbank.errors import FormatError
-from convbank.model import Annotation, Conversation, Participant, Turn
+from convbank.model import Annotation, Conversation, Part, Participant, Turn
 from convbank.model.types import TurnKind
-
-if TYPE_CHECKING:
-    from convbank.datasets import Check
-    from convbank.tasks import Task
 
 __all__ = ["FRAME", "Casino"]
 
@@ -66,7 +62,7 @@ def _check_complete(path: Path, dialogues: list[Dialogue]) -> None:
                 )
 
 
-class Casino(CasinoPresentation, JsonListDataset):
+class Casino(JsonListDataset):
     """CaSiNo: 1,030 negotiation dialogues over food, water and firewood for a camping trip."""
 
     name = "casino"
@@ -109,12 +105,13 @@ class Casino(CasinoPresentation, JsonListDataset):
         ),
     )
     raw_type = Dialogue
+    presentation_class = CasinoPresentation
 
     format_name = "CaSiNo"
 
-    def source_name(self, config: str, split: str) -> str:
+    def source_name(self, part: Part) -> str:
         """``casino_{split}.json``."""
-        return f"casino_{split}.json"
+        return f"casino_{part.split}.json"
 
     def default_frame(self, config: str) -> Frame:
         """Python's ``json.dumps`` defaults, no final newline."""
@@ -124,13 +121,13 @@ class Casino(CasinoPresentation, JsonListDataset):
         """Every map has all its keys."""
         _check_complete(path, records)
 
-    def conversation_id(self, record: Dialogue, config: str, split: str, index: int) -> str:
+    def conversation_id(self, record: Dialogue, part: Part, index: int) -> str:
         """The ``dialogue_id``, as a string."""
         return str(record.dialogue_id)
 
-    def to_conversation(self, record: Dialogue, config: str, split: str, index: int) -> Conversation:
+    def to_conversation(self, record: Dialogue, part: Part, index: int) -> Conversation:
         """Negotiators become participants, chat logs turns, strategy labels annotations."""
-        cid = self.conversation_id(record, config, split, index)
+        cid = self.conversation_id(record, part, index)
         participants = []
         for agent in AGENTS:
             info = record.participant_info[agent]
@@ -155,8 +152,8 @@ class Casino(CasinoPresentation, JsonListDataset):
         order = list(record.participant_info)
         return Conversation(
             dataset=self.name,
-            config=config,
-            split=split,
+            config=part.config,
+            split=part.split,
             conversation_id=cid,
             source_index=index,
             participants=participants,
@@ -220,17 +217,3 @@ class Casino(CasinoPresentation, JsonListDataset):
             participant_info={agent: info[agent] for agent in order},
             annotations=annotations,
         )
-
-    # ------------------------------------------------------------------ validation and tasks
-
-    def checks(self) -> Sequence[Check]:
-        """Points, deals, deal moves, walk-aways and strategy labels."""
-        from convbank.datasets.casino.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``casino-strategy``."""
-        from convbank.datasets.casino.tasks import CasinoStrategy
-
-        return (CasinoStrategy(),)

@@ -4,7 +4,7 @@ statistics, deals as tables in the viewer and as one line in the terminal."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
@@ -26,6 +26,9 @@ from convbank.model import Conversation, Turn
 
 if TYPE_CHECKING:
     import datasets
+
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 
 __all__ = ["LIKENESS", "SATISFACTION", "CasinoPresentation"]
@@ -272,3 +275,17 @@ def _number(raw: str | None) -> int | str | None:
     """A count as a number for the chat format, kept as it is where it is not one."""
     n = count(raw)
     return raw if n is None else n
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Points, deals, deal moves, walk-aways and strategy labels."""
+        from convbank.datasets.casino.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``casino-strategy``."""
+        from convbank.datasets.casino.tasks import CasinoStrategy
+
+        return (CasinoStrategy(),)

@@ -1,61 +1,18 @@
 """CCPE-M: Coached Conversational Preference Elicitation about movies (Radlinski et al., 2019):
-raw types, card, files, reader, mapper (both ways) and source writer."""
+card, files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
-from convbank.datasets import (
-    ConfigSpec,
-    Int64,
-    JsonListDataset,
-    SourceFile,
-    Strict,
-)
+from convbank.datasets import ConfigSpec, JsonListDataset, SourceFile
 from convbank.datasets._layout import Encoder, Frame, spaced
 from convbank.datasets.ccpe.present import CcpePresentation
-from convbank.model import Annotation, Conversation, Participant, Turn
-
-if TYPE_CHECKING:
-    from convbank.datasets import Check
-    from convbank.tasks import Task
-
-
-class SegmentAnnotation(Strict):
-    """What a segment is: ``annotationType`` and the ``entityType`` it is about."""
-
-    annotationType: str
-    entityType: str | UnsetType = UNSET
-
-
-class Segment(Strict):
-    """A span ``[startIndex, endIndex)`` of an utterance with its text and annotations."""
-
-    startIndex: Int64
-    endIndex: Int64
-    text: str
-    annotations: list[SegmentAnnotation]
-
-
-class Utterance(Strict):
-    """One utterance; unannotated ones have no ``segments`` key."""
-
-    index: Int64
-    speaker: str
-    text: str
-    segments: list[Segment] | UnsetType = UNSET
-
-
-class CcpeConversation(Strict):
-    """One conversation as published."""
-
-    conversationId: str
-    utterances: list[Utterance]
-
+from convbank.datasets.ccpe.records import CcpeConversation, Segment
+from convbank.model import Annotation, Conversation, Part, Participant, Turn
 
 _CITATION = """@inproceedings{radlinski2019ccpe,
   title = {Coached Conversational Preference Elicitation: A Case Study in Understanding Movie Preferences},
@@ -71,7 +28,7 @@ FRAME = Frame(prefix="[\n", separator=", ", suffix="\n]\n")
 the style's own ``}, {`` (no real file with two conversations was available)."""
 
 
-class Ccpe(CcpePresentation, JsonListDataset):
+class Ccpe(JsonListDataset):
     """CCPE-M: 502 dialogues in which an assistant elicits a user's movie preferences."""
 
     name = "ccpe"
@@ -100,10 +57,11 @@ class Ccpe(CcpePresentation, JsonListDataset):
         ),
     )
     raw_type = CcpeConversation
+    presentation_class = CcpePresentation
 
     format_name = "CCPE-M"
 
-    def source_name(self, config: str, split: str) -> str:
+    def source_name(self, part: Part) -> str:
         """The one ``data.json``."""
         return FILE
 
@@ -115,11 +73,11 @@ class Ccpe(CcpePresentation, JsonListDataset):
         """The publisher's pretty style."""
         return spaced
 
-    def conversation_id(self, record: CcpeConversation, config: str, split: str, index: int) -> str:
+    def conversation_id(self, record: CcpeConversation, part: Part, index: int) -> str:
         """The ``conversationId``."""
         return record.conversationId
 
-    def to_conversation(self, record: CcpeConversation, config: str, split: str, index: int) -> Conversation:
+    def to_conversation(self, record: CcpeConversation, part: Part, index: int) -> Conversation:
         """One annotation row per (segment, segment annotation), layer ``preference``."""
         turns = []
         annotations = []
@@ -152,8 +110,8 @@ class Ccpe(CcpePresentation, JsonListDataset):
             turns.append(Turn(turn_index=i, participant_id=utt.speaker, text=utt.text, meta=meta))
         return Conversation(
             dataset=self.name,
-            config=config,
-            split=split,
+            config=part.config,
+            split=part.split,
             conversation_id=record.conversationId,
             source_index=index,
             participants=[
@@ -198,20 +156,6 @@ class Ccpe(CcpePresentation, JsonListDataset):
             {"conversationId": conversation.conversation_id, "utterances": utterances},
             CcpeConversation,
         )
-
-    # ------------------------------------------------------------------ validation and tasks
-
-    def checks(self) -> Sequence[Check]:
-        """Preference spans and the vocabularies."""
-        from convbank.datasets.ccpe.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``ccpe-preference-spans``."""
-        from convbank.datasets.ccpe.tasks import CcpePreferenceSpans
-
-        return (CcpePreferenceSpans(),)
 
 
 def _segment_fields(seg: Segment) -> dict[str, Any]:

@@ -4,6 +4,7 @@ highlighted span in the viewer."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from convbank.datasets import (
@@ -17,6 +18,9 @@ from convbank.model import Annotation, Conversation
 
 if TYPE_CHECKING:
     import datasets
+
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 
 __all__ = ["CcpePresentation"]
@@ -101,3 +105,17 @@ class CcpePresentation(Presentation):
         """The entity type the span is about."""
         entity = annotation.meta.get("entityType")
         return str(entity) if entity else None
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Preference spans and the vocabularies."""
+        from convbank.datasets.ccpe.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``ccpe-preference-spans``."""
+        from convbank.datasets.ccpe.tasks import CcpePreferenceSpans
+
+        return (CcpePreferenceSpans(),)

@@ -1,21 +1,14 @@
-"""ConvAI2 wild evaluation: human-bot dialogues rated by the humans (DeepPavlov, 2018): raw
-types, card, files, reader, mapper (both ways) and source writer."""
+"""ConvAI2 wild evaluation: human-bot dialogues rated by the humans (DeepPavlov, 2018): card,
+files, reader, mapper (both ways) and source writer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
-from convbank.datasets import (
-    ConfigSpec,
-    Int64,
-    JsonListDataset,
-    SourceFile,
-    Strict,
-)
+from convbank.datasets import ConfigSpec, JsonListDataset, SourceFile
 from convbank.datasets._layout import (
     Encoder,
     Frame,
@@ -23,48 +16,8 @@ from convbank.datasets._layout import (
     indented,
 )
 from convbank.datasets.convai2.present import ConvAI2Presentation
-from convbank.datasets.convai2.records import BOT, HUMAN
-from convbank.model import Conversation, Participant, Turn
-
-if TYPE_CHECKING:
-    from convbank.datasets import Check
-    from convbank.tasks import Task
-
-
-class Message(Strict):
-    """One message; ``evaluation_score`` is the human's thumbs on a bot message (the rounds'
-    files; null throughout data_tolokers), ``sender_class`` "Human"/"Bot"."""
-
-    id: Int64
-    sender: str
-    text: str
-    evaluation_score: Int64 | UnsetType | None = UNSET
-    sender_class: str | UnsetType = UNSET
-
-
-class ParticipantId(Strict):
-    """``{"class": "User"|"Bot", "user_id": ...}``."""
-
-    class_: str = msgspec.field(name="class")
-    user_id: str
-
-
-class Dialog(Strict, kw_only=True):
-    """One dialogue as published. The fields are in the order of both layouts: the rounds'
-    files (tolokers, intermediate, volunteers) have no ``dialog_id`` and carry times and
-    participant ids; summer_wild has a hex ``dialog_id`` and neither."""
-
-    dialog_id: str | UnsetType = UNSET
-    dialog: list[Message]
-    start_time: str | UnsetType = UNSET
-    end_time: str | UnsetType = UNSET
-    bot_profile: list[str]
-    user_profile: list[str]
-    eval_score: Int64 | None
-    profile_match: Int64 | Literal[""]
-    participant1_id: ParticipantId | UnsetType = UNSET
-    participant2_id: ParticipantId | UnsetType = UNSET
-
+from convbank.datasets.convai2.records import BOT, HUMAN, Dialog
+from convbank.model import Conversation, Part, Participant, Turn
 
 _CITATION = """@inproceedings{dinan2020second,
   title = {The Second Conversational Intelligence Challenge (ConvAI2)},
@@ -90,7 +43,7 @@ SUMMER_FRAME = Frame(prefix="[", separator=",\n    ", suffix="]")
 excerpt (whether the full file opens with ``[{`` or ``[\n    {`` is not known)."""
 
 
-class ConvAI2(ConvAI2Presentation, JsonListDataset):
+class ConvAI2(JsonListDataset):
     """ConvAI2 wild evaluation: persona chats between humans and competition bots, with ratings."""
 
     name = "convai2"
@@ -148,12 +101,13 @@ class ConvAI2(ConvAI2Presentation, JsonListDataset):
         ),
     )
     raw_type = Dialog
+    presentation_class = ConvAI2Presentation
 
     format_name = "ConvAI2 wild evaluation"
 
-    def source_name(self, config: str, split: str) -> str:
+    def source_name(self, part: Part) -> str:
         """The config's one file."""
-        return _FILES[config]
+        return _FILES[part.config]
 
     def default_frame(self, config: str) -> Frame:
         """summer_wild's frame, or the rounds'."""
@@ -163,11 +117,11 @@ class ConvAI2(ConvAI2Presentation, JsonListDataset):
         """``json.dumps(indent=4)`` for summer_wild, the defaults for the rounds."""
         return indented(4, 1) if config == "summer_wild" else compact
 
-    def conversation_id(self, record: Dialog, config: str, split: str, index: int) -> str:
+    def conversation_id(self, record: Dialog, part: Part, index: int) -> str:
         """``dialog_id`` where published, else ``{config}-{position:05d}``."""
         if isinstance(record.dialog_id, str):
             return record.dialog_id
-        return f"{config}-{index:05d}"
+        return f"{part.config}-{index:05d}"
 
     def raw_row(self, record: Dialog) -> dict[str, Any]:
         """The record as a raw-table row; ``profile_match`` ``""`` is stored as null."""
@@ -176,9 +130,9 @@ class ConvAI2(ConvAI2Presentation, JsonListDataset):
             row["profile_match"] = None
         return row
 
-    def to_conversation(self, record: Dialog, config: str, split: str, index: int) -> Conversation:
+    def to_conversation(self, record: Dialog, part: Part, index: int) -> Conversation:
         """The human is ``participant1``, the bot ``participant2``; ratings go to meta."""
-        cid = self.conversation_id(record, config, split, index)
+        cid = self.conversation_id(record, part, index)
         meta: dict[str, Any] = {
             "eval_score": record.eval_score,
             "profile_match": record.profile_match,
@@ -203,8 +157,8 @@ class ConvAI2(ConvAI2Presentation, JsonListDataset):
             turns.append(Turn(turn_index=i, participant_id=m.sender, text=m.text, meta=tmeta))
         return Conversation(
             dataset=self.name,
-            config=config,
-            split=split,
+            config=part.config,
+            split=part.split,
             conversation_id=cid,
             source_index=index,
             participants=participants,
@@ -233,17 +187,3 @@ class ConvAI2(ConvAI2Presentation, JsonListDataset):
         if bot.meta:
             fields["participant2_id"] = bot.meta
         return msgspec.convert(fields, Dialog)
-
-    # ------------------------------------------------------------------ validation and tasks
-
-    def checks(self) -> Sequence[Check]:
-        """Message ids, ratings, sender classes and silent sides."""
-        from convbank.datasets.convai2.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``convai2-quality``."""
-        from convbank.datasets.convai2.tasks import ConvAI2Quality
-
-        return (ConvAI2Quality(),)

@@ -3,6 +3,7 @@ features (nulls where the loader used -1); ratings in statistics, cross-tabs and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from convbank.datasets import CrossTab, Distribution, MetaField, Presentation, meta_distribution
@@ -11,6 +12,9 @@ from convbank.model import Conversation
 
 if TYPE_CHECKING:
     import datasets
+
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 
 __all__ = ["ConvAI2Presentation"]
@@ -138,3 +142,17 @@ class ConvAI2Presentation(Presentation):
 def _blank(value: Any) -> Any:
     """None for the empty string the publisher wrote where there is no value."""
     return None if value == "" else value
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Message ids, ratings, sender classes and silent sides."""
+        from convbank.datasets.convai2.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``convai2-quality``."""
+        from convbank.datasets.convai2.tasks import ConvAI2Quality
+
+        return (ConvAI2Quality(),)

@@ -5,7 +5,7 @@
 - :mod:`.dataset`: the card and files, reader, mapper (both ways), source writer, and the
   fact database (``wiki_sql.sqlite.db``) as the side table ``curiosity_facts``;
 - :mod:`.present`: how exports, statistics, the viewer and the terminal present it (facts
-  with their text);
+  with their text; its checks and tasks included);
 - :mod:`.checks`: its invariants (``convbank validate``);
 - :mod:`.tasks`: the four tasks of the paper's Table 4 (``convbank bench``).
 """

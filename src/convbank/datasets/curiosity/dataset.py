@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,17 +25,13 @@ from convbank.datasets._layout import LAYOUT_KEY, Frame, compact, frame_of, meas
 from convbank.datasets.curiosity.present import CuriosityPresentation
 from convbank.datasets.curiosity.records import FACT_DB, FACTS_TABLE, TOP_KEYS, Dialog, fact_schema
 from convbank.errors import FormatError
-from convbank.model import Annotation, Conversation, Participant, Turn
+from convbank.model import Annotation, Conversation, Part, Participant, Turn
 
 if TYPE_CHECKING:
     import pyarrow as pa
 else:
     pa = lazy("pyarrow")
 
-
-if TYPE_CHECKING:
-    from convbank.datasets import Check
-    from convbank.tasks import Task
 
 __all__ = ["Curiosity"]
 
@@ -65,7 +61,7 @@ _SPLIT_FILES = {
 _MOVED_TO_PARTICIPANTS = ("messages", "dialog_id", "user_id", "assistant_id")
 
 
-class Curiosity(CuriosityPresentation, Dataset):
+class Curiosity(Dataset):
     """Curiosity: 14,048 dialogues in which an assistant teaches a curious user about geography."""
 
     name = "curiosity"
@@ -99,11 +95,12 @@ class Curiosity(CuriosityPresentation, Dataset):
     )
     optional_files = (FACT_DB,)
     raw_type = Dialog
+    presentation_class = CuriosityPresentation
 
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
+    def files_for(self, part: Part) -> list[SourceFile]:
         """The split's ``curiosity_dialogs.{split}.json``."""
-        self.parts(config, split)  # checks both names
-        return [self.file(_SPLIT_FILES[split][0])]
+        self.parts(*part)  # checks both names
+        return [self.file(_SPLIT_FILES[part.split][0])]
 
     @staticmethod
     def _top(path: Path, data: bytes | None = None) -> dict[str, msgspec.Raw]:
@@ -116,9 +113,9 @@ class Curiosity(CuriosityPresentation, Dataset):
             )
         return top
 
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Dialog]:
+    def read(self, paths: SourcePaths, part: Part) -> Iterator[Dialog]:
         """Decode the split's file into typed dialogues."""
-        (source,) = self.files_for(config, split)
+        (source,) = self.files_for(part)
         yield from self._dialogs(paths[source.name], self._top(paths[source.name]))
 
     @staticmethod
@@ -136,10 +133,10 @@ class Curiosity(CuriosityPresentation, Dataset):
             raise no_records(path, "Curiosity")
         return dialogs
 
-    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+    def file_meta(self, paths: SourcePaths, part: Part) -> dict[str, Any]:
         """The file-level keys beside ``dialogs``, their order (``_keys``) and the file's
         measured layout (``_layout``), for a byte-exact source export."""
-        (source,) = self.files_for(config, split)
+        (source,) = self.files_for(part)
         path = paths[source.name]
         data = path.read_bytes()
         top = self._top(path, data)
@@ -152,11 +149,11 @@ class Curiosity(CuriosityPresentation, Dataset):
             LAYOUT_KEY: measure(data.decode("utf-8"), records, compact, empty),
         }
 
-    def conversation_id(self, record: Dialog, config: str, split: str, index: int) -> str:
+    def conversation_id(self, record: Dialog, part: Part, index: int) -> str:
         """The ``dialog_id``, as a string."""
         return str(record.dialog_id)
 
-    def to_conversation(self, record: Dialog, config: str, split: str, index: int) -> Conversation:
+    def to_conversation(self, record: Dialog, part: Part, index: int) -> Conversation:
         """Dialog acts become annotations; likes, facts and message ids turn meta."""
         meta = msgspec.to_builtins(record)
         for key in _MOVED_TO_PARTICIPANTS:
@@ -178,8 +175,8 @@ class Curiosity(CuriosityPresentation, Dataset):
             turns.append(Turn(turn_index=i, participant_id=m.sender, text=m.message, meta=tmeta))
         return Conversation(
             dataset=self.name,
-            config=config,
-            split=split,
+            config=part.config,
+            split=part.split,
             conversation_id=str(record.dialog_id),
             source_index=index,
             participants=[
@@ -256,8 +253,7 @@ class Curiosity(CuriosityPresentation, Dataset):
     def write_source(
         self,
         records: Iterable[Dialog],
-        config: str,
-        split: str,
+        part: Part,
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
@@ -265,27 +261,8 @@ class Curiosity(CuriosityPresentation, Dataset):
         layout (byte for byte when the split's layout was measured at build)."""
         frame = frame_of(file_meta.get(LAYOUT_KEY), _default_frame(file_meta))
         return write_framed(
-            directory / _SPLIT_FILES[split][0], (msgspec.to_builtins(r) for r in records), compact, frame
+            directory / _SPLIT_FILES[part.split][0], (msgspec.to_builtins(r) for r in records), compact, frame
         )
-
-    # ------------------------------------------------------------------ validation and tasks
-
-    def checks(self) -> Sequence[Check]:
-        """Likes, facts, dialog acts, turn taking and ratings."""
-        from convbank.datasets.curiosity.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """The four tasks of the paper's Table 4."""
-        from convbank.datasets.curiosity.tasks import (
-            CuriosityFactRanking,
-            CuriosityLike,
-            CuriosityPolicyActs,
-            CuriosityUtteranceActs,
-        )
-
-        return (CuriosityUtteranceActs(), CuriosityPolicyActs(), CuriosityLike(), CuriosityFactRanking())
 
 
 def _default_frame(file_meta: Mapping[str, Any]) -> Frame:

@@ -4,6 +4,7 @@ features (booleans kept as booleans); ratings and likes in statistics."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from convbank.datasets import (
@@ -24,6 +25,9 @@ from convbank.model import Annotation, Conversation, Turn
 
 if TYPE_CHECKING:
     import datasets
+
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 
 __all__ = ["CuriosityPresentation"]
@@ -186,3 +190,22 @@ class CuriosityPresentation(Presentation):
         )
 
     # ------------------------------------------------------------------ checks and tasks
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Likes, facts, dialog acts, turn taking and ratings."""
+        from convbank.datasets.curiosity.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """The four tasks of the paper's Table 4."""
+        from convbank.datasets.curiosity.tasks import (
+            CuriosityFactRanking,
+            CuriosityLike,
+            CuriosityPolicyActs,
+            CuriosityUtteranceActs,
+        )
+
+        return (CuriosityUtteranceActs(), CuriosityPolicyActs(), CuriosityLike(), CuriosityFactRanking())

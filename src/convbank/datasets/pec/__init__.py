@@ -5,7 +5,8 @@ package.
 - :mod:`.text`: reading and writing the text format, cutting files at conversation ends;
 - :mod:`.dataset`: the card and archive, reader (sharded), mapper (both ways), source
   writer, and ``persona.txt`` as the side table ``pec_personas``;
-- :mod:`.present`: how exports, statistics and the viewer present it;
+- :mod:`.present`: how exports, statistics and the viewer present it (its checks and tasks
+  included);
 - :mod:`.checks`: its invariants (``convbank validate``);
 - :mod:`.tasks`: ``pec-response-selection`` (``convbank bench``);
 - :mod:`.synthetic`: a synthetic corpus of any size in the publisher's format.

@@ -5,7 +5,7 @@ persona files as the side table ``pec_personas``."""
 from __future__ import annotations
 
 import mmap
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ from convbank.datasets.pec.text import (
     trailer,
 )
 from convbank.errors import FormatError
-from convbank.model import Conversation, Participant, Turn
+from convbank.model import Conversation, Part, Participant, Turn
 from convbank.model.schema import table_schemas
 
 if TYPE_CHECKING:
@@ -46,10 +46,6 @@ else:
     pa = lazy("pyarrow")
     np = lazy("numpy")
 
-
-if TYPE_CHECKING:
-    from convbank.datasets import Check
-    from convbank.tasks import Task
 
 __all__ = ["Pec"]
 
@@ -62,7 +58,7 @@ _CITATION = """@inproceedings{zhong2020towards,
 }"""
 
 
-class Pec(PecPresentation, Dataset):
+class Pec(Dataset):
     """PEC: about 355,000 Reddit conversations with empathetic responses and speaker personas."""
 
     name = "pec"
@@ -104,36 +100,37 @@ class Pec(PecPresentation, Dataset):
     )
     raw_type = Example
     side_tables = ("pec_personas",)
+    presentation_class = PecPresentation
 
-    def files_for(self, config: str, split: str) -> list[SourceFile]:
+    def files_for(self, part: Part) -> list[SourceFile]:
         """The archive (all configs and splits live in it)."""
-        self.parts(config, split)  # checks both names
+        self.parts(*part)  # checks both names
         return [self.file(ARCHIVE)]
 
-    def read(self, paths: SourcePaths, config: str, split: str) -> Iterator[Example]:
+    def read(self, paths: SourcePaths, part: Part) -> Iterator[Example]:
         """Stream the examples of ``hf_pec/{config}/{split}.txt``, personas joined."""
-        return self.read_shard(paths, config, split, None)
+        return self.read_shard(paths, part, None)
 
-    def split_bytes(self, paths: SourcePaths, config: str, split: str) -> int:
+    def split_bytes(self, paths: SourcePaths, part: Part) -> int:
         """The size of the split's text file."""
-        path = paths[ARCHIVE] / config / f"{split}.txt"
+        path = _text_file(paths, part)
         return path.stat().st_size if path.is_file() else 0
 
-    def shards(self, paths: SourcePaths, config: str, split: str, count: int) -> list[Shard]:
+    def shards(self, paths: SourcePaths, part: Part, count: int) -> list[Shard]:
         """Byte ranges of the split's text file, cut right after conversation ends."""
-        return list(boundaries(paths[ARCHIVE] / config / f"{split}.txt", count))
+        return list(boundaries(_text_file(paths, part), count))
 
-    def count_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> int:
+    def count_shard(self, paths: SourcePaths, part: Part, shard: Shard) -> int:
         """Conversations in a byte range: its closing lines, counted without parsing."""
-        path = paths[ARCHIVE] / config / f"{split}.txt"
+        path = _text_file(paths, part)
         start, end = shard if shard is not None else (0, path.stat().st_size)
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             return len(END_LINE.findall(data, start, end))
 
-    def read_shard(self, paths: SourcePaths, config: str, split: str, shard: Shard) -> Iterator[Example]:
+    def read_shard(self, paths: SourcePaths, part: Part, shard: Shard) -> Iterator[Example]:
         """The examples of one byte range of the split's text file (all of it for None)."""
         root = paths[ARCHIVE]
-        data, persona_path = root / config / f"{split}.txt", root / config / "persona.txt"
+        data, persona_path = _text_file(paths, part), root / part.config / "persona.txt"
         for p in (data, persona_path):
             if not p.is_file():
                 raise FormatError(
@@ -166,9 +163,9 @@ class Pec(PecPresentation, Dataset):
                 f"conversation closed by a line of 20 '*' — re-fetch hf_pec.zip"
             )
 
-    def file_meta(self, paths: SourcePaths, config: str, split: str) -> dict[str, Any]:
+    def file_meta(self, paths: SourcePaths, part: Part) -> dict[str, Any]:
         """The text after the split file's last conversation, when there is any."""
-        text = trailer(paths[ARCHIVE] / config / f"{split}.txt")
+        text = trailer(_text_file(paths, part))
         return {"_trailer": text} if text else {}
 
     def extra_tables(self, paths: SourcePaths, config: str) -> Iterator[tuple[str, pa.Table]]:
@@ -194,11 +191,11 @@ class Pec(PecPresentation, Dataset):
         if rows or not batches:
             yield "pec_personas", pa.Table.from_pylist(rows, schema=persona_schema())
 
-    def conversation_id(self, record: Example, config: str, split: str, index: int) -> str:
+    def conversation_id(self, record: Example, part: Part, index: int) -> str:
         """``{domain}-{split}-{position:06d}``."""
-        return f"{config}-{split}-{index:06d}"
+        return f"{part.config}-{part.split}-{index:06d}"
 
-    def to_conversation(self, record: Example, config: str, split: str, index: int) -> Conversation:
+    def to_conversation(self, record: Example, part: Part, index: int) -> Conversation:
         """Context turns, then the response; every speaker a participant with a persona; the
         example's exact text in meta ``source`` when it is not written the usual way."""
         personas = {p.speaker: p.persona for p in record.personas}
@@ -214,11 +211,12 @@ class Pec(PecPresentation, Dataset):
                     meta={} if persona is not None else {"persona_missing": True},
                 )
         participants[record.response.speaker].role = "responder"
+        config = part.config
         return Conversation(
             dataset=self.name,
             config=config,
-            split=split,
-            conversation_id=self.conversation_id(record, config, split, index),
+            split=part.split,
+            conversation_id=self.conversation_id(record, part, index),
             source_index=index,
             participants=list(participants.values()),
             turns=[
@@ -229,10 +227,10 @@ class Pec(PecPresentation, Dataset):
             else {"domain": config, "source": record.source},
         )
 
-    def map_batch(self, records: list[Example], config: str, split: str, start: int) -> dict[str, pa.Table]:
+    def map_batch(self, records: list[Example], part: Part, start: int) -> dict[str, pa.Table]:
         """The same tables as :meth:`to_conversation` would give, built column by column:
         no conversation objects, no per-row JSON encoding (the metadata takes few forms)."""
-        return _columns(self, records, config, split, start)
+        return _columns(self, records, part.config, part.split, start)
 
     def from_conversation(self, conversation: Conversation) -> Example:
         """Rebuild the example: the last turn is the response."""
@@ -251,17 +249,16 @@ class Pec(PecPresentation, Dataset):
     def write_source(
         self,
         records: Iterable[Example],
-        config: str,
-        split: str,
+        part: Part,
         file_meta: Mapping[str, Any],
         directory: Path,
     ) -> list[Path]:
         """Write ``hf_pec/{config}/{split}.txt`` as published, and a ``persona.txt`` of its
         speakers' personas (merged with one already there) that :meth:`write_side` replaces
         with the whole file when the bank holds ``pec_personas``."""
-        folder = directory / "hf_pec" / config
+        folder = directory / "hf_pec" / part.config
         folder.mkdir(parents=True, exist_ok=True)
-        data_path, persona_path = folder / f"{split}.txt", folder / "persona.txt"
+        data_path, persona_path = folder / f"{part.split}.txt", folder / "persona.txt"
         personas: dict[str, list[str]] = {}
         if persona_path.exists():
             index = PersonaIndex(persona_path)
@@ -299,19 +296,10 @@ class Pec(PecPresentation, Dataset):
                 )
         return [path]
 
-    # ------------------------------------------------------------------ validation and tasks
 
-    def checks(self) -> Sequence[Check]:
-        """Personas, context and the responder."""
-        from convbank.datasets.pec.checks import CHECKS
-
-        return CHECKS
-
-    def tasks(self) -> Sequence[Task]:
-        """``pec-response-selection``."""
-        from convbank.datasets.pec.tasks import PecResponseSelection
-
-        return (PecResponseSelection(),)
+def _text_file(paths: SourcePaths, part: Part) -> Path:
+    """``hf_pec/{config}/{split}.txt`` in the extracted archive."""
+    return paths[ARCHIVE] / part.config / f"{part.split}.txt"
 
 
 _NO_META = "{}"

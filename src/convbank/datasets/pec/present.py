@@ -4,6 +4,7 @@ speakers across threads, persona sizes in statistics."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from convbank.datasets import Distribution, MetaField, Presentation, meta_distribution
@@ -11,6 +12,9 @@ from convbank.model import Conversation
 
 if TYPE_CHECKING:
     import datasets
+
+    from convbank.datasets import Check
+    from convbank.tasks import Task
 
 
 __all__ = ["PecPresentation"]
@@ -68,3 +72,17 @@ class PecPresentation(Presentation):
     )
 
     viewer_filters: ClassVar[dict[str, MetaField]] = {"domain": MetaField("conversations", "$.domain")}
+
+    # ------------------------------------------------------------------ validation and tasks
+
+    def checks(self) -> Sequence[Check]:
+        """Personas, context and the responder."""
+        from convbank.datasets.pec.checks import CHECKS
+
+        return CHECKS
+
+    def tasks(self) -> Sequence[Task]:
+        """``pec-response-selection``."""
+        from convbank.datasets.pec.tasks import PecResponseSelection
+
+        return (PecResponseSelection(),)
