@@ -1,6 +1,7 @@
 """``convbank new-dataset`` and the generic dataset test: a generated package passes its own
-test as generated, as a plugin project (its entry point declared in its pyproject.toml) and
-as a built-in package (found by the catalog with no other edit)."""
+test as generated (built, validated, exported and viewed end to end by ``check_dataset``),
+as a plugin project (its entry point declared in its pyproject.toml) and as a built-in
+package of a convbank checkout (its line added to ``BUILTIN``, the one list of built-ins)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,8 @@ def test_a_plugin_project_passes_its_own_test(tmp_path: Path) -> None:
         "pyproject.toml",
         "src/convbank_shopchat/__init__.py",
         "src/convbank_shopchat/dataset.py",
+        "src/convbank_shopchat/present.py",
+        "src/convbank_shopchat/records.py",
         "src/convbank_shopchat/samples/shopchat_test.jsonl",
         "src/convbank_shopchat/samples/shopchat_train.jsonl",
         "tests/test_shopchat.py",
@@ -103,28 +106,56 @@ def test_mypy_strict_accepts_the_generated_package(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout
 
 
-def test_a_built_in_package_is_found_without_another_edit(tmp_path: Path) -> None:
-    """In a convbank checkout, the package goes in src/convbank/datasets/NAME: the catalog
-    finds it there (here: a second folder of the convbank.datasets package)."""
+def test_a_built_in_package_is_listed_in_builtin_and_found(tmp_path: Path) -> None:
+    """In a convbank checkout (here: a copy of this one's sources), the package goes in
+    src/convbank/datasets/NAME and its line at the end of BUILTIN; the catalog of that
+    checkout then lists it last, and its test passes."""
     checkout = tmp_path / "checkout"
-    (checkout / "src" / "convbank" / "datasets").mkdir(parents=True)
+    shutil.copytree(ROOT / "src", checkout / "src", ignore=shutil.ignore_patterns("__pycache__"))
     (checkout / "tests").mkdir()
+    listing = checkout / "src" / "convbank" / "datasets" / "__init__.py"
+    before = listing.read_text(encoding="utf-8")
     result = CliRunner().invoke(cli, ["new-dataset", "helpdesk", "--dir", str(checkout), "--builtin"])
     assert result.exit_code == 0, result.output
     package = checkout / "src" / "convbank" / "datasets" / "helpdesk"
-    assert (package / "dataset.py").is_file() and (checkout / "tests" / "test_dataset_helpdesk.py").is_file()
+    assert sorted(p.name for p in package.iterdir()) == [
+        "__init__.py", "dataset.py", "present.py", "records.py", "samples",
+    ]  # fmt: skip
+    assert (checkout / "tests" / "test_dataset_helpdesk.py").is_file()
     assert not (checkout / "pyproject.toml").exists()
-    _lint(checkout)
+    assert str(listing) in result.stdout.splitlines()
+    added = '    "convbank.datasets.convai2:ConvAI2",\n    "convbank.datasets.helpdesk:Helpdesk",\n)'
+    assert listing.read_text(encoding="utf-8") == before.replace(
+        '    "convbank.datasets.convai2:ConvAI2",\n)', added
+    )
+    _lint(package)
+    _lint(checkout / "tests")
     script = (
-        "import sys, convbank.datasets, pytest\n"
-        f"convbank.datasets.__path__.append({str(package.parent)!r})\n"
+        "import sys, pytest\n"
         "from convbank import catalog\n"
         "assert catalog.names()[-1] == 'helpdesk' and catalog.catalog.origin('helpdesk') == 'convbank'\n"
+        "assert type(catalog.get('helpdesk').presentation).__name__ == 'HelpdeskPresentation'\n"
         f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', {str(checkout / 'tests')!r}]))\n"
     )
-    done = _python("-c", script, path=[ROOT / "src"], cwd=checkout)
+    done = _python("-c", script, path=[checkout / "src"], cwd=checkout)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "2 passed" in done.stdout
+
+
+def test_a_checkout_without_the_builtin_list_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    (checkout / "src" / "convbank" / "datasets").mkdir(parents=True)
+    (checkout / "src" / "convbank" / "datasets" / "__init__.py").write_text(
+        '"""Datasets."""\n', encoding="utf-8"
+    )
+    result = CliRunner().invoke(cli, ["new-dataset", "helpdesk", "--dir", str(checkout), "--builtin"])
+    listing = checkout / "src" / "convbank" / "datasets" / "__init__.py"
+    assert result.exit_code == 2
+    assert result.output == (
+        f'error: {listing}: no BUILTIN tuple of one "module:Class" line each; add '
+        "'convbank.datasets.helpdesk:Helpdesk' to it by hand\n"
+    )
+    assert sorted(p.name for p in listing.parent.iterdir()) == ["__init__.py"]
 
 
 @pytest.mark.parametrize(

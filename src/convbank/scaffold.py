@@ -7,8 +7,12 @@ Two shapes, one package:
   ``convbank.datasets`` entry point), ``src/convbank_NAME/`` and ``tests/test_NAME.py``;
   ``pip install -e`` it and convbank has the dataset;
 - a built-in dataset (``builtin=True``, ``DIR`` a convbank checkout):
-  ``src/convbank/datasets/NAME/`` (found by the catalog without any other edit) and
-  ``tests/test_dataset_NAME.py``.
+  ``src/convbank/datasets/NAME/`` and ``tests/test_dataset_NAME.py``, and its line at the end
+  of :data:`convbank.datasets.BUILTIN` (the one way the catalog finds a built-in).
+
+The package follows the Dataset contract: ``records.py`` (the raw types), ``dataset.py``
+(card, files, reader taking a :class:`~convbank.model.Part`, mapper both ways, writer) and
+``present.py`` (the :class:`~convbank.datasets.Presentation` the dataset holds).
 """
 
 from __future__ import annotations
@@ -84,9 +88,37 @@ def _render(template: str, values: dict[str, str]) -> str:
     return Template(text).substitute(values)
 
 
+_BUILTIN = re.compile(r"^BUILTIN: tuple\[str, \.\.\.\] = \(\n(?:    \"[^\"\n]*\",\n)*", re.M)
+
+
+def _listed(listing: Path, spec: str) -> str:
+    """The text of a checkout's ``convbank/datasets/__init__.py`` with ``spec`` added at the
+    end of its ``BUILTIN`` tuple (one ``"module:Class",`` line each)."""
+    try:
+        text = listing.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScaffoldError(f"{listing}: cannot read the list of built-in datasets ({exc.strerror})") from exc
+    found = _BUILTIN.search(text)
+    if found is None:
+        raise ScaffoldError(
+            f'{listing}: no BUILTIN tuple of one "module:Class" line each; add {spec!r} to it by hand'
+        )
+    return text[: found.end()] + f'    "{spec}",\n' + text[found.end() :]
+
+
 def new_dataset(name: str, directory: Path, *, builtin: bool = False, title: str | None = None) -> Scaffolded:
     """Write a new dataset package named ``name`` with its samples and test under
-    ``directory`` (see the module's docstring for the two shapes); nothing is overwritten."""
+    ``directory`` (see the module's docstring for the two shapes; a built-in is also added to
+    the checkout's ``BUILTIN``); nothing is overwritten.
+
+    Example::
+
+        from pathlib import Path
+        from convbank.scaffold import new_dataset
+
+        made = new_dataset("shopchat", Path("."), title="Shop chats")
+        print(made.package)  # convbank-shopchat/src/convbank_shopchat
+    """
     if not NAME.fullmatch(name) or keyword.iskeyword(name):
         raise ScaffoldError(
             f"{name!r} is not a dataset name: use 2 to 31 lowercase letters, digits and underscores, "
@@ -124,10 +156,13 @@ def new_dataset(name: str, directory: Path, *, builtin: bool = False, title: str
         "size_test": str(len(samples[f"{name}_test.jsonl"])),
     }
     texts = {
-        package_dir / "__init__.py": _render("__init__.py.tmpl", values),
-        package_dir / "dataset.py": _render("dataset.py.tmpl", values),
-        test: _render("test_dataset.py.tmpl", values),
+        package_dir / f"{module}.py": _render(f"{module}.py.tmpl", values)
+        for module in ("__init__", "records", "dataset", "present")
     }
+    texts[test] = _render("test_dataset.py.tmpl", values)
+    listing = directory / "src" / "convbank" / "datasets" / "__init__.py"
+    if builtin:
+        texts[listing] = _listed(listing, f"{package}:{values['class_name']}")
     if not builtin:
         texts[root / "pyproject.toml"] = _render("pyproject.toml.tmpl", values)
         texts[root / "README.md"] = _render("README.md.tmpl", values)
