@@ -268,14 +268,6 @@ class CasinoPresentation(Presentation):
         they = ", ".join(f"{v} {k}" for k, v in deal.other_gets.items())
         return TerminalTurn(action=f"[{deal.move}] proposer gets {you}; the other side gets {they}")
 
-    # ------------------------------------------------------------------ checks and tasks
-
-
-def _number(raw: str | None) -> int | str | None:
-    """A count as a number for the chat format, kept as it is where it is not one."""
-    n = count(raw)
-    return raw if n is None else n
-
     # ------------------------------------------------------------------ validation and tasks
 
     def checks(self) -> Sequence[Check]:
@@ -289,3 +281,9 @@ def _number(raw: str | None) -> int | str | None:
         from convbank.datasets.casino.tasks import CasinoStrategy
 
         return (CasinoStrategy(),)
+
+
+def _number(raw: str | None) -> int | str | None:
+    """A count as a number for the chat format, kept as it is where it is not one."""
+    n = count(raw)
+    return raw if n is None else n

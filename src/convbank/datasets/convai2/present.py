@@ -138,11 +138,6 @@ class ConvAI2Presentation(Presentation):
         ),
     )
 
-
-def _blank(value: Any) -> Any:
-    """None for the empty string the publisher wrote where there is no value."""
-    return None if value == "" else value
-
     # ------------------------------------------------------------------ validation and tasks
 
     def checks(self) -> Sequence[Check]:
@@ -156,3 +151,8 @@ def _blank(value: Any) -> Any:
         from convbank.datasets.convai2.tasks import ConvAI2Quality
 
         return (ConvAI2Quality(),)
+
+
+def _blank(value: Any) -> Any:
+    """None for the empty string the publisher wrote where there is no value."""
+    return None if value == "" else value
