@@ -11,7 +11,6 @@ from click.core import ParameterSource
 
 from convbank.cli._options import config_option, engine_options, fetcher_for, source_options
 from convbank.errors import ConvbankError
-from convbank.model import Part
 from convbank.settings import bank_root
 
 if TYPE_CHECKING:
@@ -110,6 +109,7 @@ def build_with_bars(
     from convbank import catalog, registry
     from convbank.build import build
     from convbank.cli._console import err
+    from convbank.model import Part
 
     with Progress(
         "[progress.description]{task.description}",
