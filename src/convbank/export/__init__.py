@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from convbank.export.source import export_source
 
     FORMATS: tuple[str, ...]
+    """Every export format's name, the registry's (:data:`formats`: convbank's own, then
+    plugins'), read anew each time."""
 
 __all__ = [
     "FORMATS",
