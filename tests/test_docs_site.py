@@ -82,6 +82,16 @@ def test_the_references_are_generated(site: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_exports_table_has_a_row_per_registered_format(site: Path) -> None:
+    """``gen_formats.py`` writes the table from each format's declaration when the site builds."""
+    from convbank.export import formats
+
+    page = (site / "guide" / "exports" / "index.html").read_text(encoding="utf-8")
+    rows = re.findall(r"<tr>\s*<td><code>([\w-]+)</code></td>", page)
+    assert rows == formats.names()
+
+
+@pytest.mark.slow
 def test_the_catalog_pages_carry_the_reports_statistics_and_charts(site: Path) -> None:
     """From the published files where ../shared/data has them (CaSiNo: 1,030 dialogues,
     its strategy labels and outcome charts, its cross-tab), labelled as excerpts where the

@@ -45,6 +45,15 @@ def test_printing_commands_import_nothing_heavy(args: list[str], tmp_path: Path)
     assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
 
 
+def test_export_help_lists_the_formats_without_arrow(tmp_path: Path) -> None:
+    """``export --help`` reads every format's declaration (the registry), none of their writers'
+    libraries: no pyarrow, DuckDB, pandas or NumPy (``datasets``, ``mlcroissant`` neither)."""
+    code, modules = _modules("export", "--help", home=tmp_path)
+    assert code == 0
+    heavy = {"pyarrow", "numpy", "duckdb", "pandas", "datasets", "mlcroissant"}
+    assert modules.isdisjoint(heavy), sorted(modules & heavy)
+
+
 @pytest.mark.parametrize("args", [["list"], ["info", "casino"]])
 def test_catalog_commands_import_no_arrow_duckdb_or_pandas(args: list[str], tmp_path: Path) -> None:
     """The catalog's Arrow schemas are made when first used (``convbank._lazy``), so listing

@@ -155,14 +155,9 @@ def _inputs(ds: Dataset, config: str, fetcher: Fetcher) -> dict[str, Path]:
 
 
 def _check_exports(ds: Dataset, corpus: Corpus, fetcher: Fetcher, out: Path, found: DatasetCheck) -> None:
-    from convbank.export import FORMATS, export
+    from convbank.export import export, formats
 
-    missing = [m for m in ("datasets", "mlcroissant") if importlib.util.find_spec(m) is None]
-    skip = {"hf"} if "datasets" in missing else set()
-    skip |= {"croissant"} if "mlcroissant" in missing else set()
-    for fmt in FORMATS:
-        if fmt in skip:
-            continue
+    for fmt in [f.name for f in formats if f.available()]:  # an extra not installed: its format skipped
         written = export(corpus, fmt, out / fmt)
         if not written or not all(p.exists() for p in written):
             raise _fail(f"{ds.name}: the {fmt} export wrote nothing")

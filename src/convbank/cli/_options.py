@@ -204,3 +204,41 @@ class Choice(click.Choice):  # type: ignore[type-arg]
         message = super().get_invalid_choice_message(value, ctx)
         hint = did_you_mean(value, [str(c) for c in self.choices]).rstrip()
         return f"{message.rstrip('.')}; {hint}" if hint else message
+
+
+class LateChoice(Choice):
+    """A :class:`Choice` whose choices are read when first needed (a value to check, a help
+    page to show), not when the command line is imported: the export formats are a
+    registry's, plugins included, which ``convbank --version`` never loads. Example:
+    ``LateChoice(lambda: ["a", "b"])``."""
+
+    def __init__(self, names: Callable[[], Sequence[str]]) -> None:
+        self._names = names
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The names, read now."""
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, value: Sequence[str]) -> None:
+        """Set by ``click.Choice.__init__``; the names are read from the callable instead."""
+
+
+class LateHelpOption(click.Option):
+    """An option whose help text is made when a help page shows it (``help_text`` is called
+    then). Example: ``click.option("--format", cls=LateHelpOption, help_text=lambda: "...")``."""
+
+    def __init__(self, *args: Any, help_text: Callable[[], str], **kwargs: Any) -> None:
+        self._help_text = help_text
+        super().__init__(*args, **kwargs)
+
+    @property
+    def help(self) -> str:
+        """The help, made now."""
+        return self._help_text()
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        """Set by ``click.Option.__init__``; the help is made by ``help_text`` instead."""

@@ -12,7 +12,13 @@ import click
 
 from convbank import settings
 from convbank._version import __version__
-from convbank.cli._options import Choice, config_option, source_options, split_option
+from convbank.cli._options import (
+    LateChoice,
+    LateHelpOption,
+    config_option,
+    source_options,
+    split_option,
+)
 from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import (
     Terminated,
@@ -25,7 +31,6 @@ from convbank.cli._signals import (
     watch_interrupts,
 )
 from convbank.errors import ConvbankError, ConversationNotFoundError, NotBuiltError, SourceError
-from convbank.export import FORMATS as EXPORT_FORMATS
 from convbank.settings import bank_root, downloads_root, home
 
 if TYPE_CHECKING:
@@ -347,6 +352,34 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
     )
 
 
+def _format_names() -> list[str]:
+    """The export formats' names (the registry's, plugins included)."""
+    from convbank.export import formats
+
+    return formats.names()
+
+
+def _format_help() -> str:
+    """``--format``'s help: each format's summary, as its :class:`~convbank.export.Format` says."""
+    from convbank.export import formats
+
+    return (
+        "; ".join(f"{f.name}: {f.summary}" for f in formats)
+        + ". Every other format's paths name the dataset, so that several datasets and formats share "
+        "a folder; source's names are the publisher's."
+    )
+
+
+def _as_help() -> str:
+    """``--as``'s help, naming the formats seen from one side."""
+    from convbank.export._registry import joined, sided
+
+    return (
+        f"{joined(sided())}: the participant seen from (default: the dataset's choice, usually the "
+        "assistant or bot side; the record's metadata says which)."
+    )
+
+
 @cli.command()
 @click.argument("name")
 @config_option
@@ -354,15 +387,10 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 @click.option(
     "--format",
     "fmt",
-    type=Choice(list(EXPORT_FORMATS)),
+    cls=LateHelpOption,
+    type=LateChoice(_format_names),
     required=True,
-    help="source: the publisher's files, byte for byte under their published names (not "
-    "renamed); hf: Hugging Face save_to_disk per config (DIR/<dataset>/"
-    "<config>); convokit: a ConvoKit corpus folder (DIR/<dataset>_convokit); parlai: ParlAI text "
-    "files; chat: chat-format JSONL for fine-tuning; jsonl: unified conversations; parquet: the "
-    "four unified tables (DIR/<dataset>_<table>.parquet); csv: the turns; croissant: Parquet plus "
-    "Croissant JSON-LD (DIR/<dataset>_croissant). Every other format's paths name the dataset, so "
-    "that several datasets and formats share a folder; source's names are the publisher's.",
+    help_text=_format_help,
 )
 @click.option(
     "-o",
@@ -381,13 +409,7 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 @click.option(
     "--where", default=None, help="SQL condition on the conversations view selecting what to export."
 )
-@click.option(
-    "--as",
-    "as_participant",
-    default=None,
-    help="chat and parlai: the participant seen from (default: the dataset's choice, usually the "
-    "assistant or bot side; the record's metadata says which).",
-)
+@click.option("--as", "as_participant", default=None, cls=LateHelpOption, help_text=_as_help)
 def export(
     name: str,
     config: str | None,

@@ -5,23 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from convbank.errors import ExportError, QueryError
-from convbank.model import Conversation, Part
-from convbank.query import Corpus
 
-__all__ = ["Selection", "part_files", "write_lines"]
+if TYPE_CHECKING:  # a format's module imports this one: it stays free of pyarrow and DuckDB
+    import pyarrow as pa
+
+    from convbank.model import Conversation, Part
+    from convbank.query import Corpus
+
+__all__ = ["Selection", "part_files", "part_name", "per_part", "write_lines"]
 
 
 class Selection:
     """The conversations of a corpus that an export writes: all of them (a corpus may itself
     be a selection: filtered, sliced, shuffled), or those whose row in the ``conversations``
-    view matches the SQL condition ``where`` (see :meth:`convbank.Corpus.filter`)."""
+    view matches the SQL condition ``where`` (see :meth:`convbank.Corpus.filter`); and, for
+    a format seen from one side (``chat``, ``parlai``), the participant each conversation is
+    seen from (``as_participant``, ``--as``; None: the dataset's choice)."""
 
-    def __init__(self, corpus: Corpus, where: str | None = None) -> None:
+    def __init__(self, corpus: Corpus, where: str | None = None, as_participant: str | None = None) -> None:
         self.where = where
+        self.as_participant = as_participant
         if where is not None:
             if not where.strip():
                 raise ExportError("--where is empty; give a SQL condition on the conversations view")
@@ -76,14 +82,37 @@ def _where_problem(where: str, exc: QueryError) -> str:
     )
 
 
+def part_name(dataset: str, config: str, split: str, suffix: str) -> str:
+    """The file of one part in a format written per part: ``{dataset}_{config}_{split}{suffix}``.
+
+    >>> part_name("casino", "default", "train", ".chat.jsonl")
+    'casino_default_train.chat.jsonl'
+    """
+    return f"{dataset}_{config}_{split}{suffix}"
+
+
+def per_part(suffix: str) -> Callable[[Selection], list[str]]:
+    """The plan of a format that writes one file per (config, split) part,
+    :func:`part_name` with ``suffix`` (what :func:`write_lines` writes).
+
+    Example: ``Format(name="tsv", ..., plan=per_part(".turns.tsv"))``.
+    """
+
+    def plan(selection: Selection) -> list[str]:
+        return [part_name(selection.dataset, c, s, suffix) for c, s in selection.parts()]
+
+    return plan
+
+
 def part_files(
     selection: Selection, directory: Path, suffix: str
 ) -> Iterator[tuple[Path, Iterator[Conversation]]]:
     """Per (config, split) with selected conversations: its file
-    ``{dataset}_{config}_{split}{suffix}`` in ``directory`` and its conversations."""
+    ``{dataset}_{config}_{split}{suffix}`` in ``directory`` (:func:`part_name`, as a format's
+    :func:`per_part` plan names it) and its conversations."""
     for config, split in selection.parts():
         yield (
-            directory / f"{selection.dataset}_{config}_{split}{suffix}",
+            directory / part_name(selection.dataset, config, split, suffix),
             selection.conversations(config, split),
         )
 

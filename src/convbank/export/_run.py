@@ -1,26 +1,17 @@
-"""The :func:`export` entry point: checks the options, then writes one format in a staged folder."""
+"""The :func:`export` entry point: checks the options, then writes one format (a
+:class:`~convbank.export.Format` of :data:`~convbank.export.formats`) in a staged folder."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from convbank.errors import ExportError, did_you_mean
-from convbank.export import FORMATS
 from convbank.export._core import Selection
 from convbank.export._place import check_targets, placed
-from convbank.export.chat import write_chat
-from convbank.export.convokit import write_convokit
-from convbank.export.croissant import write_croissant
-from convbank.export.hf import write_hf
-from convbank.export.parlai import write_parlai
-from convbank.export.source import export_source
-from convbank.export.tables import write_csv, write_jsonl, write_parquet
-from convbank.model import UNIFIED_TABLES
+from convbank.export._registry import formats, joined, sided
 from convbank.query import Corpus
 
 __all__ = ["export"]
-
-_SIDED = ("chat", "parlai")
 
 
 def export(
@@ -41,17 +32,19 @@ def export(
 
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
-    if fmt not in FORMATS:
-        hint = did_you_mean(fmt, FORMATS)
-        raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(FORMATS)}")
-    if as_participant is not None and fmt not in _SIDED:
-        raise ExportError(f"--as applies to the {' and '.join(_SIDED)} formats, not {fmt}")
-    selection = Selection(corpus, where)
+    if fmt not in formats:
+        known = formats.names()
+        hint = did_you_mean(fmt, known)
+        raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(known)}")
+    form = formats.get(fmt)
+    if as_participant is not None and not form.sided:
+        raise ExportError(f"--as applies to the {joined(sided())} formats, not {fmt}")
+    selection = Selection(corpus, where, as_participant)
     parts = selection.parts()
     if not parts:
         raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}")
-    if fmt == "source" and where is not None:
-        raise ExportError("the source export rebuilds whole files; it takes no --where")
+    if form.no_where is not None and where is not None:
+        raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where")
     output = Path(output)
     record = {
         "dataset": selection.dataset,
@@ -60,35 +53,9 @@ def export(
         "where": where,
         "as": as_participant,
     }
-    check_targets(output, _planned(fmt, selection), record, overwrite=overwrite)  # before the work
+    planned = form.plan(selection) if form.plan is not None else []
+    check_targets(output, planned, record, overwrite=overwrite)  # before the work
     with placed(output, record, overwrite=overwrite) as (tmp, written):
-        if fmt == "source":
-            written.extend(export_source(corpus, tmp))
-        elif fmt in _SIDED:
-            written.extend((write_chat if fmt == "chat" else write_parlai)(selection, tmp, as_participant))
-        else:
-            writer = {
-                "hf": write_hf,
-                "convokit": write_convokit,
-                "jsonl": write_jsonl,
-                "parquet": write_parquet,
-                "csv": write_csv,
-                "croissant": write_croissant,
-            }[fmt]
-            written.extend(writer(selection, tmp))
+        written.extend(form.writer(selection, tmp))
         names = [p.relative_to(tmp) for p in written]
     return [output / n for n in names]
-
-
-def _planned(fmt: str, selection: Selection) -> list[str]:
-    """The paths an export will write, where its format names them in advance (the source
-    export's file names are each dataset's: checked once written)."""
-    name, parts = selection.dataset, selection.parts()
-    if fmt == "hf":
-        return [f"{name}/{config}" for config in dict.fromkeys(c for c, _ in parts)]
-    if fmt in ("convokit", "croissant"):
-        return [f"{name}_{fmt}"]
-    if fmt == "parquet":
-        return [f"{name}_{t}.parquet" for t in UNIFIED_TABLES]
-    suffix = {"chat": ".chat.jsonl", "parlai": ".parlai.txt", "jsonl": ".jsonl", "csv": ".turns.csv"}.get(fmt)
-    return [f"{name}_{c}_{s}{suffix}" for c, s in parts] if suffix else []

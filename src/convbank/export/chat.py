@@ -19,10 +19,14 @@ import msgspec
 from convbank import catalog
 from convbank.datasets import Dataset
 from convbank.errors import ExportError
-from convbank.export._core import Selection, write_lines
+from convbank.export._core import Selection, per_part, write_lines
+from convbank.export._format import Format
 from convbank.model import Conversation
 
-__all__ = ["chat_record", "side", "write_chat"]
+__all__ = ["FORMAT", "SUFFIX", "chat_record", "side", "write_chat"]
+
+SUFFIX = ".chat.jsonl"
+"""How each part's file is named: ``{dataset}_{config}_{split}.chat.jsonl``."""
 
 _encode = msgspec.json.Encoder().encode
 
@@ -62,10 +66,24 @@ def chat_record(
     }
 
 
-def write_chat(selection: Selection, directory: Path, as_participant: str | None = None) -> list[Path]:
-    """``{dataset}_{config}_{split}.chat.jsonl``, one record per conversation."""
+def write_chat(selection: Selection, directory: Path) -> list[Path]:
+    """``{dataset}_{config}_{split}.chat.jsonl``, one record per conversation, seen from
+    ``selection.as_participant``."""
 
     def lines(conv: Conversation) -> list[bytes]:
-        return [_encode(chat_record(conv, as_participant, selection.corpus.context(conv))) + b"\n"]
+        record = chat_record(conv, selection.as_participant, selection.corpus.context(conv))
+        return [_encode(record) + b"\n"]
 
-    return write_lines(selection, directory, ".chat.jsonl", lines)
+    return write_lines(selection, directory, SUFFIX, lines)
+
+
+FORMAT = Format(
+    name="chat",
+    summary="chat-format JSONL for fine-tuning",
+    writes='`<dataset>_<config>_<split>.chat.jsonl`: `{"messages": [...], "metadata": {...}}`',
+    read_with="fine-tuning tools",
+    writer=write_chat,
+    plan=per_part(SUFFIX),
+    sided=True,
+)
+"""The ``chat`` format."""

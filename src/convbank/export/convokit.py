@@ -25,8 +25,9 @@ from typing import Any
 import msgspec
 
 from convbank.export._core import Selection
+from convbank.export._format import Format
 
-__all__ = ["write_convokit"]
+__all__ = ["FORMAT", "write_convokit"]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -49,9 +50,13 @@ def _annotation(a: Any) -> dict[str, Any]:
     return out
 
 
+def _folder(selection: Selection) -> list[str]:
+    return [f"{selection.dataset}_convokit"]
+
+
 def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     """Write the corpus folder ``{dataset}_convokit/`` and return it."""
-    folder = directory / f"{selection.dataset}_convokit"
+    folder = directory / _folder(selection)[0]
     folder.mkdir()
     indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
     speakers: dict[str, dict[str, Any]] = {}
@@ -132,3 +137,15 @@ def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     for name, data in files:
         (folder / name).write_bytes(_encode(data))
     return [folder]
+
+
+FORMAT = Format(
+    name="convokit",
+    summary="a ConvoKit corpus folder (DIR/<dataset>_convokit)",
+    writes="`DIR/<dataset>_convokit/`: utterances with `reply_to` chains and all turn meta and "
+    "annotations, speakers, conversations, corpus meta",
+    read_with="`convokit.Corpus(filename=...)`",
+    writer=write_convokit,
+    plan=_folder,
+)
+"""The ``convokit`` format: written without ConvoKit, so it needs no extra."""

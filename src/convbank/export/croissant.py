@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from convbank._lazy import lazy
 from convbank.errors import require
 from convbank.export._core import Selection
+from convbank.export._format import Format
 from convbank.export.tables import write_parquet
 from convbank.fetch import sha256_of
 
-__all__ = ["write_croissant"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+else:
+    pa = lazy("pyarrow")
+    pq = lazy("pyarrow.parquet")
+
+__all__ = ["FORMAT", "write_croissant"]
 
 _DESCRIPTIONS = {
     "conversations": "One row per conversation: ids, number of turns, position in the source, meta (JSON).",
@@ -39,13 +46,17 @@ def _data_type(mlc: object, arrow: pa.DataType) -> object:
     return types.TEXT
 
 
+def _folder(selection: Selection) -> list[str]:
+    return [f"{selection.dataset}_croissant"]
+
+
 def write_croissant(selection: Selection, directory: Path) -> list[Path]:
     """Write the folder ``{dataset}_croissant/``: the Parquet tables and ``croissant.json``
     describing them; return the folder."""
     require("mlcroissant", "croissant", "The Croissant export")
     import mlcroissant as mlc
 
-    folder = directory / f"{selection.dataset}_croissant"
+    folder = directory / _folder(selection)[0]
     folder.mkdir()
     files = write_parquet(selection, folder, named=False)
     ds = selection.corpus.dataset
@@ -92,3 +103,17 @@ def write_croissant(selection: Selection, directory: Path) -> list[Path]:
     path = folder / "croissant.json"
     path.write_text(json.dumps(metadata.to_json(), indent=2, default=str), encoding="utf-8")
     return [folder]
+
+
+FORMAT = Format(
+    name="croissant",
+    summary="Parquet plus Croissant JSON-LD (DIR/<dataset>_croissant)",
+    writes="`DIR/<dataset>_croissant/`: the Parquet tables and `croissant.json` (fields, types, "
+    "licence, citation, sha256)",
+    read_with="`mlcroissant.Dataset`",
+    writer=write_croissant,
+    plan=_folder,
+    extra="croissant",
+    requires="mlcroissant",
+)
+"""The ``croissant`` format."""

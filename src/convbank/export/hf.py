@@ -23,16 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from convbank import catalog
-from convbank.corpus import Corpus
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
+from convbank.export._format import Format
 from convbank.export.chat import chat_record
 from convbank.model import Conversation, Part
 
 if TYPE_CHECKING:
     import datasets
 
-__all__ = ["features", "hf_record", "to_hf", "write_hf"]
+    from convbank.corpus import Corpus
+
+__all__ = ["FORMAT", "features", "hf_record", "to_hf", "write_hf"]
 
 _SHARD = 2000
 """Conversations per generator shard at most (a stored batch holds at most 2,000); smaller
@@ -108,7 +110,7 @@ def _chat_column(name: str, chat: bool | str) -> str | None:
 def _parts(source: Corpus | Selection) -> dict[Part, Corpus]:
     """The corpus per (config, split), each in the corpus's order, restricted to a
     selection's ``where``."""
-    if isinstance(source, Corpus):
+    if not isinstance(source, Selection):
         return source.by_part()
     out = {}
     for part, corpus in source.corpus.by_part().items():
@@ -226,6 +228,11 @@ def to_hf(
     return out[config] if config is not None else out[configs[0]] if len(configs) == 1 else out
 
 
+def _configs(selection: Selection) -> list[str]:
+    """The folders the export writes: ``{dataset}/{config}`` per config."""
+    return [f"{selection.dataset}/{config}" for config in dict.fromkeys(c for c, _ in selection.parts())]
+
+
 def write_hf(selection: Selection, directory: Path) -> list[Path]:
     """``{dataset}/{config}/``: one ``DatasetDict.save_to_disk`` folder per config, its
     splits named as the Hugging Face loader names them (PEC's ``validation``)."""
@@ -258,3 +265,17 @@ def _os_cause(exc: BaseException) -> OSError | None:
         seen.add(id(found))
         found = found.__cause__ or found.__context__
     return None
+
+
+FORMAT = Format(
+    name="hf",
+    summary="Hugging Face save_to_disk per config (DIR/<dataset>/<config>)",
+    writes="`DIR/<dataset>/<config>/`, a `DatasetDict` per config (`convbank.export.to_hf(corpus)` "
+    "in memory)",
+    read_with="`datasets.load_from_disk`",
+    writer=write_hf,
+    plan=_configs,
+    extra="hf",
+    requires="datasets",
+)
+"""The ``hf`` format."""

@@ -16,11 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from convbank import catalog
-from convbank.export._core import Selection, write_lines
+from convbank.export._core import Selection, per_part, write_lines
+from convbank.export._format import Format
 from convbank.export.chat import chat_record
 from convbank.model import Conversation
 
-__all__ = ["episode_lines", "write_parlai"]
+__all__ = ["FORMAT", "SUFFIX", "episode_lines", "write_parlai"]
+
+SUFFIX = ".parlai.txt"
+"""How each part's file is named: ``{dataset}_{config}_{split}.parlai.txt``."""
 
 
 def _escape(text: str) -> str:
@@ -53,11 +57,24 @@ def episode_lines(
     return lines
 
 
-def write_parlai(selection: Selection, directory: Path, as_participant: str | None = None) -> list[Path]:
-    """``{dataset}_{config}_{split}.parlai.txt``, one episode per conversation."""
+def write_parlai(selection: Selection, directory: Path) -> list[Path]:
+    """``{dataset}_{config}_{split}.parlai.txt``, one episode per conversation, seen from
+    ``selection.as_participant``."""
 
     def lines(conv: Conversation) -> list[bytes]:
-        episode = episode_lines(conv, as_participant, selection.corpus.context(conv))
+        episode = episode_lines(conv, selection.as_participant, selection.corpus.context(conv))
         return [(line + "\n").encode() for line in episode]
 
-    return write_lines(selection, directory, ".parlai.txt", lines)
+    return write_lines(selection, directory, SUFFIX, lines)
+
+
+FORMAT = Format(
+    name="parlai",
+    summary="ParlAI text files",
+    writes="`<dataset>_<config>_<split>.parlai.txt`, ParlAI text format, personas as `your persona:` lines",
+    read_with="ParlAI's `ParlAIDialogTeacher`",
+    writer=write_parlai,
+    plan=per_part(SUFFIX),
+    sided=True,
+)
+"""The ``parlai`` format."""

@@ -5,14 +5,19 @@ measured a file's layout, the files come back byte for byte."""
 from __future__ import annotations
 
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from convbank.datasets._base import SideTable
 from convbank.errors import QueryError
-from convbank.query import Corpus
+from convbank.export._format import Format
 
-__all__ = ["export_source", "side_reader"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from convbank.export._core import Selection
+    from convbank.query import Corpus
+
+__all__ = ["FORMAT", "export_source", "side_reader", "write_source"]
 
 
 def export_source(corpus: Corpus, directory: Path) -> list[Path]:
@@ -49,3 +54,21 @@ def side_reader(corpus: Corpus, config: str) -> SideTable:
         return table.drop_columns(keys) if table.num_rows else None
 
     return read
+
+
+def write_source(selection: Selection, directory: Path) -> list[Path]:
+    """The source export of the selection's corpus (whole: it takes no ``where``), as
+    :func:`export_source` writes it."""
+    return export_source(selection.corpus, directory)
+
+
+FORMAT = Format(
+    name="source",
+    summary="the publisher's files, byte for byte under their published names (not renamed)",
+    writes="the publisher's files under their published names, byte for byte (the proof of "
+    "losslessness; see below)",
+    read_with="the publisher's own code",
+    writer=write_source,
+    no_where="rebuilds whole files",
+)
+"""The ``source`` format: no plan, its paths are each dataset's (checked once written)."""

@@ -1,25 +1,51 @@
 """The unified model as files: ``jsonl`` (one conversation per line), ``parquet`` (the four
-tables, ``<dataset>_<table>.parquet``) and ``csv`` (the turns table)."""
+tables, ``<dataset>_<table>.parquet``) and ``csv`` (the turns table).
+
+Three formats in one module: they are the unified model's own tables written three ways, with
+one encoder and one list of tables (the ``croissant`` format writes :func:`write_parquet`'s
+files too), so a field added to the model is seen here once.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
-import pyarrow.parquet as pq
 
+from convbank._lazy import lazy
 from convbank._textio import CsvRows
-from convbank.export._core import Selection, part_files, write_lines
+from convbank.export._core import Selection, part_files, per_part, write_lines
+from convbank.export._format import Format
 from convbank.model import UNIFIED_TABLES
 
-__all__ = ["write_csv", "write_jsonl", "write_parquet"]
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+else:
+    pq = lazy("pyarrow.parquet")
+
+__all__ = ["CSV", "JSONL", "PARQUET", "write_csv", "write_jsonl", "write_parquet"]
 
 _encode = msgspec.json.Encoder().encode
+
+_JSONL, _CSV = ".jsonl", ".turns.csv"
+"""How each part's file ends in the ``jsonl`` and ``csv`` formats."""
 
 
 def write_jsonl(selection: Selection, directory: Path) -> list[Path]:
     """``{dataset}_{config}_{split}.jsonl``: one unified conversation per line."""
-    return write_lines(selection, directory, ".jsonl", lambda conv: [_encode(conv.to_dict()) + b"\n"])
+    return write_lines(selection, directory, _JSONL, lambda conv: [_encode(conv.to_dict()) + b"\n"])
+
+
+JSONL = Format(
+    name="jsonl",
+    summary="unified conversations",
+    writes="unified conversations, one per line (`<dataset>_<config>_<split>.jsonl`)",
+    read_with="anything",
+    writer=write_jsonl,
+    plan=per_part(_JSONL),
+)
+"""The ``jsonl`` format."""
 
 
 def write_parquet(selection: Selection, directory: Path, *, named: bool = True) -> list[Path]:
@@ -31,6 +57,21 @@ def write_parquet(selection: Selection, directory: Path, *, named: bool = True) 
         pq.write_table(selection.table(name), path, compression="zstd")
         written.append(path)
     return written
+
+
+def _parquet_files(selection: Selection) -> list[str]:
+    return [f"{selection.dataset}_{name}.parquet" for name in UNIFIED_TABLES]
+
+
+PARQUET = Format(
+    name="parquet",
+    summary="the four unified tables (DIR/<dataset>_<table>.parquet)",
+    writes="the four unified tables (`<dataset>_<table>.parquet`)",
+    read_with="anything",
+    writer=write_parquet,
+    plan=_parquet_files,
+)
+"""The ``parquet`` format."""
 
 
 CSV_COLUMNS = (
@@ -52,7 +93,7 @@ def write_csv(selection: Selection, directory: Path) -> list[Path]:
     and the turn's meta as JSON (RFC 4180: CRLF line ends, fields holding a comma, a quote, CR or LF
     quoted; text keeps its newlines and is written unchanged)."""
     written = []
-    for path, conversations in part_files(selection, directory, ".turns.csv"):
+    for path, conversations in part_files(selection, directory, _CSV):
         with path.open("w", encoding="utf-8", newline="") as f:
             writer = CsvRows(f, line_end="\r\n")  # data unchanged: no formula guard
             writer.writerow(CSV_COLUMNS)
@@ -75,3 +116,14 @@ def write_csv(selection: Selection, directory: Path) -> list[Path]:
                     )
         written.append(path)
     return written
+
+
+CSV = Format(
+    name="csv",
+    summary="the turns",
+    writes="the turns (`<dataset>_<config>_<split>.turns.csv`)",
+    read_with="anything",
+    writer=write_csv,
+    plan=per_part(_CSV),
+)
+"""The ``csv`` format."""

@@ -1,0 +1,51 @@
+"""The table of export formats in ``docs/guide/exports.md``, made from each format's
+declaration (:class:`convbank.export.Format`: what it writes, what reads it, its extra,
+whether it is seen from one side), between the page's two markers.
+
+``python docs/scripts/formats_table.py`` rewrites the page's table from the registry;
+``tests/test_formats.py`` checks that the page holds what the registry says, and
+``gen_formats.py`` writes it again when mkdocs builds the site (a format another package
+adds as a plugin gets its row too).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from convbank.export import formats
+
+PAGE = Path(__file__).resolve().parent.parent / "guide" / "exports.md"
+START = "<!-- formats: made from each format's declaration by docs/scripts/formats_table.py -->"
+END = "<!-- end of formats -->"
+_BLOCK = re.compile(rf"{re.escape(START)}\n.*?{re.escape(END)}", re.S)
+"""The table and its markers, each marker a paragraph of its own (Markdown would read a
+table that touches an HTML comment as part of it)."""
+
+
+def table() -> str:
+    """The Markdown table, a row per registered format, in the registry's order."""
+    rows = ["| format | writes | read with | extra | `--as` |", "|---|---|---|---|---|"]
+    for f in formats:
+        extra = f"`{f.extra}`" if f.extra else ""
+        rows.append(f"| `{f.name}` | {f.writes} | {f.read_with} | {extra} | {'yes' if f.sided else ''} |")
+    return "\n".join(rows) + "\n"
+
+
+def with_table(page: str) -> str:
+    """``page`` with the block between the markers made anew; a page without them is an error."""
+    if not _BLOCK.search(page):
+        raise ValueError(f"the exports page has no block between {START!r} and {END!r}")
+    return _BLOCK.sub(lambda _: f"{START}\n\n{table()}\n{END}", page, count=1)
+
+
+def block(page: str) -> str:
+    """The block between the markers, as the page holds it."""
+    found = _BLOCK.search(page)
+    return found.group(0) if found else ""
+
+
+if __name__ == "__main__":
+    PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.stdout.write(f"{PAGE}: {len(formats)} formats\n")

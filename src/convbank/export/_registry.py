@@ -1,0 +1,79 @@
+"""The export formats: the built-in ones (each declared by its module beside its writer), then
+every entry point of the group ``convbank.formats`` (another package's formats: install it,
+and ``convbank export --format`` takes them, its help lists them).
+
+Loaded on first use (:data:`formats`), as :mod:`convbank.registry` loads datasets and
+engines, with the same cheap pre-check of the installed packages' ``entry_points.txt``: an
+entry point that cannot be imported, that is not a :class:`~convbank.export.Format`, or that
+takes a name already registered (a built-in's included) is a one-line
+:class:`~convbank.errors.PluginError` naming the entry point and its package. convbank's own
+formats are imported here directly, never through entry points, so they load even where the
+installed metadata is stale.
+
+Importing this module imports every format's module, but none of their writers' libraries:
+pyarrow, ``datasets`` and ``mlcroissant`` load when a writer runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from convbank.errors import PluginError
+from convbank.export import chat, convokit, croissant, hf, parlai, source, tables
+from convbank.export._format import Format
+from convbank.registry import Registry, load_entry_points
+
+__all__ = ["BUILTIN", "FORMAT_GROUP", "formats", "joined", "sided"]
+
+FORMAT_GROUP = "convbank.formats"
+"""The entry-point group through which packages add export formats."""
+
+BUILTIN: tuple[Format, ...] = (
+    source.FORMAT,
+    hf.FORMAT,
+    convokit.FORMAT,
+    parlai.FORMAT,
+    chat.FORMAT,
+    tables.JSONL,
+    tables.PARQUET,
+    tables.CSV,
+    croissant.FORMAT,
+)
+"""convbank's own formats, in the order the command line lists them."""
+
+
+def _format(value: Any, origin: str) -> Format:
+    if not isinstance(value, Format):
+        raise PluginError(f"{origin} is not a convbank.export.Format: {value!r}")
+    return value
+
+
+def _load_formats() -> Iterator[tuple[Format, str]]:
+    for fmt in BUILTIN:
+        yield fmt, "convbank"
+    for value, origin in load_entry_points(FORMAT_GROUP):
+        yield _format(value, origin), origin
+
+
+formats: Registry[Format] = Registry("format", load=_load_formats)
+"""Every export format by name, the built-in ones first (``formats.get("chat").sided``)."""
+
+
+def joined(names: Iterable[str]) -> str:
+    """Names for a sentence: ``chat``, ``chat and parlai``, ``chat, parlai and tsv``.
+
+    >>> joined(["chat", "parlai", "tsv"])
+    'chat, parlai and tsv'
+    """
+    listed = list(names)
+    return " and ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
+
+
+def sided() -> list[str]:
+    """The formats seen from one participant (``--as``), by name, in alphabetical order.
+
+    >>> sided()
+    ['chat', 'parlai']
+    """
+    return sorted(f.name for f in formats if f.sided)
