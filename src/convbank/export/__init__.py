@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from convbank.export._core import Selection, part_name, per_part
-    from convbank.export._format import Format, Plan, Reader, Writer
+    from convbank.export._format import Format, Plan, Reader, ReadOptions, Rejected, Sniffer, Writer
     from convbank.export._registry import FORMAT_GROUP, formats
     from convbank.export._run import export
     from convbank.export.chat import chat_record
@@ -36,8 +36,11 @@ __all__ = [
     "FORMAT_GROUP",
     "Format",
     "Plan",
+    "ReadOptions",
     "Reader",
+    "Rejected",
     "Selection",
+    "Sniffer",
     "Writer",
     "chat_record",
     "export",
@@ -53,6 +56,9 @@ _LAZY = {
     "Format": "convbank.export._format",
     "Plan": "convbank.export._format",
     "Reader": "convbank.export._format",
+    "ReadOptions": "convbank.export._format",
+    "Rejected": "convbank.export._format",
+    "Sniffer": "convbank.export._format",
     "Writer": "convbank.export._format",
     "part_name": "convbank.export._core",
     "per_part": "convbank.export._core",

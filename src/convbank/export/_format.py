@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from convbank.export._core import Selection
     from convbank.model import Conversation
 
-__all__ = ["Format", "Plan", "Reader", "Writer"]
+__all__ = ["Format", "Plan", "ReadOptions", "Reader", "Rejected", "Sniffer", "Writer"]
 
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
@@ -47,12 +47,54 @@ class Plan(Protocol):
         """The relative paths the export of ``selection`` will write."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReadOptions:
+    """What an import asks of a reader: the dataset, config and split the conversations it
+    reads belong to, and, for formats whose columns are named by the user (``table``), the
+    mapping of convbank's names to the file's (``{"conversation_id": "dialog", "text":
+    "utterance"}``, from ``--map conversation_id=dialog,text=utterance``)."""
+
+    dataset: str
+    config: str = "default"
+    split: str = "train"
+    mapping: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A record a reader could not turn into a conversation: the file, where in it (``line
+    12``, ``row 4``, ``utterances.jsonl line 3``), what was expected, and the record's own
+    text (cut to a few KiB). The import stops at the first one, or with ``--skip-bad`` writes
+    each to its rejects file and goes on."""
+
+    path: Path
+    where: str
+    expected: str
+    record: str = ""
+
+    def line(self) -> str:
+        """The one-line error: ``data.jsonl, line 3: expected a "messages" list``."""
+        return f"{self.path.name}, {self.where}: {self.expected}"
+
+
 class Reader(Protocol):
     """Reads files kept in a format (what its writer wrote, or a corpus published in it) as
-    conversations of the unified model, in file order."""
+    conversations of the unified model, in file order, with ``dataset``, ``config`` and
+    ``split`` taken from ``options``; a record it cannot read is yielded as a
+    :class:`Rejected` (never raised), so that one bad line costs only its conversation where
+    the user asks for that. Readers stream: they hold one conversation (or one batch of
+    rows) at a time, never the whole file."""
 
-    def __call__(self, paths: Sequence[Path], /) -> Iterator[Conversation]:
-        """The conversations the files at ``paths`` hold."""
+    def __call__(self, paths: Sequence[Path], options: ReadOptions, /) -> Iterator[Conversation | Rejected]:
+        """The conversations (and rejected records) the files at ``paths`` hold."""
+
+
+class Sniffer(Protocol):
+    """Whether files look like this format, judged from their first bytes (a few KiB) or
+    their names: how an import without ``--format`` picks one."""
+
+    def __call__(self, paths: Sequence[Path], /) -> bool:
+        """True where ``paths`` hold this format."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,8 +111,9 @@ class Format:
       "rebuilds whole files");
     - ``writer`` and ``plan``: what it writes, and the paths it will write (None: named by
       what it writes, checked once written, as ``source``'s publishers' names are);
-    - ``reader``: how a corpus kept in this format is read back, None where convbank reads
-      none yet.
+    - ``reader`` and ``sniff``: how a corpus kept in this format is read back
+      (``convbank import``), and how its files are recognised without ``--format``; None
+      where convbank reads none.
 
     A plugin declares one in its package and names it in its entry points::
 
@@ -89,6 +132,7 @@ class Format:
     sided: bool = False
     no_where: str | None = None
     reader: Reader | None = None
+    sniff: Sniffer | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
