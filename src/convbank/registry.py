@@ -5,8 +5,9 @@ named things, filled the same way and on first use.
   imported directly: they load even where the package's metadata is stale), then every entry
   point of the group ``convbank.datasets`` (another package's datasets: install it, and
   ``convbank list`` shows them).
-- :data:`engines`: the built-in engines (``local``, ``spark``), then the entry points of
-  ``convbank.engines``.
+- :data:`engines`: every entry point of the group ``convbank.engines``, convbank's own
+  (``local``, ``spark``, declared in its ``pyproject.toml``) first: the registry names no
+  engine module, so nothing here reaches up into :mod:`convbank.engines`.
 - :data:`checks`: the generic checks, then each dataset's own (:meth:`Dataset.checks`).
 - :data:`tasks`: each dataset's benchmark tasks (:meth:`Dataset.tasks`).
 
@@ -52,7 +53,8 @@ DATASET_GROUP = "convbank.datasets"
 ENGINE_GROUP = "convbank.engines"
 """The entry-point group through which packages add engines."""
 
-BUILTIN_ENGINES = ("convbank.engines.local:LocalEngine", "convbank.engines.spark:SparkEngine")
+_OWN = "convbank"
+"""The origin of what convbank itself registers (its datasets, its engines' entry points)."""
 
 
 class Entry(Generic[T]):
@@ -186,6 +188,11 @@ def _import(spec: str) -> Any:
     return value
 
 
+def _package(ep: EntryPoint) -> str:
+    """The name of the distribution declaring an entry point (``""`` when unknown)."""
+    return str(getattr(getattr(ep, "dist", None), "name", "") or "")
+
+
 def _where(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
     package = f"{dist.name} {dist.version}" if dist is not None else "an unknown package"
@@ -251,8 +258,8 @@ def _declares_others(text: str, group: str, skip: set[str]) -> bool:
 
 def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[Any, str]]:
     """``(object, origin)`` for each entry point of ``group`` whose value is not in ``skip``,
-    in a stable order (by package, then name); one that cannot be imported is a
-    :class:`PluginError`.
+    in a stable order (convbank's own first, with the origin ``convbank``; then by package
+    and name); one that cannot be imported is a :class:`PluginError`.
 
     Example::
 
@@ -266,7 +273,7 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
 
     found = sorted(
         (ep for ep in entry_points(group=group) if ep.value not in skipped),
-        key=lambda ep: (getattr(getattr(ep, "dist", None), "name", "") or "", ep.name),
+        key=lambda ep: (_package(ep) != _OWN, _package(ep), ep.name),
     )
     seen: set[tuple[str, str]] = set()
     for ep in found:
@@ -281,7 +288,7 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
             ) from exc
         except Exception as exc:
             raise PluginError(f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}") from exc
-        yield value, _where(ep)
+        yield value, _OWN if _package(ep) == _OWN else _where(ep)
 
 
 def _dataset(value: Any, origin: str) -> Dataset:
@@ -334,9 +341,7 @@ def _engine(value: Any, origin: str) -> type[Any]:
 
 
 def _load_engines() -> Iterator[tuple[type[Any], str]]:
-    for spec in BUILTIN_ENGINES:
-        yield _engine(_import(spec), "convbank"), "convbank"
-    for value, origin in load_entry_points(ENGINE_GROUP, skip=BUILTIN_ENGINES):
+    for value, origin in load_entry_points(ENGINE_GROUP):
         yield _engine(value, origin), origin
 
 
@@ -368,7 +373,8 @@ datasets: Registry[Dataset] = Registry("dataset", load=_load_datasets, quick=_bu
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`)."""
 engines: Registry[type[Any]] = Registry("engine", load=_load_engines)
 """Engine classes by name (``local``, ``spark``, plugins'): :class:`convbank.engines.Engine`
-subclasses, loaded by name (the registry sits below the engines, which read the catalog)."""
+subclasses, every one loaded through its entry point (the registry sits below the engines,
+which read the catalog)."""
 checks: Registry[Check] = Registry("check", load=_load_checks, derived_from=datasets)
 """Every check: the generic ones, then each dataset's (reloaded when a dataset is registered)."""
 tasks: Registry[Task] = Registry("task", load=_load_tasks, derived_from=datasets)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
+from convbank._workers import forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
@@ -49,9 +50,6 @@ BATCH_ROWS = 8192
 
 _LIVE: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 """Every open connection of this process, for :func:`interrupt_all`."""
-OPENED = threading.Event()
-"""Set once this process has opened a query connection (then a worker is started anew
-rather than forked from it: :func:`convbank._workers.may_fork`)."""
 _SIGNALLED = threading.Event()
 
 
@@ -95,7 +93,7 @@ def connect(
         config["threads"] = int(threads)
     if memory_limit:
         config["memory_limit"] = memory_limit
-    OPENED.set()
+    forbid_fork()  # DuckDB's threads: a worker is then started anew, not forked from here
     try:
         con = duckdb.connect(":memory:", config=config)
     except duckdb.Error as exc:
