@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,47 @@ def test_each_built_in_dataset_is_one_package() -> None:
         modules = {p.stem for p in package.glob("*.py")}
         assert {"dataset", "present", "checks", "tasks"} <= modules, name
     assert not (SRC / "validate" / "casino.py").exists() and not (SRC / "bench" / "tasks").exists()
+
+
+def _layer_ranks() -> dict[str, int]:
+    """Each top-level module of the layers contract and its height (the top layer highest)."""
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = contract["contracts"][0]["layers"]
+    return {m.strip(): len(layers) - i for i, layer in enumerate(layers) for m in re.split(r"[|:]", layer)}
+
+
+def _upward_strings(module: str, tree: ast.AST, ranks: dict[str, int], groups: set[str]) -> list[str]:
+    """The strings of a module's code that name a module of a higher layer (what
+    ``importlib.import_module``, a ``module:attribute`` spec or ``sys.modules`` would reach
+    unseen by the contracts); an entry-point group's name is no module. The package itself
+    and ``__main__``, above every layer, may name any."""
+    docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    here = ranks.get(".".join(module.split(".")[:2]))
+    if here is None:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            for name in re.findall(r"convbank(?:\.\w+)+", node.value):
+                if name not in groups and ranks.get(".".join(name.split(".")[:2]), 0) > here:
+                    found.append(name)
+    return found
+
+
+def test_no_module_reaches_a_higher_layer_by_a_string() -> None:
+    ranks = _layer_ranks()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = set(project["entry-points"])
+    assert {"convbank.datasets", "convbank.engines"} <= groups
+    reached = {
+        module: names
+        for module, path in _modules()
+        if (names := _upward_strings(module, ast.parse(path.read_text(encoding="utf-8")), ranks, groups))
+    }
+    assert reached == {}
+    planted = ast.parse('import importlib\nimportlib.import_module("convbank.engines.local")\n')
+    assert _upward_strings("convbank.registry", planted, ranks, groups) == ["convbank.engines.local"]
