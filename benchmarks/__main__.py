@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results[dataset] = {}
             for name in (n for n in everything if n in wanted):
                 n = 1 if name.startswith("convokit_") and dataset == "pec" else reps
-                results[dataset][name] = measure(_module(name), name, dataset, work, n, env)
+                results[dataset][name] = measure(_module(name), name, dataset, work, n, env=env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
             print(table(dataset, results[dataset]) + "\n", flush=True)
     results["startup"] = measure_startup(args.startup_reps or (1 if args.quick else 10), env)

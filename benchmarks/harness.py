@@ -71,8 +71,8 @@ def environment() -> dict[str, str]:
     return env
 
 
-def measure(  # noqa: PLR0917 (the harness's one call: module, name, where, how often, how)
-    module: str, name: str, dataset: str, work: Path, reps: int, env: dict[str, str] | None = None
+def measure(
+    module: str, name: str, dataset: str, work: Path, reps: int, *, env: dict[str, str] | None = None
 ) -> dict[str, float]:
     """min and median seconds and the largest peak RSS over ``reps`` runs of ``python -m
     module name dataset work``."""

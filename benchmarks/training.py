@@ -384,7 +384,7 @@ def memory(sizes: list[int]) -> dict[int, dict[str, float]]:
             work = Path(tmp)
             write_pec(work / "pec-src", size * 5 // 6, seed=0)
             convbank_build("pec", work)()
-            out[size] = measure("benchmarks.training", "convbank_iter_batches", "pec", work, 1, env)
+            out[size] = measure("benchmarks.training", "convbank_iter_batches", "pec", work, 1, env=env)
             print(f"pec {size:,}: {out[size]}", file=sys.stderr, flush=True)
     return out
 
