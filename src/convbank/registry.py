@@ -116,7 +116,9 @@ class Registry(Generic[T]):
         if name in entries:
             raise PluginError(
                 f"a {self.kind} named {name!r} is already registered (from {entries[name].origin}); "
-                f"{entry.origin} registers another — uninstall one of them or rename it"
+                f"{entry.origin} registers another — uninstall one of them or rename it",
+                origin=entry.origin,
+                name=name,
             )
         entries[name] = entry
         self.version += 1
@@ -135,7 +137,9 @@ class Registry(Generic[T]):
         needs them all (listing, an unknown name), which is when clashes are reported."""
         if not isinstance(name, str):
             raise UnknownDatasetError(
-                f"a {self.kind} is named by one string, not a {type(name).__name__} ({name!r})"
+                f"a {self.kind} is named by one string, not a {type(name).__name__} ({name!r})",
+                kind=self.kind,
+                name=name,
             )
         if self._entries is None and not self._added and self._quick is not None:
             found = self._quick_found.get(name)
@@ -150,7 +154,10 @@ class Registry(Generic[T]):
             known = ", ".join(entries) or "none"
             hint = did_you_mean(name, entries)
             raise UnknownDatasetError(
-                f"unknown {self.kind} {name!r}; {hint}known {self.kind}s: {known}"
+                f"unknown {self.kind} {name!r}; {hint}known {self.kind}s: {known}",
+                kind=self.kind,
+                name=name,
+                known=list(entries),
             ) from None
 
     def origin(self, name: str) -> str:
@@ -284,10 +291,14 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
             value = ep.load()
         except SystemExit as exc:  # a plugin must not end the process it is loaded into
             raise PluginError(
-                f"{_where(ep)} cannot be loaded: it calls sys.exit({exc.code!r}) when imported"
+                f"{_where(ep)} cannot be loaded: it calls sys.exit({exc.code!r}) when imported",
+                origin=_where(ep),
+                name=ep.name,
             ) from exc
         except Exception as exc:
-            raise PluginError(f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}") from exc
+            raise PluginError(
+                f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}", origin=_where(ep), name=ep.name
+            ) from exc
         yield value, _OWN if _package(ep) == _OWN else _where(ep)
 
 
@@ -295,7 +306,9 @@ def _dataset(value: Any, origin: str) -> Dataset:
     if isinstance(value, type) and issubclass(value, Dataset):
         value = value()
     if not isinstance(value, Dataset):
-        raise PluginError(f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}")
+        raise PluginError(
+            f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}", origin=origin
+        )
     return value
 
 
@@ -320,7 +333,8 @@ def builtin_specs() -> list[str]:
         if len(classes) != 1:
             raise PluginError(
                 f"{module} exports {len(classes)} Dataset classes in its __all__; a dataset package "
-                "exports exactly one"
+                "exports exactly one",
+                origin=module,
             )
         found.append(f"{module}:{classes[0]}")
     return [*BUILTIN, *found]
@@ -336,7 +350,9 @@ def _load_datasets() -> Iterator[tuple[Dataset, str]]:
 
 def _engine(value: Any, origin: str) -> type[Any]:
     if not (isinstance(value, type) and hasattr(value, "config_batches") and hasattr(value, "from_options")):
-        raise PluginError(f"{origin} is not a convbank engine class (with config_batches and from_options)")
+        raise PluginError(
+            f"{origin} is not a convbank engine class (with config_batches and from_options)", origin=origin
+        )
     return value
 
 

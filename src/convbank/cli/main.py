@@ -200,7 +200,7 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     for line in failures:
         click.echo(line, err=True)
     if failures:
-        raise click.exceptions.Exit(3)
+        raise click.exceptions.Exit(SourceError.exit_code)
 
 
 @cli.command()
@@ -315,7 +315,9 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
     asked = "/".join(part or "*" for part in (name, config, split))
     raise ConversationNotFoundError(
         f"no conversation {conversation_id!r} in {asked}: it is in "
-        f"{name}/{elsewhere.config}/{elsewhere.split}; drop {drop} or use {use}"
+        f"{name}/{elsewhere.config}/{elsewhere.split}; drop {drop} or use {use}",
+        dataset=name,
+        conversation_id=conversation_id,
     )
 
 

@@ -165,7 +165,9 @@ class Corpus(Identity, Frames, Filters, Training):
     def _position_of(self, conversation_id: str) -> int:
         position = self._source.positions([conversation_id]).get(conversation_id)
         if position is None or not self._has_position(position):
-            raise ConversationNotFoundError(self._missing(conversation_id))
+            raise ConversationNotFoundError(
+                self._missing(conversation_id), dataset=self.dataset.name, conversation_id=conversation_id
+            )
         return position
 
     def _missing(self, conversation_id: str) -> str:
@@ -255,7 +257,9 @@ class Corpus(Identity, Frames, Filters, Training):
         for cid in wanted:
             position = found.get(cid)
             if position is None or not self._has_position(position):
-                raise ConversationNotFoundError(self._missing(cid))
+                raise ConversationNotFoundError(
+                    self._missing(cid), dataset=self.dataset.name, conversation_id=cid
+                )
         return self._source.fetch([found[cid] for cid in wanted])
 
     # ------------------------------------------------------------------ derived corpora

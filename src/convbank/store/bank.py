@@ -109,26 +109,29 @@ class Bank:
         except FileNotFoundError:
             return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
         except UnicodeDecodeError as exc:
-            raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
+            raise DamagedBankError(
+                _bad_manifest(path, f"not UTF-8 text at byte {exc.start}"), path=path
+            ) from exc
         except NotADirectoryError:  # a file in place of a folder above it: the home's problem
             raise
         except OSError as exc:  # a folder in its place, no permission to read it
             what = "a folder, not a file" if path.is_dir() else f"unreadable ({exc.strerror})"
-            raise DamagedBankError(_bad_manifest(path, what)) from exc
+            raise DamagedBankError(_bad_manifest(path, what), path=path) from exc
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})")) from exc
+            raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})"), path=path) from exc
         try:
             manifest = parse_manifest(data)
         except ValueError as exc:
-            raise DamagedBankError(_bad_manifest(path, str(exc))) from None
+            raise DamagedBankError(_bad_manifest(path, str(exc)), path=path) from None
         if manifest.layout is None:
             return self._legacy(manifest)
         if manifest.layout != LAYOUT:
             raise DamagedBankError(
                 f"{path}: the bank has layout {manifest.layout}, this convbank reads layout {LAYOUT}; "
-                "upgrade convbank or delete the bank folder and build again"
+                "upgrade convbank or delete the bank folder and build again",
+                path=path,
             )
         return manifest
 
@@ -175,7 +178,8 @@ class Bank:
                 return Snapshot(self, manifest, lease)
             release(lease)  # collected between our read and our lock: read the manifest again
         raise DamagedBankError(
-            f"{self.manifest_path}: names a generation that keeps disappearing; run `convbank doctor`"
+            f"{self.manifest_path}: names a generation that keeps disappearing; run `convbank doctor`",
+            path=self.manifest_path,
         )
 
     def snapshot_of(self, generation: str | None) -> Snapshot:
@@ -221,7 +225,8 @@ class Bank:
             lock.acquire()
         except filelock.Timeout:
             raise BuildError(
-                f"{self.root}: another build holds the bank's lock; wait for it to finish"
+                f"{self.root}: another build holds the bank's lock; wait for it to finish",
+                path=self.root,
             ) from None
         try:
             self.collect()

@@ -51,7 +51,8 @@ def refuse_foreign(root: Path) -> None:
         if (root / folder).is_symlink():
             raise DamagedBankError(
                 f"{root / folder} is a symbolic link; the bank's own folders must be real "
-                "folders — remove the link"
+                "folders — remove the link",
+                path=root / folder,
             )
     if (root / "manifest.json").exists() or (root / GENERATIONS).is_dir():
         return
@@ -62,7 +63,8 @@ def refuse_foreign(root: Path) -> None:
     if foreign:
         raise SetupError(
             f"{root} holds {foreign[0].name!r}, which is not part of a convbank bank; "
-            "empty the folder or point CONVBANK_HOME elsewhere"
+            "empty the folder or point CONVBANK_HOME elsewhere",
+            path=root / foreign[0].name,
         )
 
 

@@ -355,7 +355,8 @@ def bank_queries(snapshot: Snapshot) -> Iterator[None]:
             raise damage from exc
         raise DamagedBankError(
             f"the bank at {snapshot.bank.root} cannot be read ({str(exc).splitlines()[0]}); run "
-            "`convbank doctor` to find the damaged file, then rebuild its dataset"
+            "`convbank doctor` to find the damaged file, then rebuild its dataset",
+            path=snapshot.bank.root,
         ) from exc
 
 
@@ -367,7 +368,7 @@ def damage_of(snapshot: Snapshot | None, exc: duckdb.Error) -> DamagedBankError 
     ref = snapshot.locate_damage()
     if ref is None:
         return None
-    return DamagedBankError(damaged(ref, f"corrupt ({_arrow_cause(exc)})"))
+    return DamagedBankError(damaged(ref, f"corrupt ({_arrow_cause(exc)})"), path=ref.path)
 
 
 def _arrow_cause(exc: duckdb.Error) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convbank._lazy import lazy
-from convbank.errors import BuildError
+from convbank.errors import DiskFullError
 from convbank.model import SCHEMA_VERSION
 from convbank.store.snapshot import partition
 
@@ -27,7 +27,7 @@ else:
 __all__ = ["Staging", "disk_full", "fsync_file"]
 
 
-def disk_full(root: Path, exc: OSError) -> BuildError | None:
+def disk_full(root: Path, exc: OSError) -> DiskFullError | None:
     """The one-line error of a full disk while writing the bank (it says the old bank is
     kept); None for other OS errors (read-only, a file in the way), which stay themselves for
     the caller to name (the CLI turns them into a SetupError)."""
@@ -35,10 +35,12 @@ def disk_full(root: Path, exc: OSError) -> BuildError | None:
         return None
     where = exc.filename or root
     free = shutil.disk_usage(root).free if root.exists() else 0
-    return BuildError(
+    return DiskFullError(
         f"{where}: no space left on the device holding the bank ({free:,} bytes free); "
         "the previous bank is unchanged and the partial build was removed — free some space "
-        "and build again"
+        "and build again",
+        path=where,
+        free=free,
     )
 
 
