@@ -45,13 +45,7 @@ from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home
 from convbank._lazy import lazy
 from convbank._verified import open_verified, private_copy
 from convbank.datasets import Dataset, SourceFile
-from convbank.errors import (
-    ChecksumError,
-    DownloadError,
-    OfflineError,
-    SetupError,
-    SourceError,
-)
+from convbank.errors import ChecksumError, DownloadError, OfflineError, SetupError, SourceError
 from convbank.settings import home, is_offline, pause_at, source_dirs
 
 if TYPE_CHECKING:
@@ -361,6 +355,7 @@ class Fetcher:
         downloader = pooch.HTTPDownloader(
             progressbar=_progress(file) if self.progress else False, timeout=TIMEOUT
         )
+        where = {"dataset": dataset.name, "file": file.name, "path": target, "url": file.url}
         with self._lock(dataset, file, "download"):
             if target.is_file():  # another process fetched it meanwhile
                 return target
@@ -388,20 +383,14 @@ class Fetcher:
                     f"{file.url}: HTTP {status}; could not download {file.name} for "
                     f"{dataset.name} — put the file in {target.parent} or in a --source folder"
                     + self._not_in_sources(dataset, file),
-                    dataset=dataset.name,
-                    file=file.name,
-                    path=target,
-                    url=file.url,
+                    **where,
                 ) from exc
             except requests.ConnectionError as exc:
                 raise DownloadError(
                     f"{file.url}: cannot connect to {urlsplit(file.url).hostname}; put {file.name} "
                     f"in {target.parent} or in a --source folder, or retry when online"
                     + self._not_in_sources(dataset, file),
-                    dataset=dataset.name,
-                    file=file.name,
-                    path=target,
-                    url=file.url,
+                    **where,
                 ) from exc
             except (requests.RequestException, OSError) as exc:
                 if isinstance(exc, OSError) and (error := home_error(exc, self.root)) is not None:
@@ -410,10 +399,7 @@ class Fetcher:
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
                     f"nothing was kept — retry, or put {file.name} in {target.parent} or in a "
                     "--source folder" + self._not_in_sources(dataset, file),
-                    dataset=dataset.name,
-                    file=file.name,
-                    path=target,
-                    url=file.url,
+                    **where,
                 ) from exc
         if expected is None:
             expected = _sha256_once(target)
