@@ -123,15 +123,16 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     try:
         parsed = con.extract_statements(sql)
     except duckdb.Error as exc:
-        raise QueryError(f"SQL syntax error: {_message(exc)}") from exc
+        raise QueryError(f"SQL syntax error: {_message(exc)}", sql=sql) from exc
     if not parsed:
-        raise QueryError("empty SQL statement")
+        raise QueryError("empty SQL statement", sql=sql)
     for st in parsed:
         kind = st.type.name
         if kind not in READ_ONLY_STATEMENTS:
             raise QueryError(
                 f"only read-only statements are allowed (SELECT, WITH ... SELECT, DESCRIBE, "
-                f"SHOW, EXPLAIN); got {kind}"
+                f"SHOW, EXPLAIN); got {kind}",
+                sql=st.query,
             )
     return [st.query for st in parsed]
 
@@ -150,7 +151,8 @@ def _readable(sql: str) -> None:
     except UnicodeEncodeError as exc:
         raise QueryError(
             f"the SQL cannot be read: character {exc.start + 1} is not valid Unicode "
-            f"({exc.object[exc.start]!a}, a lone surrogate)"
+            f"({exc.object[exc.start]!a}, a lone surrogate)",
+            sql=sql,
         ) from None
 
 
