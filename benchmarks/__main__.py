@@ -10,18 +10,15 @@ DuckDB CLI's and sqlite-utils' (``benchmarks.startup``), under ``"startup"`` in 
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contenders import CONTENDERS, ROOT
+from benchmarks.contenders import CONTENDERS
 from benchmarks.examples import EXAMPLES
+from benchmarks.harness import environment, measure
 from benchmarks.startup import measure_startup, startup_table
 from benchmarks.training import TRAINING
 
@@ -30,48 +27,11 @@ PEC_FULL, PEC_QUICK = 300_000, 30_000
 """Synthetic PEC conversations in all (train is five sixths; valid and test a twelfth each)."""
 
 
-def _environment() -> dict[str, str]:
-    """The contenders' environment: bytecode caches on, as in an installed package. pip
-    byte-compiles the peers' packages when it installs them; an editable convbank is compiled
-    here first, so that no contender pays for compiling its modules (a few milliseconds a
-    dataset package, which an open + get would otherwise count)."""
-    compileall.compile_dir(ROOT / "src" / "convbank", quiet=1)
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
-
-
 def _module(name: str) -> str:
     """The module that runs a contender: the training and example rows have their own."""
     if name in TRAINING:
         return "benchmarks.training"
     return "benchmarks.examples" if name in EXAMPLES else "benchmarks.contenders"
-
-
-def measure(
-    name: str, dataset: str, work: Path, reps: int, env: dict[str, str] | None = None
-) -> dict[str, float]:
-    """min and median seconds and the largest peak RSS over ``reps`` runs."""
-    runs = []
-    for _ in range(reps):
-        done = subprocess.run(
-            [sys.executable, "-m", _module(name), name, dataset, str(work)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-            env=env,
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"{name} on {dataset} failed:\n{done.stderr[-3000:]}")
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    seconds = [r["seconds"] for r in runs]
-    return {
-        "min_s": round(min(seconds), 4),
-        "median_s": round(statistics.median(seconds), 4),
-        "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
-        "peak_worker_rss_mib": max(r["peak_worker_rss_mib"] for r in runs),
-    }
 
 
 def table(dataset: str, results: dict[str, dict[str, float]]) -> str:
@@ -153,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     wanted = set(named.replace("examples", ",".join(EXAMPLES)).split(","))
     if wanted - set(everything):
         raise SystemExit(f"unknown contenders: {', '.join(sorted(wanted - set(everything)))}")
-    env = _environment()
+    env = environment()
     datasets = [] if args.startup_only else args.datasets.split(",")
     with tempfile.TemporaryDirectory(prefix="convbank-bench-") as tmp:
         for dataset in datasets:
@@ -167,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results[dataset] = {}
             for name in (n for n in everything if n in wanted):
                 n = 1 if name.startswith("convokit_") and dataset == "pec" else reps
-                results[dataset][name] = measure(name, dataset, work, n, env)
+                results[dataset][name] = measure(_module(name), name, dataset, work, n, env=env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
             print(table(dataset, results[dataset]) + "\n", flush=True)
     results["startup"] = measure_startup(args.startup_reps or (1 if args.quick else 10), env)

@@ -8,21 +8,13 @@ resident memory and the largest of its worker processes' (0 when it started none
 from __future__ import annotations
 
 import json
-import resource
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+from benchmarks.harness import SPECS, measure_once, source_fetcher, sources
 
-SPECS: dict[str, dict[str, Any]] = {
-    "casino": {"config": "default", "lookup": "157", "sources": "casino"},
-    "convai2": {"config": "volunteers", "lookup": "volunteers-00500", "sources": "convai2"},
-    "pec": {"config": "happy", "lookup": "happy-train-012345", "sources": "pec"},
-}
 SQL = {
     "casino": """SELECT p.meta->>'$.outcomes.satisfaction' AS satisfaction, a.label, count(*) AS n
                  FROM annotations a JOIN turns t USING (dataset, config, split, conversation_id, turn_index)
@@ -39,17 +31,6 @@ SQL = {
 }
 
 
-def sources(dataset: str, work: Path) -> Path:
-    """The folder of source files: shared data, or the synthetic PEC corpus in ``work``."""
-    return work / "pec-src" if dataset == "pec" else SHARED / SPECS[dataset]["sources"]
-
-
-def _fetcher(dataset: str, work: Path) -> Any:
-    from convbank.fetch import Fetcher
-
-    return Fetcher(sources=[sources(dataset, work)], verify=False, root=work / "home", progress=False)
-
-
 # ---------------------------------------------------------------------- floor and convbank
 def floor(dataset: str, work: Path) -> Callable[[], None]:
     """msgspec decoding of every source record into the typed raw structs (PEC: the line parser)."""
@@ -58,7 +39,7 @@ def floor(dataset: str, work: Path) -> Callable[[], None]:
 
     ds = catalog.get(dataset)
     config = SPECS[dataset]["config"]
-    paths = source_paths(ds, config, _fetcher(dataset, work))
+    paths = source_paths(ds, config, source_fetcher(dataset, work))
 
     def go() -> None:
         for part in ds.parts(config):
@@ -79,7 +60,7 @@ def convbank_build(dataset: str, work: Path, workers: int | None = None) -> Call
 
     bank = work / ("bank" if workers is None else f"bank-{workers}")
     shutil.rmtree(bank, ignore_errors=True)
-    fetcher = _fetcher(dataset, work)
+    fetcher = source_fetcher(dataset, work)
 
     def go() -> None:
         report = build(
@@ -505,25 +486,6 @@ def main() -> None:
     """Run one contender once and print its measurement."""
     name, dataset, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     measure_once(CONTENDERS[name], dataset, work)
-
-
-def measure_once(contender: Callable[[str, Path], Callable[[], None]], dataset: str, work: Path) -> None:
-    """Prepare ``contender`` on ``dataset``, time its work once and print ``{"seconds",
-    "peak_rss_mib", "peak_worker_rss_mib"}`` (what the harness reads back)."""
-    import pyarrow as pa
-
-    pa.table({"warm-up": [1]})  # pyarrow's first table imports pandas (0.2 s): an import, excluded
-    go = contender(dataset, work)
-    start = time.perf_counter()
-    go()
-    seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(
-        json.dumps(
-            {"seconds": seconds, "peak_rss_mib": round(peak, 1), "peak_worker_rss_mib": round(worker, 1)}
-        )
-    )
 
 
 if __name__ == "__main__":

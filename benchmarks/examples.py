@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contenders import ROOT, SPECS, measure_once
+from benchmarks.harness import ROOT, SPECS, measure_once
 
 BATCH = 64
 """Examples per DataLoader batch."""

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contenders import ROOT, SPECS, measure_once
+from benchmarks.harness import ROOT, SPECS, measure_once
 
 BATCH = 256
 """Turns per DataLoader batch."""
@@ -301,7 +301,7 @@ def _partner(dataset: str, work: Path) -> Any:
 
 
 def _make_partner(dataset: str, work: Path) -> None:
-    from benchmarks.contenders import SHARED
+    from benchmarks.harness import SHARED
     from convbank.build import build
     from convbank.fetch import Fetcher
     from convbank.store import Bank
@@ -373,18 +373,18 @@ TRAINING: dict[str, Callable[[str, Path], Callable[[], None]]] = {
 def memory(sizes: list[int]) -> dict[int, dict[str, float]]:
     """``convbank_iter_batches`` on synthetic PEC corpora of these sizes (conversations in
     all): its seconds and peak memory, to show the stream's memory stays flat."""
-    from benchmarks.__main__ import _environment, measure
     from benchmarks.contenders import convbank_build
+    from benchmarks.harness import environment, measure
     from convbank.datasets.pec.synthetic import write_pec
 
-    env = _environment()
+    env = environment()
     out = {}
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="convbank-memory-") as tmp:
             work = Path(tmp)
             write_pec(work / "pec-src", size * 5 // 6, seed=0)
             convbank_build("pec", work)()
-            out[size] = measure("convbank_iter_batches", "pec", work, 1, env)
+            out[size] = measure("benchmarks.training", "convbank_iter_batches", "pec", work, 1, env=env)
             print(f"pec {size:,}: {out[size]}", file=sys.stderr, flush=True)
     return out
 

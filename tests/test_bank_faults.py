@@ -28,7 +28,7 @@ from conftest import ROOT, SHARED, bank_files, mounted_tmpfs, turns_file
 from convbank import load, sql
 from convbank.build import build
 from convbank.cli import cli
-from convbank.errors import BuildError, DamagedBankError, QueryError, SetupError
+from convbank.errors import DamagedBankError, DiskFullError, QueryError, SetupError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 
@@ -196,10 +196,10 @@ def test_full_disk_keeps_the_old_bank(small_disk: Path, versions: dict[int, Path
     filler = small_disk / "filler"
     with filler.open("wb") as f, contextlib.suppress(OSError):  # leave about free_kib KiB
         f.write(b"\0" * max(0, shutil.disk_usage(small_disk).free - free_kib * 1024))
-    with pytest.raises(BuildError) as info:
+    with pytest.raises(DiskFullError) as info:
         _build(bank, versions[FULL])
     message = str(info.value)
-    assert "\n" not in message
+    assert "\n" not in message and info.value.exit_code == 1 and info.value.free is not None
     assert "no space left on the device holding the bank" in message
     assert message.endswith(
         "the previous bank is unchanged and the partial build was removed — free some space and build again"
@@ -250,7 +250,7 @@ def test_injected_enospc_at_each_write(
             original_write(path, text)
 
         monkeypatch.setattr(bank_module, "atomic_write_text", write)
-    with pytest.raises(BuildError, match="no space left on the device holding the bank"):
+    with pytest.raises(DiskFullError, match="no space left on the device holding the bank"):
         _build(bank, versions[FULL])
     monkeypatch.undo()
     assert bank_files(bank) == before  # nothing of the failed build is left, nothing old lost
@@ -566,7 +566,7 @@ def test_failed_rebuild_spares_files_a_reader_holds(
             raise OSError(errno.ENOSPC, "No space left on device")
 
         monkeypatch.setattr(bank_module, "atomic_write_text", enospc)
-        with pytest.raises(BuildError, match="no space left"):
+        with pytest.raises(DiskFullError, match="no space left"):
             _build(bank, versions[SHORT])
         monkeypatch.undo()
         assert len(list(pinned)) == SHORT  # every file of the pinned generation is still there

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,13 +92,19 @@ def test_dataset_text_is_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "<td>CCPE-&lt;b&gt;bold&lt;/b&gt;</td>" in html
 
 
-def test_without_the_hook_a_corpus_is_its_escaped_repr(
-    casino_home: Bank, monkeypatch: pytest.MonkeyPatch
+def test_the_notebook_views_load_on_first_display_with_nothing_installed_at_import(
+    casino_home: Bank,
 ) -> None:
-    from convbank import _hooks
-
-    monkeypatch.setattr(_hooks, "CORPUS_HTML", None)
-    corpus = convbank.load("casino", split="valid")
-    assert corpus._repr_html_() == (
-        "<pre>&lt;Corpus casino/valid: 30 conversations in default/valid&gt;</pre>"
+    """No hook set by ``import convbank``: the viewer's layout is imported by the first
+    ``_repr_html_`` itself (the upward imports pyproject's contracts name)."""
+    script = (
+        "import sys, convbank\n"
+        "corpus = convbank.load('casino', split='valid')\n"
+        "before = 'convbank.web.notebook' in sys.modules\n"
+        "shown = corpus._repr_html_(), next(iter(corpus))._repr_html_()\n"
+        "print(before, 'convbank.web.notebook' in sys.modules, *(h[:4] for h in shown))\n"
     )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.stdout.split() == ["False", "True", "<div", "<div"], done.stderr[-2000:]

@@ -207,20 +207,20 @@ def test_a_plugin_formats_plan_is_checked_before_the_work(
             None,
             "cannot be loaded: ModuleNotFoundError: No module named 'missing_module'",
         ),
-        ("rival:NOT_A_FORMAT", "NOT_A_FORMAT = 'csv'\n", "is not a convbank.export.Format: 'csv'"),
+        ("rival_format:NOT_A_FORMAT", "NOT_A_FORMAT = 'csv'\n", "is not a convbank.export.Format: 'csv'"),
     ],
 )
 def test_a_broken_format_plugin_is_one_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, module: str | None, problem: str
 ) -> None:
     if module is not None:
-        (tmp_path / "rival.py").write_text(module, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "rival", f"[convbank.formats]\nbroken = {value}\n")))
+        (tmp_path / "rival_format.py").write_text(module, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "rival_format", f"[convbank.formats]\nbroken = {value}\n")))
     with pytest.raises(PluginError) as info:
         _fresh().names()
     assert (
         str(info.value)
-        == f"entry point broken = {value} of group convbank.formats (package rival 1.0) {problem}"
+        == f"entry point broken = {value} of group convbank.formats (package rival_format 1.0) {problem}"
     )
 
 

@@ -106,6 +106,7 @@ def test_enospc_at_each_write_site_is_one_line(
 
     import convbank._homefiles as homefiles
     import convbank.store.bank as bank_module
+    import convbank.store.staging as staging_module
 
     home = tmp_path / "home"
     monkeypatch.setenv("CONVBANK_HOME", str(home))
@@ -133,7 +134,7 @@ def test_enospc_at_each_write_site_is_one_line(
 
         monkeypatch.setattr(pq.ParquetWriter, "close", close)
     elif site == "fsync":
-        monkeypatch.setattr(bank_module, "_fsync", _enospc)
+        monkeypatch.setattr(staging_module, "fsync_file", _enospc)
     else:
         monkeypatch.setattr(bank_module, "atomic_write_text", _enospc)
     result = CliRunner().invoke(cli, ["build", "casino", "--source", CASINO])

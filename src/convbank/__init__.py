@@ -13,7 +13,6 @@ import types as _types
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from convbank import _hooks
 from convbank._version import __version__
 from convbank.errors import (
     BenchError,
@@ -125,35 +124,6 @@ class _Package(_types.ModuleType):
 
 _sys.modules[__name__].__class__ = _Package
 
-
-def _conversation_html(conversation: "Conversation") -> str:
-    """A conversation in the viewer's layout, for Jupyter (the templates load when first shown)."""
-    from convbank.web.notebook import conversation_html
-
-    return conversation_html(conversation)
-
-
-_hooks.HTML_RENDERER = _conversation_html
-
-
-def _corpus_html(corpus: "Corpus") -> str:
-    """A corpus's dataset, parts, labels and first conversations, for Jupyter."""
-    from convbank.web.notebook import corpus_html
-
-    return corpus_html(corpus)
-
-
-_hooks.CORPUS_HTML = _corpus_html
-
-
-def _to_hf(corpus: "Corpus", config: str | None = None, **options: _Any) -> _Any:
-    """A corpus as Hugging Face ``datasets`` (the exporter loads when first used)."""
-    from convbank.export.hf import to_hf
-
-    return to_hf(corpus, config, **options)
-
-
-_hooks.TO_HF = _to_hf
 
 __all__ = [
     "Annotation",

@@ -42,12 +42,16 @@ def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
         blocker = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), None)
         if blocker is not None:
-            return SetupError(f"{where}: {blocker} is a file, not a folder; move it away or {fix}")
+            return SetupError(
+                f"{where}: {blocker} is a file, not a folder; move it away or {fix}", path=blocker
+            )
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return SetupError(f"{where} is not writable ({exc.strerror}: {path}); make it writable or {fix}")
+        return SetupError(
+            f"{where} is not writable ({exc.strerror}: {path}); make it writable or {fix}", path=path
+        )
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return DiskFullError(f"{where}: no space left writing {path}; free some space or {fix}")
-    return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}")
+        return DiskFullError(f"{where}: no space left writing {path}; free some space or {fix}", path=path)
+    return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}", path=path)
 
 
 def os_error(exc: OSError) -> ConvbankError:
@@ -63,7 +67,10 @@ def os_error(exc: OSError) -> ConvbankError:
     where = f"{names[0]}: " if names else ""
     what = exc.strerror or str(exc) or type(exc).__name__
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return DiskFullError(f"{where}no space left on the device; free some space and try again")
+        return DiskFullError(
+            f"{where}no space left on the device; free some space and try again",
+            path=names[0] if names else None,
+        )
     return ConvbankError(f"{where}{what}; check that the path exists and can be written")
 
 

@@ -129,7 +129,9 @@ def open_verified(
                 raise ChecksumError(
                     f"{path}: changed while convbank read it (sha256 {sha} before); nothing "
                     "was kept from it — leave the file alone while convbank reads it, and run "
-                    "the command again"
+                    "the command again",
+                    path=path,
+                    actual=sha,
                 )
 
         pause_at(f"source-opened/{path.name}")
@@ -148,6 +150,7 @@ def _regular(path: Path) -> BinaryIO:
         os.close(fd)
         raise ChecksumError(
             f"{path} is no longer a regular file (it changed after it was checked); put the "
-            "publisher's file back, or pass --no-verify"
+            "publisher's file back, or pass --no-verify",
+            path=path,
         )
     return os.fdopen(fd, "rb")

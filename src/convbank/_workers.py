@@ -25,12 +25,15 @@ from contextlib import suppress
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["Worker", "kill_all", "map_in_order", "may_fork", "serve_calls"]
+__all__ = ["Worker", "forbid_fork", "kill_all", "map_in_order", "may_fork", "serve_calls"]
 
 _BOOT = "import sys; from convbank._workers import _boot; _boot(sys.argv[1:])"
 
 _ALIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
 """Every worker this process started and has not killed, for :func:`kill_all`."""
+
+_UNFORKABLE = threading.Event()
+"""Set by :func:`forbid_fork`: a worker is then started anew rather than forked."""
 
 ORPHAN_CHECK = 0.1
 """Seconds between a worker's checks that the process that started it still lives."""
@@ -58,16 +61,23 @@ def _die_with(parent: int) -> None:  # pragma: no cover - runs in the worker
     threading.Thread(target=watch, name="convbank-orphan-check", daemon=True).start()
 
 
+def forbid_fork() -> None:
+    """Tell :func:`may_fork` that this process holds something a forked child would inherit
+    broken: the caller's layer says so (:func:`convbank.store.sql.connect`, before it opens a
+    DuckDB database, whose threads hold locks a child would inherit locked); this module
+    never looks upwards for it. Example: ``forbid_fork()``; then ``may_fork()`` is False."""
+    _UNFORKABLE.set()
+
+
 def may_fork() -> bool:
     """Whether a worker may be forked from this process rather than started anew: on Linux,
-    with no other Python thread and no DuckDB database opened here (whose threads hold locks
-    a forked child would inherit locked). The native threads of NumPy's OpenBLAS, Arrow and
-    jemalloc take part in ``fork`` (their ``pthread_atfork`` handlers)."""
-    opened = getattr(sys.modules.get("convbank.store.sql"), "OPENED", None)
+    with no other Python thread and nothing opened here that :func:`forbid_fork` was told of
+    (a DuckDB database). The native threads of NumPy's OpenBLAS, Arrow and jemalloc take part
+    in ``fork`` (their ``pthread_atfork`` handlers). Example: ``Worker(t, fork=may_fork())``."""
     return (
         sys.platform == "linux"
         and threading.active_count() == 1
-        and not (opened is not None and opened.is_set())
+        and not _UNFORKABLE.is_set()
         and hasattr(os, "fork")
     )
 

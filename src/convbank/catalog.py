@@ -4,11 +4,17 @@ holds it beside the engines, checks and tasks). Duplicate names are rejected."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from convbank.datasets import Dataset
 from convbank.registry import Registry
 from convbank.registry import datasets as catalog
 
-__all__ = ["Catalog", "catalog", "get", "names", "register"]
+if TYPE_CHECKING:
+    from convbank.fetch import Fetcher
+    from convbank.store.manifest import Manifest
+
+__all__ = ["Catalog", "card", "catalog", "get", "listing", "names", "register", "summary"]
 
 
 class Catalog(Registry[Dataset]):
@@ -21,3 +27,64 @@ class Catalog(Registry[Dataset]):
 get = catalog.get
 names = catalog.names
 register = catalog.register
+
+
+def summary(ds: Dataset, manifest: Manifest, fetcher: Fetcher | None = None) -> dict[str, Any]:
+    """What ``convbank list --json`` says of a dataset and the viewer's index shows: its
+    name, title and licence, its configs with their splits' published sizes, its source
+    files present (with a ``fetcher``), the configs built in ``manifest`` and their
+    conversations by ``config/split``, and where it comes from.
+
+    >>> summary(get("casino"), convbank.store.Bank().manifest())["conversations"]
+    {'default/test': 100, 'default/train': 900, 'default/valid': 30}
+    """
+    entry = manifest.datasets.get(ds.name)
+    row: dict[str, Any] = {
+        "name": ds.name,
+        "title": ds.title,
+        "license": ds.license,
+        "configs": {c.name: dict(c.splits) for c in ds.configs},
+    }
+    if fetcher is not None:
+        files = ds.required_files()
+        row["sources"] = {"present": sum(fetcher.find(ds, f) is not None for f in files), "files": len(files)}
+    row["built"] = sorted(manifest.configs(ds.name))
+    row["conversations"] = {
+        f"{c}/{s}": info.conversations
+        for c, cfg in (entry.configs.items() if entry else ())
+        for s, info in cfg.splits.items()
+    }
+    row["origin"] = catalog.origin(ds.name)
+    return row
+
+
+def listing(manifest: Manifest, fetcher: Fetcher | None = None) -> list[dict[str, Any]]:
+    """:func:`summary` of every dataset, in catalog order (``convbank list --json``).
+
+    >>> [row["name"] for row in listing(convbank.store.Bank().manifest())][:2]
+    ['casino', 'ccpe']
+    """
+    return [summary(ds, manifest, fetcher) for ds in catalog]
+
+
+def card(name: str, manifest: Manifest, fetcher: Fetcher) -> dict[str, Any]:
+    """What ``convbank info NAME --json`` says of a dataset: its card
+    (:meth:`Dataset.describe`), each source file's checksum status and where it was found
+    (an archive's extracted folder said so), the configs built in ``manifest``, its origin.
+
+    >>> card("casino", convbank.store.Bank().manifest(), convbank.Fetcher())["built"]
+    ['default']
+    """
+    from convbank.fetch import checksum_status
+
+    ds = get(name)
+    data = ds.describe()
+    for f, entry in zip(ds.files, data["files"], strict=True):
+        found = fetcher.find(ds, f)
+        entry["checksum"] = checksum_status(f, fetcher.root)
+        entry["optional"] = f.name in ds.optional_files
+        entry["present"] = str(found) if found else None
+        entry["folder"] = found is not None and found.is_dir()  # an archive's extracted folder
+    data["built"] = sorted(manifest.configs(name))
+    data["origin"] = catalog.origin(name)
+    return data

@@ -38,6 +38,8 @@ refused SQL, export, a busy port), 3 sources unavailable, 4 not built, not found
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
 
 __all__ = [
     "BenchError",
@@ -89,32 +91,82 @@ def did_you_mean(
 
 
 class ConvbankError(Exception):
-    """Root of every error convbank raises on purpose."""
+    """Root of every error convbank raises on purpose. Each class holds the facts its
+    message states as attributes (:attr:`facts` names them; a fact not given is ``None``)
+    and the command line's exit code as :attr:`exit_code`, which is all the command line
+    reads (``ctx.exit(error.exit_code)``)::
 
-    exit_code = 1
+        try:
+            convbank.load("casion")
+        except convbank.UnknownDatasetError as e:
+            e.name, e.known[:2]        # ('casion', ('casino', 'ccpe'))
+    """
+
+    exit_code: ClassVar[int] = 1
+    """The command line's exit code for this class of error."""
+    facts: ClassVar[tuple[str, ...]] = ()
+    """The attributes this class adds to its parents' (:meth:`all_facts`: all of them)."""
+
+    def __init__(self, message: str | None = None, **facts: Any) -> None:
+        named = self.all_facts()
+        unknown = sorted(set(facts) - set(named))
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} has no fact {unknown[0]!r}; its facts: {', '.join(named) or 'none'}"
+            )
+        super().__init__(*(() if message is None else (message,)))
+        for name in named:
+            value = facts.get(name)
+            setattr(self, name, tuple(value) if name == "known" and value is not None else value)
+
+    @classmethod
+    def all_facts(cls) -> tuple[str, ...]:
+        """Every fact of this class, its parents' first.
+
+        >>> NotBuiltError.all_facts()
+        ('dataset', 'config', 'split')
+        """
+        found: list[str] = []
+        for klass in reversed(cls.__mro__):
+            found += [f for f in vars(klass).get("facts", ()) if f not in found]
+        return tuple(found)
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else self.__class__.__name__
 
 
 class UnknownDatasetError(ConvbankError, KeyError):
-    """A dataset, config, split, task or engine name that convbank does not know."""
+    """A dataset, config, split, task or engine name that convbank does not know: ``kind``
+    (``dataset``, ``config``, ``split``, ``engine``...), the ``name`` asked for and the
+    ``known`` names."""
 
     exit_code = 2
+    facts = ("kind", "name", "known")
+    kind: str | None
+    name: object
+    known: tuple[str, ...] | None
 
 
 class UnknownFieldError(ConvbankError, KeyError):
     """A filter names an annotation layer, a label or a meta key the dataset does not have,
     a meta value of a type none has, or a table name is unknown (a typo: the message lists
-    the known ones and the closest)."""
+    the known ones and the closest): the ``name`` asked for and the ``known`` ones."""
 
     exit_code = 2
+    facts = ("name", "known")
+    name: object
+    known: tuple[str, ...] | None
 
 
 class SourceError(ConvbankError):
-    """A source file cannot be located or fetched."""
+    """A source file cannot be located or fetched: the ``dataset``, the ``file``'s name and
+    the ``path`` looked at."""
 
     exit_code = 3
+    facts: ClassVar[tuple[str, ...]] = ("dataset", "file", "path")
+    dataset: str | None
+    file: str | None
+    path: Path | str | None
 
 
 class OfflineError(SourceError):
@@ -122,103 +174,161 @@ class OfflineError(SourceError):
 
 
 class DownloadError(SourceError):
-    """An HTTP error, a refused connection or an interrupted transfer."""
+    """An HTTP error, a refused connection or an interrupted transfer (of ``url``)."""
+
+    facts = ("url",)
+    url: str | None
 
 
 class ChecksumError(ConvbankError):
-    """A file's sha256 differs from the one the catalog expects."""
+    """A file's sha256 differs from the one the catalog expects: the ``path``, the
+    ``expected`` and the ``actual`` digests."""
 
     exit_code = 2
+    facts = ("path", "expected", "actual")
+    path: Path | str | None
+    expected: str | None
+    actual: str | None
 
 
 class FormatError(ConvbankError, ValueError):
-    """A source file does not have its publisher's format."""
+    """A source file does not have its publisher's format: the ``path`` and the ``line``
+    (or record) where it departs from it."""
 
     exit_code = 2
+    facts = ("path", "line")
+    path: Path | str | None
+    line: int | None
 
 
 class NotBuiltError(ConvbankError):
-    """The bank holds nothing for the dataset, config or split asked for."""
+    """The bank holds nothing for the ``dataset``, ``config`` or ``split`` asked for."""
 
     exit_code = 4
+    facts = ("dataset", "config", "split")
+    dataset: str | None
+    config: str | None
+    split: str | None
 
 
 class DamagedBankError(ConvbankError):
     """A file of the bank (a table, the manifest) is missing, truncated or corrupt; the
-    message names it. ``convbank doctor`` checks the whole bank; rebuilding repairs it."""
+    message names it (``path``). ``convbank doctor`` checks the whole bank; rebuilding
+    repairs it."""
 
     exit_code = 4
+    facts = ("path",)
+    path: Path | str | None
 
 
 class ConversationNotFoundError(ConvbankError, KeyError):
-    """No conversation with the given id."""
+    """No conversation with the given id (``conversation_id``, in ``dataset``)."""
 
     exit_code = 4
+    facts = ("dataset", "conversation_id")
+    dataset: str | None
+    conversation_id: str | None
 
 
 class QueryError(ConvbankError):
-    """A SQL statement failed, or is not a read-only statement."""
+    """A SQL statement failed, or is not a read-only statement (the ``sql``)."""
 
     exit_code = 2
+    facts = ("sql",)
+    sql: str | None
 
 
 class BuildError(ConvbankError):
-    """A build could not complete; the previous bank is left intact."""
+    """A build could not complete; the previous bank is left intact (``path``: the bank)."""
 
     exit_code = 1
+    facts = ("path",)
+    path: Path | str | None
 
 
 class ExportError(ConvbankError):
-    """An export cannot be written as asked (unknown format option, output in the way)."""
+    """An export cannot be written as asked (unknown format option, output in the way): the
+    ``format`` and the ``path`` concerned."""
 
     exit_code = 2
+    facts = ("format", "path")
+    format: str | None
+    path: Path | str | None
 
 
 class ServeError(ConvbankError):
-    """The viewer cannot listen on the address asked for (in use, not available)."""
+    """The viewer cannot listen on the address asked for (in use, not available): the
+    ``host`` and ``port``."""
 
     exit_code = 2
+    facts = ("host", "port")
+    host: str | None
+    port: int | None
 
 
 class ScaffoldError(ConvbankError):
-    """``convbank new-dataset`` cannot write as asked: a bad or taken name, a file in the way,
-    a folder that is not a convbank checkout."""
+    """``convbank new-dataset`` cannot write as asked: a bad or taken ``name``, a file in the
+    way or a folder that is not a convbank checkout (``path``)."""
 
     exit_code = 2
+    facts = ("name", "path")
+    name: str | None
+    path: Path | str | None
 
 
 class BenchError(ConvbankError):
     """A benchmark cannot run or score as asked: an unknown model, too little data for the
-    protocol, a predictions file with missing, extra, duplicate or malformed entries."""
+    protocol, a predictions file with missing, extra, duplicate or malformed entries (the
+    ``task``, the ``model``, the predictions file's ``path`` and ``line``)."""
 
     exit_code = 2
+    facts = ("task", "model", "path", "line")
+    task: str | None
+    model: str | None
+    path: Path | str | None
+    line: int | None
 
 
 class MissingExtraError(ConvbankError, ImportError):
-    """An optional library is not installed; the message names the extra to install."""
+    """An optional library is not installed; the message names the extra to install
+    (``module``, ``extra``)."""
 
     exit_code = 2
+    facts = ("module", "extra")
+    module: str | None
+    extra: str | None
 
 
 class SetupError(ConvbankError):
     """convbank's own folder or settings are unusable: ``CONVBANK_HOME`` (or a folder in it)
     cannot be created or written, or a ``CONVBANK_*`` variable has a bad value. The message
-    names the folder or variable and what to do."""
+    names the folder (``path``) or variable (``variable``) and what to do."""
 
     exit_code = 5
+    facts: ClassVar[tuple[str, ...]] = ("path", "variable")
+    path: Path | str | None
+    variable: str | None
 
 
 class DiskFullError(SetupError):
-    """No space is left on the device convbank writes to (its home, an export's folder, a
-    report); what was there before is kept. Exit 1, as a failed build."""
+    """No space is left on the device convbank writes to (its home, the bank, an export's
+    folder, a report): ``path`` is where, ``free`` the bytes left when known; what was there
+    before is kept. Exit 1, as a failed build."""
 
     exit_code = 1
+    facts = ("free",)
+    free: int | None
 
 
 class PluginError(SetupError, ValueError):
     """A plugin (an entry point of ``convbank.datasets`` or ``convbank.engines``) cannot be
     loaded, is not what its group registers, or takes a name already registered; the message
-    names the entry point and its package."""
+    names the entry point and its package (``origin``: ``entry point NAME = VALUE of group
+    GROUP (package P)``, or the module) and the ``name`` taken."""
+
+    facts = ("origin", "name")
+    origin: str | None
+    name: str | None
 
 
 def require(module: str, extra: str, what: str) -> None:
@@ -228,5 +338,7 @@ def require(module: str, extra: str, what: str) -> None:
     if importlib.util.find_spec(module) is None:
         raise MissingExtraError(
             f"{what} needs the {module!r} library, which is not installed; "
-            f"install it with: pip install 'convbank[{extra}]'"
+            f"install it with: pip install 'convbank[{extra}]'",
+            module=module,
+            extra=extra,
         )

@@ -45,13 +45,7 @@ from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home
 from convbank._lazy import lazy
 from convbank._verified import open_verified, private_copy
 from convbank.datasets import Dataset, SourceFile
-from convbank.errors import (
-    ChecksumError,
-    DownloadError,
-    OfflineError,
-    SetupError,
-    SourceError,
-)
+from convbank.errors import ChecksumError, DownloadError, OfflineError, SetupError, SourceError
 from convbank.settings import home, is_offline, pause_at, source_dirs
 
 if TYPE_CHECKING:
@@ -269,7 +263,10 @@ class Fetcher:
             raise OfflineError(
                 f"{dataset.name}: {file.name} is not available offline (CONVBANK_OFFLINE is set); "
                 f"download it from {file.url} and put it in {cached.parent} or in a folder "
-                "given with --source" + self._not_in_sources(dataset, file)
+                "given with --source" + self._not_in_sources(dataset, file),
+                dataset=dataset.name,
+                file=file.name,
+                path=cached,
             )
         with _home_writes(self.root):
             return self._download(dataset, file, cached)
@@ -292,7 +289,10 @@ class Fetcher:
             raise SourceError(
                 f"{place}: is {kind}, not the file {file.name} that {dataset.name} needs; remove "
                 f"or rename {'the folder' if kind == 'a folder' else 'it'}, or put the publisher's "
-                f"file from {file.url} there"
+                f"file from {file.url} there",
+                dataset=dataset.name,
+                file=file.name,
+                path=place,
             )
 
     def _refuse_unverifiable(self, path: Path, dataset: Dataset, file: SourceFile) -> None:
@@ -302,7 +302,9 @@ class Fetcher:
             raise ChecksumError(
                 f"{path}: an extracted folder stands for {file.name} ({dataset.name}), and a folder "
                 f"cannot be checked against the archive's sha256; put the publisher's {file.name} "
-                f"from {file.url} in its place, or pass --no-verify to use the folder unchecked"
+                f"from {file.url} in its place, or pass --no-verify to use the folder unchecked",
+                path=path,
+                expected=file.sha256,
             )
 
     def _check(self, path: Path, file: SourceFile, source: str) -> str:
@@ -314,7 +316,10 @@ class Fetcher:
         elif actual != expected:
             raise ChecksumError(
                 f"{path}: sha256 {actual} does not match the expected {expected} ({source}); "
-                f"replace it with the publisher's file from {file.url}, or pass --no-verify"
+                f"replace it with the publisher's file from {file.url}, or pass --no-verify",
+                path=path,
+                expected=expected,
+                actual=actual,
             )
         self._verified[path] = actual
         pause_at(f"source-checked/{path.name}")
@@ -329,7 +334,10 @@ class Fetcher:
             raise ChecksumError(
                 f"{path}: sha256 {sha} of the bytes read does not match the expected {expected} "
                 f"(the file changed after it was checked); replace it with the publisher's file "
-                f"from {file.url}, or pass --no-verify"
+                f"from {file.url}, or pass --no-verify",
+                path=path,
+                expected=expected,
+                actual=sha,
             )
         self._origins[copy] = path
         pause_at(f"source-verified/{path.name}")
@@ -347,6 +355,7 @@ class Fetcher:
         downloader = pooch.HTTPDownloader(
             progressbar=_progress(file) if self.progress else False, timeout=TIMEOUT
         )
+        where = {"dataset": dataset.name, "file": file.name, "path": target, "url": file.url}
         with self._lock(dataset, file, "download"):
             if target.is_file():  # another process fetched it meanwhile
                 return target
@@ -364,20 +373,24 @@ class Fetcher:
                 raise ChecksumError(
                     f"{file.url}: the downloaded file's sha256 does not match the expected "
                     f"{expected}; nothing was kept — the publisher's file may have changed, "
-                    "report it or pass --no-verify with a local copy"
+                    "report it or pass --no-verify with a local copy",
+                    path=file.url,
+                    expected=expected,
                 ) from exc
             except requests.HTTPError as exc:
                 status = exc.response.status_code if exc.response is not None else "?"
                 raise DownloadError(
                     f"{file.url}: HTTP {status}; could not download {file.name} for "
                     f"{dataset.name} — put the file in {target.parent} or in a --source folder"
-                    + self._not_in_sources(dataset, file)
+                    + self._not_in_sources(dataset, file),
+                    **where,
                 ) from exc
             except requests.ConnectionError as exc:
                 raise DownloadError(
                     f"{file.url}: cannot connect to {urlsplit(file.url).hostname}; put {file.name} "
                     f"in {target.parent} or in a --source folder, or retry when online"
-                    + self._not_in_sources(dataset, file)
+                    + self._not_in_sources(dataset, file),
+                    **where,
                 ) from exc
             except (requests.RequestException, OSError) as exc:
                 if isinstance(exc, OSError) and (error := home_error(exc, self.root)) is not None:
@@ -385,7 +398,8 @@ class Fetcher:
                 raise DownloadError(
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
                     f"nothing was kept — retry, or put {file.name} in {target.parent} or in a "
-                    "--source folder" + self._not_in_sources(dataset, file)
+                    "--source folder" + self._not_in_sources(dataset, file),
+                    **where,
                 ) from exc
         if expected is None:
             expected = _sha256_once(target)
@@ -410,7 +424,10 @@ class Fetcher:
                 raise ChecksumError(
                     f"{path}: sha256 {sha} of the bytes read does not match the expected "
                     f"{expected} (the file changed after it was checked); replace it with the "
-                    f"publisher's file from {file.url}, or pass --no-verify"
+                    f"publisher's file from {file.url}, or pass --no-verify",
+                    path=path,
+                    expected=expected,
+                    actual=sha,
                 )
             area = self.root / "extracted" / dataset.name
             base = area / file.name

@@ -5,8 +5,9 @@ named things, filled the same way and on first use.
   directly: they load even where the package's metadata is stale), then every entry point of
   the group ``convbank.datasets`` (another package's datasets: install it, and ``convbank
   list`` shows them).
-- :data:`engines`: the built-in engines (``local``, ``spark``), then the entry points of
-  ``convbank.engines``.
+- :data:`engines`: every entry point of the group ``convbank.engines``, convbank's own
+  (``local``, ``spark``, declared in its ``pyproject.toml``) first: the registry names no
+  engine module, so nothing here reaches up into :mod:`convbank.engines`.
 - :data:`checks`: the generic checks, then each dataset's own (``dataset.presentation.checks()``).
 - :data:`tasks`: each dataset's benchmark tasks (``dataset.presentation.tasks()``).
 
@@ -52,7 +53,8 @@ DATASET_GROUP = "convbank.datasets"
 ENGINE_GROUP = "convbank.engines"
 """The entry-point group through which packages add engines."""
 
-BUILTIN_ENGINES = ("convbank.engines.local:LocalEngine", "convbank.engines.spark:SparkEngine")
+_OWN = "convbank"
+"""The origin of what convbank itself registers (its datasets, its engines' entry points)."""
 
 
 class Entry(Generic[T]):
@@ -116,7 +118,9 @@ class Registry(Generic[T]):
         if name in entries:
             raise PluginError(
                 f"a {self.kind} named {name!r} is already registered (from {entries[name].origin}); "
-                f"{entry.origin} registers another — uninstall one of them or rename it"
+                f"{entry.origin} registers another — uninstall one of them or rename it",
+                origin=entry.origin,
+                name=name,
             )
         entries[name] = entry
         self.version += 1
@@ -138,7 +142,9 @@ class Registry(Generic[T]):
         needs them all (listing, an unknown name), which is when clashes are reported."""
         if not isinstance(name, str):
             raise UnknownDatasetError(
-                f"a {self.kind} is named by one string, not a {type(name).__name__} ({name!r})"
+                f"a {self.kind} is named by one string, not a {type(name).__name__} ({name!r})",
+                kind=self.kind,
+                name=name,
             )
         if self._entries is None and not self._added and self._quick is not None:
             found = self._quick_found.get(name)
@@ -153,7 +159,10 @@ class Registry(Generic[T]):
             known = ", ".join(entries) or "none"
             hint = did_you_mean(name, entries)
             raise UnknownDatasetError(
-                f"unknown {self.kind} {name!r}; {hint}known {self.kind}s: {known}"
+                f"unknown {self.kind} {name!r}; {hint}known {self.kind}s: {known}",
+                kind=self.kind,
+                name=name,
+                known=list(entries),
             ) from None
 
     def origin(self, name: str) -> str:
@@ -189,6 +198,11 @@ def _import(spec: str) -> Any:
     for part in filter(None, attribute.split(".")):
         value = getattr(value, part)
     return value
+
+
+def _package(ep: EntryPoint) -> str:
+    """The name of the distribution declaring an entry point (``""`` when unknown)."""
+    return str(getattr(getattr(ep, "dist", None), "name", "") or "")
 
 
 def _where(ep: EntryPoint) -> str:
@@ -256,8 +270,8 @@ def _declares_others(text: str, group: str, skip: set[str]) -> bool:
 
 def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[Any, str]]:
     """``(object, origin)`` for each entry point of ``group`` whose value is not in ``skip``,
-    in a stable order (by package, then name); one that cannot be imported is a
-    :class:`PluginError`.
+    in a stable order (convbank's own first, with the origin ``convbank``; then by package
+    and name); one that cannot be imported is a :class:`PluginError`.
 
     Example::
 
@@ -271,7 +285,7 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
 
     found = sorted(
         (ep for ep in entry_points(group=group) if ep.value not in skipped),
-        key=lambda ep: (getattr(getattr(ep, "dist", None), "name", "") or "", ep.name),
+        key=lambda ep: (_package(ep) != _OWN, _package(ep), ep.name),
     )
     seen: set[tuple[str, str]] = set()
     for ep in found:
@@ -282,11 +296,15 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
             value = ep.load()
         except SystemExit as exc:  # a plugin must not end the process it is loaded into
             raise PluginError(
-                f"{_where(ep)} cannot be loaded: it calls sys.exit({exc.code!r}) when imported"
+                f"{_where(ep)} cannot be loaded: it calls sys.exit({exc.code!r}) when imported",
+                origin=_where(ep),
+                name=ep.name,
             ) from exc
         except Exception as exc:
-            raise PluginError(f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}") from exc
-        yield value, _where(ep)
+            raise PluginError(
+                f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}", origin=_where(ep), name=ep.name
+            ) from exc
+        yield value, _OWN if _package(ep) == _OWN else _where(ep)
 
 
 def _dataset(value: Any, origin: str) -> Dataset:
@@ -294,10 +312,12 @@ def _dataset(value: Any, origin: str) -> Dataset:
     follows the contract of this version (else a :class:`PluginError` saying what to change)."""
     cls = value if isinstance(value, type) else type(value)
     if not (isinstance(cls, type) and issubclass(cls, Dataset)):
-        raise PluginError(f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}")
+        raise PluginError(
+            f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}", origin=origin
+        )
     problem = contract_problem(cls)
     if problem is not None:
-        raise PluginError(f"{origin}: {problem}")
+        raise PluginError(f"{origin}: {problem}", origin=origin)
     dataset: Dataset = value() if isinstance(value, type) else value
     return dataset
 
@@ -311,14 +331,14 @@ def _load_datasets() -> Iterator[tuple[Dataset, str]]:
 
 def _engine(value: Any, origin: str) -> type[Any]:
     if not (isinstance(value, type) and hasattr(value, "config_batches") and hasattr(value, "from_options")):
-        raise PluginError(f"{origin} is not a convbank engine class (with config_batches and from_options)")
+        raise PluginError(
+            f"{origin} is not a convbank engine class (with config_batches and from_options)", origin=origin
+        )
     return value
 
 
 def _load_engines() -> Iterator[tuple[type[Any], str]]:
-    for spec in BUILTIN_ENGINES:
-        yield _engine(_import(spec), "convbank"), "convbank"
-    for value, origin in load_entry_points(ENGINE_GROUP, skip=BUILTIN_ENGINES):
+    for value, origin in load_entry_points(ENGINE_GROUP):
         yield _engine(value, origin), origin
 
 
@@ -352,7 +372,8 @@ datasets: Registry[Dataset] = Registry(
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`)."""
 engines: Registry[type[Any]] = Registry("engine", load=_load_engines)
 """Engine classes by name (``local``, ``spark``, plugins'): :class:`convbank.engines.Engine`
-subclasses, loaded by name (the registry sits below the engines, which read the catalog)."""
+subclasses, every one loaded through its entry point (the registry sits below the engines,
+which read the catalog)."""
 checks: Registry[Check] = Registry("check", load=_load_checks, derived_from=datasets)
 """Every check: the generic ones, then each dataset's (reloaded when a dataset is registered)."""
 tasks: Registry[Task] = Registry("task", load=_load_tasks, derived_from=datasets)

@@ -122,15 +122,21 @@ def new_dataset(name: str, directory: Path, *, builtin: bool = False, title: str
     if not NAME.fullmatch(name) or keyword.iskeyword(name):
         raise ScaffoldError(
             f"{name!r} is not a dataset name: use 2 to 31 lowercase letters, digits and underscores, "
-            "starting with a letter"
+            "starting with a letter",
+            name=name,
         )
     if name in catalog.catalog:
         raise ScaffoldError(
-            f"a dataset named {name!r} is already registered ({catalog.catalog.origin(name)})"
+            f"a dataset named {name!r} is already registered ({catalog.catalog.origin(name)})",
+            name=name,
         )
     if builtin:
         if not (directory / "src" / "convbank" / "datasets").is_dir():
-            raise ScaffoldError(f"{directory} is not a convbank checkout (no src/convbank/datasets)")
+            raise ScaffoldError(
+                f"{directory} is not a convbank checkout (no src/convbank/datasets)",
+                name=name,
+                path=directory,
+            )
         package_dir = directory / "src" / "convbank" / "datasets" / name
         test = directory / "tests" / f"test_dataset_{name}.py"
         package, root = f"convbank.datasets.{name}", package_dir
@@ -141,7 +147,7 @@ def new_dataset(name: str, directory: Path, *, builtin: bool = False, title: str
         test = root / "tests" / f"test_{name}.py"
     for path in (root if not builtin else package_dir, test):
         if path.exists():
-            raise ScaffoldError(f"{path} exists already; choose another name or folder")
+            raise ScaffoldError(f"{path} exists already; choose another name or folder", name=name, path=path)
     samples = _samples(name)
     values = {
         "name": name,

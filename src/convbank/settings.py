@@ -52,7 +52,8 @@ def env_flag(name: str) -> bool:
         return False
     raise SetupError(
         f"{name}={text!r} is neither true ({', '.join(_TRUE)}) nor false ({', '.join(_FALSE[1:])}); "
-        "fix or unset it"
+        "fix or unset it",
+        variable=name,
     )
 
 
@@ -75,7 +76,8 @@ def _expand(name: str, value: str) -> Path:
     except RuntimeError:  # ~user of no user, or no home for ~
         user = value.split("/", 1)[0]
         raise SetupError(
-            f"{name}={value!r}: {user} names no user's home folder; use an absolute path"
+            f"{name}={value!r}: {user} names no user's home folder; use an absolute path",
+            variable=name,
         ) from None
 
 
@@ -115,13 +117,15 @@ def env_number(name: str, default: int, *, size: bool) -> int:
     if match is None or not match[1].strip("0"):
         what = "a size in bytes, optionally with K, M, G or T (powers of 1024), e.g. 8G"
         raise SetupError(
-            f"{name}={shown!r} is not {what if size else 'a positive whole number'}; fix or unset it"
+            f"{name}={shown!r} is not {what if size else 'a positive whole number'}; fix or unset it",
+            variable=name,
         )
     digits = match[1].lstrip("0")
     value = int(digits) << 10 * " kmgt".index(match[2].lower() or " ") if len(digits) <= 19 else _MOST + 1
     if value > _MOST:  # K = 2**10, M = 2**20...
         raise SetupError(
-            f"{name}={shown!r} is larger than the most convbank takes ({_MOST:,}); fix or unset it"
+            f"{name}={shown!r} is larger than the most convbank takes ({_MOST:,}); fix or unset it",
+            variable=name,
         )
     return value
 

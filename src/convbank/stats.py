@@ -72,7 +72,9 @@ def stats(
     for name in names:
         catalog.get(name)
         if name not in built:
-            raise NotBuiltError(f"{name} is not in the bank at {root}; run `convbank build {name}` first")
+            raise NotBuiltError(
+                f"{name} is not in the bank at {root}; run `convbank build {name}` first", dataset=name
+            )
     if not names:
         raise NotBuiltError(f"the bank at {root} is empty; run `convbank build` first")
     con = connect(snapshot)

@@ -126,7 +126,9 @@ def save(result: Result, corpus: Corpus) -> Path:
         named = exc if exc.filename else OSError(exc.errno, exc.strerror, str(folder))
         error = home_error(named, settings.home())
         if error is None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            error = DiskFullError(f"{folder}: no space left on the device to save the run; free some space")
+            error = DiskFullError(
+                f"{folder}: no space left on the device to save the run; free some space", path=folder
+            )
         if error is None:
             raise BenchError(f"{folder}: the run cannot be saved ({exc.strerror or exc})") from exc
         raise error from exc

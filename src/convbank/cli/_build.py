@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 
 from convbank.cli._options import config_option, engine_options, fetcher_for, source_options
-from convbank.errors import ConvbankError
+from convbank.errors import ConvbankError, SourceError
 from convbank.settings import bank_root
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def build_(
     if report.errors:
         raise click.exceptions.Exit(report.exit_code)
     if not report.splits or (names and report.failures):
-        raise click.exceptions.Exit(3)
+        raise click.exceptions.Exit(SourceError.exit_code)  # nothing built: the sources missing
 
 
 def build_with_bars(

@@ -230,7 +230,9 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     except OSError as exc:
         sock.close()
         reason = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
-        raise ServeError(f"{host}:{port} {reason}; choose another with --port") from None
+        raise ServeError(
+            f"{host}:{port} {reason}; choose another with --port", host=host, port=port
+        ) from None
     shown = f"[{host}]" if ":" in host else host
     err.print(f"convbank viewer on http://{shown}:{sock.getsockname()[1]}/ (Ctrl+C to stop)", highlight=False)
 

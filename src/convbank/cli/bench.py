@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from convbank.cli._options import config_option
+
+if TYPE_CHECKING:
+    from convbank.bench import Result, Task
 
 __all__ = ["bench"]
 
@@ -98,39 +101,14 @@ def bench(
       convbank bench curiosity-like -m my_models:LikeModel
       convbank bench --results
     """
-    from rich.table import Table
-
-    from convbank.bench import (
-        TASKS,
-        Interrupted,
-        export_task,
-        leaderboard,
-        run,
-        score,
-        task_named,
-        write_predictions,
-    )
-    from convbank.cli._console import echo_json, err, out
-    from convbank.tasks.progress import LineWatcher, Watcher, watched
+    from convbank.bench import export_task, task_named, write_predictions
+    from convbank.cli._console import echo_json, err
 
     if show_results:
-        import warnings
-
-        with warnings.catch_warnings(record=True) as skipped:
-            warnings.simplefilter("always")
-            rows = leaderboard(task)
-        for warning in skipped:  # a file that is not a saved run: one line each, the others listed
-            err.print(f"warning: {warning.message}", highlight=False, markup=False, soft_wrap=True)
-        _print_results(rows, as_json)
+        _show_results(task, as_json)
         return
     if list_tasks or task is None:
-        if as_json:
-            echo_json([t.describe() for t in TASKS])
-            return
-        table = Table("task", "dataset", "models (default last)", "metric", title="benchmark tasks")
-        for t in TASKS:
-            table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
-        out.print(table)
+        _list_tasks(as_json)
         return
     from convbank.query import load
 
@@ -146,26 +124,7 @@ def bench(
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
     elif predictions_file is None and (note := chosen.time_note(model or chosen.models[-1])):
         click.echo(note, err=True)  # up front: how long it takes, what is quicker
-    with _BenchBars() as bars:
-        # on a terminal, bars; in a log (nohup, SLURM), a line per stage and fold with the seconds
-        watcher: Watcher = bars if err.is_terminal else LineWatcher(sys.stderr)
-        with watched(watcher):
-            if predictions_file is not None:
-                result = score(
-                    chosen,
-                    predictions_file,
-                    config=config,
-                    seed=seed,
-                    model=run_name or predictions_file.name,
-                )
-            else:
-                try:
-                    result = run(chosen, model=model, config=config, seed=seed)
-                except Interrupted as stop:
-                    if stop.result is None:  # no fold finished: nothing to report
-                        raise KeyboardInterrupt from None
-                    result = stop.result
-                result.model = run_name or result.model
+    result = _measured(chosen, model, predictions_file, config, seed, run_name)
     if result.partial:
         _report_partial(result, as_json)
     if write_file is not None:
@@ -181,6 +140,69 @@ def bench(
         echo_json(result.to_dict())
         return
     _print_result(result)
+
+
+def _show_results(task: str | None, as_json: bool) -> None:
+    """``--results``: the saved runs as a leaderboard (of one task, or all); a file that is
+    not a saved run is one warning line each, the others listed."""
+    import warnings
+
+    from convbank.bench import leaderboard
+    from convbank.cli._console import err
+
+    with warnings.catch_warnings(record=True) as skipped:
+        warnings.simplefilter("always")
+        rows = leaderboard(task)
+    for warning in skipped:
+        err.print(f"warning: {warning.message}", highlight=False, markup=False, soft_wrap=True)
+    _print_results(rows, as_json)
+
+
+def _list_tasks(as_json: bool) -> None:
+    """``--list`` (or no task): every task with its dataset, models and metric."""
+    from rich.table import Table
+
+    from convbank.bench import TASKS
+    from convbank.cli._console import echo_json, out
+
+    if as_json:
+        echo_json([t.describe() for t in TASKS])
+        return
+    table = Table("task", "dataset", "models (default last)", "metric", title="benchmark tasks")
+    for t in TASKS:
+        table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
+    out.print(table)
+
+
+def _measured(
+    chosen: Task,
+    model: str | None,
+    predictions_file: Path | None,
+    config: str | None,
+    seed: int,
+    run_name: str | None,
+) -> Result:
+    """The task's result: the predictions file scored, or the model run on every fold (after
+    Ctrl-C, the folds done as a partial result), with progress shown as bars on a terminal
+    and, in a log (nohup, SLURM), as a line per stage and fold with the seconds."""
+    from convbank.bench import Interrupted, run, score
+    from convbank.cli._console import err
+    from convbank.tasks.progress import LineWatcher, Watcher, watched
+
+    with _BenchBars() as bars:
+        watcher: Watcher = bars if err.is_terminal else LineWatcher(sys.stderr)
+        with watched(watcher):
+            if predictions_file is not None:
+                name = run_name or predictions_file.name
+                return score(chosen, predictions_file, config=config, seed=seed, model=name)
+            try:
+                result = run(chosen, model=model, config=config, seed=seed)
+            except Interrupted as stop:
+                if stop.result is None:  # no fold finished: nothing to report
+                    raise KeyboardInterrupt from None
+                result = stop.result
+            result.model = run_name or result.model
+            return result
 
 
 def _report_partial(result: Any, as_json: bool) -> None:

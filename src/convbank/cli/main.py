@@ -110,25 +110,7 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     from convbank.cli._console import echo_json, out
     from convbank.store.bank import Bank
 
-    fetcher = _fetcher(sources, no_verify)
-    manifest = Bank().manifest()
-    rows: list[dict[str, Any]] = []
-    for ds in catalog.catalog:
-        files = ds.required_files()
-        rows.append(
-            {
-                "name": ds.name,
-                "title": ds.title,
-                "license": ds.license,
-                "configs": {c.name: dict(c.splits) for c in ds.configs},
-                "sources": {
-                    "present": sum(fetcher.find(ds, f) is not None for f in files),
-                    "files": len(files),
-                },
-                "built": sorted(manifest.configs(ds.name)),
-                "origin": catalog.catalog.origin(ds.name),
-            }
-        )
+    rows = catalog.listing(Bank().manifest(), _fetcher(sources, no_verify))
     if as_json:
         echo_json(rows)
         return
@@ -159,20 +141,10 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
 
     from convbank import catalog
     from convbank.cli._console import echo_json, out, visible
-    from convbank.fetch import checksum_status
     from convbank.store.bank import Bank
 
     ds = catalog.get(name)
-    fetcher = _fetcher(sources, no_verify)
-    data = ds.describe()
-    for f, entry in zip(ds.files, data["files"], strict=True):
-        found = fetcher.find(ds, f)
-        entry["checksum"] = checksum_status(f, fetcher.root)
-        entry["optional"] = f.name in ds.optional_files
-        entry["present"] = str(found) if found else None
-        entry["folder"] = found is not None and found.is_dir()  # an archive's extracted folder
-    data["built"] = sorted(Bank().manifest().configs(name))
-    data["origin"] = catalog.catalog.origin(name)
+    data = catalog.card(name, Bank().manifest(), _fetcher(sources, no_verify))
     if as_json:
         echo_json(data)
         return
@@ -233,7 +205,7 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     for line in failures:
         click.echo(line, err=True)
     if failures:
-        raise click.exceptions.Exit(3)
+        raise click.exceptions.Exit(SourceError.exit_code)
 
 
 @cli.command()
@@ -348,7 +320,9 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
     asked = "/".join(part or "*" for part in (name, config, split))
     raise ConversationNotFoundError(
         f"no conversation {conversation_id!r} in {asked}: it is in "
-        f"{name}/{elsewhere.config}/{elsewhere.split}; drop {drop} or use {use}"
+        f"{name}/{elsewhere.config}/{elsewhere.split}; drop {drop} or use {use}",
+        dataset=name,
+        conversation_id=conversation_id,
     )
 
 

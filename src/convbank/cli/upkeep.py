@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from convbank.errors import DamagedBankError
+
 __all__ = ["doctor", "new_dataset"]
 
 
@@ -48,7 +50,7 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
             err=True,
         )
     if checkup.problems:
-        raise click.exceptions.Exit(4)
+        raise click.exceptions.Exit(DamagedBankError.exit_code)
 
 
 @click.command("new-dataset")

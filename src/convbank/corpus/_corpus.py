@@ -165,7 +165,9 @@ class Corpus(Identity, Frames, Filters, Training):
     def _position_of(self, conversation_id: str) -> int:
         position = self._source.positions([conversation_id]).get(conversation_id)
         if position is None or not self._has_position(position):
-            raise ConversationNotFoundError(self._missing(conversation_id))
+            raise ConversationNotFoundError(
+                self._missing(conversation_id), dataset=self.dataset.name, conversation_id=conversation_id
+            )
         return position
 
     def _missing(self, conversation_id: str) -> str:
@@ -255,7 +257,9 @@ class Corpus(Identity, Frames, Filters, Training):
         for cid in wanted:
             position = found.get(cid)
             if position is None or not self._has_position(position):
-                raise ConversationNotFoundError(self._missing(cid))
+                raise ConversationNotFoundError(
+                    self._missing(cid), dataset=self.dataset.name, conversation_id=cid
+                )
         return self._source.fetch([found[cid] for cid in wanted])
 
     # ------------------------------------------------------------------ derived corpora
@@ -430,10 +434,9 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> convbank.load("casino").filter(label="strategy:uv-part").to_hf()["train"].num_rows
         81
         """
-        from convbank import _hooks
+        from convbank.export.hf import to_hf  # the one upward import: pyproject's ignore_imports
 
-        assert _hooks.TO_HF is not None  # set when the convbank package is imported
-        return _hooks.TO_HF(self, config, streaming=streaming, chat=chat, as_participant=as_participant)
+        return to_hf(self, config, streaming=streaming, chat=chat, as_participant=as_participant)
 
     def sql(self, query: str) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
@@ -446,7 +449,7 @@ class Corpus(Identity, Frames, Filters, Training):
 
     def _repr_html_(self) -> str:
         """Jupyter's view: dataset, parts, label layers, first conversations (escaped)."""
-        from convbank._hooks import corpus_html
+        from convbank.web.notebook import corpus_html  # upward, named in pyproject's ignore_imports
 
         return corpus_html(self)
 

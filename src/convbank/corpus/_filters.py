@@ -69,9 +69,12 @@ class Filters:
 
     def _label_positions(self, label: str) -> np.ndarray:
         layer, _, name = label.partition(":")
-        problem = unknown_label(self.dataset.name, label, self._dataset_labels())
+        known = self._dataset_labels()
+        problem = unknown_label(self.dataset.name, label, known)
         if problem:
-            raise UnknownFieldError(problem)
+            raise UnknownFieldError(
+                problem, name=label, known=[f"{a}:{b}" for a, bs in known.items() for b in bs]
+            )
         ids = set()
         for part in self._source.parts:
             for ref in self._source.files("annotations", part):
@@ -135,7 +138,7 @@ class Filters:
         for key, value in meta.items():
             problem = _type_problem(self.dataset.name, key, value, kinds[key] - {"null"})
             if problem:
-                raise UnknownFieldError(problem)
+                raise UnknownFieldError(problem, name=key)
         return np.asarray(out, dtype=np.int64)
 
     def _check_meta_key(self, key: str, known: list[str]) -> None:
@@ -143,7 +146,9 @@ class Filters:
             raise UnknownFieldError(
                 f"{self.dataset.name} conversations have no meta key {key!r}; "
                 + did_you_mean(key, known)
-                + f"keys: {', '.join(known) or 'none'}"
+                + f"keys: {', '.join(known) or 'none'}",
+                name=key,
+                known=known,
             )
 
     def _where_positions(self, where: str) -> np.ndarray:

@@ -54,7 +54,9 @@ class Frames:
             raise UnknownFieldError(
                 f"{self.dataset.name} has no table {table!r}; "
                 + did_you_mean(table, known, n=1)
-                + f"tables: {', '.join(known)}"
+                + f"tables: {', '.join(known)}",
+                name=table,
+                known=known,
             )
         return name
 
@@ -180,7 +182,9 @@ class Frames:
                 raise UnknownFieldError(
                     f"{self.dataset.name}'s {table} table has no column {column!r}; "
                     + did_you_mean(column, known, n=1)
-                    + f"columns: {', '.join(known)}"
+                    + f"columns: {', '.join(known)}",
+                    name=column,
+                    known=known,
                 )
 
     def _items(self) -> tuple[list[int], list[str]]:
@@ -355,7 +359,9 @@ class Frames:
         name = self._table_name(table)
         if name not in UNIFIED_TABLES:
             tables = ", ".join(UNIFIED_TABLES)
-            raise UnknownFieldError(f"iter_batches() streams the unified tables ({tables})")
+            raise UnknownFieldError(
+                f"iter_batches() streams the unified tables ({tables})", name=name, known=UNIFIED_TABLES
+            )
         if columns is not None:
             known = ["dataset", "config", "split", *self._stored_schema(name).names]
             self._known_columns(name, columns, known)

@@ -348,6 +348,7 @@ def find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named:
             snapshot.split_info(name, *part)  # raises NotBuiltError
     if not parts:
         raise NotBuiltError(
-            f"{name} is not in the bank at {snapshot.bank.root}; run `convbank build {name}` first"
+            f"{name} is not in the bank at {snapshot.bank.root}; run `convbank build {name}` first",
+            dataset=name,
         )
     return parts

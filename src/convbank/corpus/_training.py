@@ -83,7 +83,9 @@ class Training:
         known = self._dataset_labels()
         if layer not in known:
             problem = unknown_label(self.dataset.name, f"{layer}:", known) or ""
-            raise UnknownFieldError(problem.replace(" (a label is layer:label)", ""))
+            raise UnknownFieldError(
+                problem.replace(" (a label is layer:label)", ""), name=layer, known=list(known)
+            )
 
     def _layer_positions(self, layer: str) -> np.ndarray:
         """The source positions of the conversations with an annotation of ``layer``."""
@@ -160,7 +162,9 @@ class Training:
                 f"{self.dataset.name} conversations have no column or meta key {key!r}; "
                 + did_you_mean(top, names, n=1)
                 + "columns: conversation_id, num_turns, source_index; "
-                + f"meta keys: {', '.join(known) or 'none'}"
+                + f"meta keys: {', '.join(known) or 'none'}",
+                name=key,
+                known=names,
             )
 
     def train_test_split(

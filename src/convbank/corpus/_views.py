@@ -158,7 +158,9 @@ class CorpusExamples(Examples):
                 f"{self.corpus.dataset.name} has no participant {side!r} (side=); "
                 + did_you_mean(side, known, n=1)
                 + f"sides: None (the dataset's, as the chat export), 'both', 'other', {', '.join(known[:12])}"
-                + (" ..." if len(known) > 12 else "")
+                + (" ..." if len(known) > 12 else ""),
+                name=side,
+                known=known,
             )
 
 
@@ -373,7 +375,9 @@ class ConversationExamples(CorpusExamples):
             raise UnknownFieldError(
                 f"{self.corpus.dataset.name} conversations have no target {target!r}; "
                 + did_you_mean(target, known, n=1)
-                + f"targets: {', '.join(known) or 'none'}"
+                + f"targets: {', '.join(known) or 'none'}",
+                name=target,
+                known=known,
             )
 
     def target_names(self) -> list[str]:
@@ -414,7 +418,9 @@ def view_of(corpus: Any, kind: str, options: dict[str, Any]) -> CorpusExamples:
         raise UnknownFieldError(
             f"{corpus.dataset.name} has no example view {kind!r}; "
             + did_you_mean(kind, offered, n=1)
-            + f"views: {', '.join(offered)}"
+            + f"views: {', '.join(offered)}",
+            name=kind,
+            known=offered,
         )
     unknown = [k for k in options if k not in view.options]
     if unknown:

@@ -148,7 +148,10 @@ class Dataset(ABC):
                 return cfg
         names = [c.name for c in self.configs]
         raise UnknownDatasetError(
-            f"{self.name} has no config {name!r}; {did_you_mean(name, names)}known configs: {', '.join(names)}"
+            f"{self.name} has no config {name!r}; {did_you_mean(name, names)}known configs: {', '.join(names)}",
+            kind="config",
+            name=name,
+            known=names,
         )
 
     def stored_configs(self, name: str | None = None) -> list[ConfigSpec]:
@@ -179,7 +182,10 @@ class Dataset(ABC):
             known = list(dict.fromkeys(s for c in configs for s in c.splits))
             where = f"{self.name}/{configs[0].name}" if len(configs) == 1 else self.name
             raise UnknownDatasetError(
-                f"{where} has no split {split!r}; {did_you_mean(split, known)}known splits: {', '.join(known)}"
+                f"{where} has no split {split!r}; {did_you_mean(split, known)}known splits: {', '.join(known)}",
+                kind="split",
+                name=split,
+                known=known,
             )
         return found
 

@@ -140,7 +140,9 @@ class Examples(Tables, ABC):
             raise UnknownFieldError(
                 f"these examples have no column {name!r}; "
                 + did_you_mean(name, known, n=1)
-                + f"columns: {', '.join(known)}"
+                + f"columns: {', '.join(known)}",
+                name=name,
+                known=known,
             )
 
     def __repr__(self) -> str:

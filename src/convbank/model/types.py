@@ -120,13 +120,9 @@ class Conversation(msgspec.Struct):
 
     def _repr_html_(self) -> str:
         """The viewer's layout of this conversation, for Jupyter (escaped, no scripts)."""
-        from convbank import _hooks
+        from convbank.web.notebook import conversation_html  # upward: pyproject's ignore_imports
 
-        if _hooks.HTML_RENDERER is None:
-            import html
-
-            return f"<pre>{html.escape(str(self))}</pre>"
-        return _hooks.HTML_RENDERER(self)
+        return conversation_html(self)
 
 
 def _clip(text: str, width: int) -> str:

@@ -25,10 +25,8 @@ Locks die with their process, so a reader killed with ``kill -9`` pins nothing.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import re
 import shutil
 import time
 import uuid
@@ -39,10 +37,20 @@ from typing import TYPE_CHECKING
 
 from convbank._atomic import atomic_write_text, sha256_file
 from convbank._lazy import lazy
-from convbank.errors import BuildError, DamagedBankError, NotBuiltError, SetupError
+from convbank.errors import BuildError, DamagedBankError, NotBuiltError
 from convbank.model import SCHEMA_VERSION
 from convbank.settings import bank_root
 from convbank.store.checkup import Checkup, checkup
+from convbank.store.collector import (
+    GENERATIONS,
+    PART,
+    STAGING,
+    partition_dirs,
+    reclaim,
+    refuse_foreign,
+    sweep,
+    table_dirs,
+)
 from convbank.store.manifest import (
     GENERATION,
     ConfigEntry,
@@ -54,15 +62,12 @@ from convbank.store.manifest import (
     parse_manifest,
 )
 from convbank.store.snapshot import Snapshot, partition, read_footer, release
+from convbank.store.staging import Staging, disk_full
 
 if TYPE_CHECKING:
     import filelock
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 else:
     filelock = lazy("filelock")  # only builds and their checks take the lock
-    pa = lazy("pyarrow")
-    pq = lazy("pyarrow.parquet")
 
 
 try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps one old generation
@@ -77,137 +82,6 @@ LAYOUT = 2
 replaced in place)."""
 
 _LEGACY_PART = "part-0.parquet"
-_GENERATIONS = ".generations"
-_STAGING = ".staging"
-
-
-def _disk_full(root: Path, exc: OSError) -> BuildError | None:
-    """The one-line error of a full disk while writing the bank (it says the old bank is
-    kept); None for other OS errors (read-only, a file in the way), which stay themselves for
-    the caller to name (the CLI turns them into a SetupError)."""
-    if exc.errno not in (errno.ENOSPC, errno.EDQUOT) and "No space left" not in str(exc):
-        return None
-    where = exc.filename or root
-    free = shutil.disk_usage(root).free if root.exists() else 0
-    return BuildError(
-        f"{where}: no space left on the device holding the bank ({free:,} bytes free); "
-        "the previous bank is unchanged and the partial build was removed — free some space "
-        "and build again"
-    )
-
-
-# ---------------------------------------------------------------------- writing
-def _statistics(schema: pa.Schema) -> list[str]:
-    """The columns whose row-group statistics are written: keys, labels and numbers that
-    lookups and filters prune by, not free text (``text``, ``meta``) or nested values, whose
-    minimum and maximum prune nothing and cost a pass over every value at write."""
-    return [f.name for f in schema if not pa.types.is_nested(f.type) and f.name not in ("text", "meta")]
-
-
-class Staging:
-    """Parquet writers for one dataset/config being built; nothing is visible until commit."""
-
-    def __init__(self, root: Path, dataset: str, config: str) -> None:
-        self.root = root
-        self.dataset = dataset
-        self.config = config
-        self._writers: dict[tuple[str, str, int], pq.ParquetWriter] = {}
-        self.rows: dict[tuple[str, str, int], int] = {}
-        """Rows written, by (table, split, piece)."""
-
-    def path(self, table: str, split: str, piece: int = 0) -> Path:
-        """Where one piece of a table partition is staged."""
-        return self.root / table / partition(self.dataset, self.config, split) / f"piece-{piece:06d}.parquet"
-
-    def write(self, table: str, split: str, data: pa.Table, piece: int = 0) -> None:
-        """Append rows to one piece of ``table`` for ``split`` (one row group per call).
-        Pieces (each written by one writer, possibly in another process on the same
-        staging folder) are the split's files in order."""
-        key = (table, split, piece)
-        try:
-            writer = self._writers.get(key)
-            if writer is None:
-                path = self.path(table, split, piece)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                schema = data.schema.with_metadata(
-                    {
-                        **(data.schema.metadata or {}),
-                        b"convbank.schema_version": SCHEMA_VERSION.encode(),
-                        b"convbank.table": table.encode(),
-                    }
-                )
-                writer = pq.ParquetWriter(
-                    path,
-                    schema,
-                    compression="zstd",
-                    write_statistics=_statistics(schema),
-                    write_page_checksum=True,  # readers check every page (VERIFY_PAGES)
-                )
-                self._writers[key] = writer
-                self.rows[key] = 0
-            writer.write_table(data.replace_schema_metadata(writer.schema.metadata))
-        except OSError as exc:
-            full = _disk_full(self.root, exc)
-            if full is None:
-                raise
-            raise full from exc
-        self.rows[key] += data.num_rows
-
-    def conversation_id(self, split: str, record: int) -> str:
-        """The id of a split's record ``record`` in what is staged (read back from the
-        closed files)."""
-        for key in sorted(k for k in self.rows if k[0] == "conversations" and k[1] == split):
-            ids = pq.read_table(self.path(*key), columns=["conversation_id"]).column(0)
-            if record < len(ids):
-                return str(ids[record].as_py())
-            record -= len(ids)
-        raise IndexError(f"{split} has no staged record {record}")
-
-    def adopt(self, rows: dict[tuple[str, str, int], int]) -> None:
-        """Count pieces written into this staging folder by another writer (a worker)."""
-        self.rows.update(rows)
-
-    def close(self) -> None:
-        """Close every writer: files become complete Parquet files, flushed to disk."""
-        writers, self._writers = self._writers, {}
-        try:
-            for key, writer in list(writers.items()):
-                del writers[key]
-                _close(writer)
-                _fsync(self.path(*key))
-        except OSError as exc:
-            for writer in writers.values():  # those not closed yet
-                with suppress(Exception):
-                    _close(writer)
-            full = _disk_full(self.root, exc)
-            if full is None:
-                raise
-            raise full from exc
-
-    def abandon(self) -> None:
-        """Close every writer after a failure, ignoring their errors (a full disk makes
-        ``close`` fail again)."""
-        writers, self._writers = self._writers, {}
-        for writer in writers.values():
-            with suppress(Exception):
-                _close(writer)
-
-
-def _close(writer: pq.ParquetWriter) -> None:
-    """Close a writer; when that fails (a full disk), mark it closed all the same, or its
-    finaliser would try again and print the error's traceback when it is collected."""
-    try:
-        writer.close()
-    finally:
-        writer.is_open = False
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Bank:
@@ -235,26 +109,29 @@ class Bank:
         except FileNotFoundError:
             return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
         except UnicodeDecodeError as exc:
-            raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}")) from exc
+            raise DamagedBankError(
+                _bad_manifest(path, f"not UTF-8 text at byte {exc.start}"), path=path
+            ) from exc
         except NotADirectoryError:  # a file in place of a folder above it: the home's problem
             raise
         except OSError as exc:  # a folder in its place, no permission to read it
             what = "a folder, not a file" if path.is_dir() else f"unreadable ({exc.strerror})"
-            raise DamagedBankError(_bad_manifest(path, what)) from exc
+            raise DamagedBankError(_bad_manifest(path, what), path=path) from exc
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})")) from exc
+            raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})"), path=path) from exc
         try:
             manifest = parse_manifest(data)
         except ValueError as exc:
-            raise DamagedBankError(_bad_manifest(path, str(exc))) from None
+            raise DamagedBankError(_bad_manifest(path, str(exc)), path=path) from None
         if manifest.layout is None:
             return self._legacy(manifest)
         if manifest.layout != LAYOUT:
             raise DamagedBankError(
                 f"{path}: the bank has layout {manifest.layout}, this convbank reads layout {LAYOUT}; "
-                "upgrade convbank or delete the bank folder and build again"
+                "upgrade convbank or delete the bank folder and build again",
+                path=path,
             )
         return manifest
 
@@ -264,7 +141,7 @@ class Bank:
         for dataset, entry in manifest.datasets.items():
             for config, cfg in entry.configs.items():
                 files: dict[str, dict[str, FileEntry | list[FileEntry]]] = {}
-                for table_dir in self._table_dirs():
+                for table_dir in table_dirs(self.root):
                     legacy = (table_dir / partition(dataset, config)).glob(f"split=*/{_LEGACY_PART}")
                     for path in sorted(legacy):
                         split = path.parent.name.removeprefix("split=")
@@ -288,14 +165,6 @@ class Bank:
         """Names of the tables of the current generation."""
         return sorted({r.table for r in self.manifest().refs(self.root)})
 
-    def _table_dirs(self) -> list[Path]:
-        """Real (not linked) folders of the bank that may hold a table."""
-        if not self.root.is_dir():
-            return []
-        return sorted(
-            p for p in self.root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-        )
-
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> Snapshot:
         """Pin the current generation (see :class:`Snapshot`)."""
@@ -305,11 +174,12 @@ class Bank:
             if generation in (None, "legacy"):
                 return Snapshot(self, manifest, None)
             lease = self._lease(generation)
-            if lease is None or (self.root / _GENERATIONS / f"{generation}.json").exists():
+            if lease is None or (self.root / GENERATIONS / f"{generation}.json").exists():
                 return Snapshot(self, manifest, lease)
             release(lease)  # collected between our read and our lock: read the manifest again
         raise DamagedBankError(
-            f"{self.manifest_path}: names a generation that keeps disappearing; run `convbank doctor`"
+            f"{self.manifest_path}: names a generation that keeps disappearing; run `convbank doctor`",
+            path=self.manifest_path,
         )
 
     def snapshot_of(self, generation: str | None) -> Snapshot:
@@ -319,7 +189,7 @@ class Bank:
         if current.generation == generation:
             return current
         current.close()
-        record = self.root / _GENERATIONS / f"{generation}.json"
+        record = self.root / GENERATIONS / f"{generation}.json"
         if generation is None or not GENERATION.fullmatch(generation):
             raise NotBuiltError(f"the bank at {self.root} has no generation {generation!r}")
         lease = self._lease(generation)
@@ -334,7 +204,7 @@ class Bank:
         if fcntl is None:
             return None
         try:
-            fd = os.open(self.root / _GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+            fd = os.open(self.root / GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
         except OSError:
             return None
         try:
@@ -355,7 +225,8 @@ class Bank:
             lock.acquire()
         except filelock.Timeout:
             raise BuildError(
-                f"{self.root}: another build holds the bank's lock; wait for it to finish"
+                f"{self.root}: another build holds the bank's lock; wait for it to finish",
+                path=self.root,
             ) from None
         try:
             self.collect()
@@ -367,7 +238,7 @@ class Bank:
     def stage(self, dataset: str, config: str) -> Iterator[Staging]:
         """Stage a dataset/config; call :meth:`commit` inside to make it visible. On error
         the staging folder is removed and the bank is untouched. Hold :meth:`lock`."""
-        folder = self.root / _STAGING / uuid.uuid4().hex
+        folder = self.root / STAGING / uuid.uuid4().hex
         folder.mkdir(parents=True)
         staging = Staging(folder, dataset, config)
         try:
@@ -403,21 +274,19 @@ class Bank:
             ds.configs[staging.config] = ConfigEntry(splits=entry.splits, sources=entry.sources, files=files)
             ds.built_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             text = manifest.to_json()
-            (self.root / _GENERATIONS).mkdir(exist_ok=True)
-            record = self.root / _GENERATIONS / f"{generation}.json"
+            (self.root / GENERATIONS).mkdir(exist_ok=True)
+            record = self.root / GENERATIONS / f"{generation}.json"
             atomic_write_text(record, text)
             # the lock file exists before any reader can see the generation, so that readers
             # without write access (a read-only mount) can pin it too
-            os.close(
-                os.open(self.root / _GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
-            )
+            os.close(os.open(self.root / GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644))
             atomic_write_text(self.manifest_path, text)
         except OSError as exc:
             for path in published:
                 path.unlink(missing_ok=True)
             if record is not None:
                 record.unlink(missing_ok=True)
-            full = _disk_full(self.root, exc)
+            full = disk_full(self.root, exc)
             if full is None:
                 raise
             raise full from exc
@@ -470,18 +339,18 @@ class Bank:
         removed: list[Path] = []
         if not self.root.is_dir():
             return removed
-        self._refuse_foreign()
+        refuse_foreign(self.root)
         current = self.manifest()
         if current.generation == "legacy":  # rewrite a layout-1 manifest as layout 2
             current.generation = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
-            (self.root / _GENERATIONS).mkdir(exist_ok=True)
+            (self.root / GENERATIONS).mkdir(exist_ok=True)
             text = current.to_json()
-            atomic_write_text(self.root / _GENERATIONS / f"{current.generation}.json", text)
+            atomic_write_text(self.root / GENERATIONS / f"{current.generation}.json", text)
             atomic_write_text(self.manifest_path, text)
         keep = {r.path for r in current.refs(self.root)}
         tables = {r.table for r in current.refs(self.root)}
         keep_all = False
-        generations = self.root / _GENERATIONS
+        generations = self.root / GENERATIONS
         for record in sorted(generations.glob("*.json")) if generations.is_dir() else []:
             name = record.stem
             if name == current.generation:
@@ -491,14 +360,14 @@ class Bank:
             except (OSError, DamagedBankError):
                 refs, keep_all = [], True  # an unreadable record: delete no file this time
             tables |= {r.table for r in refs}
-            if self._reclaim(generations / f"{name}.lock", record):
+            if reclaim(generations / f"{name}.lock", record):
                 removed.append(record)
             else:  # pinned by a reader: its files stay
                 keep |= {r.path for r in refs}
         for lock in sorted(generations.glob("*.lock")) if generations.is_dir() else []:
-            if not (generations / f"{lock.stem}.json").exists() and self._reclaim(lock, None):
+            if not (generations / f"{lock.stem}.json").exists() and reclaim(lock, None):
                 removed.append(lock)
-        for leftover in (self.root / _STAGING, self.root / ".trash"):
+        for leftover in (self.root / STAGING, self.root / ".trash"):
             if leftover.exists():
                 shutil.rmtree(leftover, ignore_errors=True)
                 removed.append(leftover)
@@ -507,76 +376,7 @@ class Bank:
                 tmp.unlink(missing_ok=True)
                 removed.append(tmp)
         if not keep_all:
-            removed += self._sweep(keep, tables)
-        return removed
-
-    def _refuse_foreign(self) -> None:
-        """Refuse to clean a folder that is not (only) a bank, or whose own folders are
-        links: the collector deletes files, and must never reach anything else."""
-        for folder in (_GENERATIONS, _STAGING, ".trash"):
-            if (self.root / folder).is_symlink():
-                raise DamagedBankError(
-                    f"{self.root / folder} is a symbolic link; the bank's own folders must be real "
-                    "folders — remove the link"
-                )
-        if self.manifest_path.exists() or (self.root / _GENERATIONS).is_dir():
-            return
-        own = {".lock", _STAGING, _GENERATIONS, ".trash", ".journal.json"}
-        foreign = [
-            p
-            for p in self.root.iterdir()
-            if p.name not in own and not p.name.endswith(".tmp") and not _table_folder(p)
-        ]
-        if foreign:
-            raise SetupError(
-                f"{self.root} holds {foreign[0].name!r}, which is not part of a convbank bank; "
-                "empty the folder or point CONVBANK_HOME elsewhere"
-            )
-
-    def _reclaim(self, lock: Path, record: Path | None) -> bool:
-        """Delete a generation's record and lock file unless a reader holds the lock."""
-        if fcntl is None:  # no reader locks: keep the record (one old generation at most)
-            return False
-        try:
-            fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o644)
-        except OSError:
-            return False
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                return False
-            if record is not None:
-                record.unlink(missing_ok=True)
-            lock.unlink(missing_ok=True)
-            return True
-        finally:
-            os.close(fd)
-
-    def _sweep(self, keep: set[Path], tables: set[str]) -> list[Path]:
-        """Delete the table files that ``keep`` does not name, and the partition folders
-        that become empty. Only ``part-*.parquet`` files in ``<table>/dataset=/config=/split=``
-        folders of a known table (or of a folder holding nothing else) are considered, and no
-        link is followed."""
-        removed = []
-        for table_dir in self._table_dirs():
-            if table_dir.name not in tables and not _table_folder(table_dir):
-                continue
-            for split_dir in _partition_dirs(table_dir):
-                for path in split_dir.iterdir():
-                    if (
-                        path.is_file()
-                        and not path.is_symlink()
-                        and _PART.fullmatch(path.name)
-                        and path not in keep
-                    ):
-                        path.unlink(missing_ok=True)
-                        removed.append(path)
-                for folder in (split_dir, split_dir.parent, split_dir.parent.parent):
-                    with suppress(OSError):
-                        folder.rmdir()  # only when empty
-            with suppress(OSError):
-                table_dir.rmdir()
+            removed += sweep(self.root, keep, tables)
         return removed
 
     # ------------------------------------------------------------------ checking
@@ -593,16 +393,16 @@ class Bank:
     def _leftovers(self) -> list[Path]:
         """Staging folders and files that no generation names (what :meth:`collect` removes)."""
         keep = {r.path for r in self.manifest().refs(self.root)}
-        generations = self.root / _GENERATIONS
+        generations = self.root / GENERATIONS
         for record in generations.glob("*.json") if generations.is_dir() else []:
             with suppress(OSError, DamagedBankError):
                 keep |= {r.path for r in self._read_manifest(record).refs(self.root)}
-        found = [p for p in (self.root / _STAGING, self.root / ".trash") if p.exists()]
+        found = [p for p in (self.root / STAGING, self.root / ".trash") if p.exists()]
         if found and self._building():
-            found = [p for p in found if p.name != _STAGING]  # a build is writing there now
-        for table_dir in self._table_dirs():
-            for split_dir in _partition_dirs(table_dir):
-                found += [p for p in split_dir.iterdir() if _PART.fullmatch(p.name) and p not in keep]
+            found = [p for p in found if p.name != STAGING]  # a build is writing there now
+        for table_dir in table_dirs(self.root):
+            for split_dir in partition_dirs(table_dir):
+                found += [p for p in split_dir.iterdir() if PART.fullmatch(p.name) and p not in keep]
         return sorted(found)
 
     def _building(self) -> bool:
@@ -619,30 +419,3 @@ def _bad_manifest(path: Path, what: str) -> str:
         f"the bank is damaged: {path} is {what}; run `convbank doctor`, or delete the bank "
         "folder and build again"
     )
-
-
-_PART = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
-"""The names of table files (content-named, or the single file of layout 1)."""
-
-
-def _partition_dirs(table_dir: Path) -> Iterator[Path]:
-    """The ``dataset=/config=/split=`` folders of a table folder (real folders only)."""
-    for level1 in sorted(table_dir.iterdir()):
-        if not _real_dir(level1, "dataset="):
-            continue
-        for level2 in sorted(level1.iterdir()):
-            if not _real_dir(level2, "config="):
-                continue
-            yield from (d for d in sorted(level2.iterdir()) if _real_dir(d, "split="))
-
-
-def _real_dir(path: Path, prefix: str) -> bool:
-    return path.name.startswith(prefix) and path.is_dir() and not path.is_symlink()
-
-
-def _table_folder(path: Path) -> bool:
-    """Whether a folder looks like a table folder: real, holding only ``dataset=`` folders."""
-    if not path.is_dir() or path.is_symlink() or path.name.startswith("."):
-        return False
-    entries = list(path.iterdir())
-    return bool(entries) and all(_real_dir(e, "dataset=") for e in entries)

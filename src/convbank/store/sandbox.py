@@ -27,6 +27,7 @@ from convbank._workers import Worker, may_fork
 from convbank.errors import DamagedBankError, QueryError
 
 if TYPE_CHECKING:
+    import duckdb
     import pyarrow as pa
 
     from convbank.store.sql import Begin
@@ -104,7 +105,7 @@ def _worker(
     import pyarrow
 
     from convbank.store.bank import Bank
-    from convbank.store.sql import Begin, connect, damage_of, is_read_only, results
+    from convbank.store.sql import connect, damage_of
 
     pyarrow.set_memory_pool(pyarrow.system_memory_pool())  # also when forked: pyarrow was loaded
 
@@ -135,28 +136,7 @@ def _worker(
                 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
                 capped = True
             try:
-                if mode == "stream":  # every batch as it comes, one Arrow IPC message each
-                    batch_rows, last_only = options
-                    for item in results(con, sql, batch_rows=batch_rows, last_only=last_only):
-                        if isinstance(item, Begin):
-                            pipe.send(("begin", _ipc(item.schema, None), item.index, item.count))
-                        else:
-                            pipe.send(("batch", _ipc(item.schema, item)))
-                    reply: tuple[Any, ...] = ("end",)
-                else:
-                    max_rows, cell_chars = options
-                    is_read_only(con, sql)
-                    cur = con.execute(sql)
-                    columns = [d[0] for d in cur.description or []]
-                    types = [str(d[1]) for d in cur.description or []]
-                    rows = cur.fetchmany(max_rows + 1) if columns else []
-                    reply = (
-                        "ok",
-                        columns,
-                        [tuple(_cut(v, cell_chars) for v in row) for row in rows[:max_rows]],
-                        len(rows) > max_rows,
-                        types,
-                    )
+                reply: tuple[Any, ...] = _answer(pipe, con, sql, mode, options)
             finally:
                 con.close()
         except duckdb.OutOfMemoryException as exc:
@@ -178,6 +158,32 @@ def _worker(
             pipe.send(reply)
         except MemoryError:
             pipe.send(("memory", "the result is too large to send"))
+
+
+def _answer(  # pragma: no cover - child
+    pipe: Connection, con: duckdb.DuckDBPyConnection, sql: str, mode: str, options: tuple[Any, ...]
+) -> tuple[Any, ...]:
+    """One query's reply: ``stream`` sends every batch as it comes (one Arrow IPC message
+    each) and replies ``("end",)``; otherwise the first ``max_rows`` rows, each cell cut to
+    ``cell_chars``, whether there were more, and the column types."""
+    from convbank.store.sql import Begin, is_read_only, results
+
+    if mode == "stream":
+        batch_rows, last_only = options
+        for item in results(con, sql, batch_rows=batch_rows, last_only=last_only):
+            if isinstance(item, Begin):
+                pipe.send(("begin", _ipc(item.schema, None), item.index, item.count))
+            else:
+                pipe.send(("batch", _ipc(item.schema, item)))
+        return ("end",)
+    max_rows, cell_chars = options
+    is_read_only(con, sql)
+    cur = con.execute(sql)
+    columns = [d[0] for d in cur.description or []]
+    types = [str(d[1]) for d in cur.description or []]
+    rows = cur.fetchmany(max_rows + 1) if columns else []
+    cells = [tuple(_cut(v, cell_chars) for v in row) for row in rows[:max_rows]]
+    return ("ok", columns, cells, len(rows) > max_rows, types)
 
 
 def _ipc(schema: pa.Schema, batch: pa.RecordBatch | None) -> bytes:  # pragma: no cover - child

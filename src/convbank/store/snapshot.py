@@ -101,7 +101,10 @@ class Snapshot:
         if info is None:
             raise NotBuiltError(
                 f"{dataset}/{config}/{split} is not in the bank at {self.bank.root}; "
-                f"run `convbank build {dataset}` first"
+                f"run `convbank build {dataset}` first",
+                dataset=dataset,
+                config=config,
+                split=split,
             )
         return info
 
@@ -131,7 +134,10 @@ class Snapshot:
         if not found:
             raise NotBuiltError(
                 f"{table} has no {dataset}/{config}/{split} in the bank at {self.bank.root}; "
-                f"run `convbank build {dataset}` first"
+                f"run `convbank build {dataset}` first",
+                dataset=dataset,
+                config=config,
+                split=split,
             )
         return found
 
@@ -148,11 +154,12 @@ class Snapshot:
         for ref in self.refs(dataset=dataset):
             problem = stat_problem(ref)
             if problem:
-                raise DamagedBankError(damaged(ref, problem))
+                raise DamagedBankError(damaged(ref, problem), path=ref.path)
         for _, problem in count_problems(self.manifest, dataset):
             raise DamagedBankError(
                 f"the bank is damaged: {self.bank.manifest_path} {problem}; run `convbank doctor` "
-                "to check every file, then rebuild that dataset"
+                "to check every file, then rebuild that dataset",
+                path=self.bank.manifest_path,
             )
 
     def locate_damage(self, table: str | None = None) -> FileRef | None:
@@ -193,13 +200,16 @@ class Snapshot:
             return None
         return NotBuiltError(
             f"generation {self.generation} of the bank at {self.bank.root} is gone (cleaned after "
-            f"it was released); load {ref.dataset} again"
+            f"it was released); load {ref.dataset} again",
+            dataset=ref.dataset,
         )
 
     def unreadable(self, ref: FileRef, exc: BaseException) -> NotBuiltError | DamagedBankError:
         """The one-line error of a file that cannot be read: its generation is gone
         (:meth:`gone`), or the file is damaged."""
-        return self.gone(ref) or DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"))
+        return self.gone(ref) or DamagedBankError(
+            damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path
+        )
 
     def present(self, refs: list[FileRef]) -> None:
         """Raise the one-line error of the first of these files that is missing or of
@@ -207,7 +217,7 @@ class Snapshot:
         for ref in refs:
             problem = stat_problem(ref)
             if problem:
-                raise self.gone(ref) or DamagedBankError(damaged(ref, problem))
+                raise self.gone(ref) or DamagedBankError(damaged(ref, problem), path=ref.path)
 
     def read_verified(self, ref: FileRef, columns: list[str] | None = None) -> pa.Table:
         """A whole file as a table, decoded from bytes read once and checked first against
@@ -222,15 +232,19 @@ class Snapshot:
         except OSError as exc:
             raise self.unreadable(ref, exc) from exc
         if ref.bytes is not None and len(data) != ref.bytes:
-            raise DamagedBankError(damaged(ref, f"{len(data):,} bytes where the manifest says {ref.bytes:,}"))
+            raise DamagedBankError(
+                damaged(ref, f"{len(data):,} bytes where the manifest says {ref.bytes:,}"), path=ref.path
+            )
         import hashlib  # here, not at the top: the commands that only print never hash
 
         if hashlib.sha256(data).hexdigest() != ref.sha256:
-            raise DamagedBankError(damaged(ref, "corrupt (its sha256 differs from the manifest's)"))
+            raise DamagedBankError(
+                damaged(ref, "corrupt (its sha256 differs from the manifest's)"), path=ref.path
+            )
         try:
             return pq.read_table(pa.BufferReader(data), columns=columns, **VERIFY_PAGES)
         except (OSError, pa.ArrowException) as exc:
-            raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+            raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
 
     def parquet(self, ref: FileRef) -> pq.ParquetFile:
         """A reader of one file for the calling thread (readers are not shared between
@@ -308,7 +322,7 @@ def checked_footer(ref: FileRef) -> pq.FileMetaData:
     try:
         st = ref.path.stat()
     except OSError as exc:
-        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
     key = (
         str(ref.path),
         ref.footer,
@@ -326,12 +340,15 @@ def checked_footer(ref: FileRef) -> pq.FileMetaData:
     try:
         meta, sha = read_footer(ref.path)
     except (OSError, ValueError, pa.ArrowException) as exc:
-        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
     if ref.footer is not None and sha != ref.footer:
-        raise DamagedBankError(damaged(ref, "corrupt (its Parquet footer differs from the manifest's)"))
+        raise DamagedBankError(
+            damaged(ref, "corrupt (its Parquet footer differs from the manifest's)"), path=ref.path
+        )
     if ref.rows is not None and meta.num_rows != ref.rows:
         raise DamagedBankError(
-            damaged(ref, f"of {meta.num_rows:,} rows where the manifest says {ref.rows:,}")
+            damaged(ref, f"of {meta.num_rows:,} rows where the manifest says {ref.rows:,}"),
+            path=ref.path,
         )
     with _CHECKED_LOCK:
         if len(_CHECKED) >= 10_000:

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
+from convbank._workers import forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
@@ -49,9 +50,6 @@ BATCH_ROWS = 8192
 
 _LIVE: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 """Every open connection of this process, for :func:`interrupt_all`."""
-OPENED = threading.Event()
-"""Set once this process has opened a query connection (then a worker is started anew
-rather than forked from it: :func:`convbank._workers.may_fork`)."""
 _SIGNALLED = threading.Event()
 
 
@@ -95,7 +93,7 @@ def connect(
         config["threads"] = int(threads)
     if memory_limit:
         config["memory_limit"] = memory_limit
-    OPENED.set()
+    forbid_fork()  # DuckDB's threads: a worker is then started anew, not forked from here
     try:
         con = duckdb.connect(":memory:", config=config)
     except duckdb.Error as exc:
@@ -125,15 +123,16 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     try:
         parsed = con.extract_statements(sql)
     except duckdb.Error as exc:
-        raise QueryError(f"SQL syntax error: {_message(exc)}") from exc
+        raise QueryError(f"SQL syntax error: {_message(exc)}", sql=sql) from exc
     if not parsed:
-        raise QueryError("empty SQL statement")
+        raise QueryError("empty SQL statement", sql=sql)
     for st in parsed:
         kind = st.type.name
         if kind not in READ_ONLY_STATEMENTS:
             raise QueryError(
                 f"only read-only statements are allowed (SELECT, WITH ... SELECT, DESCRIBE, "
-                f"SHOW, EXPLAIN); got {kind}"
+                f"SHOW, EXPLAIN); got {kind}",
+                sql=st.query,
             )
     return [st.query for st in parsed]
 
@@ -152,7 +151,8 @@ def _readable(sql: str) -> None:
     except UnicodeEncodeError as exc:
         raise QueryError(
             f"the SQL cannot be read: character {exc.start + 1} is not valid Unicode "
-            f"({exc.object[exc.start]!a}, a lone surrogate)"
+            f"({exc.object[exc.start]!a}, a lone surrogate)",
+            sql=sql,
         ) from None
 
 
@@ -357,7 +357,8 @@ def bank_queries(snapshot: Snapshot) -> Iterator[None]:
             raise damage from exc
         raise DamagedBankError(
             f"the bank at {snapshot.bank.root} cannot be read ({str(exc).splitlines()[0]}); run "
-            "`convbank doctor` to find the damaged file, then rebuild its dataset"
+            "`convbank doctor` to find the damaged file, then rebuild its dataset",
+            path=snapshot.bank.root,
         ) from exc
 
 
@@ -369,7 +370,7 @@ def damage_of(snapshot: Snapshot | None, exc: duckdb.Error) -> DamagedBankError 
     ref = snapshot.locate_damage()
     if ref is None:
         return None
-    return DamagedBankError(damaged(ref, f"corrupt ({_arrow_cause(exc)})"))
+    return DamagedBankError(damaged(ref, f"corrupt ({_arrow_cause(exc)})"), path=ref.path)
 
 
 def _arrow_cause(exc: duckdb.Error) -> str:

@@ -14,6 +14,7 @@ import io
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,29 @@ def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+@dataclass
+class _Viewer:
+    """What the handlers share: the bank's generations, the limits, the SQL sandbox and the
+    thread pools of pages and queries (``app.state.viewer``)."""
+
+    state: _State
+    limits: Limits
+    sandbox: SqlSandbox
+    pages: _Workers
+    queries: _Workers
+
+    def stop(self) -> None:
+        """Stop every query now (the server is shutting down)."""
+        self.sandbox.close()
+        self.queries.shutdown()
+        self.pages.shutdown()
+
+
+def _viewer(request: Request) -> _Viewer:
+    viewer: _Viewer = request.app.state.viewer
+    return viewer
+
+
 def create_app(
     bank: Bank | None = None,
     *,
@@ -130,162 +154,26 @@ def create_app(
     limits: Limits | None = None,
 ) -> Starlette:
     """The viewer's ASGI app over ``bank`` (default: the bank under CONVBANK_HOME),
-    answering requests whose ``Host`` is one of ``hosts`` (``"*"`` for any)."""
+    answering requests whose ``Host`` is one of ``hosts`` (``"*"`` for any).
+
+    Example: ``uvicorn.run(create_app(Bank(), limits=Limits(query_seconds=5)))``.
+    """
     limits = limits or Limits()
     state = _State(bank or Bank(), limits)
-    sandbox = SqlSandbox(state.bank.root, workers=limits.sql_workers, memory=parse_size(limits.query_memory))
-    pages = _Workers("pages", limits.page_workers, limits.page_queue)
-    queries = _Workers("sql", limits.sql_workers, limits.sql_queue)
-
-    async def index(request: Request) -> Response:
-        built = state.current().snapshot.built()
-        rows = []
-        for ds in catalog.catalog:
-            entry = built.get(ds.name)
-            counts = {
-                f"{c}/{s}": info.conversations
-                for c, cfg in (entry.configs.items() if entry else ())
-                for s, info in cfg.splits.items()
-            }
-            rows.append({"ds": ds, "counts": counts, "total": sum(counts.values())})
-        return _render("index.html", rows=rows)
-
-    async def dataset(request: Request) -> Response:
-        ds = _dataset(request.path_params["name"])
-        gen = state.current()
-        built = gen.snapshot.built().get(ds.name)
-        if not built:
-            return _render("dataset.html", ds=ds, built=False, status=200)
-        args = {
-            k: request.query_params.get(k, "")
-            for k in ("config", "split", "label", "q", "field", "value", "min", "max", "sort", "order")
-        }
-        try:
-            page = int(request.query_params.get("page", "1"))
-        except ValueError:
-            page = 1
-
-        def work(job: _Job) -> dict[str, Any]:
-            with gen.connection(job) as con:
-                known = gen.cached("labels", ds.name, lambda: labels(con, ds.name))
-                listing = list_conversations(con, ds.name, args, page, known)
-                if not listing.filtered:
-                    charts = gen.cached("stats", ds.name, lambda: _stats(ds.name, gen.snapshot))
-                elif listing.total:  # the charts follow the filter
-                    key = ("charts", ds.name, listing.where, *listing.params)
-                    charts = gen.cached_lru(key, lambda: _charts(selection_stats(con, ds.name, listing)))
-                else:
-                    charts = None
-                return {"listing": listing, "labels": known, "charts": charts}
-
-        data = await pages.run(request, work, limits.query_seconds)
-        return _render(
-            "dataset.html",
-            ds=ds,
-            built=True,
-            parts=[
-                (c, s, i.conversations) for c, cfg in built.configs.items() for s, i in cfg.splits.items()
-            ],
-            args=args,
-            fields=list(ds.presentation.viewer_filters),
-            sorts=sorts(ds),
-            query=lambda **kw: _query({**args, **kw}),
-            status=400 if data["listing"].notices else 200,  # the page, and a status scripts can tell
-            **data,
-        )
-
-    async def conversation(request: Request) -> Response:
-        ds = _dataset(request.path_params["name"])
-        cid = request.path_params["cid"]
-        gen = state.current()
-        as_json = request.query_params.get("format") == "json"
-
-        def work(job: _Job) -> Response:
-            start = time.perf_counter()
-            try:
-                corpus = gen.corpus(ds.name)
-                corpus.snapshot.check(ds.name)  # the files as the manifest says (a stat each), cache or not
-                conv = corpus[cid]
-                before, after = corpus.neighbours(cid)
-            except (ConversationNotFoundError, NotBuiltError) as exc:
-                raise HTTPException(404, str(exc)) from None
-            if as_json:
-                return Response(json_bytes(conv.to_dict()), media_type="application/json")
-            return _render(
-                "conversation.html",
-                ds=ds,
-                conv=conv,
-                turns=turn_views(conv, corpus.context(conv)),
-                every_turn=constant_turn_meta(conv),
-                before=before,
-                after=after,
-                pretty_json=msgspec.json.format(json_bytes(conv.to_dict()), indent=2).decode(),
-                seconds=time.perf_counter() - start,
-            )
-
-        return await pages.run(request, work, None)
-
-    async def sql_page(request: Request) -> Response:
-        q = request.query_params.get("q", "").strip()
-        result: Result | None = None
-        error = None
-        if q:
-            snapshot = state.current().snapshot
-
-            def work(job: _Job) -> Result:
-                return sandbox.run(
-                    snapshot.generation,
-                    q,
-                    timeout=limits.query_seconds,
-                    max_rows=SQL_ROWS,
-                    cell_chars=SQL_CELL_CHARS,
-                    stop=lambda: job.stopped is not None,
-                )
-
-            try:
-                result = await queries.run(request, work, None)
-            except (QueryError, NotBuiltError) as exc:
-                error = str(exc)
-        if q and result is not None and request.query_params.get("format") == "csv":
-            return _csv(result)
-        return _render(
-            "sql.html",
-            q=q,
-            result=result,
-            error=error,
-            examples=examples(),
-            max_rows=SQL_ROWS,
-            status=400 if error else 200,
-        )
-
-    async def error_page(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, HTTPException):
-            status, detail = exc.status_code, exc.detail
-        elif isinstance(exc, (DamagedBankError, QueryError)):
-            status, detail = 503, str(exc)
-        elif isinstance(exc, NotBuiltError):
-            status, detail = 404, str(exc)
-        else:
-            status, detail = 500, "internal error"
-        response = _render("error.html", status=status, code=status, detail=detail)
-        if status == 503:
-            response.headers["Retry-After"] = "1"
-        for key, value in SECURITY_HEADERS:  # a 500 is sent outside the middleware
-            response.headers[key.decode()] = value.decode()
-        return response
+    viewer = _Viewer(
+        state,
+        limits,
+        SqlSandbox(state.bank.root, workers=limits.sql_workers, memory=parse_size(limits.query_memory)),
+        _Workers("pages", limits.page_workers, limits.page_queue),
+        _Workers("sql", limits.sql_workers, limits.sql_queue),
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             yield
         finally:
-            stop()
-
-    def stop() -> None:
-        """Stop every query now (the server is shutting down)."""
-        sandbox.close()
-        queries.shutdown()
-        pages.shutdown()
+            viewer.stop()
 
     static = StaticFiles(directory=str(Path(__file__).parent / "static"))
     app = Starlette(
@@ -303,8 +191,153 @@ def create_app(
         exception_handlers={HTTPException: error_page, ConvbankError: error_page, Exception: error_page},
         lifespan=lifespan,
     )
-    app.state.stop_queries = stop
+    app.state.viewer = viewer
+    app.state.stop_queries = viewer.stop
     return app
+
+
+async def index(request: Request) -> Response:
+    """``/``: every dataset (:func:`convbank.catalog.listing`) with its conversations in
+    the bank's current generation."""
+    rows = catalog.listing(_viewer(request).state.current().snapshot.manifest)
+    return _render("index.html", rows=rows)
+
+
+async def dataset(request: Request) -> Response:
+    """``/datasets/NAME``: a dataset's conversations, filtered, sorted and paged by the
+    query's arguments, with the charts of what is shown."""
+    viewer = _viewer(request)
+    ds = _dataset(request.path_params["name"])
+    gen = viewer.state.current()
+    built = gen.snapshot.built().get(ds.name)
+    if not built:
+        return _render("dataset.html", ds=ds, built=False, status=200)
+    args = {
+        k: request.query_params.get(k, "")
+        for k in ("config", "split", "label", "q", "field", "value", "min", "max", "sort", "order")
+    }
+    try:
+        page = int(request.query_params.get("page", "1"))
+    except ValueError:
+        page = 1
+
+    def work(job: _Job) -> dict[str, Any]:
+        with gen.connection(job) as con:
+            known = gen.cached("labels", ds.name, lambda: labels(con, ds.name))
+            listing = list_conversations(con, ds.name, args, page, known)
+            if not listing.filtered:
+                charts = gen.cached("stats", ds.name, lambda: _stats(ds.name, gen.snapshot))
+            elif listing.total:  # the charts follow the filter
+                key = ("charts", ds.name, listing.where, *listing.params)
+                charts = gen.cached_lru(key, lambda: _charts(selection_stats(con, ds.name, listing)))
+            else:
+                charts = None
+            return {"listing": listing, "labels": known, "charts": charts}
+
+    data = await viewer.pages.run(request, work, viewer.limits.query_seconds)
+    return _render(
+        "dataset.html",
+        ds=ds,
+        built=True,
+        parts=[(c, s, i.conversations) for c, cfg in built.configs.items() for s, i in cfg.splits.items()],
+        args=args,
+        fields=list(ds.presentation.viewer_filters),
+        sorts=sorts(ds),
+        query=lambda **kw: _query({**args, **kw}),
+        status=400 if data["listing"].notices else 200,  # the page, and a status scripts can tell
+        **data,
+    )
+
+
+async def conversation(request: Request) -> Response:
+    """``/datasets/NAME/conversations/ID``: one conversation in the viewer's layout, with its
+    neighbours (``?format=json``: its unified JSON)."""
+    viewer = _viewer(request)
+    ds = _dataset(request.path_params["name"])
+    cid = request.path_params["cid"]
+    gen = viewer.state.current()
+    as_json = request.query_params.get("format") == "json"
+
+    def work(job: _Job) -> Response:
+        start = time.perf_counter()
+        try:
+            corpus = gen.corpus(ds.name)
+            corpus.snapshot.check(ds.name)  # the files as the manifest says (a stat each), cache or not
+            conv = corpus[cid]
+            before, after = corpus.neighbours(cid)
+        except (ConversationNotFoundError, NotBuiltError) as exc:
+            raise HTTPException(404, str(exc)) from None
+        if as_json:
+            return Response(json_bytes(conv.to_dict()), media_type="application/json")
+        return _render(
+            "conversation.html",
+            ds=ds,
+            conv=conv,
+            turns=turn_views(conv, corpus.context(conv)),
+            every_turn=constant_turn_meta(conv),
+            before=before,
+            after=after,
+            pretty_json=msgspec.json.format(json_bytes(conv.to_dict()), indent=2).decode(),
+            seconds=time.perf_counter() - start,
+        )
+
+    return await viewer.pages.run(request, work, None)
+
+
+async def sql_page(request: Request) -> Response:
+    """``/sql``: the SQL console; ``?q=`` runs a read-only query in the sandbox, within the
+    limits (``&format=csv``: its first rows as a CSV download)."""
+    viewer = _viewer(request)
+    q = request.query_params.get("q", "").strip()
+    result: Result | None = None
+    error = None
+    if q:
+        snapshot = viewer.state.current().snapshot
+
+        def work(job: _Job) -> Result:
+            return viewer.sandbox.run(
+                snapshot.generation,
+                q,
+                timeout=viewer.limits.query_seconds,
+                max_rows=SQL_ROWS,
+                cell_chars=SQL_CELL_CHARS,
+                stop=lambda: job.stopped is not None,
+            )
+
+        try:
+            result = await viewer.queries.run(request, work, None)
+        except (QueryError, NotBuiltError) as exc:
+            error = str(exc)
+    if q and result is not None and request.query_params.get("format") == "csv":
+        return _csv(result)
+    return _render(
+        "sql.html",
+        q=q,
+        result=result,
+        error=error,
+        examples=examples(),
+        max_rows=SQL_ROWS,
+        status=400 if error else 200,
+    )
+
+
+async def error_page(request: Request, exc: Exception) -> Response:
+    """Every error as a page: a 404 or 400 as raised, a damaged bank or a query over its
+    limits 503 (retry in a second), anything else 500 without its details."""
+    if isinstance(exc, HTTPException):
+        status, detail = exc.status_code, exc.detail
+    elif isinstance(exc, (DamagedBankError, QueryError)):
+        status, detail = 503, str(exc)
+    elif isinstance(exc, NotBuiltError):
+        status, detail = 404, str(exc)
+    else:
+        status, detail = 500, "internal error"
+    response = _render("error.html", status=status, code=status, detail=detail)
+    if status == 503:
+        response.headers["Retry-After"] = "1"
+    for key, value in SECURITY_HEADERS:  # a 500 is sent outside the middleware
+        response.headers[key.decode()] = value.decode()
+    return response
 
 
 def _csv(result: Result) -> Response:

@@ -126,45 +126,11 @@ def list_conversations(
         where.append("c.split = ?")
         params.append(split)
     if args.get("label"):
-        layer, _, label = args["label"].partition(":")
-        if known_labels is not None:  # what filter(label=) says, the closest labels named
-            known: dict[str, list[str]] = {}
-            for a, b, _ in known_labels:
-                known.setdefault(a, []).append(b)
-            problem = unknown_label(ds.name, args["label"], known)
-            if problem:
-                notices.append(problem)
-        where.append(f"EXISTS (SELECT 1 FROM annotations x WHERE {_SAME} AND x.layer = ? AND x.label = ?)")
-        params += [layer, label]
+        notices += _label_filter(ds, args["label"], known_labels, where, params)
     if args.get("q"):
         where.append(f"EXISTS (SELECT 1 FROM turns x WHERE {_SAME} AND x.text ILIKE ? ESCAPE '\\')")
         params.append(_like(args["q"]))
-    fields = ds.presentation.viewer_filters
-    name = args.get("field", "")
-    if name and name not in fields:
-        hint = did_you_mean(name, fields)
-        listed = ", ".join(fields) or "none"
-        notices.append(f"{ds.name} has no metadata field {name!r}; {hint}one of {listed}")
-    elif name:
-        table, path = fields[name].table, fields[name].path
-        if args.get("value", "") != "":
-            where.append(
-                f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} AND json_extract_string(x.meta, ?) = ?)"
-            )
-            params += [path, args["value"]]
-        for bound, op in (("min", ">="), ("max", "<=")):
-            if args.get(bound, "") == "":
-                continue
-            try:
-                limit = float(args[bound])
-            except ValueError:
-                notices.append(f"{bound} {args[bound]!r} is not a number")
-                continue
-            where.append(
-                f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} "
-                f"AND TRY_CAST(json_extract_string(x.meta, ?) AS DOUBLE) {op} ?)"
-            )
-            params += [path, limit]
+    notices += _field_filter(ds, args, where, params)
     notices += _order_problems(ds, args)
     sql_where = " AND ".join(where)
     total = con.execute(f"SELECT count(*) FROM conversations c WHERE {sql_where}", params).fetchone()
@@ -185,6 +151,63 @@ def list_conversations(
     if args.get("q"):
         _matching_turns(con, dataset, listing.rows, args["q"])
     return listing
+
+
+def _label_filter(
+    ds: Dataset,
+    wanted: str,
+    known_labels: Sequence[tuple[str, str, int]] | None,
+    where: list[str],
+    params: list[Any],
+) -> list[str]:
+    """Add the condition of ``label=layer:label`` to ``where`` and ``params``; the notice
+    ``filter(label=)`` gives for a label not in ``known_labels`` (when given), the closest
+    named."""
+    layer, _, label = wanted.partition(":")
+    notices = []
+    if known_labels is not None:
+        known: dict[str, list[str]] = {}
+        for a, b, _ in known_labels:
+            known.setdefault(a, []).append(b)
+        problem = unknown_label(ds.name, wanted, known)
+        if problem:
+            notices.append(problem)
+    where.append(f"EXISTS (SELECT 1 FROM annotations x WHERE {_SAME} AND x.layer = ? AND x.label = ?)")
+    params += [layer, label]
+    return notices
+
+
+def _field_filter(ds: Dataset, args: dict[str, str], where: list[str], params: list[Any]) -> list[str]:
+    """Add the conditions of ``field`` with ``value`` or ``min``/``max`` to ``where`` and
+    ``params``; the notices of an unknown field (the closest named) and of a bound that is
+    not a number."""
+    fields = ds.presentation.viewer_filters
+    name = args.get("field", "")
+    if name and name not in fields:
+        hint = did_you_mean(name, fields)
+        listed = ", ".join(fields) or "none"
+        return [f"{ds.name} has no metadata field {name!r}; {hint}one of {listed}"]
+    if not name:
+        return []
+    notices = []
+    table, path = fields[name].table, fields[name].path
+    if args.get("value", "") != "":
+        where.append(f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} AND json_extract_string(x.meta, ?) = ?)")
+        params += [path, args["value"]]
+    for bound, op in (("min", ">="), ("max", "<=")):
+        if args.get(bound, "") == "":
+            continue
+        try:
+            limit = float(args[bound])
+        except ValueError:
+            notices.append(f"{bound} {args[bound]!r} is not a number")
+            continue
+        where.append(
+            f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} "
+            f"AND TRY_CAST(json_extract_string(x.meta, ?) AS DOUBLE) {op} ?)"
+        )
+        params += [path, limit]
+    return notices
 
 
 def sorts(dataset: Dataset) -> list[str]:

@@ -1,0 +1,158 @@
+"""A build's writing: Parquet writers for one dataset/config in a staging folder of the bank
+(:meth:`convbank.store.bank.Bank.stage`), nothing visible to readers until the bank commits
+it; a full disk while writing is one line that says the old bank is kept.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from convbank._lazy import lazy
+from convbank.errors import DiskFullError
+from convbank.model import SCHEMA_VERSION
+from convbank.store.snapshot import partition
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+else:
+    pa = lazy("pyarrow")
+    pq = lazy("pyarrow.parquet")
+
+__all__ = ["Staging", "disk_full", "fsync_file"]
+
+
+def disk_full(root: Path, exc: OSError) -> DiskFullError | None:
+    """The one-line error of a full disk while writing the bank (it says the old bank is
+    kept); None for other OS errors (read-only, a file in the way), which stay themselves for
+    the caller to name (the CLI turns them into a SetupError)."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT) and "No space left" not in str(exc):
+        return None
+    where = exc.filename or root
+    free = shutil.disk_usage(root).free if root.exists() else 0
+    return DiskFullError(
+        f"{where}: no space left on the device holding the bank ({free:,} bytes free); "
+        "the previous bank is unchanged and the partial build was removed — free some space "
+        "and build again",
+        path=where,
+        free=free,
+    )
+
+
+def _statistics(schema: pa.Schema) -> list[str]:
+    """The columns whose row-group statistics are written: keys, labels and numbers that
+    lookups and filters prune by, not free text (``text``, ``meta``) or nested values, whose
+    minimum and maximum prune nothing and cost a pass over every value at write."""
+    return [f.name for f in schema if not pa.types.is_nested(f.type) and f.name not in ("text", "meta")]
+
+
+class Staging:
+    """Parquet writers for one dataset/config being built; nothing is visible until commit."""
+
+    def __init__(self, root: Path, dataset: str, config: str) -> None:
+        self.root = root
+        self.dataset = dataset
+        self.config = config
+        self._writers: dict[tuple[str, str, int], pq.ParquetWriter] = {}
+        self.rows: dict[tuple[str, str, int], int] = {}
+        """Rows written, by (table, split, piece)."""
+
+    def path(self, table: str, split: str, piece: int = 0) -> Path:
+        """Where one piece of a table partition is staged."""
+        return self.root / table / partition(self.dataset, self.config, split) / f"piece-{piece:06d}.parquet"
+
+    def write(self, table: str, split: str, data: pa.Table, piece: int = 0) -> None:
+        """Append rows to one piece of ``table`` for ``split`` (one row group per call).
+        Pieces (each written by one writer, possibly in another process on the same
+        staging folder) are the split's files in order."""
+        key = (table, split, piece)
+        try:
+            writer = self._writers.get(key)
+            if writer is None:
+                path = self.path(table, split, piece)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                schema = data.schema.with_metadata(
+                    {
+                        **(data.schema.metadata or {}),
+                        b"convbank.schema_version": SCHEMA_VERSION.encode(),
+                        b"convbank.table": table.encode(),
+                    }
+                )
+                writer = pq.ParquetWriter(
+                    path,
+                    schema,
+                    compression="zstd",
+                    write_statistics=_statistics(schema),
+                    write_page_checksum=True,  # readers check every page (VERIFY_PAGES)
+                )
+                self._writers[key] = writer
+                self.rows[key] = 0
+            writer.write_table(data.replace_schema_metadata(writer.schema.metadata))
+        except OSError as exc:
+            full = disk_full(self.root, exc)
+            if full is None:
+                raise
+            raise full from exc
+        self.rows[key] += data.num_rows
+
+    def conversation_id(self, split: str, record: int) -> str:
+        """The id of a split's record ``record`` in what is staged (read back from the
+        closed files)."""
+        for key in sorted(k for k in self.rows if k[0] == "conversations" and k[1] == split):
+            ids = pq.read_table(self.path(*key), columns=["conversation_id"]).column(0)
+            if record < len(ids):
+                return str(ids[record].as_py())
+            record -= len(ids)
+        raise IndexError(f"{split} has no staged record {record}")
+
+    def adopt(self, rows: dict[tuple[str, str, int], int]) -> None:
+        """Count pieces written into this staging folder by another writer (a worker)."""
+        self.rows.update(rows)
+
+    def close(self) -> None:
+        """Close every writer: files become complete Parquet files, flushed to disk."""
+        writers, self._writers = self._writers, {}
+        try:
+            for key, writer in list(writers.items()):
+                del writers[key]
+                _close(writer)
+                fsync_file(self.path(*key))
+        except OSError as exc:
+            for writer in writers.values():  # those not closed yet
+                with suppress(Exception):
+                    _close(writer)
+            full = disk_full(self.root, exc)
+            if full is None:
+                raise
+            raise full from exc
+
+    def abandon(self) -> None:
+        """Close every writer after a failure, ignoring their errors (a full disk makes
+        ``close`` fail again)."""
+        writers, self._writers = self._writers, {}
+        for writer in writers.values():
+            with suppress(Exception):
+                _close(writer)
+
+
+def _close(writer: pq.ParquetWriter) -> None:
+    """Close a writer; when that fails (a full disk), mark it closed all the same, or its
+    finaliser would try again and print the error's traceback when it is collected."""
+    try:
+        writer.close()
+    finally:
+        writer.is_open = False
+
+
+def fsync_file(path: Path) -> None:
+    """Flush a written file to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
