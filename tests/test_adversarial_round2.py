@@ -8,12 +8,16 @@ case that failed before its fix.
   file's path, then the path was opened again to read); a FIFO put there made the next read
   wait forever. Now every read opens the file once, checks its footer through that open file
   (again whenever it is not the file checked before) and reads from it.
+- A signal that interrupts a DuckDB call of ``stats`` or ``report`` made DuckDB raise
+  ``RuntimeError: Query interrupted``: a traceback and exit 1. Now whatever a command fails
+  with after a signal is the signal's line and exit code.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,9 +25,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 
 import convbank
 from conftest import turns_file
+from convbank.cli.main import cli
 from convbank.errors import DamagedBankError
 from convbank.store import Bank
 
@@ -118,3 +124,28 @@ def test_a_fifo_put_under_a_live_reader_is_refused_not_waited_on(casino_home: Ba
         f"the bank is damaged: {train} is not a regular file; run `convbank doctor` to check "
         "every file, then `convbank build casino` to rebuild it"
     )
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+)
+def test_a_query_interrupted_by_a_signal_is_the_signals_line_not_a_traceback(
+    casino_home: Bank, monkeypatch: pytest.MonkeyPatch, signum: int, code: int
+) -> None:
+    """Before: a signal while ``stats`` or ``report`` waited in DuckDB's ``execute`` (3 of 25
+    seeded SIGINTs to ``stats``, 1 of 4 SIGHUPs to ``report``) was DuckDB's ``RuntimeError:
+    Query interrupted``, a 30-line traceback, exit 1. Here the signal arrives as the first
+    query runs (its watcher interrupts DuckDB, which raises what it raised there)."""
+    from convbank import stats as stats_module
+    from convbank.cli import _signals
+
+    def interrupted_rows(*args: object) -> list[tuple[object, ...]]:
+        _signals._interrupt_queries(signum)  # what the watcher thread does on the signal
+        raise RuntimeError("Query interrupted")
+
+    monkeypatch.setattr(stats_module, "_rows", interrupted_rows)
+    result = CliRunner().invoke(cli, ["stats", "casino"])
+    line, expected = _signals.message(signum)
+    assert (result.exit_code, result.output) == (code, f"{line}\n") and expected == code
+    after = CliRunner().invoke(cli, ["query", "SELECT 1 AS x", "--format", "csv"])
+    assert (after.exit_code, after.output) == (0, "x\n1\n")  # the next command is not interrupted
