@@ -15,6 +15,7 @@ case that failed before its fix.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -149,3 +150,20 @@ def test_a_query_interrupted_by_a_signal_is_the_signals_line_not_a_traceback(
     assert (result.exit_code, result.output) == (code, f"{line}\n") and expected == code
     after = CliRunner().invoke(cli, ["query", "SELECT 1 AS x", "--format", "csv"])
     assert (after.exit_code, after.output) == (0, "x\n1\n")  # the next command is not interrupted
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson"])
+def test_printed_json_lines_hold_no_line_separator(
+    casino_home: Bank, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Before: U+2028 and U+2029 were printed raw, and ``str.splitlines()`` cut the one row of
+    ``query --format ndjson`` into two lines, neither of them JSON."""
+    sql = "SELECT 'a' || chr(8232) || 'b' || chr(8233) || 'c' AS x"
+    result = CliRunner().invoke(cli, ["query", sql, "--format", fmt])
+    assert result.exit_code == 0
+    assert result.stdout_bytes == (
+        b'[{"x":"a\\u2028b\\u2029c"}]\n' if fmt == "json" else b'{"x":"a\\u2028b\\u2029c"}\n'
+    )
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0].strip("[]")) == {"x": "a\u2028b\u2029c"}
