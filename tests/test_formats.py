@@ -215,7 +215,9 @@ def test_a_broken_format_plugin_is_one_clear_error(
 ) -> None:
     if module is not None:
         (tmp_path / "rival_format.py").write_text(module, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "rival_format", f"[convbank.formats]\nbroken = {value}\n")))
+    monkeypatch.syspath_prepend(
+        str(_dist_info(tmp_path, "rival_format", f"[convbank.formats]\nbroken = {value}\n"))
+    )
     with pytest.raises(PluginError) as info:
         _fresh().names()
     assert (

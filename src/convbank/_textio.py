@@ -6,7 +6,8 @@ feed *or a bare carriage return* (Python's :mod:`csv` leaves a bare CR unquoted 
 ends in ``\\n``, so a spreadsheet splits the row there), and, where asked, the formula guard
 against CSV injection. :func:`json_bytes` is the one JSON encoder for what is printed
 (``query --format json/ndjson``, ``stats --json``, ``raw``, the viewer's ``?format=json``):
-the C1 controls and the bidi controls written as ``\\uXXXX`` escapes, the same JSON.
+the C1 controls, the bidi controls and the line separators U+2028/U+2029 written as
+``\\uXXXX`` escapes, the same JSON.
 """
 
 from __future__ import annotations
@@ -24,16 +25,27 @@ BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 
 """The bidirectional controls (ALM, LRM, RLM, LRE-RLO, LRI-PDI): text that reorders what a
 terminal or a page shows around it (``U+202E`` makes ``exe.txt`` read ``txt.exe``)."""
 
+LINE_SEPARATORS = (0x2028, 0x2029)
+"""LINE SEPARATOR and PARAGRAPH SEPARATOR: JSON allows them raw, but Python's
+``str.splitlines()`` (and JavaScript before ES2019) ends a line at them, so a JSON line
+holding one read that way splits in two, neither of them JSON."""
+
 _ESCAPED = re.compile(
-    b"|".join([rb"\xc2[\x80-\x9f]", *(re.escape(chr(c).encode("utf-8")) for c in BIDI_CONTROLS)])
+    b"|".join(
+        [
+            rb"\xc2[\x80-\x9f]",
+            *(re.escape(chr(c).encode("utf-8")) for c in (*BIDI_CONTROLS, *LINE_SEPARATORS)),
+        ]
+    )
 )
-"""C1 controls (U+0080-U+009F) and the bidi controls, as UTF-8 (no other character's bytes
-contain these sequences)."""
+"""C1 controls (U+0080-U+009F), the bidi controls and the line separators, as UTF-8 (no
+other character's bytes contain these sequences)."""
 
 
 def terminal_safe(data: bytes) -> bytes:
-    """UTF-8 JSON with the C1 controls (U+0080-U+009F) and the bidi controls written as
-    ``\\u`` escapes: the same JSON, that no terminal obeys.
+    """UTF-8 JSON with the C1 controls (U+0080-U+009F), the bidi controls and U+2028/U+2029
+    written as ``\\u`` escapes: the same JSON, that no terminal obeys and no line splitter
+    cuts.
 
     Example: ``terminal_safe('"\\u202e"'.encode()) == b'"\\\\u202e"'``."""
     return _ESCAPED.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)

@@ -75,6 +75,7 @@ def new_command() -> None:
     the command group's ``invoke``."""
     global _EXIT  # noqa: PLW0603 (one claim per command, not per process)
     _EXIT = threading.Lock()
+    interrupted.clear()  # an earlier command's signal is not this one's
 
 
 def claim_exit() -> bool:

@@ -68,9 +68,15 @@ class ConvbankGroup(click.Group):
             if isinstance(exc, Terminated):
                 _stopped(ctx, exc.signum)
             _stopped(ctx, last_signal[0] if interrupted.is_set() else signal.SIGINT)  # DuckDB's own
-        except (ConvbankError, OSError) as exc:
-            if interrupted.is_set() and not ctx.params.get("debug"):  # what a signal interrupted failed
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # click's own ends: an exit code chosen, a usage error
+        except Exception as exc:
+            if interrupted.is_set() and not ctx.params.get("debug"):
+                # whatever a signal interrupted failed with (a DuckDB call's RuntimeError "Query
+                # interrupted", a worker's broken pipe, an error of ours) is the signal's doing
                 _stopped(ctx, last_signal[0])
+            if not isinstance(exc, (ConvbankError, OSError)):
+                raise
             from convbank._homefiles import os_error
 
             error = os_error(exc) if isinstance(exc, OSError) else exc
