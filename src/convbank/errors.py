@@ -15,6 +15,7 @@ stderr and an exit code; the library lets them propagate::
     ├── FormatError (also ValueError)        a source file does not have the published format
     ├── NotBuiltError                        the bank has no tables for what was asked
     ├── DamagedBankError                     a bank file is missing, truncated or corrupt
+    │   └── SchemaVersionError               the bank was built with another unified schema
     ├── ConversationNotFoundError (KeyError) no conversation with that id
     ├── QueryError                           a SQL statement failed or is not read-only
     ├── BuildError                           a build could not complete (the old bank is kept)
@@ -56,6 +57,7 @@ __all__ = [
     "PluginError",
     "QueryError",
     "ScaffoldError",
+    "SchemaVersionError",
     "ServeError",
     "SetupError",
     "SourceError",
@@ -148,6 +150,54 @@ class DamagedBankError(ConvbankError):
     message names it. ``convbank doctor`` checks the whole bank; rebuilding repairs it."""
 
     exit_code = 4
+
+
+class SchemaVersionError(DamagedBankError):
+    """The bank (a dataset of its manifest, or one of its table files) was built with another
+    version of the unified schema than this convbank reads; rebuilding the dataset makes it
+    this one's. The message is one line; the facts are attributes: ``where`` (the manifest or
+    the file), ``dataset``, ``built_by`` (the convbank version that built it, None where not
+    recorded), ``schema_version`` (the one it was built with), ``reads`` (the one this
+    convbank reads) and ``problem`` (what its file lacks, None when the version alone differs).
+
+    >>> error = SchemaVersionError("manifest.json", "casino", "0.0.9", "0.9", "1.0")
+    >>> str(error).split("; ")[1], error.schema_version, error.exit_code
+    ('run `convbank build casino` to rebuild', '0.9', 4)
+    """
+
+    exit_code = 4
+
+    def __init__(
+        self,
+        where: str,
+        dataset: str,
+        built_by: str | None,
+        schema_version: str | None,
+        reads: str,
+        *,
+        problem: str | None = None,
+    ) -> None:
+        self.where, self.dataset, self.built_by = where, dataset, built_by
+        self.schema_version, self.reads, self.problem = schema_version, reads, problem
+        by = f"convbank {built_by}" if built_by else "a convbank that did not record its version"
+        found = f" ({problem})" if problem else ""
+        super().__init__(
+            f"{where}: {dataset} was built by {by} with schema {schema_version or 'unrecorded'}{found}, "
+            f"this convbank reads schema {reads}; run `convbank build {dataset}` to rebuild"
+        )
+
+    def __reduce__(self) -> tuple[object, tuple[str, str, str | None, str | None, str, str | None]]:
+        return (
+            _schema_version_error,
+            (self.where, self.dataset, self.built_by, self.schema_version, self.reads, self.problem),
+        )
+
+
+def _schema_version_error(*facts: str | None) -> SchemaVersionError:
+    """A :class:`SchemaVersionError` unpickled from its facts."""
+    where, dataset, built_by, version, reads, problem = facts
+    assert where is not None and dataset is not None and reads is not None
+    return SchemaVersionError(where, dataset, built_by, version, reads, problem=problem)
 
 
 class ConversationNotFoundError(ConvbankError, KeyError):

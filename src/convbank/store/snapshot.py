@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from convbank._atomic import sha256_file
 from convbank._lazy import lazy
-from convbank.errors import DamagedBankError, NotBuiltError
+from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
 from convbank.model import Part
-from convbank.model.schema import PARTITION_COLUMNS, table_schemas
+from convbank.model import schema as unified
+from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
 from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry, pieces
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class Snapshot:
         """Raise :class:`DamagedBankError` naming the first file (of ``dataset``, or of the
         whole bank) that is missing or whose size differs from the manifest's: cheap (one
         ``stat`` a file), run by every reader before it reads."""
+        self.check_schema(dataset)
         for ref in self.refs(dataset=dataset):
             problem = stat_problem(ref)
             if problem:
@@ -154,6 +156,18 @@ class Snapshot:
                 f"the bank is damaged: {self.bank.manifest_path} {problem}; run `convbank doctor` "
                 "to check every file, then rebuild that dataset"
             )
+
+    def check_schema(self, dataset: str | None = None) -> None:
+        """Raise :class:`SchemaVersionError` if ``dataset`` (or any dataset of the bank) was
+        built with another unified schema than this convbank's, as its manifest says (each
+        file's own record is checked when its footer is read: :func:`checked_footer`)."""
+        for name in [dataset] if dataset is not None else list(self.manifest.datasets):
+            entry = self.manifest.dataset(name)
+            version = self.manifest.schema_of(name)
+            if entry is not None and version not in (None, SCHEMA_VERSION):
+                raise SchemaVersionError(
+                    str(self.bank.manifest_path), name, entry.built_by, version, SCHEMA_VERSION
+                )
 
     def locate_damage(self, table: str | None = None) -> FileRef | None:
         """The first file (of ``table``) whose bytes differ from the manifest's sha256, or
@@ -228,9 +242,12 @@ class Snapshot:
         if hashlib.sha256(data).hexdigest() != ref.sha256:
             raise DamagedBankError(damaged(ref, "corrupt (its sha256 differs from the manifest's)"))
         try:
-            return pq.read_table(pa.BufferReader(data), columns=columns, **VERIFY_PAGES)
+            table = pq.read_table(pa.BufferReader(data), columns=columns, **VERIFY_PAGES)
         except (OSError, pa.ArrowException) as exc:
             raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})")) from exc
+        if columns is None:
+            check_file_schema(ref, table.schema)
+        return table
 
     def parquet(self, ref: FileRef) -> pq.ParquetFile:
         """A reader of one file for the calling thread (readers are not shared between
@@ -333,11 +350,27 @@ def checked_footer(ref: FileRef) -> pq.FileMetaData:
         raise DamagedBankError(
             damaged(ref, f"of {meta.num_rows:,} rows where the manifest says {ref.rows:,}")
         )
+    check_file_schema(ref, meta.schema.to_arrow_schema())
     with _CHECKED_LOCK:
         if len(_CHECKED) >= 10_000:
             _CHECKED.clear()
         _CHECKED[key] = meta
     return meta
+
+
+def check_file_schema(ref: FileRef, schema: pa.Schema) -> None:
+    """Raise :class:`SchemaVersionError` if a unified table's file was written with another
+    schema version than this convbank's (as its metadata says) or lacks one of its columns."""
+    if ref.table not in unified.SCHEMA.tables:
+        return
+    meta = schema.metadata or {}
+    version = meta.get(b"convbank.schema_version", b"").decode() or None
+    built_by = meta.get(b"convbank.version", b"").decode() or None
+    problem = unified.SCHEMA.problem(ref.table, schema)
+    if problem is not None or version not in (None, SCHEMA_VERSION):
+        raise SchemaVersionError(
+            str(ref.path), ref.dataset, built_by, version, SCHEMA_VERSION, problem=problem
+        )
 
 
 def read_footer(path: Path) -> tuple[pq.FileMetaData, str]:

@@ -367,8 +367,8 @@ class IterableCorpusDataset(IterableDataset[Any]):
 def _turns(corpus: Corpus) -> list[dict[str, Any]]:
     """The turn items of a corpus (a unit), from its tables' record batches: the turns, with
     their speakers' roles and their annotations' labels matched in Arrow."""
-    keys = turn_fields()
-    fields = [k for k in keys if k not in ("role", "labels")]
+    item_keys = turn_fields()
+    fields = [k for k in item_keys if k not in ("role", "labels")]
     turns = _table(corpus, "turns", fields, ordered=True)
     if turns is None:
         return []
@@ -391,9 +391,9 @@ def _turns(corpus: Corpus) -> list[dict[str, Any]]:
         lists = list(grouped.values())
         labels = [None if i is None else lists[i] for i in found.to_pylist()]
     columns = [turns.column(c).to_pylist() for c in fields]
-    at_role = keys.index("role")
+    at_role = item_keys.index("role")
     return [
-        _item(keys, at_role, row, role, [] if named is None else list(named))
+        _item(item_keys, at_role, row, role, [] if named is None else list(named))
         for *row, role, named in zip(*columns, roles, labels, strict=True)
     ]
 
