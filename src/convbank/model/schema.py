@@ -25,7 +25,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -99,6 +99,28 @@ def _default(field: mi.Field) -> Any:
     return field.default
 
 
+def _filler(schema: UnifiedSchema) -> Callable[..., None]:
+    """``fill(conversations, columns, encode)``: the columns of every table (lists by table,
+    in stored order) appended to, a conversation after the other (generated once per model:
+    attribute reads and appends, as a hand-written loop would)."""
+    lines = ["def fill(conversations, columns, enc):"]
+    for t, table in enumerate(schema.tables):
+        names = ", ".join(f"t{t}_{k}" for k in range(len(schema.columns[table])))
+        lines.append(f"    {names}, = [c.append for c in columns[{table!r}]]")
+    lines += ["    for conv in conversations:", f"        cid = conv.{KEY}"]
+    for k, c in enumerate(schema.columns["conversations"]):
+        value = "cid" if c.name == KEY else (f"enc(conv.{c.name})" if c.json else f"conv.{c.name}")
+        lines.append(f"        t0_{k}({value})")
+    for t, table in enumerate(schema.children, 1):
+        lines.append(f"        for x in conv.{table}:")
+        for k, c in enumerate(schema.columns[table]):
+            value = "cid" if k == 0 else (f"enc(x.{c.name})" if c.json else f"x.{c.name}")
+            lines.append(f"            t{t}_{k}({value})")
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<convbank.model.schema>", "exec"), namespace)
+    return namespace["fill"]  # type: ignore[no-any-return]
+
+
 class UnifiedSchema:
     """The unified tables of a conversation model, derived once from its Struct classes: the
     columns of each table, their Arrow schemas, and the fast builders of Structs from rows.
@@ -146,6 +168,8 @@ class UnifiedSchema:
         """``make_conversation(row, children, decode)``: a conversation from the tuple of its
         scalar fields (in field order) and its built children."""
         self.scalars = tuple(f for f in conversation.__struct_fields__ if f not in self.children)
+        self.fill = _filler(self)
+        """``fill(conversations, columns, encode)``: see :func:`conversations_to_tables`."""
         """The conversation's scalar fields, in field order (what a built row holds)."""
 
     def names(self, table: str) -> tuple[str, ...]:
@@ -271,39 +295,18 @@ def _meta(meta: Mapping[str, Any]) -> str:
     return _encode(meta).decode() if meta else "{}"
 
 
-def _getter(names: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
-    if len(names) == 1:
-        one = attrgetter(names[0])
-        return lambda x: (one(x),)
-    return attrgetter(*names)
-
-
 def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, pa.Table]:
     """Turn conversations into the unified tables (rows in conversation order)."""
     schema = SCHEMA
-    own = _getter(schema.names("conversations"))
-    children = [(t, attrgetter(t), _getter(schema.field_names(t))) for t in schema.children]
-    rows: dict[str, list[tuple[Any, ...]]] = {t: [] for t in schema.tables}
-    keys: dict[str, list[str]] = {t: [] for t in schema.children}
-    for conv in conversations:
-        rows["conversations"].append(own(conv))
-        cid = conv.conversation_id
-        for table, items, get in children:
-            got = [get(x) for x in items(conv)]
-            rows[table] += got
-            keys[table] += [cid] * len(got)
-    tables = {}
-    for table in schema.tables:
-        fields = schema.columns[table] if table == "conversations" else schema.fields[table]
-        columns: list[Sequence[Any]] = list(zip(*rows[table], strict=True)) or [()] * len(fields)
-        named = {
-            c.name: [_meta(m) for m in values] if c.json else values
-            for c, values in zip(fields, columns, strict=True)
-        }
-        if table != "conversations":
-            named[KEY] = keys[table]
-        tables[table] = pa.Table.from_pydict(named, schema=schema.arrow()[table])
-    return tables
+    columns: dict[str, list[list[Any]]] = {t: [[] for _ in schema.columns[t]] for t in schema.tables}
+    schema.fill(conversations, columns, _meta)
+    return {
+        t: pa.Table.from_arrays(
+            [pa.array(values, f.type) for values, f in zip(columns[t], schema.arrow()[t], strict=True)],
+            schema=schema.arrow()[t],
+        )
+        for t in schema.tables
+    }
 
 
 def _runs(table: pa.Table | None) -> tuple[dict[str, tuple[int, int]], dict[str, list[Any]]]:
