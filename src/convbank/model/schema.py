@@ -416,10 +416,7 @@ class PreparedTables:
         r = self._rows[row]
         cid = r[self._key]
         none = (0, 0)
-        kids = []
-        for make, spans, said in self._parts:
-            start, end = spans.get(cid, none)
-            kids.append(make(said[start:end], decode))
+        kids = [make(said[slice(*spans.get(cid, none))], decode) for make, spans, said in self._parts]
         turns = kids[self._turns]
         if any(turns[k].turn_index > turns[k + 1].turn_index for k in range(len(turns) - 1)):
             turns.sort(key=lambda x: x.turn_index)
