@@ -15,6 +15,7 @@ stderr and an exit code; the library lets them propagate::
     ├── FormatError (also ValueError)        a source file does not have the published format
     ├── NotBuiltError                        the bank has no tables for what was asked
     ├── DamagedBankError                     a bank file is missing, truncated or corrupt
+    │   └── SchemaVersionError               the bank was built with another unified schema
     ├── ConversationNotFoundError (KeyError) no conversation with that id
     ├── QueryError                           a SQL statement failed or is not read-only
     ├── BuildError                           a build could not complete (the old bank is kept)
@@ -58,6 +59,7 @@ __all__ = [
     "PluginError",
     "QueryError",
     "ScaffoldError",
+    "SchemaVersionError",
     "ServeError",
     "SetupError",
     "SourceError",
@@ -219,6 +221,54 @@ class DamagedBankError(ConvbankError):
     exit_code = 4
     facts = ("path",)
     path: Path | str | None
+
+
+class SchemaVersionError(DamagedBankError):
+    """The bank (a dataset of its manifest, or one of its table files) was built with another
+    version of the unified schema than this convbank reads; rebuilding the dataset makes it
+    this one's. The message is one line (:meth:`of` writes it); the facts are attributes:
+    ``path`` (the manifest or the file), ``dataset``, ``built_by`` (the convbank version that
+    built it, None where not recorded), ``schema_version`` (the one it was built with),
+    ``reads`` (the one this convbank reads) and ``problem`` (what its file lacks, None when
+    the version alone differs).
+
+    >>> error = SchemaVersionError.of("manifest.json", "casino", "0.0.9", "0.9", "1.0")
+    >>> str(error).split("; ")[1], error.schema_version, error.exit_code
+    ('run `convbank build casino` to rebuild', '0.9', 4)
+    """
+
+    exit_code = 4
+    facts: ClassVar[tuple[str, ...]] = ("dataset", "built_by", "schema_version", "reads", "problem")
+    dataset: str | None
+    built_by: str | None
+    schema_version: str | None
+    reads: str | None
+    problem: str | None
+
+    @classmethod
+    def of(
+        cls,
+        path: str,
+        dataset: str,
+        built_by: str | None,
+        schema_version: str | None,
+        reads: str,
+        *,
+        problem: str | None = None,
+    ) -> SchemaVersionError:
+        """The error for ``dataset`` at ``path``, its one line written from the facts."""
+        by = f"convbank {built_by}" if built_by else "a convbank that did not record its version"
+        found = f" ({problem})" if problem else ""
+        return cls(
+            f"{path}: {dataset} was built by {by} with schema {schema_version or 'unrecorded'}{found}, "
+            f"this convbank reads schema {reads}; run `convbank build {dataset}` to rebuild",
+            path=path,
+            dataset=dataset,
+            built_by=built_by,
+            schema_version=schema_version,
+            reads=reads,
+            problem=problem,
+        )
 
 
 class ConversationNotFoundError(ConvbankError, KeyError):

@@ -14,6 +14,7 @@ from convbank.corpus._views import CorpusExamples, view_of
 from convbank.errors import UnknownFieldError, did_you_mean
 from convbank.examples import Examples
 from convbank.examples._rows import split_size, stratified_test
+from convbank.model import schema
 
 if TYPE_CHECKING:
     from convbank.corpus._source import Source
@@ -140,7 +141,7 @@ class Training:
     def _column_values(self, column: str) -> list[Any]:
         """One value per conversation of this corpus, in order: a ``conversations`` column or
         a meta key."""
-        stored = ("conversation_id", "num_turns", "source_index")
+        stored = _stored_columns()
         source = self._source
         if column in stored:
             by_batch = [
@@ -157,11 +158,11 @@ class Training:
         known = self.meta_keys()
         top = key.split(".", 1)[0]
         if top not in known:
-            names = ["conversation_id", "num_turns", "source_index", *known]
+            names = [*_stored_columns(), *known]
             raise UnknownFieldError(
                 f"{self.dataset.name} conversations have no column or meta key {key!r}; "
                 + did_you_mean(top, names, n=1)
-                + "columns: conversation_id, num_turns, source_index; "
+                + f"columns: {', '.join(_stored_columns())}; "
                 + f"meta keys: {', '.join(known) or 'none'}",
                 name=key,
                 known=names,
@@ -233,3 +234,8 @@ class _Conversations(Examples):
 def _present_first(value: Any, reverse: bool) -> tuple[int, Any]:
     missing = value is None
     return (int(not missing) if reverse else int(missing), 0 if missing else value)
+
+
+def _stored_columns() -> tuple[str, ...]:
+    """The ``conversations`` columns a corpus sorts and stratifies by (all but the JSON ones)."""
+    return tuple(c.name for c in schema.SCHEMA.columns["conversations"] if not c.json)

@@ -6,19 +6,22 @@ loads, written directly so exporting needs no ConvoKit (and no PyTorch).
   (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue), unless the dataset
   says its participant ids name the same person everywhere
   (:attr:`~convbank.datasets.Presentation.global_speakers`: PEC's Reddit authors keep their
-  names). Speaker meta: role, persona, the participant's meta and, for conversation-scoped
-  ids, ``participant_id``.
+  names). Speaker meta: the participant's fields (role, persona), its meta and, for
+  conversation-scoped ids, ``participant_id``.
 - Utterances: id ``{conversation_id}/{turn_index}``, each replying to the turn before;
   ``timestamp`` the turn's position in its conversation (none of the datasets times its
-  messages, and ConvoKit orders utterances by timestamp); meta ``turn_index``, ``kind``, the
-  turn's meta and its ``annotations``.
-- Conversations: meta ``dataset``, ``config``, ``split``, ``source_index`` and the
-  conversation's meta. Corpus meta: the dataset's card.
+  messages, and ConvoKit orders utterances by timestamp); meta the turn's other fields
+  (``turn_index``, ``kind``), its meta and its ``annotations`` (each its fields that are set).
+- Conversations: meta ``dataset``, ``config``, ``split``, the conversation's other fields
+  (``source_index``) and its meta. Corpus meta: the dataset's card.
+
+Every field list is derived from the model (:mod:`convbank.model.schema`): a field added
+to a Struct is exported with no edit here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ import msgspec
 
 from convbank.export._core import Selection
 from convbank.export._format import Format
+from convbank.model import schema
 
 __all__ = ["FORMAT", "write_convokit"]
 
@@ -41,10 +45,25 @@ def _index(index: dict[str, set[str]], meta: dict[str, Any]) -> None:
         index.setdefault(key, set()).add(_type_name(value))
 
 
-def _annotation(a: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"layer": a.layer, "label": a.label}
-    if a.start_char is not None or a.end_char is not None:
-        out.update(start_char=a.start_char, end_char=a.end_char)
+def _meta_fields(table: str, *skip: str) -> tuple[str, ...]:
+    """A table's fields that become ConvoKit meta keys: all but those ConvoKit has its own
+    place for and the JSON ones (whose keys are spread into the meta)."""
+    model = schema.SCHEMA
+    columns = model.fields[table] if table != "conversations" else model.columns["conversations"]
+    own = [c.name for c in columns if not c.json and c.name not in (*skip, *schema.COMPUTED)]
+    if table == "conversations":
+        own = [*schema.PARTITION_COLUMNS, *own]
+    return tuple(own)
+
+
+def _fields_of(item: Any, fields: tuple[str, ...], meta: dict[str, Any]) -> dict[str, Any]:
+    return {**{f: getattr(item, f) for f in fields}, **meta}
+
+
+def _annotation(a: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """An annotation in an utterance's meta: its fields but the turn's index, those not set
+    (an offset of a whole-turn label) left out, and its meta if it has any."""
+    out = {f: v for f in fields if (v := getattr(a, f)) is not None}
     if a.meta:
         out["meta"] = a.meta
     return out
@@ -54,59 +73,76 @@ def _folder(selection: Selection) -> list[str]:
     return [f"{selection.dataset}_convokit"]
 
 
+class _Writer:
+    """The speakers, conversations and type indexes of an export, gathered as its utterances
+    are written."""
+
+    def __init__(self, scoped: bool) -> None:
+        self.scoped = scoped
+        self.indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
+        self.speakers: dict[str, dict[str, Any]] = {}
+        self.conversations: dict[str, dict[str, Any]] = {}
+        self.fields = {
+            "speakers": _meta_fields("participants", "participant_id"),
+            "conversations": _meta_fields("conversations", schema.KEY),
+            "utterances": _meta_fields("turns", "participant_id", "text"),
+            "annotations": _meta_fields("annotations", "turn_index"),
+        }
+
+    def speaker_id(self, cid: str, pid: str) -> str:
+        return f"{cid}/{pid}" if self.scoped else pid
+
+    def utterances(self, conv: Any) -> Iterator[bytes]:
+        """Gather a conversation's speakers and meta; yield its utterances' lines."""
+        cid = conv.conversation_id
+        for p in conv.participants:
+            meta = _fields_of(p, self.fields["speakers"], p.meta)
+            if self.scoped:
+                meta = {"participant_id": p.participant_id, **meta}
+            self.speakers[self.speaker_id(cid, p.participant_id)] = {"meta": meta, "vectors": []}
+            _index(self.indexes["speakers"], meta)
+        cmeta = _fields_of(conv, self.fields["conversations"], conv.meta)
+        self.conversations[cid] = {"meta": cmeta, "vectors": []}
+        _index(self.indexes["conversations"], cmeta)
+        for t in conv.turns:
+            umeta = _fields_of(t, self.fields["utterances"], t.meta)
+            umeta["annotations"] = [
+                _annotation(a, self.fields["annotations"]) for a in conv.annotations_of(t.turn_index)
+            ]
+            _index(self.indexes["utterances"], umeta)
+            yield (
+                _encode(
+                    {
+                        "id": f"{cid}/{t.turn_index}",
+                        "conversation_id": cid,
+                        "text": t.text,
+                        "speaker": self.speaker_id(cid, t.participant_id),
+                        "meta": umeta,
+                        "reply_to": f"{cid}/{t.turn_index - 1}" if t.turn_index else None,
+                        "timestamp": t.turn_index,
+                        "vectors": [],
+                    }
+                )
+                + b"\n"
+            )
+
+
 def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     """Write the corpus folder ``{dataset}_convokit/`` and return it."""
     folder = directory / _folder(selection)[0]
     folder.mkdir()
-    indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
-    speakers: dict[str, dict[str, Any]] = {}
-    conversations: dict[str, dict[str, Any]] = {}
-    scoped = not selection.corpus.dataset.presentation.global_speakers
+    gathered = _Writer(scoped=not selection.corpus.dataset.presentation.global_speakers)
     with (folder / "utterances.jsonl").open("wb") as f:
         for conv in selection:
-            cid = conv.conversation_id
+            f.writelines(gathered.utterances(conv))
+    _write_rest(selection, folder, gathered)
+    return [folder]
 
-            def speaker_id(pid: str, cid: str = cid) -> str:
-                return f"{cid}/{pid}" if scoped else pid
 
-            for p in conv.participants:
-                meta = {"role": p.role, "persona": p.persona, **p.meta}
-                if scoped:
-                    meta = {"participant_id": p.participant_id, **meta}
-                speakers[speaker_id(p.participant_id)] = {"meta": meta, "vectors": []}
-                _index(indexes["speakers"], meta)
-            cmeta = {
-                "dataset": conv.dataset,
-                "config": conv.config,
-                "split": conv.split,
-                "source_index": conv.source_index,
-                **conv.meta,
-            }
-            conversations[cid] = {"meta": cmeta, "vectors": []}
-            _index(indexes["conversations"], cmeta)
-            for t in conv.turns:
-                umeta = {
-                    "turn_index": t.turn_index,
-                    "kind": t.kind,
-                    **t.meta,
-                    "annotations": [_annotation(a) for a in conv.annotations_of(t.turn_index)],
-                }
-                _index(indexes["utterances"], umeta)
-                f.write(
-                    _encode(
-                        {
-                            "id": f"{cid}/{t.turn_index}",
-                            "conversation_id": cid,
-                            "text": t.text,
-                            "speaker": speaker_id(t.participant_id),
-                            "meta": umeta,
-                            "reply_to": f"{cid}/{t.turn_index - 1}" if t.turn_index else None,
-                            "timestamp": t.turn_index,
-                            "vectors": [],
-                        }
-                    )
-                    + b"\n"
-                )
+def _write_rest(selection: Selection, folder: Path, gathered: _Writer) -> None:
+    """``speakers.json``, ``conversations.json``, ``corpus.json`` (the dataset's card) and
+    ``index.json`` (the meta keys' types)."""
+    indexes, speakers, conversations = gathered.indexes, gathered.speakers, gathered.conversations
     ds = selection.corpus.dataset
     corpus_meta = {
         "name": ds.name,
@@ -136,7 +172,6 @@ def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     )
     for name, data in files:
         (folder / name).write_bytes(_encode(data))
-    return [folder]
 
 
 FORMAT = Format(

@@ -1,6 +1,7 @@
 """``croissant``: the folder ``<dataset>_croissant/``: the unified tables as Parquet
 (``<table>.parquet``) and ``croissant.json``, Croissant 1.0 JSON-LD describing them (fields
-and types, licence, citation, sha256 of each file), built with ``mlcroissant`` (the
+and types, licence, citation, sha256 of each file; every table's fields are its Parquet
+file's columns, described from the model), built with ``mlcroissant`` (the
 ``croissant`` extra) so that it validates."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from convbank.export._core import Selection
 from convbank.export._format import Format
 from convbank.export.tables import write_parquet
 from convbank.fetch import sha256_of
+from convbank.model import schema
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -25,12 +27,14 @@ else:
 
 __all__ = ["FORMAT", "write_croissant"]
 
-_DESCRIPTIONS = {
-    "conversations": "One row per conversation: ids, number of turns, position in the source, meta (JSON).",
-    "participants": "One row per participant of a conversation: role, persona sentences, meta (JSON).",
-    "turns": "One row per message or action: speaker, text, kind, meta (JSON).",
-    "annotations": "One row per label on a turn, or on a character span [start_char, end_char) of it.",
-}
+
+def _description(table: str) -> str:
+    """A table's description, from the model: its Struct's summary line and its columns."""
+    model = schema.SCHEMA
+    cls = model.conversation if table == "conversations" else model.children[table]
+    summary = (cls.__doc__ or table).strip().splitlines()[0]
+    columns = ", ".join(f"{c.name} (JSON)" if c.json else c.name for c in model.columns[table])
+    return f"One row per {table[:-1]}. {summary} Columns: {columns}."
 
 
 def _data_type(mlc: object, arrow: pa.DataType) -> object:
@@ -71,7 +75,7 @@ def write_croissant(selection: Selection, directory: Path) -> list[Path]:
                 content_url=path.name,
                 encoding_formats=["application/x-parquet"],
                 sha256=sha256_of(path),
-                description=_DESCRIPTIONS[table],
+                description=_description(table),
             )
         )
         fields = []
@@ -88,7 +92,7 @@ def write_croissant(selection: Selection, directory: Path) -> list[Path]:
                 )
             )
         record_sets.append(
-            mlc.RecordSet(id=table, name=table, description=_DESCRIPTIONS[table], fields=fields)
+            mlc.RecordSet(id=table, name=table, description=_description(table), fields=fields)
         )
     metadata = mlc.Metadata(
         name=f"convbank-{ds.name}",

@@ -17,14 +17,24 @@ from convbank._lazy import lazy
 from convbank._textio import CsvRows
 from convbank.export._core import Selection, part_files, per_part, write_lines
 from convbank.export._format import Format
-from convbank.model import UNIFIED_TABLES
+from convbank.model import UNIFIED_TABLES, schema
+from convbank.model.schema import UnifiedSchema
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 else:
     pq = lazy("pyarrow.parquet")
 
-__all__ = ["CSV", "JSONL", "PARQUET", "write_csv", "write_jsonl", "write_parquet"]
+__all__ = [
+    "CSV",
+    "CSV_COLUMNS",
+    "JSONL",
+    "PARQUET",
+    "csv_columns",
+    "write_csv",
+    "write_jsonl",
+    "write_parquet",
+]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -74,18 +84,24 @@ PARQUET = Format(
 """The ``parquet`` format."""
 
 
-CSV_COLUMNS = (
-    "dataset",
-    "config",
-    "split",
-    "conversation_id",
-    "turn_index",
-    "participant_id",
-    "role",
-    "kind",
-    "text",
-    "meta",
-)
+def csv_columns(model: UnifiedSchema | None = None) -> tuple[str, ...]:
+    """The columns of the turns CSV, derived from the model: where the turn is, the turn's
+    fields with its speaker's ``role`` after ``participant_id``, and ``text`` then ``meta`` (as
+    JSON) last, the long ones at the end of each row.
+
+    >>> csv_columns()[4:]
+    ('turn_index', 'participant_id', 'role', 'kind', 'text', 'meta')
+    """
+    fields = (model or schema.SCHEMA).field_names("turns")
+    middle = [f for f in fields if f not in _CSV_LAST]
+    middle.insert(middle.index("participant_id") + 1, "role")
+    return (*schema.PARTITION_COLUMNS, schema.KEY, *middle, *(f for f in _CSV_LAST if f in fields))
+
+
+_CSV_LAST = ("text", "meta")
+
+CSV_COLUMNS = csv_columns()
+"""The columns of the turns CSV of convbank's model (:func:`csv_columns`)."""
 
 
 def write_csv(selection: Selection, directory: Path) -> list[Path]:
@@ -93,27 +109,23 @@ def write_csv(selection: Selection, directory: Path) -> list[Path]:
     and the turn's meta as JSON (RFC 4180: CRLF line ends, fields holding a comma, a quote, CR or LF
     quoted; text keeps its newlines and is written unchanged)."""
     written = []
+    columns = csv_columns()
+    fields = [c for c in columns if c not in (*schema.PARTITION_COLUMNS, schema.KEY, "role")]
+    json = {c.name for c in schema.SCHEMA.fields["turns"] if c.json}
     for path, conversations in part_files(selection, directory, _CSV):
-        with path.open("w", encoding="utf-8", newline="") as f:
-            writer = CsvRows(f, line_end="\r\n")  # data unchanged: no formula guard
-            writer.writerow(CSV_COLUMNS)
+        with path.open("w", encoding="utf-8", newline="") as out:
+            writer = CsvRows(out, line_end="\r\n")  # data unchanged: no formula guard
+            writer.writerow(columns)
             for conv in conversations:
                 roles = {p.participant_id: p.role for p in conv.participants}
+                where = {"dataset": selection.dataset, "config": conv.config, "split": conv.split}
+                where[schema.KEY] = conv.conversation_id
                 for t in conv.turns:
-                    writer.writerow(
-                        (
-                            selection.dataset,
-                            conv.config,
-                            conv.split,
-                            conv.conversation_id,
-                            t.turn_index,
-                            t.participant_id,
-                            roles.get(t.participant_id, ""),
-                            t.kind,
-                            t.text,
-                            _encode(t.meta).decode(),
-                        )
-                    )
+                    row = {**where, "role": roles.get(t.participant_id, "")}
+                    for name in fields:
+                        value = getattr(t, name)
+                        row[name] = _encode(value).decode() if name in json else value
+                    writer.writerow([row[c] for c in columns])
         written.append(path)
     return written
 

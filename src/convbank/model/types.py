@@ -1,8 +1,15 @@
-"""The four kinds of rows every dataset becomes: conversations, participants, turns, annotations."""
+"""The four kinds of rows every dataset becomes: conversations, participants, turns, annotations.
+
+These Structs are the one declaration of the unified tables: their columns, types and
+order, the conversions between tables and conversations, and every export's fields are
+derived from them (:mod:`convbank.model.schema`). A field added here (with a default) is
+stored, read, exported and served with no other edit; the datasets that fill it set it in
+their mappers.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import msgspec
 
@@ -10,6 +17,9 @@ Json = dict[str, Any]
 """A JSON object: the type of every ``meta`` field."""
 
 TurnKind = Literal["message", "action"]
+
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+"""An ``int`` stored as a 32-bit column (a position or a count); other ints are 64-bit."""
 
 
 class Part(NamedTuple):
@@ -35,7 +45,7 @@ class Participant(msgspec.Struct):
 class Turn(msgspec.Struct):
     """One message or action, at position ``turn_index`` (0-based) of its conversation."""
 
-    turn_index: int
+    turn_index: Int32
     participant_id: str
     text: str
     kind: TurnKind = "message"
@@ -45,11 +55,11 @@ class Turn(msgspec.Struct):
 class Annotation(msgspec.Struct):
     """A label on a turn: the whole turn (offsets null) or a character span ``[start_char, end_char)``."""
 
-    turn_index: int
+    turn_index: Int32
     layer: str
     label: str
-    start_char: int | None = None
-    end_char: int | None = None
+    start_char: Int32 | None = None
+    end_char: Int32 | None = None
     meta: Json = msgspec.field(default_factory=dict)
 
 
@@ -67,8 +77,8 @@ class Conversation(msgspec.Struct):
     meta: Json = msgspec.field(default_factory=dict)
 
     @property
-    def num_turns(self) -> int:
-        """The number of turns."""
+    def num_turns(self) -> Int32:
+        """The number of turns (stored as a column of the ``conversations`` table)."""
         return len(self.turns)
 
     def participant(self, participant_id: str) -> Participant:

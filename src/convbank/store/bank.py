@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from convbank._atomic import atomic_write_text, sha256_file
 from convbank._lazy import lazy
+from convbank._version import __version__
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError
 from convbank.model import SCHEMA_VERSION
 from convbank.settings import bank_root
@@ -269,10 +270,13 @@ class Bank:
             }
             manifest = self.manifest()
             generation = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+            for other in manifest.datasets.values():  # the others keep the schema they were built with
+                other.schema_version = other.schema_version or manifest.schema_version
             manifest.layout, manifest.schema_version, manifest.generation = LAYOUT, SCHEMA_VERSION, generation
             ds = manifest.datasets.setdefault(staging.dataset, DatasetEntry())
             ds.configs[staging.config] = ConfigEntry(splits=entry.splits, sources=entry.sources, files=files)
             ds.built_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            ds.built_by, ds.schema_version = __version__, SCHEMA_VERSION
             text = manifest.to_json()
             (self.root / GENERATIONS).mkdir(exist_ok=True)
             record = self.root / GENERATIONS / f"{generation}.json"

@@ -81,10 +81,14 @@ class ConfigEntry(msgspec.Struct, kw_only=True):
 
 
 class DatasetEntry(msgspec.Struct, kw_only=True):
-    """One built dataset: its configs, and when it was last built."""
+    """One built dataset: its configs, when it was last built, and by which convbank with
+    which unified schema (None in banks written before they were recorded: the manifest's
+    ``schema_version`` then stands for every dataset)."""
 
     configs: dict[str, ConfigEntry] = {}
     built_at: str | None = None
+    built_by: str | None = None
+    schema_version: str | None = None
 
     def parts(self) -> list[Part]:
         """The built (config, split) parts, in build order."""
@@ -103,6 +107,13 @@ class Manifest(msgspec.Struct, kw_only=True):
     layout: int | None = None
     schema_version: str | None = None
     generation: str | None = None
+
+    def schema_of(self, name: str) -> str | None:
+        """The unified schema version a built dataset was written with (its own record, else
+        the manifest's)."""
+        entry = self.datasets.get(name)
+        own = entry.schema_version if entry is not None else None
+        return own if own is not None else self.schema_version
 
     def dataset(self, name: str) -> DatasetEntry | None:
         """A built dataset's entry, None when it is not built."""

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from convbank._atomic import sha256_file
 from convbank._lazy import lazy
-from convbank.errors import DamagedBankError, NotBuiltError
+from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
 from convbank.model import Part
-from convbank.model.schema import PARTITION_COLUMNS, table_schemas
+from convbank.model import schema as unified
+from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
 from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry, pieces
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ class Snapshot:
         """Raise :class:`DamagedBankError` naming the first file (of ``dataset``, or of the
         whole bank) that is missing or whose size differs from the manifest's: cheap (one
         ``stat`` a file), run by every reader before it reads."""
+        self.check_schema(dataset)
         for ref in self.refs(dataset=dataset):
             problem = stat_problem(ref)
             if problem:
@@ -162,6 +164,18 @@ class Snapshot:
                 "to check every file, then rebuild that dataset",
                 path=self.bank.manifest_path,
             )
+
+    def check_schema(self, dataset: str | None = None) -> None:
+        """Raise :class:`SchemaVersionError` if ``dataset`` (or any dataset of the bank) was
+        built with another unified schema than this convbank's, as its manifest says (each
+        file's own record is checked when its footer is read: :func:`checked_footer`)."""
+        for name in [dataset] if dataset is not None else list(self.manifest.datasets):
+            entry = self.manifest.dataset(name)
+            version = self.manifest.schema_of(name)
+            if entry is not None and version not in (None, SCHEMA_VERSION):
+                raise SchemaVersionError.of(
+                    str(self.bank.manifest_path), name, entry.built_by, version, SCHEMA_VERSION
+                )
 
     def locate_damage(self, table: str | None = None) -> FileRef | None:
         """The first file (of ``table``) whose bytes differ from the manifest's sha256, or
@@ -253,9 +267,12 @@ class Snapshot:
                 damaged(ref, "corrupt (its sha256 differs from the manifest's)"), path=ref.path
             )
         try:
-            return pq.read_table(pa.BufferReader(data), columns=columns, **VERIFY_PAGES)
+            table = pq.read_table(pa.BufferReader(data), columns=columns, **VERIFY_PAGES)
         except (OSError, pa.ArrowException) as exc:
             raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
+        if columns is None:
+            check_file_schema(ref, table.schema)
+        return table
 
     def read_row_group(self, ref: FileRef, index: int, columns: list[str] | None = None) -> pa.Table:
         """One row group of a file, decoded on the calling thread: a row group is one batch
@@ -362,11 +379,27 @@ def checked_footer(ref: FileRef, f: BinaryIO) -> pq.FileMetaData:
             damaged(ref, f"of {meta.num_rows:,} rows where the manifest says {ref.rows:,}"),
             path=ref.path,
         )
+    check_file_schema(ref, meta.schema.to_arrow_schema())
     with _CHECKED_LOCK:
         if len(_CHECKED) >= 10_000:
             _CHECKED.clear()
         _CHECKED[key] = meta
     return meta
+
+
+def check_file_schema(ref: FileRef, schema: pa.Schema) -> None:
+    """Raise :class:`SchemaVersionError` if a unified table's file was written with another
+    schema version than this convbank's (as its metadata says) or lacks one of its columns."""
+    if ref.table not in unified.SCHEMA.tables:
+        return
+    meta = schema.metadata or {}
+    version = meta.get(b"convbank.schema_version", b"").decode() or None
+    built_by = meta.get(b"convbank.version", b"").decode() or None
+    problem = unified.SCHEMA.problem(ref.table, schema)
+    if problem is not None or version not in (None, SCHEMA_VERSION):
+        raise SchemaVersionError.of(
+            str(ref.path), ref.dataset, built_by, version, SCHEMA_VERSION, problem=problem
+        )
 
 
 def read_footer(path: Path | BinaryIO) -> tuple[pq.FileMetaData, str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convbank._lazy import lazy
+from convbank._version import __version__
 from convbank.errors import DiskFullError
 from convbank.model import SCHEMA_VERSION
 from convbank.store.snapshot import partition
@@ -80,6 +81,7 @@ class Staging:
                     {
                         **(data.schema.metadata or {}),
                         b"convbank.schema_version": SCHEMA_VERSION.encode(),
+                        b"convbank.version": __version__.encode(),
                         b"convbank.table": table.encode(),
                     }
                 )

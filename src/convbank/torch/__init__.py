@@ -14,7 +14,8 @@ Both take a ``transform`` (item -> anything: tokenisation goes there) and a ``wh
 bool: the items kept, before batching, so batches stay full), and go to ``DataLoader`` workers
 as they are (a corpus pickles by re-opening the same generation of the bank). A turn
 is a dict: ``dataset``, ``config``, ``split``, ``conversation_id``, ``turn_index``,
-``participant_id``, ``role``, ``text``, ``kind`` and ``labels`` (``"layer:label"`` strings)::
+``participant_id``, ``role``, ``text``, ``kind`` and ``labels`` (``"layer:label"`` strings;
+:data:`TURN_FIELDS`, derived from the model by :func:`turn_fields`)::
 
     from torch.utils.data import DataLoader
     from convbank.torch import IterableCorpusDataset, collate
@@ -38,7 +39,13 @@ from convbank.errors import require
 require("torch", "torch", "convbank.torch")
 
 from convbank.torch._collate import PadCollator, collate, collate_conversations  # noqa: E402
-from convbank.torch._datasets import TURN_FIELDS, CorpusDataset, IterableCorpusDataset, turn_items  # noqa: E402
+from convbank.torch._datasets import (  # noqa: E402
+    TURN_FIELDS,
+    CorpusDataset,
+    IterableCorpusDataset,
+    turn_fields,
+    turn_items,
+)
 
 __all__ = [
     "TURN_FIELDS",
@@ -47,5 +54,6 @@ __all__ = [
     "PadCollator",
     "collate",
     "collate_conversations",
+    "turn_fields",
     "turn_items",
 ]

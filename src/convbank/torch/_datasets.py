@@ -6,6 +6,7 @@ import copy
 import gc
 import math
 from collections.abc import Callable, Iterator, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
@@ -14,18 +15,34 @@ import pyarrow.compute as pc
 import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
+from convbank.model import schema
+from convbank.model.schema import UnifiedSchema
+
 if TYPE_CHECKING:
     from convbank.corpus import Corpus
     from convbank.model import Conversation
 
-__all__ = ["TURN_FIELDS", "CorpusDataset", "IterableCorpusDataset", "turn_items"]
+__all__ = ["TURN_FIELDS", "CorpusDataset", "IterableCorpusDataset", "turn_fields", "turn_items"]
 
 Items = Literal["conversations", "turns", "examples"]
-TURN_FIELDS = (
-    "dataset", "config", "split", "conversation_id", "turn_index",
-    "participant_id", "role", "text", "kind", "labels",
-)  # fmt: skip
-"""The keys of a turn item, in order."""
+
+
+def turn_fields(model: UnifiedSchema | None = None) -> tuple[str, ...]:
+    """The keys of a turn item, in order, derived from the model: where the turn is, the
+    turn's fields but its meta, its speaker's ``role`` after ``participant_id``, and its
+    annotations' ``labels`` (``"layer:label"``).
+
+    >>> turn_fields()[4:]
+    ('turn_index', 'participant_id', 'role', 'text', 'kind', 'labels')
+    """
+    model = model or schema.SCHEMA
+    fields = [c.name for c in model.fields["turns"] if not c.json]
+    fields.insert(fields.index("participant_id") + 1, "role")
+    return (*schema.PARTITION_COLUMNS, schema.KEY, *fields, "labels")
+
+
+TURN_FIELDS = turn_fields()
+"""The keys of a turn item of convbank's model, in order (:func:`turn_fields`)."""
 
 _UNIT = 2000
 """Conversations read together by an iterable dataset (a stored batch holds at most 2,000)."""
@@ -54,21 +71,24 @@ def turn_items(conv: Conversation) -> list[dict[str, Any]]:
     labels: dict[int, list[str]] = {}
     for a in conv.annotations:
         labels.setdefault(a.turn_index, []).append(f"{a.layer}:{a.label}")
+    keys = turn_fields()
+    at_role = keys.index("role")
+    own = attrgetter(*keys[len(_WHERE) : at_role], *keys[at_role + 1 : -1])
+    where = (conv.dataset, conv.config, conv.split, conv.conversation_id)
     return [
-        {
-            "dataset": conv.dataset,
-            "config": conv.config,
-            "split": conv.split,
-            "conversation_id": conv.conversation_id,
-            "turn_index": t.turn_index,
-            "participant_id": t.participant_id,
-            "role": roles.get(t.participant_id, ""),
-            "text": t.text,
-            "kind": t.kind,
-            "labels": labels.get(t.turn_index, []),
-        }
+        _item(keys, at_role, (*where, *own(t)), roles.get(t.participant_id, ""), labels.get(t.turn_index, []))
         for t in conv.turns
     ]
+
+
+_WHERE = (*schema.PARTITION_COLUMNS, schema.KEY)
+
+
+def _item(
+    keys: tuple[str, ...], at_role: int, values: Sequence[Any], role: str, labels: list[str]
+) -> dict[str, Any]:
+    """A turn item from the values of its other keys, in order."""
+    return dict(zip(keys, (*values[:at_role], role, *values[at_role:], labels), strict=True))
 
 
 # ---------------------------------------------------------------------- map-style
@@ -347,7 +367,8 @@ class IterableCorpusDataset(IterableDataset[Any]):
 def _turns(corpus: Corpus) -> list[dict[str, Any]]:
     """The turn items of a corpus (a unit), from its tables' record batches: the turns, with
     their speakers' roles and their annotations' labels matched in Arrow."""
-    fields = [*TURN_FIELDS[:6], "text", "kind"]
+    item_keys = turn_fields()
+    fields = [k for k in item_keys if k not in ("role", "labels")]
     turns = _table(corpus, "turns", fields, ordered=True)
     if turns is None:
         return []
@@ -370,20 +391,10 @@ def _turns(corpus: Corpus) -> list[dict[str, Any]]:
         lists = list(grouped.values())
         labels = [None if i is None else lists[i] for i in found.to_pylist()]
     columns = [turns.column(c).to_pylist() for c in fields]
+    at_role = item_keys.index("role")
     return [
-        {
-            "dataset": ds,
-            "config": cfg,
-            "split": spl,
-            "conversation_id": cid,
-            "turn_index": ti,
-            "participant_id": pid,
-            "role": role,
-            "text": text,
-            "kind": kind,
-            "labels": [] if named is None else list(named),
-        }
-        for ds, cfg, spl, cid, ti, pid, text, kind, role, named in zip(*columns, roles, labels, strict=True)
+        _item(item_keys, at_role, row, role, [] if named is None else list(named))
+        for *row, role, named in zip(*columns, roles, labels, strict=True)
     ]
 
 

@@ -37,7 +37,7 @@ from convbank.datasets.pec.text import (
 )
 from convbank.errors import FormatError
 from convbank.model import Conversation, Part, Participant, Turn
-from convbank.model.schema import table_schemas
+from convbank.model import schema as unified
 
 if TYPE_CHECKING:
     import numpy as np
@@ -307,102 +307,80 @@ _MISSING = '{"persona_missing":true}'
 
 
 def _columns(ds: Pec, records: list[Example], config: str, split: str, start: int) -> dict[str, pa.Table]:
-    """:meth:`Pec.map_batch`: the unified and raw tables of a batch, from column lists."""
+    """:meth:`Pec.map_batch`: the unified and raw tables of a batch, from column lists by name
+    (a column PEC does not fill, such as a turn's ``kind`` and ``meta``, is its field's default:
+    see :meth:`convbank.model.schema.UnifiedSchema.table`)."""
+    model = unified.SCHEMA
+    conversations, participants, turns = _unified_columns(records, config, split, start)
+    tables = {
+        name: model.table(name, columns, len(columns["conversation_id"]))
+        for name, columns in (
+            ("conversations", conversations),
+            ("participants", participants),
+            ("turns", turns),
+        )
+    }
+    tables["annotations"] = model.arrow()["annotations"].empty_table()
+    tables["pec_raw"] = _raw_table(ds, records, tables["conversations"])
+    return tables
+
+
+def _unified_columns(
+    records: list[Example], config: str, split: str, start: int
+) -> tuple[dict[str, list[Any]], dict[str, list[Any]], dict[str, list[Any]]]:
+    """The columns of the conversations, participants and turns of a batch, by name."""
     encode = msgspec.json.encode
     domain = encode({"domain": config}).decode()
-    ids: list[str] = []
-    c_meta: list[str] = []
-    n_turns: list[int] = []
-    p_cid: list[str] = []
-    p_pid: list[str] = []
-    p_role: list[str] = []
-    p_persona: list[list[str]] = []
-    p_meta: list[str] = []
-    t_cid: list[str] = []
-    t_index: list[int] = []
-    t_pid: list[str] = []
-    t_text: list[str] = []
-    context_offsets = [0]
-    persona_offsets = [0]
-    r_speakers: list[str] = []
-    r_personas: list[list[str]] = []
-    sources: list[str | None] = []
+    c: dict[str, list[Any]] = {"conversation_id": [], "num_turns": [], "meta": []}
+    p: dict[str, list[Any]] = {
+        "conversation_id": [],
+        "participant_id": [],
+        "role": [],
+        "persona": [],
+        "meta": [],
+    }
+    t: dict[str, list[Any]] = {"conversation_id": [], "turn_index": [], "participant_id": [], "text": []}
+    c["source_index"] = list(range(start, start + len(records)))
     for position, record in enumerate(records):
         cid = f"{config}-{split}-{start + position:06d}"
-        ids.append(cid)
+        c["conversation_id"].append(cid)
         utterances = [*record.context, record.response]
-        n_turns.append(len(utterances))
-        personas = {p.speaker: p.persona for p in record.personas}
+        c["num_turns"].append(len(utterances))
+        personas = {sp.speaker: sp.persona for sp in record.personas}
         seen: dict[str, int] = {}
         for k, u in enumerate(utterances):
             speaker = u.speaker
             if speaker not in seen:
-                seen[speaker] = len(p_pid)
+                seen[speaker] = len(p["participant_id"])
                 persona = personas.get(speaker)
-                p_cid.append(cid)
-                p_pid.append(speaker)
-                p_role.append("speaker")
-                p_persona.append(persona if persona is not None else [])
-                p_meta.append(_NO_META if persona is not None else _MISSING)
-            t_cid.append(cid)
-            t_index.append(k)
-            t_pid.append(speaker)
-            t_text.append(u.text)
-        p_role[seen[record.response.speaker]] = "responder"
-        context_offsets.append(context_offsets[-1] + len(record.context))
-        for p in record.personas:
-            r_speakers.append(p.speaker)
-            r_personas.append(p.persona)
-        persona_offsets.append(len(r_speakers))
-        if record.source is UNSET:
-            c_meta.append(domain)
-            sources.append(None)
-        else:
-            c_meta.append(encode({"domain": config, "source": record.source}).decode())
-            sources.append(record.source)
-    n = len(records)
-    message = pa.array(["message"])
-    no_meta = pa.array([_NO_META])
-    tables = {
-        "conversations": pa.Table.from_arrays(
-            [
-                pa.array(ids, pa.string()),
-                pa.array(n_turns, pa.int32()),
-                pa.array(range(start, start + n), pa.int64()),
-                pa.array(c_meta, pa.string()),
-            ],
-            schema=table_schemas()["conversations"],
-        ),
-        "participants": pa.Table.from_arrays(
-            [
-                pa.array(p_cid, pa.string()),
-                pa.array(p_pid, pa.string()),
-                pa.array(p_role, pa.string()),
-                pa.array(p_persona, pa.list_(pa.string())),
-                pa.array(p_meta, pa.string()),
-            ],
-            schema=table_schemas()["participants"],
-        ),
-        "turns": pa.Table.from_arrays(
-            [
-                pa.array(t_cid, pa.string()),
-                pa.array(t_index, pa.int32()),
-                pa.array(t_pid, pa.string()),
-                pa.array(t_text, pa.string()),
-                _repeat(message, len(t_cid)),
-                _repeat(no_meta, len(t_cid)),
-            ],
-            schema=table_schemas()["turns"],
-        ),
-        "annotations": table_schemas()["annotations"].empty_table(),
-    }
+                p["conversation_id"].append(cid)
+                p["participant_id"].append(speaker)
+                p["role"].append("speaker")
+                p["persona"].append(persona if persona is not None else [])
+                p["meta"].append(_NO_META if persona is not None else _MISSING)
+            t["conversation_id"].append(cid)
+            t["turn_index"].append(k)
+            t["participant_id"].append(speaker)
+            t["text"].append(u.text)
+        p["role"][seen[record.response.speaker]] = "responder"
+        c["meta"].append(
+            domain if record.source is UNSET else encode({"domain": config, "source": record.source}).decode()
+        )
+    return c, p, t
+
+
+def _raw_table(ds: Pec, records: list[Example], conversations: pa.Table) -> pa.Table:
+    """The ``pec_raw`` rows of a batch, built in Arrow."""
     raw = ds.raw_schema
     utterance = raw.field("response").type
     context = [u for record in records for u in record.context]
-    tables["pec_raw"] = pa.Table.from_arrays(
+    personas = [sp for record in records for sp in record.personas]
+    context_offsets = np.cumsum([0, *(len(r.context) for r in records)], dtype=np.int32)
+    persona_offsets = np.cumsum([0, *(len(r.personas) for r in records)], dtype=np.int32)
+    return pa.Table.from_arrays(
         [
-            tables["conversations"].column("conversation_id").combine_chunks(),
-            tables["conversations"].column("source_index").combine_chunks(),
+            conversations.column("conversation_id").combine_chunks(),
+            conversations.column("source_index").combine_chunks(),
             pa.ListArray.from_arrays(
                 pa.array(context_offsets, pa.int32()),
                 pa.StructArray.from_arrays(
@@ -424,18 +402,15 @@ def _columns(ds: Pec, records: list[Example], config: str, split: str, start: in
             pa.ListArray.from_arrays(
                 pa.array(persona_offsets, pa.int32()),
                 pa.StructArray.from_arrays(
-                    [pa.array(r_speakers, pa.string()), pa.array(r_personas, pa.list_(pa.string()))],
+                    [
+                        pa.array([sp.speaker for sp in personas], pa.string()),
+                        pa.array([sp.persona for sp in personas], pa.list_(pa.string())),
+                    ],
                     fields=list(raw.field("personas").type.value_type),
                 ),
                 type=raw.field("personas").type,
             ),
-            pa.array(sources, pa.string()),
+            pa.array([None if r.source is UNSET else r.source for r in records], pa.string()),
         ],
         schema=raw,
     )
-    return tables
-
-
-def _repeat(value: pa.Array, n: int) -> pa.Array:
-    """``n`` copies of a one-element array, made in Arrow."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), value).cast(value.type)
