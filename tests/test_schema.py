@@ -23,7 +23,7 @@ from convbank.cli import cli
 from convbank.errors import SchemaVersionError
 from convbank.export import export
 from convbank.fetch import Fetcher
-from convbank.model import Conversation, Turn, schema
+from convbank.model import Conversation, Part, Turn, schema
 from convbank.model.schema import JSON_FIELD, UnifiedSchema, table_schemas
 from convbank.query import load, sql
 from convbank.store import Bank
@@ -102,8 +102,8 @@ def stamped_model(monkeypatch: pytest.MonkeyPatch) -> None:
     ds = catalog.get("tsvdial")
     plain = type(ds).to_conversation
 
-    def to_conversation(self: Any, record: Any, config: str, split: str, index: int) -> Conversation:
-        conv = msgspec.to_builtins(plain(self, record, config, split, index))
+    def to_conversation(self: Any, record: Any, part: Part, index: int) -> Conversation:
+        conv = msgspec.to_builtins(plain(self, record, part, index))
         for t in conv["turns"]:
             t["timestamp"] = _stamp(t["turn_index"])
         return msgspec.convert(conv, StampedConversation)

@@ -219,7 +219,7 @@ class DamagedBankError(ConvbankError):
     repairs it."""
 
     exit_code = 4
-    facts = ("path",)
+    facts: ClassVar[tuple[str, ...]] = ("path",)
     path: Path | str | None
 
 
