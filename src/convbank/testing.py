@@ -157,7 +157,8 @@ def _inputs(ds: Dataset, config: str, fetcher: Fetcher) -> dict[str, Path]:
 def _check_exports(ds: Dataset, corpus: Corpus, fetcher: Fetcher, out: Path, found: DatasetCheck) -> None:
     from convbank.export import export, formats
 
-    for fmt in [f.name for f in formats if f.available()]:  # an extra not installed: its format skipped
+    # a format convbank only reads, or whose extra is not installed, is skipped
+    for fmt in [f.name for f in formats if f.writer is not None and f.available()]:
         written = export(corpus, fmt, out / fmt)
         if not written or not all(p.exists() for p in written):
             raise _fail(f"{ds.name}: the {fmt} export wrote nothing")

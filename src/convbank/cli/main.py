@@ -334,9 +334,9 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 
 def _format_names() -> list[str]:
     """The export formats' names (the registry's, plugins included)."""
-    from convbank.export import formats
+    from convbank.export._registry import written
 
-    return formats.names()
+    return written()
 
 
 def _format_help() -> str:
@@ -344,7 +344,7 @@ def _format_help() -> str:
     from convbank.export import formats
 
     return (
-        "; ".join(f"{f.name}: {f.summary}" for f in formats)
+        "; ".join(f"{f.name}: {f.summary}" for f in formats if f.writer is not None)
         + ". Every other format's paths name the dataset, so that several datasets and formats share "
         "a folder; source's names are the publisher's."
     )

@@ -76,7 +76,7 @@ def __getattr__(name: str) -> Any:
     """The names of :data:`_LAZY`, imported on first use; ``FORMATS``, every format's name
     (the registry's, plugins included, read anew each time)."""
     if name == "FORMATS":
-        return tuple(importlib.import_module("convbank.export._registry").formats.names())
+        return tuple(importlib.import_module("convbank.export._registry").written())
     if name not in _LAZY:
         raise AttributeError(f"module 'convbank.export' has no attribute {name!r}")
     value = getattr(importlib.import_module(_LAZY[name]), name)

@@ -110,7 +110,9 @@ class Format:
     - ``no_where``: why it takes no ``--where``, where it takes none (``source``: it
       "rebuilds whole files");
     - ``writer`` and ``plan``: what it writes, and the paths it will write (None: named by
-      what it writes, checked once written, as ``source``'s publishers' names are);
+      what it writes, checked once written, as ``source``'s publishers' names are); a format
+      convbank only reads (``table``, ``sharegpt``) has no writer, and ``export`` does not
+      offer it;
     - ``reader`` and ``sniff``: how a corpus kept in this format is read back
       (``convbank import``), and how its files are recognised without ``--format``; None
       where convbank reads none.
@@ -125,7 +127,7 @@ class Format:
     summary: str
     writes: str
     read_with: str
-    writer: Writer
+    writer: Writer | None = None
     plan: Plan | None = None
     extra: str | None = None
     requires: str | None = None
@@ -140,6 +142,8 @@ class Format:
                 f"a format's name is lower-case letters, digits, '-' and '_', starting with a letter; "
                 f"not {self.name!r}"
             )
+        if self.writer is None and self.reader is None:
+            raise ValueError(f"format {self.name!r} has neither a writer nor a reader")
         if (self.extra is None) != (self.requires is None):
             raise ValueError(
                 f"format {self.name!r} names an extra and the module it installs together, or neither "

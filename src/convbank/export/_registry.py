@@ -70,6 +70,20 @@ def joined(names: Iterable[str]) -> str:
     return " and ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
 
 
+def written() -> list[str]:
+    """The names of the formats convbank writes (``export --format``), in the registry's order.
+
+    >>> written()[:3]
+    ['source', 'hf', 'convokit']
+    """
+    return [f.name for f in formats if f.writer is not None]
+
+
+def read() -> list[str]:
+    """The names of the formats convbank reads (``import --format``), in the registry's order."""
+    return [f.name for f in formats if f.reader is not None]
+
+
 def sided() -> list[str]:
     """The formats seen from one participant (``--as``), by name, in alphabetical order.
 

@@ -9,6 +9,7 @@ from convbank.errors import ExportError, did_you_mean
 from convbank.export._core import Selection
 from convbank.export._place import check_targets, placed
 from convbank.export._registry import formats, joined, sided
+from convbank.export._registry import written as written_formats
 from convbank.query import Corpus
 
 __all__ = ["export"]
@@ -32,11 +33,12 @@ def export(
 
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
-    if fmt not in formats:
-        known = formats.names()
+    known = written_formats()
+    if fmt not in known:
         hint = did_you_mean(fmt, known)
         raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(known)}")
     form = formats.get(fmt)
+    assert form.writer is not None  # a format in written()
     if as_participant is not None and not form.sided:
         raise ExportError(f"--as applies to the {joined(sided())} formats, not {fmt}")
     selection = Selection(corpus, where, as_participant)
