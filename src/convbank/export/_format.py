@@ -113,6 +113,8 @@ class Format:
       what it writes, checked once written, as ``source``'s publishers' names are); a format
       convbank only reads (``table``, ``sharegpt``) has no writer, and ``export`` does not
       offer it;
+    - ``order``: where the command line lists it among convbank's own formats (then by name;
+      100 unless said);
     - ``reader`` and ``sniff``: how a corpus kept in this format is read back
       (``convbank import``), and how its files are recognised without ``--format``; None
       where convbank reads none.
@@ -135,6 +137,7 @@ class Format:
     no_where: str | None = None
     reader: Reader | None = None
     sniff: Sniffer | None = None
+    order: int = 100
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):

@@ -7,8 +7,10 @@ engines, with the same cheap pre-check of the installed packages' ``entry_points
 entry point that cannot be imported, that is not a :class:`~convbank.export.Format`, or that
 takes a name already registered (a built-in's included) is a one-line
 :class:`~convbank.errors.PluginError` naming the entry point and its package. convbank's own
-formats are imported here directly, never through entry points, so they load even where the
-installed metadata is stale.
+formats are the modules of :mod:`convbank.export` (those not starting with ``_``), each
+declaring ``FORMAT`` or ``FORMATS``, found by listing the package, never through entry points,
+so they load even where the installed metadata is stale; a built-in format is its module
+alone. They are listed by each one's :attr:`~convbank.export.Format.order`, then name.
 
 Importing this module imports every format's module, but none of their writers' libraries:
 pyarrow, ``datasets`` and ``mlcroissant`` load when a writer runs.
@@ -16,31 +18,38 @@ pyarrow, ``datasets`` and ``mlcroissant`` load when a writer runs.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from convbank.errors import PluginError
-from convbank.export import chat, convokit, croissant, hf, parlai, source, tables
 from convbank.export._format import Format
 from convbank.registry import Registry, load_entry_points
 
-__all__ = ["BUILTIN", "FORMAT_GROUP", "formats", "joined", "sided"]
+__all__ = ["FORMAT_GROUP", "builtin", "formats", "joined", "sided"]
 
 FORMAT_GROUP = "convbank.formats"
 """The entry-point group through which packages add export formats."""
 
-BUILTIN: tuple[Format, ...] = (
-    source.FORMAT,
-    hf.FORMAT,
-    convokit.FORMAT,
-    parlai.FORMAT,
-    chat.FORMAT,
-    tables.JSONL,
-    tables.PARQUET,
-    tables.CSV,
-    croissant.FORMAT,
-)
-"""convbank's own formats, in the order the command line lists them."""
+
+def builtin() -> tuple[Format, ...]:
+    """convbank's own formats, in the order the command line lists them: every public module
+    of :mod:`convbank.export` declares its ``FORMAT`` (or several, ``FORMATS``).
+
+    >>> [f.name for f in builtin()][:4]
+    ['source', 'hf', 'convokit', 'parlai']
+    """
+    import convbank.export as package
+
+    found: list[Format] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        declared = getattr(module, "FORMATS", None) or (getattr(module, "FORMAT", None),)
+        found.extend(f for f in declared if isinstance(f, Format))
+    return tuple(sorted(found, key=lambda f: (f.order, f.name)))
 
 
 def _format(value: Any, origin: str) -> Format:
@@ -50,7 +59,7 @@ def _format(value: Any, origin: str) -> Format:
 
 
 def _load_formats() -> Iterator[tuple[Format, str]]:
-    for fmt in BUILTIN:
+    for fmt in builtin():
         yield fmt, "convbank"
     for value, origin in load_entry_points(FORMAT_GROUP):
         yield _format(value, origin), origin

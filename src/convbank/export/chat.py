@@ -78,6 +78,7 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
 
 
 FORMAT = Format(
+    order=50,
     name="chat",
     summary="chat-format JSONL for fine-tuning",
     writes='`<dataset>_<config>_<split>.chat.jsonl`: `{"messages": [...], "metadata": {...}}`',

@@ -175,6 +175,7 @@ def _write_rest(selection: Selection, folder: Path, gathered: _Writer) -> None:
 
 
 FORMAT = Format(
+    order=30,
     name="convokit",
     summary="a ConvoKit corpus folder (DIR/<dataset>_convokit)",
     writes="`DIR/<dataset>_convokit/`: utterances with `reply_to` chains and all turn meta and "

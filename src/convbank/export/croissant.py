@@ -110,6 +110,7 @@ def write_croissant(selection: Selection, directory: Path) -> list[Path]:
 
 
 FORMAT = Format(
+    order=90,
     name="croissant",
     summary="Parquet plus Croissant JSON-LD (DIR/<dataset>_croissant)",
     writes="`DIR/<dataset>_croissant/`: the Parquet tables and `croissant.json` (fields, types, "

@@ -268,6 +268,7 @@ def _os_cause(exc: BaseException) -> OSError | None:
 
 
 FORMAT = Format(
+    order=20,
     name="hf",
     summary="Hugging Face save_to_disk per config (DIR/<dataset>/<config>)",
     writes="`DIR/<dataset>/<config>/`, a `DatasetDict` per config (`convbank.export.to_hf(corpus)` "

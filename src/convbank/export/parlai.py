@@ -69,6 +69,7 @@ def write_parlai(selection: Selection, directory: Path) -> list[Path]:
 
 
 FORMAT = Format(
+    order=40,
     name="parlai",
     summary="ParlAI text files",
     writes="`<dataset>_<config>_<split>.parlai.txt`, ParlAI text format, personas as `your persona:` lines",

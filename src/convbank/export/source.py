@@ -63,6 +63,7 @@ def write_source(selection: Selection, directory: Path) -> list[Path]:
 
 
 FORMAT = Format(
+    order=10,
     name="source",
     summary="the publisher's files, byte for byte under their published names (not renamed)",
     writes="the publisher's files under their published names, byte for byte (the proof of "

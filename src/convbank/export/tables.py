@@ -28,6 +28,7 @@ else:
 __all__ = [
     "CSV",
     "CSV_COLUMNS",
+    "FORMATS",
     "JSONL",
     "PARQUET",
     "csv_columns",
@@ -48,6 +49,7 @@ def write_jsonl(selection: Selection, directory: Path) -> list[Path]:
 
 
 JSONL = Format(
+    order=60,
     name="jsonl",
     summary="unified conversations",
     writes="unified conversations, one per line (`<dataset>_<config>_<split>.jsonl`)",
@@ -74,6 +76,7 @@ def _parquet_files(selection: Selection) -> list[str]:
 
 
 PARQUET = Format(
+    order=70,
     name="parquet",
     summary="the four unified tables (DIR/<dataset>_<table>.parquet)",
     writes="the four unified tables (`<dataset>_<table>.parquet`)",
@@ -131,6 +134,7 @@ def write_csv(selection: Selection, directory: Path) -> list[Path]:
 
 
 CSV = Format(
+    order=80,
     name="csv",
     summary="the turns",
     writes="the turns (`<dataset>_<config>_<split>.turns.csv`)",
@@ -139,3 +143,6 @@ CSV = Format(
     plan=per_part(_CSV),
 )
 """The ``csv`` format."""
+
+FORMATS = (JSONL, PARQUET, CSV)
+"""The three formats of the unified tables."""
