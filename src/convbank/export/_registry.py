@@ -27,7 +27,7 @@ from convbank.errors import PluginError
 from convbank.export._format import Format
 from convbank.registry import Registry, load_entry_points
 
-__all__ = ["FORMAT_GROUP", "builtin", "formats", "joined", "sided"]
+__all__ = ["FORMAT_GROUP", "builtin", "formats", "joined", "read", "sided", "written"]
 
 FORMAT_GROUP = "convbank.formats"
 """The entry-point group through which packages add export formats."""
