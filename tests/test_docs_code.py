@@ -46,8 +46,12 @@ FILE = re.compile(r'title="([\w./-]+\.\w+)"')
 RUN = ("python", "bash", "toml")
 DATA = ("csv",)
 """Languages of blocks that are only files (titled with their path)."""
-NOT_RUN = {"index.md": 3, "guide/exports.md": 1}
-"""Blocks marked ``<!-- not run ... -->`` per hand-written page (they install from the package registry)."""
+WALKED = ("diff",)
+"""Languages of blocks that docs/scripts/walkthrough.py applies and checks (the development
+guide's walk-through: tests/test_walkthrough.py), on that page only."""
+NOT_RUN = {"index.md": 3, "guide/exports.md": 1, "guide/development.md": 1}
+"""Blocks marked ``<!-- not run ... -->`` per hand-written page (they install from the package
+registry; the walk-through's command runs in walkthrough.py's copy of the checkout)."""
 SKIP = "<!-- not run by the tests"
 """How the comment before a fence that the tests do not run begins."""
 
@@ -84,7 +88,8 @@ def test_every_code_block_is_run_or_says_why_not() -> None:
         text = p.read_text()
         name = str(p.relative_to(DOCS))
         langs = {lang for lang, *_ in fenced(text)}
-        assert langs <= {*RUN, *DATA, ""}, f"{name}: a block in {langs - {*RUN, *DATA, ''}}"
+        known = {*RUN, *DATA, *(WALKED if name == "guide/development.md" else ()), ""}
+        assert langs <= known, f"{name}: a block in {langs - known}"
         assert all(file for lang, _, _, file in blocks(text) if lang in DATA), (
             f"{name}: a data block without its file"
         )

@@ -35,6 +35,7 @@ __all__ = [
     "interrupted",
     "message",
     "new_command",
+    "settled",
     "sigterm_as_interrupt",
     "terminate_on_signals",
     "watch_interrupts",
@@ -122,6 +123,18 @@ def terminate_on_signals() -> None:
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(signum) is signal.SIG_DFL:
                 signal.signal(signum, _terminate)
+
+
+def settled() -> None:
+    """From the main thread, once the command is over (its last line printed, its exit code
+    chosen): SIGINT, SIGTERM and SIGHUP are ignored, so that a signal during the interpreter's
+    shutdown cannot end the process silently by the signal in place of the command's exit
+    code. Example: ``settled()`` in ``main()``'s ``finally``."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signum, signal.SIG_IGN)
 
 
 @contextlib.contextmanager

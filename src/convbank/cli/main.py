@@ -27,6 +27,7 @@ from convbank.cli._signals import (
     last_signal,
     message,
     new_command,
+    settled,
     terminate_on_signals,
     watch_interrupts,
 )
@@ -438,4 +439,7 @@ def main() -> None:
     """Console-script entry point."""
     watch_interrupts()
     terminate_on_signals()
-    cli(prog_name="convbank")
+    try:
+        cli(prog_name="convbank")
+    finally:
+        settled()  # the command is over: a signal now cannot take its exit code
