@@ -1,5 +1,5 @@
 """The catalog pages, one per dataset of the registry (``gen_catalog.py`` writes them when
-mkdocs builds the site; ``tests/test_docs_code.py`` runs the code blocks they hold).
+mkdocs builds the site; ``tests/docs/test_code_blocks.py`` runs the code blocks they hold).
 
 Everything on a page comes from the dataset's class: its card (``describe()``), its files,
 configs and splits, the raw table's Arrow schema (``raw_schema``) with the field docstrings
@@ -338,7 +338,7 @@ def statistics(name: str, found: Found | None) -> list[str]:
 
 def load_it(name: str, found: Found | None) -> list[str]:
     """The "load it" snippets. Where the real files were found, they build from that folder
-    (and ``tests/test_docs_code.py`` runs them); else they download."""
+    (and ``tests/docs/test_code_blocks.py`` runs them); else they download."""
     d = catalog.get(name)
     if found is not None and found.full and found.configs:
         config, folder = found.configs[0], found.source
@@ -361,7 +361,7 @@ def load_it(name: str, found: Found | None) -> list[str]:
             "excerpts of them), so these blocks download them, and the test suite, which has no internet, "
             "does not run them."
         )
-    # the tests skip a block marked so in a comment before its fence (tests/test_docs_code.py)
+    # the tests skip a block marked so in a comment before its fence (tests/docs/test_code_blocks.py)
     skip = [] if folder is not None else ["<!-- not run by the tests: it downloads the publisher's files -->"]
     return [
         "## Load it",

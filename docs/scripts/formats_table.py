@@ -3,7 +3,7 @@ declaration (:class:`convbank.export.Format`: what it writes, what reads it, its
 whether it is seen from one side), between the page's two markers.
 
 ``python docs/scripts/formats_table.py`` rewrites the page's table from the registry;
-``tests/test_formats.py`` checks that the page holds what the registry says, and
+``tests/export/test_format_registry.py`` checks that the page holds what the registry says, and
 ``gen_formats.py`` writes it again when mkdocs builds the site (a format another package
 adds as a plugin gets its row too).
 """

@@ -1,0 +1,131 @@
+"""What the tests share besides fixtures: where the real data, the fixtures and the plugins are,
+the counts they hold, and helpers that make or inspect banks (``from testsupport import SHARED``:
+``tests/_support`` is on ``sys.path`` through pytest's ``pythonpath`` setting in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from convbank import catalog
+from convbank.build import build
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+SHARED = ROOT.parent / "shared" / "data"
+FIXTURES = TESTS / "fixtures"
+PLUGINS = TESTS / "plugins"
+"""A sys.path entry holding plugin packages and their metadata (entry points)."""
+
+FIXTURE_COUNTS = {
+    ("ccpe", "default"): {"train": 3},
+    ("curiosity", "default"): {"train": 3, "val": 1, "test": 1, "test_zero": 1},
+    ("pec", "happy"): {"train": 3, "valid": 1, "test": 1},
+    ("pec", "offmychest"): {"train": 2, "valid": 1, "test": 1},
+}
+REAL_COUNTS = {
+    ("casino", "default"): {"train": 900, "valid": 30, "test": 100},
+    ("convai2", "volunteers"): {"train": 1111},
+    ("convai2", "intermediate"): {"train": 291},
+    ("tsvdial", "default"): {"train": 3, "test": 2},  # the plugin's own samples, complete
+}
+ALL_COUNTS = {**REAL_COUNTS, **FIXTURE_COUNTS}
+
+
+def make_fixture_sources(target: Path) -> Path:
+    """A source folder with the hand-written fixtures (PEC extracted; Curiosity's fact
+    database generated from facts.sql)."""
+    for name in ("ccpe", "curiosity", "pec"):
+        shutil.copytree(FIXTURES / name, target / name, dirs_exist_ok=True)
+    sql = (target / "curiosity" / "facts.sql").read_text(encoding="utf-8")
+    with sqlite3.connect(target / "curiosity" / "wiki_sql.sqlite.db") as db:
+        db.executescript(sql)
+    (target / "curiosity" / "facts.sql").unlink()
+    return target
+
+
+def sample_dirs() -> list[Path]:
+    """The sample folders that dataset packages ship (:attr:`Dataset.samples`)."""
+    return [ds.samples for ds in catalog.catalog if ds.samples is not None]
+
+
+def turns_file(bank: Bank, split: str) -> Path:
+    """The stored ``turns`` file of CaSiNo's ``split``."""
+    with bank.snapshot() as snap:
+        return snap.ref("turns", "casino", "default", split).path
+
+
+def bank_files(bank: Bank) -> dict[str, str]:
+    """Every file of a bank (lock files aside) with its sha256: equal before and after an
+    operation means the operation changed nothing on disk."""
+    return {
+        str(p.relative_to(bank.root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(bank.root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def blocked_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A CONVBANK_HOME below a regular file: nothing can be created in it, even as root."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    home = blocker / "home"
+    monkeypatch.setenv("CONVBANK_HOME", str(home))
+    return home, blocker
+
+
+@contextmanager
+def mounted_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A small tmpfs of ``size`` (``4m``) mounted at ``where`` for full-disk tests (needs mount
+    rights: root in CI); the test is skipped where it cannot be mounted."""
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small filesystem here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def casino_home_with(root: Path, text: str, label: str) -> Path:
+    """A CONVBANK_HOME whose bank holds the real CaSiNo with one utterance replaced: the first
+    annotated turn of the first annotated train dialogue says ``text`` and is labelled
+    ``label`` (hostile or awkward content, through the real reader and mapper). The dialogue's
+    id is written to ``<home>/dialogue``."""
+    source = root / "source" / "casino"
+    shutil.copytree(SHARED / "casino", source)
+    records = json.loads((source / "casino_train.json").read_text(encoding="utf-8"))
+    record = next(r for r in records if r["annotations"])
+    first = record["annotations"][0][0]
+    for turn in record["chat_logs"]:
+        if turn["text"] == first:
+            turn["text"] = text
+    record["annotations"][0] = [text, label]
+    (source / "casino_train.json").write_text(json.dumps(records), encoding="utf-8")
+    home = root / "home"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CONVBANK_HOME", str(home))
+    try:
+        fetcher = Fetcher(sources=[source.parent], verify=False, root=home, progress=False)
+        build(["casino"], fetcher=fetcher, bank=Bank(home / "bank"))
+    finally:
+        mp.undo()
+    (home / "dialogue").write_text(str(record["dialogue_id"]), encoding="utf-8")
+    return home

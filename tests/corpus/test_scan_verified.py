@@ -1,0 +1,135 @@
+"""``Corpus.scan`` reads only bytes the bank verified (issue 35 item 1): before, it handed the
+files to polars' own reader, which checks neither page checksums nor the manifest: a flipped
+byte of a CaSiNo turns file gave 29 turns for a conversation of 13, a valid file of another
+split was served as this one, and a cleaned generation raised polars' FileNotFoundError."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from testsupport import SHARED, turns_file
+
+import convbank
+from convbank.build import build
+from convbank.errors import DamagedBankError, NotBuiltError
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+
+pl = pytest.importorskip("polars")
+
+
+def _damaged(path: Path, problem: str) -> str:
+    return (
+        f"the bank is damaged: {path} is {problem}; run `convbank doctor` to check every file, "
+        "then `convbank build casino` to rebuild it"
+    )
+
+
+def _turns(bank: Bank, split: str) -> pl.DataFrame:
+    return convbank.load("casino", split=split, bank=bank).scan("turns").collect()
+
+
+def test_a_flipped_byte_is_an_error_naming_the_file_never_an_answer(casino_home: Bank) -> None:
+    path = turns_file(casino_home, "test")
+    sound_bytes = path.read_bytes()
+    sound = _turns(casino_home, "test")
+    positions = random.Random(35).sample(range(len(sound_bytes)), 200)
+    outcomes = {"at scan()": 0, "at collect()": 0}
+    for position in [245, *positions]:
+        flipped = bytearray(sound_bytes)
+        flipped[position] ^= 0xFF
+        path.write_bytes(bytes(flipped))
+        with convbank.load("casino", split="test", bank=casino_home) as corpus:
+            try:
+                lazy = corpus.scan("turns")
+            except DamagedBankError as exc:  # the footer: checked when the frame is made
+                outcomes["at scan()"] += 1
+                message = str(exc)
+            else:
+                with pytest.raises(DamagedBankError) as info:
+                    got = lazy.collect()
+                    assert not got.equals(sound), f"byte {position}: a flip changed nothing?"
+                    pytest.fail(f"byte {position}: a silent answer ({got.height} turns)")
+                outcomes["at collect()"] += 1
+                message = str(info.value)
+                assert message == _damaged(path, "corrupt (its sha256 differs from the manifest's)")
+        assert message.startswith(f"the bank is damaged: {path} is ") and "\n" not in message
+    path.write_bytes(sound_bytes)
+    assert _turns(casino_home, "test").equals(sound)
+    assert sum(outcomes.values()) == 201 and outcomes["at collect()"], outcomes
+    print(f"201 flips: {outcomes}, 0 silent")
+
+
+def test_a_valid_file_of_another_split_in_its_place_is_refused(casino_home: Bank) -> None:
+    """A Parquet file of the test split's turns, padded to the train file's size."""
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    rows = pq.read_table(test)
+    size, staged = train.stat().st_size, train.with_suffix(".tmp")
+
+    def written(pad: int) -> int:
+        pq.write_table(rows.replace_schema_metadata({"pad": "x" * pad}), staged, write_page_checksum=True)
+        return staged.stat().st_size
+
+    low, high = 0, size  # the size grows with the padding: bisect for the train file's
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (middle + 1, high) if written(middle) < size else (low, middle)
+    for pad in range(low, low + 4):
+        if written(pad) == size:
+            break
+    assert staged.stat().st_size == size
+    staged.replace(train)
+    with pytest.raises(DamagedBankError) as info:
+        _turns(casino_home, "train")
+    assert str(info.value) == _damaged(train, "corrupt (its Parquet footer differs from the manifest's)")
+
+
+def test_a_cleaned_generation_is_convbanks_own_error(casino_home: Bank) -> None:
+    corpus = convbank.load("casino", bank=casino_home)
+    lazy = corpus.scan("turns")
+    generation, old = corpus.snapshot.generation, turns_file(casino_home, "train")
+    corpus.close()
+    fetcher = Fetcher(sources=[SHARED], verify=False, progress=False)
+    build(["casino"], fetcher=fetcher, bank=casino_home, batch_size=500)  # other files: the old go
+    assert not old.exists()
+    message = (
+        f"generation {generation} of the bank at {casino_home.root} is gone (cleaned after it was "
+        "released); load casino again"
+    )
+    for read in (lazy.collect, lambda: corpus.scan("turns"), lambda: corpus.to_arrow("turns")):
+        with pytest.raises(NotBuiltError) as info:
+            read()
+        assert str(info.value) == message and info.value.exit_code == 4
+    assert convbank.load("casino", bank=casino_home).scan("turns").collect().height == 14297
+
+
+def test_a_frame_keeps_its_generation_while_it_is_referenced(casino_home: Bank) -> None:
+    lazy = convbank.load("casino", bank=casino_home).scan("turns")  # the corpus is not kept
+    fetcher = Fetcher(sources=[SHARED], verify=False, progress=False)
+    build(["casino"], fetcher=fetcher, bank=casino_home, batch_size=500)
+    assert lazy.select(pl.len()).collect().item() == 14297
+
+
+def test_verifying_costs_little_against_decoding(casino_home: Bank) -> None:
+    """The sha256 of CaSiNo's turns files against reading them (printed: measured here)."""
+    import hashlib
+    import time
+
+    with casino_home.snapshot() as snap:
+        refs = snap.refs("turns", "casino")
+        best = {"hash": float("inf"), "read": float("inf")}
+        for _ in range(5):
+            start = time.perf_counter()
+            for ref in refs:
+                hashlib.sha256(ref.path.read_bytes()).hexdigest()
+            best["hash"] = min(best["hash"], time.perf_counter() - start)
+            start = time.perf_counter()
+            tables = [snap.read_verified(ref) for ref in refs]
+            best["read"] = min(best["read"], time.perf_counter() - start)
+    assert sum(t.num_rows for t in tables) == 14297 and isinstance(tables[0], pa.Table)
+    print(f"turns: sha256 {best['hash'] * 1000:.2f} ms, verified read {best['read'] * 1000:.1f} ms")
+    assert best["hash"] < best["read"]

@@ -1,0 +1,110 @@
+"""One CSV writer and one JSON encoder for every command (issue 35, item 5).
+
+CSV: a field holding a bare carriage return is quoted by ``export --format csv``, ``query
+--format csv`` and the viewer's download alike (before, the last two wrote it unquoted: the
+row split in two, and the split-off line ``=1+1`` escaped the viewer's formula guard).
+JSON: the bidi controls (U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C) and the C1
+controls are ``\\uXXXX`` escapes in ``query --format json/ndjson``, ``stats --json``, ``show
+--json``, ``raw`` and the viewer's ``?format=json`` (before, printed raw).
+
+A CaSiNo bank whose first annotated dialogue holds the texts is built once for the module."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from starlette.testclient import TestClient
+from testsupport import casino_home_with
+
+from convbank.cli.main import cli
+from convbank.store import Bank
+from convbank.web.app import create_app
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+ESCAPED = "".join(f"\\u{ord(c):04x}" for c in BIDI)
+TEXT = f"deal?\r=1+1 {BIDI}txt.exe"
+LABEL = f"self-need{chr(0x202E)}"
+
+
+@pytest.fixture(scope="module")
+def bidi_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield casino_home_with(tmp_path_factory.mktemp("bidi"), TEXT, LABEL)
+
+
+def run(home: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
+    monkeypatch.setenv("CONVBANK_HOME", str(home))
+    return CliRunner().invoke(cli, list(args))
+
+
+def _raw_bidi(text: str) -> list[str]:
+    return [f"U+{ord(c):04X}" for c in text if c in BIDI or 0x80 <= ord(c) <= 0x9F]
+
+
+def test_a_bare_cr_is_quoted_in_every_csv(bidi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``query --format csv`` and the viewer wrote ``a\\r=1+1`` unquoted (two rows in
+    a spreadsheet, the second a live formula ``=1+1``)."""
+    sql = "SELECT 'a' || chr(13) || '=1+1' AS x, 2 AS y"
+    query = run(bidi_home, monkeypatch, "query", sql, "--format", "csv")
+    assert query.exit_code == 0
+    assert query.stdout_bytes == b'x,y\n"a\r=1+1",2\n'
+    client = TestClient(create_app(Bank(bidi_home / "bank")), base_url="http://127.0.0.1")
+    viewer = client.get("/sql", params={"q": sql, "format": "csv"})
+    assert viewer.status_code == 200 and viewer.content == b'x,y\n"a\r=1+1",2\n'
+    guarded = client.get("/sql", params={"q": "SELECT chr(13) || '=1+1' AS x", "format": "csv"})
+    assert guarded.content == b'x\n"\'\r=1+1"\n'  # starts with CR: guarded and quoted
+    out = bidi_home / "out"
+    assert run(bidi_home, monkeypatch, "export", "casino", "--format", "csv", "-o", str(out)).exit_code == 0
+    data = (out / "casino_default_train.turns.csv").read_bytes()
+    assert b'"deal?\r=1+1 ' in data and b"\n=1+1" not in data and b"\r=1+1 " + BIDI.encode() in data
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    assert [r[8] for r in rows].count(TEXT) == 1
+    assert all(len(r) == 10 for r in rows)  # no row split
+
+
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        ("json", f'[{{"x":"a{ESCAPED}b\\u0085"}}]\n'),
+        ("ndjson", f'{{"x":"a{ESCAPED}b\\u0085"}}\n'),
+    ],
+)
+def test_query_json_escapes_bidi_controls(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, expected: str
+) -> None:
+    """Before: U+202E and the other bidi controls were printed raw (``txt.exe`` shown as
+    ``exe.txt``); C1 controls were already escaped."""
+    sql = "SELECT 'a' || " + " || ".join(f"chr({ord(c)})" for c in BIDI) + " || 'b' || chr(133) AS x"
+    result = run(bidi_home, monkeypatch, "query", sql, "--format", fmt)
+    assert result.exit_code == 0
+    assert result.stdout_bytes == expected.encode("ascii")
+    assert json.loads(result.stdout.splitlines()[0].strip("[]")) == {"x": f"a{BIDI}b\x85"}
+
+
+def test_every_json_writer_escapes_bidi_controls(bidi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``stats --json``, ``show --json``, ``raw`` and the viewer's ``?format=json``
+    printed U+202E and the other bidi controls raw."""
+    dialogue = (bidi_home / "dialogue").read_text(encoding="utf-8")
+    outputs = {
+        "stats": run(bidi_home, monkeypatch, "stats", "casino", "--json"),
+        "show": run(bidi_home, monkeypatch, "show", "casino", dialogue, "--json"),
+        "raw": run(bidi_home, monkeypatch, "raw", "casino", "--split", "train"),
+    }
+    for name, result in outputs.items():
+        assert result.exit_code == 0, (name, result.output[-500:])
+        assert _raw_bidi(result.stdout) == [], name
+    assert "self-need\\u202e" in outputs["stats"].stdout
+    assert f"deal?\\r=1+1 {ESCAPED}txt.exe" in outputs["show"].stdout
+    assert f"deal?\\r=1+1 {ESCAPED}txt.exe" in outputs["raw"].stdout
+    raw = [json.loads(line) for line in outputs["raw"].stdout.splitlines()]
+    assert [t["text"] for r in raw for t in r["chat_logs"]].count(TEXT) == 1  # the same JSON
+    client = TestClient(create_app(Bank(bidi_home / "bank")), base_url="http://127.0.0.1")
+    page = client.get(f"/datasets/casino/conversations/{dialogue}", params={"format": "json"})
+    assert page.status_code == 200 and _raw_bidi(page.text) == []
+    assert f"deal?\\r=1+1 {ESCAPED}txt.exe".encode() in page.content
+    assert [t["text"] for t in page.json()["turns"]].count(TEXT) == 1

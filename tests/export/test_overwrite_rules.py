@@ -1,0 +1,141 @@
+"""An export never replaces what it did not write (issue 24.1): every format names the dataset
+in its paths (``hf``: ``DIR/<dataset>/<config>/``, ``parquet``: ``DIR/<dataset>_<table>.parquet``,
+``convokit`` and ``croissant``: ``DIR/<dataset>_<format>/``), so datasets and formats share a
+folder, and a path holding another export's files,
+or files convbank did not write, makes the export refuse with one line (exit 2) unless
+``--overwrite``. The same export again (same dataset, format, parts, --where, --as) replaces
+its own files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import datasets
+from convbank import load
+from convbank.cli import cli
+from convbank.errors import ExportError
+from convbank.export import FORMATS, export
+from convbank.export._place import LOCK, RECORD
+from convbank.store import Bank
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_hf_exports_of_two_datasets_live_side_by_side(built: Bank, tmp_path: Path) -> None:
+    coll = tmp_path / "coll"
+    assert _cli("export", "casino", "--format", "hf", "-o", str(coll)) == (
+        0,
+        f"{coll / 'casino' / 'default'}\n",
+    )
+    assert _cli("export", "ccpe", "--format", "hf", "-o", str(coll))[0] == 0
+    casino = datasets.load_from_disk(str(coll / "casino" / "default"))
+    ccpe = datasets.load_from_disk(str(coll / "ccpe" / "default"))
+    assert casino["train"].num_rows == 900 and ccpe["train"].num_rows == 3
+    record = json.loads((coll / RECORD).read_text(encoding="utf-8"))["exports"]
+    assert sorted(record) == ["casino/default", "ccpe/default"]
+    assert record["casino/default"]["format"] == "hf"
+
+
+def test_another_export_at_the_same_paths_is_refused_in_one_line(built: Bank, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    export(load("casino"), "parquet", out)
+    before = (out / "casino_turns.parquet").read_bytes()
+    code, output = _cli("export", "casino", "--split", "valid", "--format", "parquet", "-o", str(out))
+    assert code == 2
+    assert output == (
+        f"error: {out / 'casino_conversations.parquet'} holds the parquet export of casino (default/train, "
+        "default/valid, default/test); the parquet export of casino (default/valid) would replace it: "
+        "pass --overwrite (overwrite=True), or export into another folder\n"
+    )
+    assert (out / "casino_turns.parquet").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
+    code, _ = _cli(
+        "export", "casino", "--split", "valid", "--format", "parquet", "-o", str(out), "--overwrite"
+    )
+    assert code == 0 and (out / "casino_turns.parquet").read_bytes() != before
+    exports = json.loads((out / RECORD).read_text())["exports"].values()
+    assert {tuple(e["parts"]) for e in exports} == {("default/valid",)}
+
+
+def _contents(paths: list[Path]) -> dict[str, bytes]:
+    files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.rglob("*"))) if f.is_file()]
+    return {str(f): f.read_bytes() for f in files}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_two_datasets_share_a_folder_in_every_format(built: Bank, tmp_path: Path, fmt: str) -> None:
+    """Before: parquet and croissant wrote DIR/<table>.parquet, so a second dataset was refused
+    (or, with --overwrite, replaced the first)."""
+    first = export(load("casino", split="valid"), fmt, tmp_path)
+    kept = _contents(first)
+    second = export(load("ccpe"), fmt, tmp_path)
+    assert kept and _contents(first) == kept and all(p.exists() for p in second)
+    assert not set(map(str, first)) & set(map(str, second))
+    datasets_recorded = {
+        e["dataset"] for e in json.loads((tmp_path / RECORD).read_text())["exports"].values()
+    }
+    assert datasets_recorded == {"casino", "ccpe"}
+    names = [p.relative_to(tmp_path).as_posix() for p in first]
+    assert fmt == "source" or all("casino" in n.split("/")[0] for n in names)  # the path names it
+
+
+def test_every_format_of_one_dataset_shares_a_folder(built: Bank, tmp_path: Path) -> None:
+    """Before: hf (DIR/casino/default) and convokit (DIR/casino) refused each other, and so
+    did parquet and croissant (DIR/<table>.parquet)."""
+    written = {fmt: export(load("casino", split="valid"), fmt, tmp_path) for fmt in FORMATS}
+    assert all(p.exists() for paths in written.values() for p in paths)
+    assert [p.name for p in written["convokit"]] == ["casino_convokit"]
+    assert [p.name for p in written["croissant"]] == ["casino_croissant"]
+    assert datasets.load_from_disk(str(tmp_path / "casino" / "default"))["valid"].num_rows == 30
+    recorded = json.loads((tmp_path / RECORD).read_text())["exports"].values()
+    assert {e["format"] for e in recorded} == set(FORMATS)
+
+
+def test_the_same_export_again_replaces_its_own_files(built: Bank, tmp_path: Path) -> None:
+    first = export(load("casino", split="valid"), "jsonl", tmp_path)
+    (tmp_path / "casino_default_valid.jsonl").write_text("stale\n", encoding="utf-8")
+    assert export(load("casino", split="valid"), "jsonl", tmp_path) == first
+    assert len((tmp_path / "casino_default_valid.jsonl").read_text(encoding="utf-8").splitlines()) == 30
+
+
+def test_a_different_selection_of_the_same_dataset_is_another_export(built: Bank, tmp_path: Path) -> None:
+    export(load("casino", split="valid"), "jsonl", tmp_path, where="conversation_id = '157'")
+    with pytest.raises(ExportError, match=r"holds the jsonl export of casino \(default/valid, --where"):
+        export(load("casino", split="valid"), "jsonl", tmp_path)
+    assert len((tmp_path / "casino_default_valid.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    export(load("casino", split="valid"), "jsonl", tmp_path, overwrite=True)
+    assert len((tmp_path / "casino_default_valid.jsonl").read_text(encoding="utf-8").splitlines()) == 30
+
+
+def test_files_convbank_did_not_write_are_kept(built: Bank, tmp_path: Path) -> None:
+    mine = tmp_path / "casino_default_valid.chat.jsonl"
+    mine.write_text("my own notes\n", encoding="utf-8")
+    code, output = _cli("export", "casino", "--split", "valid", "--format", "chat", "-o", str(tmp_path))
+    assert code == 2
+    assert output.startswith(f"error: {mine} exists and convbank did not write it there; the chat export")
+    assert mine.read_text(encoding="utf-8") == "my own notes\n"
+    (tmp_path / "other.txt").write_text("kept\n", encoding="utf-8")  # beside, not in the way
+    assert _cli("export", "casino", "--format", "csv", "-o", str(tmp_path))[0] == 0
+    assert (tmp_path / "other.txt").read_text(encoding="utf-8") == "kept\n"
+
+
+def test_a_source_export_checks_the_files_it_wrote(built: Bank, tmp_path: Path) -> None:
+    """The source export's names are each dataset's: checked once written, before any move."""
+    export(load("casino"), "source", tmp_path)
+    names = sorted(p.name for p in tmp_path.iterdir() if p.name not in (RECORD, LOCK))
+    (tmp_path / names[0]).write_bytes(b"edited")
+    code, _ = _cli("export", "casino", "--format", "source", "-o", str(tmp_path))
+    assert code == 0  # the same export: it replaces its own file
+    assert (tmp_path / names[0]).read_bytes() != b"edited"
+    export(load("casino"), "jsonl", tmp_path / "x")
+    (tmp_path / "x" / names[0]).write_bytes(b"mine")
+    with pytest.raises(ExportError, match="convbank did not write it there; the source export"):
+        export(load("casino"), "source", tmp_path / "x")
+    assert (tmp_path / "x" / names[0]).read_bytes() == b"mine"

@@ -1,0 +1,67 @@
+"""The performance harness runs (``python -m benchmarks --quick``) and writes its results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from benchmarks.contenders import CONTENDERS  # noqa: E402
+from benchmarks.examples import EXAMPLES  # noqa: E402
+from benchmarks.training import TRAINING  # noqa: E402
+
+
+@pytest.mark.timeout(600)  # the harness's own limit below; a loaded machine needs more than 300 s
+def test_quick_harness_runs(tmp_path: Path) -> None:
+    out = tmp_path / "latest.json"
+    done = subprocess.run(
+        # every contender and the start-up table, on CaSiNo alone (the full and quick runs add
+        # ConvAI2 and the synthetic PEC: minutes more for the same code paths)
+        [sys.executable, "-m", "benchmarks", "--quick", "--datasets", "casino", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=580,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    startup = results.pop("startup")
+    assert set(results) == {"casino"}
+    assert set(startup["convbank"]) == {
+        "convbank --version",
+        "convbank --help",
+        "convbank where",
+        "convbank list",
+        "convbank info casino",
+    }
+    assert {"duckdb --version (pip launcher)", "sqlite-utils --version"} <= set(startup["peers"])
+    assert "### start-up" in done.stdout and "| convbank list | " in done.stdout
+    assert "÷ duckdb --version (pip launcher)" in done.stdout and "÷ sqlite-utils --version" in done.stdout
+    for dataset, contenders in results.items():
+        assert set(contenders) == set(CONTENDERS) | set(TRAINING) | set(EXAMPLES), dataset
+        for r in contenders.values():
+            assert 0 < r["min_s"] <= r["median_s"] and r["peak_rss_mib"] > 0
+    for dataset in results:
+        assert f"### {dataset}" in done.stdout
+    assert "| convbank_build | " in done.stdout and "× floor" in done.stdout
+    assert "| work | convbank s | Hugging Face s | ConvoKit s |" in done.stdout
+    for work in (
+        "build",
+        "iterate",
+        "turns_pandas",
+        "filter",
+        "take",
+        "getitem_warm",
+        "loader_2",
+        "scan",
+        "mix_epoch",
+        "tokenize_collate",
+        "map_cached",
+    ):
+        assert f"| {work} | " in done.stdout

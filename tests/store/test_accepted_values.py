@@ -1,0 +1,128 @@
+"""What the build accepts, every command handles (issue 26.9), and the last silent exits and
+tracebacks of settings and plugins (26.10): a CaSiNo deal count that is not a number is a
+validation error naming the record; a setting of 5,000 digits, a ``~user`` of no user and a
+plugin that calls ``sys.exit(0)`` at import are one line, exit 5."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from testsupport import ROOT, SHARED
+
+from convbank.cli import cli
+
+
+def invoke(*args: object) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+# ---------------------------------------------------------------------- 26.9 a deal count "x"
+@pytest.fixture
+def odd_deal(tmp_path: Path) -> Path:
+    """A bank built from CaSiNo whose valid dialogue 157 submits a deal of "x" Food."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for split in ("train", "test"):
+        (src / f"casino_{split}.json").symlink_to(SHARED / "casino" / f"casino_{split}.json")
+    dialogues = json.loads((SHARED / "casino" / "casino_valid.json").read_text(encoding="utf-8"))
+    dialogue = next(d for d in dialogues if d["dialogue_id"] == 157)
+    submit = next(log for log in dialogue["chat_logs"] if log["text"] == "Submit-Deal")
+    submit["task_data"]["issue2youget"]["Food"] = "x"
+    (src / "casino_valid.json").write_text(json.dumps(dialogues), encoding="utf-8")
+    code, output = invoke("build", "casino", "--source", src, "--no-verify")
+    assert code == 0, output
+    return tmp_path
+
+
+def test_a_deal_count_that_is_not_a_number_is_a_validation_error(odd_deal: Path) -> None:
+    code, output = invoke("validate", "casino")
+    assert code == 1, output
+    assert "Traceback" not in output and "ValueError" not in output
+    lines = [line.split() for line in output.splitlines() if " 157 " in line]
+    assert [" ".join(w) for w in lines] == [
+        "error casino 157 casino.points: the final deal (Submit-Deal at turn 10) has a count that is not a number",
+        "error casino 157 casino.deals: Submit-Deal at turn 10 gives 'x' Food, not a count",
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", "casino", "-o", "{tmp}/report"],
+        ["stats", "casino"],
+        ["show", "casino", "157"],
+        ["export", "casino", "--format", "chat", "-o", "{tmp}/chat"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_a_deal_count_that_is_not_a_number_crashes_nothing(odd_deal: Path, command: list[str]) -> None:
+    code, output = invoke(*(a.format(tmp=odd_deal) for a in command))
+    assert code == 0, output
+    if command[0] == "export":
+        chats = (odd_deal / "chat").rglob("*.jsonl")
+        text = "".join(p.read_text(encoding="utf-8") for p in chats)
+        assert '\\"Food\\":\\"x\\"' in text  # kept as it is, not made a number
+
+
+# ---------------------------------------------------------------------- 26.10 settings, plugins
+def _convbank(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "convbank", *args],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        (
+            "CONVBANK_EXTRACT_MAX_BYTES",
+            "9" * 5000,
+            "error: CONVBANK_EXTRACT_MAX_BYTES='99999999999999999999...(5,000 characters)' is larger "
+            "than the most convbank takes (4,611,686,018,427,387,904); fix or unset it\n",
+        ),
+        (
+            "CONVBANK_EXTRACT_MAX_MEMBERS",
+            "1" * 25,
+            f"error: CONVBANK_EXTRACT_MAX_MEMBERS='{'1' * 25}' is larger than the most convbank takes "
+            "(4,611,686,018,427,387,904); fix or unset it\n",
+        ),
+        (
+            "CONVBANK_HOME",
+            "~nosuchuser/x",
+            "error: CONVBANK_HOME='~nosuchuser/x': ~nosuchuser names no user's home folder; use an "
+            "absolute path\n",
+        ),
+    ],
+)
+def test_impossible_settings_are_one_line(name: str, value: str, message: str) -> None:
+    done = _convbank("list", env={name: value})
+    assert (done.returncode, done.stderr) == (5, message)
+
+
+def test_a_plugin_that_exits_at_import_is_a_plugin_error(tmp_path: Path) -> None:
+    (tmp_path / "quitter.py").write_text("import sys\nsys.exit(0)\n", encoding="utf-8")
+    info = tmp_path / "quitter-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: quitter\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nquitter = quitter:Q\n", encoding="utf-8")
+    env = {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{tmp_path}", "CONVBANK_HOME": str(tmp_path / "home")}
+    for args in (["list"], ["info", "casino"], ["validate"]):
+        done = _convbank(*args, env=env)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            5,
+            "",
+            "error: entry point quitter = quitter:Q of group convbank.datasets (package quitter 1.0) "
+            "cannot be loaded: it calls sys.exit(0) when imported\n",
+        ), args

@@ -1,0 +1,219 @@
+"""Any model on any task: the task's data out (per fold, JSONL and Parquet), predictions in
+(scored by the task's own metric, checked entry by entry), a model class from this file run
+through --model, and saved runs on a leaderboard."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+import convbank
+from convbank.bench import TASKS, BenchError, leaderboard, run, score, write_predictions
+from convbank.cli.main import cli
+from convbank.store import Bank
+from convbank.tasks import Example, Task
+
+FASTEST = {task.name: task.models[0] for task in TASKS}
+
+
+def _perfect(task: Task, gold: Any) -> Any:
+    """The prediction that equals a gold answer."""
+    if task.kind == "ranking":
+        n = len(gold["candidates"])
+        right = set(gold["answer"]) if isinstance(gold["answer"], list) else {gold["answer"]}
+        return [1.0 if i in right else 0.0 for i in range(n)]
+    return gold["answer"]
+
+
+def _gold_rows(folder: Path) -> dict[str, Any]:
+    """{example_id: {"answer", "candidates"}} from an exported task's test files."""
+    rows: dict[str, Any] = {}
+    for fold in sorted(p for p in folder.iterdir() if p.is_dir()):
+        inputs = {r["example_id"]: r for r in map(json.loads, (fold / "test.jsonl").read_text().splitlines())}
+        for r in map(json.loads, (fold / "test.gold.jsonl").read_text().splitlines()):
+            rows[r["example_id"]] = {
+                "answer": r["gold"],
+                "candidates": inputs[r["example_id"]].get("candidates", ()),
+            }
+    return rows
+
+
+PERFECT = {
+    "casino-strategy": {"mean_f1": 1.0},
+    "convai2-quality": {"spearman": 1.0, "mae": 0.0},
+    "curiosity-utterance-acts": {"micro_f1": 1.0},
+    "curiosity-policy-acts": {"micro_f1": 1.0},
+    "curiosity-like": {"accuracy": 1.0},
+    "curiosity-fact-ranking": {"mrr": 1.0},
+    "pec-response-selection": {"mrr": 1.0, "recall@1": 1.0},
+    "ccpe-preference-spans": {"micro_f1": 1.0},
+    "tsvdial-intents": {"micro_f1": 1.0},
+}
+
+
+@pytest.mark.parametrize("task", TASKS.names())
+def test_export_then_score_gold_is_perfect_and_a_builtin_scores_as_it_ran(
+    built: Bank, tmp_path: Path, task: str
+) -> None:
+    chosen = TASKS[task]
+    config = ["--config", "volunteers"] if task == "convai2-quality" else []
+    runner = CliRunner()
+    exported = runner.invoke(cli, ["bench", task, *config, "--export", str(tmp_path / "out")])
+    assert exported.exit_code == 0, exported.output
+    folder = tmp_path / "out" / task
+    described = json.loads((folder / "task.json").read_text())
+    assert described["task"] == task and described["kind"] == chosen.kind and described["folds"]
+    for fold in described["folds"]:
+        for stem in ("train", "train.gold", "test", "test.gold"):
+            lines = (folder / fold["name"] / f"{stem}.jsonl").read_text().splitlines()
+            table = pq.read_table(folder / fold["name"] / f"{stem}.parquet")
+            assert len(lines) == table.num_rows == fold[stem.split(".")[0]]
+            assert table.column("example_id").to_pylist() == [json.loads(x)["example_id"] for x in lines]
+    gold = _gold_rows(folder)
+    assert len(gold) == sum(f["test"] for f in described["folds"])  # each test example once
+    perfect = tmp_path / "perfect.jsonl"
+    write_predictions(perfect, {k: _perfect(chosen, v) for k, v in gold.items()})
+    scored = runner.invoke(cli, ["bench", task, *config, "--predictions", str(perfect), "--json"])
+    assert scored.exit_code == 0, scored.output
+    metrics = json.loads(scored.stdout)["metrics"]
+    assert {k: metrics[k] for k in PERFECT[task]} == PERFECT[task]
+    ran = runner.invoke(
+        cli,
+        [
+            "bench",
+            task,
+            *config,
+            "-m",
+            FASTEST[task],
+            "--write-predictions",
+            str(tmp_path / "p.parquet"),
+            "--json",
+        ],
+    )
+    assert ran.exit_code == 0, ran.output
+    again = runner.invoke(
+        cli, ["bench", task, *config, "--predictions", str(tmp_path / "p.parquet"), "--json"]
+    )
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["metrics"] == json.loads(ran.stdout)["metrics"]
+
+
+def test_bad_predictions_files_are_one_line_naming_the_first_few(built: Bank, tmp_path: Path) -> None:
+    task = TASKS["casino-strategy"]
+    data = task.data(convbank.load("casino"), 0)
+    ids = data.test_ids()
+    assert len(ids) == 4615 == len(set(ids))
+    good = {i: [] for i in ids}
+
+    def fails(predictions: dict[str, Any] | Path) -> str:
+        with pytest.raises(BenchError) as caught:
+            score("casino-strategy", predictions)
+        assert "\n" not in str(caught.value)
+        return str(caught.value)
+
+    missing = dict(list(good.items())[5:])
+    assert fails(missing) == (
+        "casino-strategy: the predictions cannot be scored: 5 example(s) missing "
+        f"({ids[0]!r}, {ids[1]!r}, {ids[2]!r}, ...)"
+    )
+    assert "2 unknown example id(s) ('nope/1', 'nope/2')" in fails({**good, "nope/1": [], "nope/2": []})
+    bad = {**good, ids[7]: "uv-part", ids[9]: ["uv_part"]}
+    assert fails(bad).endswith(
+        f"2 malformed prediction(s) ({ids[7]!r}, {ids[9]!r}: expected a list of labels)"
+    )
+    lines = tmp_path / "dup.jsonl"
+    rows = [{"example_id": i, "prediction": []} for i in ids] + [{"example_id": ids[3], "prediction": []}]
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows) + "not json\n{}\n")
+    message = fails(lines)
+    assert message.startswith(f"{lines}: 1 line(s) are not JSON (line {len(rows) + 1})")
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{}\n")
+    assert fails(lines) == (
+        f"{lines}: 1 row(s) without example_id and prediction (row {len(rows) + 1}); "
+        f"1 duplicate example id(s) ({ids[3]!r})"
+    )
+    cli_result = CliRunner().invoke(cli, ["bench", "casino-strategy", "--predictions", str(lines)])
+    assert cli_result.exit_code == 2 and cli_result.output.count("\n") == 1
+
+
+class KeywordStrategies:
+    """A model a researcher brings: keyword rules, with a threshold learned in fit."""
+
+    def __init__(self) -> None:
+        self.fitted = 0
+
+    def fit(self, examples: Sequence[Example], gold: Sequence[list[str]]) -> None:
+        assert all("text" in e.inputs for e in examples) and len(examples) == len(gold)
+        self.fitted += 1
+
+    def predict(self, examples: Sequence[Example]) -> list[list[str]]:
+        out = []
+        for e in examples:
+            text = e["text"].lower()
+            labels = []
+            if any(w in text for w in ("hello", "hi ", "how are you")):
+                labels.append("small-talk")
+            if "need" in text and "don't" not in text:
+                labels.append("self-need")
+            if "?" in text and "you" in text:
+                labels.append("elicit-pref")
+            out.append(labels)
+        return out
+
+
+def test_a_model_class_from_a_test_file_runs_on_every_fold(
+    built: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = KeywordStrategies()
+    result = run("casino-strategy", model=model)
+    assert model.fitted == 5 and result.model == "KeywordStrategies"
+    per_label = result.metrics["per_label"]
+    assert per_label["small-talk"] > 0.3 and per_label["no-need"] == 0.0
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    cli_run = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "--model", "test_any_model_protocol:KeywordStrategies", "--json"]
+    )
+    assert cli_run.exit_code == 0, cli_run.output
+    assert json.loads(cli_run.stdout)["metrics"] == result.metrics
+    wrong = CliRunner().invoke(
+        cli, ["bench", "pec-response-selection", "--model", "test_any_model_protocol:KeywordStrategies"]
+    )
+    assert wrong.exit_code == 2
+    assert (
+        wrong.output.strip()
+        == "error: pec-response-selection is a ranking task: the model needs a rank(examples) method"
+    )
+    missing = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", "no_such_module:X"])
+    assert missing.exit_code == 2 and "cannot import 'no_such_module'" in missing.output
+
+
+def test_saved_runs_make_a_leaderboard(built: Bank) -> None:
+    runner = CliRunner()
+    for model in ("random", "tfidf"):
+        saved = runner.invoke(cli, ["bench", "casino-strategy", "-m", model, "--save", "--json"])
+        assert saved.exit_code == 0, saved.output
+    rows = leaderboard("casino-strategy")
+    assert [r["model"] for r in rows] == ["tfidf", "random"]  # best first
+    assert rows[0]["score"] == pytest.approx(0.5695, abs=0.005) and rows[1]["score"] == 0.1068
+    assert rows[0]["convbank"] == convbank.__version__ and rows[0]["seed"] == 0
+    assert set(rows[0]["sources"]) == {"casino_train.json", "casino_valid.json", "casino_test.json"}
+    assert all(len(v) == 64 for v in rows[0]["sources"].values())
+    listed = json.loads(runner.invoke(cli, ["bench", "--results", "--json"]).stdout)
+    assert [r["model"] for r in listed] == ["tfidf", "random"]
+    text = runner.invoke(cli, ["bench", "--results"]).output
+    assert "saved runs" in text and "tfidf" in text
+
+
+def test_a_run_of_several_configs_is_a_row_per_config(built: Bank) -> None:
+    saved = CliRunner().invoke(cli, ["bench", "convai2-quality", "-m", "tfidf", "--save", "--json"])
+    assert saved.exit_code == 0, saved.output
+    rows = leaderboard("convai2-quality")
+    assert {r["config"]: r["score"] for r in rows} == {
+        "intermediate": pytest.approx(0.4925, abs=0.01),
+        "volunteers": pytest.approx(0.2783, abs=0.01),
+    }

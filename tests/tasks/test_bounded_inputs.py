@@ -1,0 +1,264 @@
+"""What a run is given, bounded: a predictions file is read as a stream (an endless one is
+refused in bounded memory, so is a flood of blank lines, a line nested too deep or a number
+too large for a float), and a model that raises or returns nothing is one line naming it and
+the fold (exit 2), never a traceback."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import convbank
+from convbank.bench import BenchError, read_predictions, run, score, task_named
+from convbank.cli.main import cli
+from convbank.store import Bank
+from convbank.tasks import Example
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE
+
+
+def _peak_growth(call: Any) -> tuple[int, float, BaseException | None]:
+    """How far the resident memory rose above its level before ``call()`` (sampled every
+    millisecond), the seconds it took and what it raised."""
+    before = _rss()
+    peak = [before]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], _rss())
+            time.sleep(0.001)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    start = time.perf_counter()
+    raised: BaseException | None = None
+    try:
+        call()
+    except BaseException as exc:  # returned to the test
+        raised = exc
+    seconds = time.perf_counter() - start
+    stop.set()
+    sampler.join()
+    return max(peak[0], _rss()) - before, seconds, raised
+
+
+def _zeros_into(fifo: Path, most: int) -> threading.Thread:
+    """A writer of zeros into ``fifo`` until its reader goes (or ``most`` bytes: the test's
+    bound on an endless stream such as /dev/zero)."""
+
+    def write() -> None:
+        deadline = time.monotonic() + 30
+        while True:  # wait for the reader, never block without one
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError as exc:
+                if exc.errno != errno.ENXIO or time.monotonic() > deadline:
+                    return
+                time.sleep(0.005)
+        os.set_blocking(fd, True)
+        block, sent = b"\0" * (1 << 20), 0
+        try:
+            while sent < most:
+                sent += os.write(fd, block)
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(fd)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return writer
+
+
+def test_an_endless_stream_is_refused_quickly_in_bounded_memory(built: Bank, tmp_path: Path) -> None:
+    """Zeros without end through a FIFO (bounded here at 1 GiB): refused at its first MiB,
+    memory up by less than 100 MB (before: the whole stream read, then split)."""
+    bad = tmp_path / "warm.jsonl"
+    bad.write_text("{}\n")
+    with pytest.raises(BenchError):  # the bank and the task's data loaded once, before measuring
+        score("casino-strategy", bad)
+    fifo = tmp_path / "zeros.jsonl"
+    for _ in range(3):
+        os.mkfifo(fifo)
+        writer = _zeros_into(fifo, 1 << 30)
+        growth, seconds, raised = _peak_growth(lambda: score("casino-strategy", fifo))
+        writer.join(10)
+        fifo.unlink()
+        assert str(raised) == (
+            f'{fifo}: line 1 is longer than 1 MiB; each line is {{"example_id": ..., "prediction": ...}}'
+        )
+        assert growth < 100 * (1 << 20), growth
+        assert seconds < 10, seconds
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--predictions", "/dev/zero"])
+    assert (done.exit_code, done.output) == (
+        2,
+        'error: /dev/zero: line 1 is longer than 1 MiB; each line is {"example_id": ..., "prediction": ...}\n',
+    )
+
+
+def test_a_file_larger_than_the_task_allows_is_refused_unread(tmp_path: Path) -> None:
+    """The bound is 16 KiB a test example (plus one line): 2 MiB of blank lines for a task of
+    10 examples is refused, 1 MiB read (nothing in it); an 8 GiB sparse file of zeros is
+    refused at its first line."""
+    blank = tmp_path / "blank.jsonl"
+    blank.write_bytes(b"\n" * (1 << 20))
+    assert read_predictions(blank, examples=10) == {}
+    blank.write_bytes(b"\n" * (2 << 20))
+    with pytest.raises(BenchError) as caught:
+        read_predictions(blank, examples=10)
+    assert str(caught.value) == (
+        f"{blank}: larger than 1 MiB (16 KiB a test example of the task); a predictions file holds "
+        'one {"example_id": ..., "prediction": ...} line per test example'
+    )
+    sparse = tmp_path / "sparse.jsonl"
+    with sparse.open("wb") as f:
+        f.truncate(8 << 30)
+    growth, seconds, raised = _peak_growth(lambda: read_predictions(sparse, examples=4615))
+    assert isinstance(raised, BenchError) and "line 1 is longer than 1 MiB" in str(raised)
+    assert growth < 100 * (1 << 20) and seconds < 5, (growth, seconds)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"example_id": "a", "prediction": 1}\n' * 121)
+    with pytest.raises(BenchError, match=r"more than 120 rows, for a task of 10 test examples"):
+        read_predictions(rows, examples=10)
+
+
+def test_nesting_is_checked_before_decoding(built: Bank, tmp_path: Path) -> None:
+    """900 levels (before: RecursionError) and 100,000 are one line naming the line; brackets
+    inside a string are text."""
+    ids = task_named("casino-strategy").data(convbank.load("casino")).test_ids()
+    good = "".join(json.dumps({"example_id": i, "prediction": []}) + "\n" for i in ids)
+    path = tmp_path / "deep.jsonl"
+    for depth in (65, 900, 100_000):
+        path.write_text(good + '{"example_id": "x", "prediction": ' + "[" * depth + "]" * depth + "}\n")
+        done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--predictions", str(path)])
+        assert (done.exit_code, done.output) == (
+            2,
+            f"error: {path}: line 4,616 is nested more than 64 deep; "
+            'each line is {"example_id": ..., "prediction": ...}\n',
+        )
+    path.write_text(good.replace("[]", "[" * 62 + "]" * 62, 1))  # 64 deep: read, then checked
+    assert (
+        "1 malformed prediction(s)"
+        in CliRunner().invoke(cli, ["bench", "casino-strategy", "--predictions", str(path)]).output
+    )
+    text = '"' + "[" * 500 + '"'
+    path.write_text(json.dumps({"example_id": text, "prediction": []}) + "\n")
+    assert read_predictions(path) == {text: []}
+
+
+def test_a_number_too_large_for_a_float_is_a_malformed_prediction(built: Bank, tmp_path: Path) -> None:
+    data = task_named("convai2-quality").data(convbank.load("convai2", "volunteers"))
+    ids = data.test_ids()
+    path = tmp_path / "big.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"example_id": i, "prediction": 10**400 if n == 0 else 3}) + "\n"
+            for n, i in enumerate(ids)
+        )
+    )
+    done = CliRunner().invoke(
+        cli, ["bench", "convai2-quality", "--config", "volunteers", "--predictions", str(path)]
+    )
+    message = (
+        "convai2-quality: the predictions cannot be scored: "
+        f"1 malformed prediction(s) ({ids[0]!r}: expected a finite number)"
+    )
+    assert (done.exit_code, done.output) == (2, f"error: {message}\n")
+    with pytest.raises(BenchError) as caught:
+        score(
+            "convai2-quality", {i: 10**400 if n == 0 else 3 for n, i in enumerate(ids)}, config="volunteers"
+        )
+    assert str(caught.value) == message
+
+
+class FailsInFit:
+    """A model whose fit raises."""
+
+    def fit(self, examples: Sequence[Example], gold: Sequence[Any]) -> None:
+        raise ValueError("no labels\nin this fold")
+
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        return [[] for _ in examples]
+
+
+class FailsInPredict:
+    """A model whose predict raises on the third fold."""
+
+    def __init__(self) -> None:
+        self.folds = 0
+
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        self.folds += 1
+        if self.folds == 3:
+            raise RuntimeError("CUDA out of memory")
+        return [[] for _ in examples]
+
+
+class ReturnsNone:
+    """A model whose predict forgets its return."""
+
+    def predict(self, examples: Sequence[Example]) -> None:
+        pass
+
+
+class ReturnsANumber:
+    """A ranking model whose rank returns one number."""
+
+    def rank(self, examples: Sequence[Example]) -> float:
+        return 0.5
+
+
+MODEL_ERRORS = {
+    "FailsInFit": "casino-strategy, fold1: the model {m} failed in fit(): ValueError: no labels in this fold",
+    "FailsInPredict": "casino-strategy, fold3: the model {m} failed in predict(): RuntimeError: CUDA out of memory",
+    "ReturnsNone": (
+        "casino-strategy, fold1: the model {m}'s predict() returned None, not a list of one prediction per example"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_ERRORS))
+def test_a_model_that_fails_is_one_line_naming_it_and_the_fold(
+    built: Bank, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    with pytest.raises(BenchError) as caught:
+        run("casino-strategy", model=globals()[name]())
+    assert str(caught.value) == MODEL_ERRORS[name].format(m=name)
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    spec = f"test_bounded_inputs:{name}"
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", spec])
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert [
+        line for line in done.stderr.splitlines() if not line.startswith("[")
+    ] == [  # "[ 0.1 s] ..." progress
+        f"error: {MODEL_ERRORS[name].format(m=spec)}"
+    ]
+    debug = CliRunner().invoke(cli, ["--debug", "bench", "casino-strategy", "--model", spec])
+    assert isinstance(debug.exception, BenchError)  # --debug: the exception, with the model's as its cause
+    cause = {"FailsInFit": ValueError, "FailsInPredict": RuntimeError, "ReturnsNone": type(None)}[name]
+    assert type(debug.exception.__cause__) is cause
+
+
+def test_a_ranking_model_that_returns_a_number_is_one_line(built: Bank) -> None:
+    with pytest.raises(BenchError) as caught:
+        run("pec-response-selection", model=ReturnsANumber())
+    assert str(caught.value) == (
+        "pec-response-selection, test: the model ReturnsANumber's rank() returned a float, "
+        "not a list of one prediction per example"
+    )

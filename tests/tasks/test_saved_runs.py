@@ -1,0 +1,218 @@
+"""Saved runs that last: six saves at once keep six whole files, a file in the results folder
+that is not a saved run is one warning (the others still listed), a metric that overflows is
+saved as null with a note (never ``Infinity``), a full disk is exit 1; and an export of a run
+of several configs, whose fold names hold a ``/``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from testsupport import mounted_tmpfs
+
+import convbank
+from convbank.bench import leaderboard, run, save
+from convbank.bench import results as results_module
+from convbank.cli.main import cli
+from convbank.store import Bank
+
+
+def _strict(path: Path) -> Any:
+    """A saved file as strict JSON: NaN or Infinity in it fail."""
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"{path.name} holds {token}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+
+
+def test_six_saves_at_once_keep_six_whole_files(
+    casino_home: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six saves of one task, model and seed in the same second (the stamp held fixed), 20
+    rounds, each save starting after a seeded jitter: six files every time, each whole."""
+    corpus = convbank.load("casino")
+    result = run("casino-strategy", model="random", load=lambda *a: corpus)
+    monkeypatch.setattr(results_module.time, "strftime", lambda *a: "20260101T000000")
+    monkeypatch.setattr(os, "fsync", lambda fd: time.sleep(0.002))  # a disk's latency, not a shared disk's
+    for round_ in range(20):
+        folder = tmp_path / f"round{round_}"
+        monkeypatch.setattr(results_module, "results_folder", lambda folder=folder: folder)
+        jitter = random.Random(round_)
+        delays = [jitter.uniform(0, 0.004) for _ in range(6)]
+        barrier = threading.Barrier(6)
+        saved: list[Path] = []
+        failures: list[BaseException] = []
+
+        def one(k: int, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            time.sleep(delays[k])  # noqa: B023 - each round's own delays
+            try:
+                saved.append(save(dataclasses.replace(result, seconds=float(k)), corpus))  # noqa: B023
+            except BaseException as exc:
+                failures.append(exc)  # noqa: B023
+
+        threads = [threading.Thread(target=one, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not failures, failures
+        files = sorted(folder.glob("*.json"))
+        assert [f.name for f in files] == sorted(
+            ["20260101T000000-casino-strategy-random-seed0.json"]
+            + [f"20260101T000000-casino-strategy-random-seed0-{n}.json" for n in range(2, 7)]
+        ), round_
+        assert sorted(saved) == files and not list(folder.glob(".*"))  # no temporary file left
+        records = [_strict(f) for f in files]  # each whole
+        assert sorted(r["seconds"] for r in records) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], round_
+        assert all(r["metrics"] == result.metrics for r in records)
+
+
+BAD_FILES: dict[str, tuple[bytes, str]] = {
+    "empty-object": (b"{}", "Object missing required field `task`"),
+    "a-list": (b"[]", "Expected `object`, got `array`"),
+    "null": (b"null", "Expected `object`, got `null`"),
+    "metrics-a-list": (
+        b'{"task": "casino-strategy", "model": "x", "seed": 0, "metrics": [1]}',
+        "Expected `object`, got `array` - at `$.metrics`",
+    ),
+    "metric-a-string": (
+        b'{"task": "casino-strategy", "model": "x", "seed": 0, "metrics": {"mean_f1": "0.5"}}',
+        "Expected `float | object | null`, got `str` - at `$.metrics[...]`",
+    ),
+    "seed-a-string": (
+        b'{"task": "casino-strategy", "model": "x", "seed": "0", "metrics": {}}',
+        "Expected `int`, got `str` - at `$.seed`",
+    ),
+    "truncated": (b'{"task": "casino-strategy", "model": "x", "se', "Input data was truncated"),
+    "empty": (b"", "Input data was truncated"),
+    "nan": (
+        b'{"task": "casino-strategy", "model": "x", "seed": 0, "metrics": {"mean_f1": NaN}}',
+        "NaN at byte 76 is not a JSON number",
+    ),
+    "infinity": (
+        b'{"task": "convai2-quality", "model": "x", "seed": 0, "metrics": {"mae": Infinity}}',
+        "Infinity at byte 72 is not a JSON number",
+    ),
+    "out-of-range": (
+        b'{"task": "convai2-quality", "model": "x", "seed": 0, "metrics": {"mae": 1e400}}',
+        "Number out of range - at `$.metrics[...]`",
+    ),
+    "not-utf8": (
+        b'{"task": "\xff\xfe", "model": "x", "seed": 0, "metrics": {}}',
+        "Invalid UTF-8 encoded string",
+    ),
+}
+
+
+def test_a_file_that_is_not_a_saved_run_is_one_warning_and_the_others_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    monkeypatch.setattr(results_module, "results_folder", lambda: folder)
+    good = {"task": "casino-strategy", "seed": 0, "metrics": {"mean_f1": 0.5, "per_label": {"uv-part": 0.1}}}
+    (folder / "a-good.json").write_text(json.dumps({**good, "model": "tfidf"}))
+    (folder / "z-good.json").write_text(json.dumps({**good, "model": "old", "metrics": {"mean_f1": 0.25}}))
+    for name, (data, _) in BAD_FILES.items():
+        (folder / f"bad-{name}.json").write_bytes(data)
+    with pytest.warns(UserWarning) as caught:
+        rows = leaderboard()
+    assert [r["model"] for r in rows] == ["tfidf", "old"]
+    assert sorted(str(w.message) for w in caught) == sorted(
+        f"skipped {folder / f'bad-{name}.json'}: not a saved run ({why})"
+        for name, (_, why) in BAD_FILES.items()
+    )
+    assert len(BAD_FILES) == 12
+    listed = CliRunner().invoke(cli, ["bench", "--results"])
+    assert listed.exit_code == 0, listed.output
+    warned = [line for line in listed.stderr.splitlines() if line.startswith("warning: skipped ")]
+    assert len(warned) == len(BAD_FILES) and listed.stderr.count("\n") == len(BAD_FILES)
+    assert "tfidf" in listed.stdout and "old" in listed.stdout and "Traceback" not in listed.output
+    as_json = CliRunner().invoke(cli, ["bench", "--results", "--json"])
+    assert [r["model"] for r in json.loads(as_json.stdout)] == ["tfidf", "old"]
+
+
+def test_a_metric_that_overflows_is_saved_as_null_with_a_note(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Predictions of 1e308 make MAE overflow to Infinity: reported and saved as null, a note
+    on stderr and in the file, the run listed (before: ``"mae": Infinity`` and never listed)."""
+    folder = tmp_path / "results"
+    monkeypatch.setattr(results_module, "results_folder", lambda: folder)
+    data = convbank.bench.task_named("convai2-quality").data(convbank.load("convai2", "volunteers"))
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text(
+        "".join(json.dumps({"example_id": i, "prediction": 1e308}) + "\n" for i in data.test_ids())
+    )
+    runner = CliRunner()
+    args = ["bench", "convai2-quality", "--config", "volunteers", "--predictions", str(huge)]
+    done = runner.invoke(cli, [*args, "--save", "--json"])
+    assert done.exit_code == 0, done.output
+    note = "metrics.mae was inf (not a finite number): reported and saved as null"
+    assert done.stderr.splitlines()[0] == f"note: {note}"
+    shown = json.loads(done.stdout)
+    assert shown["metrics"] == {"spearman": None, "mae": None} and shown["notes"] == [note]
+    (file,) = folder.glob("*.json")
+    assert _strict(file)["metrics"] == {"spearman": None, "mae": None} and _strict(file)["notes"] == [note]
+    assert [(r["model"], r["score"]) for r in leaderboard("convai2-quality")] == [("huge.jsonl", None)]
+    table = runner.invoke(cli, ["bench", "--results"])
+    assert table.exit_code == 0 and "huge.jsonl" in table.stdout and table.stderr == ""
+
+
+def test_save_never_writes_a_non_finite_number(casino_home: Bank) -> None:
+    corpus = convbank.load("casino")
+    result = run("casino-strategy", model="random", load=lambda *a: corpus)
+    result.metrics = {"mean_f1": float("nan"), "per_label": {"uv-part": float("-inf"), "no-need": 0.5}}
+    saved = _strict(save(result, corpus))
+    assert saved["metrics"] == {"mean_f1": None, "per_label": {"uv-part": None, "no-need": 0.5}}
+    assert saved["notes"] == [
+        "metrics.mean_f1 was nan (not a finite number): reported and saved as null",
+        "metrics.per_label.uv-part was -inf (not a finite number): reported and saved as null",
+    ]
+
+
+def test_a_full_disk_while_saving_is_exit_1(casino_home: Bank, tmp_path: Path) -> None:
+    """``bench --save`` on a full filesystem (a real 64 KiB tmpfs, filled): one line, exit 1
+    as for every full disk (before: exit 2); nothing left in the folder."""
+    with mounted_tmpfs(tmp_path / "bench", "64k") as mounted:
+        fd = os.open(mounted / "filler", os.O_WRONLY | os.O_CREAT)
+        with pytest.raises(OSError, match="No space left"):
+            while True:
+                os.write(fd, b"x" * 4096)
+        os.close(fd)
+        done = CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--save"])
+        assert done.exit_code == 1, done.output
+        last = done.stderr.splitlines()[-1]
+        assert last.startswith(
+            f"error: CONVBANK_HOME {tmp_path}: no space left writing {mounted / 'results'}"
+        )
+        assert last.endswith("; free some space or point CONVBANK_HOME at a writable folder")
+        assert sorted(p.name for p in mounted.rglob("*")) == ["filler", "results"]
+
+
+def test_an_export_of_several_configs_names_its_folds_as_files(built: Bank, tmp_path: Path) -> None:
+    """``convai2-quality`` on volunteers and intermediate has folds ``volunteers/fold1``...:
+    exported as ``volunteers-fold1/`` (before: exit 1, "No such file or directory")."""
+    out = tmp_path / "out"
+    done = CliRunner().invoke(cli, ["bench", "convai2-quality", "--export", str(out)])
+    assert done.exit_code == 0, done.output
+    assert done.output == f"81 files in {out / 'convai2-quality'}\n"  # 10 folds of 8, and task.json
+    folder = out / "convai2-quality"
+    described = json.loads((folder / "task.json").read_text())
+    folds = [(f["name"], f["folder"]) for f in described["folds"]]
+    assert folds == [
+        (f"{c}/fold{n}", f"{c}-fold{n}") for c in ("intermediate", "volunteers") for n in range(1, 6)
+    ]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["task.json", *(f for _, f in folds)])
+    tested = sum(len((folder / f / "test.jsonl").read_text().splitlines()) for _, f in folds)
+    assert tested == sum(f["test"] for f in described["folds"]) == 593 + 198

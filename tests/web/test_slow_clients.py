@@ -1,0 +1,193 @@
+"""The viewer against slow clients and odd banks (issue 26.6, 26.10, 35.4): 1,100 connections
+that send nothing or half their headers are dropped within seconds and real requests are
+served meanwhile; a manifest that is a folder is the damaged-bank page (503); conversation
+ids holding ``/`` open."""
+
+from __future__ import annotations
+
+import http.client
+import resource
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from viewer import Server
+
+from convbank.build import build
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+from convbank.web import create_app
+from convbank.web._server import HEADER_SECONDS, MAX_CONNECTIONS
+
+IDLE = 1100
+
+
+@pytest.fixture
+def server(built_home: Path) -> Iterator[int]:
+    """``convbank serve`` on a free loopback port, over the shared built bank."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = min(hard, 4 * IDLE)
+    if soft < wanted:  # this process holds the idle sockets; the server inherits the limit
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    try:
+        srv = Server(built_home)
+        try:
+            yield srv.port
+        finally:
+            srv.stop()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _get(port: int, path: str = "/") -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_idle_connections_cannot_hold_the_viewer(server: int) -> None:
+    assert _get(server) == 200
+    held = []
+    for i in range(IDLE):  # half send nothing, half the start of a request
+        s = socket.create_connection(("127.0.0.1", server), timeout=10)
+        if i % 2:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        held.append(s)
+    start = time.monotonic()
+    try:
+        statuses = []
+        while time.monotonic() - start < 20:
+            statuses.append(_get(server))
+            if statuses[-1] == 200:
+                break
+            time.sleep(0.25)
+        waited = time.monotonic() - start
+        print(f"first 200 after {time.monotonic() - start:.2f} s; {statuses.count(503)} x 503 before")
+        assert statuses == [200], statuses  # they do not count against the 1,000 connections
+        assert waited < 2, waited  # at once: not after their 5 s header deadline
+        served = sum(_get(server) == 200 for _ in range(20))
+        assert served == 20
+        for s in held[:50]:  # the server has closed them
+            s.settimeout(5)
+            try:
+                closed = s.recv(100) == b""
+            except ConnectionResetError:  # closed with the start of a request unread: a reset
+                closed = True
+            assert closed
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_a_kept_alive_connection_outlives_clients_idle_limits_but_not_half_a_request(server: int) -> None:
+    """An idle kept-alive connection is still served after httpx's 5 s idle limit (the
+    client gives it up first: no request lost to the keep-alive race); half a request on it
+    is cut off after the header deadline, counted from its first byte."""
+    conn = http.client.HTTPConnection("127.0.0.1", server, timeout=15)
+    try:
+        conn.request("GET", "/")
+        first = conn.getresponse()
+        first.read()
+        sock = conn.sock
+        time.sleep(HEADER_SECONDS + 1.5)
+        conn.request("GET", "/")
+        again = conn.getresponse()
+        again.read()
+        assert first.status == again.status == 200 and conn.sock is sock  # the same connection
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        start = time.monotonic()
+        assert sock.recv(100) == b""  # closed by the server
+        assert HEADER_SECONDS - 0.5 < time.monotonic() - start < HEADER_SECONDS + 3
+    finally:
+        conn.close()
+
+
+def test_a_request_body_trickled_after_the_response_does_not_hold_the_connection(server: int) -> None:
+    """The viewer reads no request body: once the response is sent, a connection whose body
+    is still coming is closed (a byte every few seconds would otherwise hold it for good, as
+    each byte puts off the 30 s idle timer)."""
+    with socket.create_connection(("127.0.0.1", server), timeout=10) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\nx")
+        received = b""
+        start = time.monotonic()
+        while chunk := s.recv(65536):  # the page, then the end of the connection
+            received += chunk
+        assert received.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert time.monotonic() - start < 3
+
+
+def test_idle_kept_alive_connections_at_the_limit_make_room_for_a_new_client(server: int) -> None:
+    """1,000 kept-alive connections, each idle after one answered request (the server's
+    connection limit): a new client is answered at once, the longest idle connection gives
+    way (it was refused with 503 for the 30 s keep-alive time)."""
+    held = []
+    try:
+        for _ in range(MAX_CONNECTIONS):
+            conn = http.client.HTTPConnection("127.0.0.1", server, timeout=10)
+            conn.request("GET", "/static/style.css")
+            answer = conn.getresponse()
+            answer.read()
+            assert answer.status == 200
+            held.append(conn)
+        start = time.monotonic()
+        assert _get(server) == 200
+        assert time.monotonic() - start < 2
+        oldest = held[0].sock
+        oldest.settimeout(5)
+        assert oldest.recv(100) == b""  # closed to make room
+        held[-1].request("GET", "/static/style.css")  # the most recent idle one still serves
+        assert held[-1].getresponse().status == 200
+    finally:
+        for conn in held:
+            conn.close()
+
+
+# ---------------------------------------------------------------------- 26.10 odd banks
+@pytest.fixture
+def slashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:
+    """A bank of the tsvdial plugin whose dialogue ids hold a slash (``r/001``)."""
+    from convbank import catalog
+
+    samples = catalog.get("tsvdial").samples
+    assert samples is not None
+    src = tmp_path / "src"
+    src.mkdir()
+    for f in samples.glob("*.tsv"):
+        (src / f.name).write_text(f.read_text(encoding="utf-8").replace("\nr0", "\nr/0"), encoding="utf-8")
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
+    fetcher = Fetcher(sources=[src], verify=False, progress=False)
+    bank = Bank(tmp_path / "home" / "bank")
+    build(["tsvdial"], fetcher=fetcher, bank=bank)
+    return bank
+
+
+def test_conversation_ids_with_a_slash_open(slashed: Bank) -> None:
+    client = TestClient(create_app(slashed), base_url="http://127.0.0.1")
+    listing = client.get("/datasets/tsvdial")
+    assert listing.status_code == 200
+    assert 'href="/datasets/tsvdial/conversations/r/001"' in listing.text
+    for url in ("/datasets/tsvdial/conversations/r/001", "/datasets/tsvdial/conversations/r%2F001"):
+        page = client.get(url)
+        assert page.status_code == 200, (url, page.text[:300])
+        assert "Could I book a table for two tonight?" in page.text
+    assert (
+        client.get("/datasets/tsvdial/conversations/r/001?format=json").json()["conversation_id"] == "r/001"
+    )
+    assert client.get("/datasets/tsvdial/conversations/r/999").status_code == 404
+
+
+def test_a_manifest_that_is_a_folder_is_the_damaged_bank_page(slashed: Bank) -> None:
+    client = TestClient(create_app(slashed), base_url="http://127.0.0.1")
+    slashed.manifest_path.unlink()
+    slashed.manifest_path.mkdir()
+    for url in ("/", "/datasets/tsvdial", "/datasets/tsvdial/conversations/r/001", "/sql?q=SELECT+1"):
+        page = client.get(url)
+        assert page.status_code == 503, (url, page.status_code)
+        assert f"the bank is damaged: {slashed.manifest_path} is a folder, not a file" in page.text
+        assert page.headers["Retry-After"] == "1"
