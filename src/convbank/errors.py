@@ -126,7 +126,7 @@ class ConvbankError(Exception):
         """Every fact of this class, its parents' first.
 
         >>> NotBuiltError.all_facts()
-        ('dataset', 'config', 'split')
+        ('dataset', 'config', 'split', 'path')
         """
         found: list[str] = []
         for klass in reversed(cls.__mro__):
@@ -194,23 +194,28 @@ class ChecksumError(ConvbankError):
 
 
 class FormatError(ConvbankError, ValueError):
-    """A source file does not have its publisher's format: the ``path`` and the ``line``
-    (or record) where it departs from it."""
+    """A source file does not have its publisher's format: the ``path``, and where it departs
+    from it: the ``line`` (of a text or JSON file), the ``json_path`` (``$[3].dialogue``) or
+    the ``record`` (a record's position or id)."""
 
     exit_code = 2
-    facts = ("path", "line")
+    facts = ("path", "line", "json_path", "record")
     path: Path | str | None
     line: int | None
+    json_path: str | None
+    record: object
 
 
 class NotBuiltError(ConvbankError):
-    """The bank holds nothing for the ``dataset``, ``config`` or ``split`` asked for."""
+    """The bank holds nothing for the ``dataset``, ``config`` or ``split`` asked for (or
+    nothing at all: the bank's ``path``)."""
 
     exit_code = 4
-    facts = ("dataset", "config", "split")
+    facts = ("dataset", "config", "split", "path")
     dataset: str | None
     config: str | None
     split: str | None
+    path: Path | str | None
 
 
 class DamagedBankError(ConvbankError):
@@ -281,11 +286,15 @@ class ConversationNotFoundError(ConvbankError, KeyError):
 
 
 class QueryError(ConvbankError):
-    """A SQL statement failed, or is not a read-only statement (the ``sql``)."""
+    """A SQL statement failed, or is not a read-only statement: the ``sql`` (the statement
+    that failed, where known), the ``limit`` it ran past (a time limit in seconds, a
+    memory limit as written) and the ``path`` of a file of SQL, or of an empty bank."""
 
     exit_code = 2
-    facts = ("sql",)
+    facts = ("sql", "limit", "path")
     sql: str | None
+    limit: float | str | None
+    path: Path | str | None
 
 
 class BuildError(ConvbankError):
@@ -329,14 +338,16 @@ class ScaffoldError(ConvbankError):
 class BenchError(ConvbankError):
     """A benchmark cannot run or score as asked: an unknown model, too little data for the
     protocol, a predictions file with missing, extra, duplicate or malformed entries (the
-    ``task``, the ``model``, the predictions file's ``path`` and ``line``)."""
+    ``task``, the ``model``, the predictions file's ``path`` and ``line``, the ``split``
+    short of data)."""
 
     exit_code = 2
-    facts = ("task", "model", "path", "line")
+    facts = ("task", "model", "path", "line", "split")
     task: str | None
     model: str | None
     path: Path | str | None
     line: int | None
+    split: str | None
 
 
 class MissingExtraError(ConvbankError, ImportError):

@@ -45,7 +45,7 @@ BUILTIN: tuple[Format, ...] = (
 
 def _format(value: Any, origin: str) -> Format:
     if not isinstance(value, Format):
-        raise PluginError(f"{origin} is not a convbank.export.Format: {value!r}")
+        raise PluginError(f"{origin} is not a convbank.export.Format: {value!r}", origin=origin)
     return value
 
 
