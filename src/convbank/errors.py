@@ -34,6 +34,38 @@ stderr and an exit code; the library lets them propagate::
 Exit codes of the CLI: 1 build or other failure, 2 bad input (format, checksum, unknown name,
 refused SQL, export, a busy port), 3 sources unavailable, 4 not built, not found or damaged
 (see `convbank doctor`), 5 setup (CONVBANK_HOME or a setting).
+
+Each error also holds what its message states as attributes, its *facts* (the file, the
+line, the name asked for and the known ones, the SQL and its limit...; ``facts`` names a
+class's own, a fact not given is None), so a program acts on them instead of parsing the
+line. A name that is not known, with the known ones to choose from:
+
+>>> try:
+...     convbank.load("casion")
+... except convbank.UnknownDatasetError as error:
+...     print(error.kind, repr(error.name), error.known[:2], error.exit_code)
+dataset 'casion' ('casino', 'ccpe') 2
+
+A query past its time limit, with the SQL and the limit to try again with more time:
+
+>>> runaway = "SELECT count(*) FROM turns a, turns b, turns c"
+>>> try:
+...     convbank.sql(runaway, timeout=0.5)
+... except convbank.QueryError as error:
+...     print(error.limit, error.sql == runaway)
+0.5 True
+
+A source file that departs from its publisher's format, with where it does
+(:class:`FormatError`: ``path``, ``line``, ``json_path``, ``record``):
+
+>>> from pathlib import Path
+>>> from convbank.datasets.pec.text import parse_lines
+>>> _ = Path("train.txt").write_text("a ---+--- hi\\n" + "*" * 20 + "\\n" + "*" * 20 + "\\n")
+>>> try:
+...     list(parse_lines(Path("train.txt")))
+... except convbank.errors.FormatError as error:
+...     print(error.path, error.line)
+train.txt 3
 """
 
 from __future__ import annotations
