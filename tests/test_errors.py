@@ -15,6 +15,7 @@ from click.testing import CliRunner
 import convbank
 from convbank import catalog, errors
 from convbank.errors import ConvbankError
+from convbank.store import Bank
 
 EXIT_CODES = {
     "ConvbankError": 1,
@@ -267,3 +268,19 @@ def test_an_export_refused_names_the_file_in_the_way(casino_home: object, tmp_pa
     with pytest.raises(errors.ExportError) as info:
         export(convbank.load("casino"), "chta", tmp_path)
     assert info.value.format == "chta"
+
+
+@pytest.mark.parametrize("where", [0.5, 1], ids=["mid-file", "the footer"])
+def test_a_damaged_file_found_by_a_query_worker_keeps_its_path(casino_home: Bank, where: float) -> None:
+    """The worker process sends the error's facts back with its message: the path survives."""
+    from conftest import turns_file
+    from convbank.query import sql
+
+    path = turns_file(casino_home, "test")
+    flipped = bytearray(path.read_bytes())
+    flipped[int(len(flipped) * where) - 40] ^= 0xFF
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(errors.DamagedBankError) as info:
+        sql("SELECT text FROM turns WHERE split = 'test'", timeout=60)
+    assert str(info.value).startswith(f"the bank is damaged: {path} is ")
+    assert Path(str(info.value.path)) == path
