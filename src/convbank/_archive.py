@@ -87,7 +87,9 @@ def remove_stale(area: Path, base: Path, sha: str) -> None:
 
 
 def _refuse(archive: Path, what: str) -> FormatError:
-    return FormatError(f"{archive}: {what}; refusing to extract this archive — re-fetch the file")
+    return FormatError(
+        f"{archive}: {what}; refusing to extract this archive — re-fetch the file", path=archive
+    )
 
 
 def _plan(
@@ -99,7 +101,8 @@ def _plan(
         raise FormatError(
             f"{archive}: {len(infos):,} members, more than the {max_members:,} allowed "
             "(CONVBANK_EXTRACT_MAX_MEMBERS); refusing to extract this archive — re-fetch the "
-            "file, or raise the limit if it is the publisher's"
+            "file, or raise the limit if it is the publisher's",
+            path=archive,
         )
     total = sum(i.file_size for i in infos if not i.is_dir())
     if total > max_bytes:
@@ -107,7 +110,8 @@ def _plan(
             f"{archive}: would expand to {total:,} bytes, more than the {max_bytes:,} allowed "
             f"(CONVBANK_EXTRACT_MAX_BYTES, by default {EXTRACT_RATIO} times the archive's size); "
             "refusing to extract this archive — re-fetch the file, or raise the limit if it is "
-            "the publisher's"
+            "the publisher's",
+            path=archive,
         )
     seen: dict[tuple[str, ...], tuple[str, bool]] = {}  # case-folded path -> (member, is folder)
     plan = []
@@ -141,7 +145,8 @@ def _plan(
     if not any(parts[:1] == (root,) for _, parts in plan):
         raise FormatError(
             f"{archive}: no folder {root}/ inside; expected the publisher's layout "
-            f"{root}/... — re-fetch the file"
+            f"{root}/... — re-fetch the file",
+            path=archive,
         )
     return plan
 
@@ -189,7 +194,9 @@ def safe_extract(
                         f"directory ({first_line(exc)})",
                     ) from exc
     except zipfile.BadZipFile as exc:
-        raise FormatError(f"{archive}: not a valid zip archive ({exc}); re-fetch the file") from exc
+        raise FormatError(
+            f"{archive}: not a valid zip archive ({exc}); re-fetch the file", path=archive
+        ) from exc
 
 
 def first_line(exc: BaseException) -> str:

@@ -89,10 +89,13 @@ class _Store:
             return {}
         except (OSError, ValueError) as exc:
             raise FormatError(
-                f"{self.path}: not a JSON object of {self.what} ({exc}); delete it to record anew"
+                f"{self.path}: not a JSON object of {self.what} ({exc}); delete it to record anew",
+                path=self.path,
             ) from exc
         if not isinstance(data, dict):
-            raise FormatError(f"{self.path}: not a JSON object of {self.what}; delete it to record anew")
+            raise FormatError(
+                f"{self.path}: not a JSON object of {self.what}; delete it to record anew", path=self.path
+            )
         return data
 
     def update(self, key: str, value: Any) -> None:

@@ -313,9 +313,11 @@ def _build_config(
     reports = []
     seen = SeenIds()
 
+    def files(split: str) -> str:
+        return ", ".join(str(shown[f.name]) for f in ds.files_for(Part(config, split)) if f.name in shown)
+
     def where(split: str) -> str:
-        files = [str(shown[f.name]) for f in ds.files_for(Part(config, split)) if f.name in shown]
-        return f"{', '.join(files)} ({ds.name}/{config}/{split})"
+        return f"{files(split)} ({ds.name}/{config}/{split})"
 
     entry = ConfigEntry(sources={n: str(p) for n, p in shown.items()})  # the files, not the copies
     splits = list(ds.config(config).splits)
@@ -346,13 +348,16 @@ def _build_config(
             raise FormatError(
                 f"{where(split)}: record {position} repeats conversation id {cid!r} "
                 f"(first seen at record {first_position} of {where(first_split)}); ids must be "
-                "unique within a dataset"
+                "unique within a dataset",
+                path=files(split),
+                record=position,
             )
         for split in splits:
             if counts[split]["conversations"] == 0:
                 raise FormatError(
                     f"{where(split)}: the source has no records; expected the publisher's file "
-                    "with at least one — re-fetch it or check that it is the right one"
+                    "with at least one — re-fetch it or check that it is the right one",
+                    path=files(split),
                 )
             part = Part(config, split)
             expected = ds.published_count(part)

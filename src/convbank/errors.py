@@ -34,6 +34,38 @@ stderr and an exit code; the library lets them propagate::
 Exit codes of the CLI: 1 build or other failure, 2 bad input (format, checksum, unknown name,
 refused SQL, export, a busy port), 3 sources unavailable, 4 not built, not found or damaged
 (see `convbank doctor`), 5 setup (CONVBANK_HOME or a setting).
+
+Each error also holds what its message states as attributes, its *facts* (the file, the
+line, the name asked for and the known ones, the SQL and its limit...; ``facts`` names a
+class's own, a fact not given is None), so a program acts on them instead of parsing the
+line. A name that is not known, with the known ones to choose from:
+
+>>> try:
+...     convbank.load("casion")
+... except convbank.UnknownDatasetError as error:
+...     print(error.kind, repr(error.name), error.known[:2], error.exit_code)
+dataset 'casion' ('casino', 'ccpe') 2
+
+A query past its time limit, with the SQL and the limit to try again with more time:
+
+>>> runaway = "SELECT count(*) FROM turns a, turns b, turns c"
+>>> try:
+...     convbank.sql(runaway, timeout=0.5)
+... except convbank.QueryError as error:
+...     print(error.limit, error.sql == runaway)
+0.5 True
+
+A source file that departs from its publisher's format, with where it does
+(:class:`FormatError`: ``path``, ``line``, ``json_path``, ``record``):
+
+>>> from pathlib import Path
+>>> from convbank.datasets.pec.text import parse_lines
+>>> _ = Path("train.txt").write_text("a ---+--- hi\\n" + "*" * 20 + "\\n" + "*" * 20 + "\\n")
+>>> try:
+...     list(parse_lines(Path("train.txt")))
+... except convbank.errors.FormatError as error:
+...     print(error.path, error.line)
+train.txt 3
 """
 
 from __future__ import annotations
@@ -126,7 +158,7 @@ class ConvbankError(Exception):
         """Every fact of this class, its parents' first.
 
         >>> NotBuiltError.all_facts()
-        ('dataset', 'config', 'split')
+        ('dataset', 'config', 'split', 'path')
         """
         found: list[str] = []
         for klass in reversed(cls.__mro__):
@@ -194,23 +226,28 @@ class ChecksumError(ConvbankError):
 
 
 class FormatError(ConvbankError, ValueError):
-    """A source file does not have its publisher's format: the ``path`` and the ``line``
-    (or record) where it departs from it."""
+    """A source file does not have its publisher's format: the ``path``, and where it departs
+    from it: the ``line`` (of a text or JSON file), the ``json_path`` (``$[3].dialogue``) or
+    the ``record`` (a record's position or id)."""
 
     exit_code = 2
-    facts = ("path", "line")
+    facts = ("path", "line", "json_path", "record")
     path: Path | str | None
     line: int | None
+    json_path: str | None
+    record: object
 
 
 class NotBuiltError(ConvbankError):
-    """The bank holds nothing for the ``dataset``, ``config`` or ``split`` asked for."""
+    """The bank holds nothing for the ``dataset``, ``config`` or ``split`` asked for (or
+    nothing at all: the bank's ``path``)."""
 
     exit_code = 4
-    facts = ("dataset", "config", "split")
+    facts = ("dataset", "config", "split", "path")
     dataset: str | None
     config: str | None
     split: str | None
+    path: Path | str | None
 
 
 class DamagedBankError(ConvbankError):
@@ -281,11 +318,15 @@ class ConversationNotFoundError(ConvbankError, KeyError):
 
 
 class QueryError(ConvbankError):
-    """A SQL statement failed, or is not a read-only statement (the ``sql``)."""
+    """A SQL statement failed, or is not a read-only statement: the ``sql`` (the statement
+    that failed, where known), the ``limit`` it ran past (a time limit in seconds, a
+    memory limit as written) and the ``path`` of a file of SQL, or of an empty bank."""
 
     exit_code = 2
-    facts = ("sql",)
+    facts = ("sql", "limit", "path")
     sql: str | None
+    limit: float | str | None
+    path: Path | str | None
 
 
 class BuildError(ConvbankError):
@@ -329,14 +370,16 @@ class ScaffoldError(ConvbankError):
 class BenchError(ConvbankError):
     """A benchmark cannot run or score as asked: an unknown model, too little data for the
     protocol, a predictions file with missing, extra, duplicate or malformed entries (the
-    ``task``, the ``model``, the predictions file's ``path`` and ``line``)."""
+    ``task``, the ``model``, the predictions file's ``path`` and ``line``, the ``split``
+    short of data)."""
 
     exit_code = 2
-    facts = ("task", "model", "path", "line")
+    facts = ("task", "model", "path", "line", "split")
     task: str | None
     model: str | None
     path: Path | str | None
     line: int | None
+    split: str | None
 
 
 class MissingExtraError(ConvbankError, ImportError):

@@ -36,7 +36,9 @@ def load(
 
         raise UnknownDatasetError(
             f"a corpus holds one dataset, not {len(name)} ({', '.join(map(repr, name))}): load each "
-            "([convbank.load(name) for name in names]), or query them together with convbank.sql"
+            "([convbank.load(name) for name in names]), or query them together with convbank.sql",
+            kind="dataset",
+            name=name,
         )
     return Corpus(name, config, split, bank=bank, cache_bytes=cache_bytes)
 

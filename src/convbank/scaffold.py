@@ -97,11 +97,14 @@ def _listed(listing: Path, spec: str) -> str:
     try:
         text = listing.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ScaffoldError(f"{listing}: cannot read the list of built-in datasets ({exc.strerror})") from exc
+        raise ScaffoldError(
+            f"{listing}: cannot read the list of built-in datasets ({exc.strerror})", path=listing
+        ) from exc
     found = _BUILTIN.search(text)
     if found is None:
         raise ScaffoldError(
-            f'{listing}: no BUILTIN tuple of one "module:Class" line each; add {spec!r} to it by hand'
+            f'{listing}: no BUILTIN tuple of one "module:Class" line each; add {spec!r} to it by hand',
+            path=listing,
         )
     return text[: found.end()] + f'    "{spec}",\n' + text[found.end() :]
 

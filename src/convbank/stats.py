@@ -76,7 +76,7 @@ def stats(
                 f"{name} is not in the bank at {root}; run `convbank build {name}` first", dataset=name
             )
     if not names:
-        raise NotBuiltError(f"the bank at {root} is empty; run `convbank build` first")
+        raise NotBuiltError(f"the bank at {root} is empty; run `convbank build` first", path=root)
     con = connect(snapshot)
     try:
         with bank_queries(snapshot):

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 import convbank
 from convbank import catalog, errors
 from convbank.errors import ConvbankError
+from convbank.store import Bank
 
 EXIT_CODES = {
     "ConvbankError": 1,
@@ -50,17 +51,17 @@ FACTS = {
     "OfflineError": ("dataset", "file", "path"),
     "DownloadError": ("dataset", "file", "path", "url"),
     "ChecksumError": ("path", "expected", "actual"),
-    "FormatError": ("path", "line"),
-    "NotBuiltError": ("dataset", "config", "split"),
+    "FormatError": ("path", "line", "json_path", "record"),
+    "NotBuiltError": ("dataset", "config", "split", "path"),
     "DamagedBankError": ("path",),
     "SchemaVersionError": ("path", "dataset", "built_by", "schema_version", "reads", "problem"),
     "ConversationNotFoundError": ("dataset", "conversation_id"),
-    "QueryError": ("sql",),
+    "QueryError": ("sql", "limit", "path"),
     "BuildError": ("path",),
     "ExportError": ("format", "path"),
     "ServeError": ("host", "port"),
     "ScaffoldError": ("name", "path"),
-    "BenchError": ("task", "model", "path", "line"),
+    "BenchError": ("task", "model", "path", "line", "split"),
     "MissingExtraError": ("module", "extra"),
     "SetupError": ("path", "variable"),
     "DiskFullError": ("path", "variable", "free"),
@@ -154,3 +155,132 @@ def test_a_missing_extra_names_its_module_and_extra() -> None:
         "this needs the 'no_such_module_here' library, which is not installed; "
         "install it with: pip install 'convbank[hf]'"
     )
+
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "convbank"
+
+UNFILLED = {
+    ("cli/_options.py", "_bad"): "a command-line option's bad value: no file, line or name to hold",
+    ("export/chat.py", "side"): "shared by the per-side formats, which do not pass their name here",
+    ("store/sql.py", "connect"): "DuckDB's own words on a connection it cannot open: no fact of ours",
+    ("tasks/_base.py", "folds"): "a count of dialogues; the task is not known where folds are drawn",
+}
+"""The raises whose f-string message names a value and that pass no facts, each with why."""
+
+
+def _unfilled() -> set[tuple[str, str]]:
+    """``(file, function)`` of every call of a convbank error class with facts whose message
+    is an f-string and that passes no keyword (no fact) at all."""
+    import ast
+
+    with_facts = {name for name in errors.__all__ if getattr(errors, name).all_facts()}
+    found: set[tuple[str, str]] = set()
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]:
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call) or node.keywords or not node.args:
+                    continue
+                callee = node.func
+                name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)
+                if name in with_facts and isinstance(node.args[0], ast.JoinedStr):
+                    found.add((path.relative_to(SRC).as_posix(), function.name))
+    return found
+
+
+def test_every_raise_whose_message_names_a_value_fills_its_facts() -> None:
+    """A message that says a file, a line, a name or a limit gives it as a fact too; the few
+    that do not are listed, with why, in ``UNFILLED``."""
+    assert _unfilled() == set(UNFILLED)
+
+
+def test_a_malformed_casino_file_names_its_path_and_json_path(tmp_path: Path) -> None:
+    from convbank.model import Part
+
+    path = tmp_path / "casino_train.json"
+    path.write_bytes(b'[{"dialogue_id": "seven", "chat_logs": []}]')
+    with pytest.raises(errors.FormatError) as info:
+        list(catalog.get("casino").read({"casino_train.json": path}, Part("default", "train")))
+    assert (info.value.path, info.value.json_path, info.value.line) == (path, "$[0].dialogue_id", None)
+    assert str(info.value) == (
+        f"{path}: at $[0].dialogue_id: expected `int`, got `str`; not the CaSiNo format as published — "
+        "re-fetch the file or check that it is the right one"
+    )
+    path.write_bytes(b'[{"dialogue_id": 1,\n "chat_logs": [}]')
+    with pytest.raises(errors.FormatError) as info:
+        list(catalog.get("casino").read({"casino_train.json": path}, Part("default", "train")))
+    assert (info.value.path, info.value.line, info.value.json_path) == (path, 2, None)
+    assert str(info.value).startswith(f"{path}: malformed JSON at line 2, column 16 (byte 35): ")
+
+
+def test_a_pec_file_names_the_line_it_breaks_at(tmp_path: Path) -> None:
+    from convbank.datasets.pec.text import parse_lines
+
+    path = tmp_path / "train.txt"
+    path.write_text("a ---+--- hello\n" + "*" * 20 + "\n" + "*" * 20 + "\n", encoding="utf-8")
+    with pytest.raises(errors.FormatError) as info:
+        list(parse_lines(path))
+    assert (info.value.path, info.value.line) == (path, 3)
+    assert str(info.value) == f"{path}: line 3: a conversation with no utterance"
+
+
+def test_loading_two_datasets_at_once_names_them() -> None:
+    with pytest.raises(errors.UnknownDatasetError) as info:
+        convbank.load(["casino", "ccpe"])  # type: ignore[arg-type]
+    assert (info.value.kind, info.value.name) == ("dataset", ["casino", "ccpe"])
+
+
+def test_a_bad_time_limit_and_a_bad_memory_limit_are_facts(casino_home: object) -> None:
+    from convbank.query import sql
+
+    with pytest.raises(errors.QueryError) as info:
+        sql("SELECT 1", timeout=-1)
+    assert (info.value.sql, info.value.limit) == ("SELECT 1", -1)
+    assert str(info.value) == "a time limit is a positive number of seconds, not -1"
+    with pytest.raises(errors.QueryError) as info:
+        sql("SELECT 1", memory_limit="lots")
+    assert (info.value.sql, info.value.limit) == (None, "lots")
+
+
+@pytest.mark.xdist_group("time-limits")
+@pytest.mark.alone
+@pytest.mark.parametrize("hard", [True, False], ids=["worker", "in-process"])
+def test_a_query_past_its_time_limit_names_the_sql_and_the_limit(casino_home: object, hard: bool) -> None:
+    from convbank.store.queries import stream
+    from convbank.store.sql import collect
+
+    runaway = "SELECT count(*) FROM turns a, turns b, turns c"
+    with pytest.raises(errors.QueryError) as info:
+        collect(stream(runaway, timeout=0.5, hard=hard, last_only=True))
+    assert (info.value.sql, info.value.limit) == (runaway, 0.5)
+    assert str(info.value) == "the query ran past its time limit of 0.5 s and was stopped"
+
+
+def test_an_export_refused_names_the_file_in_the_way(casino_home: object, tmp_path: Path) -> None:
+    from convbank.export import export
+
+    mine = tmp_path / "casino_default_valid.chat.jsonl"
+    mine.write_text("my own notes\n", encoding="utf-8")
+    with pytest.raises(errors.ExportError) as info:
+        export(convbank.load("casino", split="valid"), "chat", tmp_path)
+    assert (info.value.path, info.value.format) == (mine, "chat")
+    assert str(info.value).startswith(f"{mine} exists and convbank did not write it there; the chat export")
+    with pytest.raises(errors.ExportError) as info:
+        export(convbank.load("casino"), "chta", tmp_path)
+    assert info.value.format == "chta"
+
+
+@pytest.mark.parametrize("where", [0.5, 1], ids=["mid-file", "the footer"])
+def test_a_damaged_file_found_by_a_query_worker_keeps_its_path(casino_home: Bank, where: float) -> None:
+    """The worker process sends the error's facts back with its message: the path survives."""
+    from conftest import turns_file
+    from convbank.query import sql
+
+    path = turns_file(casino_home, "test")
+    flipped = bytearray(path.read_bytes())
+    flipped[int(len(flipped) * where) - 40] ^= 0xFF
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(errors.DamagedBankError) as info:
+        sql("SELECT text FROM turns WHERE split = 'test'", timeout=60)
+    assert str(info.value).startswith(f"the bank is damaged: {path} is ")
+    assert Path(str(info.value.path)) == path

@@ -123,19 +123,23 @@ def load_model(spec: str) -> Any:
     """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise BenchError(f"--model {spec!r}: a built-in model's name, or module:Class for your own")
+        raise BenchError(
+            f"--model {spec!r}: a built-in model's name, or module:Class for your own", model=spec
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise BenchError(f"--model {spec!r}: cannot import {module_name!r} ({exc})") from exc
+        raise BenchError(f"--model {spec!r}: cannot import {module_name!r} ({exc})", model=spec) from exc
     try:
         factory = getattr(module, attribute)
     except AttributeError:
-        raise BenchError(f"--model {spec!r}: {module_name} has no {attribute!r}") from None
+        raise BenchError(f"--model {spec!r}: {module_name} has no {attribute!r}", model=spec) from None
     try:
         return factory()
     except Exception as exc:
-        raise BenchError(f"--model {spec!r}: {attribute}() failed: {type(exc).__name__}: {exc}") from exc
+        raise BenchError(
+            f"--model {spec!r}: {attribute}() failed: {type(exc).__name__}: {exc}", model=spec
+        ) from exc
 
 
 def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "") -> dict[str, Any]:
@@ -145,7 +149,9 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
     prediction}``, each checked against the task's form."""
     method = "rank" if task.kind == "ranking" else "predict"
     if not callable(getattr(model, method, None)):
-        raise BenchError(f"{task.name} is a {task.kind} task: the model needs a {method}(examples) method")
+        raise BenchError(
+            f"{task.name} is a {task.kind} task: the model needs a {method}(examples) method", task=task.name
+        )
     name = label or type(model).__name__
     if callable(getattr(model, "setup", None)):
         _call(task.name, name, "", model, "setup", list(data.examples))
@@ -163,7 +169,9 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
             if len(answers) != len(test):
                 raise BenchError(
                     f"{task.name}, {fold.name}: the model {name} returned {len(answers)} predictions "
-                    f"for {len(test)} examples"
+                    f"for {len(test)} examples",
+                    task=task.name,
+                    model=name,
                 )
             for example, answer in zip(test, answers, strict=True):
                 out[example.id] = _plain(answer)
@@ -186,7 +194,9 @@ def _call(task: str, model: str, fold: str, obj: Any, method: str, *args: Any) -
         raise
     except Exception as exc:
         where = f"{task}, {fold}" if fold else task
-        raise BenchError(f"{where}: the model {model} failed in {method}(): {_what(exc)}") from exc
+        raise BenchError(
+            f"{where}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
+        ) from exc
 
 
 def _answers(task: str, model: str, fold: str, method: str, answers: Any) -> list[Any]:
@@ -195,14 +205,18 @@ def _answers(task: str, model: str, fold: str, method: str, answers: Any) -> lis
     if isinstance(answers, (str, bytes, Mapping)) or not isinstance(answers, Iterable):
         raise BenchError(
             f"{task}, {fold}: the model {model}'s {method}() returned {_kind(answers)}, "
-            "not a list of one prediction per example"
+            "not a list of one prediction per example",
+            task=task,
+            model=model,
         )
     try:
         return list(answers)
     except ConvbankError:
         raise
     except Exception as exc:
-        raise BenchError(f"{task}, {fold}: the model {model} failed in {method}(): {_what(exc)}") from exc
+        raise BenchError(
+            f"{task}, {fold}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
+        ) from exc
 
 
 def _what(exc: BaseException) -> str:
@@ -286,7 +300,9 @@ def run(
     if builtin and label not in task.models:
         raise BenchError(
             f"{task.name} has no model {label!r}; {did_you_mean(label, task.models)}"
-            f"one of {', '.join(task.models)}, or module:Class"
+            f"one of {', '.join(task.models)}, or module:Class",
+            task=task.name,
+            model=label,
         )
     if builtin:
         for module in ("sklearn", "scipy"):  # the built-in models' features and metrics
@@ -412,7 +428,7 @@ def _check(task: Task, data: TaskData, predictions: Mapping[str, Any], what: str
     if bad:
         problems.append(f"{len(bad):,} malformed prediction(s) ({_first(bad)}: expected {form})")
     if problems:
-        raise BenchError(f"{task.name}: {what} cannot be scored: {'; '.join(problems)}")
+        raise BenchError(f"{task.name}: {what} cannot be scored: {'; '.join(problems)}", task=task.name)
 
 
 def _first(ids: Sequence[str], n: int = 3) -> str:

@@ -161,7 +161,9 @@ def read_predictions(path: Path, *, examples: int | None = None) -> dict[str, An
             if _too_deep(line):
                 raise BenchError(
                     f"{path}: line {number:,} is nested more than {MAX_DEPTH} deep; "
-                    'each line is {"example_id": ..., "prediction": ...}'
+                    'each line is {"example_id": ..., "prediction": ...}',
+                    path=path,
+                    line=number,
                 )
             try:
                 rows.append((number, msgspec.json.decode(line)))
@@ -171,12 +173,15 @@ def read_predictions(path: Path, *, examples: int | None = None) -> dict[str, An
             if most_rows is not None and len(rows) + bad_count > most_rows:
                 raise BenchError(
                     f"{path}: more than {most_rows:,} rows, for a task of {examples:,} test examples; "
-                    'each example once, as {"example_id": ..., "prediction": ...}'
+                    'each example once, as {"example_id": ..., "prediction": ...}',
+                    path=path,
                 )
         if bad_count:
             raise BenchError(
                 f"{path}: {bad_count:,} line(s) are not JSON (line {', '.join(map(str, bad))}"
-                f'{", ..." if bad_count > 3 else ""}); each line is {{"example_id": ..., "prediction": ...}}'
+                f'{", ..." if bad_count > 3 else ""}); each line is {{"example_id": ..., "prediction": ...}}',
+                path=path,
+                line=bad[0],
             )
     out: dict[str, Any] = {}
     malformed, duplicates = [], []
@@ -196,7 +201,9 @@ def read_predictions(path: Path, *, examples: int | None = None) -> dict[str, An
         shown = ", ".join(repr(d) for d in duplicates[:3]) + (", ..." if len(duplicates) > 3 else "")
         problems.append(f"{len(duplicates):,} duplicate example id(s) ({shown})")
     if problems:
-        raise BenchError(f"{path}: {'; '.join(problems)}")
+        raise BenchError(
+            f"{path}: {'; '.join(problems)}", path=path, line=malformed[0] if malformed else None
+        )
     return out
 
 
@@ -211,20 +218,21 @@ def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
     try:
         f = path.open("rb")
     except OSError as exc:
-        raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})", path=path) from exc
     with f:
         number, size, rest = 1, 0, b""  # number: the line that ``rest`` begins
         while True:
             try:
                 chunk = f.read(_CHUNK)
             except OSError as exc:
-                raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+                raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})", path=path) from exc
             size += len(chunk)
             if limit is not None and size > limit:
                 raise BenchError(
                     f"{path}: larger than {_mib(limit)} ({BYTES_PER_EXAMPLE >> 10} KiB a test example of "
                     'the task); a predictions file holds one {"example_id": ..., "prediction": ...} '
-                    "line per test example"
+                    "line per test example",
+                    path=path,
                 )
             buffer = rest + chunk
             end = len(buffer) if not chunk else buffer.rfind(b"\n") + 1
@@ -248,7 +256,9 @@ def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
 def _too_long(path: Path, number: int) -> BenchError:
     return BenchError(
         f"{path}: line {number:,} is longer than {_mib(LINE_LIMIT)}; "
-        'each line is {"example_id": ..., "prediction": ...}'
+        'each line is {"example_id": ..., "prediction": ...}',
+        path=path,
+        line=number,
     )
 
 
@@ -286,11 +296,12 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
             if footer.num_rows > most_rows or size > limit:
                 raise BenchError(
                     f"{path}: {footer.num_rows:,} rows, {_mib(size)} uncompressed: more than a predictions "
-                    f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)"
+                    f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)",
+                    path=path,
                 )
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as exc:
-        raise BenchError(f"{path}: not a readable Parquet file ({exc})") from exc
+        raise BenchError(f"{path}: not a readable Parquet file ({exc})", path=path) from exc
     return list(enumerate(table.to_pylist(), 1))
 
 

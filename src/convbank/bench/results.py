@@ -95,7 +95,9 @@ def save(result: Result, corpus: Corpus) -> Path:
     if result.partial:
         raise BenchError(
             f"{result.task}: a partial run ({len(result.folds_done or [])} of {result.folds} folds, "
-            "stopped by Ctrl-C) is not saved; run it to the end to save it"
+            "stopped by Ctrl-C) is not saved; run it to the end to save it",
+            task=result.task,
+            model=result.model,
         )
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     metrics, notes = finite_metrics(result.metrics)
@@ -130,7 +132,9 @@ def save(result: Result, corpus: Corpus) -> Path:
                 f"{folder}: no space left on the device to save the run; free some space", path=folder
             )
         if error is None:
-            raise BenchError(f"{folder}: the run cannot be saved ({exc.strerror or exc})") from exc
+            raise BenchError(
+                f"{folder}: the run cannot be saved ({exc.strerror or exc})", path=folder
+            ) from exc
         raise error from exc
 
 
@@ -182,7 +186,7 @@ def read_saved(path: Path) -> SavedRun:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})", path=path) from exc
     try:
         return msgspec.json.decode(data, type=SavedRun)
     except msgspec.DecodeError as exc:
@@ -190,7 +194,7 @@ def read_saved(path: Path) -> SavedRun:
         at = int(found.group(1)) if found else -1
         token = next((t for t in (b"NaN", b"Infinity", b"-Infinity") if data.startswith(t, at)), None)
         why = f"{token.decode()} at byte {at} is not a JSON number" if found and token else str(exc)
-        raise BenchError(f"{path}: not a saved run ({why})") from exc
+        raise BenchError(f"{path}: not a saved run ({why})", path=path) from exc
 
 
 _MALFORMED = re.compile(r"JSON is malformed: invalid character \(byte (\d+)\)")

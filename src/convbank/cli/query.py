@@ -146,7 +146,9 @@ def query(
         limit = "time limit" in str(exc) or "more memory" in str(exc)
         if defaults and limit and not hard:
             raise QueryError(
-                f"{exc} (a default of `convbank query`: {' or '.join(defaults)} or --no-limits lifts it)"
+                f"{exc} (a default of `convbank query`: {' or '.join(defaults)} or --no-limits lifts it)",
+                sql=exc.sql,
+                limit=exc.limit,
             ) from exc
         raise
 
@@ -162,10 +164,11 @@ def _default_memory() -> str:
 def _sql_text(argument: str | None, file: BinaryIO | None) -> str:
     if argument is not None and file is not None:
         raise click.UsageError("give the SQL as an argument or with --file, not both")
-    where = "standard input"
+    where, path = "standard input", None
     if file is not None:
         name = str(getattr(file, "name", "-"))
         data, where = file.read(), ("standard input" if name in ("-", "<stdin>") else f"--file {name}")
+        path = None if name in ("-", "<stdin>") else name
     elif argument == "-" or (argument is None and not sys.stdin.isatty()):
         data = sys.stdin.buffer.read()
     else:
@@ -181,5 +184,6 @@ def _sql_text(argument: str | None, file: BinaryIO | None) -> str:
 
         raise QueryError(
             f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
-            "save the SQL as UTF-8"
+            "save the SQL as UTF-8",
+            path=path,
         ) from None

@@ -169,7 +169,7 @@ class Filters:
         except QueryError as exc:  # its LINE n: counted from the condition's first line
             from convbank.store.sql import line_up
 
-            raise QueryError(line_up(str(exc))) from exc
+            raise QueryError(line_up(str(exc)), sql=exc.sql, limit=exc.limit) from exc
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
 
 

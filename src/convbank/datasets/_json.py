@@ -21,31 +21,53 @@ def decode_json(path: Path, typ: Any, what: str, data: bytes | None = None) -> A
         try:
             data = path.read_bytes()
         except OSError as exc:
-            raise FormatError(f"{path}: cannot read ({exc.strerror})") from exc
+            raise FormatError(f"{path}: cannot read ({exc.strerror})", path=path) from exc
     try:
         return msgspec.json.decode(data, type=typ)
     except msgspec.ValidationError as exc:
+        message = _validation_message(exc, data)
         raise FormatError(
-            f"{path}: {_validation_message(exc, data)}; not the {what} format as published — "
-            "re-fetch the file or check that it is the right one"
+            f"{path}: {message}; not the {what} format as published — "
+            "re-fetch the file or check that it is the right one",
+            path=path,
+            json_path=_json_path(message),
         ) from exc
     except msgspec.DecodeError as exc:
+        message = _decode_message(exc, data)
         raise FormatError(
-            f"{path}: {_decode_message(exc, data)}; expected well-formed JSON — "
-            "re-fetch the file (it may be truncated or corrupted)"
+            f"{path}: {message}; expected well-formed JSON — "
+            "re-fetch the file (it may be truncated or corrupted)",
+            path=path,
+            line=_line(message),
         ) from exc
     except RecursionError as exc:
+        message = _depth_message(data)
         raise FormatError(
-            f"{path}: {_depth_message(data)}; not the {what} format as published — "
-            "re-fetch the file or check that it is the right one"
+            f"{path}: {message}; not the {what} format as published — "
+            "re-fetch the file or check that it is the right one",
+            path=path,
+            line=_line(message),
         ) from exc
+
+
+def _json_path(message: str) -> str | None:
+    """The JSON path a validation message names (``at $[0].dialogue_id: ...``)."""
+    found = re.match(r"at (\$\S*): ", message)
+    return found.group(1) if found else None
+
+
+def _line(message: str) -> int | None:
+    """The line a decoding message names (``... at line 3, column 7 ...``)."""
+    found = re.search(r"\bat line (\d+), column ", message)
+    return int(found.group(1)) if found else None
 
 
 def no_records(path: Path, what: str) -> FormatError:
     """The error for a source that parses but holds no record."""
     return FormatError(
         f"{path}: no records; expected the {what} file as published, which is never empty — "
-        "re-fetch the file or check that it is the right one"
+        "re-fetch the file or check that it is the right one",
+        path=path,
     )
 
 

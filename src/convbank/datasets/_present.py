@@ -284,7 +284,8 @@ class Presentation:
         except (ValueError, TypeError) as exc:
             raise ExportError(
                 f"{self.dataset.name} has no Hugging Face features: its raw records hold a type Hugging Face "
-                f"cannot ({exc}); its presentation must define hf_features() and hf_record()"
+                f"cannot ({exc}); its presentation must define hf_features() and hf_record()",
+                format="hf",
             ) from exc
 
     def hf_record(self, conversation: Conversation) -> dict[str, Any]:

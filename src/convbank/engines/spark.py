@@ -118,7 +118,9 @@ def sql(query: str, *, bank: Bank, master: str = "local[*]") -> pa.Table:
         is_read_only(con, query)
     with bank.snapshot() as snapshot:
         if not snapshot.tables():
-            raise QueryError(f"the bank at {bank.root} is empty; run `convbank build` first")
+            raise QueryError(
+                f"the bank at {bank.root} is empty; run `convbank build` first", sql=query, path=bank.root
+            )
         snapshot.check()
         spark = session(master)
         for table in snapshot.tables():
@@ -130,4 +132,4 @@ def sql(query: str, *, bank: Bank, master: str = "local[*]") -> pa.Table:
         try:
             return spark.sql(query).toArrow()
         except Exception as exc:  # Spark's AnalysisException and parse errors
-            raise QueryError(f"Spark SQL error: {str(exc).splitlines()[0]}") from exc
+            raise QueryError(f"Spark SQL error: {str(exc).splitlines()[0]}", sql=query) from exc

@@ -70,7 +70,8 @@ def _load(output: Path) -> dict[str, Any]:
     if (output / RECORD).is_symlink():  # another folder's record says nothing of this one's files
         raise ExportError(
             f"{output / RECORD} is a symbolic link; an export reads only its own folder's record: "
-            "remove the link, or export into another folder"
+            "remove the link, or export into another folder",
+            path=output / RECORD,
         )
     try:
         data = json.loads((output / RECORD).read_text(encoding="utf-8"))
@@ -78,11 +79,13 @@ def _load(output: Path) -> dict[str, Any]:
         return {"exports": {}}
     except (OSError, ValueError) as exc:
         raise ExportError(
-            f"{output / RECORD} is unreadable ({exc}); remove it, or export into another folder"
+            f"{output / RECORD} is unreadable ({exc}); remove it, or export into another folder",
+            path=output / RECORD,
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("exports"), dict):
         raise ExportError(
-            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
+            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
+            path=output / RECORD,
         )
     return data
 
@@ -96,7 +99,8 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
     export = moving.get("export") if isinstance(moving, dict) else None
     if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths) and isinstance(export, dict)):
         raise ExportError(
-            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
+            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
+            path=output / RECORD,
         )
     return output / str(moving.get("staging")), paths, export
 
@@ -133,14 +137,15 @@ def _no_link_on_the_way(output: Path, rel: str) -> None:
     replaced, not followed)."""
     parts = PurePosixPath(rel).parts
     if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
-        raise ExportError(f"{rel!r} is not a path inside {output}")
+        raise ExportError(f"{rel!r} is not a path inside {output}", path=rel)
     folder = output
     for part in parts[:-1]:
         folder = folder / part
         if folder.is_symlink():
             raise ExportError(
                 f"{folder} is a symbolic link (to {os.readlink(folder)}); an export writes only inside "
-                f"{output}, never through a link: remove the link, or export into another folder"
+                f"{output}, never through a link: remove the link, or export into another folder",
+                path=folder,
             )
 
 
@@ -161,7 +166,9 @@ def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwri
             if other != export and _overlaps(owned, rel):
                 raise ExportError(
                     f"{output / owned} holds {describe(other)}; {describe(export)} would replace it: "
-                    "pass --overwrite (overwrite=True), or export into another folder"
+                    "pass --overwrite (overwrite=True), or export into another folder",
+                    format=export.get("format"),
+                    path=output / owned,
                 )
         in_the_way = [p for p in target.parents if output in p.parents and p.is_file()]
         if (target.exists() or target.is_symlink()) and rel not in record:
@@ -169,7 +176,9 @@ def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwri
         if in_the_way:
             raise ExportError(
                 f"{in_the_way[0]} exists and convbank did not write it there; {describe(export)} would "
-                "replace it: pass --overwrite (overwrite=True), or export into another folder"
+                "replace it: pass --overwrite (overwrite=True), or export into another folder",
+                format=export.get("format"),
+                path=in_the_way[0],
             )
 
 
@@ -256,7 +265,7 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     ``output``, and the record updated; on failure ``output`` is left as it was (a folder
     the export created is removed again)."""
     if output.exists() and not output.is_dir():
-        raise ExportError(f"{output} is a file; the export writes a folder there")
+        raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
     created = not output.exists()
     output.mkdir(parents=True, exist_ok=True)
     done = False

@@ -54,7 +54,7 @@ def builtin() -> tuple[Format, ...]:
 
 def _format(value: Any, origin: str) -> Format:
     if not isinstance(value, Format):
-        raise PluginError(f"{origin} is not a convbank.export.Format: {value!r}")
+        raise PluginError(f"{origin} is not a convbank.export.Format: {value!r}", origin=origin)
     return value
 
 

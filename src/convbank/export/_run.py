@@ -36,17 +36,17 @@ def export(
     known = written_formats()
     if fmt not in known:
         hint = did_you_mean(fmt, known)
-        raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(known)}")
+        raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(known)}", format=fmt)
     form = formats.get(fmt)
     assert form.writer is not None  # a format in written()
     if as_participant is not None and not form.sided:
-        raise ExportError(f"--as applies to the {joined(sided())} formats, not {fmt}")
+        raise ExportError(f"--as applies to the {joined(sided())} formats, not {fmt}", format=fmt)
     selection = Selection(corpus, where, as_participant)
     parts = selection.parts()
     if not parts:
-        raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}")
+        raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}", format=fmt)
     if form.no_where is not None and where is not None:
-        raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where")
+        raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where", format=fmt)
     output = Path(output)
     record = {
         "dataset": selection.dataset,

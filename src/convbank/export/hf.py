@@ -102,7 +102,8 @@ def _chat_column(name: str, chat: bool | str) -> str | None:
     column = "messages" if chat is True else str(chat)
     if column in features(name):
         raise ExportError(
-            f"{name} rows already have a column {column!r}; name the chat column, e.g. chat='chat_messages'"
+            f"{name} rows already have a column {column!r}; name the chat column, e.g. chat='chat_messages'",
+            format="hf",
         )
     return column
 
@@ -187,7 +188,9 @@ def to_hf(
     parts = _parts(source)
     configs = list(dict.fromkeys(p.config for p in parts))
     if config is not None and config not in configs:
-        raise ExportError(f"this {name} selection has no config {config!r}; it has {', '.join(configs)}")
+        raise ExportError(
+            f"this {name} selection has no config {config!r}; it has {', '.join(configs)}", format="hf"
+        )
     feats = features(name)
     if column is not None:
         feats = datasets.Features(

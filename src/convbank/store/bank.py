@@ -192,11 +192,13 @@ class Bank:
         current.close()
         record = self.root / GENERATIONS / f"{generation}.json"
         if generation is None or not GENERATION.fullmatch(generation):
-            raise NotBuiltError(f"the bank at {self.root} has no generation {generation!r}")
+            raise NotBuiltError(f"the bank at {self.root} has no generation {generation!r}", path=self.root)
         lease = self._lease(generation)
         if not record.exists():
             release(lease)
-            raise NotBuiltError(f"generation {generation} of the bank at {self.root} is gone; read again")
+            raise NotBuiltError(
+                f"generation {generation} of the bank at {self.root} is gone; read again", path=record
+            )
         return Snapshot(self, self._read_manifest(record), lease)
 
     def _lease(self, generation: str) -> int | None:

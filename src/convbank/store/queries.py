@@ -34,7 +34,7 @@ def memory_bytes(memory_limit: str) -> int:
     try:
         return parse_size(memory_limit)
     except ValueError as exc:
-        raise QueryError(f"memory limit: {exc}") from None
+        raise QueryError(f"memory limit: {exc}", limit=memory_limit) from None
 
 
 def _sandbox(root: Path, memory: int) -> SqlSandbox:
@@ -77,13 +77,18 @@ def stream(
     SQL that is not written to escape them). Without either, in this process, unlimited.
     """
     if timeout is not None and not (0 < timeout < float("inf")):
-        raise QueryError(f"a time limit is a positive number of seconds, not {timeout}")
+        raise QueryError(
+            f"a time limit is a positive number of seconds, not {timeout}", sql=query, limit=timeout
+        )
     memory = memory_bytes(memory_limit) if memory_limit else 0
     if hard and (timeout or memory):
         pinned = snapshot or (bank or Bank()).snapshot()
         try:
             if not pinned.tables():
-                raise NotBuiltError(f"the bank at {pinned.bank.root} is empty; run `convbank build` first")
+                raise NotBuiltError(
+                    f"the bank at {pinned.bank.root} is empty; run `convbank build` first",
+                    path=pinned.bank.root,
+                )
             sandbox = _sandbox(pinned.bank.root, memory)
             yield from sandbox.results(
                 pinned.generation, query, timeout=timeout, batch_rows=batch_rows, last_only=last_only

@@ -145,9 +145,10 @@ def _worker(
             reply = ("memory", "out of memory")
         except duckdb.Error as exc:
             damage = damage_of(pinned.get(generation), exc)  # a corrupt page: name the file
-            reply = ("damaged", str(damage)) if damage else ("error", f"SQL error: {str(exc).rstrip()}")
-        except DamagedBankError as exc:
-            reply = ("damaged", str(exc))
+            error = f"SQL error: {str(exc).rstrip()}"
+            reply = ("damaged", str(damage), damage.path) if damage else ("error", error)
+        except DamagedBankError as exc:  # its facts cross the pipe with its message
+            reply = ("damaged", str(exc), exc.path)
         except QueryError as exc:
             reply = ("memory", str(exc)) if "more memory" in str(exc) else ("error", str(exc))
         except (TypeError, ValueError, UnicodeError) as exc:
@@ -341,7 +342,9 @@ class SqlSandbox:
     ) -> Iterator[tuple[Any, ...]]:
         """Send a query to a worker and yield its replies up to the last (``ok`` or ``end``)."""
         if timeout is not None and not (0 < timeout < float("inf")):
-            raise QueryError(f"a time limit is a positive number of seconds, not {timeout}")
+            raise QueryError(
+                f"a time limit is a positive number of seconds, not {timeout}", sql=sql, limit=timeout
+            )
         late = f"the query ran past its time limit of {timeout:g} s and was stopped" if timeout else ""
         gone = "the query's process ended before it answered (it ran out of memory)"
         worker = self._take()
@@ -352,21 +355,21 @@ class SqlSandbox:
             while True:
                 while not worker.pipe.poll(0.05):
                     if not worker.alive():
-                        raise QueryError(gone)
+                        raise QueryError(gone, sql=sql)
                     if deadline is not None and time.monotonic() > deadline:
-                        raise QueryError(late)
+                        raise QueryError(late, sql=sql, limit=timeout)
                     if stop() or self._closed:
-                        raise QueryError("the query was stopped before it finished")
+                        raise QueryError("the query was stopped before it finished", sql=sql)
                 reply = worker.pipe.recv()
                 if reply[0] in ("begin", "batch"):
                     if deadline is not None and time.monotonic() > deadline:
-                        raise QueryError(late)
+                        raise QueryError(late, sql=sql, limit=timeout)
                     yield reply
                     continue
                 done = True
                 break
         except (OSError, EOFError) as exc:
-            raise QueryError(gone) from exc
+            raise QueryError(gone, sql=sql) from exc
         finally:
             if done:
                 self._give(worker)
@@ -378,13 +381,15 @@ class SqlSandbox:
             yield reply
             return
         if kind == "damaged":
-            raise DamagedBankError(reply[1])
+            raise DamagedBankError(reply[1], path=reply[2])
         if kind == "memory":
             raise QueryError(
                 f"the query needs more memory than its limit of {_size(self.memory)} allows; "
-                "select fewer rows or columns, or aggregate"
+                "select fewer rows or columns, or aggregate",
+                sql=sql,
+                limit=_size(self.memory),
             )
-        raise QueryError(reply[1])
+        raise QueryError(reply[1], sql=sql)
 
     def close(self) -> None:
         """Stop every worker (running queries end at once)."""

@@ -82,7 +82,9 @@ def connect(
     a :class:`Snapshot` stays the caller's to close."""
     snapshot = source if isinstance(source, Snapshot) else source.snapshot()
     if not snapshot.tables():
-        raise NotBuiltError(f"the bank at {snapshot.bank.root} is empty; run `convbank build` first")
+        raise NotBuiltError(
+            f"the bank at {snapshot.bank.root} is empty; run `convbank build` first", path=snapshot.bank.root
+        )
     snapshot.check()
     datasets = snapshot.arrow_datasets()
     config: dict[str, str | bool | int | float | list[str]] = {
@@ -145,7 +147,7 @@ def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 def _readable(sql: str) -> None:
     """One line for text DuckDB cannot take: not a string, or a lone surrogate."""
     if not isinstance(sql, str):
-        raise QueryError(f"the SQL cannot be read: it is a {type(sql).__name__}, not text")
+        raise QueryError(f"the SQL cannot be read: it is a {type(sql).__name__}, not text", sql=sql)
     try:
         sql.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -274,7 +276,7 @@ def _results(
             damage = damage_of(_PINNED.get(con), exc)
             if damage is not None:
                 raise damage from exc
-            raise _query_error(exc, struck.is_set(), timeout) from exc
+            raise _query_error(exc, struck.is_set(), timeout, text) from exc
         except RuntimeError as exc:  # DuckDB saw Python's KeyboardInterrupt and said so instead
             if "interrupted" in str(exc).lower():
                 raise KeyboardInterrupt from None
@@ -389,14 +391,17 @@ def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:
     return pa.schema(fields, metadata=schema.metadata)
 
 
-def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None) -> QueryError:
+def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None, sql: str) -> QueryError:
     if (timed_out or isinstance(exc, duckdb.InterruptException)) and timeout:
-        return QueryError(f"the query ran past its time limit of {timeout:g} s and was stopped")
+        return QueryError(
+            f"the query ran past its time limit of {timeout:g} s and was stopped", sql=sql, limit=timeout
+        )
     if isinstance(exc, duckdb.InterruptException):
-        return QueryError("the query was interrupted")
+        return QueryError("the query was interrupted", sql=sql)
     if isinstance(exc, duckdb.OutOfMemoryException):
         return QueryError(
             f"the query needs more memory than its limit allows ({str(exc).splitlines()[0]}); "
-            "select fewer rows or columns, or aggregate"
+            "select fewer rows or columns, or aggregate",
+            sql=sql,
         )
-    return QueryError(f"SQL error: {_message(exc)}")
+    return QueryError(f"SQL error: {_message(exc)}", sql=sql)

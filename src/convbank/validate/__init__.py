@@ -81,7 +81,9 @@ def validate(names: Sequence[str] | None = None, *, bank: Bank | None = None) ->
             built = snapshot.built()
             names = [n for n in catalog.names() if n in built]
             if not names:
-                raise NotBuiltError(f"the bank at {bank.root} is empty; run `convbank build` first")
+                raise NotBuiltError(
+                    f"the bank at {bank.root} is empty; run `convbank build` first", path=bank.root
+                )
         report = ValidationReport()
         for name in names:
             corpus = Corpus(name, snapshot=snapshot)

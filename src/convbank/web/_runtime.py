@@ -252,19 +252,23 @@ class _Workers:
             try:
                 return future.result()
             except (duckdb.Error, QueryError) as exc:
+                sql = exc.sql if isinstance(exc, QueryError) else None
                 if job.stopped == "shutdown":
                     raise HTTPException(503, SHUTTING_DOWN) from exc
                 if job.stopped == "timeout":
                     raise QueryError(
-                        f"the query ran past the viewer's time limit of {seconds:g} s and was stopped"
+                        f"the query ran past the viewer's time limit of {seconds:g} s and was stopped",
+                        sql=sql,
+                        limit=seconds,
                     ) from exc
                 if isinstance(exc, duckdb.OutOfMemoryException):
                     raise QueryError(
                         "the query needs more memory than the viewer allows one query; "
-                        "select fewer rows or columns, or aggregate"
+                        "select fewer rows or columns, or aggregate",
+                        sql=sql,
                     ) from exc
                 if isinstance(exc, duckdb.Error):
-                    raise QueryError(f"SQL error: {str(exc).rstrip()}") from exc
+                    raise QueryError(f"SQL error: {str(exc).rstrip()}", sql=sql) from exc
                 raise
         finally:
             if not future.done():

@@ -58,7 +58,9 @@ def _check_complete(path: Path, dialogues: list[Dialogue]) -> None:
             if len(value) != size:
                 raise FormatError(
                     f"{path}: at $[{i}].{where}: expected {size} keys, got {', '.join(value) or 'none'}; "
-                    "not the CaSiNo format as published — re-fetch the file or check that it is the right one"
+                    "not the CaSiNo format as published — re-fetch the file or check that it is the right one",
+                    path=path,
+                    json_path=f"$[{i}].{where}",
                 )
 
 
@@ -178,7 +180,8 @@ class Casino(JsonListDataset):
             if position == len(turns):
                 raise FormatError(
                     f"casino dialogue {cid}: annotation {n} ({text[:40]!r}) matches no later "
-                    "message; expected annotations in utterance order with the message text"
+                    "message; expected annotations in utterance order with the message text",
+                    record=cid,
                 )
             slots = labels.split(",")
             turns[position].meta["strategy_slots"] = len(slots)

@@ -109,7 +109,9 @@ class Curiosity(Dataset):
         if "dialogs" not in top:
             raise FormatError(
                 f"{path}: at $: no 'dialogs' key; expected the Curiosity format "
-                '{"dialogs": [...]} — re-fetch the file'
+                '{"dialogs": [...]} — re-fetch the file',
+                path=path,
+                json_path="$",
             )
         return top
 
@@ -124,10 +126,13 @@ class Curiosity(Dataset):
             dialogs = msgspec.json.decode(top["dialogs"], type=list[Dialog])
         except msgspec.ValidationError as exc:
             what, _, where = str(exc).partition(" - at `$")
-            detail = f"at $.dialogs{where.rstrip('`')}: {what[0].lower()}{what[1:]}" if where else str(exc)
+            at = f"$.dialogs{where.rstrip('`')}" if where else None
+            detail = f"at {at}: {what[0].lower()}{what[1:]}" if at else str(exc)
             raise FormatError(
                 f"{path}: {detail}; not the Curiosity format as published — "
-                "re-fetch the file or check that it is the right one"
+                "re-fetch the file or check that it is the right one",
+                path=path,
+                json_path=at,
             ) from exc
         if not dialogs:
             raise no_records(path, "Curiosity")
@@ -238,7 +243,8 @@ class Curiosity(Dataset):
         except sqlite3.Error as exc:
             raise FormatError(
                 f"{path}: not a readable Curiosity fact database ({exc}); expected SQLite with a "
-                "table fact(id, page, section_idx, section_title, paragraph_idx, text, pageviews)"
+                "table fact(id, page, section_idx, section_title, paragraph_idx, text, pageviews)",
+                path=path,
             ) from exc
         _check_fact_types(path, rows)
         columns: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in fact_schema()]
@@ -293,12 +299,16 @@ def _check_fact_types(path: Path, rows: list[Any]) -> None:
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
                 raise FormatError(
                     f"{path}: table fact, row id={row[0]!r}: column {name} holds {value!r}; expected an "
-                    "integer — not the Curiosity fact database as published, re-fetch wiki_sql.sqlite.db"
+                    "integer — not the Curiosity fact database as published, re-fetch wiki_sql.sqlite.db",
+                    path=path,
+                    record=row[0],
                 )
         for name, i in _columns_of("text").items():
             value = row[i]
             if value is not None and not isinstance(value, str):
                 raise FormatError(
                     f"{path}: table fact, row id={row[0]!r}: column {name} holds {value!r}; expected text — "
-                    "not the Curiosity fact database as published, re-fetch wiki_sql.sqlite.db"
+                    "not the Curiosity fact database as published, re-fetch wiki_sql.sqlite.db",
+                    path=path,
+                    record=row[0],
                 )

@@ -39,7 +39,7 @@ def _table4(metric: str, values: tuple[tuple[float, float] | None, ...]) -> tupl
 def _split(corpus: CorpusLike, split: str) -> list[Conversation]:
     convs = [c for c in corpus if c.split == split]
     if not convs:
-        raise BenchError(f"the bank has no curiosity {split} split; build curiosity first")
+        raise BenchError(f"the bank has no curiosity {split} split; build curiosity first", split=split)
     return convs
 
 
@@ -87,7 +87,7 @@ class _CuriosityTask(Task):
         train = self.items(_split(corpus, "train"))
         test = self.items(_split(corpus, TEST_SPLIT))
         if not train or not test:
-            raise BenchError(f"{self.name}: no items in the train or test split")
+            raise BenchError(f"{self.name}: no items in the train or test split", task=self.name)
         pairs = train + test
         fold = Fold(TEST_SPLIT, tuple(range(len(train))), tuple(range(len(train), len(pairs))))
         return TaskData(
@@ -129,7 +129,8 @@ class _ActsTask(_CuriosityTask):
             if unknown:
                 raise BenchError(
                     f"dialog acts outside the dataset's vocabulary: {', '.join(unknown)}; "
-                    "run `convbank validate curiosity`"
+                    "run `convbank validate curiosity`",
+                    task=self.name,
                 )
             inputs = {k: v for k, v in seen.items() if not (self.policy and k == "text")}
             out.append(
@@ -319,7 +320,8 @@ class CuriosityFactRanking(Task):
             facts = fact_texts(conv, corpus.side_table)
             if not facts and any(t.meta.get("facts") for t in conv.turns):
                 raise BenchError(
-                    "curiosity-fact-ranking needs the fact texts: build curiosity with wiki_sql.sqlite.db"
+                    "curiosity-fact-ranking needs the fact texts: build curiosity with wiki_sql.sqlite.db",
+                    task=self.name,
                 )
             prev = ""
             for t in conv.turns:
@@ -335,7 +337,9 @@ class CuriosityFactRanking(Task):
                     gold.append([i for i, f in enumerate(shown) if f["used"]])
                 prev = t.text if t.participant_id == "user" else prev
         if not examples:
-            raise BenchError("no assistant message with a used fact in the test split")
+            raise BenchError(
+                "no assistant message with a used fact in the test split", task=self.name, split=TEST_SPLIT
+            )
         return TaskData(
             examples,
             gold,

@@ -135,7 +135,8 @@ class Pec(Dataset):
             if not p.is_file():
                 raise FormatError(
                     f"{root}: no {p.relative_to(root)}; expected the hf_pec layout "
-                    "{happy,offmychest}/{train,valid,test,persona}.txt — re-fetch hf_pec.zip"
+                    "{happy,offmychest}/{train,valid,test,persona}.txt — re-fetch hf_pec.zip",
+                    path=p,
                 )
         personas = PersonaIndex.shared(persona_path)
         start, end = shard if shard is not None else (0, None)
@@ -160,7 +161,8 @@ class Pec(Dataset):
         if not count and start == 0:
             raise FormatError(
                 f"{data}: no conversation; expected lines 'speaker {SEPARATOR} utterance' each "
-                f"conversation closed by a line of 20 '*' — re-fetch hf_pec.zip"
+                f"conversation closed by a line of 20 '*' — re-fetch hf_pec.zip",
+                path=data,
             )
 
     def file_meta(self, paths: SourcePaths, part: Part) -> dict[str, Any]:

@@ -24,14 +24,17 @@ __all__ = [
 ]
 
 
-def _decode(raw: bytes, where: str, lineno: int, offset: int) -> str:
-    """A line as text; invalid UTF-8 is a one-line error with its line and byte."""
+def _decode(raw: bytes, where: str, lineno: int, offset: int, path: Path) -> str:
+    """A line as text; invalid UTF-8 is a one-line error with its line and byte (``where``
+    names ``path`` in the message)."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FormatError(
             f"{where}: line {lineno}, byte {offset + exc.start}: invalid UTF-8 ({exc.reason}); "
-            "expected UTF-8 text as published — re-fetch hf_pec.zip"
+            "expected UTF-8 text as published — re-fetch hf_pec.zip",
+            path=path,
+            line=lineno,
         ) from exc
 
 
@@ -59,11 +62,15 @@ class PersonaIndex:
             nl = data.find(b"\n", pos)
             end = size if nl < 0 else nl
             lineno += 1
-            line = _decode(data[pos:end], str(path), lineno, pos).strip()
+            line = _decode(data[pos:end], str(path), lineno, pos, path).strip()
             nxt = end + 1
             if line == END:
                 if speaker is None:
-                    raise FormatError(f"{path}: line {lineno}: a '{END}' line with no speaker before it")
+                    raise FormatError(
+                        f"{path}: line {lineno}: a '{END}' line with no speaker before it",
+                        path=path,
+                        line=lineno,
+                    )
                 self._offsets[speaker] = (start, pos)
                 speaker = None
             elif line and speaker is None:
@@ -72,7 +79,8 @@ class PersonaIndex:
         if speaker is not None:
             raise FormatError(
                 f"{path}: ends inside the persona of {speaker!r}; expected a closing '{END}' "
-                "line — the file may be truncated, re-fetch it"
+                "line — the file may be truncated, re-fetch it",
+                path=path,
             )
 
     @classmethod
@@ -141,13 +149,17 @@ def persona_blocks(path: Path) -> Iterator[tuple[str | None, list[str], str]]:
     offset = 0
     with path.open("rb") as f:
         for lineno, raw in enumerate(f, 1):
-            line = _decode(raw, str(path), lineno, offset)
+            line = _decode(raw, str(path), lineno, offset, path)
             offset += len(raw)
             block.append(line)
             content = line.strip()
             if content == END:
                 if speaker is None:
-                    raise FormatError(f"{path}: line {lineno}: a '{END}' line with no speaker before it")
+                    raise FormatError(
+                        f"{path}: line {lineno}: a '{END}' line with no speaker before it",
+                        path=path,
+                        line=lineno,
+                    )
                 yield speaker, sentences, "".join(block)
                 speaker, sentences, block = None, [], []
             elif not content:
@@ -159,7 +171,9 @@ def persona_blocks(path: Path) -> Iterator[tuple[str | None, list[str], str]]:
     if speaker is not None:
         raise FormatError(
             f"{path}: ends inside the persona of {speaker!r} (line {lineno}); expected a closing "
-            f"'{END}' line — the file may be truncated, re-fetch it"
+            f"'{END}' line — the file may be truncated, re-fetch it",
+            path=path,
+            line=lineno,
         )
     if block:
         yield None, [], "".join(block)
@@ -204,7 +218,7 @@ def parse_lines(
         for lineno, raw_bytes in enumerate(f, 1):
             if end is not None and position >= end and not utterances:
                 return
-            line = _decode(raw_bytes, where, lineno, position)
+            line = _decode(raw_bytes, where, lineno, position, path)
             position += len(raw_bytes)
             block.append(line)
             content = line.strip()
@@ -216,7 +230,9 @@ def parse_lines(
                 if lines:
                     utterances[-1].text = "\n".join(lines)
                 if not utterances:
-                    raise FormatError(f"{where}: line {lineno}: a conversation with no utterance")
+                    raise FormatError(
+                        f"{where}: line {lineno}: a conversation with no utterance", path=path, line=lineno
+                    )
                 yield utterances, None if usual else "".join(block), lineno
                 utterances, lines, block, usual = [], [], [], True
                 continue
@@ -232,12 +248,16 @@ def parse_lines(
             else:
                 raise FormatError(
                     f"{where}: line {lineno}: expected 'speaker {SEPARATOR} utterance', got "
-                    f"{content[:60]!r} with no utterance before it to continue"
+                    f"{content[:60]!r} with no utterance before it to continue",
+                    path=path,
+                    line=lineno,
                 )
     if utterances:
         raise FormatError(
             f"{where}: ends inside a conversation (line {lineno}); expected a closing '{END}' "
-            "line — the file may be truncated, re-fetch it"
+            "line — the file may be truncated, re-fetch it",
+            path=path,
+            line=lineno,
         )
 
 
