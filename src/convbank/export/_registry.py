@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from convbank.errors import PluginError
-from convbank.export import chat, convokit, croissant, hf, parlai, source, tables
+from convbank.export import chat, convokit, croissant, hf, parlai, source, table, tables
 from convbank.export._format import Format
 from convbank.registry import Registry, load_entry_points
 
@@ -39,6 +39,7 @@ BUILTIN: tuple[Format, ...] = (
     tables.PARQUET,
     tables.CSV,
     croissant.FORMAT,
+    table.FORMAT,
 )
 """convbank's own formats, in the order the command line lists them."""
 
