@@ -30,7 +30,7 @@ import msgspec
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import decode_json, head, json_lines, rejected
-from convbank.model import Annotation, Conversation, Participant, Turn, schema
+from convbank.model import Conversation, Turn, schema
 
 __all__ = ["FORMAT", "read_convokit", "write_convokit"]
 
@@ -212,26 +212,33 @@ class _Corpus:
             if ours and isinstance(pid, str) and sid.endswith(f"/{pid}"):
                 self.scoped.setdefault(sid[: -len(pid) - 1], []).append(sid)
 
-    def participant(self, sid: str) -> Participant:
+    def participant(self, sid: str) -> dict[str, Any]:
+        """A speaker as a participant: its ``{conversation_id}/{participant_id}`` id and
+        the role and persona convbank spread into its meta taken back."""
         meta = _meta_of(self.speakers.get(sid))
         if not self.ours:
-            return Participant(participant_id=sid, role="speaker", meta=meta)
+            return {"participant_id": sid, "role": "speaker", "meta": meta}
         pid = meta.pop("participant_id", sid)
-        role, persona = meta.pop("role", "speaker"), meta.pop("persona", [])
-        return Participant(participant_id=pid, role=role, persona=persona, meta=meta)
+        return {
+            "participant_id": pid,
+            "role": meta.pop("role", "speaker"),
+            "persona": meta.pop("persona", []),
+            "meta": meta,
+        }
 
-    def conversation(self, cid: str, number: int, options: ReadOptions) -> Conversation:
+    def conversation(self, cid: str, number: int, options: ReadOptions) -> dict[str, Any]:
+        """A conversation's fields, its meta and (for convbank's export) where it was."""
         meta = _meta_of(self.conversations.get(cid))
         where = {"config": options.config, "split": options.split, "source_index": number}
         if self.ours:
             meta.pop("dataset", None)
             where.update({k: meta.pop(k) for k in ("config", "split", "source_index") if k in meta})
-        return Conversation(dataset=options.dataset, conversation_id=cid, meta=meta, **where)
+        return {"dataset": options.dataset, "conversation_id": cid, "meta": meta, **where}
 
 
-def _turn(c: _Corpus, u: dict[str, Any], index: int) -> tuple[Turn, list[Annotation]]:
+def _turn(c: _Corpus, u: dict[str, Any], index: int, ids: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
     """A turn (and its annotations) from an utterance; ``index`` its place in the file's
-    order within its conversation."""
+    order within its conversation, ``ids`` the participant id of each speaker."""
     meta = _meta_of(u)
     marks = meta.pop("annotations", []) if c.ours else []
     kind = meta.pop("kind", "message") if c.ours else "message"
@@ -239,13 +246,15 @@ def _turn(c: _Corpus, u: dict[str, Any], index: int) -> tuple[Turn, list[Annotat
         meta.pop("turn_index", None)
     elif u.get("timestamp") is not None:
         meta["timestamp"] = u["timestamp"]
-    speaker = u.get("speaker", u.get("user"))
-    turn = Turn(turn_index=index, participant_id=speaker, text=u.get("text"), kind=kind, meta=meta)
-    notes = [Annotation(turn_index=index, **m) for m in marks]
-    return msgspec.convert(msgspec.to_builtins(turn), Turn), notes
+    speaker = ids[str(u.get("speaker", u.get("user")))]
+    turn = {"turn_index": index, "participant_id": speaker, "text": u["text"], "kind": kind, "meta": meta}
+    notes = [{**m, "turn_index": index} if isinstance(m, dict) else m for m in marks]
+    return turn, notes
 
 
-def _parents(path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], turns: list[Turn]) -> Rejected | None:
+def _parents(
+    path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], turns: list[Turn]
+) -> Rejected | None:
     """Each turn's parent as meta ``reply_to`` (the parent's turn index) where it is not the
     turn before (a chain is implied: a tree stays a tree); a reply-to that points outside
     the conversation is rejected."""
@@ -253,30 +262,37 @@ def _parents(path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], turns
     for i, ((number, u), turn) in enumerate(zip(rows, turns, strict=True)):
         parent = u.get("reply_to", u.get("reply-to"))
         if parent is not None and parent not in at:
-            return rejected(path, f"line {number}", f"expected a reply-to inside conversation {cid!r}, "
-                            f"not {parent!r}", u)
+            expected = f"expected a reply-to inside conversation {cid!r}, not {parent!r}"
+            return rejected(path, f"line {number}", expected, u)
         index = at[parent] if parent is not None else None
         if index != (i - 1 if i else None):
             turn.meta["reply_to"] = index
     return None
 
 
-def _build(c: _Corpus, path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], number: int,
-           options: ReadOptions) -> Conversation | Rejected:
-    conv = c.conversation(cid, number, options)
-    speakers = list(dict.fromkeys([*c.scoped.get(cid, ()), *(u.get("speaker", u.get("user")) for _, u in rows)]))
+def _build(
+    c: _Corpus,
+    path: Path,
+    cid: str,
+    rows: list[tuple[int, dict[str, Any]]],
+    *,
+    number: int,
+    options: ReadOptions,
+) -> Conversation | Rejected:
+    """One conversation of the corpus from its utterances (lines ``rows`` of ``path``)."""
+    data = c.conversation(cid, number, options)
+    speakers = [*c.scoped.get(cid, ()), *(u.get("speaker", u.get("user")) for _, u in rows)]
+    people = [c.participant(s) for s in dict.fromkeys(speakers)]
+    ids = {s: p["participant_id"] for s, p in zip(dict.fromkeys(speakers), people, strict=True)}
+    built = [_turn(c, u, i, ids) for i, (_, u) in enumerate(rows)]
+    data.update(
+        participants=people, turns=[t for t, _ in built], annotations=[a for _, n in built for a in n]
+    )
     try:
-        built = [_turn(c, u, i) for i, (_, u) in enumerate(rows)]
-        conv.participants = [c.participant(s) for s in speakers]
-        conv.participants = msgspec.convert(msgspec.to_builtins(conv.participants), list[Participant])
-        conv.annotations = msgspec.convert(msgspec.to_builtins([a for _, n in built for a in n]), list[Annotation])
-    except (msgspec.ValidationError, TypeError) as exc:
-        return rejected(path, f"lines {rows[0][0]}-{rows[-1][0]}", f"expected ConvoKit utterances of "
-                        f"conversation {cid!r} ({exc})")
-    conv.turns = [t for t, _ in built]
-    ids = {s: p.participant_id for s, p in zip(speakers, conv.participants, strict=True)}
-    for t in conv.turns:
-        t.participant_id = ids[t.participant_id]
+        conv = msgspec.convert(data, Conversation)
+    except msgspec.ValidationError as exc:
+        where = f"line {rows[0][0]}" if len(rows) == 1 else f"lines {rows[0][0]}-{rows[-1][0]}"
+        return rejected(path, where, f"expected ConvoKit utterances of conversation {cid!r} ({exc})")
     return _parents(path, cid, rows, conv.turns) or conv
 
 
@@ -294,8 +310,17 @@ def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any
         conv = u.get("conversation_id", u.get("root")) if isinstance(u, dict) else None
         need = ("id", "text") if isinstance(u, dict) else ()
         missing = [k for k in need if not isinstance(u.get(k), str)]
-        if not isinstance(u, dict) or missing or not isinstance(conv, str) or not isinstance(u.get("speaker", u.get("user")), str):
-            what = f"a string {missing[0]!r}" if missing else "an utterance object with string id, speaker, conversation_id and text"
+        if (
+            not isinstance(u, dict)
+            or missing
+            or not isinstance(conv, str)
+            or not isinstance(u.get("speaker", u.get("user")), str)
+        ):
+            what = (
+                f"a string {missing[0]!r}"
+                if missing
+                else "an utterance object with string id, speaker, conversation_id and text"
+            )
             yield rejected(path, f"line {number}", f"expected {what}", u)
             continue
         if conv != cid:
@@ -303,8 +328,13 @@ def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any
                 yield cid, run
                 done.add(cid)
             if conv in done:
-                yield rejected(path, f"line {number}", f"expected the utterances of conversation {conv!r} together "
-                               "(it was interrupted by another)", u)
+                yield rejected(
+                    path,
+                    f"line {number}",
+                    f"expected the utterances of conversation {conv!r} together "
+                    "(it was interrupted by another)",
+                    u,
+                )
                 continue
             cid, run = conv, []
         run.append((number, u))

@@ -106,9 +106,15 @@ class _Episode:
     def add(self, fields: dict[str, str]) -> None:
         text = _unescape(fields.pop("text", ""))
         if not self.turns and text:
-            kept = []
+            kept: list[str] = []
             for line in text.split("\n"):
-                side = "assistant" if line.startswith(_CONTEXT[0]) else "user" if line.startswith(_CONTEXT[1]) else None
+                side = (
+                    "assistant"
+                    if line.startswith(_CONTEXT[0])
+                    else "user"
+                    if line.startswith(_CONTEXT[1])
+                    else None
+                )
                 if side is None or kept:
                     kept.append(line)
                 else:
@@ -125,16 +131,25 @@ class _Episode:
             meta: dict[str, Any] = {k: _unescape(v) for k, v in fields.items()}
             if others:
                 meta["labels"] = [_unescape(x) for x in (first, *others)]
-            self.turns.append(Turn(turn_index=len(self.turns), participant_id="assistant", text=_unescape(first), meta=meta))
+            self.turns.append(
+                Turn(turn_index=len(self.turns), participant_id="assistant", text=_unescape(first), meta=meta)
+            )
 
     def conversation(self, number: int, seen: set[str], options: ReadOptions) -> Conversation:
         cid = (self.id or "").partition("/")[2] or str(number)
         cid = str(number) if cid in seen else cid
         seen.add(cid)
-        people = [Participant(participant_id=p, role=p, persona=self.persona[p]) for p in ("user", "assistant")]
+        people = [
+            Participant(participant_id=p, role=p, persona=self.persona[p]) for p in ("user", "assistant")
+        ]
         return Conversation(
-            dataset=options.dataset, config=options.config, split=options.split, conversation_id=cid,
-            source_index=number, participants=people, turns=self.turns,
+            dataset=options.dataset,
+            config=options.config,
+            split=options.split,
+            conversation_id=cid,
+            source_index=number,
+            participants=people,
+            turns=self.turns,
         )
 
 

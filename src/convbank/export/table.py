@@ -54,12 +54,10 @@ def _json_value(value: Any) -> Any:
     """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as UTF-8."""
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
-    if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    if isinstance(value, (datetime.timedelta, decimal.Decimal, bytes)):
+        if isinstance(value, bytes):
+            return value.decode("utf-8", "replace")
+        return value.total_seconds() if isinstance(value, datetime.timedelta) else str(value)
     if isinstance(value, list):
         return [_json_value(v) for v in value]
     if isinstance(value, dict):
@@ -73,20 +71,26 @@ class _Columns:
     def __init__(self, names: Sequence[str], mapping: Mapping[str, str], where: Path) -> None:
         unknown = [k for k in mapping if k not in MAPPED]
         if unknown:
-            raise _Bad(where, "file", f"expected --map names among {', '.join(MAPPED)}, not {unknown[0]!r}")
+            raise _BadTableError(
+                where, "file", f"expected --map names among {', '.join(MAPPED)}, not {unknown[0]!r}"
+            )
         self.ours = not mapping and tuple(names) == CSV_COLUMNS
         given = {**_DEFAULTS, **mapping}
         self.map = {k: v for k, v in given.items() if v in names}
         for key in (*MAPPED[:3], *mapping):
             column = given.get(key)
             if column not in names:
-                raise _Bad(where, "file", f"expected a column {column!r} ({key}; name it with --map "
-                           f"{key}=COLUMN), the file's columns: {', '.join(names)}")
+                raise _BadTableError(
+                    where,
+                    "file",
+                    f"expected a column {column!r} ({key}; name it with --map "
+                    f"{key}=COLUMN), the file's columns: {', '.join(names)}",
+                )
         own = {*schema.PARTITION_COLUMNS, "role", "kind", "meta"} if self.ours else set()
         self.rest = [n for n in names if n not in self.map.values() and n not in own]
 
 
-class _Bad(Exception):
+class _BadTableError(Exception):
     def __init__(self, path: Path, where: str, expected: str) -> None:
         self.rejected = Rejected(path, where, expected)
 
@@ -109,8 +113,12 @@ class _Builder:
         if cid != self.cid:
             yield from self.flush()
             if cid in self.done:
-                yield rejected(self.path, f"row {row_number}", f"expected the rows of conversation {cid!r} "
-                               "together (sort the table by conversation)", row)
+                yield rejected(
+                    self.path,
+                    f"row {row_number}",
+                    f"expected the rows of conversation {cid!r} together (sort the table by conversation)",
+                    row,
+                )
                 return
             self.cid = cid
         self.rows.append((row_number, row))
@@ -130,8 +138,12 @@ class _Builder:
             for number, row in rows:
                 value = row[m["turn"]]
                 if value is None or value in seen:
-                    return rejected(self.path, f"row {number}", f"expected a distinct {m['turn']!r} in each "
-                                    f"row of conversation {cid!r}", row)
+                    return rejected(
+                        self.path,
+                        f"row {number}",
+                        f"expected a distinct {m['turn']!r} in each row of conversation {cid!r}",
+                        row,
+                    )
                 seen.add(value)
             rows = sorted(rows, key=lambda nr: nr[1][m["turn"]])
         people: dict[str, Participant] = {}
@@ -149,13 +161,24 @@ class _Builder:
             turn = Turn(turn_index=index, participant_id=str(speaker), text=text, meta=meta)
             if self.c.ours:
                 turn.kind, turn.meta = row["kind"], _decode(row["meta"] or "{}")
-            people.setdefault(turn.participant_id, Participant(
-                participant_id=turn.participant_id, role=row["role"] if self.c.ours else "speaker"))
+            people.setdefault(
+                turn.participant_id,
+                Participant(
+                    participant_id=turn.participant_id, role=row["role"] if self.c.ours else "speaker"
+                ),
+            )
             turns.append(turn)
-        where = (first["config"], first["split"]) if self.c.ours else (self.options.config, self.options.split)
+        where = (
+            (first["config"], first["split"]) if self.c.ours else (self.options.config, self.options.split)
+        )
         return Conversation(
-            dataset=self.options.dataset, config=where[0], split=where[1], conversation_id=cid,
-            source_index=self.number, participants=list(people.values()), turns=turns,
+            dataset=self.options.dataset,
+            config=where[0],
+            split=where[1],
+            conversation_id=cid,
+            source_index=self.number,
+            participants=list(people.values()),
+            turns=turns,
         )
 
 
@@ -167,15 +190,20 @@ def _batches(path: Path) -> tuple[list[str], Iterator[Any]]:
     tab = path.name.lower().endswith((".tsv", ".tab"))
     parse = pcsv.ParseOptions(delimiter="\t" if tab else ",", newlines_in_values=True)
     names = pcsv.open_csv(path, parse_options=parse).schema.names
-    strings = {n: pa.string() for n in names if n in (*_DEFAULTS.values(), *CSV_COLUMNS)}
+    strings = {
+        n: pa.string() for n in names if n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index"
+    }
     return names, pcsv.open_csv(
-        path, parse_options=parse, convert_options=pcsv.ConvertOptions(column_types=strings),
+        path,
+        parse_options=parse,
+        convert_options=pcsv.ConvertOptions(column_types=strings),
         read_options=pcsv.ReadOptions(block_size=1 << 20),
     )
 
 
-def _read_batches(path: Path, names: list[str], batches: Iterator[Any], options: ReadOptions,
-                  number: int, header: bool) -> Iterator[Conversation | Rejected]:
+def _read_batches(
+    path: Path, names: list[str], batches: Iterator[Any], options: ReadOptions, *, number: int, header: bool
+) -> Iterator[Conversation | Rejected]:
     """The conversations of one table's batches; ``number`` the first's source index; rows
     numbered from 1, the header (of a CSV) row 1."""
     columns = _Columns(names, options.mapping, path)
@@ -206,10 +234,10 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             continue
         try:
             csv = not path.name.lower().endswith((".parquet", ".pq"))
-            for item in _read_batches(path, names, batches, options, number, csv):
+            for item in _read_batches(path, names, batches, options, number=number, header=csv):
                 number += isinstance(item, Conversation)
                 yield item
-        except _Bad as bad:
+        except _BadTableError as bad:
             yield bad.rejected
 
 
@@ -225,8 +253,10 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
         table = pa.Table.from_pandas(frame, preserve_index=False)
     where = Path("DataFrame")
     try:
-        yield from _read_batches(where, table.schema.names, iter(table.to_batches(4096)), options, 0, False)
-    except _Bad as bad:
+        yield from _read_batches(
+            where, table.schema.names, iter(table.to_batches(4096)), options, number=0, header=False
+        )
+    except _BadTableError as bad:
         yield bad.rejected
 
 

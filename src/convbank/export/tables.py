@@ -111,14 +111,18 @@ def _table_files(paths: Sequence[Path]) -> dict[str, Path] | Rejected:
     files = [f for p in paths for f in (sorted(p.glob("*.parquet")) if p.is_dir() else [p])]
     found: dict[str, Path] = {}
     for f in files:
-        table = next((t for t in UNIFIED_TABLES if f.name == f"{t}.parquet" or f.name.endswith(f"_{t}.parquet")), None)
+        table = next(
+            (t for t in UNIFIED_TABLES if f.name == f"{t}.parquet" or f.name.endswith(f"_{t}.parquet")), None
+        )
         if table is None or table in found:
             why = "a second file of its table" if table else "not one of the unified tables"
             return Rejected(f, "file", f"expected the four unified tables, one file each ({why})")
         found[table] = f
     if "conversations" not in found:
         where = files[0] if files else (paths[0] if paths else Path("."))
-        return Rejected(where, "file", "expected the unified conversations table (<dataset>_conversations.parquet)")
+        return Rejected(
+            where, "file", "expected the unified conversations table (<dataset>_conversations.parquet)"
+        )
     return found
 
 
@@ -158,8 +162,11 @@ class _Children:
         number, row = self.next
         assert self.path is not None
         return rejected(
-            self.path, f"row {number}", f"expected a row of a conversation of the conversations table, in its "
-            f"order (conversation {row[schema.KEY]!r})", row,
+            self.path,
+            f"row {number}",
+            f"expected a row of a conversation of the conversations table, in its "
+            f"order (conversation {row[schema.KEY]!r})",
+            row,
         )
 
 
@@ -179,10 +186,10 @@ def read_parquet(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conver
             yield item
             return
         _, row = item
-        kids = [c.take(row[schema.KEY]) for c in children]
-        bad = next((k for k in kids if isinstance(k, Rejected)), None)
-        if bad is not None:
-            yield bad
+        taken = [c.take(row[schema.KEY]) for c in children]
+        kids = [k for k in taken if not isinstance(k, Rejected)]
+        if len(kids) < len(taken):
+            yield next(k for k in taken if isinstance(k, Rejected))
             return
         row["dataset"] = options.dataset
         scalars = tuple(row[f] for f in model.scalars)
