@@ -180,7 +180,7 @@ _FILES = ("utterances.jsonl", "speakers.json", "conversations.json", "corpus.jso
 
 def _folder_of(paths: Sequence[Path]) -> Path | None:
     """The corpus folder: the one path given, or the folder of the files given."""
-    folders = {p if p.is_dir() else p.parent for p in paths}
+    folders = {p.parent if p.is_file() else p for p in paths}
     return folders.pop() if len(folders) == 1 else None
 
 
@@ -327,6 +327,7 @@ def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any
             if cid is not None:
                 yield cid, run
                 done.add(cid)
+                cid, run = None, []
             if conv in done:
                 yield rejected(
                     path,

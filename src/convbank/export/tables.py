@@ -191,7 +191,8 @@ def read_parquet(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conver
         if len(kids) < len(taken):
             yield next(k for k in taken if isinstance(k, Rejected))
             return
-        row["dataset"] = options.dataset
+        row.update(dataset=options.dataset, config=row.get("config", options.config))
+        row["split"] = row.get("split", options.split)
         scalars = tuple(row[f] for f in model.scalars)
         built = [model.make(t, k, decode) for t, k in zip(model.children, kids, strict=True)]
         built[list(model.children).index("turns")].sort(key=lambda t: t.turn_index)
