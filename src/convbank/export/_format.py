@@ -115,7 +115,9 @@ class Format:
       offer it;
     - ``reader`` and ``sniff``: how a corpus kept in this format is read back
       (``convbank import``), and how its files are recognised without ``--format``; None
-      where convbank reads none.
+      where convbank reads none;
+    - ``loses``: what a corpus read back from this format lacks of what the bank held
+      (its row of the import guide's table: Markdown; ``nothing`` where it is exact).
 
     A plugin declares one in its package and names it in its entry points::
 
@@ -135,6 +137,7 @@ class Format:
     no_where: str | None = None
     reader: Reader | None = None
     sniff: Sniffer | None = None
+    loses: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):

@@ -388,6 +388,9 @@ FORMAT = Format(
     writer=write_convokit,
     plan=_folder,
     reader=read_convokit,
+    loses="nothing of what convbank exported, but where a dataset's speaker ids name one person "
+    "everywhere (PEC) a speaker's role, persona and meta are one for the whole corpus (the last "
+    "conversation's); of any ConvoKit corpus: vectors, and speakers' roles (each is `speaker`)",
     sniff=_sniff_convokit,
 )
 """The ``convokit`` format: written without ConvoKit, so it needs no extra."""

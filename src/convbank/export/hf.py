@@ -472,6 +472,9 @@ FORMAT = Format(
     extra="hf",
     requires="datasets",
     reader=read_hf,
+    loses="where the export is the Hugging Face loader's layout: CaSiNo's `participant_info` key "
+    "order (meta `participant_info_order`); PEC's other speakers' personas, `persona_missing` and "
+    "`source`",
     sniff=_sniff_hf,
 )
 """The ``hf`` format."""

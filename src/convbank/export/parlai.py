@@ -200,6 +200,10 @@ FORMAT = Format(
     plan=per_part(SUFFIX),
     sided=True,
     reader=read_parlai,
+    loses="one side's view: speakers' ids (sides `user` and `assistant`), the other side's "
+    "consecutive turns (joined by a newline) and empty ones, turns after our side's last, a "
+    "conversation our side never speaks in, kinds, meta, annotations, `source_index`; a literal "
+    "`\\n` or `\\t` in text comes back as a newline or tab",
     sniff=_sniff_parlai,
 )
 """The ``parlai`` format."""

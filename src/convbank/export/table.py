@@ -271,6 +271,9 @@ FORMAT = Format(
     writes="nothing: read only (`--map conversation_id=COL,speaker=COL,text=COL[,turn=COL][,timestamp=COL]`)",
     read_with="pandas, polars, spreadsheets",
     reader=read_table,
+    loses="of convbank's `csv` export: participants' persona and meta (and those who never "
+    "speak), conversation meta, `source_index`, annotations; of any table: speakers' roles "
+    "(each is `speaker`)",
     sniff=_sniff_table,
 )
 """The ``table`` format: read only."""

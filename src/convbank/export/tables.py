@@ -86,6 +86,7 @@ JSONL = Format(
     writer=write_jsonl,
     plan=per_part(_JSONL),
     reader=read_jsonl,
+    loses="nothing: the bank's conversations exactly (the dataset takes the import's name)",
     sniff=_sniff_jsonl,
 )
 """The ``jsonl`` format."""
@@ -216,6 +217,7 @@ PARQUET = Format(
     writer=write_parquet,
     plan=_parquet_files,
     reader=read_parquet,
+    loses="nothing: the bank's conversations exactly (the dataset takes the import's name)",
     sniff=_sniff_parquet,
 )
 """The ``parquet`` format."""
