@@ -253,11 +253,12 @@ def _turn(c: _Corpus, u: dict[str, Any], index: int, ids: dict[str, Any]) -> tup
 
 
 def _parents(
-    path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], turns: list[Turn]
+    path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], turns: list[Turn], *, chained: bool
 ) -> Rejected | None:
-    """Each turn's parent as meta ``reply_to`` (the parent's turn index) where it is not the
-    turn before (a chain is implied: a tree stays a tree); a reply-to that points outside
-    the conversation is rejected."""
+    """Each turn's parent as meta ``reply_to`` (the parent's turn index; a root has none),
+    so a tree stays a tree; where ``chained`` (convbank's export, whose every turn replies
+    to the one before) only a parent that is not the turn before. A reply-to that points
+    outside the conversation is rejected."""
     at = {u["id"]: i for i, (_, u) in enumerate(rows)}
     for i, ((number, u), turn) in enumerate(zip(rows, turns, strict=True)):
         parent = u.get("reply_to", u.get("reply-to"))
@@ -265,7 +266,7 @@ def _parents(
             expected = f"expected a reply-to inside conversation {cid!r}, not {parent!r}"
             return rejected(path, f"line {number}", expected, u)
         index = at[parent] if parent is not None else None
-        if index != (i - 1 if i else None):
+        if (index is not None and not chained) or (chained and index != (i - 1 if i else None)):
             turn.meta["reply_to"] = index
     return None
 
@@ -293,7 +294,7 @@ def _build(
     except msgspec.ValidationError as exc:
         where = f"line {rows[0][0]}" if len(rows) == 1 else f"lines {rows[0][0]}-{rows[-1][0]}"
         return rejected(path, where, f"expected ConvoKit utterances of conversation {cid!r} ({exc})")
-    return _parents(path, cid, rows, conv.turns) or conv
+    return _parents(path, cid, rows, conv.turns, chained=c.ours) or conv
 
 
 def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any]]]] | Rejected]:
@@ -347,7 +348,9 @@ def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conve
     """The conversations of a ConvoKit corpus folder (``paths``: the folder, or its files),
     in the order of ``utterances.jsonl``; speakers, conversation and corpus meta kept (the
     corpus meta in each conversation's meta ``corpus`` unless convbank exported it), each
-    turn's parent in its meta ``reply_to`` where it is not the turn before."""
+    turn's parent in its meta ``reply_to`` (its turn index), its timestamp in meta
+    ``timestamp``. ``speakers.json``, ``conversations.json`` and ``corpus.json`` are read
+    whole; utterances one conversation at a time (a conversation's lines are together)."""
     folder = _folder_of(paths)
     if folder is None or not (folder / "utterances.jsonl").is_file():
         where = folder or (paths[0] if paths else Path("."))
@@ -389,8 +392,9 @@ FORMAT = Format(
     plan=_folder,
     reader=read_convokit,
     loses="nothing of what convbank exported, but where a dataset's speaker ids name one person "
-    "everywhere (PEC) a speaker's role, persona and meta are one for the whole corpus (the last "
-    "conversation's); of any ConvoKit corpus: vectors, and speakers' roles (each is `speaker`)",
+    "everywhere (`global_speakers`) a speaker's role, persona and meta are one for the whole corpus "
+    "(the last conversation's); of any ConvoKit corpus: vectors, and speakers' roles (each is "
+    "`speaker`)",
     sniff=_sniff_convokit,
 )
 """The ``convokit`` format: written without ConvoKit, so it needs no extra."""

@@ -472,9 +472,9 @@ FORMAT = Format(
     extra="hf",
     requires="datasets",
     reader=read_hf,
-    loses="where the export is the Hugging Face loader's layout: CaSiNo's `participant_info` key "
-    "order (meta `participant_info_order`); PEC's other speakers' personas, `persona_missing` and "
-    "`source`",
+    loses="what a dataset's Hugging Face layout (its loader's: the presentation's `hf_record`) "
+    "leaves out of its raw record: a fixed order of a dict's keys, the personas of all but one "
+    "speaker; of any other saved dataset: speakers' roles (a message's role is its speaker)",
     sniff=_sniff_hf,
 )
 """The ``hf`` format."""
