@@ -11,10 +11,13 @@ from typing import Any
 
 import pytest
 
+import convbank
+from convbank.export import export
 from convbank.export._format import ReadOptions, Rejected
 from convbank.export._registry import formats, read
 from convbank.export.table import read_frame
 from convbank.model import Conversation
+from convbank.store import Bank
 
 OPTIONS = ReadOptions(dataset="mine")
 
@@ -38,6 +41,27 @@ def _lines(item: Conversation | Rejected) -> str:
 def test_the_readers_are_registered() -> None:
     assert set(read()) >= {"hf", "convokit", "parlai", "jsonl", "parquet", "table"}
     assert formats.get("table").writer is None
+
+
+MINE = ("hf", "convokit", "parlai", "jsonl", "parquet", "table")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "sniffed"),
+    [
+        ("hf", "hf"),
+        ("convokit", "convokit"),
+        ("parlai", "parlai"),
+        ("jsonl", "jsonl"),
+        ("parquet", "parquet"),
+        ("csv", "table"),
+    ],
+)
+def test_each_export_is_recognised_by_its_reader_alone(
+    built: Bank, tmp_path: Path, fmt: str, sniffed: str
+) -> None:
+    paths = export(convbank.load("ccpe"), fmt, tmp_path)
+    assert [f for f in MINE if formats.get(f).sniff(paths)] == [sniffed]  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------- jsonl and parquet (convbank's own)

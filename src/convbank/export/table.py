@@ -27,7 +27,7 @@ import msgspec
 from convbank._lazy import lazy
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import rejected, suffixed
-from convbank.export.tables import CSV_COLUMNS
+from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
 if TYPE_CHECKING:
@@ -261,8 +261,9 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
 
 
 def _sniff_table(paths: Sequence[Path]) -> bool:
-    """CSV, TSV or Parquet files, by their names."""
-    return suffixed(paths, ".csv", ".tsv", ".tab", ".parquet", ".pq")
+    """CSV, TSV or Parquet files, by their names, but not the unified tables (``parquet``)."""
+    unified = PARQUET.sniff is not None and PARQUET.sniff(paths)
+    return suffixed(paths, ".csv", ".tsv", ".tab", ".parquet", ".pq") and not unified
 
 
 FORMAT = Format(
