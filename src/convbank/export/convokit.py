@@ -350,7 +350,10 @@ def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conve
     corpus meta in each conversation's meta ``corpus`` unless convbank exported it), each
     turn's parent in its meta ``reply_to`` (its turn index), its timestamp in meta
     ``timestamp``. ``speakers.json``, ``conversations.json`` and ``corpus.json`` are read
-    whole; utterances one conversation at a time (a conversation's lines are together)."""
+    whole; utterances one conversation at a time (a conversation's lines are together)::
+
+        for conv in read_convokit([Path("movie-corpus")], ReadOptions(dataset="movies")): ...
+    """
     folder = _folder_of(paths)
     if folder is None or not (folder / "utterances.jsonl").is_file():
         where = folder or (paths[0] if paths else Path("."))

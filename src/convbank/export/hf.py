@@ -394,7 +394,10 @@ def read_hf_dataset(
     data: Any, options: ReadOptions, where: Path = Path("Dataset")
 ) -> Iterator[Conversation | Rejected]:
     """The conversations of a Hugging Face ``Dataset`` (or each split of a ``DatasetDict``,
-    named as it names them) with a messages-like column, one per row."""
+    named as it names them) with a messages-like column, one per row::
+
+        read_hf_dataset(datasets.load_dataset("HuggingFaceH4/no_robots"), ReadOptions(dataset="no_robots"))
+    """
     import datasets
 
     splits = data.items() if isinstance(data, datasets.DatasetDict) else [(options.split, data)]
@@ -439,7 +442,10 @@ def _read_export(ds: Any, path: Path, data: Any, options: ReadOptions) -> Iterat
 def read_hf(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The conversations of folders written by ``save_to_disk`` (a ``Dataset``, or a
     ``DatasetDict`` whose splits keep their names): what ``export --format hf`` wrote is read
-    back as the bank held it; any other with a messages-like column, a conversation per row."""
+    back as the bank held it; any other with a messages-like column, a conversation per row::
+
+        read_hf([Path("out/casino/default")], ReadOptions(dataset="casino_again"))
+    """
     require("datasets", "hf", "Reading Hugging Face datasets")
     import datasets
 

@@ -159,7 +159,10 @@ def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Convers
     ``episode_done:True`` (or its file's end). Its id is the ``id`` field's part after the
     first ``/`` (convbank writes ``dataset/conversation_id``), else its number; extra
     fields are the labels turn's meta; alternatives in ``labels`` (``a|b``) its meta
-    ``labels``."""
+    ``labels``::
+
+        read_parlai([Path("train.txt")], ReadOptions(dataset="mytask", split="train"))
+    """
     number, seen = 0, set[str]()
     for path in paths:
         episode, broken = _Episode(), False
@@ -200,7 +203,8 @@ FORMAT = Format(
     plan=per_part(SUFFIX),
     sided=True,
     reader=read_parlai,
-    loses="one side's view: speakers' ids (sides `user` and `assistant`), the other side's "
+    loses="one side's view: speakers' ids (sides `user` and `assistant`; the opening lines but "
+    "`your persona:` ones come back as the first `user` turn), the other side's "
     "consecutive turns (joined by a newline) and empty ones, turns after our side's last, a "
     "conversation our side never speaks in, kinds, meta, annotations, `source_index`; a literal "
     "`\\n` or `\\t` in text comes back as a newline or tab",

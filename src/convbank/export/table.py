@@ -224,7 +224,10 @@ def _read_batches(
 
 def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The conversations of CSV, TSV or Parquet files of one row per turn (rows numbered as
-    a spreadsheet shows them: the header is row 1 of a CSV)."""
+    a spreadsheet shows them: the header is row 1 of a CSV)::
+
+        read_table([Path("turns.csv")], ReadOptions(dataset="mine", mapping={"text": "utterance"}))
+    """
     number = 0
     for path in paths:
         try:

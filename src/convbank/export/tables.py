@@ -53,7 +53,10 @@ def write_jsonl(selection: Selection, directory: Path) -> list[Path]:
 
 def read_jsonl(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The conversations of ``jsonl`` exports, exactly as the bank held them, each line's
-    ``config`` and ``split`` kept (the dataset is ``options.dataset``)."""
+    ``config`` and ``split`` kept (the dataset is ``options.dataset``)::
+
+        read_jsonl([Path("out/casino_default_train.jsonl")], ReadOptions(dataset="casino_again"))
+    """
     for path in paths:
         for item in json_lines(path):
             if isinstance(item, Rejected):
@@ -174,7 +177,10 @@ class _Children:
 def read_parquet(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The conversations of a ``parquet`` export (the four unified tables, given as files
     or their folder), exactly as the bank held them, in the conversations table's order,
-    each row's ``config`` and ``split`` kept (the dataset is ``options.dataset``)."""
+    each row's ``config`` and ``split`` kept (the dataset is ``options.dataset``)::
+
+        read_parquet([Path("out")], ReadOptions(dataset="casino_again"))
+    """
     files = _table_files(paths)
     if isinstance(files, Rejected):
         yield files
