@@ -34,11 +34,11 @@ if str(PLUGINS) not in sys.path:
     sys.path.insert(0, str(PLUGINS))
 
 import pytest  # noqa: E402
-from testsupport import ALL_COUNTS, SHARED, make_fixture_sources, sample_dirs  # noqa: E402
 
 from convbank.build import build  # noqa: E402
 from convbank.fetch import Fetcher  # noqa: E402
 from convbank.store import Bank  # noqa: E402
+from testsupport import ALL_COUNTS, SHARED, make_fixture_sources, sample_dirs  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

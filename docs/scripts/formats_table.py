@@ -25,9 +25,10 @@ table that touches an HTML comment as part of it)."""
 
 
 def table() -> str:
-    """The Markdown table, a row per registered format, in the registry's order."""
+    """The Markdown table, a row per registered format that convbank writes (a read-only
+    one, as ``table``, is no export), in the registry's order."""
     rows = ["| format | writes | read with | extra | `--as` |", "|---|---|---|---|---|"]
-    for f in formats:
+    for f in (f for f in formats if f.writer is not None):
         extra = f"`{f.extra}`" if f.extra else ""
         rows.append(f"| `{f.name}` | {f.writes} | {f.read_with} | {extra} | {'yes' if f.sided else ''} |")
     return "\n".join(rows) + "\n"

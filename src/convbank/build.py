@@ -299,6 +299,28 @@ def write_batch(
         progress(ds.name, config, split, tables["conversations"].num_rows)
 
 
+def _report(part: Part, dataset: str, c: dict[str, int], expected: int | None, seconds: float) -> SplitReport:
+    """What the build wrote for one split, from its row counts by table."""
+    rows = (c["conversations"], c["participants"], c["turns"], c["annotations"])
+    return SplitReport(dataset, part.config, part.split, *rows, expected, seconds)
+
+
+def _refuse_repeated_ids(
+    seen: SeenIds, ids: Callable[[str, int], str], where: Callable[[str], str], files: Callable[[str], str]
+) -> None:
+    """A :class:`FormatError` naming the first conversation id two records share."""
+    repeat = seen.repeat(ids)
+    if repeat is not None:
+        cid, split, position, first_split, first_position = repeat
+        raise FormatError(
+            f"{where(split)}: record {position} repeats conversation id {cid!r} "
+            f"(first seen at record {first_position} of {where(first_split)}); ids must be "
+            "unique within a dataset",
+            path=files(split),
+            record=position,
+        )
+
+
 def _build_config(
     ds: Dataset,
     config: str,
@@ -342,16 +364,7 @@ def _build_config(
             seconds[split] += now - t0
             t0 = now
         staging.close()
-        repeat = seen.repeat(staging.conversation_id)
-        if repeat is not None:
-            cid, split, position, first_split, first_position = repeat
-            raise FormatError(
-                f"{where(split)}: record {position} repeats conversation id {cid!r} "
-                f"(first seen at record {first_position} of {where(first_split)}); ids must be "
-                "unique within a dataset",
-                path=files(split),
-                record=position,
-            )
+        _refuse_repeated_ids(seen, staging.conversation_id, where, files)
         for split in splits:
             if counts[split]["conversations"] == 0:
                 raise FormatError(
@@ -364,20 +377,7 @@ def _build_config(
             entry.splits[split] = SplitEntry(
                 **counts[split], expected=expected, file_meta=ds.file_meta(paths, part)
             )
-            c = counts[split]
-            reports.append(
-                SplitReport(
-                    ds.name,
-                    config,
-                    split,
-                    c["conversations"],
-                    c["participants"],
-                    c["turns"],
-                    c["annotations"],
-                    expected,
-                    seconds[split],
-                )
-            )
+            reports.append(_report(Part(config, split), ds.name, counts[split], expected, seconds[split]))
         for table_name, table in ds.extra_tables(paths, config):
             staging.write(table_name, "all", table)
         bank.commit(staging, entry)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
+
 from testsupport import ROOT
 
 

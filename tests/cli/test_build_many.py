@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED
 
 from convbank.build import BuildReport, build
 from convbank.cli import cli
 from convbank.errors import FormatError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import SHARED
 
 SAMPLES = SHARED.parent / "samples"
 CURIOSITY = SAMPLES / "curiosity"  # train and test hold the same dialog 748: the build fails

@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED
 
 from convbank.cli import cli
 from convbank.store import Bank
+from testsupport import SHARED
 
 VALID = SHARED / "casino" / "casino_valid.json"
 

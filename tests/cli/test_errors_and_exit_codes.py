@@ -157,7 +157,7 @@ def test_a_missing_extra_names_its_module_and_extra() -> None:
     )
 
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "convbank"
+SRC = Path(__file__).resolve().parents[2] / "src" / "convbank"
 
 UNFILLED = {
     ("cli/_options.py", "_bad"): "a command-line option's bad value: no file, line or name to hold",
@@ -273,8 +273,8 @@ def test_an_export_refused_names_the_file_in_the_way(casino_home: object, tmp_pa
 @pytest.mark.parametrize("where", [0.5, 1], ids=["mid-file", "the footer"])
 def test_a_damaged_file_found_by_a_query_worker_keeps_its_path(casino_home: Bank, where: float) -> None:
     """The worker process sends the error's facts back with its message: the path survives."""
-    from conftest import turns_file
     from convbank.query import sql
+    from testsupport import turns_file
 
     path = turns_file(casino_home, "test")
     flipped = bytearray(path.read_bytes())

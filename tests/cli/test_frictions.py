@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED
 
 from convbank import catalog, registry
 from convbank.cli import cli
 from convbank.corpus._filters import unknown_label
 from convbank.errors import BenchError, ConvbankError, ExportError, UnknownDatasetError, did_you_mean
 from convbank.store import Bank
+from testsupport import SHARED
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 DATASETS = "casino, ccpe, curiosity, pec, convai2, tsvdial"

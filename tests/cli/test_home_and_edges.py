@@ -14,13 +14,13 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED, blocked_home
 
 import convbank
 from convbank.cli import cli
 from convbank.cli._options import _sql_behind_dashes
 from convbank.errors import SetupError
 from convbank.store import Bank
+from testsupport import SHARED, blocked_home
 
 
 def run(*args: object) -> click.testing.Result:

@@ -18,9 +18,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from testsupport import ROOT
 
 from convbank.store import Bank
+from testsupport import ROOT
 
 pytestmark = [pytest.mark.xdist_group("time-limits"), pytest.mark.alone]  # bounds in seconds: run alone
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED
 
 from convbank import load
 from convbank.cli import cli
 from convbank.store import Bank
+from testsupport import SHARED
 
 
 def run(*args: object, stdin: str | None = None) -> click.testing.Result:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from testsupport import casino_home_with
 
 from convbank.cli._console import visible
 from convbank.cli.main import cli
 from convbank.store import Bank
+from testsupport import casino_home_with
 
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x9b31m\r"
 MARKUP = "[bold]x[/bold] [/b] [link=http://evil.example]click[/link] :smile:"

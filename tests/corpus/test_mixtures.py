@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from listviews import ListExamples, casino_turns, numbered
 
 from convbank.examples import Selected
 from convbank.examples._mix import Mixture, mix
 from convbank.store import Bank
+from listviews import ListExamples, casino_turns, numbered
 
 
 def reference_plan(

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testsupport import FIXTURES
 
 import convbank
 from convbank.build import build
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.store.snapshot import Snapshot
+from testsupport import FIXTURES
 
 
 def _cells(html: str, header: str) -> list[list[str]]:

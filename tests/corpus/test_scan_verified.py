@@ -11,13 +11,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from testsupport import SHARED, turns_file
 
 import convbank
 from convbank.build import build
 from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import SHARED, turns_file
 
 pl = pytest.importorskip("polars")
 

@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 import click
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED, blocked_home
 
 import convbank
 from convbank import catalog, fetch, settings
@@ -31,6 +30,7 @@ from convbank.cli import cli
 from convbank.datasets import SourceFile
 from convbank.errors import FormatError, SetupError, SourceError
 from convbank.fetch import Fetcher, extract_limits, home_error
+from testsupport import SHARED, blocked_home
 
 PEC = catalog.get("pec")
 ARCHIVE = PEC.file("hf_pec.zip")

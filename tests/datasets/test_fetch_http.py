@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from testsupport import SHARED
 
 from convbank import catalog
 from convbank.datasets import SourceFile
 from convbank.errors import ChecksumError, DownloadError, FormatError, OfflineError
 from convbank.fetch import Fetcher, checksum_status
+from testsupport import SHARED
 
 BODY = (SHARED / "casino" / "casino_valid.json").read_bytes()
 SHA = hashlib.sha256(BODY).hexdigest()

@@ -22,7 +22,6 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from markupsafe import escape
-from testsupport import PLUGINS, ROOT
 
 from convbank import catalog, registry
 from convbank.cli import cli
@@ -31,6 +30,7 @@ from convbank.query import load
 from convbank.stats import stats
 from convbank.store import Bank
 from convbank.validate import validate
+from testsupport import PLUGINS, ROOT
 
 SAMPLES = PLUGINS / "convbank_tsvdial" / "samples"
 TRAIN = (SAMPLES / "tsvdial_train.tsv").read_text(encoding="utf-8")

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from testsupport import SHARED
 
 from convbank import catalog
 from convbank.build import read_raw
 from convbank.datasets.casino import STRATEGIES
 from convbank.fetch import Fetcher
 from convbank.model import Part
+from testsupport import SHARED
 
 
 def _records(name: str, sources: list[Path], config: str | None = None, split: str | None = None) -> list:

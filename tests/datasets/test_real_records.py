@@ -22,7 +22,6 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from testsupport import ROOT, SHARED, sample_dirs
 
 from convbank import catalog
 from convbank.bench import TASKS, BenchError, run
@@ -36,6 +35,7 @@ from convbank.query import Corpus
 from convbank.store import Bank
 from convbank.testing import check_map_batch
 from convbank.validate import validate
+from testsupport import ROOT, SHARED, sample_dirs
 
 # one worker builds the module's bank of every real config for all its tests (--dist loadgroup)
 pytestmark = pytest.mark.xdist_group("real_records")

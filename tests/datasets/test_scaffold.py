@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from testsupport import FIXTURES, ROOT
 
 from convbank.cli import cli
 from convbank.testing import check_dataset
+from testsupport import FIXTURES, ROOT
 
 
 def _python(*args: str, path: list[Path], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from testsupport import FIXTURES, SHARED
 
 from convbank.cli import cli
+from testsupport import FIXTURES, SHARED
 
 INT64_MAX = 2**63 - 1
 

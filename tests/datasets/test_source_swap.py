@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED
 
 import convbank
 from convbank import catalog
@@ -26,6 +25,7 @@ from convbank.cli import cli
 from convbank.datasets import SourceFile
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import SHARED
 
 VALID = catalog.get("casino").file("casino_valid.json")
 PUBLISHED = b'"age": 35'

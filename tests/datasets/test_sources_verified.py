@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED
 
 from convbank import catalog
 from convbank.cli import cli
+from testsupport import SHARED
 
 CASINO = catalog.get("casino")
 VALID = CASINO.file("casino_valid.json")

@@ -12,7 +12,6 @@ from pathlib import Path
 import msgspec
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED
 
 from convbank.build import build
 from convbank.cli import cli
@@ -21,6 +20,7 @@ from convbank.model import Annotation, Conversation, Participant
 from convbank.query import load
 from convbank.store import Bank
 from convbank.validate import CHECKS, ValidationReport, checks_for, validate
+from testsupport import SHARED
 
 
 @pytest.fixture(scope="module")

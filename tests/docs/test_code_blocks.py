@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from testsupport import SHARED
 
 ROOT = Path(__file__).resolve().parents[2]

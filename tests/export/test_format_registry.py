@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from testsupport import PLUGINS, ROOT
 
 from convbank import registry
 from convbank.errors import ExportError, PluginError
 from convbank.export import FORMATS, Format, _registry, _run, export, formats
 from convbank.query import load
 from convbank.store import Bank
+from testsupport import PLUGINS, ROOT
 
 FORMAT_PLUGINS = Path(__file__).resolve().parents[1] / "format_plugins"
 """A sys.path entry holding the ``tsv`` format's package and metadata (off the path by default,
@@ -44,7 +44,7 @@ def _fresh() -> registry.Registry[Format]:
 
 def test_the_built_in_formats_in_order_each_declared_by_its_module() -> None:
     assert FORMATS == ("source", "hf", "convokit", "parlai", "chat", "jsonl", "parquet", "csv", "croissant")
-    assert {f.name: f.writer.__module__.rsplit(".", 1)[1] for f in formats} == {
+    assert {f.name: f.writer.__module__.rsplit(".", 1)[1] for f in formats if f.writer} == {
         "source": "source",
         "hf": "hf",
         "convokit": "convokit",
@@ -60,8 +60,17 @@ def test_the_built_in_formats_in_order_each_declared_by_its_module() -> None:
         ("hf", "hf", "datasets"),
         ("croissant", "croissant", "mlcroissant"),
     ]
-    assert _registry.sided() == ["chat", "parlai"] and all(f.reader is None for f in formats)
-    assert [f.name for f in formats if f.plan is None] == ["source"]
+    assert _registry.sided() == ["chat", "parlai"]
+    assert {f.name: f.reader.__module__.rsplit(".", 1)[1] for f in formats if f.reader} == {
+        "hf": "hf",
+        "convokit": "convokit",
+        "parlai": "parlai",
+        "jsonl": "tables",
+        "parquet": "tables",
+        "table": "table",
+    }
+    assert formats.get("table").writer is None and "table" not in FORMATS
+    assert [f.name for f in formats if f.plan is None and f.writer] == ["source"]
 
 
 @pytest.mark.parametrize(

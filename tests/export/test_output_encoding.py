@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from starlette.testclient import TestClient
-from testsupport import casino_home_with
 
 from convbank.cli.main import cli
 from convbank.store import Bank
 from convbank.web.app import create_app
+from testsupport import casino_home_with
 
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 ESCAPED = "".join(f"\\u{ord(c):04x}" for c in BIDI)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import datasets
 import pytest
 from click.testing import CliRunner
 
-import datasets
 from convbank import load
 from convbank.cli import cli
 from convbank.errors import ExportError

@@ -8,19 +8,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import datasets
 import mlcroissant
 import pytest
 from click.testing import CliRunner
 from convokit import Corpus as ConvoKitCorpus
-from testsupport import ALL_COUNTS
 
-import datasets
 from convbank.cli import cli
 from convbank.errors import ExportError, MissingExtraError
 from convbank.export import FORMATS, export, formats
 from convbank.export.hf import features, hf_record, to_hf
 from convbank.query import load
 from convbank.store import Bank
+from testsupport import ALL_COUNTS
 
 DATASETS = sorted({d for d, _ in ALL_COUNTS})
 WITHOUT_EXTRAS = [f.name for f in formats if f.extra is None and f.plan is not None]

@@ -8,7 +8,6 @@ from pathlib import Path
 import msgspec
 import pytest
 from click.testing import CliRunner
-from testsupport import ALL_COUNTS, SHARED
 
 from convbank import catalog
 from convbank.build import read_raw
@@ -16,6 +15,7 @@ from convbank.cli import cli
 from convbank.export._place import LOCK, RECORD
 from convbank.fetch import Fetcher
 from convbank.model import Part
+from testsupport import ALL_COUNTS, SHARED
 
 
 @pytest.mark.parametrize(("name", "config"), sorted(ALL_COUNTS))
@@ -85,12 +85,11 @@ def test_summer_wild_fixture_comes_back_byte_for_byte(tmp_path: Path) -> None:
     """The summer_wild fixture (4-space records in ``[{`` ... ``}]``, ASCII escapes, an
     eval_score null and a profile_match "") in a bank of its own: the shared bank holds the
     real ConvAI2 rounds only."""
-    from testsupport import FIXTURES
-
     from convbank.build import build
     from convbank.export import export
     from convbank.query import Corpus
     from convbank.store import Bank
+    from testsupport import FIXTURES
 
     fetcher = Fetcher(sources=[FIXTURES], verify=False, progress=False)
     bank = Bank(tmp_path / "bank")

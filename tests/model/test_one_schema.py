@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
-from testsupport import PLUGINS
 
 from convbank import catalog
 from convbank.build import build
@@ -29,6 +28,7 @@ from convbank.query import load, sql
 from convbank.store import Bank
 from convbank.store.snapshot import read_footer
 from convbank.web import create_app
+from testsupport import PLUGINS
 
 SAMPLES = PLUGINS / "convbank_tsvdial" / "samples"
 

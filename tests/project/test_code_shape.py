@@ -20,9 +20,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from testsupport import ROOT
 
 from convbank import catalog
+from testsupport import ROOT
 
 SRC = ROOT / "src" / "convbank"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")

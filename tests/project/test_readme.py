@@ -25,6 +25,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
 from testsupport import SHARED
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from testsupport import ROOT
 
 sys.path.insert(0, str(ROOT / "docs" / "scripts"))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from testsupport import ROOT, SHARED
 
 from convbank.cli import cli
+from testsupport import ROOT, SHARED
 
 
 def invoke(*args: object) -> tuple[int, str]:

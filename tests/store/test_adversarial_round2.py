@@ -27,12 +27,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from testsupport import turns_file
 
 import convbank
 from convbank.cli.main import cli
 from convbank.errors import DamagedBankError
 from convbank.store import Bank
+from testsupport import turns_file
 
 
 def _same_size_file_of_rows(rows_of: Path, size: int, staged: Path) -> bytes:

@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from filelock import FileLock
-from testsupport import ALL_COUNTS, SHARED
 
 from convbank import sql
 from convbank.build import build
 from convbank.errors import FormatError, QueryError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import ALL_COUNTS, SHARED
 
 
 def _one(query: str) -> tuple:

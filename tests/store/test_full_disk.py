@@ -18,13 +18,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from testsupport import ROOT, SHARED, bank_files, mounted_tmpfs
 
 from convbank import catalog
 from convbank.cli import cli
 from convbank.errors import DiskFullError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import ROOT, SHARED, bank_files, mounted_tmpfs
 
 CASINO = SHARED / "casino"
 

@@ -23,7 +23,6 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from testsupport import ROOT, SHARED, bank_files, mounted_tmpfs, turns_file
 
 from convbank import load, sql
 from convbank.build import build
@@ -31,6 +30,7 @@ from convbank.cli import cli
 from convbank.errors import DamagedBankError, DiskFullError, QueryError, SetupError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import ROOT, SHARED, bank_files, mounted_tmpfs, turns_file
 
 INTERMEDIATE = SHARED / "convai2" / "data_intermediate.json"
 FULL, SHORT = 291, 150

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from testsupport import ROOT
 
 from convbank import load, sql
 from convbank.build import build
@@ -20,6 +19,7 @@ from convbank.engines.local import LocalEngine
 from convbank.export import export
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from testsupport import SHARED, turns_file
 
 from convbank import load, sql
 from convbank.cli import cli
 from convbank.errors import DamagedBankError
 from convbank.store import Bank
+from testsupport import SHARED, turns_file
 
 TURNS = 14297  # turns of CaSiNo's 1,030 dialogues
 

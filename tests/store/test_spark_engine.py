@@ -11,13 +11,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from testsupport import SHARED
 
 from convbank.build import build
 from convbank.datasets.pec.synthetic import write_pec
 from convbank.fetch import Fetcher
 from convbank.query import load, sql
 from convbank.store import Bank
+from testsupport import SHARED
 
 # one worker starts the module's Spark session (a JVM, about 15 s) for all its tests (--dist loadgroup)
 pytestmark = pytest.mark.xdist_group("spark")

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from testsupport import ROOT, SHARED
 
 from convbank.errors import QueryError
 from convbank.query import sql, sql_batches
 from convbank.store import Bank
 from convbank.store.queries import close_sandboxes
+from testsupport import ROOT, SHARED
 
 # The tests with time limits here and in test_{viewer_load,sql_interrupts}.py run one at a time,
 # on one worker (--dist loadgroup), and alone (conftest): with another test beside them on two

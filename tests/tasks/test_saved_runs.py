@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from testsupport import mounted_tmpfs
 
 import convbank
 from convbank.bench import leaderboard, run, save
 from convbank.bench import results as results_module
 from convbank.cli.main import cli
 from convbank.store import Bank
+from testsupport import mounted_tmpfs
 
 
 def _strict(path: Path) -> Any:

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from listviews import ListExamples, casino_turns
 
 from convbank.examples._pack import Packed, pack
 from convbank.store import Bank
+from listviews import ListExamples, casino_turns
 
 
 def tokenised(lengths: list[int], *, labels: bool = True) -> ListExamples:

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testsupport import SHARED
 
 from convbank import load
 from convbank.build import build
 from convbank.examples import IGNORE_INDEX, MapError, TokenizerError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
+from testsupport import SHARED
 
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")

@@ -14,13 +14,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from listviews import ListExamples, casino_turns, numbered  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
 from convbank import load  # noqa: E402
 from convbank.examples._mix import mix  # noqa: E402
 from convbank.store import Bank  # noqa: E402
 from convbank.torch import CorpusDataset, IterableCorpusDataset, collate  # noqa: E402
+from listviews import ListExamples, casino_turns, numbered  # noqa: E402
 
 CASINO_TURNS, CASINO_ACTIONS = 14297, 2378  # the bank's turns table: kind == "action"
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from flood import probe, summary
-from viewer import Server
 
 from convbank.web import _server
+from viewer import Server
 
 pytestmark = [pytest.mark.xdist_group("time-limits"), pytest.mark.alone]  # bounds in seconds: run alone
 

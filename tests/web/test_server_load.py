@@ -17,14 +17,14 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
-from testsupport import SHARED, bank_files
-from viewer import Server, _cpu_seconds, _load, _rss_mib
 
 from convbank.build import build
 from convbank.cli import cli
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.web import create_app
+from testsupport import SHARED, bank_files
+from viewer import Server, _cpu_seconds, _load, _rss_mib
 
 # The tests with time limits here and in test_{viewer_load,sql_interrupts}.py run one at a time,
 # on one worker (--dist loadgroup), and alone (conftest): with another test beside them on two

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from viewer import Server
 
 from convbank.build import build
 from convbank.fetch import Fetcher
 from convbank.store import Bank
 from convbank.web import create_app
 from convbank.web._server import HEADER_SECONDS, MAX_CONNECTIONS
+from viewer import Server
 
 IDLE = 1100
 

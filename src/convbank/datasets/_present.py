@@ -294,6 +294,12 @@ class Presentation:
         record: dict[str, Any] = msgspec.to_builtins(self.dataset.from_conversation(conversation))
         return record
 
+    def hf_raw(self, row: dict[str, Any]) -> Any | None:
+        """The raw record again from a row of :meth:`hf_record` (class ids already names),
+        for reading an ``hf`` export back; None where the row is the raw record itself (the
+        default), read back by :attr:`~convbank.datasets.Dataset.raw_type`."""
+        return None
+
     # ------------------------------------------------------------------ ConvoKit
     global_speakers: ClassVar[bool] = False
     """Whether a participant id names the same person in every conversation (PEC's Reddit

@@ -117,7 +117,9 @@ class Format:
       100 unless said);
     - ``reader`` and ``sniff``: how a corpus kept in this format is read back
       (``convbank import``), and how its files are recognised without ``--format``; None
-      where convbank reads none.
+      where convbank reads none;
+    - ``loses``: what a corpus read back from this format lacks of what the bank held
+      (its row of the import guide's table: Markdown; ``nothing`` where it is exact).
 
     A plugin declares one in its package and names it in its entry points::
 
@@ -137,6 +139,7 @@ class Format:
     no_where: str | None = None
     reader: Reader | None = None
     sniff: Sniffer | None = None
+    loses: str | None = None
     order: int = 100
 
     def __post_init__(self) -> None:

@@ -21,17 +21,18 @@ to a Struct is exported with no edit here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from convbank.export._core import Selection
-from convbank.export._format import Format
-from convbank.model import schema
+from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._read import decode_json, head, json_lines, rejected
+from convbank.model import Conversation, Turn, schema
 
-__all__ = ["FORMAT", "write_convokit"]
+__all__ = ["FORMAT", "read_convokit", "write_convokit"]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -174,6 +175,216 @@ def _write_rest(selection: Selection, folder: Path, gathered: _Writer) -> None:
         (folder / name).write_bytes(_encode(data))
 
 
+_FILES = ("utterances.jsonl", "speakers.json", "conversations.json", "corpus.json", "index.json")
+
+
+def _folder_of(paths: Sequence[Path]) -> Path | None:
+    """The corpus folder: the one path given, or the folder of the files given."""
+    folders = {p.parent if p.is_file() else p for p in paths}
+    return folders.pop() if len(folders) == 1 else None
+
+
+def _json_file(path: Path) -> dict[str, Any] | Rejected:
+    """One of the corpus's JSON objects (``{}`` where the file is absent)."""
+    if not path.exists():
+        return {}
+    value, problem = decode_json(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+    if problem is not None or not isinstance(value, dict):
+        return Rejected(path, "file", problem or f"expected a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _meta_of(entry: Any) -> dict[str, Any]:
+    meta = entry.get("meta") if isinstance(entry, dict) else None
+    return dict(meta) if isinstance(meta, dict) else {}
+
+
+class _Corpus:
+    """A ConvoKit corpus's speakers and conversations, and whether convbank exported it (its
+    encoding is then inverted exactly)."""
+
+    def __init__(self, folder: Path, speakers: dict[str, Any], conversations: dict[str, Any], ours: bool):
+        self.folder, self.speakers, self.conversations, self.ours = folder, speakers, conversations, ours
+        self.scoped: dict[str, list[str]] = {}
+        """Per conversation, the ids of its speakers written ``{conversation_id}/{participant_id}``."""
+        for sid, entry in speakers.items():
+            pid = _meta_of(entry).get("participant_id")
+            if ours and isinstance(pid, str) and sid.endswith(f"/{pid}"):
+                self.scoped.setdefault(sid[: -len(pid) - 1], []).append(sid)
+
+    def participant(self, sid: str) -> dict[str, Any]:
+        """A speaker as a participant: its ``{conversation_id}/{participant_id}`` id and
+        the role and persona convbank spread into its meta taken back."""
+        meta = _meta_of(self.speakers.get(sid))
+        if not self.ours:
+            return {"participant_id": sid, "role": "speaker", "meta": meta}
+        pid = meta.pop("participant_id", sid)
+        return {
+            "participant_id": pid,
+            "role": meta.pop("role", "speaker"),
+            "persona": meta.pop("persona", []),
+            "meta": meta,
+        }
+
+    def conversation(self, cid: str, number: int, options: ReadOptions) -> dict[str, Any]:
+        """A conversation's fields, its meta and (for convbank's export) where it was."""
+        meta = _meta_of(self.conversations.get(cid))
+        where = {"config": options.config, "split": options.split, "source_index": number}
+        if self.ours:
+            meta.pop("dataset", None)
+            where.update({k: meta.pop(k) for k in ("config", "split", "source_index") if k in meta})
+        return {"dataset": options.dataset, "conversation_id": cid, "meta": meta, **where}
+
+
+def _turn(c: _Corpus, u: dict[str, Any], index: int, ids: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A turn (and its annotations) from an utterance; ``index`` its place in the file's
+    order within its conversation, ``ids`` the participant id of each speaker."""
+    meta = _meta_of(u)
+    marks = meta.pop("annotations", []) if c.ours else []
+    kind = meta.pop("kind", "message") if c.ours else "message"
+    if c.ours:
+        meta.pop("turn_index", None)
+    elif u.get("timestamp") is not None:
+        meta["timestamp"] = u["timestamp"]
+    speaker = ids[str(u.get("speaker", u.get("user")))]
+    turn = {"turn_index": index, "participant_id": speaker, "text": u["text"], "kind": kind, "meta": meta}
+    notes = [{**m, "turn_index": index} if isinstance(m, dict) else m for m in marks]
+    return turn, notes
+
+
+def _parents(
+    path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], turns: list[Turn], *, chained: bool
+) -> Rejected | None:
+    """Each turn's parent as meta ``reply_to`` (the parent's turn index; a root has none),
+    so a tree stays a tree; where ``chained`` (convbank's export, whose every turn replies
+    to the one before) only a parent that is not the turn before. A reply-to that points
+    outside the conversation is rejected."""
+    at = {u["id"]: i for i, (_, u) in enumerate(rows)}
+    for i, ((number, u), turn) in enumerate(zip(rows, turns, strict=True)):
+        parent = u.get("reply_to", u.get("reply-to"))
+        if parent is not None and parent not in at:
+            expected = f"expected a reply-to inside conversation {cid!r}, not {parent!r}"
+            return rejected(path, f"line {number}", expected, u)
+        index = at[parent] if parent is not None else None
+        if (index is not None and not chained) or (chained and index != (i - 1 if i else None)):
+            turn.meta["reply_to"] = index
+    return None
+
+
+def _build(
+    c: _Corpus,
+    path: Path,
+    cid: str,
+    rows: list[tuple[int, dict[str, Any]]],
+    *,
+    number: int,
+    options: ReadOptions,
+) -> Conversation | Rejected:
+    """One conversation of the corpus from its utterances (lines ``rows`` of ``path``)."""
+    data = c.conversation(cid, number, options)
+    speakers = [*c.scoped.get(cid, ()), *(u.get("speaker", u.get("user")) for _, u in rows)]
+    people = [c.participant(s) for s in dict.fromkeys(speakers)]
+    ids = {s: p["participant_id"] for s, p in zip(dict.fromkeys(speakers), people, strict=True)}
+    built = [_turn(c, u, i, ids) for i, (_, u) in enumerate(rows)]
+    data.update(
+        participants=people, turns=[t for t, _ in built], annotations=[a for _, n in built for a in n]
+    )
+    try:
+        conv = msgspec.convert(data, Conversation)
+    except msgspec.ValidationError as exc:
+        where = f"line {rows[0][0]}" if len(rows) == 1 else f"lines {rows[0][0]}-{rows[-1][0]}"
+        return rejected(path, where, f"expected ConvoKit utterances of conversation {cid!r} ({exc})")
+    return _parents(path, cid, rows, conv.turns, chained=c.ours) or conv
+
+
+def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any]]]] | Rejected]:
+    """The utterances of each conversation (a run of consecutive lines), checked for the
+    fields ConvoKit requires."""
+    run: list[tuple[int, dict[str, Any]]] = []
+    cid: str | None = None
+    done: set[str] = set()
+    for item in json_lines(path):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        number, u = item
+        conv = u.get("conversation_id", u.get("root")) if isinstance(u, dict) else None
+        need = ("id", "text") if isinstance(u, dict) else ()
+        missing = [k for k in need if not isinstance(u.get(k), str)]
+        if (
+            not isinstance(u, dict)
+            or missing
+            or not isinstance(conv, str)
+            or not isinstance(u.get("speaker", u.get("user")), str)
+        ):
+            what = (
+                f"a string {missing[0]!r}"
+                if missing
+                else "an utterance object with string id, speaker, conversation_id and text"
+            )
+            yield rejected(path, f"line {number}", f"expected {what}", u)
+            continue
+        if conv != cid:
+            if cid is not None:
+                yield cid, run
+                done.add(cid)
+                cid, run = None, []
+            if conv in done:
+                yield rejected(
+                    path,
+                    f"line {number}",
+                    f"expected the utterances of conversation {conv!r} together "
+                    "(it was interrupted by another)",
+                    u,
+                )
+                continue
+            cid, run = conv, []
+        run.append((number, u))
+    if cid is not None:
+        yield cid, run
+
+
+def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """The conversations of a ConvoKit corpus folder (``paths``: the folder, or its files),
+    in the order of ``utterances.jsonl``; speakers, conversation and corpus meta kept (the
+    corpus meta in each conversation's meta ``corpus`` unless convbank exported it), each
+    turn's parent in its meta ``reply_to`` (its turn index), its timestamp in meta
+    ``timestamp``. ``speakers.json``, ``conversations.json`` and ``corpus.json`` are read
+    whole; utterances one conversation at a time (a conversation's lines are together)::
+
+        for conv in read_convokit([Path("movie-corpus")], ReadOptions(dataset="movies")): ...
+    """
+    folder = _folder_of(paths)
+    if folder is None or not (folder / "utterances.jsonl").is_file():
+        where = folder or (paths[0] if paths else Path("."))
+        yield Rejected(where, "file", "expected a ConvoKit corpus folder holding utterances.jsonl")
+        return
+    loaded = [_json_file(folder / n) for n in _FILES[1:4]]
+    for bad in (x for x in loaded if isinstance(x, Rejected)):
+        yield bad
+        return
+    speakers, conversations, corpus = (x for x in loaded if isinstance(x, dict))
+    c = _Corpus(folder, speakers, conversations, ours=corpus.get("exported_by") == "convbank")
+    path = folder / "utterances.jsonl"
+    for number, item in enumerate(_utterances(path)):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        conv = _build(c, path, *item, number=number, options=options)
+        if not c.ours and corpus and isinstance(conv, Conversation):
+            conv.meta = {**conv.meta, "corpus": corpus}
+        yield conv
+
+
+def _sniff_convokit(paths: Sequence[Path]) -> bool:
+    """A folder holding ``utterances.jsonl`` whose first line has ConvoKit's keys."""
+    folder = _folder_of(paths)
+    if folder is None:
+        return False
+    first = head(folder / "utterances.jsonl").split(b"\n", 1)[0]
+    return b'"id"' in first and (b'"speaker"' in first or b'"user"' in first)
+
+
 FORMAT = Format(
     order=30,
     name="convokit",
@@ -183,5 +394,11 @@ FORMAT = Format(
     read_with="`convokit.Corpus(filename=...)`",
     writer=write_convokit,
     plan=_folder,
+    reader=read_convokit,
+    loses="nothing of what convbank exported, but where a dataset's speaker ids name one person "
+    "everywhere (`global_speakers`) a speaker's role, persona and meta are one for the whole corpus "
+    "(the last conversation's); of any ConvoKit corpus: vectors, and speakers' roles (each is "
+    "`speaker`)",
+    sniff=_sniff_convokit,
 )
 """The ``convokit`` format: written without ConvoKit, so it needs no extra."""

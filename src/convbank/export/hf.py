@@ -16,25 +16,28 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+import msgspec
+
 from convbank import catalog
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
-from convbank.export._format import Format
+from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._read import rejected
 from convbank.export.chat import chat_record
-from convbank.model import Conversation, Part
+from convbank.model import Conversation, Part, Participant, Turn
 
 if TYPE_CHECKING:
     import datasets
 
     from convbank.corpus import Corpus
 
-__all__ = ["FORMAT", "features", "hf_record", "to_hf", "write_hf"]
+__all__ = ["FORMAT", "features", "hf_record", "read_hf", "read_hf_dataset", "to_hf", "write_hf"]
 
 _SHARD = 2000
 """Conversations per generator shard at most (a stored batch holds at most 2,000); smaller
@@ -270,6 +273,203 @@ def _os_cause(exc: BaseException) -> OSError | None:
     return None
 
 
+def _member(info: Any, key: str | None = None) -> Any:
+    """The type inside ``info`` (its non-null member; a list's item or a field's type)."""
+    import msgspec.inspect as mi
+
+    if isinstance(info, mi.UnionType):
+        info = next((t for t in info.types if not isinstance(t, mi.NoneType)), mi.AnyType())
+    if key is None:
+        return info
+    if isinstance(info, mi.StructType):
+        return next((f.type for f in info.fields if f.encode_name == key), mi.AnyType())
+    return info.value_type if isinstance(info, mi.DictType) else mi.AnyType()
+
+
+def _restored(info: Any, key: str, value: Any) -> tuple[bool, Any]:
+    """Whether a key of a row stays in the raw record, and its value there: not a key the raw
+    type lacks (one the presentation added), nor a null the raw type cannot hold (a key the
+    export filled in where the record had none: a required text's null was its empty text);
+    a number where the raw type holds text, that text."""
+    import msgspec.inspect as mi
+
+    fields = {f.encode_name: f for f in info.fields} if isinstance(info, mi.StructType) else {}
+    if isinstance(info, mi.StructType) and key not in fields:
+        return False, None
+    held = _member(info, key) if isinstance(info, (mi.StructType, mi.DictType)) else info
+    if value is not None:
+        return True, str(value) if isinstance(held, mi.StrType) and isinstance(value, int) else value
+    types = held.types if isinstance(held, mi.UnionType) else (held,)
+    if any(isinstance(t, (mi.NoneType, mi.AnyType)) for t in types):
+        return True, None
+    required = key in fields and fields[key].required
+    texts = any(
+        isinstance(t, mi.StrType) or (isinstance(t, mi.LiteralType) and "" in t.values) for t in types
+    )
+    return (True, "") if required and texts else (False, None)
+
+
+def _record(info: Any, out: dict[str, Any]) -> dict[str, Any]:
+    kept = {k: _restored(info, k, v) for k, v in out.items()}
+    return {k: v for k, (keep, v) in kept.items() if keep}
+
+
+def _unfit(feature: Any, value: Any, info: Any) -> Any:
+    """The inverse of :func:`_fit`, guided by the raw record's type: class ids become their
+    names, and a dict of lists where the raw type holds a list of records becomes that list."""
+    import msgspec.inspect as mi
+    from datasets import ClassLabel, List
+
+    info = _member(info)
+    if value is None:
+        return None
+    if isinstance(feature, ClassLabel):
+        return feature.int2str(value)
+    listed = isinstance(info, (mi.ListType, mi.VarTupleType))
+    if isinstance(feature, dict) and isinstance(value, dict) and listed:
+        item, keys = _member(info.item_type), list(feature)
+        count = len(value[keys[0]]) if keys else 0
+        return [
+            _record(item, {k: _unfit(feature[k].feature, value[k][i], _member(item, k)) for k in keys})
+            for i in range(count)
+        ]
+    if isinstance(feature, dict):
+        return _record(info, {k: _unfit(f, value.get(k), _member(info, k)) for k, f in feature.items()})
+    if isinstance(feature, List):
+        item = info.item_type if listed else mi.AnyType()
+        return [_unfit(feature.feature, v, item) for v in value]
+    return value
+
+
+_MESSAGES = ("messages", "conversations", "conversation", "dialog", "dialogue", "turns", "utterances")
+"""The columns, in this order, taken as a row's messages."""
+
+_SPEAKER, _TEXT = ("role", "from", "speaker", "author"), ("content", "value", "text", "utterance")
+
+
+def _generic(row: dict[str, Any], column: str, number: int, options: ReadOptions) -> Conversation | str:
+    """A conversation from a row with a messages-like column (``{role, content}``,
+    ``{from, value}`` or plain strings, said in turn by ``speaker_0`` and ``speaker_1``);
+    the row's other columns are its meta. What is wrong with it otherwise."""
+    turns: list[Turn] = []
+    people: dict[str, Participant] = {}
+    for i, m in enumerate(row[column] or []):
+        speaker: Any
+        text: Any
+        if isinstance(m, str):
+            speaker, text, meta = f"speaker_{i % 2}", m, {}
+        elif isinstance(m, dict):
+            speaker = next((m[k] for k in _SPEAKER if isinstance(m.get(k), str)), None)
+            text = next((m[k] for k in _TEXT if k in m), None)
+            meta = {k: v for k, v in m.items() if v is not None and k not in (*_SPEAKER, *_TEXT)}
+        else:
+            return f"expected messages of {column!r} as objects or strings, not {type(m).__name__}"
+        if speaker is None or not isinstance(text, str):
+            return f"expected message {i} of {column!r} to have a speaker ({'/'.join(_SPEAKER)}) and a text"
+        turns.append(Turn(turn_index=i, participant_id=speaker, text=text, meta=meta))
+        people.setdefault(speaker, Participant(participant_id=speaker, role=speaker))
+    meta = {k: v for k, v in row.items() if k != column}
+    cid = next((str(meta.pop(k)) for k in ("conversation_id", "id") if meta.get(k) is not None), str(number))
+    return Conversation(
+        dataset=options.dataset,
+        config=options.config,
+        split=options.split,
+        conversation_id=cid,
+        source_index=number,
+        participants=list(people.values()),
+        turns=turns,
+        meta=msgspec.json.decode(msgspec.json.encode(meta, enc_hook=str)),
+    )
+
+
+def _exported_by(path: Path, data: Any) -> Any:
+    """The catalogued dataset whose ``export --format hf`` wrote ``path``
+    (``<dataset>/<config>``, with its features), or None."""
+    if path.parent.name not in catalog.names():
+        return None
+    ds = catalog.get(path.parent.name)
+    if path.name not in [c.name for c in ds.configs]:
+        return None
+    return ds if all(split.features == features(ds.name) for split in data.values()) else None
+
+
+def read_hf_dataset(
+    data: Any, options: ReadOptions, where: Path = Path("Dataset")
+) -> Iterator[Conversation | Rejected]:
+    """The conversations of a Hugging Face ``Dataset`` (or each split of a ``DatasetDict``,
+    named as it names them) with a messages-like column, one per row::
+
+        read_hf_dataset(datasets.load_dataset("HuggingFaceH4/no_robots"), ReadOptions(dataset="no_robots"))
+    """
+    import datasets
+
+    splits = data.items() if isinstance(data, datasets.DatasetDict) else [(options.split, data)]
+    for split, part in splits:
+        column = next((c for c in _MESSAGES if c in part.column_names), None)
+        if column is None:
+            yield Rejected(
+                where,
+                "file",
+                f"expected a messages-like column ({', '.join(_MESSAGES)}); its "
+                f"columns: {', '.join(part.column_names)}",
+            )
+            return
+        opts = ReadOptions(dataset=options.dataset, config=options.config, split=split)
+        for number, row in enumerate(part):
+            conv = _generic(row, column, number, opts)
+            yield rejected(where, f"{split} row {number + 1}", conv, row) if isinstance(conv, str) else conv
+
+
+def _read_export(ds: Any, path: Path, data: Any, options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """What ``export --format hf`` wrote of catalogued dataset ``ds``: each row its raw
+    record again, mapped as the bank mapped it (config and splits as written)."""
+    import msgspec.inspect as mi
+
+    names = {v: k for k, v in ds.presentation.hf_split_names.items()}
+    feats, info = features(ds.name), mi.type_info(ds.raw_type)
+    for split, part in data.items():
+        where = Part(path.name, names.get(split, split))
+        for number, row in enumerate(part):
+            try:
+                raw = ds.presentation.hf_raw(_unfit(dict(feats), row, mi.AnyType()))
+                if raw is None:
+                    raw = msgspec.convert(_unfit(dict(feats), row, info), ds.raw_type, strict=False)
+                conv = ds.to_conversation(raw, where, number)
+            except (msgspec.ValidationError, ValueError, KeyError, TypeError) as exc:
+                yield rejected(path, f"{split} row {number + 1}", f"expected a {ds.name} record ({exc})")
+                continue
+            conv.dataset = options.dataset
+            yield conv
+
+
+def read_hf(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """The conversations of folders written by ``save_to_disk`` (a ``Dataset``, or a
+    ``DatasetDict`` whose splits keep their names): what ``export --format hf`` wrote is read
+    back as the bank held it; any other with a messages-like column, a conversation per row::
+
+        read_hf([Path("out/casino/default")], ReadOptions(dataset="casino_again"))
+    """
+    require("datasets", "hf", "Reading Hugging Face datasets")
+    import datasets
+
+    for path in paths:
+        try:
+            with _quiet():
+                data = datasets.load_from_disk(str(path))
+        except (FileNotFoundError, ValueError, OSError) as exc:
+            yield Rejected(path, "file", f"expected a folder written by save_to_disk ({exc})")
+            continue
+        ds = _exported_by(path, data) if isinstance(data, datasets.DatasetDict) else None
+        yield from (_read_export(ds, path, data, options) if ds else read_hf_dataset(data, options, path))
+
+
+def _sniff_hf(paths: Sequence[Path]) -> bool:
+    """Folders holding ``dataset_dict.json`` or ``state.json`` (what ``save_to_disk`` writes)."""
+    return bool(paths) and all(
+        (p / "dataset_dict.json").is_file() or (p / "state.json").is_file() for p in paths
+    )
+
+
 FORMAT = Format(
     order=20,
     name="hf",
@@ -281,5 +481,10 @@ FORMAT = Format(
     plan=_configs,
     extra="hf",
     requires="datasets",
+    reader=read_hf,
+    loses="what a dataset's Hugging Face layout (its loader's: the presentation's `hf_record`) "
+    "leaves out of its raw record: a fixed order of a dict's keys, the personas of all but one "
+    "speaker; of any other saved dataset: speakers' roles (a message's role is its speaker)",
+    sniff=_sniff_hf,
 )
 """The ``hf`` format."""

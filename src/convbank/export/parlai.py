@@ -11,17 +11,18 @@ it). Tabs, newlines and ``|`` in text are escaped as ParlAI's ``msg_to_str`` doe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from convbank import catalog
 from convbank.export._core import Selection, per_part, write_lines
-from convbank.export._format import Format
+from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._read import head, lines, rejected, suffixed
 from convbank.export.chat import chat_record
-from convbank.model import Conversation
+from convbank.model import Conversation, Participant, Turn
 
-__all__ = ["FORMAT", "SUFFIX", "episode_lines", "write_parlai"]
+__all__ = ["FORMAT", "SUFFIX", "episode_lines", "read_parlai", "write_parlai"]
 
 SUFFIX = ".parlai.txt"
 """How each part's file is named: ``{dataset}_{config}_{split}.parlai.txt``."""
@@ -68,6 +69,131 @@ def write_parlai(selection: Selection, directory: Path) -> list[Path]:
     return write_lines(selection, directory, SUFFIX, lines)
 
 
+def _unescape(text: str) -> str:
+    """A value as ParlAI's ``str_to_msg`` reads it back."""
+    return text.replace("\\t", "\t").replace("\\n", "\n").replace("__PIPE__", "|")
+
+
+_CONTEXT = ("your persona:", "partner's persona:")
+"""The lines that open an episode's first text with what a side knew, not what was said."""
+
+
+def _fields(line: str) -> dict[str, str] | str:
+    """A line's ``key:value`` fields (a value may hold colons), or what is wrong with it."""
+    out: dict[str, str] = {}
+    for field in line.split("\t"):
+        if not field:
+            continue
+        key, colon, value = field.partition(":")
+        if not colon or not key:
+            return f"expected tab-separated key:value fields, not {field[:60]!r}"
+        out[key] = value
+    if "text" not in out and "labels" not in out and "eval_labels" not in out:
+        return "expected a text or labels field"
+    return out
+
+
+class _Episode:
+    """The turns of one episode as its examples arrive: the text side (``user``) then the
+    labels side (``assistant``); the first text's persona lines are the assistant's persona."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self.persona: dict[str, list[str]] = {"assistant": [], "user": []}
+        self.id: str | None = None
+        self.first = 0
+
+    def add(self, fields: dict[str, str]) -> None:
+        text = _unescape(fields.pop("text", ""))
+        if not self.turns and text:
+            kept: list[str] = []
+            for line in text.split("\n"):
+                side = (
+                    "assistant"
+                    if line.startswith(_CONTEXT[0])
+                    else "user"
+                    if line.startswith(_CONTEXT[1])
+                    else None
+                )
+                if side is None or kept:
+                    kept.append(line)
+                else:
+                    self.persona[side].append(line.split(":", 1)[1].strip())
+            text = "\n".join(kept)
+        self.id = self.id or fields.pop("id", None)
+        fields.pop("id", None)
+        if text:
+            self.turns.append(Turn(turn_index=len(self.turns), participant_id="user", text=text))
+        label = fields.pop("labels", None) or fields.pop("eval_labels", None)
+        fields.pop("episode_done", None)
+        if label is not None:
+            first, *others = label.split("|")
+            meta: dict[str, Any] = {k: _unescape(v) for k, v in fields.items()}
+            if others:
+                meta["labels"] = [_unescape(x) for x in (first, *others)]
+            self.turns.append(
+                Turn(turn_index=len(self.turns), participant_id="assistant", text=_unescape(first), meta=meta)
+            )
+
+    def conversation(self, number: int, seen: set[str], options: ReadOptions) -> Conversation:
+        cid = (self.id or "").partition("/")[2] or str(number)
+        cid = str(number) if cid in seen else cid
+        seen.add(cid)
+        people = [
+            Participant(participant_id=p, role=p, persona=self.persona[p]) for p in ("user", "assistant")
+        ]
+        return Conversation(
+            dataset=options.dataset,
+            config=options.config,
+            split=options.split,
+            conversation_id=cid,
+            source_index=number,
+            participants=people,
+            turns=self.turns,
+        )
+
+
+def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """The episodes of ParlAI text files, one conversation each (of participants ``user``,
+    the text side, and ``assistant``, the labels side); an episode ends at
+    ``episode_done:True`` (or its file's end). Its id is the ``id`` field's part after the
+    first ``/`` (convbank writes ``dataset/conversation_id``), else its number; extra
+    fields are the labels turn's meta; alternatives in ``labels`` (``a|b``) its meta
+    ``labels``::
+
+        read_parlai([Path("train.txt")], ReadOptions(dataset="mytask", split="train"))
+    """
+    number, seen = 0, set[str]()
+    for path in paths:
+        episode, broken = _Episode(), False
+        for line_number, raw in lines(path):
+            try:
+                fields = _fields(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                fields = f"expected UTF-8 text ({exc})"
+            done = raw.endswith(b"episode_done:True") or b"\tepisode_done:True\t" in raw
+            if isinstance(fields, str):
+                yield rejected(path, f"line {line_number}", fields, raw)
+                broken = True  # the rest of its episode goes with it
+            elif not broken:
+                episode.add(fields)
+            if done:
+                if not broken:
+                    yield episode.conversation(number, seen, options)
+                number, episode, broken = number + 1, _Episode(), False
+        if episode.turns and not broken:
+            yield episode.conversation(number, seen, options)
+            number += 1
+
+
+def _sniff_parlai(paths: Sequence[Path]) -> bool:
+    """Text files whose first line starts ``text:`` (or ``labels:``) with tab-separated fields."""
+    if not suffixed(paths, ".txt", ".parlai"):
+        return False
+    first = head(paths[0]).split(b"\n", 1)[0]
+    return first.startswith((b"text:", b"labels:")) and (b"\t" in first or b"episode_done" in first)
+
+
 FORMAT = Format(
     order=40,
     name="parlai",
@@ -77,5 +203,12 @@ FORMAT = Format(
     writer=write_parlai,
     plan=per_part(SUFFIX),
     sided=True,
+    reader=read_parlai,
+    loses="one side's view: speakers' ids (sides `user` and `assistant`; the opening lines but "
+    "`your persona:` ones come back as the first `user` turn), the other side's "
+    "consecutive turns (joined by a newline) and empty ones, turns after our side's last, a "
+    "conversation our side never speaks in, kinds, meta, annotations, `source_index`; a literal "
+    "`\\n` or `\\t` in text comes back as a newline or tab",
+    sniff=_sniff_parlai,
 )
 """The ``parlai`` format."""

@@ -58,6 +58,23 @@ class PecPresentation(Presentation):
             "conversation_id": conversation.conversation_id,
         }
 
+    def hf_raw(self, row: dict[str, Any]) -> Any:
+        """The example again from the loader's layout: the responder's persona is the only
+        one it holds (the others', and a source text, are not in it)."""
+        from convbank.datasets.pec.records import Example, SpeakerPersona, Utterance
+
+        speaker = row["response_speaker"]
+        return Example(
+            context=[
+                Utterance(speaker=s, text=t)
+                for s, t in zip(row["context_speakers"], row["context"], strict=True)
+            ],
+            response=Utterance(speaker=speaker, text=row["response"]),
+            personas=[SpeakerPersona(speaker=speaker, persona=row["personas"])]
+            if row["personas"] is not None
+            else [],
+        )
+
     global_speakers: ClassVar[bool] = True
     """Reddit authors are the same people across threads."""
 

@@ -1,0 +1,283 @@
+"""``table``: CSV, TSV or Parquet with one row per turn, and pandas or polars DataFrames
+(:func:`read_frame`): read only (``export`` writes ``csv``, whose files this reads back).
+
+The columns are named by ``--map`` (:attr:`ReadOptions.mapping`): ``conversation_id``,
+``speaker`` and ``text``, optional ``turn`` (the turns' order within their conversation,
+else the rows') and ``timestamp`` (the turn's meta ``timestamp``); by default the columns
+of convbank's own CSV export (:func:`~convbank.export.tables.csv_columns`). Every other
+column is kept in the turn's meta, typed as the file types it (Parquet's types, or those
+pyarrow infers from a CSV). A file convbank exported (its header is exactly
+:data:`~convbank.export.tables.CSV_COLUMNS`) is read back as written: its rows' config and
+split, the speakers' ``role``, the turns' ``kind`` and ``meta``.
+
+A conversation's rows are next to each other (a table sorted by conversation); files are
+read in batches of rows, one conversation held at a time.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from convbank._lazy import lazy
+from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._read import rejected, suffixed
+from convbank.export.tables import CSV_COLUMNS, PARQUET
+from convbank.model import Conversation, Participant, Turn, schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+else:
+    pa = lazy("pyarrow")
+    pcsv = lazy("pyarrow.csv")
+    pq = lazy("pyarrow.parquet")
+
+__all__ = ["FORMAT", "MAPPED", "read_frame", "read_table"]
+
+MAPPED = ("conversation_id", "speaker", "text", "turn", "timestamp")
+"""The names ``--map`` takes (the first three required)."""
+
+_DEFAULTS = {"conversation_id": schema.KEY, "speaker": "participant_id", "text": "text", "turn": "turn_index"}
+"""The columns of convbank's CSV export, the mapping when none is given."""
+
+_decode = msgspec.json.Decoder(dict[str, Any]).decode
+
+
+def _json_value(value: Any) -> Any:
+    """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as UTF-8."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (datetime.timedelta, decimal.Decimal, bytes)):
+        if isinstance(value, bytes):
+            return value.decode("utf-8", "replace")
+        return value.total_seconds() if isinstance(value, datetime.timedelta) else str(value)
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return value
+
+
+class _Columns:
+    """Which of a table's columns is which: the mapped ones, and the rest (the turn's meta)."""
+
+    def __init__(self, names: Sequence[str], mapping: Mapping[str, str], where: Path) -> None:
+        unknown = [k for k in mapping if k not in MAPPED]
+        if unknown:
+            raise _BadTableError(
+                where, "file", f"expected --map names among {', '.join(MAPPED)}, not {unknown[0]!r}"
+            )
+        self.ours = not mapping and tuple(names) == CSV_COLUMNS
+        given = {**_DEFAULTS, **mapping}
+        self.map = {k: v for k, v in given.items() if v in names}
+        for key in (*MAPPED[:3], *mapping):
+            column = given.get(key)
+            if column not in names:
+                raise _BadTableError(
+                    where,
+                    "file",
+                    f"expected a column {column!r} ({key}; name it with --map "
+                    f"{key}=COLUMN), the file's columns: {', '.join(names)}",
+                )
+        own = {*schema.PARTITION_COLUMNS, "role", "kind", "meta"} if self.ours else set()
+        self.rest = [n for n in names if n not in self.map.values() and n not in own]
+
+
+class _BadTableError(Exception):
+    def __init__(self, path: Path, where: str, expected: str) -> None:
+        self.rejected = Rejected(path, where, expected)
+
+
+class _Builder:
+    """Rows gathered into the conversation they belong to, one conversation at a time."""
+
+    def __init__(self, path: Path, columns: _Columns, options: ReadOptions, number: int) -> None:
+        self.path, self.c, self.options, self.number = path, columns, options, number
+        self.rows: list[tuple[int, dict[str, Any]]] = []
+        self.cid: str | None = None
+        self.done: set[str] = set()
+
+    def add(self, row_number: int, row: dict[str, Any]) -> Iterator[Conversation | Rejected]:
+        cid = row[self.c.map["conversation_id"]]
+        if cid is None:
+            yield rejected(self.path, f"row {row_number}", "expected a conversation id", row)
+            return
+        cid = str(cid)
+        if cid != self.cid:
+            yield from self.flush()
+            if cid in self.done:
+                yield rejected(
+                    self.path,
+                    f"row {row_number}",
+                    f"expected the rows of conversation {cid!r} together (sort the table by conversation)",
+                    row,
+                )
+                return
+            self.cid = cid
+        self.rows.append((row_number, row))
+
+    def flush(self) -> Iterator[Conversation | Rejected]:
+        if self.cid is None:
+            return
+        cid, rows, self.rows, self.cid = self.cid, self.rows, [], None
+        self.done.add(cid)
+        yield self.conversation(cid, rows)
+        self.number += 1
+
+    def conversation(self, cid: str, rows: list[tuple[int, dict[str, Any]]]) -> Conversation | Rejected:
+        m, first = self.c.map, rows[0][1]
+        if "turn" in m:
+            seen: set[Any] = set()
+            for number, row in rows:
+                value = row[m["turn"]]
+                if value is None or value in seen:
+                    return rejected(
+                        self.path,
+                        f"row {number}",
+                        f"expected a distinct {m['turn']!r} in each row of conversation {cid!r}",
+                        row,
+                    )
+                seen.add(value)
+            rows = sorted(rows, key=lambda nr: nr[1][m["turn"]])
+        people: dict[str, Participant] = {}
+        turns = []
+        for index, (number, row) in enumerate(rows):
+            speaker, text = row[m["speaker"]], row[m["text"]]
+            if speaker is None or not isinstance(text, str):
+                what = m["speaker"] if speaker is None else m["text"]
+                return rejected(self.path, f"row {number}", f"expected a string {what!r}", row)
+            meta = {k: _json_value(row[k]) for k in self.c.rest}
+            if "timestamp" in m:
+                meta["timestamp"] = _json_value(row[m["timestamp"]])
+            if "turn" in m and row[m["turn"]] != index:  # not the position: kept as it was
+                meta[m["turn"]] = _json_value(row[m["turn"]])
+            turn = Turn(turn_index=index, participant_id=str(speaker), text=text, meta=meta)
+            if self.c.ours:
+                turn.kind, turn.meta = row["kind"], _decode(row["meta"] or "{}")
+            people.setdefault(
+                turn.participant_id,
+                Participant(
+                    participant_id=turn.participant_id, role=row["role"] if self.c.ours else "speaker"
+                ),
+            )
+            turns.append(turn)
+        where = (
+            (first["config"], first["split"]) if self.c.ours else (self.options.config, self.options.split)
+        )
+        return Conversation(
+            dataset=self.options.dataset,
+            config=where[0],
+            split=where[1],
+            conversation_id=cid,
+            source_index=self.number,
+            participants=list(people.values()),
+            turns=turns,
+        )
+
+
+def _batches(path: Path) -> tuple[list[str], Iterator[Any]]:
+    """A file's column names and its record batches (CSV/TSV streamed; Parquet by batches)."""
+    if path.name.lower().endswith((".parquet", ".pq")):
+        f = pq.ParquetFile(path)
+        return f.schema_arrow.names, f.iter_batches(batch_size=4096)
+    tab = path.name.lower().endswith((".tsv", ".tab"))
+    parse = pcsv.ParseOptions(delimiter="\t" if tab else ",", newlines_in_values=True)
+    names = pcsv.open_csv(path, parse_options=parse).schema.names
+    strings = {
+        n: pa.string() for n in names if n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index"
+    }
+    return names, pcsv.open_csv(
+        path,
+        parse_options=parse,
+        convert_options=pcsv.ConvertOptions(column_types=strings),
+        read_options=pcsv.ReadOptions(block_size=1 << 20),
+    )
+
+
+def _read_batches(
+    path: Path, names: list[str], batches: Iterator[Any], options: ReadOptions, *, number: int, header: bool
+) -> Iterator[Conversation | Rejected]:
+    """The conversations of one table's batches; ``number`` the first's source index; rows
+    numbered from 1, the header (of a CSV) row 1."""
+    columns = _Columns(names, options.mapping, path)
+    if columns.ours:  # convbank's CSV: the turns' and speakers' own columns are its
+        columns.map = dict(_DEFAULTS)
+    builder = _Builder(path, columns, options, number)
+    seen = int(header)
+    try:
+        for batch in batches:
+            for row in batch.to_pylist():
+                seen += 1
+                yield from builder.add(seen, row)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        yield Rejected(path, f"rows after row {seen}", f"expected rows of the same columns and types ({exc})")
+        return
+    yield from builder.flush()
+
+
+def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """The conversations of CSV, TSV or Parquet files of one row per turn (rows numbered as
+    a spreadsheet shows them: the header is row 1 of a CSV)::
+
+        read_table([Path("turns.csv")], ReadOptions(dataset="mine", mapping={"text": "utterance"}))
+    """
+    number = 0
+    for path in paths:
+        try:
+            names, batches = _batches(path)
+        except (OSError, pa.ArrowInvalid) as exc:
+            yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
+            continue
+        try:
+            csv = not path.name.lower().endswith((".parquet", ".pq"))
+            for item in _read_batches(path, names, batches, options, number=number, header=csv):
+                number += isinstance(item, Conversation)
+                yield item
+        except _BadTableError as bad:
+            yield bad.rejected
+
+
+def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """The conversations of a pandas or polars DataFrame of one row per turn, its columns
+    named by ``options.mapping`` as a table's are (rows numbered from 1)::
+
+        convs = list(read_frame(df, ReadOptions(dataset="mine", mapping={"conversation_id": "dialog"})))
+    """
+    if hasattr(frame, "to_arrow"):  # polars
+        table = frame.to_arrow()
+    else:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    where = Path("DataFrame")
+    try:
+        yield from _read_batches(
+            where, table.schema.names, iter(table.to_batches(4096)), options, number=0, header=False
+        )
+    except _BadTableError as bad:
+        yield bad.rejected
+
+
+def _sniff_table(paths: Sequence[Path]) -> bool:
+    """CSV, TSV or Parquet files, by their names, but not the unified tables (``parquet``)."""
+    unified = PARQUET.sniff is not None and PARQUET.sniff(paths)
+    return suffixed(paths, ".csv", ".tsv", ".tab", ".parquet", ".pq") and not unified
+
+
+FORMAT = Format(
+    name="table",
+    summary="CSV, TSV or Parquet, one row per turn (read only)",
+    writes="nothing: read only (`--map conversation_id=COL,speaker=COL,text=COL[,turn=COL][,timestamp=COL]`)",
+    read_with="pandas, polars, spreadsheets",
+    reader=read_table,
+    loses="of convbank's `csv` export: participants' persona and meta (and those who never "
+    "speak), conversation meta, `source_index`, annotations; of any table: speakers' roles "
+    "(each is `speaker`)",
+    sniff=_sniff_table,
+)
+"""The ``table`` format: read only."""
