@@ -20,6 +20,7 @@ from convbank.errors import (
     ChecksumError,
     ConvbankError,
     ConversationNotFoundError,
+    CorpusImportError,
     DamagedBankError,
     DiskFullError,
     DownloadError,
@@ -44,6 +45,7 @@ if _TYPE_CHECKING:
     from convbank.build import BuildReport, build, read_raw
     from convbank.examples import concatenate, mix
     from convbank.fetch import Fetcher
+    from convbank.imports import import_conversations
     from convbank.model import Annotation, Conversation, Participant, Turn
     from convbank.query import Corpus, load, sql, sql_batches
 
@@ -59,6 +61,7 @@ _SUBMODULES = (
     "examples",
     "export",
     "fetch",
+    "imports",
     "model",
     "query",
     "registry",
@@ -84,6 +87,7 @@ _LAZY = {
     "build": ("convbank.build", "build"),
     "read_raw": ("convbank.build", "read_raw"),
     "Fetcher": ("convbank.fetch", "Fetcher"),
+    "import_conversations": ("convbank.imports", "import_conversations"),
     "Annotation": ("convbank.model", "Annotation"),
     "Conversation": ("convbank.model", "Conversation"),
     "Participant": ("convbank.model", "Participant"),
@@ -136,6 +140,7 @@ __all__ = [
     "Conversation",
     "ConversationNotFoundError",
     "Corpus",
+    "CorpusImportError",
     "DamagedBankError",
     "DiskFullError",
     "DownloadError",
@@ -160,6 +165,7 @@ __all__ = [
     "build",
     "catalog",
     "concatenate",
+    "import_conversations",
     "load",
     "mix",
     "read_raw",

@@ -35,7 +35,7 @@ from typing import BinaryIO
 from convbank.errors import ChecksumError
 from convbank.settings import pause_at
 
-__all__ = ["BLOCK", "open_verified", "private_copy", "signature"]
+__all__ = ["BLOCK", "open_verified", "private_copy", "private_tree", "signature"]
 
 BLOCK = 1 << 16
 """Bytes read at a time while copying (64 KiB: small enough that a test can pause mid-file)."""
@@ -73,23 +73,11 @@ def private_copy(path: Path, place: str) -> tuple[Path, str]:
         copy, sha = private_copy(Path("src/casino_valid.json"), "casino")
         assert copy.name == "casino_valid.json"
     """
-    import hashlib  # OpenSSL loads when a file is hashed, not with every command
-
     target = _folder() / place
     target.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{path.name}.")
     try:
-        with _regular(path) as src, os.fdopen(fd, "wb") as out:
-            pause_at(f"source-opened/{path.name}")
-            first = True
-            while block := src.read(BLOCK):
-                digest.update(block)
-                out.write(block)
-                if first:
-                    pause_at(f"source-reading/{path.name}")
-                    first = False
-        sha = digest.hexdigest()
+        sha = _copy_hashed(path, fd)
         copy = target / sha / path.name
         copy.parent.mkdir(exist_ok=True)
         os.replace(tmp, copy)
@@ -97,6 +85,43 @@ def private_copy(path: Path, place: str) -> tuple[Path, str]:
         Path(tmp).unlink(missing_ok=True)
         raise
     return copy, sha
+
+
+def private_tree(path: Path, place: str) -> tuple[Path, dict[Path, str]]:
+    """A private copy of a file or of a folder's every file (its layout kept: a ConvoKit
+    corpus, a Hugging Face ``save_to_disk`` folder), each hashed while copied; return the copy
+    and the sha256 of each original file, by its path. Example::
+
+        copy, shas = private_tree(Path("my_corpus"), "import-my_corpus")
+        assert (copy / "utterances.jsonl").is_file()
+    """
+    target = Path(tempfile.mkdtemp(dir=_folder(), prefix=f"{place}-"))
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    shas: dict[Path, str] = {}
+    for file in files:
+        copy = target / path.name / file.relative_to(path) if path.is_dir() else target / path.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        shas[file] = _copy_hashed(file, fd)
+    return target / path.name, shas
+
+
+def _copy_hashed(path: Path, fd: int) -> str:
+    """Copy ``path`` into the open file ``fd`` (closed after), block by block; the sha256 of
+    the bytes copied."""
+    import hashlib  # OpenSSL loads when a file is hashed, not with every command
+
+    digest = hashlib.sha256()
+    with _regular(path) as src, os.fdopen(fd, "wb") as out:
+        pause_at(f"source-opened/{path.name}")
+        first = True
+        while block := src.read(BLOCK):
+            digest.update(block)
+            out.write(block)
+            if first:
+                pause_at(f"source-reading/{path.name}")
+                first = False
+    return digest.hexdigest()
 
 
 @contextmanager

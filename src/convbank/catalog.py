@@ -4,17 +4,21 @@ holds it beside the engines, checks and tasks). Duplicate names are rejected."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from convbank.datasets import Dataset
-from convbank.registry import Registry
+from convbank.datasets._imported import ImportedDataset
+from convbank.registry import Registry, imported_from
 from convbank.registry import datasets as catalog
 
 if TYPE_CHECKING:
     from convbank.fetch import Fetcher
     from convbank.store.manifest import Manifest
 
-__all__ = ["Catalog", "card", "catalog", "get", "listing", "names", "register", "summary"]
+__all__ = ["Catalog", "built", "card", "catalog", "every", "get", "listing", "names", "register", "summary"]
 
 
 class Catalog(Registry[Dataset]):
@@ -27,6 +31,27 @@ class Catalog(Registry[Dataset]):
 get = catalog.get
 names = catalog.names
 register = catalog.register
+
+
+def every(manifest: Manifest) -> list[Dataset]:
+    """The catalogued datasets, then those imported into the bank ``manifest`` describes
+    (``convbank import``), in the order they were first imported.
+
+    >>> [ds.name for ds in every(convbank.store.Bank().manifest())][-1]
+    'my_chats'
+    """
+    found = [imported_from(n, e) for n, e in manifest.datasets.items() if e.imported is not None]
+    return [*catalog, *(ds for ds in found if ds is not None and ds.name not in catalog)]
+
+
+def built(manifest: Manifest) -> list[str]:
+    """The names of the datasets ``manifest`` holds, catalogued then imported (:func:`every`):
+    what ``validate``, ``stats`` and ``report`` run over when given no names."""
+    return [ds.name for ds in every(manifest) if ds.name in manifest.datasets]
+
+
+def _origin(ds: Dataset) -> str:
+    return ds.origin if isinstance(ds, ImportedDataset) else catalog.origin(ds.name)
 
 
 def summary(ds: Dataset, manifest: Manifest, fetcher: Fetcher | None = None) -> dict[str, Any]:
@@ -45,7 +70,12 @@ def summary(ds: Dataset, manifest: Manifest, fetcher: Fetcher | None = None) -> 
         "license": ds.license,
         "configs": {c.name: dict(c.splits) for c in ds.configs},
     }
-    if fetcher is not None:
+    if isinstance(ds, ImportedDataset):
+        row["sources"] = {
+            "present": sum(Path(f.path).is_file() for f in ds.entry.inputs),
+            "files": len(ds.files),
+        }
+    elif fetcher is not None:
         files = ds.required_files()
         row["sources"] = {"present": sum(fetcher.find(ds, f) is not None for f in files), "files": len(files)}
     row["built"] = sorted(manifest.configs(ds.name))
@@ -54,17 +84,19 @@ def summary(ds: Dataset, manifest: Manifest, fetcher: Fetcher | None = None) -> 
         for c, cfg in (entry.configs.items() if entry else ())
         for s, info in cfg.splits.items()
     }
-    row["origin"] = catalog.origin(ds.name)
+    row["origin"] = _origin(ds)
+    row["imported"] = isinstance(ds, ImportedDataset)
     return row
 
 
 def listing(manifest: Manifest, fetcher: Fetcher | None = None) -> list[dict[str, Any]]:
-    """:func:`summary` of every dataset, in catalog order (``convbank list --json``).
+    """:func:`summary` of every dataset (:func:`every`), in catalog order, the imported ones
+    last (``convbank list --json``).
 
     >>> [row["name"] for row in listing(convbank.store.Bank().manifest())][:2]
     ['casino', 'ccpe']
     """
-    return [summary(ds, manifest, fetcher) for ds in catalog]
+    return [summary(ds, manifest, fetcher) for ds in every(manifest)]
 
 
 def card(name: str, manifest: Manifest, fetcher: Fetcher) -> dict[str, Any]:
@@ -80,11 +112,18 @@ def card(name: str, manifest: Manifest, fetcher: Fetcher) -> dict[str, Any]:
     ds = get(name)
     data = ds.describe()
     for f, entry in zip(ds.files, data["files"], strict=True):
+        if isinstance(ds, ImportedDataset):  # the files it was imported from, by their paths
+            path = Path(f.url.removeprefix("file://"))
+            entry.update(checksum="recorded", optional=False, folder=False)
+            entry["present"] = str(path) if path.is_file() else None
+            continue
         found = fetcher.find(ds, f)
         entry["checksum"] = checksum_status(f, fetcher.root)
         entry["optional"] = f.name in ds.optional_files
         entry["present"] = str(found) if found else None
         entry["folder"] = found is not None and found.is_dir()  # an archive's extracted folder
     data["built"] = sorted(manifest.configs(name))
-    data["origin"] = catalog.origin(name)
+    data["origin"] = _origin(ds)
+    if isinstance(ds, ImportedDataset):
+        data["imported"] = msgspec.to_builtins(ds.entry)
     return data

@@ -80,6 +80,7 @@ __all__ = [
     "ChecksumError",
     "ConvbankError",
     "ConversationNotFoundError",
+    "CorpusImportError",
     "DamagedBankError",
     "DiskFullError",
     "DownloadError",
@@ -335,6 +336,18 @@ class BuildError(ConvbankError):
     exit_code = 1
     facts = ("path",)
     path: Path | str | None
+
+
+class CorpusImportError(ConvbankError, ValueError):
+    """An import cannot be done as asked (a name taken, a format not recognised) or a record
+    of its files is not of their format: the dataset ``name`` asked for, the ``path`` of the
+    file and ``where`` in it (``line 3``, ``row 4``, ``utterances.jsonl line 2``)."""
+
+    exit_code = 2
+    facts = ("name", "path", "where")
+    name: str | None
+    path: Path | str | None
+    where: str | None
 
 
 class ExportError(ConvbankError):

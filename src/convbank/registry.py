@@ -27,11 +27,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from convbank.datasets import BUILTIN, Check, Dataset, contract_problem
+from convbank.datasets._imported import NAME as NAME_PATTERN
 from convbank.errors import PluginError, UnknownDatasetError, did_you_mean
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from convbank.store.bank import Bank
+    from convbank.store.manifest import DatasetEntry
     from convbank.tasks import Task
 
 __all__ = [
@@ -42,6 +45,8 @@ __all__ = [
     "checks",
     "datasets",
     "engines",
+    "imported",
+    "imported_from",
     "load_entry_points",
     "tasks",
 ]
@@ -81,8 +86,10 @@ class Registry(Generic[T]):
         derived_from: Registry[Any] | None = None,
         quick: Callable[[str], T | None] | None = None,
         accept: Callable[[T, str], T] | None = None,
+        fallback: Callable[[str], tuple[T, str] | None] | None = None,
     ) -> None:
         self.kind = kind
+        self._fallback = fallback
         self._load = load
         self._accept = accept
         self._quick = quick
@@ -156,6 +163,9 @@ class Registry(Generic[T]):
         try:
             return entries[name].value
         except KeyError:
+            other = self._fallback(name) if self._fallback is not None else None
+            if other is not None:
+                return other[0]
             known = ", ".join(entries) or "none"
             hint = did_you_mean(name, entries)
             raise UnknownDatasetError(
@@ -168,7 +178,12 @@ class Registry(Generic[T]):
     def origin(self, name: str) -> str:
         """Where a registered thing came from: ``convbank`` or ``entry point NAME (package P)``."""
         self.get(name)
-        return self._loaded()[name].origin
+        entry = self._loaded().get(name)
+        if entry is not None:
+            return entry.origin
+        found = self._fallback(name) if self._fallback is not None else None
+        assert found is not None  # get() found it
+        return found[1]
 
     def names(self) -> list[str]:
         """Registered names, in registration order."""
@@ -366,10 +381,62 @@ def _builtin_dataset(name: str) -> Dataset | None:
     return None
 
 
+_IMPORTED: dict[tuple[str, str], tuple[tuple[int, ...], Dataset | None]] = {}
+"""Imported datasets read from a bank's manifest, by (bank, name), with the signature of
+the manifest they were read from (a new generation is a new file: read again)."""
+
+
+def imported(name: str, bank: Bank | None = None) -> Dataset | None:
+    """The dataset imported under ``name`` (``convbank import``) into ``bank``, else into
+    the default bank or one this process opened (:func:`convbank.store.bank.banks`); None
+    where none holds it. What the catalog answers for a name it does not list::
+
+        >>> convbank.catalog.get("my_study")   # after `convbank import chats.jsonl --name my_study`
+        <ImportedDataset 'my_study' from chat: 1 files>
+    """
+    from convbank.errors import ConvbankError
+    from convbank.store.bank import banks
+
+    for place in [bank] if bank is not None else banks():
+        try:
+            st = place.manifest_path.stat()
+        except OSError:
+            continue
+        key, signature = (str(place.root), name), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        known = _IMPORTED.get(key)
+        if known is None or known[0] != signature:
+            try:
+                entry = place.manifest().datasets.get(name)
+            except ConvbankError:  # a damaged bank says so when it is read, not here
+                continue
+            found = imported_from(name, entry) if entry is not None else None
+            known = _IMPORTED[key] = (signature, found)
+        if known[1] is not None:
+            return known[1]
+    return None
+
+
+def imported_from(name: str, entry: DatasetEntry) -> Dataset | None:
+    """The dataset a manifest's entry stands for, if it was imported (None if it was built)."""
+    from convbank.datasets._imported import ImportedDataset
+
+    if entry.imported is None:
+        return None
+    parts = {c: {s: info.conversations for s, info in cfg.splits.items()} for c, cfg in entry.configs.items()}
+    return ImportedDataset(name, entry.imported, parts)
+
+
+def _imported_entry(name: str) -> tuple[Dataset, str] | None:
+    found = imported(name) if NAME_PATTERN.fullmatch(name) else None
+    return None if found is None else (found, found.origin)  # type: ignore[attr-defined]
+
+
 datasets: Registry[Dataset] = Registry(
-    "dataset", load=_load_datasets, quick=_builtin_dataset, accept=_dataset
+    "dataset", load=_load_datasets, quick=_builtin_dataset, accept=_dataset, fallback=_imported_entry
 )
-"""Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`)."""
+"""Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`);
+a name it does not list is looked for among the datasets imported into the bank
+(:func:`imported`), which it does not list."""
 engines: Registry[type[Any]] = Registry("engine", load=_load_engines)
 """Engine classes by name (``local``, ``spark``, plugins'): :class:`convbank.engines.Engine`
 subclasses, every one loaded through its entry point (the registry sits below the engines,

@@ -68,7 +68,7 @@ def stats(
             return stats(names, snapshot=current)
     root = snapshot.bank.root
     built = snapshot.built()
-    names = list(names or [n for n in catalog.names() if n in built])
+    names = list(names or catalog.built(snapshot.manifest))
     for name in names:
         catalog.get(name)
         if name not in built:

@@ -428,10 +428,23 @@ def where() -> None:
 from convbank.cli._build import build_ as build_command  # noqa: E402
 from convbank.cli.analysis import report, serve, stats, validate  # noqa: E402
 from convbank.cli.bench import bench  # noqa: E402
+from convbank.cli.imports import import_, remove  # noqa: E402
 from convbank.cli.query import query  # noqa: E402
 from convbank.cli.upkeep import doctor, new_dataset  # noqa: E402
 
-for _command in (build_command, query, validate, stats, report, bench, serve, doctor, new_dataset):
+for _command in (
+    build_command,
+    import_,
+    remove,
+    query,
+    validate,
+    stats,
+    report,
+    bench,
+    serve,
+    doctor,
+    new_dataset,
+):
     cli.add_command(_command)
 
 

@@ -16,7 +16,17 @@ import msgspec
 
 from convbank.export._format import Rejected
 
-__all__ = ["RECORD_LIMIT", "decode_json", "head", "json_lines", "lines", "rejected", "suffixed"]
+__all__ = [
+    "RECORD_LIMIT",
+    "decode_json",
+    "first_record",
+    "head",
+    "json_lines",
+    "json_records",
+    "lines",
+    "rejected",
+    "suffixed",
+]
 
 RECORD_LIMIT = 4096
 """The most characters of a rejected record kept with its reason."""
@@ -80,3 +90,62 @@ def rejected(path: Path, where: str, expected: str, record: bytes | str | Any = 
 def suffixed(paths: Sequence[Path], *suffixes: str) -> bool:
     """Whether every path is a file whose name ends in one of ``suffixes`` (lower case)."""
     return bool(paths) and all(p.is_file() and p.name.lower().endswith(suffixes) for p in paths)
+
+
+def json_records(path: Path) -> Iterator[tuple[str, Any] | Rejected]:
+    """The records of a JSON file as real files hold them, each with where it is: a JSON array
+    of records (``record 3``; decoded whole), a single JSON object (``record 1``), or JSON
+    Lines (``line 3``; streamed, one line at a time). A value that is not JSON is a
+    :class:`Rejected` naming its line (or the file)."""
+    start = head(path, 256).lstrip()
+    if start.startswith(b"["):
+        value, problem = decode_json(path.read_bytes().removeprefix(codecs.BOM_UTF8))
+        if problem is not None or not isinstance(value, list):
+            yield rejected(path, "file", f"{problem or 'expected'}: a JSON array of records")
+            return
+        for number, item in enumerate(value, 1):
+            yield f"record {number}", item
+        return
+    if start.startswith(b"{"):
+        first = next(lines(path), None)
+        if first is not None and decode_json(first[1])[1] is not None:  # one object over many lines
+            value, problem = decode_json(path.read_bytes().removeprefix(codecs.BOM_UTF8))
+            if problem is None:
+                yield "record 1", value
+                return
+    for item in json_lines(path):
+        yield item if isinstance(item, Rejected) else (f"line {item[0]}", item[1])
+
+
+def first_record(path: Path) -> Any:
+    """The first record of a JSON file (:func:`json_records`), judged from its first line or,
+    for a JSON array or an object over many lines, the first object's text within its first
+    64 KiB; None where that is not a JSON object (a sniffer says no)."""
+    start = head(path, 1 << 16).lstrip()
+    value = None
+    if start.startswith(b"["):
+        value = decode_json(_first_object(start[1:].lstrip()))[0]
+    elif start.startswith(b"{"):
+        first = next(lines(path), None)
+        value = decode_json(first[1])[0] if first is not None else None
+        if value is None:
+            value = decode_json(_first_object(start))[0]
+    return value if isinstance(value, dict) else None
+
+
+def _first_object(text: bytes) -> bytes:
+    """The text of the JSON object ``text`` starts with (empty if it does not end in it)."""
+    depth, in_string, escaped = 0, False, False
+    for i, byte in enumerate(text):
+        if in_string:
+            in_string = escaped or byte != 0x22
+            escaped = not escaped and byte == 0x5C
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"{[":
+            depth += 1
+        elif byte in b"}]":
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+    return b""

@@ -10,7 +10,8 @@ from :meth:`~convbank.datasets.Presentation.chat_outcome`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,21 @@ from convbank import catalog
 from convbank.datasets import Dataset
 from convbank.errors import ExportError
 from convbank.export._core import Selection, per_part, write_lines
-from convbank.export._format import Format
-from convbank.model import Conversation
+from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._read import first_record, json_records, rejected, suffixed
+from convbank.model import Conversation, Participant, Turn
 
-__all__ = ["FORMAT", "SUFFIX", "chat_record", "side", "write_chat"]
+__all__ = [
+    "FORMAT",
+    "SUFFIX",
+    "chat_record",
+    "content_id",
+    "content_text",
+    "read_chat",
+    "record_conversation",
+    "side",
+    "write_chat",
+]
 
 SUFFIX = ".chat.jsonl"
 """How each part's file is named: ``{dataset}_{config}_{split}.chat.jsonl``."""
@@ -77,6 +89,122 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
     return write_lines(selection, directory, SUFFIX, lines)
 
 
+def content_id(record: Any) -> str:
+    """A stable id for a record that names none: the first 16 hex digits of the sha256 of its
+    JSON (keys sorted), so that importing the same file again gives the same ids and an exact
+    duplicate the same id.
+
+    >>> content_id({"messages": [{"role": "user", "content": "hi"}]})
+    '19e21ad5462e808b'
+    """
+    text = msgspec.json.encode(record, order="sorted")
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+def content_text(content: Any) -> str | None:
+    """A message's content as its turn's text: a string as it is; typed parts, their text
+    parts joined by newlines (the parts are kept whole in meta); null, empty."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        return "\n".join(str(p["text"]) for p in content if p.get("type") == "text" and "text" in p)
+    return None
+
+
+def _chat_conversation(value: Any, number: int, options: ReadOptions) -> Conversation | str:
+    """One chat record as a conversation (every message a turn), or what is wrong with it."""
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        return 'expected a record with a "messages" list'
+    people: dict[str, Participant] = {}
+    turns = []
+    for i, m in enumerate(value["messages"]):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not m["role"]:
+            return f'expected message {i} to be an object with a "role" string'
+        text = content_text(m.get("content"))
+        if text is None:
+            return f"expected message {i}'s content as a string or a list of typed parts"
+        role, name = m["role"], m.get("name")
+        pid = name if isinstance(name, str) and name else role
+        known = people.setdefault(pid, Participant(participant_id=pid, role=role))
+        if known.role != role:
+            return f"expected speaker {pid!r} to keep one role (message {i} is {role}, earlier {known.role})"
+        meta: dict[str, Any] = {}
+        if not isinstance(m.get("content"), str):
+            meta["content_parts"] = m.get("content")
+        rest = {k: v for k, v in m.items() if k not in ("role", "content")}
+        if rest:
+            meta["message"] = rest
+        turns.append(Turn(turn_index=i, participant_id=pid, text=text, meta=meta))
+    return record_conversation(value, "messages", people, turns, number=number, options=options)
+
+
+def record_conversation(
+    value: dict[str, Any],
+    key: str,
+    people: dict[str, Participant],
+    turns: list[Turn],
+    *,
+    number: int,
+    options: ReadOptions,
+) -> Conversation:
+    """The conversation of a record whose ``key`` list became ``people`` and ``turns``: the
+    record's other keys are its meta; its id is ``id`` (or convbank's own
+    ``metadata.conversation_id``), else :func:`content_id`; its config and split convbank's
+    ``metadata`` ones, else ``options``'."""
+    meta = {k: v for k, v in value.items() if k != key}
+    ours: dict[str, Any] = meta["metadata"] if isinstance(meta.get("metadata"), dict) else {}
+    given = value.get("id", ours.get("conversation_id"))
+    return Conversation(
+        dataset=options.dataset,
+        config=str(ours.get("config") or options.config),
+        split=str(ours.get("split") or options.split),
+        conversation_id=str(given) if isinstance(given, (str, int)) and given != "" else content_id(value),
+        source_index=number,
+        participants=list(people.values()),
+        turns=turns,
+        meta=meta,
+    )
+
+
+def read_chat(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """The conversations of chat-format files (``{"messages": [{"role", "content"}...]}``:
+    OpenAI fine-tuning files, Hugging Face chat datasets, what ``export --format chat``
+    writes), as JSON Lines, a JSON array or one object. Every message is a turn, the system
+    message included; its speaker is its ``name``, else its role; a content given as typed
+    parts is kept whole (meta ``content_parts``; the text is its text parts), and a message's
+    other keys (``name``, ``tool_calls``, ``tool_call_id``...) in meta ``message``. The
+    record's other keys (``id``, ``tools``, ``metadata``...) are the conversation's meta;
+    its id is ``id`` (or convbank's ``metadata.conversation_id``), else made from its
+    content (:func:`content_id`)::
+
+        read_chat([Path("train.jsonl")], ReadOptions(dataset="my_chats"))
+    """
+    for path in paths:
+        number = 0
+        for item in json_records(path):
+            if isinstance(item, Rejected):
+                yield item
+                continue
+            where, value = item
+            conv = _chat_conversation(value, number, options)
+            if isinstance(conv, str):
+                yield rejected(path, where, conv, value)
+                continue
+            number += 1
+            yield conv
+
+
+def _sniff_chat(paths: Sequence[Path]) -> bool:
+    """JSON files whose first record holds a ``messages`` list of objects with a ``role``."""
+    if not suffixed(paths, ".jsonl", ".json", ".ndjson"):
+        return False
+    record = first_record(paths[0])
+    messages = record.get("messages") if record else None
+    return isinstance(messages, list) and all(isinstance(m, dict) and "role" in m for m in messages)
+
+
 FORMAT = Format(
     order=50,
     name="chat",
@@ -86,5 +214,10 @@ FORMAT = Format(
     writer=write_chat,
     plan=per_part(SUFFIX),
     sided=True,
+    reader=read_chat,
+    sniff=_sniff_chat,
+    loses="one side's view: speakers as `user` and `assistant` (the participant seen from and "
+    "everyone else), a system message written for that side, no annotations, no participant "
+    "persona or meta; of a chat corpus, nothing (every message is a turn, its keys kept)",
 )
 """The ``chat`` format."""

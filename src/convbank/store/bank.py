@@ -30,7 +30,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from convbank._atomic import atomic_write_text, sha256_file
 from convbank._lazy import lazy
 from convbank._version import __version__
+from convbank.datasets._imported import ImportEntry
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError
 from convbank.model import SCHEMA_VERSION
 from convbank.settings import bank_root
@@ -76,13 +77,25 @@ try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LAYOUT", "Bank", "Checkup", "FileRef", "Snapshot", "Staging"]
+__all__ = ["LAYOUT", "OPENED", "Bank", "Checkup", "FileRef", "Snapshot", "Staging", "banks"]
 
 LAYOUT = 2
 """Version of the bank's folder layout and manifest (1: one ``part-0.parquet`` per partition,
 replaced in place)."""
 
 _LEGACY_PART = "part-0.parquet"
+
+OPENED: dict[str, None] = {}
+"""The banks other than the default one that this process opened, by absolute path, in
+order: where the catalog looks for a dataset imported into one of them
+(:func:`convbank.registry.imported`)."""
+
+
+def banks() -> list[Bank]:
+    """The default bank, then the others this process opened (latest first)."""
+    default = Bank()
+    others = [Bank(Path(p)) for p in reversed(OPENED) if p != os.path.abspath(default.root)]
+    return [default, *others]
 
 
 class Bank:
@@ -91,6 +104,8 @@ class Bank:
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else bank_root()
+        if root is not None:
+            OPENED[os.path.abspath(self.root)] = None
 
     # ------------------------------------------------------------------ manifest
     @property
@@ -256,29 +271,73 @@ class Bank:
         """Make a staged dataset/config the bank's, with ``entry`` as its manifest entry: its
         files move in beside the current ones, then one rename of the manifest switches
         readers to the new generation. Hold :meth:`lock`."""
+        self.commit_dataset(staging.dataset, [(staging, entry)])
+
+    def commit_dataset(
+        self,
+        dataset: str,
+        staged: list[tuple[Staging, ConfigEntry]],
+        *,
+        imported: ImportEntry | None = None,
+    ) -> None:
+        """Make staged configs of one dataset the bank's in one generation. Without
+        ``imported``, each staged config replaces that config (the dataset's others stay);
+        with it (an import), the dataset's entry is replaced whole by the staged configs and
+        that record. Hold :meth:`lock`."""
+
+        def update(manifest: Manifest, published: list[Path]) -> None:
+            configs = {}
+            for staging, entry in staged:
+                configs[staging.config] = ConfigEntry(
+                    splits=entry.splits, sources=entry.sources, files=self._publish_all(staging, published)
+                )
+            ds = manifest.datasets.setdefault(dataset, DatasetEntry())
+            if imported is not None:
+                ds.configs, ds.imported = {}, imported
+            ds.configs.update(configs)
+            ds.built_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            ds.built_by, ds.schema_version = __version__, SCHEMA_VERSION
+
+        self._switch(update)
+
+    def remove(self, dataset: str) -> None:
+        """Take a dataset out of the bank in a new generation (its files go once no reader
+        pins an older one). Hold :meth:`lock`."""
+
+        def update(manifest: Manifest, published: list[Path]) -> None:
+            manifest.datasets.pop(dataset, None)
+
+        self._switch(update)
+
+    def _publish_all(
+        self, staging: Staging, published: list[Path]
+    ) -> dict[str, dict[str, FileEntry | list[FileEntry]]]:
+        """Move a staging folder's files to their places; their manifest entries by table and split."""
+        staging.close()
+        written: dict[str, dict[str, list[FileEntry]]] = {}
+        for key, rows in sorted(staging.rows.items()):
+            table, split, _ = key
+            written.setdefault(table, {}).setdefault(split, []).append(
+                self._publish(staging, key, rows, published)
+            )
+        return {
+            table: {split: one[0] if len(one) == 1 else one for split, one in splits.items()}
+            for table, splits in written.items()
+        }
+
+    def _switch(self, update: Callable[[Manifest, list[Path]], None]) -> None:
+        """Write a new generation: the current manifest changed by ``update`` (which may
+        publish files, noting each in the list it is given), recorded, then made the bank's
+        by one rename; if anything fails before that rename, what it published is removed."""
         published: list[Path] = []
         record = None
         try:
-            staging.close()
-            written: dict[str, dict[str, list[FileEntry]]] = {}
-            for key, rows in sorted(staging.rows.items()):
-                table, split, _ = key
-                written.setdefault(table, {}).setdefault(split, []).append(
-                    self._publish(staging, key, rows, published)
-                )
-            files: dict[str, dict[str, FileEntry | list[FileEntry]]] = {
-                table: {split: one[0] if len(one) == 1 else one for split, one in splits.items()}
-                for table, splits in written.items()
-            }
             manifest = self.manifest()
             generation = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
             for other in manifest.datasets.values():  # the others keep the schema they were built with
                 other.schema_version = other.schema_version or manifest.schema_version
             manifest.layout, manifest.schema_version, manifest.generation = LAYOUT, SCHEMA_VERSION, generation
-            ds = manifest.datasets.setdefault(staging.dataset, DatasetEntry())
-            ds.configs[staging.config] = ConfigEntry(splits=entry.splits, sources=entry.sources, files=files)
-            ds.built_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            ds.built_by, ds.schema_version = __version__, SCHEMA_VERSION
+            update(manifest, published)
             text = manifest.to_json()
             (self.root / GENERATIONS).mkdir(exist_ok=True)
             record = self.root / GENERATIONS / f"{generation}.json"

@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from convbank.datasets._imported import ImportEntry
 from convbank.model import Part
 
 __all__ = [
@@ -83,12 +84,16 @@ class ConfigEntry(msgspec.Struct, kw_only=True):
 class DatasetEntry(msgspec.Struct, kw_only=True):
     """One built dataset: its configs, when it was last built, and by which convbank with
     which unified schema (None in banks written before they were recorded: the manifest's
-    ``schema_version`` then stands for every dataset)."""
+    ``schema_version`` then stands for every dataset); an imported one, what it was imported
+    from."""
 
     configs: dict[str, ConfigEntry] = {}
     built_at: str | None = None
     built_by: str | None = None
     schema_version: str | None = None
+    imported: ImportEntry | None = None
+    """For a corpus imported with ``convbank import``: its card, files and options (None for
+    a catalogued dataset)."""
 
     def parts(self) -> list[Part]:
         """The built (config, split) parts, in build order."""

@@ -78,8 +78,7 @@ def validate(names: Sequence[str] | None = None, *, bank: Bank | None = None) ->
     bank = bank or Bank()
     with bank.snapshot() as snapshot:
         if not names:
-            built = snapshot.built()
-            names = [n for n in catalog.names() if n in built]
+            names = catalog.built(snapshot.manifest)
             if not names:
                 raise NotBuiltError(
                     f"the bank at {bank.root} is empty; run `convbank build` first", path=bank.root

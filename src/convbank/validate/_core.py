@@ -30,9 +30,13 @@ __all__ = [
 
 
 def checks_for(dataset: str) -> list[Check]:
-    """The generic checks, then the dataset's own (from :data:`convbank.registry.checks`)."""
+    """The generic checks, then the dataset's own (from :data:`convbank.registry.checks`; an
+    imported dataset's, which the registry does not list, from its presentation)."""
     every = list(registry.checks)
-    return [c for c in every if c.dataset is None] + [c for c in every if c.dataset == dataset]
+    own = [c for c in every if c.dataset == dataset]
+    if dataset not in registry.datasets:
+        own = list(registry.datasets.get(dataset).presentation.checks())
+    return [c for c in every if c.dataset is None] + own
 
 
 @dataclass(frozen=True)

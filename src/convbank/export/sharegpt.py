@@ -1,0 +1,138 @@
+"""``sharegpt``: JSONL of ``{"conversations": [{"from", "value"}...]}``, the layout of ShareGPT
+dumps and of the fine-tuning sets that follow it (LLaMA-Factory, Axolotl, FastChat): ``from``
+is ``human``, ``gpt``, ``system``, ``function_call`` or ``observation``.
+
+Read as a conversation per record, every message a turn whose speaker is its ``from`` (an
+empty ``value`` kept as an empty turn), the message's other keys in the turn's meta
+``message``, the record's other keys (``id``, ``system``, ``tools``...) the conversation's
+meta. Written from one side, as ``chat`` is: the participant seen from speaks as ``gpt``,
+everyone else as ``human``; a corpus read from ShareGPT is written back as it was read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from convbank.export._core import Selection, per_part, write_lines
+from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._read import first_record, json_records, rejected, suffixed
+from convbank.export.chat import chat_record, content_text, record_conversation
+from convbank.model import Conversation, Participant, Turn
+
+__all__ = ["FORMAT", "ROLES", "SUFFIX", "read_sharegpt", "sharegpt_record", "write_sharegpt"]
+
+SUFFIX = ".sharegpt.jsonl"
+"""How each part's file is named: ``{dataset}_{config}_{split}.sharegpt.jsonl``."""
+
+ROLES = {
+    "human": "user",
+    "gpt": "assistant",
+    "system": "system",
+    "function_call": "assistant",
+    "observation": "tool",
+}
+"""The chat role of each ShareGPT speaker (any other ``from`` is its own role)."""
+
+_FROM = {"user": "human", "assistant": "gpt", "system": "system", "tool": "observation"}
+"""The ShareGPT speaker of each chat role, for a corpus read from elsewhere."""
+
+_encode = msgspec.json.Encoder().encode
+
+
+def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> dict[str, Any]:
+    """One conversation as a ShareGPT record: a corpus read from ShareGPT as it was read (its
+    speakers' ``from``, each message's keys, the record's keys); any other seen from
+    ``as_participant`` (by default the dataset's chat side), through its chat view."""
+    if conv.participants and all(p.participant_id in ROLES for p in conv.participants):
+        messages = [
+            {"from": t.participant_id, "value": t.text, **t.meta.get("message", {})} for t in conv.turns
+        ]
+        return {"conversations": messages, **conv.meta}
+    record = chat_record(conv, as_participant)
+    messages = [
+        {"from": _FROM.get(m["role"], m["role"]), "value": content_text(m["content"]) or ""}
+        for m in record["messages"]
+    ]
+    return {"id": conv.conversation_id, "conversations": messages, "metadata": record["metadata"]}
+
+
+def write_sharegpt(selection: Selection, directory: Path) -> list[Path]:
+    """``{dataset}_{config}_{split}.sharegpt.jsonl``, one record per conversation."""
+    return write_lines(
+        selection,
+        directory,
+        SUFFIX,
+        lambda conv: [_encode(sharegpt_record(conv, selection.as_participant)) + b"\n"],
+    )
+
+
+def _conversation(value: Any, number: int, options: ReadOptions) -> Conversation | str:
+    if not isinstance(value, dict) or not isinstance(value.get("conversations"), list):
+        return 'expected a record with a "conversations" list'
+    people: dict[str, Participant] = {}
+    turns = []
+    for i, m in enumerate(value["conversations"]):
+        if not isinstance(m, dict) or not isinstance(m.get("from"), str) or not m["from"]:
+            return f'expected message {i} to be an object with a "from" string'
+        text = m.get("value")
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            return f'expected message {i}\'s "value" as a string, not {type(text).__name__}'
+        who: str = m["from"]
+        people.setdefault(who, Participant(participant_id=who, role=ROLES.get(who) or who))
+        rest = {k: v for k, v in m.items() if k not in ("from", "value")}
+        meta = {"message": rest} if rest else {}
+        turns.append(Turn(turn_index=i, participant_id=who, text=text, meta=meta))
+    return record_conversation(value, "conversations", people, turns, number=number, options=options)
+
+
+def read_sharegpt(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """The conversations of ShareGPT files (JSON Lines, a JSON array or one object), one per
+    record; its id is ``id``, else made from its content
+    (:func:`convbank.export.chat.content_id`)::
+
+        read_sharegpt([Path("sharegpt.json")], ReadOptions(dataset="my_sharegpt"))
+    """
+    for path in paths:
+        number = 0
+        for item in json_records(path):
+            if isinstance(item, Rejected):
+                yield item
+                continue
+            where, value = item
+            conv = _conversation(value, number, options)
+            if isinstance(conv, str):
+                yield rejected(path, where, conv, value)
+                continue
+            number += 1
+            yield conv
+
+
+def _sniff_sharegpt(paths: Sequence[Path]) -> bool:
+    """JSON files whose first record holds a ``conversations`` list of objects with ``from``."""
+    if not suffixed(paths, ".jsonl", ".json", ".ndjson"):
+        return False
+    record = first_record(paths[0])
+    messages = record.get("conversations") if record else None
+    return isinstance(messages, list) and all(isinstance(m, dict) and "from" in m for m in messages)
+
+
+FORMAT = Format(
+    order=55,
+    name="sharegpt",
+    summary="ShareGPT JSONL (conversations of from/value)",
+    writes='`<dataset>_<config>_<split>.sharegpt.jsonl`: `{"conversations": [{"from", "value"}...]}`',
+    read_with="LLaMA-Factory, Axolotl, FastChat",
+    writer=write_sharegpt,
+    plan=per_part(SUFFIX),
+    sided=True,
+    reader=read_sharegpt,
+    sniff=_sniff_sharegpt,
+    loses="of a ShareGPT corpus, nothing; of another, what `chat` loses (one side's view)",
+)
+"""The ``sharegpt`` format."""
