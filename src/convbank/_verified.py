@@ -89,13 +89,16 @@ def private_copy(path: Path, place: str) -> tuple[Path, str]:
 
 def private_tree(path: Path, place: str) -> tuple[Path, dict[Path, str]]:
     """A private copy of a file or of a folder's every file (its layout kept: a ConvoKit
-    corpus, a Hugging Face ``save_to_disk`` folder), each hashed while copied; return the copy
-    and the sha256 of each original file, by its path. Example::
+    corpus, a Hugging Face ``save_to_disk`` folder; inside a folder named as its own parent,
+    where the Hugging Face export's ``<dataset>/<config>`` is told apart), each hashed while
+    copied; return the copy and the sha256 of each original file, by its path. Example::
 
         copy, shas = private_tree(Path("my_corpus"), "import-my_corpus")
         assert (copy / "utterances.jsonl").is_file()
     """
-    target = Path(tempfile.mkdtemp(dir=_folder(), prefix=f"{place}-"))
+    target = Path(tempfile.mkdtemp(dir=_folder(), prefix=f"{place}-")) / (
+        path.resolve().parent.name or "root"
+    )
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     shas: dict[Path, str] = {}
     for file in files:

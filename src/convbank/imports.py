@@ -256,7 +256,7 @@ def import_conversations(
         files: list[InputFile] = []
         for path, part_split in inputs:
             copy, shas = private_tree(path, "import")
-            stack.callback(shutil.rmtree, copy.parent, True)
+            stack.callback(shutil.rmtree, copy.parent.parent, True)
             copies.append((path, copy, part_split))
             files += [
                 InputFile(path=os.path.abspath(f), sha256=sha, bytes=f.stat().st_size, split=part_split)
@@ -360,19 +360,31 @@ def _read(
     if data is not None:
         yield from _in_memory_items(fmt, data, name=name, config=config, split=split, mapping=mapping)
         return
-    for original, copy, part_split in copies:
+    groups: list[list[tuple[Path, Path, str | None]]] = []
+    for entry in copies:  # a format read together: the files of one split at once
+        same = [g for g in groups if g[0][2] == entry[2]] if fmt.together else []
+        if same:
+            same[0].append(entry)
+        else:
+            groups.append([entry])
+    for group in groups:
+        part_split = group[0][2]
         options = ReadOptions(
             dataset=name, config=config or "default", split=part_split or split or "train", mapping=mapping
         )
+        originals = {copy: original for original, copy, _ in group}
         found = False
-        for item in fmt.reader([copy], options):
+        for item in fmt.reader(list(originals), options):
             found = True
             if isinstance(item, Conversation):
                 item.dataset = name
                 item.config = config or item.config
                 item.split = part_split or split or item.split
-            yield original, item
+                yield group[0][0], item
+            else:
+                yield originals.get(item.path, group[0][0]), item
         if not found:
+            original = group[0][0]
             raise CorpusImportError(
                 f"{original}: holds no {fmt.name} records; expected at least one", name=name, path=original
             )

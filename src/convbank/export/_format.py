@@ -119,7 +119,9 @@ class Format:
       (``convbank import``), and how its files are recognised without ``--format``; None
       where convbank reads none;
     - ``loses``: what a corpus read back from this format lacks of what the bank held
-      (its row of the import guide's table: Markdown; ``nothing`` where it is exact).
+      (its row of the import guide's table: Markdown; ``nothing`` where it is exact);
+    - ``together``: its files are one corpus read together (``parquet``'s four tables, a
+      ConvoKit corpus's files), not each a corpus of its own, as an import reads them.
 
     A plugin declares one in its package and names it in its entry points::
 
@@ -140,6 +142,7 @@ class Format:
     reader: Reader | None = None
     sniff: Sniffer | None = None
     loses: str | None = None
+    together: bool = False
     order: int = 100
 
     def __post_init__(self) -> None:

@@ -395,6 +395,7 @@ FORMAT = Format(
     writer=write_convokit,
     plan=_folder,
     reader=read_convokit,
+    together=True,
     loses="nothing of what convbank exported, but where a dataset's speaker ids name one person "
     "everywhere (`global_speakers`) a speaker's role, persona and meta are one for the whole corpus "
     "(the last conversation's); of any ConvoKit corpus: vectors, and speakers' roles (each is "

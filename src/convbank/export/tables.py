@@ -226,6 +226,7 @@ PARQUET = Format(
     writer=write_parquet,
     plan=_parquet_files,
     reader=read_parquet,
+    together=True,
     loses="nothing: the bank's conversations exactly (the dataset takes the import's name)",
     sniff=_sniff_parquet,
 )

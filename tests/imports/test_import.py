@@ -1,0 +1,265 @@
+"""``convbank import``: your own conversations in the bank, from the formats real files come in
+(with their quirks), round trips from the real CaSiNo through the import, bad input that
+loses nothing, names, replace and remove, and the imported dataset used as any other."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+
+import convbank
+from convbank.cli.main import cli
+from convbank.errors import CorpusImportError, NotBuiltError
+from convbank.export import export
+from convbank.imports import import_conversations, remove
+from convbank.store import Bank
+
+SYSTEM = {"role": "system", "content": "Be kind."}
+TOOL_CALL = [{"id": "t1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]
+CHATS = [
+    {
+        "id": "a",
+        "messages": [
+            SYSTEM,
+            {"role": "user", "content": "hi é 😀"},
+            {"role": "assistant", "content": "hello"},
+        ],
+    },
+    {
+        "messages": [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": None, "tool_calls": TOOL_CALL},
+            {"role": "tool", "tool_call_id": "t1", "content": "sunny"},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "It is"}, {"type": "text", "text": "sunny"}],
+            },
+        ],
+        "tools": [{"type": "function", "function": {"name": "lookup"}}],
+    },
+]
+
+
+def _jsonl(records: list[dict], *, bom: bool = False, crlf: bool = False, final: bool = True) -> bytes:
+    end = b"\r\n" if crlf else b"\n"
+    body = end.join(json.dumps(r, ensure_ascii=False).encode() for r in records) + (end if final else b"")
+    return (b"\xef\xbb\xbf" if bom else b"") + body
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["jsonl", "bom-crlf-no-final-newline", "array", "one-object", "duplicate-record"],
+)
+def test_chat_files_as_real_files_hold_them(tmp_path: Path, layout: str) -> None:
+    path = tmp_path / "chats.json"
+    records = CHATS[:1] if layout == "one-object" else CHATS
+    if layout == "jsonl":
+        path.write_bytes(_jsonl(records))
+    elif layout == "bom-crlf-no-final-newline":
+        path.write_bytes(_jsonl(records, bom=True, crlf=True, final=False))
+    elif layout == "array":
+        path.write_text(json.dumps(records, indent=2, ensure_ascii=False), encoding="utf-8")
+    elif layout == "one-object":
+        path.write_text(json.dumps(records[0], indent=2, ensure_ascii=False), encoding="utf-8")
+    else:
+        path.write_bytes(_jsonl([*records, records[0]]))
+    report = import_conversations(path, name="mine")
+    assert (report.format, report.detected) == ("chat", True)
+    assert report.duplicates == (1 if layout == "duplicate-record" else 0)
+    corpus = convbank.load("mine")
+    assert len(corpus) == len(records)
+    first = corpus["a"]
+    assert [(t.participant_id, t.text) for t in first.turns] == [
+        ("system", "Be kind."),
+        ("user", "hi é 😀"),
+        ("assistant", "hello"),
+    ]
+    assert first.meta == {"id": "a"}
+    if len(records) > 1:
+        second = corpus[1]
+        assert [t.text for t in second.turns] == ["weather?", "", "sunny", "It is\nsunny"]
+        assert second.meta == {"tools": CHATS[1]["tools"]}
+
+
+def test_chat_exported_back_gives_the_same_messages(tmp_path: Path) -> None:
+    (tmp_path / "in.jsonl").write_bytes(_jsonl(CHATS))
+    import_conversations(tmp_path / "in.jsonl", name="mine")
+    paths = export(convbank.load("mine"), "chat", tmp_path / "out")
+    back = [json.loads(line) for line in paths[0].read_text(encoding="utf-8").splitlines()]
+    assert [r["messages"] for r in back] == [r["messages"] for r in CHATS]
+    again = import_conversations(paths[0], name="again")
+    assert again.conversations == 2
+    assert [c.turns for c in convbank.load("again")] == [c.turns for c in convbank.load("mine")]
+
+
+def test_sharegpt_with_every_speaker_and_an_empty_value(tmp_path: Path) -> None:
+    record = {
+        "id": "s1",
+        "conversations": [
+            {"from": "system", "value": "You help."},
+            {"from": "human", "value": "find it"},
+            {"from": "function_call", "value": '{"name": "find"}'},
+            {"from": "observation", "value": ""},
+            {"from": "gpt", "value": "nothing found"},
+        ],
+    }
+    (tmp_path / "s.json").write_text(json.dumps([record]), encoding="utf-8")
+    report = import_conversations(tmp_path / "s.json", name="sg")
+    assert report.format == "sharegpt"
+    conv = convbank.load("sg")["s1"]
+    assert [(t.participant_id, t.text) for t in conv.turns][3] == ("observation", "")
+    assert {p.participant_id: p.role for p in conv.participants} == {
+        "system": "system",
+        "human": "user",
+        "function_call": "assistant",
+        "observation": "tool",
+        "gpt": "assistant",
+    }
+    out = export(convbank.load("sg"), "sharegpt", tmp_path / "out")
+    assert json.loads(out[0].read_text(encoding="utf-8")) == record
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "convokit", "hf"])
+def test_casino_round_trips_through_the_import(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    bank = list(convbank.load("casino"))
+    paths = sorted(export(convbank.load("casino"), fmt, tmp_path / "out"))
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
+    inputs = paths  # parquet's four tables, a ConvoKit corpus's files, the jsonl of each split
+    if fmt == "hf":
+        inputs = [tmp_path / "out" / "casino" / "default"]
+    report = import_conversations(inputs, name="casino_again", format=fmt)
+    assert report.parts == {"default/train": 900, "default/valid": 30, "default/test": 100}
+    got = {(c.split, c.conversation_id): c for c in convbank.load("casino_again")}
+    lost = set()
+    for b in bank:
+        g = got[(b.split, b.conversation_id)]
+        assert [(t.participant_id, t.text) for t in g.turns] == [(t.participant_id, t.text) for t in b.turns]
+        b_data, g_data = msgspec.to_builtins(b), msgspec.to_builtins(g)
+        lost |= {k for k in b_data if k != "dataset" and b_data[k] != g_data[k]}
+    assert lost == ({"meta"} if fmt == "hf" else set())
+
+
+def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(_jsonl(CHATS))
+    import_conversations(good, name="mine")
+    manifest = Bank().manifest_path.read_bytes()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(_jsonl(CHATS) + b'{"messages": [{"content": "no role"}]}\n{"messages": [\n')
+    code, output = _run("import", str(bad), "--name", "mine", "--replace", "--format", "chat")
+    assert code == 2
+    assert output.strip() == (
+        f'error: {bad}, line 3: expected message 0 to be an object with a "role" string '
+        "(nothing was imported; --skip-bad imports the rest)"
+    )
+    assert Bank().manifest_path.read_bytes() == manifest
+    assert len(convbank.load("mine")) == 2
+
+    rejects = tmp_path / "rejects.jsonl"
+    code, output = _run("import", str(bad), "--name", "mine", "--replace", "--skip-bad", str(rejects))
+    assert code == 0, output
+    assert f"rejected 2 records: see {rejects}" in output
+    lines = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert [(r["where"], r["expected"][:30]) for r in lines] == [
+        ("line 3", "expected message 0 to be an ob"),
+        ("line 4", "expected JSON (Input data was "),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"", "{path}: holds no chat records; expected at least one"),
+        (
+            b"not json at all\n",
+            "{path}, line 1: expected JSON (JSON is malformed: invalid character (byte 4))",
+        ),
+        (
+            _jsonl([{"id": "x", "messages": [SYSTEM]}, {"id": "x", "messages": []}]),
+            "{path}, conversation 'x': expected a conversation id used once",
+        ),
+        (_jsonl([{"messages": "hi"}]), '{path}, line 1: expected a record with a "messages" list'),
+    ],
+    ids=["empty", "not-json", "repeated-id", "wrong-type"],
+)
+def test_bad_chat_input_is_one_line_naming_the_file(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(CorpusImportError) as caught:
+        import_conversations(path, name="mine", format="chat")
+    assert str(caught.value).split(" (nothing was")[0] == expected.format(path=path)
+    assert caught.value.exit_code == 2
+    assert "mine" not in Bank().manifest().datasets
+
+
+def test_names_replace_and_remove(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(_jsonl(CHATS))
+    with pytest.raises(CorpusImportError, match=r"^casino is a catalogued dataset \(convbank\)"):
+        import_conversations(path, name="casino")
+    with pytest.raises(CorpusImportError, match="cannot name a dataset"):
+        import_conversations(path, name="My Data")
+    first = import_conversations(path, name="mine")
+    ids = convbank.load("mine").conversation_ids()
+    with pytest.raises(CorpusImportError, match=r"^mine was imported already \(chat, "):
+        import_conversations(path, name="mine")
+    again = import_conversations(path, name="mine", replace=True)
+    assert convbank.load("mine").conversation_ids() == ids  # stable ids
+    assert [f.sha256 for f in first.files] == [f.sha256 for f in again.files]
+    _code, output = _run("list", "--json")
+    row = next(r for r in json.loads(output) if r["name"] == "mine")
+    assert (row["imported"], row["origin"]) == (True, "imported from chat: in.jsonl")
+    with pytest.raises(CorpusImportError, match="catalogued dataset; convbank remove"):
+        remove("casino")
+    remove("mine")
+    assert "mine" not in Bank().manifest().datasets
+    with pytest.raises(NotBuiltError, match="no imported dataset 'mine'"):
+        remove("mine")
+
+
+def test_splits_a_card_and_the_corpus_as_a_value(tmp_path: Path) -> None:
+    (tmp_path / "train.jsonl").write_bytes(_jsonl(CHATS[:1]))
+    (tmp_path / "test.jsonl").write_bytes(_jsonl(CHATS[1:]))
+    (tmp_path / "card.toml").write_text('title = "My study"\nlicense = "CC-BY-4.0"\n', encoding="utf-8")
+    code, output = _run(
+        "import", f"train={tmp_path / 'train.jsonl'}", f"test={tmp_path / 'test.jsonl'}", "--name", "study"
+    )
+    assert code == 0, output
+    assert "2 conversations, 7 turns (default/train 1, default/test 1)" in output
+    ds = convbank.catalog.get("study")
+    assert (ds.title, ds.license) == ("My study", "CC-BY-4.0")
+    corpus = convbank.load("study", split="test")
+    again = pickle.loads(pickle.dumps(corpus))
+    assert again[0].turns == corpus[0].turns
+    code, output = _run("validate", "study")
+    assert code == 0 and "imported.alternation" in output
+    code, output = _run("query", "SELECT count(*) AS n FROM turns WHERE dataset = 'study'", "--format", "csv")
+    assert output.splitlines() == ["n", "7"]
+
+
+def test_table_with_a_mapping_keeps_other_columns_as_meta(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {"call": ["c1", "c1", "c2"], "agent": ["a", "b", "a"], "said": ["hi", "yo", ""], "score": [1, 2, 3]}
+    )
+    report = import_conversations(
+        frame, name="calls", mapping={"conversation_id": "call", "speaker": "agent", "text": "said"}
+    )
+    assert (report.format, report.parts) == ("table", {"default/train": 2})
+    conv = convbank.load("calls")["c1"]
+    assert [(t.participant_id, t.text, t.meta["score"]) for t in conv.turns] == [
+        ("a", "hi", 1),
+        ("b", "yo", 2),
+    ]
