@@ -99,13 +99,13 @@ def import_(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from convbank.cli._console import err, out
-    from convbank.imports import _card, import_conversations, parse_inputs
+    from convbank.imports import import_conversations, parse_inputs, read_card
 
     inputs = parse_inputs(paths)
     fields = {"title": title, "license": license_, "citation": citation, "homepage": homepage}
     fields["description"] = description
     given = {k: v for k, v in fields.items() if v is not None}
-    card_fields = {**_card(card, inputs[0][0]), **given}
+    card_fields = {**read_card(card, inputs[0][0]), **given}
     sources: dict[str, list[Path]] = {}
     plain = [p for p, s in inputs if s is None]
     for p, s in inputs:

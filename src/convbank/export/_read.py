@@ -14,16 +14,19 @@ from typing import Any
 
 import msgspec
 
-from convbank.export._format import Rejected
+from convbank.export._format import ReadOptions, Rejected
+from convbank.model import Conversation
 
 __all__ = [
     "RECORD_LIMIT",
     "decode_json",
     "first_record",
     "head",
+    "imported_layout",
     "json_lines",
     "json_records",
     "lines",
+    "read_imported",
     "rejected",
     "suffixed",
 ]
@@ -149,3 +152,26 @@ def _first_object(text: bytes) -> bytes:
             if depth == 0:
                 return text[: i + 1]
     return b""
+
+
+_IMPORTED_COLUMNS = ["conversation_id", "messages", "conversation"]
+"""The columns of an imported dataset's ``hf`` export (its presentation's ``hf_features``)."""
+
+
+def imported_layout(data: Any) -> bool:
+    """Whether every split of a ``DatasetDict`` has an imported dataset's ``hf`` columns."""
+    return all(part.column_names == _IMPORTED_COLUMNS for part in data.values())
+
+
+def read_imported(path: Path, data: Any, options: ReadOptions) -> Iterator[Conversation | Rejected]:
+    """What ``export --format hf`` wrote of an imported dataset: each row's ``conversation``,
+    the unified conversation as JSON, exactly."""
+    for split, part in data.items():
+        for number, text in enumerate(part["conversation"]):
+            try:
+                conv = msgspec.json.decode(text, type=Conversation)
+            except msgspec.DecodeError as exc:
+                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({exc})")
+                continue
+            conv.dataset = options.dataset
+            yield conv

@@ -28,7 +28,7 @@ from convbank import catalog
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import rejected
+from convbank.export._read import imported_layout, read_imported, rejected
 from convbank.export.chat import chat_record
 from convbank.model import Conversation, Part, Participant, Turn
 
@@ -442,28 +442,6 @@ def _read_export(ds: Any, path: Path, data: Any, options: ReadOptions) -> Iterat
             yield conv
 
 
-_IMPORTED_COLUMNS = ["conversation_id", "messages", "conversation"]
-"""The columns of an imported dataset's ``hf`` export (its presentation's ``hf_features``)."""
-
-
-def _imported_layout(data: Any) -> bool:
-    return all(part.column_names == _IMPORTED_COLUMNS for part in data.values())
-
-
-def _read_imported(path: Path, data: Any, options: ReadOptions) -> Iterator[Conversation | Rejected]:
-    """What ``export --format hf`` wrote of an imported dataset: each row's ``conversation``,
-    the unified conversation as JSON, exactly."""
-    for split, part in data.items():
-        for number, text in enumerate(part["conversation"]):
-            try:
-                conv = msgspec.json.decode(text, type=Conversation)
-            except msgspec.DecodeError as exc:
-                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({exc})")
-                continue
-            conv.dataset = options.dataset
-            yield conv
-
-
 def read_hf(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The conversations of folders written by ``save_to_disk`` (a ``Dataset``, or a
     ``DatasetDict`` whose splits keep their names): what ``export --format hf`` wrote is read
@@ -482,8 +460,8 @@ def read_hf(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversatio
             yield Rejected(path, "file", f"expected a folder written by save_to_disk ({exc})")
             continue
         ds = _exported_by(path, data) if isinstance(data, datasets.DatasetDict) else None
-        if ds is None and isinstance(data, datasets.DatasetDict) and _imported_layout(data):
-            yield from _read_imported(path, data, options)
+        if ds is None and isinstance(data, datasets.DatasetDict) and imported_layout(data):
+            yield from read_imported(path, data, options)
             continue
         yield from (_read_export(ds, path, data, options) if ds else read_hf_dataset(data, options, path))
 

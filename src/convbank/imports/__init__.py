@@ -1,0 +1,302 @@
+"""Your own conversations in the bank: :func:`import_conversations` reads files kept in any
+format convbank reads (``chat``, ``sharegpt``, ``convokit``, ``parlai``, ``hf``, ``table``,
+``jsonl``, ``parquet``), or a pandas/polars DataFrame or a Hugging Face dataset, and stores
+them as a dataset of the bank like the catalogued ones; :func:`remove` takes one out.
+
+An import is one generation of the bank: the dataset's tables and the record of where they
+came from (:class:`~convbank.datasets._imported.ImportEntry`: card, format, every file with
+the sha256 of the bytes read) are committed together, or, if anything fails, not at all (an
+earlier import of that name stays as it was). Files are read from private copies made while
+they are hashed, so what is stored is what was hashed. A record that is not of its format
+stops the import with a one-line error naming the file, where in it and what was expected;
+with ``skip_bad``, it is written with its reason to that file and the import goes on.
+
+>>> report = convbank.import_conversations("chats.jsonl", name="my_chats")
+>>> report.format, report.conversations
+('chat', 120)
+>>> convbank.load("my_chats")[0].turns[0].text
+'You are a helpful assistant.'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from convbank import catalog
+from convbank._verified import private_tree
+from convbank._version import __version__
+from convbank.datasets._imported import NAME, ImportEntry, InputFile
+from convbank.errors import CorpusImportError, NotBuiltError
+from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._registry import formats, joined
+from convbank.imports._inputs import CARD_FILE, Source, detect, in_memory, inputs_of, parse_inputs, read_card
+from convbank.imports._store import ImportReport, Item, Progress, store
+from convbank.model import Conversation
+from convbank.model.schema import paused_gc
+from convbank.store import Bank
+
+__all__ = [
+    "BATCH",
+    "CARD_FILE",
+    "ImportReport",
+    "Source",
+    "detect",
+    "import_conversations",
+    "parse_inputs",
+    "read_card",
+    "remove",
+]
+
+BATCH = 1000
+"""Conversations written at a time (one row group): what an import holds in memory."""
+
+
+# ---------------------------------------------------------------------- the import
+def import_conversations(
+    source: Source,
+    *,
+    name: str,
+    format: str | None = None,
+    config: str | None = None,
+    split: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    card: Mapping[str, str] | os.PathLike[str] | str | None = None,
+    replace: bool = False,
+    skip_bad: os.PathLike[str] | str | None = None,
+    bank: Bank | None = None,
+    progress: Progress | None = None,
+    batch_size: int = BATCH,
+) -> ImportReport:
+    """Import conversations into the bank as dataset ``name``, then use it as any other
+    (``convbank.load(name)``, ``convbank show``, ``query``, ``export``, the viewer).
+
+    ``source`` is a file or a folder (a ConvoKit corpus, a ``save_to_disk`` folder), several,
+    ``{split: path or paths}``, or a pandas/polars DataFrame (``table``, with ``mapping``) or
+    a Hugging Face ``Dataset``/``DatasetDict`` (``hf``). ``format`` is detected from the
+    content when not given (:func:`detect`). Each conversation keeps the config and split its
+    format gives it (convbank's own exports do), else ``default`` and ``train``; ``config``
+    and ``split`` put every one in those. ``mapping`` names the ``table`` format's columns
+    (``{"conversation_id": "dialog", "speaker": "who", "text": "utterance"}``). ``card``: a
+    mapping or a TOML file of ``title``, ``description``, ``license``, ``citation``,
+    ``homepage`` (by default :data:`CARD_FILE` beside the first file, if there is one).
+
+    A name already imported is refused unless ``replace``; a catalogued dataset's name always.
+    A record that is not of the format (or repeats another's id) is a
+    :class:`~convbank.errors.CorpusImportError` naming the file and where, and the bank stays
+    as it was; with ``skip_bad`` (a path), such records are written there as JSON Lines
+    (``file``, ``where``, ``expected``, ``record``) and the others imported. Exact duplicates
+    of a record (same id, same content) are left out and counted. Importing the same files
+    again gives the same bank. Example::
+
+        convbank.import_conversations({"train": "train.jsonl", "test": "test.jsonl"}, name="study")
+    """
+    start, bank = time.perf_counter(), bank or Bank()
+    _check_name(name)
+    memory = in_memory(source)
+    inputs = [] if memory else inputs_of(source)
+    if not memory and not inputs:
+        raise CorpusImportError("nothing to import: give at least one file", name=name)
+    for missing in (path for path, _ in inputs if not path.exists()):
+        raise CorpusImportError(f"{missing}: no such file or folder", name=name, path=missing)
+    fmt_name = format or memory
+    fmt = formats.get(fmt_name) if fmt_name else None
+    if fmt is not None and fmt.reader is None:
+        raise CorpusImportError(
+            f"convbank writes {fmt.name} but does not read it; formats it reads: {joined(formats_read())}",
+            name=name,
+        )
+    card_fields = read_card(card, inputs[0][0] if inputs else None)
+    with ExitStack() as stack:
+        copies, files = _private_copies(inputs, stack)
+        detected = fmt is None
+        fmt = fmt or _detected(copies, name)
+        assert fmt.reader is not None
+        entry = ImportEntry(
+            format=fmt.name,
+            inputs=files,
+            config=config,
+            split=split,
+            mapping=dict(mapping or {}),
+            loses=fmt.loses or "",
+            imported_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            convbank_version=__version__,
+        )
+        entry = msgspec.structs.replace(entry, **card_fields)
+        report = ImportReport(name, fmt.name, detected, files, loses=entry.loses)
+        report.rejects = Path(skip_bad) if skip_bad is not None else None
+        data = source if memory else None
+        items = _read(fmt, data, copies, name=name, config=config, split=split, mapping=entry.mapping)
+        with bank.lock(), paused_gc():
+            _refuse_taken(bank, name, replace)
+            store(bank, name, entry, items, report, progress=progress, batch_size=batch_size)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _private_copies(
+    inputs: list[tuple[Path, str | None]], stack: ExitStack
+) -> tuple[list[tuple[Path, Path, str | None]], list[InputFile]]:
+    """Each input copied where only this process reads it, hashed as it is copied (removed
+    when ``stack`` closes): (original, copy, split) of each, and every file read."""
+    copies: list[tuple[Path, Path, str | None]] = []
+    files: list[InputFile] = []
+    for path, part_split in inputs:
+        copy, shas = private_tree(path, "import")
+        stack.callback(shutil.rmtree, copy.parent.parent, True)
+        copies.append((path, copy, part_split))
+        files += [
+            InputFile(path=os.path.abspath(f), sha256=sha, bytes=f.stat().st_size, split=part_split)
+            for f, sha in shas.items()
+        ]
+    return copies, files
+
+
+def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
+    """The format of the first input, which every other must have too."""
+    fmt = detect([copies[0][1]])
+    for original, copy, _ in copies[1:]:
+        other = detect([copy]).name
+        if other != fmt.name:
+            raise CorpusImportError(
+                f"{original}: is {other}, the first file {fmt.name}; import files of one format at a time",
+                name=name,
+                path=original,
+            )
+    return fmt
+
+
+def formats_read() -> list[str]:
+    """The names of the formats an import reads."""
+    return [f.name for f in formats if f.reader is not None]
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise CorpusImportError(
+            f"{name!r} cannot name a dataset: use lower-case letters, digits and _, starting with a "
+            "letter (at most 64)",
+            name=str(name),
+        )
+    if name in catalog.catalog:
+        raise CorpusImportError(
+            f"{name} is a catalogued dataset ({catalog.catalog.origin(name)}); import under another --name",
+            name=name,
+        )
+
+
+def _refuse_taken(bank: Bank, name: str, replace: bool) -> None:
+    entry = bank.manifest().datasets.get(name)
+    if entry is None:
+        return
+    if entry.imported is None:
+        raise CorpusImportError(
+            f"{bank.root}: holds a dataset {name} that was built, not imported; import under another --name",
+            name=name,
+        )
+    if not replace:
+        when = entry.imported.imported_at or entry.built_at
+        raise CorpusImportError(
+            f"{name} was imported already ({entry.imported.format}, {when}); pass --replace to "
+            "replace it, or import under another --name",
+            name=name,
+        )
+
+
+def _read(
+    fmt: Format,
+    data: Any,
+    copies: list[tuple[Path, Path, str | None]],
+    *,
+    name: str,
+    config: str | None,
+    split: str | None,
+    mapping: Mapping[str, str],
+) -> Iterator[Item]:
+    """Every conversation (and rejected record) of the inputs, in order, each put in its
+    config and split; a file that holds none is refused."""
+    assert fmt.reader is not None
+    if data is not None:
+        yield from _in_memory_items(fmt, data, name=name, config=config, split=split, mapping=mapping)
+        return
+    groups: list[list[tuple[Path, Path, str | None]]] = []
+    for entry in copies:  # a format read together: the files of one split at once
+        same = [g for g in groups if g[0][2] == entry[2]] if fmt.together else []
+        if same:
+            same[0].append(entry)
+        else:
+            groups.append([entry])
+    for group in groups:
+        part_split = group[0][2]
+        options = ReadOptions(
+            dataset=name, config=config or "default", split=part_split or split or "train", mapping=mapping
+        )
+        originals = {copy: original for original, copy, _ in group}
+        found = False
+        for item in fmt.reader(list(originals), options):
+            found = True
+            if isinstance(item, Conversation):
+                item.dataset = name
+                item.config = config or item.config
+                item.split = part_split or split or item.split
+                yield group[0][0], item
+            else:
+                yield originals.get(item.path, group[0][0]), item
+        if not found:
+            original = group[0][0]
+            raise CorpusImportError(
+                f"{original}: holds no {fmt.name} records; expected at least one", name=name, path=original
+            )
+
+
+def _in_memory_items(
+    fmt: Format, data: Any, *, name: str, config: str | None, split: str | None, mapping: Mapping[str, str]
+) -> Iterator[Item]:
+    options = ReadOptions(dataset=name, config=config or "default", split=split or "train", mapping=mapping)
+    if fmt.name == "table":
+        from convbank.export.table import read_frame
+
+        items: Iterator[Conversation | Rejected] = read_frame(data, options)
+    else:
+        from convbank.export.hf import read_hf_dataset
+
+        items = read_hf_dataset(data, options)
+    where = Path(type(data).__name__)
+    found = False
+    for item in items:
+        found = True
+        if isinstance(item, Conversation):
+            item.config, item.split = config or item.config, split or item.split
+        yield where, item
+    if not found:
+        raise CorpusImportError(f"{where}: holds no conversations; expected at least one", name=name)
+
+
+def remove(name: str, *, bank: Bank | None = None) -> None:
+    """Take an imported dataset out of the bank (a new generation; corpora open on it keep
+    reading theirs). A catalogued dataset is refused: ``convbank remove`` is for imports.
+
+    >>> convbank.imports.remove("my_chats")
+    """
+    bank = bank or Bank()
+    if name in catalog.catalog:
+        raise CorpusImportError(
+            f"{name} is a catalogued dataset; convbank remove takes out imported ones only", name=name
+        )
+    with bank.lock():
+        entry = bank.manifest().datasets.get(name)
+        if entry is None or entry.imported is None:
+            imported = [n for n, e in bank.manifest().datasets.items() if e.imported is not None]
+            raise NotBuiltError(
+                f"{bank.root}: no imported dataset {name!r}; imported: {', '.join(imported) or 'none'}",
+                dataset=name,
+                path=bank.root,
+            )
+        bank.remove(name)

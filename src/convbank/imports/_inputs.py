@@ -1,0 +1,119 @@
+"""What an import is given: paths (``SPLIT=PATH``), files or in-memory data, the format
+detected from their content, and the card."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from convbank.datasets._imported import NAME
+from convbank.errors import CorpusImportError
+from convbank.export._format import Format
+from convbank.export._registry import formats, joined
+
+__all__ = [
+    "CARD_FILE",
+    "CARD_KEYS",
+    "Source",
+    "detect",
+    "in_memory",
+    "inputs_of",
+    "parse_inputs",
+    "read_card",
+]
+
+CARD_FILE = "card.toml"
+"""The card file an import reads from beside its first file when none is given: ``title``,
+``description``, ``license``, ``citation`` and ``homepage`` keys."""
+
+CARD_KEYS = ("title", "description", "license", "citation", "homepage")
+"""What a card holds."""
+
+Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str, Any] | Any
+"""What :func:`convbank.import_conversations` takes: a path, paths, ``{split: path(s)}``, or
+a DataFrame or Hugging Face ``Dataset``/``DatasetDict``."""
+
+
+def parse_inputs(args: Iterable[str]) -> list[tuple[Path, str | None]]:
+    """The command line's PATH arguments as (path, split): ``SPLIT=PATH`` puts a file in that
+    split (where no file of that whole name exists), a plain path in the import's.
+
+    >>> parse_inputs(["train=a.jsonl", "b.jsonl"])
+    [(PosixPath('a.jsonl'), 'train'), (PosixPath('b.jsonl'), None)]
+    """
+    out: list[tuple[Path, str | None]] = []
+    for arg in args:
+        split, eq, rest = arg.partition("=")
+        if eq and NAME.fullmatch(split) and not Path(arg).exists():
+            out.append((Path(rest), split))
+        else:
+            out.append((Path(arg), None))
+    return out
+
+
+def inputs_of(source: Source) -> list[tuple[Path, str | None]]:
+    if isinstance(source, (str, os.PathLike)):
+        return [(Path(source), None)]
+    if isinstance(source, Mapping):
+        return [
+            (Path(p), str(split))
+            for split, paths in source.items()
+            for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)
+        ]
+    return [(Path(p), None) for p in source]
+
+
+def in_memory(source: Any) -> str | None:
+    """``hf`` or ``table`` for a Hugging Face dataset or a DataFrame, else None."""
+    kind = type(source).__module__.split(".")[0]
+    if kind == "datasets":
+        return "hf"
+    if kind in ("pandas", "polars"):
+        return "table"
+    return None
+
+
+def detect(paths: Sequence[Path]) -> Format:
+    """The format of files (or a folder) judged from their content: the first format whose
+    sniffer recognises them, in the registry's order, or a :class:`CorpusImportError` that
+    lists the formats it tried.
+
+    >>> detect([Path("chats.jsonl")]).name
+    'chat'
+    """
+    for fmt in formats:
+        if fmt.reader is not None and fmt.sniff is not None and fmt.sniff(paths):
+            return fmt
+    names = joined(f.name for f in formats if f.reader is not None)
+    raise CorpusImportError(
+        f"{paths[0]}: not a format convbank recognises ({names}); name it with --format",
+        path=paths[0],
+    )
+
+
+def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Path | None) -> dict[str, str]:
+    if card is None and first is not None:
+        beside = (first if first.is_dir() else first.parent) / CARD_FILE
+        card = beside if beside.is_file() else None
+    if card is None:
+        return {}
+    if isinstance(card, Mapping):
+        given: Mapping[str, Any] = card
+        path: Path | None = None
+    else:
+        path = Path(card)
+        try:
+            given = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise CorpusImportError(f"{path}: expected a TOML card ({exc})", path=path) from exc
+    unknown = sorted(set(given) - set(CARD_KEYS))
+    bad = [k for k in CARD_KEYS if k in given and not isinstance(given[k], str)]
+    if unknown or bad:
+        what = f"unknown key {unknown[0]!r}" if unknown else f"{bad[0]} is not a string"
+        raise CorpusImportError(
+            f"{path or 'card'}: {what}; a card holds the strings {', '.join(CARD_KEYS)}", path=path
+        )
+    return {k: str(v) for k, v in given.items()}

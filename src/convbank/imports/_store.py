@@ -1,0 +1,202 @@
+"""Staging an import's conversations and committing them with their record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import pyarrow as pa
+
+from convbank._atomic import atomic_write
+from convbank.build import SeenIds, write_batch
+from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
+from convbank.errors import CorpusImportError
+from convbank.export._format import Rejected
+from convbank.model import Conversation, conversations_to_tables
+from convbank.store import Bank
+from convbank.store.bank import Staging
+from convbank.store.manifest import ConfigEntry, SplitEntry
+
+__all__ = ["ImportReport", "Item", "Progress", "store"]
+
+Progress = Callable[[int], None]
+"""Called with the number of conversations each written batch holds."""
+
+Item = tuple[Path, Conversation | Rejected]
+"""A conversation (or a rejected record) and the file it came from (as given)."""
+
+
+@dataclass
+class ImportReport:
+    """What an import stored: the dataset's name, the format (and whether it was detected),
+    the files with their sha256, conversations and turns by ``config/split``, the exact
+    duplicates left out, the records rejected (and where they were written), what the format
+    cannot carry."""
+
+    name: str
+    format: str
+    detected: bool
+    files: list[InputFile]
+    parts: dict[str, int] = field(default_factory=dict)
+    """Conversations by ``config/split``."""
+    turns: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    rejects: Path | None = None
+    loses: str = ""
+    seconds: float = 0.0
+
+    @property
+    def conversations(self) -> int:
+        """Conversations stored, in all parts."""
+        return sum(self.parts.values())
+
+    def summary(self) -> list[str]:
+        """The lines ``convbank import`` prints."""
+        how = "detected" if self.detected else "as given"
+        parts = ", ".join(f"{p} {n:,}" for p, n in self.parts.items())
+        lines = [
+            f"imported {self.name} from {len(self.files)} file{'s' * (len(self.files) != 1)} "
+            f"({self.format}, {how}): {self.conversations:,} conversations, {self.turns:,} turns ({parts})"
+        ]
+        if self.duplicates:
+            lines.append(f"left out {self.duplicates:,} exact duplicate record{'s' * (self.duplicates != 1)}")
+        if self.rejects is not None:
+            lines.append(f"rejected {self.rejected:,} record{'s' * (self.rejected != 1)}: see {self.rejects}")
+        lines.append(f"what {self.format} does not carry: {self.loses or 'not stated by the format'}")
+        return lines
+
+
+class _Rejects:
+    """The rejected records: the first raised (no ``skip_bad``), or each written as a JSON
+    line to a temporary file that replaces the rejects file once the import is committed."""
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        self.lines: list[bytes] = []
+        self.encode = msgspec.json.Encoder().encode
+
+    def add(self, original: Path, rejected: Rejected, name: str) -> None:
+        line = f"{original}, {rejected.where}: {rejected.expected}"
+        if self.report.rejects is None:
+            raise CorpusImportError(
+                f"{line} (nothing was imported; --skip-bad imports the rest)",
+                name=name,
+                path=original,
+                where=rejected.where,
+            )
+        self.report.rejected += 1
+        record = {"file": str(original), "where": rejected.where, "expected": rejected.expected}
+        self.lines.append(self.encode({**record, "record": rejected.record}) + b"\n")
+
+    def write(self) -> None:
+        if self.report.rejects is not None:
+            atomic_write(self.report.rejects, b"".join(self.lines))
+
+
+class _Part:
+    """One config and split being staged: its buffered conversations (each with the name of
+    its file and its place there) and its counts."""
+
+    def __init__(self) -> None:
+        self.buffer: list[tuple[Conversation, str, int]] = []
+        self.counts = dict.fromkeys(("conversations", "participants", "turns", "annotations"), 0)
+        self.seen = SeenIds()
+
+    def flush(
+        self, staging: Staging, dataset: ImportedDataset, split: str, progress: Progress | None
+    ) -> None:
+        """Write the buffered conversations as one row group of each table, the raw table
+        saying where each came from."""
+        convs = [c for c, _, _ in self.buffer]
+        tables = conversations_to_tables(convs)
+        rows = [
+            {"conversation_id": c.conversation_id, "source_index": c.source_index, "file": f, "position": p}
+            for c, f, p in self.buffer
+        ]
+        tables[f"{dataset.name}_raw"] = pa.Table.from_pylist(rows, schema=dataset.raw_schema)
+        write_batch(
+            staging, dataset, staging.config, split, tables, seen=self.seen, counts=self.counts, progress=None
+        )
+        if progress is not None:
+            progress(len(convs))
+        self.buffer.clear()
+
+    def entry(self) -> SplitEntry:
+        """The split's manifest entry."""
+        c = self.counts
+        return SplitEntry(
+            conversations=c["conversations"],
+            participants=c["participants"],
+            turns=c["turns"],
+            annotations=c["annotations"],
+        )
+
+
+def store(
+    bank: Bank,
+    name: str,
+    entry: ImportEntry,
+    items: Iterator[Item],
+    report: ImportReport,
+    *,
+    progress: Progress | None,
+    batch_size: int,
+) -> None:
+    """Stage every conversation (exact duplicates left out, repeated ids refused or
+    rejected), then commit the dataset with its import record in one generation."""
+    dataset = ImportedDataset(name, entry, {})
+    rejects = _Rejects(report)
+    ids: dict[int, int] = {}  # hash of an id -> hash of its record's content
+    parts: dict[tuple[str, str], _Part] = {}
+    positions: dict[Path, int] = {}
+    encode = msgspec.json.Encoder().encode
+    with ExitStack() as stack:
+        stagings: dict[str, Staging] = {}
+
+        def flush(config: str, split: str, part: _Part) -> None:
+            if config not in stagings:
+                stagings[config] = stack.enter_context(bank.stage(name, config))
+            part.flush(stagings[config], dataset, split, progress)
+
+        for original, item in items:
+            if isinstance(item, Rejected):
+                rejects.add(original, item, name)
+                continue
+            content = hash(encode(msgspec.structs.replace(item, source_index=0)))
+            key = hash(item.conversation_id)
+            if key in ids:
+                if ids[key] == content:
+                    report.duplicates += 1
+                    continue
+                where = f"conversation {item.conversation_id!r}"
+                rejects.add(original, Rejected(original, where, "expected a conversation id used once"), name)
+                continue
+            ids[key] = content
+            part = parts.setdefault((item.config, item.split), _Part())
+            position = positions.get(original, 0)
+            positions[original] = position + 1
+            item.source_index = part.counts["conversations"] + len(part.buffer)
+            part.buffer.append((item, original.name, position))
+            if len(part.buffer) >= batch_size:
+                flush(item.config, item.split, part)
+        for (config, split), part in parts.items():
+            if part.buffer:
+                flush(config, split, part)
+        if not parts:
+            raise CorpusImportError(
+                f"nothing to import: every record was rejected (see {report.rejects})", name=name
+            )
+        staged = []
+        for config, staging in stagings.items():
+            splits = {s: p.entry() for (c, s), p in parts.items() if c == config}
+            sources = {f.path: f.path for f in entry.inputs}
+            staged.append((staging, ConfigEntry(splits=splits, sources=sources)))
+        entry.duplicates, entry.rejected = report.duplicates, report.rejected
+        bank.commit_dataset(name, staged, imported=entry)
+    rejects.write()
+    report.parts = {f"{c}/{s}": p.counts["conversations"] for (c, s), p in parts.items()}
+    report.turns = sum(p.counts["turns"] for p in parts.values())
