@@ -34,6 +34,28 @@ def table() -> str:
     return "\n".join(rows) + "\n"
 
 
+IMPORT_PAGE = PAGE.parent / "your-conversations.md"
+IMPORT_START = "<!-- imports: made from each format's declaration by docs/scripts/formats_table.py -->"
+IMPORT_END = "<!-- end of imports -->"
+_IMPORT_BLOCK = re.compile(rf"{re.escape(IMPORT_START)}\n.*?{re.escape(IMPORT_END)}", re.S)
+
+
+def import_table() -> str:
+    """The Markdown table of what an import from each format convbank reads keeps: a row per
+    registered format with a reader, its ``loses``, in the registry's order."""
+    rows = ["| format | read from | what it does not carry |", "|---|---|---|"]
+    for f in (f for f in formats if f.reader is not None):
+        rows.append(f"| `{f.name}` | {f.read_with} | {f.loses or 'not stated'} |")
+    return "\n".join(rows) + "\n"
+
+
+def with_import_table(page: str) -> str:
+    """The import guide ``page`` with its table of formats made anew."""
+    if not _IMPORT_BLOCK.search(page):
+        raise ValueError(f"the import page has no block between {IMPORT_START!r} and {IMPORT_END!r}")
+    return _IMPORT_BLOCK.sub(lambda _: f"{IMPORT_START}\n\n{import_table()}\n{IMPORT_END}", page, count=1)
+
+
 def with_table(page: str) -> str:
     """``page`` with the block between the markers made anew; a page without them is an error."""
     if not _BLOCK.search(page):
@@ -49,4 +71,5 @@ def block(page: str) -> str:
 
 if __name__ == "__main__":
     PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
-    sys.stdout.write(f"{PAGE}: {len(formats)} formats\n")
+    IMPORT_PAGE.write_text(with_import_table(IMPORT_PAGE.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.stdout.write(f"{PAGE}, {IMPORT_PAGE}: {len(formats)} formats\n")

@@ -9,9 +9,13 @@ from pathlib import Path
 import mkdocs_gen_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from formats_table import with_table
+from formats_table import with_import_table, with_table
 
 with mkdocs_gen_files.open("guide/exports.md", "r") as f:
     page = f.read()
 with mkdocs_gen_files.open("guide/exports.md", "w") as f:
     f.write(with_table(page))
+with mkdocs_gen_files.open("guide/your-conversations.md", "r") as f:
+    page = f.read()
+with mkdocs_gen_files.open("guide/your-conversations.md", "w") as f:
+    f.write(with_import_table(page))

@@ -25,7 +25,7 @@ FORMAT_PLUGINS = Path(__file__).resolve().parents[1] / "format_plugins"
 """A sys.path entry holding the ``tsv`` format's package and metadata (off the path by default,
 so that every other test sees convbank's own formats only)."""
 sys.path.insert(0, str(ROOT / "docs" / "scripts"))
-from formats_table import PAGE, block, table, with_table  # noqa: E402
+from formats_table import IMPORT_PAGE, PAGE, block, import_table, table, with_import_table, with_table  # noqa: E402
 
 
 def _dist_info(root: Path, name: str, entry_points: str) -> Path:
@@ -43,13 +43,25 @@ def _fresh() -> registry.Registry[Format]:
 
 
 def test_the_built_in_formats_in_order_each_declared_by_its_module() -> None:
-    assert FORMATS == ("source", "hf", "convokit", "parlai", "chat", "jsonl", "parquet", "csv", "croissant")
+    assert FORMATS == (
+        "source",
+        "hf",
+        "convokit",
+        "parlai",
+        "chat",
+        "sharegpt",
+        "jsonl",
+        "parquet",
+        "csv",
+        "croissant",
+    )
     assert {f.name: f.writer.__module__.rsplit(".", 1)[1] for f in formats if f.writer} == {
         "source": "source",
         "hf": "hf",
         "convokit": "convokit",
         "parlai": "parlai",
         "chat": "chat",
+        "sharegpt": "sharegpt",
         "jsonl": "tables",
         "parquet": "tables",
         "csv": "tables",
@@ -60,11 +72,13 @@ def test_the_built_in_formats_in_order_each_declared_by_its_module() -> None:
         ("hf", "hf", "datasets"),
         ("croissant", "croissant", "mlcroissant"),
     ]
-    assert _registry.sided() == ["chat", "parlai"]
+    assert _registry.sided() == ["chat", "parlai", "sharegpt"]
     assert {f.name: f.reader.__module__.rsplit(".", 1)[1] for f in formats if f.reader} == {
         "hf": "hf",
         "convokit": "convokit",
         "parlai": "parlai",
+        "chat": "chat",
+        "sharegpt": "sharegpt",
         "jsonl": "tables",
         "parquet": "tables",
         "table": "table",
@@ -128,6 +142,27 @@ def test_the_docs_table_is_the_registrys() -> None:
     assert "| `chat` |" in table() and table().count("\n") == 2 + len(FORMATS)
 
 
+def test_the_import_guides_table_is_the_registrys() -> None:
+    """A row per format convbank reads, with what it does not carry, as each declares it."""
+    page = IMPORT_PAGE.read_text(encoding="utf-8")
+    assert page == with_import_table(page)
+    rows = import_table().splitlines()[2:]
+    assert [r.split(" | ")[0] for r in rows] == [
+        "| `hf`",
+        "| `convokit`",
+        "| `parlai`",
+        "| `chat`",
+        "| `sharegpt`",
+        "| `jsonl`",
+        "| `parquet`",
+        "| `table`",
+    ]
+    assert (
+        rows[5]
+        == "| `jsonl` | anything | nothing: the bank's conversations exactly (the dataset takes the import's name) |"
+    )
+
+
 # ---------------------------------------------------------------------- a format from another package
 def _convbank(home: Path, *args: str, path: list[Path]) -> subprocess.CompletedProcess[str]:
     """``python -m convbank ARGS`` in a fresh process whose plugins are those on ``path``."""
@@ -155,7 +190,7 @@ def test_a_plugin_format_is_listed_and_written_by_the_command_line(tmp_path: Pat
     shown = _convbank(home, "export", "--help", path=path)
     assert shown.returncode == 0, shown.stderr
     help_text = " ".join(shown.stdout.split())
-    assert "[source|hf|convokit|parlai|chat|jsonl|parquet|csv|croissant|tsv]" in help_text
+    assert "[source|hf|convokit|parlai|chat|sharegpt|jsonl|parquet|csv|croissant|tsv]" in help_text
     assert (
         "croissant: Parquet plus Croissant JSON-LD (DIR/<dataset>_croissant); tsv: the turns as " in help_text
     )
@@ -180,7 +215,7 @@ def test_a_plugin_format_is_listed_and_written_by_the_command_line(tmp_path: Pat
     )
     assert (again.returncode, again.stderr) == (
         2,
-        "error: --as applies to the chat and parlai formats, not tsv\n",
+        "error: --as applies to the chat, parlai and sharegpt formats, not tsv\n",
     )
 
 

@@ -367,7 +367,7 @@ def test_export_options_are_checked(built: Bank, tmp_path: Path) -> None:
         "csv",
         "croissant",
     }
-    with pytest.raises(ExportError, match="--as applies to the chat and parlai formats, not jsonl"):
+    with pytest.raises(ExportError, match="--as applies to the chat, parlai and sharegpt formats, not jsonl"):
         export(load("casino"), "jsonl", tmp_path, as_participant="mturk_agent_2")
     result = CliRunner().invoke(
         cli, ["export", "casino", "--format", "chat", "--as", "bob", "-o", str(tmp_path)]

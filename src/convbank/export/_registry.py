@@ -97,6 +97,6 @@ def sided() -> list[str]:
     """The formats seen from one participant (``--as``), by name, in alphabetical order.
 
     >>> sided()
-    ['chat', 'parlai']
+    ['chat', 'parlai', 'sharegpt']
     """
     return sorted(f.name for f in formats if f.sided)
