@@ -111,9 +111,9 @@ def card(name: str, manifest: Manifest, fetcher: Fetcher) -> dict[str, Any]:
 
     ds = get(name)
     data = ds.describe()
-    for f, entry in zip(ds.files, data["files"], strict=True):
+    for i, (f, entry) in enumerate(zip(ds.files, data["files"], strict=True)):
         if isinstance(ds, ImportedDataset):  # the files it was imported from, by their paths
-            path = Path(f.url.removeprefix("file://"))
+            path = Path(ds.entry.inputs[i].path)
             entry.update(checksum="recorded", optional=False, folder=False)
             entry["present"] = str(path) if path.is_file() else None
             continue

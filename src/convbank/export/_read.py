@@ -8,7 +8,7 @@ Nothing heavy here: a format's module imports it at its own import.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,13 @@ __all__ = [
     "decode_json",
     "first_record",
     "head",
+    "holds_messages",
     "imported_layout",
     "json_lines",
     "json_records",
     "lines",
     "read_imported",
+    "record_conversations",
     "rejected",
     "suffixed",
 ]
@@ -175,3 +177,37 @@ def read_imported(path: Path, data: Any, options: ReadOptions) -> Iterator[Conve
                 continue
             conv.dataset = options.dataset
             yield conv
+
+
+def record_conversations(
+    paths: Sequence[Path],
+    options: ReadOptions,
+    convert: Callable[[Any, int, ReadOptions], Conversation | str],
+) -> Iterator[Conversation | Rejected]:
+    """The conversations of JSON record files (:func:`json_records`), one per record:
+    ``convert(record, number, options)`` gives each (``number`` counts the conversations of
+    its file) or what is wrong with it, yielded as a :class:`Rejected` naming the record."""
+    for path in paths:
+        number = 0
+        for item in json_records(path):
+            if isinstance(item, Rejected):
+                yield item
+                continue
+            where, value = item
+            conv = convert(value, number, options)
+            if isinstance(conv, str):
+                yield rejected(path, where, conv, value)
+                continue
+            number += 1
+            yield conv
+
+
+def holds_messages(paths: Sequence[Path], key: str, speaker: str) -> bool:
+    """Whether JSON files' first record holds a ``key`` list of objects with a ``speaker``
+    key (``messages`` of ``role``s, ``conversations`` of ``from``s): how the record formats
+    are sniffed."""
+    if not suffixed(paths, ".jsonl", ".json", ".ndjson"):
+        return False
+    record = first_record(paths[0])
+    messages = record.get(key) if record else None
+    return isinstance(messages, list) and all(isinstance(m, dict) and speaker in m for m in messages)

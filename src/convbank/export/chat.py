@@ -22,7 +22,7 @@ from convbank.datasets import Dataset
 from convbank.errors import ExportError
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import first_record, json_records, rejected, suffixed
+from convbank.export._read import holds_messages, record_conversations
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = [
@@ -181,28 +181,12 @@ def read_chat(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversat
 
         read_chat([Path("train.jsonl")], ReadOptions(dataset="my_chats"))
     """
-    for path in paths:
-        number = 0
-        for item in json_records(path):
-            if isinstance(item, Rejected):
-                yield item
-                continue
-            where, value = item
-            conv = _chat_conversation(value, number, options)
-            if isinstance(conv, str):
-                yield rejected(path, where, conv, value)
-                continue
-            number += 1
-            yield conv
+    return record_conversations(paths, options, _chat_conversation)
 
 
 def _sniff_chat(paths: Sequence[Path]) -> bool:
     """JSON files whose first record holds a ``messages`` list of objects with a ``role``."""
-    if not suffixed(paths, ".jsonl", ".json", ".ndjson"):
-        return False
-    record = first_record(paths[0])
-    messages = record.get("messages") if record else None
-    return isinstance(messages, list) and all(isinstance(m, dict) and "role" in m for m in messages)
+    return holds_messages(paths, "messages", "role")
 
 
 FORMAT = Format(

@@ -19,7 +19,7 @@ import msgspec
 
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import first_record, json_records, rejected, suffixed
+from convbank.export._read import holds_messages, record_conversations
 from convbank.export.chat import chat_record, content_text, record_conversation
 from convbank.model import Conversation, Participant, Turn
 
@@ -98,28 +98,12 @@ def read_sharegpt(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conve
 
         read_sharegpt([Path("sharegpt.json")], ReadOptions(dataset="my_sharegpt"))
     """
-    for path in paths:
-        number = 0
-        for item in json_records(path):
-            if isinstance(item, Rejected):
-                yield item
-                continue
-            where, value = item
-            conv = _conversation(value, number, options)
-            if isinstance(conv, str):
-                yield rejected(path, where, conv, value)
-                continue
-            number += 1
-            yield conv
+    return record_conversations(paths, options, _conversation)
 
 
 def _sniff_sharegpt(paths: Sequence[Path]) -> bool:
     """JSON files whose first record holds a ``conversations`` list of objects with ``from``."""
-    if not suffixed(paths, ".jsonl", ".json", ".ndjson"):
-        return False
-    record = first_record(paths[0])
-    messages = record.get("conversations") if record else None
-    return isinstance(messages, list) and all(isinstance(m, dict) and "from" in m for m in messages)
+    return holds_messages(paths, "conversations", "from")
 
 
 FORMAT = Format(

@@ -36,7 +36,7 @@ from convbank._version import __version__
 from convbank.datasets._imported import NAME, ImportEntry, InputFile
 from convbank.errors import CorpusImportError, NotBuiltError
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._registry import formats, joined
+from convbank.export._registry import formats, joined, read
 from convbank.imports._inputs import CARD_FILE, Source, detect, in_memory, inputs_of, parse_inputs, read_card
 from convbank.imports._store import ImportReport, Item, Progress, store
 from convbank.model import Conversation
@@ -110,7 +110,7 @@ def import_conversations(
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
         raise CorpusImportError(
-            f"convbank writes {fmt.name} but does not read it; formats it reads: {joined(formats_read())}",
+            f"convbank writes {fmt.name} but does not read it; formats it reads: {joined(read())}",
             name=name,
         )
     card_fields = read_card(card, inputs[0][0] if inputs else None)
@@ -171,11 +171,6 @@ def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
                 path=original,
             )
     return fmt
-
-
-def formats_read() -> list[str]:
-    """The names of the formats an import reads."""
-    return [f.name for f in formats if f.reader is not None]
 
 
 def _check_name(name: str) -> None:

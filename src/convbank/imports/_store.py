@@ -71,8 +71,8 @@ class ImportReport:
 
 
 class _Rejects:
-    """The rejected records: the first raised (no ``skip_bad``), or each written as a JSON
-    line to a temporary file that replaces the rejects file once the import is committed."""
+    """The rejected records: the first raised (no ``skip_bad``), or each kept as a JSON line
+    and written, atomically, to the rejects file once the import is committed."""
 
     def __init__(self, report: ImportReport) -> None:
         self.report = report
