@@ -37,6 +37,9 @@ def every(manifest: Manifest) -> list[Dataset]:
     """The catalogued datasets, then those imported into the bank ``manifest`` describes
     (``convbank import``), in the order they were first imported.
 
+    >>> from pathlib import Path
+    >>> _ = Path("chats.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\\n')
+    >>> _ = convbank.import_conversations("chats.jsonl", name="my_chats")
     >>> [ds.name for ds in every(convbank.store.Bank().manifest())][-1]
     'my_chats'
     """

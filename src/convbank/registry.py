@@ -389,10 +389,13 @@ the manifest they were read from (a new generation is a new file: read again).""
 def imported(name: str, bank: Bank | None = None) -> Dataset | None:
     """The dataset imported under ``name`` (``convbank import``) into ``bank``, else into
     the default bank or one this process opened (:func:`convbank.store.bank.banks`); None
-    where none holds it. What the catalog answers for a name it does not list::
+    where none holds it. What the catalog answers for a name it does not list:
 
-        >>> convbank.catalog.get("my_study")   # after `convbank import chats.jsonl --name my_study`
-        <ImportedDataset 'my_study' from chat: 1 files>
+    >>> from pathlib import Path
+    >>> _ = Path("chats.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\\n')
+    >>> _ = convbank.import_conversations("chats.jsonl", name="my_study")
+    >>> convbank.catalog.get("my_study")
+    <ImportedDataset 'my_study' from chat: 1 file>
     """
     from convbank.errors import ConvbankError
     from convbank.store.bank import banks

@@ -141,8 +141,8 @@ LOOKUPS: list[tuple[str, Callable[[], Any], type[ConvbankError], str]] = [
         "format",
         _export_format,
         ExportError,
-        "unknown export format 'hff'; did you mean hf? one of source, hf, convokit, parlai, chat, jsonl, "
-        "parquet, csv, croissant",
+        "unknown export format 'hff'; did you mean hf? one of source, hf, convokit, parlai, chat, sharegpt, "
+        "jsonl, parquet, csv, croissant",
     ),
     (
         "saved runs of a task",
@@ -202,7 +202,7 @@ def test_labels_meta_keys_and_viewer_sorts_use_the_same_hint(built: Bank) -> Non
         (
             ["export", "casino", "--format", "hff", "-o", "out"],
             "Error: Invalid value for '--format': 'hff' is not one of 'source', 'hf', 'convokit', 'parlai', "
-            "'chat', 'jsonl', 'parquet', 'csv', 'croissant'; did you mean hf?",
+            "'chat', 'sharegpt', 'jsonl', 'parquet', 'csv', 'croissant'; did you mean hf?",
         ),
         (
             ["query", "SELECT 1", "--format", "jsn"],

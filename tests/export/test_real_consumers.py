@@ -1,5 +1,6 @@
 """Exports, each loaded by its real consumer: Hugging Face datasets, ConvoKit, mlcroissant;
-ParlAI's text format parsed by ParlAI's rules; chat JSONL from either side."""
+ParlAI's text format parsed by ParlAI's rules; chat JSONL from either side; ShareGPT JSONL
+through ``datasets.load_dataset("json")``, as the fine-tuning tools that read it do."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from convokit import Corpus as ConvoKitCorpus
 from convbank.cli import cli
 from convbank.errors import ExportError, MissingExtraError
 from convbank.export import FORMATS, export, formats
+from convbank.export.chat import chat_record
 from convbank.export.hf import features, hf_record, to_hf
 from convbank.query import load
 from convbank.store import Bank
@@ -26,6 +28,10 @@ DATASETS = sorted({d for d, _ in ALL_COUNTS})
 WITHOUT_EXTRAS = [f.name for f in formats if f.extra is None and f.plan is not None]
 """The formats every dataset is exported to here: those that need no extra (``hf`` and
 ``croissant`` have their own tests below), less ``source`` (checked against the published files)."""
+
+
+SHAREGPT_FROM = {"system": "system", "user": "human", "assistant": "gpt"}
+"""ShareGPT's speakers, as LLaMA-Factory's ``sharegpt`` formatting names them."""
 
 
 def _count(dataset: str) -> int:
@@ -90,6 +96,14 @@ def test_every_dataset_exports_every_conversation(
         ]
         assert all("text" in m and m["labels"] != [""] for m in messages)
         assert 0 < len(episodes) <= n
+    elif fmt == "sharegpt":  # loaded as LLaMA-Factory and Axolotl load ShareGPT files
+        rows = datasets.load_dataset("json", data_files=[str(p) for p in written], split="train")
+        assert rows.num_rows == n
+        chats = {c.conversation_id: chat_record(c)["messages"] for c in corpus}
+        for row in rows:
+            messages = chats[row["id"]]
+            assert [m["from"] for m in row["conversations"]] == [SHAREGPT_FROM[m["role"]] for m in messages]
+            assert [m["value"] for m in row["conversations"]] == [m["content"] for m in messages]
     else:
         pytest.fail(f"nothing reads the {fmt} export back here: add its reader to this test")
 
@@ -362,6 +376,7 @@ def test_export_options_are_checked(built: Bank, tmp_path: Path) -> None:
         "convokit",
         "parlai",
         "chat",
+        "sharegpt",
         "jsonl",
         "parquet",
         "csv",

@@ -224,11 +224,12 @@ def message(role: str, text: str, meta: Mapping[str, Any]) -> dict[str, Any]:
 class ImportedDataset(Dataset):
     """An imported corpus as a dataset: the card the import was given, one config per config
     it holds, its splits with the conversations stored (nothing is published: counts are
-    the bank's), the files it was read from. Made by the catalog from the bank's record::
+    the bank's), the files it was read from. Made by the catalog from the bank's record:
 
-        >>> ds = ImportedDataset("mine", entry, {"default": {"train": 3}})
-        >>> ds.parts()
-        [Part(config='default', split='train')]
+    >>> entry = ImportEntry(format="chat", inputs=[InputFile(path="/data/a.jsonl", sha256="0" * 64, bytes=9)])
+    >>> ds = ImportedDataset("mine", entry, {"default": {"train": 3}})
+    >>> ds.parts(), ds.origin
+    ([Part(config='default', split='train')], 'imported from chat: a.jsonl')
     """
 
     raw_type: ClassVar[type[msgspec.Struct]] = ImportedRecord
@@ -258,7 +259,8 @@ class ImportedDataset(Dataset):
         self.stored = {c: dict(s) for c, s in parts.items()}
 
     def __repr__(self) -> str:
-        return f"<ImportedDataset {self.name!r} from {self.entry.format}: {len(self.entry.inputs)} files>"
+        n = len(self.entry.inputs)
+        return f"<ImportedDataset {self.name!r} from {self.entry.format}: {n} file{'s' * (n != 1)}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ImportedDataset, (self.name, self.entry, self.stored))

@@ -11,11 +11,22 @@ they are hashed, so what is stored is what was hashed. A record that is not of i
 stops the import with a one-line error naming the file, where in it and what was expected;
 with ``skip_bad``, it is written with its reason to that file and the import goes on.
 
+>>> import json
+>>> from pathlib import Path
+>>> chats = [
+...     {"messages": [
+...         {"role": "system", "content": "You are a helpful assistant."},
+...         {"role": "user", "content": f"Question {i}?"},
+...         {"role": "assistant", "content": f"Answer {i}."},
+...     ]}
+...     for i in range(120)
+... ]
+>>> _ = Path("chats.jsonl").write_text("".join(json.dumps(c) + "\\n" for c in chats))
 >>> report = convbank.import_conversations("chats.jsonl", name="my_chats")
 >>> report.format, report.conversations
 ('chat', 120)
->>> convbank.load("my_chats")[0].turns[0].text
-'You are a helpful assistant.'
+>>> [t.text for t in convbank.load("my_chats")[0].turns]
+['You are a helpful assistant.', 'Question 0?', 'Answer 0.']
 """
 
 from __future__ import annotations
@@ -278,7 +289,12 @@ def remove(name: str, *, bank: Bank | None = None) -> None:
     """Take an imported dataset out of the bank (a new generation; corpora open on it keep
     reading theirs). A catalogued dataset is refused: ``convbank remove`` is for imports.
 
+    >>> from pathlib import Path
+    >>> _ = Path("chats.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\\n')
+    >>> _ = convbank.import_conversations("chats.jsonl", name="my_chats")
     >>> convbank.imports.remove("my_chats")
+    >>> "my_chats" in convbank.store.Bank().manifest().datasets
+    False
     """
     bank = bank or Bank()
     if name in catalog.catalog:

@@ -81,8 +81,10 @@ def detect(paths: Sequence[Path]) -> Format:
     sniffer recognises them, in the registry's order, or a :class:`CorpusImportError` that
     lists the formats it tried.
 
-    >>> detect([Path("chats.jsonl")]).name
-    'chat'
+    >>> _ = Path("chats.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\\n')
+    >>> _ = Path("sharegpt.json").write_text('[{"conversations": [{"from": "human", "value": "hi"}]}]')
+    >>> detect([Path("chats.jsonl")]).name, detect([Path("sharegpt.json")]).name
+    ('chat', 'sharegpt')
     """
     for fmt in formats:
         if fmt.reader is not None and fmt.sniff is not None and fmt.sniff(paths):
