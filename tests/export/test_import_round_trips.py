@@ -1,8 +1,9 @@
-"""Export, read back, compare with the bank: every dataset of the session bank (the real
-CaSiNo and ConvAI2, the fixtures of CCPE-M, Curiosity and PEC) in each format convbank
-writes and reads. Every conversation comes back, turn text byte for byte, speakers and order;
-what a format cannot carry is :data:`LOSES` (asserted exactly on the real CaSiNo), and the
-table of what each round trip lost is printed (``pytest -s``)."""
+"""Export, ``convbank import`` into a bank of its own, load, compare with the bank: every
+dataset of the session bank (the real CaSiNo and ConvAI2, the fixtures of CCPE-M, Curiosity
+and PEC) in each format convbank writes and reads. Every conversation comes back, turn text
+byte for byte, speakers and order; what a format cannot carry is :data:`LOST`, asserted
+exactly; the one-side formats (chat, sharegpt, parlai) give back that side's view exactly.
+The table of what each round trip lost is printed (``pytest -s``)."""
 
 from __future__ import annotations
 
@@ -16,19 +17,22 @@ import pytest
 import convbank
 from convbank import catalog
 from convbank.export import export
-from convbank.export._format import ReadOptions, Rejected
-from convbank.export._registry import formats
 from convbank.export.chat import chat_record
+from convbank.export.sharegpt import sharegpt_record
+from convbank.imports import import_conversations
 from convbank.model import Conversation
 from convbank.store import Bank
 
 DATASETS = ("casino", "convai2", "ccpe", "curiosity", "pec")
-FORMATS = ("jsonl", "parquet", "convokit", "hf", "csv", "parlai")
+FORMATS = ("jsonl", "parquet", "convokit", "hf", "csv", "chat", "sharegpt", "parlai")
+SIDED = {"chat", "sharegpt", "parlai"}
+"""The formats written from one side: what comes back is that side's view."""
 
-_CSV = {"source_index", "meta", "participants.meta", "participants.persona"}
+_CSV = {"meta", "participants.meta", "participants.persona"}
 LOST: dict[tuple[str, str], set[str]] = {
     # the csv export is the turns: no participant's persona or meta, nor one who never speaks,
-    # no conversation meta or source index, no annotations (CCPE's turns are its only rows)
+    # no conversation meta, no annotations (CCPE's turns are its only rows); the order of the
+    # rows is the conversations' (their source index comes back)
     ("casino", "csv"): _CSV | {"annotations"},
     ("convai2", "csv"): _CSV | {"participants"},
     ("ccpe", "csv"): {"annotations"},
@@ -47,14 +51,16 @@ LOST: dict[tuple[str, str], set[str]] = {
 speaks. ParlAI, one side's view, is compared with that view (:func:`_parlai_expected`)."""
 
 
-def _read(fmt: str, paths: list[Path], dataset: str) -> list[Conversation]:
-    reader = formats.get("table" if fmt == "csv" else fmt).reader
-    assert reader is not None
-    out: list[Conversation] = []
-    for item in reader(paths, ReadOptions(dataset=dataset)):
-        assert not isinstance(item, Rejected), item.line()
-        out.append(item)
-    return out
+def _import(fmt: str, paths: list[Path], dataset: str, home: Path) -> list[Conversation]:
+    """``convbank import`` of an export into the bank at ``home``, and what loading it gives
+    (every part the import reports, as many conversations as it says)."""
+    bank = Bank(home)
+    inputs = paths if fmt != "hf" else sorted({p.parent if p.is_file() else p for p in paths})
+    name = f"{dataset}_from_{fmt}"
+    report = import_conversations(inputs, name=name, format="table" if fmt == "csv" else fmt, bank=bank)
+    got = {part: list(convbank.load(name, *part.split("/"), bank=bank)) for part in report.parts}
+    assert {part: len(convs) for part, convs in got.items()} == report.parts
+    return [c for convs in got.values() for c in convs]
 
 
 def _lost(bank: Conversation, got: Conversation) -> set[str]:
@@ -93,23 +99,29 @@ def _parlai_expected(conv: Conversation, context: dict[str, Any]) -> list[tuple[
     return [m for m in out if m != ("user", "")]  # an empty text is no text in ParlAI
 
 
+def _view(fmt: str, corpus: Any, conv: Conversation) -> list[tuple[str, str]]:
+    """The (speaker, text) turns a one-side export of ``conv`` gives back."""
+    if fmt == "parlai":
+        return _parlai_expected(conv, corpus.context(conv))
+    record = chat_record(conv, None, corpus.context(conv))
+    if fmt == "chat":
+        return [(m["role"], m["content"]) for m in record["messages"]]
+    return [(m["from"], m["value"]) for m in sharegpt_record(conv)["conversations"]]
+
+
 def _check(fmt: str, corpus: Any, got: list[Conversation]) -> set[str]:
     """Compare what came back with the bank; return what was lost."""
     bank = list(corpus)
-    lost: set[str] = set()
-    if fmt == "parlai":
-        wanted = sorted(
-            (c.conversation_id, _parlai_expected(c, corpus.context(c)))
-            for c in bank
-            if _parlai_expected(c, corpus.context(c))
-        )
+    if fmt in SIDED:
+        wanted = sorted((c.conversation_id, v) for c in bank if (v := _view(fmt, corpus, c)))
         back = sorted((c.conversation_id, [(t.participant_id, t.text) for t in c.turns]) for c in got)
         assert [cid for cid, _ in back] == [cid for cid, _ in wanted]
-        for (_, turns), (_, expected) in zip(back, wanted, strict=True):
-            assert turns == expected
+        for (cid, turns), (_, expected) in zip(back, wanted, strict=True):
+            assert turns == expected, cid
         return {"all but one side's view (its format's loses)"}
     keyed = {(c.config, c.split, c.conversation_id): c for c in got}
-    assert len(keyed) == len(bank) == len(got)
+    assert len(keyed) == len(bank) == len(got)  # every part, every conversation, none twice
+    lost: set[str] = set()
     for b in bank:
         g = keyed[(b.config, b.split, b.conversation_id)]
         assert [(t.participant_id, t.text) for t in g.turns] == [(t.participant_id, t.text) for t in b.turns]
@@ -136,9 +148,9 @@ def test_round_trip(
     built: Bank, tmp_path: Path, name: str, fmt: str, table: dict[tuple[str, str], str]
 ) -> None:
     corpus = convbank.load(name)
-    paths = export(corpus, fmt, tmp_path)
-    got = _read(fmt, sorted(paths), name)
+    paths = export(corpus, fmt, tmp_path / "out")
+    got = _import(fmt, sorted(paths), name, tmp_path / "home")
     lost = _check(fmt, corpus, got)
-    if fmt != "parlai":
+    if fmt not in SIDED:
         assert lost == LOST.get((name, fmt), set())
     table[(name, fmt)] = ", ".join(sorted(lost)) or "equal"

@@ -8,7 +8,6 @@ import json
 import pickle
 from pathlib import Path
 
-import msgspec
 import pytest
 from click.testing import CliRunner
 
@@ -127,28 +126,6 @@ def test_sharegpt_with_every_speaker_and_an_empty_value(tmp_path: Path) -> None:
     }
     out = export(convbank.load("sg"), "sharegpt", tmp_path / "out")
     assert json.loads(out[0].read_text(encoding="utf-8")) == record
-
-
-@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "convokit", "hf"])
-def test_casino_round_trips_through_the_import(
-    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
-) -> None:
-    bank = list(convbank.load("casino"))
-    paths = sorted(export(convbank.load("casino"), fmt, tmp_path / "out"))
-    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
-    inputs = paths  # parquet's four tables, a ConvoKit corpus's files, the jsonl of each split
-    if fmt == "hf":
-        inputs = [tmp_path / "out" / "casino" / "default"]
-    report = import_conversations(inputs, name="casino_again", format=fmt)
-    assert report.parts == {"default/train": 900, "default/valid": 30, "default/test": 100}
-    got = {(c.split, c.conversation_id): c for c in convbank.load("casino_again")}
-    lost = set()
-    for b in bank:
-        g = got[(b.split, b.conversation_id)]
-        assert [(t.participant_id, t.text) for t in g.turns] == [(t.participant_id, t.text) for t in b.turns]
-        b_data, g_data = msgspec.to_builtins(b), msgspec.to_builtins(g)
-        lost |= {k for k in b_data if k != "dataset" and b_data[k] != g_data[k]}
-    assert lost == ({"meta"} if fmt == "hf" else set())
 
 
 def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: Path) -> None:
