@@ -1,10 +1,13 @@
-"""``python -m benchmarks [--quick] [--reps N] [--datasets casino,convai2,pec] [--startup-only]``.
+"""``python -m benchmarks [--quick] [--reps N] [--datasets casino,convai2,pec] [--import-turns N,M]``
+``[--startup-only]``.
 
 Runs every contender in its own process, several times, on the same files; prints a Markdown
 table per dataset with each contender's min and median seconds, peak memory, and its ratio
 to convbank's build and to the floor; writes ``benchmarks/results/latest.json`` (``--quick``:
-``quick.json``, untracked). Then the start-up of convbank's printing commands beside the
-DuckDB CLI's and sqlite-utils' (``benchmarks.startup``), under ``"startup"`` in the results.
+``quick.json``, untracked). Then the import rows (``benchmarks.imports``: a chat JSONL taken in
+by convbank, Hugging Face and ConvoKit, under ``"imports"``) and the start-up of convbank's
+printing commands beside the DuckDB CLI's and sqlite-utils' (``benchmarks.startup``), under
+``"startup"`` in the results.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 from benchmarks.contenders import CONTENDERS
 from benchmarks.examples import EXAMPLES
 from benchmarks.harness import environment, measure
+from benchmarks.imports import SIZES, imports_table, run_imports
 from benchmarks.startup import measure_startup, startup_table
 from benchmarks.training import TRAINING
 
@@ -86,6 +90,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--reps", type=int, default=None, help="runs per contender (default 3; quick 1)")
     parser.add_argument("--datasets", default="casino,convai2,pec")
     parser.add_argument(
+        "--import-turns",
+        default=None,
+        help=f"turns of the chat JSONL of the import rows, comma-separated (default "
+        f"{','.join(map(str, SIZES))}; quick {SIZES[0]}; 0: none)",
+    )
+    parser.add_argument(
         "--startup-only", action="store_true", help="only the start-up table (results/startup.json)"
     )
     parser.add_argument(
@@ -130,6 +140,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 results[dataset][name] = measure(_module(name), name, dataset, work, n, env=env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
             print(table(dataset, results[dataset]) + "\n", flush=True)
+    turns = args.import_turns or ",".join(map(str, SIZES[:1] if args.quick else SIZES))
+    sizes = () if args.startup_only else tuple(int(t) for t in turns.split(",") if int(t))
+    if sizes:
+        results["imports"] = run_imports(sizes, reps, env)
+        print(imports_table(results["imports"]) + "\n", flush=True)
     results["startup"] = measure_startup(args.startup_reps or (1 if args.quick else 10), env)
     print(startup_table(results["startup"]) + "\n", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)

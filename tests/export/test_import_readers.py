@@ -184,29 +184,57 @@ def test_convokit_keeps_a_tree_timestamps_and_meta(tmp_path: Path) -> None:
     )
 
 
-def test_convokit_rejects_what_points_nowhere_and_what_is_not_a_corpus(tmp_path: Path) -> None:
+def test_convokit_rejects_what_points_nowhere_repeated_ids_and_what_is_not_a_corpus(tmp_path: Path) -> None:
     folder = _corpus(
         tmp_path / "corpus",
         [
             _utterance("u1", "c1", "ana", "hi", "nowhere"),
             _utterance("w1", "c3", "ana", "other", None),
             '{"id": "u9", "conversation_id": "c1", "speaker": "ana"}',
-            _utterance("u2", "c1", "ben", "back", None),
             "[1, 2",
+            _utterance("x1", "c4", "ana", "one", None),
+            _utterance("x1", "c4", "ben", "another with its id", "x1"),
+            _utterance("y1", "c5", "ana", "said twice", None),
+            _utterance("y1", "c5", "ana", "said twice", None),
         ],
     )
     got = _read("convokit", [folder])
-    assert [c.conversation_id for c in got if isinstance(c, Conversation)] == ["c3"]
     assert [_lines(g) for g in got if isinstance(g, Rejected)] == [
-        "utterances.jsonl, line 1: expected a reply-to inside conversation 'c1', not 'nowhere'",
+        "utterances.jsonl, line 4: expected JSON (Input data was truncated)",
         "utterances.jsonl, line 3: expected a string 'text'",
-        "utterances.jsonl, line 4: expected the utterances of conversation 'c1' together (it was interrupted by "
-        "another)",
-        "utterances.jsonl, line 5: expected JSON (Input data was truncated)",
+        "utterances.jsonl, line 1: expected a reply-to inside conversation 'c1', not 'nowhere'",
+        "utterances.jsonl, line 6: expected utterance id 'x1' used once in 'c4'",
+    ]
+    kept = [c for c in got if isinstance(c, Conversation)]
+    assert [(c.conversation_id, _turns(c)) for c in kept] == [
+        ("c3", [("ana", "other")]),
+        ("c5", [("ana", "said twice")]),  # an exact duplicate left out
     ]
     assert [_lines(g) for g in _read("convokit", [tmp_path / "empty"])] == [
         "empty, file: expected a ConvoKit corpus folder holding utterances.jsonl"
     ]
+
+
+def test_convokit_gathers_conversations_whose_utterances_are_scattered(tmp_path: Path) -> None:
+    """ConvoKit corpora built from time-ordered dumps (Reddit's) interleave conversations:
+    each is gathered whole, in the order it first appears, its turns in the file's order."""
+    folder = _corpus(
+        tmp_path / "corpus",
+        [
+            _utterance("a1", "c1", "ana", "first", None),
+            _utterance("b1", "c2", "ben", "other thread", None),
+            _utterance("a2", "c1", "ben", "reply", "a1"),
+            _utterance("b2", "c2", "ana", "reply there", "b1"),
+            _utterance("a3", "c1", "ana", "branch", "a1"),
+        ],
+    )
+    got = _read("convokit", [folder])
+    assert all(isinstance(c, Conversation) for c in got)
+    assert [(c.conversation_id, c.source_index, _turns(c)) for c in got] == [
+        ("c1", 0, [("ana", "first"), ("ben", "reply"), ("ana", "branch")]),
+        ("c2", 1, [("ben", "other thread"), ("ana", "reply there")]),
+    ]
+    assert [t.meta.get("reply_to") for t in got[0].turns] == [None, 0, 0]
 
 
 def test_convokit_reads_a_corpus_convokit_dumped(tmp_path: Path) -> None:
@@ -268,7 +296,10 @@ def test_parlai_rejects_a_field_without_key_and_drops_its_episode(tmp_path: Path
     )
     got = _read("parlai", [path])
     assert _lines(got[0]) == "task.txt, line 2: expected tab-separated key:value fields, not 'no colon here'"
-    assert _lines(got[1]) == "task.txt, line 3: expected a text or labels field"
+    assert (
+        _lines(got[1])
+        == "task.txt, line 3: expected a text: or labels: field (ParlAI's tab-separated key:value fields)"
+    )
     assert len(got) == 3 and _turns(got[2]) == [("user", "x"), ("assistant", "y")]
 
 

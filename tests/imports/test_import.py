@@ -155,30 +155,116 @@ def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: P
     ]
 
 
-@pytest.mark.parametrize(
-    ("content", "expected"),
-    [
-        (b"", "{path}: holds no chat records; expected at least one"),
-        (
-            b"not json at all\n",
-            "{path}, line 1: expected JSON (JSON is malformed: invalid character (byte 4))",
+def _utterances(folder: Path, *utterances: dict[str, object]) -> Path:
+    """A ConvoKit corpus folder of ``utterances``, its other files as ConvoKit writes them."""
+    folder.mkdir()
+    (folder / "utterances.jsonl").write_text("".join(json.dumps(u) + "\n" for u in utterances))
+    for name in ("speakers.json", "conversations.json", "corpus.json"):
+        (folder / name).write_text("{}")
+    return folder
+
+
+def _said(uid: str, text: str, reply_to: str | None = None) -> dict[str, object]:
+    return {"id": uid, "conversation_id": "c1", "speaker": "ana", "text": text, "reply-to": reply_to}
+
+
+def _unknown_conversation(folder: Path) -> Path:
+    """The parquet export of a corpus whose turns table names a conversation it lacks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp := folder.parent / "src.jsonl").write_bytes(_jsonl(CHATS))
+    import_conversations(tmp, name="helper", bank=Bank(folder.parent / "helper-home"))
+    for path in export(convbank.load("helper", bank=Bank(folder.parent / "helper-home")), "parquet", folder):
+        if path.name.endswith("_turns.parquet"):
+            table = pq.read_table(path)
+            ids = table.column("conversation_id").to_pylist()
+            ids[-1] = "nowhere"
+            i = table.column_names.index("conversation_id")
+            pq.write_table(table.set_column(i, "conversation_id", pa.array(ids)), path)
+    return folder
+
+
+BAD = {
+    "empty-file": (
+        "chat",
+        lambda d: _file(d / "in.jsonl", b""),
+        "{path}: holds no chat records; expected at least one",
+    ),
+    "malformed-line": (
+        "chat",
+        lambda d: _file(d / "in.jsonl", _jsonl(CHATS[:1]) + b"not json at all\n"),
+        "{path}, line 2: expected JSON (JSON is malformed: invalid character (byte 4))",
+    ),
+    "missing-field": (
+        "sharegpt",
+        lambda d: _file(d / "in.jsonl", b'{"conversations": [{"value": "hi"}]}\n'),
+        '{path}, line 1: expected message 0 to be an object with a "from" string',
+    ),
+    "wrong-type": (
+        "chat",
+        lambda d: _file(d / "in.jsonl", _jsonl([{"messages": "hi"}])),
+        '{path}, line 1: expected a record with a "messages" list',
+    ),
+    "duplicate-ids": (
+        "chat",
+        lambda d: _file(
+            d / "in.jsonl", _jsonl([{"id": "x", "messages": [SYSTEM]}, {"id": "x", "messages": []}])
         ),
-        (
-            _jsonl([{"id": "x", "messages": [SYSTEM]}, {"id": "x", "messages": []}]),
-            "{path}, conversation 'x': expected a conversation id used once",
-        ),
-        (_jsonl([{"messages": "hi"}]), '{path}, line 1: expected a record with a "messages" list'),
-    ],
-    ids=["empty", "not-json", "repeated-id", "wrong-type"],
-)
-def test_bad_chat_input_is_one_line_naming_the_file(tmp_path: Path, content: bytes, expected: str) -> None:
-    path = tmp_path / "in.jsonl"
+        "{path}, conversation 'x': expected a conversation id used once",
+    ),
+    "duplicate-utterance-ids": (
+        "convokit",
+        lambda d: _utterances(d / "kit", _said("u1", "hi"), _said("u1", "another", "u1")),
+        "{path}/utterances.jsonl, line 2: expected utterance id 'u1' used once in 'c1'",
+    ),
+    "reply-to-nowhere": (
+        "convokit",
+        lambda d: _utterances(d / "kit", _said("u1", "hi"), _said("u2", "yo", "u9")),
+        "{path}/utterances.jsonl, line 2: expected a reply-to inside conversation 'c1', not 'u9'",
+    ),
+    "unknown-conversation": (
+        "parquet",
+        lambda d: _unknown_conversation(d / "pq"),
+        "{path}/helper_turns.parquet, row 7: expected a row of a conversation of the conversations table, "
+        "in its order (conversation 'nowhere')",
+    ),
+    "not-the-named-format": (
+        "convokit",
+        lambda d: _file(d / "in.jsonl", _jsonl(CHATS)),
+        "{path}, file: expected a ConvoKit corpus folder holding utterances.jsonl",
+    ),
+    "json-as-parlai": (
+        "parlai",
+        lambda d: _file(d / "in.jsonl", _jsonl(CHATS)),
+        "{path}, line 1: expected a text: or labels: field (ParlAI's tab-separated key:value fields)",
+    ),
+}
+"""Each bad input the import must refuse: its format, how to make it, the error's line."""
+
+
+def _file(path: Path, content: bytes) -> Path:
     path.write_bytes(content)
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_is_one_line_and_the_earlier_import_is_untouched(tmp_path: Path, case: str) -> None:
+    fmt, make, expected = BAD[case]
+    (good := tmp_path / "good.jsonl").write_bytes(_jsonl(CHATS))
+    import_conversations(good, name="mine")
+    before, ids = Bank().manifest_path.read_bytes(), convbank.load("mine").conversation_ids()
+    (work := tmp_path / "work").mkdir()
+    path = make(work)
+    code, output = _run("import", str(path), "--name", "mine", "--format", fmt, "--replace")
+    assert code == 2
+    message = expected.format(path=path)
+    assert output.strip().splitlines()[-1].split(" (nothing was")[0] == f"error: {message}"
     with pytest.raises(CorpusImportError) as caught:
-        import_conversations(path, name="mine", format="chat")
-    assert str(caught.value).split(" (nothing was")[0] == expected.format(path=path)
-    assert caught.value.exit_code == 2
-    assert "mine" not in Bank().manifest().datasets
+        import_conversations(path, name="mine", format=fmt, replace=True)
+    assert str(caught.value).split(" (nothing was")[0] == message
+    assert Bank().manifest_path.read_bytes() == before  # not a new generation
+    assert convbank.load("mine").conversation_ids() == ids and len(ids) == 2
 
 
 def test_names_replace_and_remove(tmp_path: Path) -> None:

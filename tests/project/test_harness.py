@@ -22,7 +22,19 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     done = subprocess.run(
         # every contender and the start-up table, on CaSiNo alone (the full and quick runs add
         # ConvAI2 and the synthetic PEC: minutes more for the same code paths)
-        [sys.executable, "-m", "benchmarks", "--quick", "--datasets", "casino", "--out", str(out)],
+        # and the import rows at 10,000 turns (the quick run: 100,000; the full run adds 1,000,000)
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--datasets",
+            "casino",
+            "--import-turns",
+            "10000",
+            "--out",
+            str(out),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -32,6 +44,10 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(out.read_text(encoding="utf-8"))
     startup = results.pop("startup")
+    imports = results.pop("imports")
+    assert set(imports) == {"chat-10000"}
+    assert set(imports["chat-10000"]) == {"convbank_import", "hf_import", "convokit_import"}
+    assert "### import a chat JSONL" in done.stdout and "| 10,000 | " in done.stdout
     assert set(results) == {"casino"}
     assert set(startup["convbank"]) == {
         "convbank --version",

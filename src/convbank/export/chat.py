@@ -120,22 +120,28 @@ def _chat_conversation(value: Any, number: int, options: ReadOptions) -> Convers
     people: dict[str, Participant] = {}
     turns = []
     for i, m in enumerate(value["messages"]):
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not m["role"]:
+        role = m.get("role") if isinstance(m, dict) else None
+        if not isinstance(role, str) or not role:
             return f'expected message {i} to be an object with a "role" string'
-        text = content_text(m.get("content"))
+        content = m.get("content")
+        plain = type(content) is str
+        text = content if plain else content_text(content)
         if text is None:
             return f"expected message {i}'s content as a string or a list of typed parts"
-        role, name = m["role"], m.get("name")
-        pid = name if isinstance(name, str) and name else role
-        known = people.setdefault(pid, Participant(participant_id=pid, role=role))
-        if known.role != role:
+        name = m.get("name")
+        pid = name if type(name) is str and name else role
+        known = people.get(pid)
+        if known is None:
+            known = people[pid] = Participant(participant_id=pid, role=role)
+        elif known.role != role:
             return f"expected speaker {pid!r} to keep one role (message {i} is {role}, earlier {known.role})"
         meta: dict[str, Any] = {}
-        if not isinstance(m.get("content"), str):
-            meta["content_parts"] = m.get("content")
-        rest = {k: v for k, v in m.items() if k not in ("role", "content")}
-        if rest:
-            meta["message"] = rest
+        if not plain:
+            meta["content_parts"] = content
+        if len(m) > 2 or "content" not in m:
+            rest = {k: v for k, v in m.items() if k not in {"role", "content"}}
+            if rest:
+                meta["message"] = rest
         turns.append(Turn(turn_index=i, participant_id=pid, text=text, meta=meta))
     return record_conversation(value, "messages", people, turns, number=number, options=options)
 

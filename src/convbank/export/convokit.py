@@ -21,6 +21,8 @@ to a Struct is exported with no edit here.
 
 from __future__ import annotations
 
+import codecs
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -280,7 +282,15 @@ def _build(
     number: int,
     options: ReadOptions,
 ) -> Conversation | Rejected:
-    """One conversation of the corpus from its utterances (lines ``rows`` of ``path``)."""
+    """One conversation of the corpus from its utterances (lines ``rows`` of ``path``); an
+    exact duplicate of an utterance left out, another utterance with its id rejected."""
+    first: dict[str, dict[str, Any]] = {}
+    for line, u in rows:
+        if first.setdefault(u["id"], u) != u:
+            return rejected(
+                path, f"line {line}", f"expected utterance id {u['id']!r} used once in {cid!r}", u
+            )
+    rows = [(line, u) for line, u in rows if first[u["id"]] is u]
     data = c.conversation(cid, number, options)
     speakers = [*c.scoped.get(cid, ()), *(u.get("speaker", u.get("user")) for _, u in rows)]
     people = [c.participant(s) for s in dict.fromkeys(speakers)]
@@ -297,13 +307,63 @@ def _build(
     return _parents(path, cid, rows, conv.turns, chained=c.ours) or conv
 
 
+class _Root(msgspec.Struct):
+    """The one field of an utterance that says which conversation it belongs to."""
+
+    conversation_id: Any = None
+    root: Any = None
+
+
+_root = msgspec.json.Decoder(_Root).decode
+
+
+def _scattered(path: Path) -> list[tuple[array[int], array[int]]] | None:
+    """Where each conversation's lines are (line numbers and byte offsets, conversations in
+    the order they first appear; lines that name none first) if some conversation's lines
+    are not together, as in corpora dumped in time order; None if each is one run of
+    lines, read as it streams. Reads only each line's ``conversation_id``."""
+    groups: dict[Any, tuple[array[int], array[int]]] = {None: (array("q"), array("q"))}
+    last: Any = None
+    scattered = False
+    with path.open("rb") as f:
+        offset = 0
+        for number, raw in enumerate(f, 1):
+            try:
+                key = _root(raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw)
+                cid = key.conversation_id if key.conversation_id is not None else key.root
+            except msgspec.DecodeError:
+                cid = None
+            if raw.strip():
+                cid = cid if isinstance(cid, str) else None
+                scattered = scattered or (cid is not None and cid != last and cid in groups)
+                numbers, offsets = groups.setdefault(cid, (array("q"), array("q")))
+                numbers.append(number)
+                offsets.append(offset)
+                last = cid
+            offset += len(raw)
+    return list(groups.values()) if scattered else None
+
+
+def _gathered(
+    path: Path, groups: list[tuple[array[int], array[int]]]
+) -> Iterator[tuple[int, Any] | Rejected]:
+    """The JSON values of ``path``'s lines, each conversation's together (:func:`_scattered`)."""
+    with path.open("rb") as f:
+        for numbers, offsets in groups:
+            for number, offset in zip(numbers, offsets, strict=True):
+                f.seek(offset)
+                line = f.readline().removesuffix(b"\n").removesuffix(b"\r")
+                value, problem = decode_json(line.removeprefix(codecs.BOM_UTF8) if number == 1 else line)
+                yield rejected(path, f"line {number}", problem, line) if problem else (number, value)
+
+
 def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any]]]] | Rejected]:
-    """The utterances of each conversation (a run of consecutive lines), checked for the
-    fields ConvoKit requires."""
+    """The utterances of each conversation, checked for the fields ConvoKit requires; a
+    conversation's lines streamed where they are together, else gathered (:func:`_scattered`)."""
     run: list[tuple[int, dict[str, Any]]] = []
     cid: str | None = None
-    done: set[str] = set()
-    for item in json_lines(path):
+    groups = _scattered(path)
+    for item in json_lines(path) if groups is None else _gathered(path, groups):
         if isinstance(item, Rejected):
             yield item
             continue
@@ -327,17 +387,6 @@ def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any
         if conv != cid:
             if cid is not None:
                 yield cid, run
-                done.add(cid)
-                cid, run = None, []
-            if conv in done:
-                yield rejected(
-                    path,
-                    f"line {number}",
-                    f"expected the utterances of conversation {conv!r} together "
-                    "(it was interrupted by another)",
-                    u,
-                )
-                continue
             cid, run = conv, []
         run.append((number, u))
     if cid is not None:
@@ -350,7 +399,8 @@ def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conve
     corpus meta in each conversation's meta ``corpus`` unless convbank exported it), each
     turn's parent in its meta ``reply_to`` (its turn index), its timestamp in meta
     ``timestamp``. ``speakers.json``, ``conversations.json`` and ``corpus.json`` are read
-    whole; utterances one conversation at a time (a conversation's lines are together)::
+    whole; utterances one conversation at a time (streamed where each conversation's lines
+    are together, else gathered by their offsets, as ConvoKit's time-ordered dumps need)::
 
         for conv in read_convokit([Path("movie-corpus")], ReadOptions(dataset="movies")): ...
     """

@@ -89,7 +89,7 @@ def _fields(line: str) -> dict[str, str] | str:
             return f"expected tab-separated key:value fields, not {field[:60]!r}"
         out[key] = value
     if "text" not in out and "labels" not in out and "eval_labels" not in out:
-        return "expected a text or labels field"
+        return "expected a text: or labels: field (ParlAI's tab-separated key:value fields)"
     return out
 
 

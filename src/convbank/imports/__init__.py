@@ -254,12 +254,21 @@ def _read(
                 item.split = part_split or split or item.split
                 yield group[0][0], item
             else:
-                yield originals.get(item.path, group[0][0]), item
+                yield _original_of(item.path, originals, group[0][0]), item
         if not found:
             original = group[0][0]
             raise CorpusImportError(
                 f"{original}: holds no {fmt.name} records; expected at least one", name=name, path=original
             )
+
+
+def _original_of(path: Path, originals: Mapping[Path, Path], default: Path) -> Path:
+    """The file the user gave that a private copy's ``path`` stands for (a file in a copied
+    folder: that file in their folder), else ``default``."""
+    for copy, original in originals.items():
+        if path.is_relative_to(copy):
+            return original / path.relative_to(copy)
+    return default
 
 
 def _in_memory_items(

@@ -166,7 +166,8 @@ def store(
             if isinstance(item, Rejected):
                 rejects.add(original, item, name)
                 continue
-            content = hash(encode(msgspec.structs.replace(item, source_index=0)))
+            item.source_index = 0  # its place in the file is not its content
+            content = hash(encode(item))
             key = hash(item.conversation_id)
             if key in ids:
                 if ids[key] == content:
@@ -176,7 +177,8 @@ def store(
                 rejects.add(original, Rejected(original, where, "expected a conversation id used once"), name)
                 continue
             ids[key] = content
-            part = parts.setdefault((item.config, item.split), _Part())
+            at = (item.config, item.split)
+            part = parts.get(at) or parts.setdefault(at, _Part())
             position = positions.get(original, 0)
             positions[original] = position + 1
             item.source_index = part.counts["conversations"] + len(part.buffer)
