@@ -8,7 +8,7 @@ Nothing heavy here: a format's module imports it at its own import.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ __all__ = [
     "json_lines",
     "json_records",
     "lines",
+    "lines_at",
+    "placed_lines",
     "read_imported",
     "record_conversations",
     "rejected",
@@ -50,15 +52,39 @@ def head(path: Path, size: int = 4096) -> bytes:
     return start.removeprefix(codecs.BOM_UTF8)
 
 
+def _line(raw: bytes, number: int) -> bytes:
+    """Line ``number`` of a file as a reader sees it: its line end (``\\n`` or ``\\r\\n``)
+    left out, and the first's byte-order mark."""
+    line = raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
+    return line.removesuffix(b"\n").removesuffix(b"\r")
+
+
+def placed_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """``(number, byte offset, line)`` of each line of a file, as :func:`lines` gives them;
+    the offsets for :func:`lines_at`."""
+    with path.open("rb") as f:
+        offset = 0
+        for number, raw in enumerate(f, 1):
+            line = _line(raw, number)
+            if line.strip():
+                yield number, offset, line
+            offset += len(raw)
+
+
 def lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """A file's lines, numbered from 1, without their line ends (``\\n`` or ``\\r\\n``),
     the byte-order mark of the first left out; blank lines skipped; read one at a time."""
+    for number, _, line in placed_lines(path):
+        yield number, line
+
+
+def lines_at(path: Path, places: Iterable[tuple[int, int]]) -> Iterator[tuple[int, bytes]]:
+    """The lines of a file at ``places`` (``(number, byte offset)`` of :func:`placed_lines`),
+    in that order, as :func:`lines` gives them."""
     with path.open("rb") as f:
-        for number, raw in enumerate(f, 1):
-            line = raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
-            line = line.removesuffix(b"\n").removesuffix(b"\r")
-            if line.strip():
-                yield number, line
+        for number, offset in places:
+            f.seek(offset)
+            yield number, _line(f.readline(), number)
 
 
 def decode_json(data: bytes | str) -> tuple[Any, str | None]:
@@ -69,10 +95,13 @@ def decode_json(data: bytes | str) -> tuple[Any, str | None]:
         return None, f"expected JSON ({exc})"
 
 
-def json_lines(path: Path) -> Iterator[tuple[int, Any] | Rejected]:
-    """The JSON values of a JSON Lines file, numbered by line; a line that is not JSON (or not
+def json_lines(
+    path: Path, numbered: Iterable[tuple[int, bytes]] | None = None
+) -> Iterator[tuple[int, Any] | Rejected]:
+    """The JSON values of a JSON Lines file, numbered by line (of ``numbered``: some of its
+    lines, as :func:`lines_at` gives them; by default all); a line that is not JSON (or not
     UTF-8) a :class:`Rejected` naming it."""
-    for number, line in lines(path):
+    for number, line in lines(path) if numbered is None else numbered:
         value, problem = decode_json(line)
         if problem is not None:
             yield rejected(path, f"line {number}", problem, line)

@@ -124,12 +124,12 @@ def _chat_conversation(value: Any, number: int, options: ReadOptions) -> Convers
         if not isinstance(role, str) or not role:
             return f'expected message {i} to be an object with a "role" string'
         content = m.get("content")
-        plain = type(content) is str
+        plain = isinstance(content, str)
         text = content if plain else content_text(content)
         if text is None:
             return f"expected message {i}'s content as a string or a list of typed parts"
         name = m.get("name")
-        pid = name if type(name) is str and name else role
+        pid = name if isinstance(name, str) and name else role
         known = people.get(pid)
         if known is None:
             known = people[pid] = Participant(participant_id=pid, role=role)

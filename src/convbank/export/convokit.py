@@ -21,7 +21,6 @@ to a Struct is exported with no edit here.
 
 from __future__ import annotations
 
-import codecs
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -31,7 +30,7 @@ import msgspec
 
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import decode_json, head, json_lines, rejected
+from convbank.export._read import decode_json, head, json_lines, lines_at, placed_lines, rejected
 from convbank.model import Conversation, Turn, schema
 
 __all__ = ["FORMAT", "read_convokit", "write_convokit"]
@@ -322,25 +321,21 @@ def _scattered(path: Path) -> list[tuple[array[int], array[int]]] | None:
     the order they first appear; lines that name none first) if some conversation's lines
     are not together, as in corpora dumped in time order; None if each is one run of
     lines, read as it streams. Reads only each line's ``conversation_id``."""
-    groups: dict[Any, tuple[array[int], array[int]]] = {None: (array("q"), array("q"))}
-    last: Any = None
+    groups: dict[str | None, tuple[array[int], array[int]]] = {None: (array("q"), array("q"))}
+    last: str | None = None
     scattered = False
-    with path.open("rb") as f:
-        offset = 0
-        for number, raw in enumerate(f, 1):
-            try:
-                key = _root(raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw)
-                cid = key.conversation_id if key.conversation_id is not None else key.root
-            except msgspec.DecodeError:
-                cid = None
-            if raw.strip():
-                cid = cid if isinstance(cid, str) else None
-                scattered = scattered or (cid is not None and cid != last and cid in groups)
-                numbers, offsets = groups.setdefault(cid, (array("q"), array("q")))
-                numbers.append(number)
-                offsets.append(offset)
-                last = cid
-            offset += len(raw)
+    for number, offset, line in placed_lines(path):
+        try:
+            key = _root(line)
+            cid = key.conversation_id if key.conversation_id is not None else key.root
+        except msgspec.DecodeError:
+            cid = None
+        cid = cid if isinstance(cid, str) else None
+        scattered = scattered or (cid is not None and cid != last and cid in groups)
+        numbers, offsets = groups.setdefault(cid, (array("q"), array("q")))
+        numbers.append(number)
+        offsets.append(offset)
+        last = cid
     return list(groups.values()) if scattered else None
 
 
@@ -348,13 +343,8 @@ def _gathered(
     path: Path, groups: list[tuple[array[int], array[int]]]
 ) -> Iterator[tuple[int, Any] | Rejected]:
     """The JSON values of ``path``'s lines, each conversation's together (:func:`_scattered`)."""
-    with path.open("rb") as f:
-        for numbers, offsets in groups:
-            for number, offset in zip(numbers, offsets, strict=True):
-                f.seek(offset)
-                line = f.readline().removesuffix(b"\n").removesuffix(b"\r")
-                value, problem = decode_json(line.removeprefix(codecs.BOM_UTF8) if number == 1 else line)
-                yield rejected(path, f"line {number}", problem, line) if problem else (number, value)
+    places = ((n, o) for numbers, offsets in groups for n, o in zip(numbers, offsets, strict=True))
+    return json_lines(path, lines_at(path, places))
 
 
 def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any]]]] | Rejected]:

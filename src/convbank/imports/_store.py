@@ -178,7 +178,9 @@ def store(
                 continue
             ids[key] = content
             at = (item.config, item.split)
-            part = parts.get(at) or parts.setdefault(at, _Part())
+            part = parts.get(at)
+            if part is None:
+                part = parts[at] = _Part()
             position = positions.get(original, 0)
             positions[original] = position + 1
             item.source_index = part.counts["conversations"] + len(part.buffer)
