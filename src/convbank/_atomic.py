@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["atomic_write", "atomic_write_text", "sha256_file"]
+__all__ = ["AtomicFile", "atomic_file", "atomic_write", "atomic_write_text", "sha256_file"]
 
 
 def _umask() -> int:
@@ -23,17 +26,68 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with atomic_file(path) as f:
+        f.write(data)
+
+
+class AtomicFile:
+    """A file written a piece at a time that replaces ``path`` (flushed to disk) on
+    :meth:`commit`, or is removed on :meth:`discard` (``path`` left as it was); a discard
+    after the commit does nothing.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "rejects.jsonl"
+    >>> out = AtomicFile(target)
+    >>> _ = out.file.write(b"one\\n")
+    >>> target.exists()
+    False
+    >>> out.commit()
+    >>> target.read_bytes()
+    b'one\\n'
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        fd, self.tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())
+            self.file: BinaryIO = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            Path(self.tmp).unlink(missing_ok=True)
+            raise
+        self.done = False
+
+    def commit(self) -> None:
+        """Replace ``path`` with what was written."""
+        try:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.file.close()
+            os.replace(self.tmp, self.path)
+        except BaseException:
+            self.discard()
+            raise
+        self.done = True
+
+    def discard(self) -> None:
+        """Remove what was written, unless it was committed."""
+        if not self.done:
+            self.file.close()
+            Path(self.tmp).unlink(missing_ok=True)
+            self.done = True
+
+
+@contextmanager
+def atomic_file(path: Path) -> Iterator[BinaryIO]:
+    """:class:`AtomicFile` as a block: committed when it ends, discarded if it raises."""
+    out = AtomicFile(path)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        yield out.file
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        out.discard()
         raise
+    out.commit()
 
 
 def sha256_file(path: Path) -> str:

@@ -155,6 +155,77 @@ def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: P
     ]
 
 
+def test_the_rejects_file_is_written_as_records_come_and_put_in_place_with_the_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rejects = tmp_path / "rejects.jsonl"
+    rejects.write_text("earlier\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"messages": 3}\n' * 2500 + b'{"messages": [{"role": "user", "content": 1}]}\n')
+    written: list[int] = []
+    from convbank.imports import _store
+
+    flush = _store._Part.flush
+
+    def watching(part: _store._Part, *args: object) -> None:  # the temporary file grows before the commit
+        temp = [p for p in tmp_path.iterdir() if p.name.startswith(".rejects.jsonl.")]
+        written.append(temp[0].stat().st_size if temp else -1)
+        flush(part, *args)
+
+    monkeypatch.setattr(_store._Part, "flush", watching)
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(bad.read_bytes() + _jsonl(CHATS))
+    code, output = _run("import", str(good), "--name", "mine")  # the file named, not a private copy of it
+    assert (code, output.strip()) == (
+        2,
+        f"error: {good}: not a format convbank recognises (hf, convokit, parlai, chat, sharegpt, jsonl, "
+        "parquet and table); name it with --format",
+    )
+    report = import_conversations(good, name="mine", format="chat", skip_bad=rejects, batch_size=1)
+    assert (report.conversations, report.rejected) == (2, 2501)
+    assert len(written) == 2 and written[0] > 100_000  # on disk before the import is committed
+    assert rejects.read_text() != "earlier\n"
+    lines = rejects.read_bytes().splitlines()
+    assert len(lines) == 2501 and json.loads(lines[-1])["where"] == "line 2501"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".rejects")]
+
+    # every record rejected: an error, and the rejects file it names is there
+    rejects.write_text("earlier\n")
+    with pytest.raises(CorpusImportError) as err:
+        import_conversations(bad, name="other", format="chat", skip_bad=rejects)
+    assert str(err.value) == f"nothing to import: every record was rejected (see {rejects})"
+    assert len(rejects.read_bytes().splitlines()) == 2501
+
+    # an import that fails at its commit leaves the earlier rejects file as it was
+    rejects.write_text("earlier\n")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Bank, "commit_dataset", full)
+    with pytest.raises(OSError, match="No space left"):
+        import_conversations(good, name="mine", replace=True, format="chat", skip_bad=rejects)
+    monkeypatch.undo()
+    assert rejects.read_text() == "earlier\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".rejects")]
+
+    # a rejects file that cannot be written is said before anything is read
+    code, output = _run(
+        "import",
+        str(good),
+        "--name",
+        "third",
+        "--format",
+        "chat",
+        "--skip-bad",
+        str(tmp_path / "no" / "r.jsonl"),
+    )
+    assert (code, output.strip()) == (
+        2,
+        f"error: {tmp_path / 'no' / 'r.jsonl'}: cannot write the rejects file there (No such file or directory)",
+    )
+
+
 def _utterances(folder: Path, *utterances: dict[str, object]) -> Path:
     """A ConvoKit corpus folder of ``utterances``, its other files as ConvoKit writes them."""
     folder.mkdir()

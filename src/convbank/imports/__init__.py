@@ -171,10 +171,20 @@ def _private_copies(
 
 
 def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
-    """The format of the first input, which every other must have too."""
-    fmt = detect([copies[0][1]])
+    """The format of the first input, which every other must have too (an error names the
+    file given, not its private copy)."""
+
+    def of(original: Path, copy: Path) -> Format:
+        try:
+            return detect([copy])
+        except CorpusImportError as exc:
+            raise CorpusImportError(
+                str(exc).replace(str(copy), str(original), 1), name=name, path=original
+            ) from None
+
+    fmt = of(*copies[0][:2])
     for original, copy, _ in copies[1:]:
-        other = detect([copy]).name
+        other = of(original, copy).name
         if other != fmt.name:
             raise CorpusImportError(
                 f"{original}: is {other}, the first file {fmt.name}; import files of one format at a time",

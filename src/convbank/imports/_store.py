@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import pyarrow as pa
 
-from convbank._atomic import atomic_write
+from convbank._atomic import AtomicFile
 from convbank.build import SeenIds, write_batch
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
 from convbank.errors import CorpusImportError
@@ -71,17 +71,28 @@ class ImportReport:
 
 
 class _Rejects:
-    """The rejected records: the first raised (no ``skip_bad``), or each kept as a JSON line
-    and written, atomically, to the rejects file once the import is committed."""
+    """The rejected records: the first raised (no ``skip_bad``), or each written as a JSON
+    line as it comes to a file that replaces the rejects file once the import is committed
+    (removed if it fails: an earlier rejects file stays as it was)."""
 
-    def __init__(self, report: ImportReport) -> None:
+    def __init__(self, report: ImportReport, stack: ExitStack) -> None:
         self.report = report
-        self.lines: list[bytes] = []
+        self.out = None
+        if report.rejects is not None:
+            try:
+                self.out = AtomicFile(report.rejects)
+            except OSError as exc:
+                raise CorpusImportError(
+                    f"{report.rejects}: cannot write the rejects file there ({exc.strerror})",
+                    name=report.name,
+                    path=report.rejects,
+                ) from exc
+            stack.callback(self.out.discard)
         self.encode = msgspec.json.Encoder().encode
 
     def add(self, original: Path, rejected: Rejected, name: str) -> None:
         line = f"{original}, {rejected.where}: {rejected.expected}"
-        if self.report.rejects is None:
+        if self.out is None:
             raise CorpusImportError(
                 f"{line} (nothing was imported; --skip-bad imports the rest)",
                 name=name,
@@ -90,11 +101,12 @@ class _Rejects:
             )
         self.report.rejected += 1
         record = {"file": str(original), "where": rejected.where, "expected": rejected.expected}
-        self.lines.append(self.encode({**record, "record": rejected.record}) + b"\n")
+        self.out.file.write(self.encode({**record, "record": rejected.record}) + b"\n")
 
-    def write(self) -> None:
-        if self.report.rejects is not None:
-            atomic_write(self.report.rejects, b"".join(self.lines))
+    def commit(self) -> None:
+        """Put the rejects file in place (once the import is committed, or nothing was left)."""
+        if self.out is not None:
+            self.out.commit()
 
 
 class _Part:
@@ -149,12 +161,12 @@ def store(
     """Stage every conversation (exact duplicates left out, repeated ids refused or
     rejected), then commit the dataset with its import record in one generation."""
     dataset = ImportedDataset(name, entry, {})
-    rejects = _Rejects(report)
     ids: dict[int, int] = {}  # hash of an id -> hash of its record's content
     parts: dict[tuple[str, str], _Part] = {}
     positions: dict[Path, int] = {}
     encode = msgspec.json.Encoder().encode
     with ExitStack() as stack:
+        rejects = _Rejects(report, stack)
         stagings: dict[str, Staging] = {}
 
         def flush(config: str, split: str, part: _Part) -> None:
@@ -191,6 +203,7 @@ def store(
             if part.buffer:
                 flush(config, split, part)
         if not parts:
+            rejects.commit()
             raise CorpusImportError(
                 f"nothing to import: every record was rejected (see {report.rejects})", name=name
             )
@@ -201,6 +214,6 @@ def store(
             staged.append((staging, ConfigEntry(splits=splits, sources=sources)))
         entry.duplicates, entry.rejected = report.duplicates, report.rejected
         bank.commit_dataset(name, staged, imported=entry)
-    rejects.write()
+        rejects.commit()
     report.parts = {f"{c}/{s}": p.counts["conversations"] for (c, s), p in parts.items()}
     report.turns = sum(p.counts["turns"] for p in parts.values())
