@@ -236,6 +236,19 @@ def test_convokit_gathers_conversations_whose_utterances_are_scattered(tmp_path:
     ]
     assert [t.meta.get("reply_to") for t in got[0].turns] == [None, 0, 0]
 
+    # as real files hold them: a byte-order mark, CRLF line ends, blank lines inside a
+    # conversation's run, no final newline; a line that is not JSON named by its number
+    utterances = folder / "utterances.jsonl"
+    lines = utterances.read_text(encoding="utf-8").split("\n")
+    text = "\ufeff" + "\r\n".join([lines[0], "", lines[1], "   ", lines[2], "{not json", *lines[3:]])
+    utterances.write_bytes(text.encode("utf-8"))
+    again = _read("convokit", [folder])
+    assert isinstance(again[0], Rejected)
+    assert (again[0].where, again[0].expected[:13]) == ("line 6", "expected JSON")
+    assert [(c.conversation_id, _turns(c)) for c in again[1:]] == [
+        (c.conversation_id, _turns(c)) for c in got
+    ]
+
 
 def test_convokit_reads_a_corpus_convokit_dumped(tmp_path: Path) -> None:
     convokit = pytest.importorskip("convokit")

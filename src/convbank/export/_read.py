@@ -27,8 +27,7 @@ __all__ = [
     "json_lines",
     "json_records",
     "lines",
-    "lines_at",
-    "placed_lines",
+    "lines_in",
     "read_imported",
     "record_conversations",
     "rejected",
@@ -59,32 +58,26 @@ def _line(raw: bytes, number: int) -> bytes:
     return line.removesuffix(b"\n").removesuffix(b"\r")
 
 
-def placed_lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
-    """``(number, byte offset, line)`` of each line of a file, as :func:`lines` gives them;
-    the offsets for :func:`lines_at`."""
-    with path.open("rb") as f:
-        offset = 0
-        for number, raw in enumerate(f, 1):
-            line = _line(raw, number)
-            if line.strip():
-                yield number, offset, line
-            offset += len(raw)
-
-
 def lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """A file's lines, numbered from 1, without their line ends (``\\n`` or ``\\r\\n``),
     the byte-order mark of the first left out; blank lines skipped; read one at a time."""
-    for number, _, line in placed_lines(path):
-        yield number, line
-
-
-def lines_at(path: Path, places: Iterable[tuple[int, int]]) -> Iterator[tuple[int, bytes]]:
-    """The lines of a file at ``places`` (``(number, byte offset)`` of :func:`placed_lines`),
-    in that order, as :func:`lines` gives them."""
     with path.open("rb") as f:
-        for number, offset in places:
-            f.seek(offset)
-            yield number, _line(f.readline(), number)
+        for number, raw in enumerate(f, 1):
+            line = _line(raw, number)
+            if line.strip():
+                yield number, line
+
+
+def lines_in(path: Path, runs: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, bytes]]:
+    """The lines of byte ranges of a file, each ``(number of its first line, start, end)``
+    with its ends at line ends, in that order, as :func:`lines` gives them."""
+    with path.open("rb") as f:
+        for first, start, end in runs:
+            f.seek(start)
+            for number, raw in enumerate(f.read(end - start).split(b"\n"), first):
+                line = _line(raw, number)
+                if line.strip():
+                    yield number, line
 
 
 def decode_json(data: bytes | str) -> tuple[Any, str | None]:
@@ -99,7 +92,7 @@ def json_lines(
     path: Path, numbered: Iterable[tuple[int, bytes]] | None = None
 ) -> Iterator[tuple[int, Any] | Rejected]:
     """The JSON values of a JSON Lines file, numbered by line (of ``numbered``: some of its
-    lines, as :func:`lines_at` gives them; by default all); a line that is not JSON (or not
+    lines, as :func:`lines_in` gives them; by default all); a line that is not JSON (or not
     UTF-8) a :class:`Rejected` naming it."""
     for number, line in lines(path) if numbered is None else numbered:
         value, problem = decode_json(line)

@@ -21,7 +21,7 @@ to a Struct is exported with no edit here.
 
 from __future__ import annotations
 
-from array import array
+import codecs
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ import msgspec
 
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import decode_json, head, json_lines, lines_at, placed_lines, rejected
+from convbank.export._read import decode_json, head, json_lines, lines_in, rejected
 from convbank.model import Conversation, Turn, schema
 
 __all__ = ["FORMAT", "read_convokit", "write_convokit"]
@@ -316,35 +316,45 @@ class _Root(msgspec.Struct):
 _root = msgspec.json.Decoder(_Root).decode
 
 
-def _scattered(path: Path) -> list[tuple[array[int], array[int]]] | None:
-    """Where each conversation's lines are (line numbers and byte offsets, conversations in
-    the order they first appear; lines that name none first) if some conversation's lines
-    are not together, as in corpora dumped in time order; None if each is one run of
-    lines, read as it streams. Reads only each line's ``conversation_id``."""
-    groups: dict[str | None, tuple[array[int], array[int]]] = {None: (array("q"), array("q"))}
+Run = tuple[int, int, int]
+"""Lines of one conversation together in a file: the first's number, and the byte range."""
+
+
+def _scattered(path: Path) -> list[list[Run]] | None:
+    """Where each conversation's lines are (its runs of lines, conversations in the order they
+    first appear; lines that name none first) if some conversation's lines are not together,
+    as in corpora dumped in time order; None if each is one run of lines, read as it streams.
+    Reads only each line's ``conversation_id``, and keeps one entry a run."""
+    runs: dict[str | None, list[Run]] = {None: []}
     last: str | None = None
+    first = start = offset = 0
     scattered = False
-    for number, offset, line in placed_lines(path):
-        try:
-            key = _root(line)
-            cid = key.conversation_id if key.conversation_id is not None else key.root
-        except msgspec.DecodeError:
-            cid = None
-        cid = cid if isinstance(cid, str) else None
-        scattered = scattered or (cid is not None and cid != last and cid in groups)
-        numbers, offsets = groups.setdefault(cid, (array("q"), array("q")))
-        numbers.append(number)
-        offsets.append(offset)
-        last = cid
-    return list(groups.values()) if scattered else None
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                key = _root(raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw)
+                cid = key.conversation_id if key.conversation_id is not None else key.root
+            except msgspec.DecodeError:
+                if not raw.strip():  # a blank line: part of the run it is in
+                    offset += len(raw)
+                    continue
+                cid = None
+            cid = cid if isinstance(cid, str) else None
+            if first == 0 or cid != last:
+                if first:
+                    runs[last].append((first, start, offset))
+                scattered = scattered or (cid is not None and cid in runs)
+                runs.setdefault(cid, [])
+                first, start, last = number, offset, cid
+            offset += len(raw)
+    if first:
+        runs[last].append((first, start, offset))
+    return list(runs.values()) if scattered else None
 
 
-def _gathered(
-    path: Path, groups: list[tuple[array[int], array[int]]]
-) -> Iterator[tuple[int, Any] | Rejected]:
+def _gathered(path: Path, groups: list[list[Run]]) -> Iterator[tuple[int, Any] | Rejected]:
     """The JSON values of ``path``'s lines, each conversation's together (:func:`_scattered`)."""
-    places = ((n, o) for numbers, offsets in groups for n, o in zip(numbers, offsets, strict=True))
-    return json_lines(path, lines_at(path, places))
+    return json_lines(path, lines_in(path, (run for group in groups for run in group)))
 
 
 def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any]]]] | Rejected]:
