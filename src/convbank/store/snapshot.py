@@ -19,7 +19,7 @@ from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
 from convbank.model import Part
 from convbank.model import schema as unified
 from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
-from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry, pieces
+from convbank.store.manifest import RECORDS, DatasetEntry, FileRef, Manifest, SplitEntry, pieces
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -33,6 +33,8 @@ else:
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pds
+
+    from convbank.store.records import RecordFile
 
 
 class BankLike(Protocol):
@@ -78,6 +80,7 @@ class Snapshot:
         self.manifest = manifest
         self.generation: str | None = manifest.generation
         self._refs = manifest.refs(bank.root)
+        self._records = manifest.record_refs(bank.root)
         self._close = weakref.finalize(self, release, lease)
         self._datasets: dict[str, pds.Dataset] | None = None
         self._lock = threading.Lock()
@@ -143,6 +146,59 @@ class Snapshot:
             )
         return found
 
+    def record_refs(self, dataset: str | None = None) -> list[FileRef]:
+        """The record files of this generation (of one dataset), in manifest order."""
+        return [r for r in self._records if dataset is None or r.dataset == dataset]
+
+    def record_pieces(self, dataset: str, config: str, split: str) -> list[FileRef]:
+        """The record files of one split, in piece order (none in a bank written before
+        them: :mod:`convbank.store.records`)."""
+        found = [r for r in self._records if (r.dataset, r.config, r.split) == (dataset, config, split)]
+        return sorted(found, key=lambda r: r.piece)
+
+    def open_records(self, ref: FileRef) -> RecordFile:
+        """A record file open for reading, checked through the descriptor it keeps: a
+        regular file of the manifest's size whose index has the manifest's sha256 and row
+        count (each entry is checked against the index as it is read). Close it when done."""
+        from convbank.store.records import RecordFile, read_index
+
+        try:
+            fd = os.open(ref.path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            raise self.unreadable(ref, exc) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise DamagedBankError(damaged(ref, "not a regular file"), path=ref.path)
+            if ref.bytes is not None and st.st_size != ref.bytes:
+                raise DamagedBankError(
+                    damaged(ref, f"{st.st_size:,} bytes where the manifest says {ref.bytes:,}"),
+                    path=ref.path,
+                )
+            with os.fdopen(os.dup(fd), "rb") as f:
+                try:
+                    index, digest = read_index(f)
+                except (OSError, ValueError) as exc:
+                    problem = f"unreadable ({first_line(exc)})"
+                    raise DamagedBankError(damaged(ref, problem), path=ref.path) from exc
+            if digest != ref.footer:
+                raise DamagedBankError(
+                    damaged(ref, "corrupt (its index differs from the manifest's)"), path=ref.path
+                )
+            if ref.rows is not None and index.rows != ref.rows:
+                raise DamagedBankError(
+                    damaged(ref, f"of {index.rows:,} rows where the manifest says {ref.rows:,}"),
+                    path=ref.path,
+                )
+        except BaseException:
+            os.close(fd)
+            raise
+
+        def damage(problem: str) -> DamagedBankError:
+            return DamagedBankError(damaged(ref, problem), path=ref.path)
+
+        return RecordFile(fd, index, damage)
+
     def ref(self, table: str, dataset: str, config: str, split: str) -> FileRef:
         """The first file of one table partition (its only one, unless the split was
         written in pieces: see :meth:`pieces`)."""
@@ -154,7 +210,7 @@ class Snapshot:
         whole bank) that is missing or whose size differs from the manifest's: cheap (one
         ``stat`` a file), run by every reader before it reads."""
         self.check_schema(dataset)
-        for ref in self.refs(dataset=dataset):
+        for ref in self.refs(dataset=dataset) + self.record_refs(dataset):
             problem = stat_problem(ref)
             if problem:
                 raise DamagedBankError(damaged(ref, problem), path=ref.path)
@@ -446,19 +502,21 @@ def count_problems(
             continue
         for config, cfg in entry.configs.items():
             for split, info in cfg.splits.items():
-                for table in COUNTED:
-                    files = cfg.files.get(table, {}).get(split)
+                for table in (*COUNTED, RECORDS):
+                    by_split = cfg.records if table == RECORDS else cfg.files.get(table, {})
+                    files = by_split.get(split)
                     if files is None:
                         continue
                     held = [f.rows if footers is None else footers.get(f.path) for f in pieces(files)]
                     counts = [n for n in held if n is not None]
-                    said: int = getattr(info, table)
+                    said: int = getattr(info, "conversations" if table == RECORDS else table)
                     if len(counts) == len(held) and sum(counts) != said:
                         found.append(
                             (
                                 name,
-                                f"says {name}/{config}/{split} has {said:,} {table} where its files "
-                                f"hold {sum(counts):,}",
+                                f"says {name}/{config}/{split} has {said:,} "
+                                f"{'conversations' if table == RECORDS else table} where its "
+                                f"{'record ' if table == RECORDS else ''}files hold {sum(counts):,}",
                             )
                         )
     return found
