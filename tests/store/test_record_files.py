@@ -20,6 +20,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import convbank
@@ -180,3 +181,29 @@ def test_a_record_path_outside_its_folder_is_a_damaged_manifest(casino_home: Ban
     casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(DamagedBankError, match="is not a record file of casino/default/valid"):
         convbank.load("casino")
+
+
+def test_a_batch_without_a_child_table_still_gives_each_conversation_its_record(
+    built: Bank, tmp_path: Path
+) -> None:
+    """A mapper that leaves out a table with no rows (annotations here) still gets a record
+    per conversation, row for row with the conversations file."""
+    from convbank.model import conversations_to_tables
+    from convbank.store.records import RecordFile, read_index
+    from convbank.store.staging import Staging
+
+    convs = [msgspec.structs.replace(c, annotations=[]) for c in convbank.load("casino", split="valid")][:5]
+    tables = conversations_to_tables(convs)
+    del tables["annotations"]
+    staging = Staging(tmp_path / "staging", "casino", "default")
+    staging.write_batch("valid", tables)
+    staging.close()
+    assert staging.rows[("records", "valid", 0)] == 5
+    path = staging.path("records", "valid")
+    with path.open("rb") as f:
+        index, _ = read_index(f)
+    records = RecordFile(os.open(path, os.O_RDONLY), index, DamagedBankError)
+    try:
+        assert [records.conversation(i) for i in range(5)] == convs
+    finally:
+        records.close()

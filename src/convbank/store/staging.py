@@ -16,6 +16,7 @@ from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank.errors import DiskFullError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
+from convbank.model.schema import table_schemas
 from convbank.store.records import RECORDS, RecordWriter
 from convbank.store.snapshot import partition
 
@@ -77,8 +78,12 @@ class Staging:
         (:class:`~convbank.store.records.RecordWriter`), in the same order."""
         for name, table in tables.items():
             self.write(name, split, table, piece)
-        if not all(t in tables for t in UNIFIED_TABLES):
+        if "conversations" not in tables:
             return
+        # a child table a mapper left out holds no rows: the record file still gets each
+        # conversation (it must hold as many as the conversations file, row for row)
+        schemas = table_schemas()
+        unified = {t: tables[t] if t in tables else schemas[t].empty_table() for t in UNIFIED_TABLES}
         key = (split, piece)
         try:
             writer = self._records.get(key)
@@ -87,7 +92,7 @@ class Staging:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 writer = self._records[key] = RecordWriter(path)
                 self.rows[(RECORDS, split, piece)] = 0
-            writer.add(tables, dataset=self.dataset, config=self.config, split=split)
+            writer.add(unified, dataset=self.dataset, config=self.config, split=split)
         except OSError as exc:
             full = disk_full(self.root, exc)
             if full is None:
