@@ -26,7 +26,7 @@ from convbank.model import Conversation, Part, Turn, schema
 from convbank.model.schema import JSON_FIELD, UnifiedSchema, table_schemas
 from convbank.query import load, sql
 from convbank.store import Bank
-from convbank.store.snapshot import read_footer
+from convbank.store.integrity import read_footer
 from convbank.web import create_app
 from testsupport import PLUGINS
 

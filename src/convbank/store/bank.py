@@ -53,6 +53,7 @@ from convbank.store.collector import (
     sweep,
     table_dirs,
 )
+from convbank.store.integrity import read_footer
 from convbank.store.manifest import (
     GENERATION,
     RECORDS,
@@ -65,7 +66,7 @@ from convbank.store.manifest import (
     parse_manifest,
 )
 from convbank.store.records import read_index
-from convbank.store.snapshot import Snapshot, partition, read_footer, release
+from convbank.store.snapshot import Snapshot, partition, release
 from convbank.store.staging import Staging, disk_full
 
 if TYPE_CHECKING:

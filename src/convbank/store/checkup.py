@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 from convbank._atomic import sha256_file
 from convbank._lazy import lazy
+from convbank.store.integrity import count_problems, first_line, read_footer, stat_problem
 from convbank.store.manifest import FileRef
 from convbank.store.records import read_index
-from convbank.store.snapshot import Snapshot, count_problems, first_line, read_footer, stat_problem
+from convbank.store.snapshot import Snapshot
 
 if TYPE_CHECKING:
     import pyarrow as pa
