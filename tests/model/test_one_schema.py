@@ -208,6 +208,10 @@ def test_a_bank_of_another_schema_is_refused_in_one_line(
     with pytest.raises(SchemaVersionError) as raised, load("tsvdial", bank=bank) as corpus:
         list(corpus)
     assert str(raised.value) == message
+    # one conversation is served from its record file: the tables it was made from are checked
+    with pytest.raises(SchemaVersionError) as raised, load("tsvdial", bank=bank) as corpus:
+        corpus["r001"]
+    assert str(raised.value) == message
     assert raised.value.exit_code == 4 and raised.value.dataset == "tsvdial"
     for args in (
         ["show", "tsvdial", "r001"],

@@ -307,9 +307,9 @@ class Source:
 
     # ------------------------------------------------------------------ conversations
     def records(self, batch: int) -> RecordFile | None:
-        """The record file holding a batch's conversations, opened (and its index checked)
-        on first use; None where the bank has none (written before them): the batch is then
-        decoded from its tables."""
+        """The record file holding a batch's conversations, opened (its index checked, and
+        the tables it was made from: :meth:`_check_tables`) on first use; None where the
+        bank has none (written before them): the batch is then decoded from its tables."""
         b = self.batches[batch]
         key = (b.part, b.ref.piece)
         found = self._record_files.get(key)
@@ -318,6 +318,7 @@ class Source:
         ref = self._record_refs.get(key)
         if ref is None:
             return None
+        self._check_tables(b)
         opened = self.snapshot.open_records(ref)
         if b.ref.rows is not None and opened.rows != b.ref.rows:
             opened.close()
@@ -332,6 +333,17 @@ class Source:
         if found is not opened:
             opened.close()
         return found
+
+    def _check_tables(self, b: Batch) -> None:
+        """Check the footers of the table files a batch's record file was made from (their
+        piece of each unified table; once a process, as every footer is): a table file of
+        another schema is refused (:class:`~convbank.errors.SchemaVersionError`) as the
+        readers of the tables refuse it, never served from its records."""
+        part = self.parts[b.part]
+        for table in UNIFIED_TABLES:
+            for ref in self.snapshot.refs(table, self.dataset.name):
+                if (ref.config, ref.split, ref.piece) == (part.config, part.split, b.ref.piece):
+                    self.snapshot.metadata(ref)
 
     def conversation(self, position: int) -> Conversation:
         """The conversation at a position: decoded from its record (a few hundred bytes),
