@@ -50,6 +50,8 @@ def table(dataset: str, results: dict[str, dict[str, float]]) -> str:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for name, r in results.items():
+        if "min_s" not in r:
+            continue
         lines.append(
             f"| {name} | {r['min_s']:.3f} | {r['median_s']:.3f} | {r['peak_rss_mib']:.0f} | "
             f"{r['min_s'] / base:.2f} | {r['min_s'] / floor:.2f} |"
@@ -72,12 +74,94 @@ def table(dataset: str, results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def bank_size(bank: Path) -> dict[str, float]:
+    """The bank's files on disk (generation records and locks aside), and its record files'
+    share: the bank without them is the layout before them (the goal's "today")."""
+    files = [p for p in bank.rglob("*") if p.is_file() and ".generations" not in p.parts]
+    total = sum(p.stat().st_size for p in files if not p.name.endswith(".lock"))
+    records = sum(p.stat().st_size for p in files if p.suffix == ".records")
+    return {"mib": round(total / 2**20, 2), "records_mib": round(records / 2**20, 2)}
+
+
+def random_access(dataset: str, results: dict[str, Any]) -> str:
+    """The random-access rows of issue 33, each with its goal, from medians of this run:
+    1,000 random ``corpus[i]`` cold and warm against Hugging Face (goal: 1.5 times faster),
+    the peak memory of those runs (goal: Hugging Face's plus 50 MiB), the bank on disk
+    against the bank without its record files (goal: 1.5 times at most), and open + get one
+    conversation (goal: under 20 ms)."""
+    lines = [
+        f"Random access, {dataset} (medians of this run):",
+        "",
+        "| row | convbank | Hugging Face | ratio | goal | met |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+
+    def row(
+        name: str, ours: float, theirs: float | None, ratio: float | None, *, goal: str, met: bool
+    ) -> None:
+        peer = "–" if theirs is None else f"{theirs:,.1f}"
+        lines.append(
+            f"| {name} | {ours:,.1f} | {peer} | {'–' if ratio is None else f'{ratio:.2f}'} | {goal} | "
+            f"{'yes' if met else '**no**'} |"
+        )
+
+    for work in ("getitem_cold", "getitem_warm"):
+        ours, theirs = results.get(f"convbank_{work}"), results.get(f"hf_{work}")
+        if ours and theirs:
+            ratio = theirs["median_s"] / ours["median_s"]
+            row(
+                f"1,000 random `corpus[i]`, {work[8:]} (ms)",
+                ours["median_s"] * 1e3,
+                theirs["median_s"] * 1e3,
+                ratio,
+                goal="HF ÷ convbank >= 1.5",
+                met=ratio >= 1.5,
+            )
+    ours_peak = [
+        results[n]["peak_rss_mib"] for n in ("convbank_getitem_cold", "convbank_getitem_warm") if n in results
+    ]
+    hf_peak = [results[n]["peak_rss_mib"] for n in ("hf_getitem_cold", "hf_getitem_warm") if n in results]
+    if ours_peak and hf_peak:
+        row(
+            "peak memory of those runs (MiB)",
+            max(ours_peak),
+            max(hf_peak),
+            None,
+            goal="<= HF + 50",
+            met=max(ours_peak) <= max(hf_peak) + 50,
+        )
+    size = results.get("bank_size")
+    if size:
+        before = size["mib"] - size["records_mib"]
+        row(
+            "bank on disk (MiB; peer: without its record files)",
+            size["mib"],
+            before,
+            size["mib"] / before,
+            goal="<= 1.5× without them",
+            met=size["mib"] <= 1.5 * before,
+        )
+    ours, theirs = results.get("convbank_open_get"), results.get("hf_open_get")
+    if ours:
+        ms = ours["median_s"] * 1e3
+        ratio = theirs["median_s"] / ours["median_s"] if theirs else None
+        row(
+            "open a corpus and get one conversation (ms)",
+            ms,
+            theirs["median_s"] * 1e3 if theirs else None,
+            ratio,
+            goal="< 20 ms",
+            met=ms < 20,
+        )
+    return "\n".join(lines)
+
+
 def pairs(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """convbank's contenders by the work they do (``convbank_iterate`` -> ``iterate``)."""
     return {
         name.removeprefix("convbank_"): r
         for name, r in results.items()
-        if name.startswith("convbank_") and name != "convbank_build_1"
+        if name.startswith("convbank_") and name != "convbank_build_1" and "min_s" in r
     }
 
 
@@ -139,7 +223,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 n = 1 if name.startswith("convokit_") and dataset == "pec" else reps
                 results[dataset][name] = measure(_module(name), name, dataset, work, n, env=env)
                 print(f"{dataset} {name}: {results[dataset][name]}", file=sys.stderr, flush=True)
+                if name == "convbank_build":
+                    results[dataset]["bank_size"] = bank_size(work / "bank")
             print(table(dataset, results[dataset]) + "\n", flush=True)
+            print(random_access(dataset, results[dataset]) + "\n", flush=True)
     turns = args.import_turns or ",".join(map(str, SIZES[:1] if args.quick else SIZES))
     sizes = () if args.startup_only else tuple(int(t) for t in turns.split(",") if int(t))
     if sizes:

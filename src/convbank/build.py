@@ -291,8 +291,8 @@ def write_batch(
     """Write one mapped batch (one row group per table), note its ids in ``seen`` (checked
     for repeats once every batch is written) and add its rows to the split's ``counts``."""
     seen.add(split, counts["conversations"], tables["conversations"].column("conversation_id").to_pylist())
+    staging.write_batch(split, tables)
     for name, table in tables.items():
-        staging.write(name, split, table)
         if name in counts:
             counts[name] += table.num_rows
     if progress:

@@ -66,6 +66,26 @@ def turns_file(bank: Bank, split: str) -> Path:
         return snap.ref("turns", "casino", "default", split).path
 
 
+def record_entry(bank: Bank, dataset: str, config: str, split: str, conversation_id: str) -> tuple[Path, int]:
+    """The record file holding a conversation (:mod:`convbank.store.records`) and the offset
+    of that conversation's entry in it: where a flipped byte damages that one answer."""
+    from convbank.query import load
+    from convbank.store.records import read_index
+
+    corpus = load(dataset, config, split, bank=bank)
+    try:
+        batch, row = corpus._source.locate(corpus._position_of(conversation_id))
+        first = corpus._source.batches[batch]
+        (ref,) = [
+            r for r in corpus.snapshot.record_pieces(dataset, config, split) if r.piece == first.ref.piece
+        ]
+    finally:
+        corpus.close()
+    with ref.path.open("rb") as f:
+        index, _ = read_index(f)
+    return ref.path, index.offsets[first.first + row]
+
+
 def bank_files(bank: Bank) -> dict[str, str]:
     """Every file of a bank (lock files aside) with its sha256: equal before and after an
     operation means the operation changed nothing on disk."""

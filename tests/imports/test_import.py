@@ -397,3 +397,51 @@ def test_table_with_a_mapping_keeps_other_columns_as_meta(tmp_path: Path) -> Non
         ("a", "hi", 1),
         ("b", "yo", 2),
     ]
+
+
+def test_an_imported_dataset_is_served_from_its_record_files_as_its_tables_give_it(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Imported datasets get record files like built ones (issue 33): every ``corpus[i]`` and
+    ``take`` equals what the tables stream, a replacing import leaves an open corpus on its
+    generation, and ``remove`` takes the record files with the rest."""
+    paths = sorted(export(convbank.load("casino"), "jsonl", tmp_path / "out"))
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
+    chats = tmp_path / "chats.jsonl"
+    chats.write_bytes(_jsonl(CHATS))
+    import_conversations(paths, name="casino_again", format="jsonl")
+    import_conversations(chats, name="mine")
+    bank = Bank()
+    with bank.snapshot() as snap:
+        assert {(r.dataset, r.split) for r in snap.record_refs()} == {
+            ("casino_again", "train"),
+            ("casino_again", "valid"),
+            ("casino_again", "test"),
+            ("mine", "train"),
+        }
+    for name in ("casino_again", "mine"):
+        corpus = convbank.load(name)
+        streamed = list(corpus)  # the tables, batch by batch
+        assert [corpus[i] for i in range(len(corpus))] == streamed
+        assert corpus.take([c.conversation_id for c in reversed(streamed)]) == streamed[::-1]
+        assert corpus._source._record_files, "served from the record files"
+        corpus.close()
+
+    before = convbank.load("mine")
+    old = [before[i] for i in range(len(before))]
+    unread = convbank.load("mine")  # its record files not opened yet
+    chats.write_bytes(_jsonl([{"id": "z", "messages": [{"role": "user", "content": "other"}]}]))
+    import_conversations(chats, name="mine", replace=True)
+    assert [before[i] for i in range(len(before))] == old  # its generation, still
+    with bank.lock():
+        pass  # a clean-up while they are open: their generation's files stay
+    assert [unread[i] for i in range(len(unread))] == old
+    unread.close()
+    assert [c.turns[0].text for c in convbank.load("mine")] == ["other"]
+    before.close()
+    remove("mine")
+    remove("casino_again")
+    with bank.lock():
+        pass  # the clean-up a lock runs
+    assert not list((bank.root / "records").rglob("*.records"))
+    assert bank.doctor().leftovers == []

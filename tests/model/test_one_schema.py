@@ -26,7 +26,7 @@ from convbank.model import Conversation, Part, Turn, schema
 from convbank.model.schema import JSON_FIELD, UnifiedSchema, table_schemas
 from convbank.query import load, sql
 from convbank.store import Bank
-from convbank.store.snapshot import read_footer
+from convbank.store.integrity import read_footer
 from convbank.web import create_app
 from testsupport import PLUGINS
 
@@ -207,6 +207,10 @@ def test_a_bank_of_another_schema_is_refused_in_one_line(
 
     with pytest.raises(SchemaVersionError) as raised, load("tsvdial", bank=bank) as corpus:
         list(corpus)
+    assert str(raised.value) == message
+    # one conversation is served from its record file: the tables it was made from are checked
+    with pytest.raises(SchemaVersionError) as raised, load("tsvdial", bank=bank) as corpus:
+        corpus["r001"]
     assert str(raised.value) == message
     assert raised.value.exit_code == 4 and raised.value.dataset == "tsvdial"
     for args in (

@@ -60,11 +60,24 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     assert "### start-up" in done.stdout and "| convbank list | " in done.stdout
     assert "÷ duckdb --version (pip launcher)" in done.stdout and "÷ sqlite-utils --version" in done.stdout
     for dataset, contenders in results.items():
+        # beside the contenders, the bank on disk and its record files' share (the random-access rows)
+        size = contenders.pop("bank_size")
+        assert size["mib"] > size["records_mib"] > 0, dataset
         assert set(contenders) == set(CONTENDERS) | set(TRAINING) | set(EXAMPLES), dataset
         for r in contenders.values():
             assert 0 < r["min_s"] <= r["median_s"] and r["peak_rss_mib"] > 0
-    for dataset in results:
         assert f"### {dataset}" in done.stdout
+        assert f"Random access, {dataset} (medians of this run):" in done.stdout
+        without = size["mib"] - size["records_mib"]
+        disk = f"| bank on disk (MiB; peer: without its record files) | {size['mib']:,.1f} | {without:,.1f} |"
+        assert disk in done.stdout
+    for row in (
+        "1,000 random `corpus[i]`, cold (ms)",
+        "1,000 random `corpus[i]`, warm (ms)",
+        "peak memory of those runs (MiB)",
+        "open a corpus and get one conversation (ms)",
+    ):
+        assert f"| {row} | " in done.stdout, row
     assert "| convbank_build | " in done.stdout and "× floor" in done.stdout
     assert "| work | convbank s | Hugging Face s | ConvoKit s |" in done.stdout
     for work in (

@@ -15,7 +15,7 @@ from convbank import load, sql
 from convbank.cli import cli
 from convbank.errors import DamagedBankError
 from convbank.store import Bank
-from testsupport import SHARED, turns_file
+from testsupport import SHARED, record_entry, turns_file
 
 TURNS = 14297  # turns of CaSiNo's 1,030 dialogues
 
@@ -82,8 +82,15 @@ COMMANDS = [
 def test_a_flipped_byte_in_a_page_is_never_an_answer(
     casino_home: Bank, tmp_path: Path, command: list[str]
 ) -> None:
-    path = turns_file(casino_home, "train")  # conversation 938 is in train
-    _damage(path, "page")
+    """``show`` reads the conversation's record (issue 33), not the tables: damaged there."""
+    if command[0] == "show":
+        path, at = record_entry(casino_home, "casino", "default", "train", "938")
+        data = bytearray(path.read_bytes())
+        data[at + 5] ^= 0x01
+        path.write_bytes(bytes(data))
+    else:
+        path = turns_file(casino_home, "train")  # conversation 938 is in train
+        _damage(path, "page")
     code, output = invoke(*(a.format(out=tmp_path / "out") for a in command))
     assert code == 4, output
     assert output.startswith(f"error: the bank is damaged: {path} is corrupt ") or output.startswith(
@@ -113,16 +120,31 @@ def test_a_flipped_byte_in_a_footer_is_named(casino_home: Bank) -> None:
     data[where] = ord("0") if data[where] != ord("0") else ord("1")
     path.write_bytes(bytes(data))
     pq.read_metadata(path)  # still a readable footer
-    for args in (["query", "SELECT count(*) FROM turns"], ["show", "casino", "938"]):
-        code, output = invoke(*args)
-        assert code == 4, output
-        assert output == (
-            f"error: the bank is damaged: {path} is corrupt (its Parquet footer differs from the "
-            "manifest's); run `convbank doctor` to check every file, then `convbank build casino` "
-            "to rebuild it\n"
-        )
+    code, output = invoke("query", "SELECT count(*) FROM turns")
+    assert code == 4, output
+    assert output == (
+        f"error: the bank is damaged: {path} is corrupt (its Parquet footer differs from the "
+        "manifest's); run `convbank doctor` to check every file, then `convbank build casino` "
+        "to rebuild it\n"
+    )
     code, output = invoke("doctor", "--quick")
     assert code == 4 and f"{path}: corrupt: its Parquet footer differs from the manifest's" in output
+
+
+def test_a_flipped_byte_in_a_record_files_index_is_named(casino_home: Bank) -> None:
+    """``show`` reads the record file (issue 33): its index differs from the manifest's."""
+    path, _ = record_entry(casino_home, "casino", "default", "train", "938")
+    data = bytearray(path.read_bytes())
+    data[len(data) - 40] ^= 0x01  # in the index's digests
+    path.write_bytes(bytes(data))
+    code, output = invoke("show", "casino", "938")
+    assert code == 4, output
+    assert output == (
+        f"error: the bank is damaged: {path} is corrupt (its index differs from the manifest's); "
+        "run `convbank doctor` to check every file, then `convbank build casino` to rebuild it\n"
+    )
+    code, output = invoke("doctor", "--quick")
+    assert code == 4 and f"{path}: corrupt: its index differs from the manifest's" in output
 
 
 def test_page_checksums_are_written(casino_home: Bank) -> None:
@@ -155,10 +177,17 @@ def test_a_flipped_byte_in_a_page_is_the_viewers_damaged_bank_page(casino_home: 
 
     from convbank.web import create_app
 
-    path = turns_file(casino_home, "train")
-    _damage(path, "page")
+    turns = turns_file(casino_home, "train")
+    _damage(turns, "page")
+    records, at = record_entry(casino_home, "casino", "default", "train", "938")
+    data = bytearray(records.read_bytes())
+    data[at + 5] ^= 0x01  # the conversation page reads its record (issue 33)
+    records.write_bytes(bytes(data))
     client = TestClient(create_app(casino_home), base_url="http://127.0.0.1")
-    for url in ("/datasets/casino/conversations/938", "/sql?q=SELECT+sum(length(text))+FROM+turns"):
+    for url, path in (
+        ("/datasets/casino/conversations/938", records),
+        ("/sql?q=SELECT+sum(length(text))+FROM+turns", turns),
+    ):
         page = client.get(url)
         assert page.status_code == 503, (url, page.status_code, page.text[-500:])
         assert f"the bank is damaged: {path} is " in page.text

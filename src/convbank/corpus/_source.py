@@ -20,13 +20,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from convbank.errors import NotBuiltError
+from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.model import UNIFIED_TABLES, Conversation, Part, tables_to_conversations
 from convbank.model.schema import PreparedTables, paused_gc
 
 if TYPE_CHECKING:
     from convbank.datasets import Dataset
     from convbank.store import FileRef, Snapshot
+    from convbank.store.records import RecordFile
 
 __all__ = ["DEFAULT_CACHE_BYTES", "Source", "find_parts"]
 
@@ -45,12 +46,14 @@ pass over the batch pays one decoding (rent until renting would have cost the pu
 
 class Batch(NamedTuple):
     """One stored batch: the part it belongs to (index into the parts), the conversations
-    file and row group holding it, and its number of conversations."""
+    file and row group holding it, its number of conversations and the row of its first in
+    that file (its row in the file's record file)."""
 
     part: int
     ref: FileRef
     local: int
     rows: int
+    first: int = 0
 
 
 class _Group:
@@ -148,12 +151,20 @@ class Source:
         self.own_snapshot = own_snapshot
         self.cache_bytes = cache_bytes
         self.batches: list[Batch] = []
+        self._record_refs: dict[tuple[int, int], FileRef] = {}
+        """The record file of each (part, piece) of ``conversations`` that has one."""
         for p, part in enumerate(parts):
-            for ref in self.files("conversations", part):
+            files = self.files("conversations", part)
+            records = snapshot.record_pieces(dataset.name, part.config, part.split)
+            if len(records) == len(files):
+                self._record_refs.update({(p, r.piece): r for r in records})
+            for ref in files:
                 meta = snapshot.metadata(ref)
-                self.batches += [
-                    Batch(p, ref, rg, meta.row_group(rg).num_rows) for rg in range(meta.num_row_groups)
-                ]
+                first = 0
+                for rg in range(meta.num_row_groups):
+                    rows = meta.row_group(rg).num_rows
+                    self.batches.append(Batch(p, ref, rg, rows, first))
+                    first += rows
         self.starts: list[int] = np.concatenate(
             [[0], np.cumsum([b.rows for b in self.batches], dtype=np.int64)]
         ).tolist()
@@ -164,6 +175,7 @@ class Source:
         self._cached = 0
         self._ids: dict[int, tuple[list[str], dict[str, int]]] = {}
         self._structures: dict[str, str | None] = {}
+        self._record_files: dict[tuple[int, int], RecordFile] = {}
         self.scan_schemas: dict[tuple[str, str], Any] = {}
         """The polars schema of :meth:`convbank.Corpus.scan` per (table, meta form), made once."""
         self._lock = threading.Lock()
@@ -173,6 +185,9 @@ class Source:
         with self._lock:
             self._groups.clear()
             self._cached = 0
+            opened, self._record_files = self._record_files, {}
+        for records in opened.values():
+            records.close()
         if self.own_snapshot:
             self.snapshot.close()
 
@@ -291,14 +306,58 @@ class Source:
         return str(stats.min), str(stats.max)
 
     # ------------------------------------------------------------------ conversations
+    def records(self, batch: int) -> RecordFile | None:
+        """The record file holding a batch's conversations, opened (its index checked, and
+        the tables it was made from: :meth:`_check_tables`) on first use; None where the
+        bank has none (written before them): the batch is then decoded from its tables."""
+        b = self.batches[batch]
+        key = (b.part, b.ref.piece)
+        found = self._record_files.get(key)
+        if found is not None:
+            return found
+        ref = self._record_refs.get(key)
+        if ref is None:
+            return None
+        self._check_tables(b)
+        opened = self.snapshot.open_records(ref)
+        if b.ref.rows is not None and opened.rows != b.ref.rows:
+            opened.close()
+            raise DamagedBankError(
+                f"the bank is damaged: {ref.path} holds {opened.rows:,} conversations where "
+                f"{b.ref.path} holds {b.ref.rows:,}; run `convbank doctor`, then `convbank build "
+                f"{ref.dataset}` to rebuild it",
+                path=ref.path,
+            )
+        with self._lock:
+            found = self._record_files.setdefault(key, opened)
+        if found is not opened:
+            opened.close()
+        return found
+
+    def _check_tables(self, b: Batch) -> None:
+        """Check the footers of the table files a batch's record file was made from (their
+        piece of each unified table; once a process, as every footer is): a table file of
+        another schema is refused (:class:`~convbank.errors.SchemaVersionError`) as the
+        readers of the tables refuse it, never served from its records."""
+        part = self.parts[b.part]
+        for table in UNIFIED_TABLES:
+            for ref in self.snapshot.refs(table, self.dataset.name):
+                if (ref.config, ref.split, ref.piece) == (part.config, part.split, b.ref.piece):
+                    self.snapshot.metadata(ref)
+
     def conversation(self, position: int) -> Conversation:
-        """The conversation at a position (through the cache)."""
+        """The conversation at a position: decoded from its record (a few hundred bytes),
+        or through the cache of decoded batches where the bank has no record files."""
         batch, row = self.locate(position)
+        records = self.records(batch)
+        if records is not None:
+            return records.conversation(self.batches[batch].first + row)  # type: ignore[no-any-return]
         return self.group(batch).conversation(row, self)
 
     def fetch(self, positions: Sequence[int]) -> list[Conversation]:
         """The conversations at these positions, in that order (a position may repeat: each
-        slot gets its own object): the wanted rows of each batch are decoded together."""
+        slot gets its own object): each from its record, or (a bank without record files)
+        the wanted rows of each batch decoded together."""
         by_batch: dict[int, dict[int, list[int]]] = {}
         for slot, position in enumerate(positions):
             batch, row = self.locate(position)
@@ -306,6 +365,13 @@ class Source:
         out: list[Conversation | None] = [None] * len(positions)
         with paused_gc():
             for batch, wanted in by_batch.items():
+                records = self.records(batch)
+                if records is not None:
+                    first = self.batches[batch].first
+                    for row, slots in wanted.items():
+                        for slot in slots:
+                            out[slot] = records.conversation(first + row)
+                    continue
                 group = self.group(batch)
                 rows = list(wanted)
                 for row, conv in zip(rows, group.subset(rows), strict=True):

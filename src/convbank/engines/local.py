@@ -60,8 +60,7 @@ def _write_piece(task: tuple[str, Mapping[str, Path], str, str, Shard, int, int,
         records = ds.read_shard(paths, part, shard)
         for tables in map_batches(ds, records, part, start=start, batch_size=batch_size):
             ids += tables["conversations"].column("conversation_id").to_pylist()
-            for table, data in tables.items():
-                staging.write(table, split, data, piece=number)
+            staging.write_batch(split, tables, piece=number)
         staging.close()
     except BaseException:
         staging.abandon()

@@ -394,6 +394,7 @@ class PreparedTables:
         self._turns = list(schema.children).index("turns")
         turn = schema.field_names("turns")
         self._turn_row = itemgetter(*(turn.index(n) for n in _TURN_ROW))
+        self._turn_index = turn.index("turn_index")
         self._people = list(schema.children).index("participants")
         self._roles = tuple(schema.field_names("participants").index(n) for n in ("participant_id", "role"))
         marks = schema.field_names("annotations")
@@ -421,6 +422,21 @@ class PreparedTables:
         if any(turns[k].turn_index > turns[k + 1].turn_index for k in range(len(turns) - 1)):
             turns.sort(key=lambda x: x.turn_index)
         return self._conversation(r, kids, decode)
+
+    def rows_of(self, row: int) -> tuple[tuple[Any, ...], list[list[tuple[Any, ...]]]]:
+        """The stored values of conversation ``row``: its scalar fields (in field order) and
+        each child table's row tuples (their :meth:`UnifiedSchema.field_names`, JSON as text),
+        turns in the order :meth:`build` gives them. What :mod:`convbank.model.records`
+        writes."""
+        r = self._rows[row]
+        cid = r[self._key]
+        none = (0, 0)
+        kids = [said[slice(*spans.get(cid, none))] for _, spans, said in self._parts]
+        turns = kids[self._turns]
+        at = self._turn_index
+        if any(turns[k][at] > turns[k + 1][at] for k in range(len(turns) - 1)):
+            turns.sort(key=itemgetter(at))
+        return r, kids
 
     def turn(
         self, row: int, turn_index: int

@@ -53,8 +53,10 @@ from convbank.store.collector import (
     sweep,
     table_dirs,
 )
+from convbank.store.integrity import read_footer
 from convbank.store.manifest import (
     GENERATION,
+    RECORDS,
     ConfigEntry,
     DatasetEntry,
     FileEntry,
@@ -63,7 +65,8 @@ from convbank.store.manifest import (
     SplitEntry,
     parse_manifest,
 )
-from convbank.store.snapshot import Snapshot, partition, read_footer, release
+from convbank.store.records import read_index
+from convbank.store.snapshot import Snapshot, partition, release
 from convbank.store.staging import Staging, disk_full
 
 if TYPE_CHECKING:
@@ -288,8 +291,10 @@ class Bank:
         def update(manifest: Manifest, published: list[Path]) -> None:
             configs = {}
             for staging, entry in staged:
+                files = self._publish_all(staging, published)
+                records = files.pop(RECORDS, {})
                 configs[staging.config] = ConfigEntry(
-                    splits=entry.splits, sources=entry.sources, files=self._publish_all(staging, published)
+                    splits=entry.splits, sources=entry.sources, files=files, records=records
                 )
             ds = manifest.datasets.setdefault(dataset, DatasetEntry())
             if imported is not None:
@@ -380,9 +385,13 @@ class Bank:
         staged = staging.path(table, split, piece)
         sha = sha256_file(staged)
         size = staged.stat().st_size
-        footer = read_footer(staged)[1]
+        if table == RECORDS:
+            with staged.open("rb") as f:
+                footer = read_index(f)[1]
+        else:
+            footer = read_footer(staged)[1]
         folder = self.root / table / partition(staging.dataset, staging.config, split)
-        target = folder / f"part-{sha[:16]}.parquet"
+        target = folder / f"part-{sha[:16]}.{'records' if table == RECORDS else 'parquet'}"
         target.parent.mkdir(parents=True, exist_ok=True)
         # A file of this name may be there already: the same content in a generation still
         # read, or a damaged copy of it (same name, same size, other bytes). Never trust it by
@@ -412,8 +421,8 @@ class Bank:
             text = current.to_json()
             atomic_write_text(self.root / GENERATIONS / f"{current.generation}.json", text)
             atomic_write_text(self.manifest_path, text)
-        keep = {r.path for r in current.refs(self.root)}
-        tables = {r.table for r in current.refs(self.root)}
+        keep = {r.path for r in current.all_refs(self.root)}
+        tables = {r.table for r in current.all_refs(self.root)}
         keep_all = False
         generations = self.root / GENERATIONS
         for record in sorted(generations.glob("*.json")) if generations.is_dir() else []:
@@ -421,7 +430,7 @@ class Bank:
             if name == current.generation:
                 continue
             try:
-                refs = self._read_manifest(record).refs(self.root)
+                refs = self._read_manifest(record).all_refs(self.root)
             except (OSError, DamagedBankError):
                 refs, keep_all = [], True  # an unreadable record: delete no file this time
             tables |= {r.table for r in refs}
@@ -457,11 +466,11 @@ class Bank:
 
     def _leftovers(self) -> list[Path]:
         """Staging folders and files that no generation names (what :meth:`collect` removes)."""
-        keep = {r.path for r in self.manifest().refs(self.root)}
+        keep = {r.path for r in self.manifest().all_refs(self.root)}
         generations = self.root / GENERATIONS
         for record in generations.glob("*.json") if generations.is_dir() else []:
             with suppress(OSError, DamagedBankError):
-                keep |= {r.path for r in self._read_manifest(record).refs(self.root)}
+                keep |= {r.path for r in self._read_manifest(record).all_refs(self.root)}
         found = [p for p in (self.root / STAGING, self.root / ".trash") if p.exists()]
         if found and self._building():
             found = [p for p in found if p.name != STAGING]  # a build is writing there now

@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING
 
 from convbank._atomic import sha256_file
 from convbank._lazy import lazy
-from convbank.store.snapshot import Snapshot, count_problems, first_line, read_footer, stat_problem
+from convbank.store.integrity import count_problems, first_line, read_footer, stat_problem
+from convbank.store.manifest import FileRef
+from convbank.store.records import read_index
+from convbank.store.snapshot import Snapshot
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -30,8 +33,9 @@ class Checkup:
 
 def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
     """Check every file of a pinned generation: present, of its size, a readable Parquet
-    footer whose sha256 and row count are the manifest's, and (``deep``) the sha256 of all
-    its bytes; then each split's counts in the manifest against its files' footers.
+    footer (a record file: index) whose sha256 and row count are the manifest's, and
+    (``deep``) the sha256 of all its bytes; then each split's counts in the manifest against
+    its files' footers.
 
     Example::
 
@@ -62,8 +66,33 @@ def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
             found.problems.append(f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)")
         else:
             found.bytes += ref.path.stat().st_size
+    for ref in snap.record_refs():
+        found.files += 1
+        problem = stat_problem(ref) or _record_problem(ref)
+        if problem is None and deep and ref.sha256 and sha256_file(ref.path) != ref.sha256:
+            problem = "corrupt: its sha256 differs from the manifest's"
+        if problem:
+            found.problems.append(f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)")
+        else:
+            found.bytes += ref.path.stat().st_size
+            footers[str(ref.path.relative_to(root))] = ref.rows or 0
     for dataset, problem in count_problems(snap.manifest, footers=footers):
         found.problems.append(
             f"{snap.bank.manifest_path}: {problem} (rebuild with `convbank build {dataset}`)"
         )
     return found
+
+
+def _record_problem(ref: FileRef) -> str | None:
+    """What is wrong with a record file's index: unreadable, another than the manifest's,
+    or of another row count (:mod:`convbank.store.records`)."""
+    try:
+        with ref.path.open("rb") as f:
+            index, digest = read_index(f)
+    except (OSError, ValueError) as exc:
+        return f"not a readable record file ({first_line(exc)})"
+    if ref.footer is not None and digest != ref.footer:
+        return "corrupt: its index differs from the manifest's"
+    if ref.rows is not None and index.rows != ref.rows:
+        return f"{index.rows:,} rows where the manifest says {ref.rows:,}"
+    return None

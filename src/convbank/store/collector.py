@@ -1,6 +1,7 @@
 """What the bank's collector may delete, and how (:meth:`convbank.store.bank.Bank.collect`):
-the bank's own folders, its table files (``part-*.parquet`` in ``dataset=/config=/split=``
-folders, never through a link), and a generation's record once no reader holds its lock.
+the bank's own folders, its table and record files (``part-*.parquet``, ``part-*.records``
+in ``dataset=/config=/split=`` folders, never through a link), and a generation's record
+once no reader holds its lock.
 Nothing here reads a manifest: the bank says what to keep.
 """
 
@@ -91,9 +92,9 @@ def reclaim(lock: Path, record: Path | None) -> bool:
 
 def sweep(root: Path, keep: set[Path], tables: set[str]) -> list[Path]:
     """Delete the table files that ``keep`` does not name, and the partition folders
-    that become empty. Only ``part-*.parquet`` files in ``<table>/dataset=/config=/split=``
-    folders of a known table (or of a folder holding nothing else) are considered, and no
-    link is followed."""
+    that become empty. Only ``part-*.parquet`` (and ``part-*.records``) files in
+    ``<table>/dataset=/config=/split=`` folders of a known table (or of a folder holding
+    nothing else) are considered, and no link is followed."""
     removed = []
     for table_dir in table_dirs(root):
         if table_dir.name not in tables and not table_folder(table_dir):
@@ -116,8 +117,8 @@ def sweep(root: Path, keep: set[Path], tables: set[str]) -> list[Path]:
     return removed
 
 
-PART = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
-"""The names of table files (content-named, or the single file of layout 1)."""
+PART = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet|part-[0-9a-f]{16}\.records")
+"""The names of table files (content-named, or the single file of layout 1) and record files."""
 
 
 def partition_dirs(table_dir: Path) -> Iterator[Path]:

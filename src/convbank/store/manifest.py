@@ -13,6 +13,11 @@ writers then use its structs, never ``.get()`` chains::
                                                  path (relative to the bank), bytes, sha256, rows,
                                                  footer (sha256 of the Parquet footer);
                                                  a split written in pieces has one file a piece
+          records: {split: FileEntry or [FileEntry, ...]}
+                                                 the record files (:mod:`convbank.store.records`),
+                                                 one a piece of ``conversations``; footer: the
+                                                 sha256 of the index (absent in banks written
+                                                 before them: readers then read the tables)
 
 A (config, split) pair is a :class:`convbank.model.Part` everywhere.
 """
@@ -32,6 +37,7 @@ from convbank.model import Part
 
 __all__ = [
     "GENERATION",
+    "RECORDS",
     "ConfigEntry",
     "DatasetEntry",
     "FileEntry",
@@ -46,6 +52,9 @@ GENERATION = re.compile(r"\d{20}-[0-9a-f]{8}")
 """The name of a generation: nanoseconds since the epoch, then 8 random hex digits."""
 
 _FILE_NAME = re.compile(r"part-(?:[0-9a-f]{16}|0)\.parquet")
+_RECORD_NAME = re.compile(r"part-[0-9a-f]{16}\.records")
+RECORDS = "records"
+"""The folder of the record files, and the ``table`` of their :class:`FileRef`."""
 
 
 class FileEntry(msgspec.Struct, kw_only=True):
@@ -74,11 +83,13 @@ class SplitEntry(msgspec.Struct, kw_only=True):
 
 
 class ConfigEntry(msgspec.Struct, kw_only=True):
-    """One built config: its splits, its source files and its table files."""
+    """One built config: its splits, its source files, its table files and its record files
+    (by split)."""
 
     splits: dict[str, SplitEntry] = {}
     sources: dict[str, str] = {}
     files: dict[str, dict[str, FileEntry | list[FileEntry]]] = {}
+    records: dict[str, FileEntry | list[FileEntry]] = {}
 
 
 class DatasetEntry(msgspec.Struct, kw_only=True):
@@ -135,7 +146,7 @@ class Manifest(msgspec.Struct, kw_only=True):
         return None if entry is None else entry.split(part)
 
     def refs(self, root: Path) -> list[FileRef]:
-        """Every file this manifest names, under the bank folder ``root``."""
+        """Every table file this manifest names, under the bank folder ``root``."""
         return [
             FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, piece, f.footer)
             for dataset, entry in self.datasets.items()
@@ -144,6 +155,20 @@ class Manifest(msgspec.Struct, kw_only=True):
             for split, files in splits.items()
             for piece, f in enumerate(pieces(files))
         ]
+
+    def record_refs(self, root: Path) -> list[FileRef]:
+        """Every record file this manifest names (table :data:`RECORDS`), under ``root``."""
+        return [
+            FileRef(RECORDS, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, n, f.footer)
+            for dataset, entry in self.datasets.items()
+            for config, cfg in entry.configs.items()
+            for split, files in cfg.records.items()
+            for n, f in enumerate(pieces(files))
+        ]
+
+    def all_refs(self, root: Path) -> list[FileRef]:
+        """Every file this manifest names: table files, then record files."""
+        return self.refs(root) + self.record_refs(root)
 
     def to_json(self) -> str:
         """The manifest as written to disk: indented JSON, keys sorted."""
@@ -201,4 +226,10 @@ def _path_problem(manifest: Manifest) -> str | None:
                         parts = tuple(f.path.split("/"))
                         if parts[:-1] != expected or not _FILE_NAME.fullmatch(parts[-1]):
                             return f"{f.path!r} is not a file of {table} {dataset}/{config}/{split}"
+            for split, files in cfg.records.items():
+                expected = (RECORDS, f"dataset={dataset}", f"config={config}", f"split={split}")
+                for f in pieces(files):
+                    parts = tuple(f.path.split("/"))
+                    if parts[:-1] != expected or not _RECORD_NAME.fullmatch(parts[-1]):
+                        return f"{f.path!r} is not a record file of {dataset}/{config}/{split}"
     return None

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import stat
-import struct
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
@@ -17,9 +16,16 @@ from convbank._atomic import sha256_file
 from convbank._lazy import lazy
 from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
 from convbank.model import Part
-from convbank.model import schema as unified
 from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
-from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry, pieces
+from convbank.store.integrity import (
+    check_file_schema,
+    checked_footer,
+    count_problems,
+    damaged,
+    first_line,
+    stat_problem,
+)
+from convbank.store.manifest import DatasetEntry, FileRef, Manifest, SplitEntry
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -33,6 +39,8 @@ else:
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pds
+
+    from convbank.store.records import RecordFile
 
 
 class BankLike(Protocol):
@@ -48,7 +56,7 @@ class BankLike(Protocol):
         """The bank's manifest file."""
 
 
-__all__ = ["FileRef", "Snapshot", "partition", "read_footer"]
+__all__ = ["FileRef", "Snapshot", "partition"]
 
 VERIFY_PAGES = {"page_checksum_verification": True}
 """Every read checks each data page against the CRC-32 the build wrote beside it
@@ -62,12 +70,6 @@ def partition(dataset: str, config: str, split: str | None = None) -> Path:
     return path / f"split={split}" if split is not None else path
 
 
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
 class Snapshot:
     """One generation of the bank, pinned: its manifest and files stay as they are while the
     snapshot is open, whatever builds run meanwhile. Safe to share between threads; close it
@@ -78,6 +80,7 @@ class Snapshot:
         self.manifest = manifest
         self.generation: str | None = manifest.generation
         self._refs = manifest.refs(bank.root)
+        self._records = manifest.record_refs(bank.root)
         self._close = weakref.finalize(self, release, lease)
         self._datasets: dict[str, pds.Dataset] | None = None
         self._lock = threading.Lock()
@@ -143,6 +146,59 @@ class Snapshot:
             )
         return found
 
+    def record_refs(self, dataset: str | None = None) -> list[FileRef]:
+        """The record files of this generation (of one dataset), in manifest order."""
+        return [r for r in self._records if dataset is None or r.dataset == dataset]
+
+    def record_pieces(self, dataset: str, config: str, split: str) -> list[FileRef]:
+        """The record files of one split, in piece order (none in a bank written before
+        them: :mod:`convbank.store.records`)."""
+        found = [r for r in self._records if (r.dataset, r.config, r.split) == (dataset, config, split)]
+        return sorted(found, key=lambda r: r.piece)
+
+    def open_records(self, ref: FileRef) -> RecordFile:
+        """A record file open for reading, checked through the descriptor it keeps: a
+        regular file of the manifest's size whose index has the manifest's sha256 and row
+        count (each entry is checked against the index as it is read). Close it when done."""
+        from convbank.store.records import RecordFile, read_index
+
+        try:
+            fd = os.open(ref.path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            raise self.unreadable(ref, exc) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise DamagedBankError(damaged(ref, "not a regular file"), path=ref.path)
+            if ref.bytes is not None and st.st_size != ref.bytes:
+                raise DamagedBankError(
+                    damaged(ref, f"{st.st_size:,} bytes where the manifest says {ref.bytes:,}"),
+                    path=ref.path,
+                )
+            with os.fdopen(os.dup(fd), "rb") as f:
+                try:
+                    index, digest = read_index(f)
+                except (OSError, ValueError) as exc:
+                    problem = f"unreadable ({first_line(exc)})"
+                    raise DamagedBankError(damaged(ref, problem), path=ref.path) from exc
+            if digest != ref.footer:
+                raise DamagedBankError(
+                    damaged(ref, "corrupt (its index differs from the manifest's)"), path=ref.path
+                )
+            if ref.rows is not None and index.rows != ref.rows:
+                raise DamagedBankError(
+                    damaged(ref, f"of {index.rows:,} rows where the manifest says {ref.rows:,}"),
+                    path=ref.path,
+                )
+        except BaseException:
+            os.close(fd)
+            raise
+
+        def damage(problem: str) -> DamagedBankError:
+            return DamagedBankError(damaged(ref, problem), path=ref.path)
+
+        return RecordFile(fd, index, damage)
+
     def ref(self, table: str, dataset: str, config: str, split: str) -> FileRef:
         """The first file of one table partition (its only one, unless the split was
         written in pieces: see :meth:`pieces`)."""
@@ -154,7 +210,7 @@ class Snapshot:
         whole bank) that is missing or whose size differs from the manifest's: cheap (one
         ``stat`` a file), run by every reader before it reads."""
         self.check_schema(dataset)
-        for ref in self.refs(dataset=dataset):
+        for ref in self.refs(dataset=dataset) + self.record_refs(dataset):
             problem = stat_problem(ref)
             if problem:
                 raise DamagedBankError(damaged(ref, problem), path=ref.path)
@@ -168,7 +224,8 @@ class Snapshot:
     def check_schema(self, dataset: str | None = None) -> None:
         """Raise :class:`SchemaVersionError` if ``dataset`` (or any dataset of the bank) was
         built with another unified schema than this convbank's, as its manifest says (each
-        file's own record is checked when its footer is read: :func:`checked_footer`)."""
+        file's own record is checked when its footer is read:
+        :func:`~convbank.store.integrity.checked_footer`)."""
         for name in [dataset] if dataset is not None else list(self.manifest.datasets):
             entry = self.manifest.dataset(name)
             version = self.manifest.schema_of(name)
@@ -189,9 +246,10 @@ class Snapshot:
     # ------------------------------------------------------------------ reading files
     def metadata(self, ref: FileRef) -> pq.FileMetaData:
         """The Parquet footer of a file, checked against the manifest's sha256 of it and its
-        row count (see :func:`checked_footer`): read again whenever the file is not the one
-        checked before (another inode, size, mtime or ctime), so a file replaced under a
-        long-lived reader is checked, never served on the strength of its predecessor."""
+        row count (see :func:`~convbank.store.integrity.checked_footer`): read again whenever
+        the file is not the one checked before (another inode, size, mtime or ctime), so a
+        file replaced under a long-lived reader is checked, never served on the strength of
+        its predecessor."""
         with self.opened(ref) as (_, meta):
             return meta
 
@@ -335,151 +393,8 @@ class Snapshot:
                 raise self.unreadable(ref, exc) from exc
 
 
-_CHECKED: dict[tuple[object, ...], pq.FileMetaData] = {}
-"""Footers checked in this process, by file and its state (device, inode, size, mtime and
-ctime: a write to the file changes its ctime, so a file written since is checked again)."""
-_CHECKED_LOCK = threading.Lock()
-
-
-def checked_footer(ref: FileRef, f: BinaryIO) -> pq.FileMetaData:
-    """A file's footer, checked against the manifest (its sha256 and rows) the first time
-    this process opens the file as it is now: a new connection over the bank costs one
-    ``stat`` a file, not a read (the Arrow datasets of 25 files: 1.7 ms against 11.8 ms,
-    fastest of 30, measured here)."""
-    try:
-        st = os.fstat(f.fileno())
-    except OSError as exc:
-        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
-    if not stat.S_ISREG(st.st_mode):
-        raise DamagedBankError(damaged(ref, "not a regular file"), path=ref.path)
-    key = (
-        str(ref.path),
-        ref.footer,
-        ref.rows,
-        st.st_dev,
-        st.st_ino,
-        st.st_size,
-        st.st_mtime_ns,
-        st.st_ctime_ns,
-    )
-    with _CHECKED_LOCK:
-        known = _CHECKED.get(key)
-    if known is not None:
-        return known
-    try:
-        meta, sha = read_footer(f)
-    except (OSError, ValueError, pa.ArrowException) as exc:
-        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
-    if ref.footer is not None and sha != ref.footer:
-        raise DamagedBankError(
-            damaged(ref, "corrupt (its Parquet footer differs from the manifest's)"), path=ref.path
-        )
-    if ref.rows is not None and meta.num_rows != ref.rows:
-        raise DamagedBankError(
-            damaged(ref, f"of {meta.num_rows:,} rows where the manifest says {ref.rows:,}"),
-            path=ref.path,
-        )
-    check_file_schema(ref, meta.schema.to_arrow_schema())
-    with _CHECKED_LOCK:
-        if len(_CHECKED) >= 10_000:
-            _CHECKED.clear()
-        _CHECKED[key] = meta
-    return meta
-
-
-def check_file_schema(ref: FileRef, schema: pa.Schema) -> None:
-    """Raise :class:`SchemaVersionError` if a unified table's file was written with another
-    schema version than this convbank's (as its metadata says) or lacks one of its columns."""
-    if ref.table not in unified.SCHEMA.tables:
-        return
-    meta = schema.metadata or {}
-    version = meta.get(b"convbank.schema_version", b"").decode() or None
-    built_by = meta.get(b"convbank.version", b"").decode() or None
-    problem = unified.SCHEMA.problem(ref.table, schema)
-    if problem is not None or version not in (None, SCHEMA_VERSION):
-        raise SchemaVersionError.of(
-            str(ref.path), ref.dataset, built_by, version, SCHEMA_VERSION, problem=problem
-        )
-
-
-def read_footer(path: Path | BinaryIO) -> tuple[pq.FileMetaData, str]:
-    """A Parquet file's footer, parsed, and the sha256 of its bytes (the footer and the
-    8 bytes after it), from its path or an open file. A ``ValueError`` when the file does
-    not end like a Parquet file."""
-    with path.open("rb") if isinstance(path, Path) else nullcontext(path) as f:
-        size = f.seek(0, os.SEEK_END)
-        if size < 12:
-            raise ValueError(f"{size} bytes, too short for a Parquet file")
-        f.seek(size - 8)
-        tail = f.read(8)
-        (length,) = struct.unpack("<I", tail[:4])
-        if tail[4:] != b"PAR1" or length > size - 12:
-            raise ValueError("not a Parquet file (no footer at its end)")
-        f.seek(size - 8 - length)
-        footer = f.read(length)
-    import hashlib  # here, not at the top: the commands that only print never hash
-
-    digest = hashlib.sha256(footer + tail).hexdigest()
-    return pq.read_metadata(pa.BufferReader(b"PAR1" + footer + tail)), digest
-
-
 def release(lease: int | None) -> None:
     """Close a generation lease (None: nothing to close)."""
     if lease is not None:
         with suppress(OSError):
             os.close(lease)
-
-
-COUNTED = ("conversations", "participants", "turns", "annotations")
-"""The tables whose rows a split's manifest entry counts (in the field of the same name)."""
-
-
-def count_problems(
-    manifest: Manifest, dataset: str | None = None, footers: dict[str, int] | None = None
-) -> list[tuple[str, str]]:
-    """Where a split's counts in the manifest differ from the rows of its files, as (dataset,
-    what): the rows the manifest records for each file, or those of ``footers`` (rows by the
-    file's path in the manifest, as read from its Parquet footer). No I/O."""
-    found = []
-    for name, entry in manifest.datasets.items():
-        if dataset is not None and name != dataset:
-            continue
-        for config, cfg in entry.configs.items():
-            for split, info in cfg.splits.items():
-                for table in COUNTED:
-                    files = cfg.files.get(table, {}).get(split)
-                    if files is None:
-                        continue
-                    held = [f.rows if footers is None else footers.get(f.path) for f in pieces(files)]
-                    counts = [n for n in held if n is not None]
-                    said: int = getattr(info, table)
-                    if len(counts) == len(held) and sum(counts) != said:
-                        found.append(
-                            (
-                                name,
-                                f"says {name}/{config}/{split} has {said:,} {table} where its files "
-                                f"hold {sum(counts):,}",
-                            )
-                        )
-    return found
-
-
-def stat_problem(ref: FileRef) -> str | None:
-    """What is wrong with a file by a ``stat``: missing, unreadable, or of another size."""
-    try:
-        size = ref.path.stat().st_size
-    except FileNotFoundError:
-        return "missing"
-    except OSError as exc:
-        return f"unreadable ({exc.strerror})"
-    if ref.bytes is not None and size != ref.bytes:
-        return f"{size:,} bytes where the manifest says {ref.bytes:,}"
-    return None
-
-
-def damaged(ref: FileRef, problem: str) -> str:
-    """The one-line message of a damaged file."""
-    return (
-        f"the bank is damaged: {ref.path} is {problem}; run `convbank doctor` to check every "
-        f"file, then `convbank build {ref.dataset}` to rebuild it"
-    )

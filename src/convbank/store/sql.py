@@ -27,7 +27,7 @@ from convbank._workers import forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store.bank import Bank, Snapshot
-from convbank.store.snapshot import damaged
+from convbank.store.integrity import damaged
 
 __all__ = [
     "BATCH_ROWS",

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank.errors import DiskFullError
-from convbank.model import SCHEMA_VERSION
+from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
+from convbank.model.schema import table_schemas
+from convbank.store.records import RECORDS, RecordWriter
 from convbank.store.snapshot import partition
 
 if TYPE_CHECKING:
@@ -60,12 +62,43 @@ class Staging:
         self.dataset = dataset
         self.config = config
         self._writers: dict[tuple[str, str, int], pq.ParquetWriter] = {}
+        self._records: dict[tuple[str, int], RecordWriter] = {}
         self.rows: dict[tuple[str, str, int], int] = {}
-        """Rows written, by (table, split, piece)."""
+        """Rows written, by (table, split, piece); the record files' as table ``records``."""
 
     def path(self, table: str, split: str, piece: int = 0) -> Path:
-        """Where one piece of a table partition is staged."""
-        return self.root / table / partition(self.dataset, self.config, split) / f"piece-{piece:06d}.parquet"
+        """Where one piece of a table partition (or its record file) is staged."""
+        suffix = "records" if table == RECORDS else "parquet"
+        folder = self.root / table / partition(self.dataset, self.config, split)
+        return folder / f"piece-{piece:06d}.{suffix}"
+
+    def write_batch(self, split: str, tables: dict[str, pa.Table], piece: int = 0) -> None:
+        """Write one mapped batch: each table's rows (one row group each, :meth:`write`) and
+        the batch's conversations to the piece's record file
+        (:class:`~convbank.store.records.RecordWriter`), in the same order."""
+        for name, table in tables.items():
+            self.write(name, split, table, piece)
+        if "conversations" not in tables:
+            return
+        # a child table a mapper left out holds no rows: the record file still gets each
+        # conversation (it must hold as many as the conversations file, row for row)
+        schemas = table_schemas()
+        unified = {t: tables[t] if t in tables else schemas[t].empty_table() for t in UNIFIED_TABLES}
+        key = (split, piece)
+        try:
+            writer = self._records.get(key)
+            if writer is None:
+                path = self.path(RECORDS, split, piece)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                writer = self._records[key] = RecordWriter(path)
+                self.rows[(RECORDS, split, piece)] = 0
+            writer.add(unified, dataset=self.dataset, config=self.config, split=split)
+        except OSError as exc:
+            full = disk_full(self.root, exc)
+            if full is None:
+                raise
+            raise full from exc
+        self.rows[(RECORDS, split, piece)] = writer.rows
 
     def write(self, table: str, split: str, data: pa.Table, piece: int = 0) -> None:
         """Append rows to one piece of ``table`` for ``split`` (one row group per call).
@@ -119,15 +152,22 @@ class Staging:
     def close(self) -> None:
         """Close every writer: files become complete Parquet files, flushed to disk."""
         writers, self._writers = self._writers, {}
+        records, self._records = self._records, {}
         try:
             for key, writer in list(writers.items()):
                 del writers[key]
                 _close(writer)
                 fsync_file(self.path(*key))
+            for (split, piece), record_writer in list(records.items()):
+                del records[(split, piece)]
+                record_writer.finish()
+                fsync_file(self.path(RECORDS, split, piece))
         except OSError as exc:
             for writer in writers.values():  # those not closed yet
                 with suppress(Exception):
                     _close(writer)
+            for record_writer in records.values():
+                record_writer.abandon()
             full = disk_full(self.root, exc)
             if full is None:
                 raise
@@ -140,6 +180,9 @@ class Staging:
         for writer in writers.values():
             with suppress(Exception):
                 _close(writer)
+        records, self._records = self._records, {}
+        for record_writer in records.values():
+            record_writer.abandon()
 
 
 def _close(writer: pq.ParquetWriter) -> None:
