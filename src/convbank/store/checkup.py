@@ -45,6 +45,17 @@ def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
     found = Checkup()
     footers: dict[str, int] = {}
     root = snap.bank.root
+
+    def settle(ref: FileRef, problem: str | None) -> bool:
+        """Count a file checked (``deep``: its sha256 too) as sound or with its problem."""
+        if problem is None and deep and ref.sha256 and sha256_file(ref.path) != ref.sha256:
+            problem = "corrupt: its sha256 differs from the manifest's"
+        if problem:
+            found.problems.append(f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)")
+            return False
+        found.bytes += ref.path.stat().st_size
+        return True
+
     for ref in snap.refs():
         found.files += 1
         problem = stat_problem(ref)
@@ -60,21 +71,10 @@ def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
                     problem = f"{meta.num_rows:,} rows where the manifest says {ref.rows:,}"
                 else:
                     footers[str(ref.path.relative_to(root))] = meta.num_rows
-        if problem is None and deep and ref.sha256 and sha256_file(ref.path) != ref.sha256:
-            problem = "corrupt: its sha256 differs from the manifest's"
-        if problem:
-            found.problems.append(f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)")
-        else:
-            found.bytes += ref.path.stat().st_size
+        settle(ref, problem)
     for ref in snap.record_refs():
         found.files += 1
-        problem = stat_problem(ref) or _record_problem(ref)
-        if problem is None and deep and ref.sha256 and sha256_file(ref.path) != ref.sha256:
-            problem = "corrupt: its sha256 differs from the manifest's"
-        if problem:
-            found.problems.append(f"{ref.path}: {problem} (rebuild with `convbank build {ref.dataset}`)")
-        else:
-            found.bytes += ref.path.stat().st_size
+        if settle(ref, stat_problem(ref) or _record_problem(ref)):
             footers[str(ref.path.relative_to(root))] = ref.rows or 0
     for dataset, problem in count_problems(snap.manifest, footers=footers):
         found.problems.append(

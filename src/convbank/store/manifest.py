@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,23 +148,21 @@ class Manifest(msgspec.Struct, kw_only=True):
 
     def refs(self, root: Path) -> list[FileRef]:
         """Every table file this manifest names, under the bank folder ``root``."""
+        return self._refs(root, lambda cfg: cfg.files)
+
+    def record_refs(self, root: Path) -> list[FileRef]:
+        """Every record file this manifest names (table :data:`RECORDS`), under ``root``."""
+        return self._refs(root, lambda cfg: {RECORDS: cfg.records})
+
+    def _refs(self, root: Path, tables: Callable[[ConfigEntry], Mapping[str, Pieces]]) -> list[FileRef]:
+        """The files of the tables ``tables`` gives of each config, under ``root``."""
         return [
             FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, piece, f.footer)
             for dataset, entry in self.datasets.items()
             for config, cfg in entry.configs.items()
-            for table, splits in cfg.files.items()
+            for table, splits in tables(cfg).items()
             for split, files in splits.items()
             for piece, f in enumerate(pieces(files))
-        ]
-
-    def record_refs(self, root: Path) -> list[FileRef]:
-        """Every record file this manifest names (table :data:`RECORDS`), under ``root``."""
-        return [
-            FileRef(RECORDS, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, n, f.footer)
-            for dataset, entry in self.datasets.items()
-            for config, cfg in entry.configs.items()
-            for split, files in cfg.records.items()
-            for n, f in enumerate(pieces(files))
         ]
 
     def all_refs(self, root: Path) -> list[FileRef]:
@@ -191,6 +190,10 @@ class FileRef:
     """The file's place among the pieces of its split (0 when the split is one file)."""
     footer: str | None = None
     """The sha256 of the file's Parquet footer (None: not recorded)."""
+
+
+Pieces = Mapping[str, "FileEntry | list[FileEntry]"]
+"""The files of one table by split."""
 
 
 def pieces(files: FileEntry | list[FileEntry]) -> list[FileEntry]:
