@@ -12,13 +12,15 @@ labelled as excerpts. A plugin dataset, registered through the entry-point group
 ``convbank.datasets``, gets its page the same way. Hand-written notes on a built-in dataset's
 mapping and the quirks of its files live in ``docs/datasets/notes/<name>.md`` and are added
 where they exist.
+
+An imported dataset (``convbank import``) gets its page from the same function: the site shows
+the one the tutorial of ``docs/guide/your-conversations.md`` writes and imports (its own code
+and command, :func:`imported`), with the files it was read from, what their format does not
+carry, its example and statistics from the bank, and the checks of every imported corpus.
 """
 
 from __future__ import annotations
 
-import ast
-import inspect
-import itertools
 import tempfile
 import textwrap
 from collections.abc import Iterator
@@ -27,29 +29,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
+from imported_pages import import_it, imported, imported_files, tutorial_import
+from page_parts import Found, cell, conversation_table, schema_rows
 
+from convbank import registry
 from convbank.catalog import catalog
+from convbank.datasets import Dataset
+from convbank.datasets._imported import ImportedDataset
 from convbank.model import Part
 from convbank.validate import checks_for
+
+__all__ = ["Found", "Here", "catalog", "cell", "here", "imported", "page", "tutorial_import"]
 
 NOTES = Path(__file__).resolve().parent.parent / "datasets" / "notes"
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
-TURNS_SHOWN = 12
-
-
-@dataclass
-class Found:
-    """Where a dataset's real records were found when the site was built, and what of it
-    could be built from them."""
-
-    folder: Path
-    source: str  # how the page names the folder: ../shared/data, ../shared/samples, the package's samples
-    full: bool  # the published files (True), or excerpts of them
-    configs: list[str] = field(default_factory=list)
-    stats: dict[str, Any] | None = None
-    problem: str = ""  # why nothing could be built from the folder
 
 
 def _folders(name: str) -> list[tuple[Path, str, bool]]:
@@ -102,102 +96,6 @@ def here() -> Iterator[Here]:
         yield Here(Path(tmp))
 
 
-def cell(text: Any) -> str:
-    """Text fit for one Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|") if text is not None else ""
-
-
-def field_docs(record_type: type) -> dict[str, str]:
-    """``{Class.field: docstring}`` and ``{Class: docstring}`` for the record type's module."""
-    docs: dict[str, str] = {}
-    try:
-        tree = ast.parse(inspect.getsource(inspect.getmodule(record_type)))  # type: ignore[arg-type]
-    except (OSError, TypeError):
-        return docs
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
-        if (doc := ast.get_docstring(node)) is not None:
-            docs[node.name] = doc
-        body = node.body
-        for a, b in itertools.pairwise(body):
-            if (
-                isinstance(a, ast.AnnAssign)
-                and isinstance(a.target, ast.Name)
-                and isinstance(b, ast.Expr)
-                and isinstance(b.value, ast.Constant)
-                and isinstance(b.value.value, str)
-            ):
-                docs[f"{node.name}.{a.target.id}"] = inspect.cleandoc(b.value.value)
-    return docs
-
-
-def struct_fields(t: type) -> dict[str, type]:
-    """The fields of a msgspec struct type, with the struct type of each where it has one."""
-    import typing
-
-    import msgspec
-
-    out: dict[str, type] = {}
-    hints = typing.get_type_hints(t) if isinstance(t, type) and issubclass(t, msgspec.Struct) else {}
-    for name, hint in hints.items():
-        found = [a for a in _flatten(hint) if isinstance(a, type) and issubclass(a, msgspec.Struct)]
-        if found:
-            out[name] = found[0]
-    return out
-
-
-def _flatten(hint: Any) -> list[Any]:
-    import typing
-
-    args = typing.get_args(hint)
-    return [hint] if not args else [x for a in args for x in _flatten(a)]
-
-
-def schema_rows(schema: pa.Schema, record_type: type) -> list[tuple[str, str, bool, str]]:
-    """(field path, Arrow type, nullable, meaning) for every field, nested ones as ``a[].b``."""
-    docs = field_docs(record_type)
-    rows: list[tuple[str, str, bool, str]] = []
-    keys = {
-        "conversation_id": "convbank's id of the conversation (the key to the unified tables).",
-        "source_index": "The record's position in its source file.",
-    }
-
-    def visit(prefix: str, field: pa.Field, owner: type | None) -> None:
-        t = field.type
-        path = f"{prefix}{field.name}"
-        meaning = keys.get(path, "")
-        sub = struct_fields(owner).get(field.name) if owner is not None else None
-        if owner is not None and not meaning:
-            meaning = docs.get(f"{owner.__name__}.{field.name}", "")
-            if not meaning and sub is not None:
-                meaning = docs.get(sub.__name__, "")
-        short = str(t) if not (pa.types.is_struct(t) or pa.types.is_list(t)) else _short(t)
-        rows.append((path, short, field.nullable, meaning))
-        inner = t
-        suffix = ""
-        while pa.types.is_list(inner) or pa.types.is_large_list(inner):
-            inner = inner.value_type
-            suffix += "[]"
-        if pa.types.is_struct(inner) and path.count(".") < 3:
-            for i in range(inner.num_fields):
-                visit(f"{path}{suffix}.", inner.field(i), sub)
-
-    for column in schema:
-        visit("", column, None if column.name in keys else record_type)
-    return rows
-
-
-def _short(t: pa.DataType) -> str:
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return f"list<{_short(t.value_type)}>"
-    if pa.types.is_struct(t):
-        return "struct"
-    if pa.types.is_map(t):
-        return f"map<{t.key_type}, {_short(t.item_type)}>"
-    return str(t)
-
-
 def example(name: str) -> list[str]:
     """The first conversation of the default config's first split, read from the real files
     where they are beside the repository, as a table of its first turns; else a line saying so."""
@@ -224,28 +122,7 @@ def example(name: str) -> list[str]:
             except Exception as exc:  # a file here that is not the dataset's: say so, do not fail
                 return [f"No example: the files in `{folder.name}` could not be read ({cell(exc)})."]
             conv = d.to_conversation(record, Part(config, split), 0)
-        labels: dict[int, list[str]] = {}
-        for a in conv.annotations:
-            labels.setdefault(a.turn_index, []).append(f"{a.layer}:{a.label}")
-        out = [
-            f"Conversation `{conv.conversation_id}` ({config}/{split}), read from {what} "
-            f"(`../shared/{folder.name}`) when this site was built; its first "
-            f"{min(TURNS_SHOWN, conv.num_turns)} of {conv.num_turns} turns. "
-            f"`convbank show {name} {conv.conversation_id}` shows it whole.",
-            "",
-        ]
-        people = [p for p in conv.participants if p.persona]
-        for p in people[:2]:
-            out.append(f"- `{p.participant_id}` ({p.role}): " + cell(" ".join(p.persona))[:400])
-        out += ["", "| # | speaker | kind | text | labels |", "|---|---|---|---|---|"]
-        for t in conv.turns[:TURNS_SHOWN]:
-            text = cell(t.text)
-            text = text if len(text) <= 300 else text[:300] + " …"
-            out.append(
-                f"| {t.turn_index} | `{t.participant_id}` | {t.kind} | {text} | "
-                f"{cell(', '.join(labels.get(t.turn_index, [])))} |"
-            )
-        return out
+        return conversation_table(name, conv, f"{config}/{split}", f"{what} (`../shared/{folder.name}`)")
     return [
         "No example: none of its files was beside the repository when this site was built "
         "(`../shared/data`, `../shared/samples`)."
@@ -284,8 +161,9 @@ def statistics(name: str, found: Found | None) -> list[str]:
     configs = ", ".join(f"`{c}`" for c in found.configs)
     if found.full:
         out += [
-            f"What `convbank report {name}` shows, computed when this site was built from **the published "
-            f"files** in `{found.source}` (configs {configs}; every split of them summed in the charts)."
+            f"What `convbank report {name}` shows, computed when this site was built from "
+            f"{found.what or f'**the published files** in `{found.source}`'} (configs {configs}; every "
+            "split of them summed in the charts)."
         ]
     else:
         out += [
@@ -407,10 +285,9 @@ def load_it(name: str, found: Found | None) -> list[str]:
     ]
 
 
-def train_on_it(name: str) -> list[str]:
+def train_on_it(d: Dataset) -> list[str]:
     """The "train on it" section: the example views the dataset offers, its label layers'
     targets and its outcome targets."""
-    d = catalog.get(name)
     targets = ", ".join(f"`{t}`" for t in d.presentation.target_names) or "none"
     return [
         "## Train on it",
@@ -422,9 +299,11 @@ def train_on_it(name: str) -> list[str]:
     ]
 
 
-def page(name: str, found: Found | None) -> str:
-    """The Markdown of the dataset's catalog page (``found``: :meth:`Here.dataset`)."""
-    d = catalog.get(name)
+def page(name: str, found: Found | None, dataset: Dataset | None = None) -> str:
+    """The Markdown of the dataset's catalog page (``found``: :meth:`Here.dataset`, or for an
+    imported ``dataset``, :func:`imported`)."""
+    d = dataset or catalog.get(name)
+    mine = d if isinstance(d, ImportedDataset) else None
     card = d.describe()
     out: list[str] = [f"# {d.title} (`{name}`)", "", cell(d.description), ""]
     out += [
@@ -433,32 +312,45 @@ def page(name: str, found: Found | None) -> str:
         f"| name | `{name}` |",
         f"| licence | {cell(d.license)} |",
         f"| version | {cell(d.version)} |",
-        f"| homepage | <{d.homepage}> |",
+        *([f"| homepage | <{d.homepage}> |"] if d.homepage else []),
         f"| default config | `{card['default_config']}` |",
-        f"| registered by | `{catalog.origin(name)}` |" if hasattr(catalog, "origin") else "",
+        f"| where it came from | {cell(mine.origin)} |"
+        if mine
+        else f"| registered by | `{catalog.origin(name)}` |",
         "",
     ]
-    out += load_it(name, found)
+    out += import_it(mine, found) if mine and found else load_it(name, found)
     out += [
         "## Configs and splits",
         "",
-        "Published conversation counts (a blank count: the publisher gives none).",
+        "Conversations stored by the import."
+        if mine
+        else "Published conversation counts (a blank count: the publisher gives none).",
         "",
         "| config | description | splits |",
         "|---|---|---|",
     ]
     for c in d.configs:
-        splits = ", ".join(f"{s} {n:,}" if n is not None else s for s, n in c.splits.items())
+        counts = mine.stored.get(c.name, {}) if mine else c.splits
+        splits = ", ".join(f"{s} {n:,}" if n is not None else s for s, n in counts.items())
         desc = cell(c.description) + (f" (the union of {', '.join(c.union_of)})" if c.union_of else "")
         out.append(f"| `{c.name}` | {desc} | {splits} |")
-    out += ["", "## The publisher's files", "", "| file | size | sha256 |", "|---|---|---|"]
-    for f in d.files:
-        size = f"{f.size:,} bytes" if f.size else ""
-        sha = f"`{f.sha256}`" if f.sha256 else "none published: recorded on first use"
-        out.append(f"| [{f.name}]({f.url}) | {size} | {sha} |")
+    if mine:
+        out += ["", *imported_files(mine)]
+    else:
+        out += ["", "## The publisher's files", "", "| file | size | sha256 |", "|---|---|---|"]
+        for f in d.files:
+            size = f"{f.size:,} bytes" if f.size else ""
+            sha = f"`{f.sha256}`" if f.sha256 else "none published: recorded on first use"
+            out.append(f"| [{f.name}]({f.url}) | {size} | {sha} |")
     if d.optional_files:
         out += ["", "Optional: " + ", ".join(f"`{n}`" for n in d.optional_files) + "."]
-    out += ["", "## An example conversation", "", *example(name)]
+    shown = (
+        conversation_table(name, found.example, f"{found.example.config}/{found.example.split}", "the bank")
+        if found is not None and found.example is not None
+        else example(name)
+    )
+    out += ["", "## An example conversation", "", *shown]
     out += ["", *statistics(name, found)]
     out += [
         "",
@@ -479,13 +371,14 @@ def page(name: str, found: Found | None) -> str:
         "",
         "## Validation checks",
         "",
-        "`convbank validate " + name + "` runs these (besides the bank-level "
-        "checks: unique ids and published counts).",
+        f"`convbank validate {name}` runs these (besides the bank-level checks: unique ids"
+        + (", and no published counts to compare with)." if mine else " and published counts)."),
         "",
         "| check | scope | what it checks |",
         "|---|---|---|",
     ]
-    for c in checks_for(name):
+    generic = [c for c in registry.checks if c.dataset is None]
+    for c in [*generic, *d.presentation.checks()] if mine else checks_for(name):
         out.append(
             f"| `{c.name}` | {'this dataset' if c.dataset else 'every dataset'} | {cell(c.description)} |"
         )
@@ -494,7 +387,7 @@ def page(name: str, found: Found | None) -> str:
     bench_skip = (
         "" if runs else "<!-- not run by the tests: the publisher's files are not beside the repository -->\n"
     )
-    out += ["", *train_on_it(name)]
+    out += ["", *train_on_it(d)]
     out += ["", "## Benchmark tasks", ""]
     if not tasks:
         out.append("None.")
@@ -525,5 +418,6 @@ def page(name: str, found: Found | None) -> str:
                 for f in figs
             ]
             out.append("")
-    out += ["", "## Citation", "", "```bibtex", textwrap.dedent(d.citation).strip(), "```", ""]
+    if d.citation:
+        out += ["", "## Citation", "", "```bibtex", textwrap.dedent(d.citation).strip(), "```", ""]
     return "\n".join(line for line in out if line is not None) + "\n"

@@ -36,7 +36,7 @@ from testsupport import SHARED
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "scripts"))
-from catalog_pages import catalog, here, page  # noqa: E402
+from catalog_pages import catalog, here, imported, page, tutorial_import  # noqa: E402
 
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "scripts" not in p.relative_to(DOCS).parts)
 FENCE = re.compile(
@@ -180,6 +180,21 @@ def test_the_catalog_pages_blocks_run(
     assert run_page(text, f"datasets/{name}.md", tmp_path, docs_bank, monkeypatch) == 3 + len(
         catalog.get(name).presentation.tasks()
     )
+
+
+@pytest.mark.slow
+def test_the_imported_datasets_page_blocks_run(
+    docs_bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page of an imported dataset (the tutorial's corpus) writes its file with the
+    tutorial's own code, imports it with the tutorial's command and uses it: its three blocks
+    run in a fresh folder, as a reader would run them."""
+    with here() as bank:
+        mine, found = imported(bank.root)
+        text = page(mine.name, found, mine)
+    code, command = tutorial_import()
+    assert code in text and command in text and SKIP not in text
+    assert run_page(text, f"datasets/{mine.name}.md", tmp_path, docs_bank, monkeypatch) == 3
 
 
 def test_without_the_real_files_a_page_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

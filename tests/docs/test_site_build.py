@@ -110,6 +110,42 @@ def test_the_catalog_pages_carry_the_reports_statistics_and_charts(site: Path) -
 
 
 @pytest.mark.slow
+def test_an_imported_dataset_has_its_page_as_the_others(site: Path) -> None:
+    """The tutorial's corpus, written and imported as the guide does it, gets a page from the
+    same generator: its card, the file it was read from with its size and sha256 (those of
+    the tutorial's bytes), what chat does not carry, an example and statistics from the bank,
+    its raw schema and the checks of every imported corpus; the index links it."""
+    import hashlib
+    import re as regex
+
+    from convbank.export import formats
+
+    page = (site / "datasets" / "travel" / "index.html").read_text(encoding="utf-8")
+    text = html.unescape(regex.sub(r"<[^>]+>", "", page))
+    guide = (ROOT / "docs" / "guide" / "your-conversations.md").read_text(encoding="utf-8")
+    first = regex.search(r"^```python\n(.*?)^```", guide, regex.S | regex.M)
+    assert first is not None
+    work = site.parent / "travel-bytes"
+    work.mkdir(exist_ok=True)
+    cwd = Path.cwd()
+    try:
+        os.chdir(work)
+        exec(first.group(1), {"__name__": "__docs__"})  # the tutorial's block: it writes travel.jsonl
+    finally:
+        os.chdir(cwd)
+    data = (work / "travel.jsonl").read_bytes()
+    assert hashlib.sha256(data).hexdigest() in text and f"{len(data):,} bytes" in text
+    assert "Travel chats" in text and "CC-BY-4.0" in text and "imported from chat: travel.jsonl" in text
+    assert " ".join(formats.get("chat").loses.split("`")[0].split()) in " ".join(text.split())
+    assert "A quiet beach in May?" in text and "Casa Azul has sea views." in text  # the example
+    assert ">9</td>" in page and ">2</td>" in page  # turns and conversations of default/train
+    assert "imported.alternation" in text and "turn_indices" in text and "travel_raw" in text
+    assert "no published counts to compare with" in text and "Benchmark tasks" in text
+    index = (site / "datasets" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="travel/"><code>travel</code></a>' in index
+
+
+@pytest.mark.slow
 def test_the_tutorials_are_in_the_nav(site: Path) -> None:
     home = (site / "index.html").read_text()
     for page in ("explore", "casino-strategies", "chat-finetuning", "convai2-ratings", "plugin"):

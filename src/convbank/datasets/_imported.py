@@ -94,7 +94,9 @@ class ImportedRecord(msgspec.Struct, kw_only=True):
     place among that file's conversations (from 0)."""
 
     file: str
+    """The name of the file the conversation was read from."""
     position: int
+    """Its place among that file's conversations, from 0."""
 
 
 # ---------------------------------------------------------------------- checks
