@@ -68,6 +68,30 @@ def test_rebuild_repairs_a_corrupt_file_of_the_same_size(casino_home: Bank, how:
     assert (code, output) == (0, "n\n12501\n")
 
 
+def test_a_folder_in_a_files_place_is_said_alike_by_doctor_and_the_build(casino_home: Bank) -> None:
+    """A folder where a table file goes: ``doctor`` and the rebuild both name the bank's path
+    and say to move it away (convbank removes only files it wrote; before: the rebuild failed
+    naming a staging path while doctor kept advising that rebuild); the rebuild keeps the
+    folder and its file, leaves no staging, and once it is moved away, repairs the bank."""
+    path = turns_file(casino_home, "train")
+    path.unlink()
+    path.mkdir()
+    (path / "mine.txt").write_text("a researcher's note")
+    said = f"{path}: a folder where the bank keeps a file (convbank removes only files it wrote: move it away)"
+    code, output = invoke("doctor")
+    assert code == 4 and f"damaged: {said} (rebuild with `convbank build casino`)" in output, output
+    code, output = invoke("build", "casino", "--source", SHARED)
+    assert code == 4 and f"error: {said}, then `convbank build casino` again" in output, output
+    assert (path / "mine.txt").read_text() == "a researcher's note"
+    assert not (casino_home.root / ".staging").exists() or not any((casino_home.root / ".staging").iterdir())
+    (path / "mine.txt").unlink()
+    path.rmdir()
+    code, output = invoke("build", "casino", "--source", SHARED)
+    assert code == 0, output
+    assert invoke("doctor")[0] == 0
+    assert sql("SELECT count(*) AS n FROM turns", bank=casino_home).to_pylist() == [{"n": TURNS}]
+
+
 # ---------------------------------------------------------------------- 26.2 never an answer
 COMMANDS = [
     ["query", "SELECT sum(length(text)) FROM turns"],

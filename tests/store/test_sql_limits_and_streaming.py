@@ -177,6 +177,28 @@ def test_sql_batches_stream_a_result_in_pieces(built: Bank) -> None:
     assert sql("SELECT 1 AS x", timeout=30).to_pylist() == [{"x": 1}]  # a new worker took over
 
 
+TOO_MUCH_TEXT = "SELECT repeat('a', 1000000) AS s FROM range(2200)"
+"""2.2 GB of text: more than one Arrow batch's string column holds (2 GiB)."""
+
+
+def test_a_batch_of_more_text_than_arrow_holds_is_one_line(built: Bank) -> None:
+    """A result batch whose text is over 2 GiB is convbank's QueryError in Python and one
+    line, exit 2, from the command line (before: a bare OSError from ``sql_batches``, and exit
+    1 with "check that the path exists and can be written"); fewer rows a batch answer it."""
+    with pytest.raises(QueryError) as caught:
+        for _ in sql_batches(TOO_MUCH_TEXT):
+            pass
+    assert str(caught.value).startswith(
+        "a batch of 8,192 rows of the result holds over 2 GiB of text in one column (Arrow's limit"
+    )
+    sizes = [b.num_rows for b in sql_batches(TOO_MUCH_TEXT, batch_rows=1000)]
+    assert sizes == [1000, 1000, 200]
+    done = _start("query", TOO_MUCH_TEXT, "--format", "csv")
+    _, err = done.communicate(timeout=120)
+    lines = err.decode().strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "over 2 GiB of text" in lines[0], lines
+
+
 def test_a_time_limit_costs_a_warm_worker_not_a_start(built: Bank) -> None:
     """Before: every call with a timeout started a process (about 1.2 s here, 2 s reported)."""
     close_sandboxes()

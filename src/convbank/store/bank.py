@@ -53,7 +53,7 @@ from convbank.store.collector import (
     sweep,
     table_dirs,
 )
-from convbank.store.integrity import read_footer
+from convbank.store.integrity import FOLDER_IN_PLACE, read_footer
 from convbank.store.manifest import (
     GENERATION,
     RECORDS,
@@ -397,6 +397,10 @@ class Bank:
         # read, or a damaged copy of it (same name, same size, other bytes). Never trust it by
         # name and size: the staged copy replaces it atomically (a reader holding the old one
         # keeps its open handle; one opening it later reads the same content, sound).
+        if target.is_dir() and not target.is_symlink():
+            raise DamagedBankError(
+                f"{target}: {FOLDER_IN_PLACE}, then `convbank build {staging.dataset}` again", path=target
+            )
         existed = target.exists()
         os.replace(staged, target)
         if not existed:

@@ -177,14 +177,22 @@ def count_problems(
     return found
 
 
+FOLDER_IN_PLACE = "a folder where the bank keeps a file (convbank removes only files it wrote: move it away)"
+"""What a folder in the place of a bank file is said to be, by ``doctor`` and by the build
+that would put the file back."""
+
+
 def stat_problem(ref: FileRef) -> str | None:
     """What is wrong with a file by a ``stat``: missing, unreadable, or of another size."""
     try:
-        size = ref.path.stat().st_size
+        st = ref.path.stat()
     except FileNotFoundError:
         return "missing"
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
+    if stat.S_ISDIR(st.st_mode):
+        return FOLDER_IN_PLACE
+    size = st.st_size
     if ref.bytes is not None and size != ref.bytes:
         return f"{size:,} bytes where the manifest says {ref.bytes:,}"
     return None

@@ -268,8 +268,11 @@ def _results(
                 reader = relation.to_arrow_reader(batch_rows)
                 schema = _mark_json(reader.schema, [str(t) for t in relation.types])
                 yield Begin(schema, index, len(texts))
-                for batch in reader:
-                    yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+                try:
+                    for batch in reader:
+                        yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+                except (OSError, pa.ArrowException) as exc:  # DuckDB's error, through Arrow's stream
+                    raise _batch_error(exc, batch_rows, text) from exc
         except duckdb.Error as exc:
             if isinstance(exc, duckdb.InterruptException) and _SIGNALLED.is_set():
                 raise KeyboardInterrupt from None
@@ -389,6 +392,26 @@ def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:
         for f, t in zip(schema, types, strict=True)
     ]
     return pa.schema(fields, metadata=schema.metadata)
+
+
+def _batch_error(exc: Exception, batch_rows: int, sql: str) -> QueryError:
+    """The error of a result that DuckDB could not hand over as Arrow batches: a batch whose
+    text is over Arrow's 2 GiB for one string column said so, anything else with DuckDB's
+    first line.
+
+    >>> _batch_error(OSError("Invalid Input Error: Arrow Appender: The maximum total string "
+    ...     "size for regular string buffers is 2147483647 but ..."), 1024, "SELECT 1").args[0][:60]
+    'a batch of 1,024 rows of the result holds over 2 GiB of text'
+    """
+    first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    if "maximum total string size" in first:
+        return QueryError(
+            f"a batch of {batch_rows:,} rows of the result holds over 2 GiB of text in one column "
+            "(Arrow's limit for a string column); select shorter text (substr), fewer rows, "
+            "or fewer rows a batch (batch_rows)",
+            sql=sql,
+        )
+    return QueryError(f"SQL error: {first}", sql=sql)
 
 
 def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None, sql: str) -> QueryError:
