@@ -77,7 +77,9 @@ def test_a_folder_in_a_files_place_is_said_alike_by_doctor_and_the_build(casino_
     path.unlink()
     path.mkdir()
     (path / "mine.txt").write_text("a researcher's note")
-    said = f"{path}: a folder where the bank keeps a file (convbank removes only files it wrote: move it away)"
+    said = (
+        f"{path}: a folder where the bank keeps a file (convbank removes only files it wrote: move it away)"
+    )
     code, output = invoke("doctor")
     assert code == 4 and f"damaged: {said} (rebuild with `convbank build casino`)" in output, output
     code, output = invoke("build", "casino", "--source", SHARED)
