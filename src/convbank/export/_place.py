@@ -304,10 +304,16 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
         with _locked(output):  # leftovers of dead exports go first
             staging = Path(tempfile.mkdtemp(dir=output, prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp"))
         written: list[Path] = []
-        yield staging, written
-        pause("staged")
-        rels = sorted({p.relative_to(staging).as_posix() for p in written})
-        _commit(output, staging, rels, export, overwrite)
+        try:
+            yield staging, written
+            pause("staged")
+            rels = sorted({p.relative_to(staging).as_posix() for p in written})
+            _commit(output, staging, rels, export, overwrite)
+        except OSError as exc:
+            if exc.filename is not None or exc.errno is None:
+                raise
+            # a write or a close names no file (a full disk, a file-size limit): say the folder
+            raise OSError(exc.errno, exc.strerror, str(output)) from exc
         done = True
     finally:
         if staging is not None and not _load_moving(output, staging):
