@@ -5,6 +5,7 @@ loses nothing, names, replace and remove, and the imported dataset used as any o
 from __future__ import annotations
 
 import json
+import os
 import pickle
 from pathlib import Path
 
@@ -310,8 +311,45 @@ BAD = {
         lambda d: _file(d / "in.jsonl", _jsonl(CHATS)),
         "{path}, line 1: expected a text: or labels: field (ParlAI's tab-separated key:value fields)",
     ),
+    # third round (issue 35). Before: a folder given as chat was exit 1 naming a private copy
+    # ("/tmp/convbank-verified-.../in.jsonl: Is a directory; check that the path exists and can
+    # be written"), an empty one "No such file or directory" of that copy; a FIFO or a device
+    # "is no longer a regular file (it changed after it was checked); put the publisher's file
+    # back, or pass --no-verify" (there is no such option, nor a publisher)
+    "a-folder-as-chat": (
+        "chat",
+        lambda d: _folder_of(d / "in.jsonl", _jsonl(CHATS)),
+        "{path}: cannot be read as chat (Is a directory); chat reads files: give the files in it",
+    ),
+    "an-empty-folder": (
+        "chat",
+        lambda d: _folder_of(d / "in.jsonl", None),
+        "{path}: a folder holding no file; give the files to import, or a folder of them",
+    ),
+    "a-fifo": (
+        "chat",
+        lambda d: _fifo(d / "in.jsonl"),
+        "{path}: a FIFO (named pipe), not a file or a folder; give the file itself (a copy of what it holds)",
+    ),
+    "a-device": (
+        "chat",
+        lambda d: Path("/dev/null"),
+        "{path}: a device, not a file or a folder; give the file itself (a copy of what it holds)",
+    ),
 }
 """Each bad input the import must refuse: its format, how to make it, the error's line."""
+
+
+def _folder_of(path: Path, content: bytes | None) -> Path:
+    path.mkdir()
+    if content is not None:
+        (path / "part.jsonl").write_bytes(content)
+    return path
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
 
 
 def _file(path: Path, content: bytes) -> Path:
