@@ -156,6 +156,24 @@ def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: P
     ]
 
 
+def test_a_repeated_id_is_kept_whole_in_the_rejects_file(tmp_path: Path) -> None:
+    """Third round (issue 35). Before: the second conversation of a repeated id was left out
+    and its line in the rejects file held ``"record": ""``: what it said was lost. Now the
+    record holds it as convbank read it (the first of the id is imported)."""
+    first = {"id": "x", "messages": [{"role": "user", "content": "first"}]}
+    second = {"id": "x", "messages": [{"role": "user", "content": "second, different"}]}
+    path = _file(tmp_path / "in.jsonl", _jsonl([first, second, CHATS[0]]))
+    rejects = tmp_path / "rejects.jsonl"
+    report = import_conversations(path, name="mine", format="chat", skip_bad=rejects)
+    assert (report.conversations, report.rejected) == (2, 1)
+    assert [t.text for t in convbank.load("mine")["x"].turns] == ["first"]
+    (line,) = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert line["where"] == "conversation 'x'" and line["expected"] == "expected a conversation id used once"
+    record = json.loads(line["record"])
+    assert record["conversation_id"] == "x"
+    assert [t["text"] for t in record["turns"]] == ["second, different"]
+
+
 def test_the_rejects_file_is_written_as_records_come_and_put_in_place_with_the_import(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,6 +15,7 @@ from convbank.build import SeenIds, write_batch
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
 from convbank.errors import CorpusImportError
 from convbank.export._format import Rejected
+from convbank.export._read import rejected
 from convbank.model import Conversation, conversations_to_tables
 from convbank.store import Bank
 from convbank.store.bank import Staging
@@ -186,7 +187,9 @@ def store(
                     report.duplicates += 1
                     continue
                 where = f"conversation {item.conversation_id!r}"
-                rejects.add(original, Rejected(original, where, "expected a conversation id used once"), name)
+                expected = "expected a conversation id used once"
+                # the rejects file keeps it as convbank read it (the id's first is imported)
+                rejects.add(original, rejected(original, where, expected, item), name)
                 continue
             ids[key] = content
             at = (item.config, item.split)
