@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -392,6 +393,84 @@ def test_bad_input_is_one_line_and_the_earlier_import_is_untouched(tmp_path: Pat
     assert str(caught.value).split(" (nothing was")[0] == message
     assert Bank().manifest_path.read_bytes() == before  # not a new generation
     assert convbank.load("mine").conversation_ids() == ids and len(ids) == 2
+
+
+def _outside_the_bank(root: Path) -> list[str]:
+    """Files under ``root`` but outside ``root/home/bank`` (and the test's own inputs)."""
+    bank = root / "home" / "bank"
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and bank not in p.parents and p.parent != root / "in"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--config", "<script>alert(1)</script>"),
+        ("--split", "../../../../../../escaped"),
+        ("--config", "a\nb"),
+    ],
+)
+def test_a_config_or_split_that_is_not_one_folder_is_refused_before_anything_is_written(
+    tmp_path: Path, option: str, value: str
+) -> None:
+    """Third round (issue 35). Before: ``import --config '<script>alert(1)</script>'`` was
+    committed with its files in ``config=<script>alert(1)<`` / ``script>/`` and a manifest no
+    reader accepts: every later command, ``list``, ``doctor``, ``doctor --clean``, ``remove``
+    and ``build`` included, was exit 4 "the bank is damaged" (the only way out: delete the bank
+    and build again); ``--split ../../../../adv3-escape`` wrote its files outside their
+    partitions (``bank/turns/adv3-escape/``), six ``..`` outside the bank. Now one line, exit 2,
+    nothing written, the bank as it was."""
+    (inputs := tmp_path / "in").mkdir()
+    good = _file(inputs / "good.jsonl", _jsonl(CHATS))
+    import_conversations(good, name="mine")
+    before = Bank().manifest_path.read_bytes()
+    code, output = _run("import", str(good), "--name", "other", option, value)
+    assert code == 2, output
+    assert output == (
+        f"error: {option} {value!r} cannot name a part of the bank: "
+        + (
+            "it holds a control character"
+            if "\n" in value
+            else "it holds a '/' or a backslash; a name is one folder of the bank"
+        )
+        + "\n"
+    )
+    assert Bank().manifest_path.read_bytes() == before
+    assert _outside_the_bank(tmp_path) == []
+    assert _run("list")[0] == 0 and _run("doctor")[0] == 0
+
+
+def test_a_records_split_that_leads_out_of_the_bank_is_a_bad_record(tmp_path: Path) -> None:
+    """Third round (issue 35). Before: a convbank ``jsonl`` file (its records name their config
+    and split) with one conversation's split ``../../../../../../escaped`` wrote that split's
+    files out of the import's staging folder (``bank/.staging/escaped/...``), then failed with
+    "Couldn't deserialize thrift", exit 1. Now that record is one line naming the file and the
+    conversation, exit 2; with ``--skip-bad`` the others are imported and it is rejected."""
+    (inputs := tmp_path / "in").mkdir()
+    import_conversations(_file(inputs / "chats.jsonl", _jsonl(CHATS)), name="mine")
+    export(convbank.load("mine"), "jsonl", tmp_path / "out")
+    (exported,) = (tmp_path / "out").glob("*.jsonl")
+    records = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    records[1]["split"] = "../../../../../../escaped"
+    evil = _file(inputs / "evil.jsonl", _jsonl(records))
+    shutil.rmtree(tmp_path / "out")
+    before = Bank().manifest_path.read_bytes()
+    code, output = _run("import", str(evil), "--name", "evil")
+    cid = records[1]["conversation_id"]
+    assert (code, output) == (
+        2,
+        f"error: {evil}, conversation {cid!r}: expected a split name, not '../../../../../../escaped' "
+        "(it holds a '/' or a backslash; a name is one folder of the bank) (nothing was imported; "
+        "--skip-bad imports the rest)\n",
+    )
+    assert Bank().manifest_path.read_bytes() == before and _outside_the_bank(tmp_path) == []
+    report = import_conversations(evil, name="evil", skip_bad=tmp_path / "rejects.jsonl")
+    assert (report.conversations, report.rejected) == (len(records) - 1, 1)
+    assert [p for p in tmp_path.rglob("*escaped*")] == []
+    assert _run("doctor")[0] == 0
 
 
 def test_names_replace_and_remove(tmp_path: Path) -> None:

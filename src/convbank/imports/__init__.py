@@ -55,6 +55,7 @@ from convbank.imports._store import ImportReport, Item, Progress, store
 from convbank.model import Conversation
 from convbank.model.schema import paused_gc
 from convbank.store import Bank
+from convbank.store.snapshot import name_problem
 
 __all__ = [
     "BATCH",
@@ -121,6 +122,10 @@ def import_conversations(
         raise CorpusImportError(f"{missing}: no such file or folder", name=name, path=missing)
     for path, _ in inputs:
         _a_file_or_a_folder(path, name)
+    for what, value in [("--config", config), ("--split", split), *(("the split", s) for _, s in inputs)]:
+        problem = None if value is None else name_problem(value)
+        if problem is not None:
+            raise CorpusImportError(f"{what} {value!r} cannot name a part of the bank: {problem}", name=name)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:

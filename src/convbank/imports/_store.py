@@ -20,6 +20,7 @@ from convbank.model import Conversation, conversations_to_tables
 from convbank.store import Bank
 from convbank.store.bank import Staging
 from convbank.store.manifest import ConfigEntry, SplitEntry
+from convbank.store.snapshot import name_problem
 
 __all__ = ["ImportReport", "Item", "Progress", "store"]
 
@@ -149,6 +150,15 @@ class _Part:
         )
 
 
+def _part_name_problem(item: Conversation) -> str | None:
+    """What is wrong with the config or split a conversation is put in, as an ``expected``."""
+    for what, value in (("config", item.config), ("split", item.split)):
+        problem = name_problem(value)
+        if problem is not None:
+            return f"expected a {what} name, not {value!r} ({problem})"
+    return None
+
+
 def store(
     bank: Bank,
     name: str,
@@ -178,6 +188,12 @@ def store(
         for original, item in items:
             if isinstance(item, Rejected):
                 rejects.add(original, item, name)
+                continue
+            named = _part_name_problem(item)
+            if named is not None:  # its config or split would be a path, not one folder of the bank
+                rejects.add(
+                    original, rejected(original, f"conversation {item.conversation_id!r}", named, item), name
+                )
                 continue
             item.source_index = 0  # its place in the file is not its content
             content = hash(encode(item))
