@@ -1,16 +1,18 @@
-"""Files: atomic writes (a temporary file in the same folder, flushed, then renamed) and
-their sha256."""
+"""Files: atomic writes (a temporary file in the same folder, flushed, then renamed), their
+sha256, and small files read within bounds (:func:`read_regular`)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["AtomicFile", "atomic_file", "atomic_write", "atomic_write_text", "sha256_file"]
+__all__ = ["AtomicFile", "atomic_file", "atomic_write", "atomic_write_text", "read_regular", "sha256_file"]
 
 
 def _umask() -> int:
@@ -96,3 +98,50 @@ def sha256_file(path: Path) -> str:
 
     with path.open("rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes. It is opened
+    without blocking, so a FIFO or a device there (or a link to one) is refused, never waited
+    on or read without end, and its size is checked before it is read and again by the read
+    itself (a file growing meanwhile is refused too). Raises :class:`OSError` naming the
+    path: ``FileNotFoundError`` when nothing is there, ``EINVAL`` ("a FIFO (named pipe), not
+    a regular file"), ``EFBIG`` ("larger than 16,777,216 bytes").
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "run.json").write_text("{}")
+    >>> read_regular(folder / "run.json", 100)
+    b'{}'
+    >>> read_regular(folder, 100)
+    Traceback (most recent call last):
+    IsADirectoryError: [Errno 21] a folder, not a regular file: '...'
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        mode = st.st_mode
+        if not stat.S_ISREG(mode):
+            code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise OSError(code, f"{kind}, not a regular file", str(path))
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, min(limit + 1 - size, 1 << 20) or 1)):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

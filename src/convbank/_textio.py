@@ -60,12 +60,17 @@ def json_bytes(data: Any) -> bytes:
     return terminal_safe(_json.encode(data))
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = (
+    *("=", "+", "-", "@", "\t", "\r"),
+    *("\uff1d", "\uff0b", "\uff0d", "\uff20"),  # full-width = + - @, which CJK spreadsheets take as them
+    *("\ufe66", "\ufe62", "\ufe63", "\ufe6b"),  # their small forms
+)
 
 
 def spreadsheet_safe(value: Any) -> Any:
     """A CSV cell a spreadsheet will not run: text that starts like a formula (``= + - @``,
-    tab, CR) gets a leading single quote, as OWASP recommends against CSV injection.
+    tab, CR, and the full-width and small forms of ``= + - @``, U+FF1D...) gets a leading
+    single quote, as OWASP recommends against CSV injection.
 
     Example: ``spreadsheet_safe("=1+1") == "'=1+1"``; numbers stay numbers."""
     if isinstance(value, str) and value.startswith(_FORMULA_START):

@@ -112,3 +112,18 @@ def test_viewer_csv_neutralises_formulas(built: Bank) -> None:
     q = "SELECT '=HYPERLINK(\"http://evil.example\")' AS a, '+1' AS b, '-2+3' AS c, '@x' AS d, 'ok' AS e, -5 AS f"
     csv_text = client.get("/sql", params={"q": q, "format": "csv"}).text
     assert csv_text == 'a,b,c,d,e,f\n"\'=HYPERLINK(""http://evil.example"")",\'+1,\'-2+3,\'@x,ok,-5\n'
+
+
+def test_viewer_csv_neutralises_full_width_formulas(built: Bank) -> None:
+    """Third round. Before: cells starting with the full-width U+FF1D, U+FF0B, U+FF0D, U+FF20 (which
+    spreadsheets in CJK locales take as ``= + - @``) and their small forms went into the
+    viewer's CSV download as they were: 8 of 8 unguarded. Now each gets the leading quote."""
+    from starlette.testclient import TestClient
+
+    from convbank.web.app import create_app
+
+    client = TestClient(create_app(built), base_url="http://127.0.0.1")
+    starts = ["\uff1d", "\uff0b", "\uff0d", "\uff20", "\ufe66", "\ufe62", "\ufe63", "\ufe6b"]
+    q = "SELECT " + ", ".join(f"'{c}SUM(1)' AS c{i}" for i, c in enumerate(starts)) + ", 'x\uff1d1' AS inside"
+    csv_text = client.get("/sql", params={"q": q, "format": "csv"}).text
+    assert csv_text.splitlines()[1] == ",".join(f"'{c}SUM(1)" for c in starts) + ",x\uff1d1"

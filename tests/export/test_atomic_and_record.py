@@ -274,3 +274,62 @@ def test_a_record_that_is_a_link_is_refused(built: Bank, tmp_path: Path) -> None
         "remove the link, or export into another folder\n"
     )
     assert (other / RECORD).read_bytes() == theirs and sorted(p.name for p in out.iterdir()) == [RECORD]
+
+
+@pytest.mark.parametrize("variant", ["up", "absolute", "linked", "link-inside"])
+def test_a_record_naming_a_staging_folder_outside_moves_and_deletes_nothing(
+    built: Bank, tmp_path: Path, variant: str
+) -> None:
+    """Third round. Before: a record whose unfinished move (``moving``) named its staging
+    folder ``../victim`` or ``/abs/victim`` made the next export into the folder delete that
+    folder outside it (``shutil.rmtree``); a staging folder that is a link out, or holds one,
+    had its files moved out of the folder they were in, into the export's. Now the record is
+    refused (one line, exit 2) and the folder outside is as it was."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("mine\n", encoding="utf-8")
+    before = _tree_hash(victim)
+    out = tmp_path / "out"
+    out.mkdir()
+    staging, paths = {"up": ("../victim", []), "absolute": (str(victim), [])}.get(
+        variant, (f"{STAGING}1.x.tmp", ["keep.txt"])
+    )
+    if variant == "linked":
+        (out / staging).symlink_to(victim)
+    if variant == "link-inside":
+        (out / staging).mkdir()
+        (out / staging / "sub").symlink_to(victim)
+        paths = ["sub/keep.txt"]
+    record = {"exports": {}, "moving": {"staging": staging, "paths": paths, "export": {}}}
+    (out / RECORD).write_text(json.dumps(record), encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["export", "casino", "--split", "valid", "--format", "csv", "-o", str(out)]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and result.output.startswith("error: "), result.output
+    expected = {
+        "up": f"{out / RECORD} is not convbank's record of exports",
+        "absolute": f"{out / RECORD} is not convbank's record of exports",
+        "linked": f"{out / staging} is a symbolic link (to {victim})",
+        "link-inside": f"{out / staging / 'sub'} is a symbolic link (to {victim})",
+    }[variant]
+    assert expected in result.output
+    assert _tree_hash(victim) == before
+    assert not (out / "keep.txt").exists() and not (out / "sub").exists()
+
+
+def test_a_record_that_is_a_fifo_is_refused_not_waited_on(built: Bank, tmp_path: Path) -> None:
+    """Third round. Before: with ``.convbank-exports.json`` a FIFO, every export into the
+    folder waited on it for ever (killed after 10 s here). Now one line, exit 2, at once."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / RECORD)
+    command = [sys.executable, "-m", "convbank", "export", "casino", "--split", "valid", "--format", "csv"]
+    started = time.monotonic()
+    done = subprocess.run([*command, "-o", str(out)], capture_output=True, text=True, timeout=30, check=False)
+    assert time.monotonic() - started < 20
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"error: {out / RECORD} is unreadable (a FIFO (named pipe), not a regular file); remove it, "
+        "or export into another folder\n"
+    )

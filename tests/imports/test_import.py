@@ -5,7 +5,9 @@ loses nothing, names, replace and remove, and the imported dataset used as any o
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -153,6 +155,24 @@ def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: P
         ("line 3", "expected message 0 to be an ob"),
         ("line 4", "expected JSON (Input data was "),
     ]
+
+
+def test_a_repeated_id_is_kept_whole_in_the_rejects_file(tmp_path: Path) -> None:
+    """Third round (issue 35). Before: the second conversation of a repeated id was left out
+    and its line in the rejects file held ``"record": ""``: what it said was lost. Now the
+    record holds it as convbank read it (the first of the id is imported)."""
+    first = {"id": "x", "messages": [{"role": "user", "content": "first"}]}
+    second = {"id": "x", "messages": [{"role": "user", "content": "second, different"}]}
+    path = _file(tmp_path / "in.jsonl", _jsonl([first, second, CHATS[0]]))
+    rejects = tmp_path / "rejects.jsonl"
+    report = import_conversations(path, name="mine", format="chat", skip_bad=rejects)
+    assert (report.conversations, report.rejected) == (2, 1)
+    assert [t.text for t in convbank.load("mine")["x"].turns] == ["first"]
+    (line,) = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert line["where"] == "conversation 'x'" and line["expected"] == "expected a conversation id used once"
+    record = json.loads(line["record"])
+    assert record["conversation_id"] == "x"
+    assert [t["text"] for t in record["turns"]] == ["second, different"]
 
 
 def test_the_rejects_file_is_written_as_records_come_and_put_in_place_with_the_import(
@@ -310,8 +330,45 @@ BAD = {
         lambda d: _file(d / "in.jsonl", _jsonl(CHATS)),
         "{path}, line 1: expected a text: or labels: field (ParlAI's tab-separated key:value fields)",
     ),
+    # third round (issue 35). Before: a folder given as chat was exit 1 naming a private copy
+    # ("/tmp/convbank-verified-.../in.jsonl: Is a directory; check that the path exists and can
+    # be written"), an empty one "No such file or directory" of that copy; a FIFO or a device
+    # "is no longer a regular file (it changed after it was checked); put the publisher's file
+    # back, or pass --no-verify" (there is no such option, nor a publisher)
+    "a-folder-as-chat": (
+        "chat",
+        lambda d: _folder_of(d / "in.jsonl", _jsonl(CHATS)),
+        "{path}: cannot be read as chat (Is a directory); chat reads files: give the files in it",
+    ),
+    "an-empty-folder": (
+        "chat",
+        lambda d: _folder_of(d / "in.jsonl", None),
+        "{path}: a folder holding no file; give the files to import, or a folder of them",
+    ),
+    "a-fifo": (
+        "chat",
+        lambda d: _fifo(d / "in.jsonl"),
+        "{path}: a FIFO (named pipe), not a file or a folder; give the file itself (a copy of what it holds)",
+    ),
+    "a-device": (
+        "chat",
+        lambda d: Path("/dev/null"),
+        "{path}: a device, not a file or a folder; give the file itself (a copy of what it holds)",
+    ),
 }
 """Each bad input the import must refuse: its format, how to make it, the error's line."""
+
+
+def _folder_of(path: Path, content: bytes | None) -> Path:
+    path.mkdir()
+    if content is not None:
+        (path / "part.jsonl").write_bytes(content)
+    return path
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
 
 
 def _file(path: Path, content: bytes) -> Path:
@@ -336,6 +393,84 @@ def test_bad_input_is_one_line_and_the_earlier_import_is_untouched(tmp_path: Pat
     assert str(caught.value).split(" (nothing was")[0] == message
     assert Bank().manifest_path.read_bytes() == before  # not a new generation
     assert convbank.load("mine").conversation_ids() == ids and len(ids) == 2
+
+
+def _outside_the_bank(root: Path) -> list[str]:
+    """Files under ``root`` but outside ``root/home/bank`` (and the test's own inputs)."""
+    bank = root / "home" / "bank"
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and bank not in p.parents and p.parent != root / "in"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--config", "<script>alert(1)</script>"),
+        ("--split", "../../../../../../escaped"),
+        ("--config", "a\nb"),
+    ],
+)
+def test_a_config_or_split_that_is_not_one_folder_is_refused_before_anything_is_written(
+    tmp_path: Path, option: str, value: str
+) -> None:
+    """Third round (issue 35). Before: ``import --config '<script>alert(1)</script>'`` was
+    committed with its files in ``config=<script>alert(1)<`` / ``script>/`` and a manifest no
+    reader accepts: every later command, ``list``, ``doctor``, ``doctor --clean``, ``remove``
+    and ``build`` included, was exit 4 "the bank is damaged" (the only way out: delete the bank
+    and build again); ``--split ../../../../adv3-escape`` wrote its files outside their
+    partitions (``bank/turns/adv3-escape/``), six ``..`` outside the bank. Now one line, exit 2,
+    nothing written, the bank as it was."""
+    (inputs := tmp_path / "in").mkdir()
+    good = _file(inputs / "good.jsonl", _jsonl(CHATS))
+    import_conversations(good, name="mine")
+    before = Bank().manifest_path.read_bytes()
+    code, output = _run("import", str(good), "--name", "other", option, value)
+    assert code == 2, output
+    assert output == (
+        f"error: {option} {value!r} cannot name a part of the bank: "
+        + (
+            "it holds a control character"
+            if "\n" in value
+            else "it holds a '/' or a backslash; a name is one folder of the bank"
+        )
+        + "\n"
+    )
+    assert Bank().manifest_path.read_bytes() == before
+    assert _outside_the_bank(tmp_path) == []
+    assert _run("list")[0] == 0 and _run("doctor")[0] == 0
+
+
+def test_a_records_split_that_leads_out_of_the_bank_is_a_bad_record(tmp_path: Path) -> None:
+    """Third round (issue 35). Before: a convbank ``jsonl`` file (its records name their config
+    and split) with one conversation's split ``../../../../../../escaped`` wrote that split's
+    files out of the import's staging folder (``bank/.staging/escaped/...``), then failed with
+    "Couldn't deserialize thrift", exit 1. Now that record is one line naming the file and the
+    conversation, exit 2; with ``--skip-bad`` the others are imported and it is rejected."""
+    (inputs := tmp_path / "in").mkdir()
+    import_conversations(_file(inputs / "chats.jsonl", _jsonl(CHATS)), name="mine")
+    export(convbank.load("mine"), "jsonl", tmp_path / "out")
+    (exported,) = (tmp_path / "out").glob("*.jsonl")
+    records = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    records[1]["split"] = "../../../../../../escaped"
+    evil = _file(inputs / "evil.jsonl", _jsonl(records))
+    shutil.rmtree(tmp_path / "out")
+    before = Bank().manifest_path.read_bytes()
+    code, output = _run("import", str(evil), "--name", "evil")
+    cid = records[1]["conversation_id"]
+    assert (code, output) == (
+        2,
+        f"error: {evil}, conversation {cid!r}: expected a split name, not '../../../../../../escaped' "
+        "(it holds a '/' or a backslash; a name is one folder of the bank) (nothing was imported; "
+        "--skip-bad imports the rest)\n",
+    )
+    assert Bank().manifest_path.read_bytes() == before and _outside_the_bank(tmp_path) == []
+    report = import_conversations(evil, name="evil", skip_bad=tmp_path / "rejects.jsonl")
+    assert (report.conversations, report.rejected) == (len(records) - 1, 1)
+    assert [p for p in tmp_path.rglob("*escaped*")] == []
+    assert _run("doctor")[0] == 0
 
 
 def test_names_replace_and_remove(tmp_path: Path) -> None:

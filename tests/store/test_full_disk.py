@@ -201,3 +201,42 @@ def test_a_full_disk_during_an_hf_export_is_one_line(built: Bank, tmp_path: Path
         assert result.output.count("\n") == 1 and result.output.startswith("error: ")
         assert "no space left on the device; free some space and try again" in result.output
         assert not any(p.name.startswith(".") and p.name.endswith(".tmp") for p in mount.rglob("*"))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "chat", "hf"])
+def test_a_full_disk_during_a_real_export_names_the_folder(built: Bank, tmp_path: Path, fmt: str) -> None:
+    """Third round. Before: an export filling a real 1 MiB tmpfs was ``error: no space left on
+    the device; free some space and try again``, naming no file or folder (the write that
+    failed names none). Now the export's folder is named; exit 1, the folder left empty."""
+    with mounted_tmpfs(tmp_path / "disk", "1m") as mount:
+        out = mount / "out"
+        result = CliRunner().invoke(cli, ["export", "casino", "--format", fmt, "-o", str(out)])
+        assert (result.exit_code, result.output) == (
+            1,
+            f"error: {out}: no space left on the device; free some space and try again\n",
+        )
+        assert not out.exists() or sorted(p.name for p in out.iterdir()) == []
+
+
+def test_a_file_size_limit_during_an_export_names_the_folder(built: Bank, tmp_path: Path) -> None:
+    """Third round. Before, under ``ulimit -f 512``: ``error: File too large; check that the
+    path exists and can be written``, no file named. Now the export's folder is named."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512 * 1024, 512 * 1024))
+
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "convbank", "export", "casino", "--format", "jsonl", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,  # the child sets its own limit before it starts
+        check=False,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"error: {out}: File too large; check that the path exists and can be written\n",
+    )
+    assert not out.exists()

@@ -187,6 +187,45 @@ def test_a_number_too_large_for_a_float_is_a_malformed_prediction(built: Bank, t
     assert str(caught.value) == message
 
 
+def test_a_byte_order_mark_and_crlf_read_as_without_and_the_bounds_are_exact(
+    built: Bank, tmp_path: Path
+) -> None:
+    """Third round (issue 35). Before: a predictions file saved with a UTF-8 byte-order mark
+    (Notepad, PowerShell's ``Out-File``) was ``line 1 is not JSON``, exit 2, where ``convbank
+    import`` reads the same file. Now it scores as without it, CRLF line ends too. The bounds
+    are exact: a line of 1 MiB and 64 levels pass, 1 MiB + 1 byte and 65 levels are refused."""
+    from convbank.bench.files import LINE_LIMIT, MAX_DEPTH
+
+    data = task_named("convai2-quality").data(convbank.load("convai2", "volunteers"))
+    ids = data.test_ids()
+    rows = [json.dumps({"example_id": i, "prediction": float(n % 5)}).encode() for n, i in enumerate(ids)]
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    plain.write_bytes(b"\n".join(rows) + b"\n")
+    marked.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(rows) + b"\r\n")
+    args = ["bench", "convai2-quality", "--config", "volunteers", "--json", "--predictions"]
+    scored = [CliRunner().invoke(cli, [*args, str(p)]) for p in (plain, marked)]
+    assert [r.exit_code for r in scored] == [0, 0], scored[1].output
+    assert json.loads(scored[0].stdout)["metrics"] == json.loads(scored[1].stdout)["metrics"]
+
+    def line(depth: int, pad: int = 0) -> bytes:
+        inner = "[" * (depth - 1) + "]" * (depth - 1)
+        return f'{{"example_id": "a", "prediction": {inner}, "x": "{"y" * pad}"}}'.encode()
+
+    edge = tmp_path / "edge.jsonl"
+    for data_, ok in (
+        (line(MAX_DEPTH), True),
+        (line(MAX_DEPTH + 1), False),
+        (line(3, LINE_LIMIT - len(line(3))), True),
+        (line(3, LINE_LIMIT - len(line(3)) + 1), False),
+    ):
+        edge.write_bytes(b"\xef\xbb\xbf" + data_ + b"\r\n")
+        if ok:
+            assert read_predictions(edge) == {"a": json.loads(data_)["prediction"]}
+        else:
+            with pytest.raises(BenchError, match=r"line 1 is (nested more than 64 deep|longer than 1 MiB)"):
+                read_predictions(edge)
+
+
 class FailsInFit:
     """A model whose fit raises."""
 

@@ -142,6 +142,56 @@ def test_a_file_that_is_not_a_saved_run_is_one_warning_and_the_others_are_listed
     assert [r["model"] for r in json.loads(as_json.stdout)] == ["tfidf", "old"]
 
 
+def test_a_fifo_a_device_or_a_huge_file_in_the_results_is_one_warning_never_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Third round. Before: a FIFO named ``*.json`` in the results folder made ``bench
+    --results`` wait for ever (killed after 10 s); a link to ``/dev/zero`` or a 3 GiB sparse
+    file was read whole (a ``MemoryError`` traceback under a 2 GB address-space limit, else
+    memory without end). Now each is one warning naming it, at once, in bounded memory, and
+    the saved runs are listed; a folder with a ``.json`` name and a link loop as before."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    folder = home / "bench" / "results"
+    folder.mkdir(parents=True)
+    good = {"task": "casino-strategy", "model": "tfidf", "seed": 0, "metrics": {"mean_f1": 0.5}}
+    (folder / "a-good.json").write_text(json.dumps(good))
+    os.mkfifo(folder / "fifo.json")
+    (folder / "zero.json").symlink_to("/dev/zero")
+    with open(folder / "huge.json", "wb") as f:
+        f.truncate(3 << 30)  # sparse: no disk used
+    (folder / "dir.json").mkdir()
+    (folder / "loop.json").symlink_to("loop.json")
+    env = {**os.environ, "CONVBANK_HOME": str(home)}
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, runpy, sys; "
+            "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+            "sys.argv = ['convbank', 'bench', '--results', '--json']; runpy.run_module('convbank', run_name='__main__')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+    )
+    assert time.monotonic() - started < 20
+    assert done.returncode == 0, done.stderr
+    assert [r["model"] for r in json.loads(done.stdout)] == ["tfidf"]
+    assert sorted(done.stderr.splitlines()) == [
+        f"warning: skipped {folder / 'dir.json'}: cannot be read (a folder, not a regular file)",
+        f"warning: skipped {folder / 'fifo.json'}: cannot be read (a FIFO (named pipe), not a regular file)",
+        f"warning: skipped {folder / 'huge.json'}: cannot be read (larger than 16,777,216 bytes)",
+        f"warning: skipped {folder / 'loop.json'}: cannot be read (Too many levels of symbolic links)",
+        f"warning: skipped {folder / 'zero.json'}: cannot be read (a device, not a regular file)",
+    ]
+
+
 def test_a_metric_that_overflows_is_saved_as_null_with_a_note(
     built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -213,8 +213,9 @@ _TEXT = re.compile(rb"[^\n]+")
 
 def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` of every line holding more than white space, read 1 MiB at a
-    time: a line longer than :data:`LINE_LIMIT`, or more than ``limit`` bytes in all, is a
-    :class:`BenchError` as soon as it is seen."""
+    time (a UTF-8 byte-order mark at the start left out, as the importers do): a line longer
+    than :data:`LINE_LIMIT`, or more than ``limit`` bytes in all, is a :class:`BenchError` as
+    soon as it is seen."""
     try:
         f = path.open("rb")
     except OSError as exc:
@@ -235,19 +236,21 @@ def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
                     path=path,
                 )
             buffer = rest + chunk
+            if size == len(chunk):  # the first chunk: a byte-order mark (Notepad's) is not data
+                buffer = buffer.removeprefix(b"\xef\xbb\xbf")
             end = len(buffer) if not chunk else buffer.rfind(b"\n") + 1
             position = 0
             for match in _TEXT.finditer(buffer, 0, end):
                 number += buffer.count(b"\n", position, match.start())
                 position = match.start()
                 line = match.group()
-                if len(line) > LINE_LIMIT:
+                if len(line) - line.endswith(b"\r") > LINE_LIMIT:  # a CRLF's CR ends it, no part of it
                     raise _too_long(path, number)
                 if line.strip():
                     yield number, line
             number += buffer.count(b"\n", position, end)
             rest = buffer[end:]
-            if len(rest) > LINE_LIMIT:
+            if len(rest) > LINE_LIMIT + 1:  # a whole line, and the CR of its CRLF
                 raise _too_long(path, number)
             if not chunk:
                 return

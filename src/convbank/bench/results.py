@@ -24,13 +24,17 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 
 from convbank import settings
+from convbank._atomic import read_regular
 from convbank.errors import BenchError, DiskFullError
 
 if TYPE_CHECKING:
     from convbank.bench._core import Result
     from convbank.query import Corpus
 
-__all__ = ["SavedRun", "leaderboard", "read_saved", "results_folder", "save"]
+__all__ = ["SAVED_LIMIT", "SavedRun", "leaderboard", "read_saved", "results_folder", "save"]
+
+SAVED_LIMIT = 16 << 20
+"""The largest file :func:`read_saved` reads (16 MiB; a saved run takes a few KiB)."""
 
 Value = Union[float, None]  # noqa: UP007 - msgspec reads the alias at run time
 Metrics = dict[str, Union[Value, dict[str, Union[Value, dict[str, Value]]]]]  # noqa: UP007
@@ -176,15 +180,16 @@ def _claim(folder: Path, stem: str, data: bytes) -> Path:
 def read_saved(path: Path) -> SavedRun:
     """One saved run from its file, checked against :class:`SavedRun`; a file that is not
     one is a :class:`BenchError` saying what is wrong (truncated, not JSON, a field missing
-    or of the wrong type, a number out of range).
+    or of the wrong type, a number out of range; not a regular file, or larger than
+    :data:`SAVED_LIMIT`).
 
     >>> _ = Path("empty.json").write_text("{}")
     >>> read_saved(Path("empty.json"))
     Traceback (most recent call last):
     convbank.errors.BenchError: empty.json: not a saved run (Object missing required field `task`)
     """
-    try:
-        data = path.read_bytes()
+    try:  # a FIFO, a device or a huge file here is refused, never waited on or read whole
+        data = read_regular(path, SAVED_LIMIT)
     except OSError as exc:
         raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})", path=path) from exc
     try:

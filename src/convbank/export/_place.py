@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text
+from convbank._atomic import atomic_write_text, read_regular
 from convbank._lazy import lazy
 from convbank.errors import ExportError
 from convbank.settings import pause_at
@@ -47,6 +47,8 @@ LOCK = ".convbank-exports.lock"
 """The lock that concurrent exports into one folder take to move their files and record them."""
 STAGING = ".convbank-staging."
 """How a staging folder's name starts: then the exporting process's id."""
+RECORD_LIMIT = 64 << 20
+"""The largest record read (64 MiB; an entry takes some 200 bytes)."""
 
 Export = dict[str, Any]
 """One export: ``{"dataset", "format", "parts", "where", "as"}``."""
@@ -73,13 +75,14 @@ def _load(output: Path) -> dict[str, Any]:
             "remove the link, or export into another folder",
             path=output / RECORD,
         )
-    try:
-        data = json.loads((output / RECORD).read_text(encoding="utf-8"))
+    try:  # a FIFO or a device there is refused, never waited on or read without end
+        data = json.loads(read_regular(output / RECORD, RECORD_LIMIT).decode("utf-8"))
     except FileNotFoundError:
         return {"exports": {}}
     except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise ExportError(
-            f"{output / RECORD} is unreadable ({exc}); remove it, or export into another folder",
+            f"{output / RECORD} is unreadable ({why}); remove it, or export into another folder",
             path=output / RECORD,
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("exports"), dict):
@@ -97,12 +100,38 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
         return None
     paths = moving.get("paths") if isinstance(moving, dict) else None
     export = moving.get("export") if isinstance(moving, dict) else None
-    if not (isinstance(paths, list) and all(isinstance(p, str) for p in paths) and isinstance(export, dict)):
+    name = moving.get("staging") if isinstance(moving, dict) else None
+    if not (
+        isinstance(paths, list)
+        and all(isinstance(p, str) for p in paths)
+        and isinstance(export, dict)
+        and _a_staging_name(name)
+    ):
         raise ExportError(
             f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
             path=output / RECORD,
         )
-    return output / str(moving.get("staging")), paths, export
+    staging = output / str(name)
+    if staging.is_symlink():  # its files would be moved in from wherever it leads
+        raise ExportError(
+            f"{staging} is a symbolic link (to {os.readlink(staging)}); an export moves in only what it "
+            f"staged inside {output}: remove the link, or export into another folder",
+            path=staging,
+        )
+    return staging, paths, export
+
+
+def _a_staging_name(name: object) -> bool:
+    """Whether ``name`` is a staging folder's own name (``.convbank-staging.<pid>.*``, one
+    path component): never a path that leads out of the folder (``../x``, ``/x``)."""
+    return (
+        isinstance(name, str)
+        and name.startswith(STAGING)
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and name[len(STAGING) :].partition(".")[0].isdigit()
+    )
 
 
 def _read(output: Path) -> dict[str, Export]:
@@ -186,6 +215,7 @@ def _move(output: Path, staging: Path, rel: str) -> None:
     """Move ``staging/rel`` to ``output/rel``; a folder (or link) it replaces goes into
     ``staging``, removed with it."""
     _no_link_on_the_way(output, rel)
+    _no_link_on_the_way(staging, rel)  # nor moved in from outside through a link in staging
     target, staged = output / rel, staging / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     if os.path.lexists(target) and (staged.is_dir() or (target.is_dir() and not target.is_symlink())):
@@ -274,10 +304,16 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
         with _locked(output):  # leftovers of dead exports go first
             staging = Path(tempfile.mkdtemp(dir=output, prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp"))
         written: list[Path] = []
-        yield staging, written
-        pause("staged")
-        rels = sorted({p.relative_to(staging).as_posix() for p in written})
-        _commit(output, staging, rels, export, overwrite)
+        try:
+            yield staging, written
+            pause("staged")
+            rels = sorted({p.relative_to(staging).as_posix() for p in written})
+            _commit(output, staging, rels, export, overwrite)
+        except OSError as exc:
+            if exc.filename is not None or exc.errno is None:
+                raise
+            # a write or a close names no file (a full disk, a file-size limit): say the folder
+            raise OSError(exc.errno, exc.strerror, str(output)) from exc
         done = True
     finally:
         if staging is not None and not _load_moving(output, staging):

@@ -31,8 +31,10 @@ with ``skip_bad``, it is written with its reason to that file and the import goe
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
@@ -53,6 +55,7 @@ from convbank.imports._store import ImportReport, Item, Progress, store
 from convbank.model import Conversation
 from convbank.model.schema import paused_gc
 from convbank.store import Bank
+from convbank.store.snapshot import name_problem
 
 __all__ = [
     "BATCH",
@@ -117,6 +120,12 @@ def import_conversations(
         raise CorpusImportError("nothing to import: give at least one file", name=name)
     for missing in (path for path, _ in inputs if not path.exists()):
         raise CorpusImportError(f"{missing}: no such file or folder", name=name, path=missing)
+    for path, _ in inputs:
+        _a_file_or_a_folder(path, name)
+    for what, value in [("--config", config), ("--split", split), *(("the split", s) for _, s in inputs)]:
+        problem = None if value is None else name_problem(value)
+        if problem is not None:
+            raise CorpusImportError(f"{what} {value!r} cannot name a part of the bank: {problem}", name=name)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
@@ -194,6 +203,34 @@ def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
     return fmt
 
 
+def _a_file_or_a_folder(path: Path, name: str) -> None:
+    """Refuse (one line) an input that is neither a regular file nor a folder holding one (a
+    FIFO, a device, an empty folder): never waited on, read without end, or taken for
+    nothing to import."""
+    mode = path.stat().st_mode
+    if stat.S_ISDIR(mode):
+        if not any(p.is_file() for p in path.rglob("*")):
+            raise CorpusImportError(
+                f"{path}: a folder holding no file; give the files to import, or a folder of them",
+                name=name,
+                path=path,
+            )
+        return
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a FIFO (named pipe)"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a regular file"
+        )
+        raise CorpusImportError(
+            f"{path}: {kind}, not a file or a folder; give the file itself (a copy of what it holds)",
+            name=name,
+            path=path,
+        )
+
+
 def _check_name(name: str) -> None:
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise CorpusImportError(
@@ -256,15 +293,23 @@ def _read(
         )
         originals = {copy: original for original, copy, _ in group}
         found = False
-        for item in fmt.reader(list(originals), options):
-            found = True
-            if isinstance(item, Conversation):
-                item.dataset = name
-                item.config = config or item.config
-                item.split = part_split or split or item.split
-                yield group[0][0], item
-            else:
-                yield _original_of(item.path, originals, group[0][0]), item
+        try:
+            for item in fmt.reader(list(originals), options):
+                found = True
+                if isinstance(item, Conversation):
+                    item.dataset = name
+                    item.config = config or item.config
+                    item.split = part_split or split or item.split
+                    yield group[0][0], item
+                else:
+                    yield _original_of(item.path, originals, group[0][0]), item
+        except OSError as exc:  # the reader's, on a private copy: name the file given, bad input
+            copy = Path(os.fsdecode(exc.filename)) if isinstance(exc.filename, (str, bytes)) else None
+            shown = _original_of(copy, originals, group[0][0]) if copy is not None else group[0][0]
+            hint = f"; {fmt.name} reads files: give the files in it" if exc.errno == errno.EISDIR else ""
+            raise CorpusImportError(
+                f"{shown}: cannot be read as {fmt.name} ({exc.strerror or exc}){hint}", name=name, path=shown
+            ) from exc
         if not found:
             original = group[0][0]
             raise CorpusImportError(

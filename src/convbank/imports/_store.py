@@ -15,10 +15,12 @@ from convbank.build import SeenIds, write_batch
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
 from convbank.errors import CorpusImportError
 from convbank.export._format import Rejected
+from convbank.export._read import rejected
 from convbank.model import Conversation, conversations_to_tables
 from convbank.store import Bank
 from convbank.store.bank import Staging
 from convbank.store.manifest import ConfigEntry, SplitEntry
+from convbank.store.snapshot import name_problem
 
 __all__ = ["ImportReport", "Item", "Progress", "store"]
 
@@ -148,6 +150,15 @@ class _Part:
         )
 
 
+def _part_name_problem(item: Conversation) -> str | None:
+    """What is wrong with the config or split a conversation is put in, as an ``expected``."""
+    for what, value in (("config", item.config), ("split", item.split)):
+        problem = name_problem(value)
+        if problem is not None:
+            return f"expected a {what} name, not {value!r} ({problem})"
+    return None
+
+
 def store(
     bank: Bank,
     name: str,
@@ -178,6 +189,12 @@ def store(
             if isinstance(item, Rejected):
                 rejects.add(original, item, name)
                 continue
+            named = _part_name_problem(item)
+            if named is not None:  # its config or split would be a path, not one folder of the bank
+                rejects.add(
+                    original, rejected(original, f"conversation {item.conversation_id!r}", named, item), name
+                )
+                continue
             item.source_index = 0  # its place in the file is not its content
             content = hash(encode(item))
             key = hash(item.conversation_id)
@@ -186,7 +203,9 @@ def store(
                     report.duplicates += 1
                     continue
                 where = f"conversation {item.conversation_id!r}"
-                rejects.add(original, Rejected(original, where, "expected a conversation id used once"), name)
+                expected = "expected a conversation id used once"
+                # the rejects file keeps it as convbank read it (the id's first is imported)
+                rejects.add(original, rejected(original, where, expected, item), name)
                 continue
             ids[key] = content
             at = (item.config, item.split)

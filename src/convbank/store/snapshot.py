@@ -56,7 +56,7 @@ class BankLike(Protocol):
         """The bank's manifest file."""
 
 
-__all__ = ["FileRef", "Snapshot", "partition"]
+__all__ = ["FileRef", "Snapshot", "name_problem", "partition"]
 
 VERIFY_PAGES = {"page_checksum_verification": True}
 """Every read checks each data page against the CRC-32 the build wrote beside it
@@ -65,9 +65,34 @@ answer. Pages of files written without checksums are read unchecked."""
 
 
 def partition(dataset: str, config: str, split: str | None = None) -> Path:
-    """The Hive partition path of a dataset/config (and split)."""
+    """The Hive partition path of a dataset/config (and split): one folder each, never a
+    path that leads elsewhere (a name :func:`name_problem` refuses is a ``ValueError``)."""
+    for name in (dataset, config) if split is None else (dataset, config, split):
+        problem = name_problem(name)
+        if problem is not None:
+            raise ValueError(f"{name!r} cannot name a partition of the bank: {problem}")
     path = Path(f"dataset={dataset}") / f"config={config}"
     return path / f"split={split}" if split is not None else path
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a dataset, config or split (a partition folder's value), or
+    None: it must be text that is one path component, read back as itself.
+
+    >>> name_problem("summer_wild") is None, name_problem("../x")
+    (True, "it holds a '/' or a backslash; a name is one folder of the bank")
+    """
+    if not isinstance(name, str) or not name:
+        return "it is empty" if isinstance(name, str) else f"it is a {type(name).__name__}, not text"
+    if "/" in name or "\\" in name:
+        return "it holds a '/' or a backslash; a name is one folder of the bank"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return "it holds a control character"
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "it holds a lone surrogate"
+    return f"it is {size} bytes long; at most 200" if size > 200 else None
 
 
 class Snapshot:
