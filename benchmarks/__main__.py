@@ -1,5 +1,5 @@
 """``python -m benchmarks [--quick] [--reps N] [--datasets casino,convai2,pec] [--import-turns N,M]``
-``[--startup-only]``.
+``[--spark-sizes N,M]`` ``[--startup-only]``.
 
 Runs every contender in its own process, several times, on the same files; prints a Markdown
 table per dataset with each contender's min and median seconds, peak memory, and its ratio
@@ -7,7 +7,8 @@ to convbank's build and to the floor; writes ``benchmarks/results/latest.json`` 
 ``quick.json``, untracked). Then the import rows (``benchmarks.imports``: a chat JSONL taken in
 by convbank, Hugging Face and ConvoKit, under ``"imports"``) and the start-up of convbank's
 printing commands beside the DuckDB CLI's and sqlite-utils' (``benchmarks.startup``), under
-``"startup"`` in the results.
+``"startup"`` in the results, and the Spark build against the local engine on a synthetic PEC
+(``benchmarks.spark``, where Java is installed), under ``"spark"``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from benchmarks.contenders import CONTENDERS
 from benchmarks.examples import EXAMPLES
 from benchmarks.harness import environment, measure
 from benchmarks.imports import SIZES, imports_table, run_imports
+from benchmarks.spark import QUICK as SPARK_QUICK
+from benchmarks.spark import SIZES as SPARK_SIZES
+from benchmarks.spark import spark_rows
 from benchmarks.startup import measure_startup, startup_table
 from benchmarks.training import TRAINING
 
@@ -180,6 +184,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"{','.join(map(str, SIZES))}; quick {SIZES[0]}; 0: none)",
     )
     parser.add_argument(
+        "--spark-sizes",
+        default=None,
+        help=f"PEC sizes of the Spark rows (default {SPARK_SIZES}, quick {SPARK_QUICK}; 0: none)",
+    )
+    parser.add_argument(
         "--startup-only", action="store_true", help="only the start-up table (results/startup.json)"
     )
     parser.add_argument(
@@ -232,6 +241,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if sizes:
         results["imports"] = run_imports(sizes, reps, env)
         print(imports_table(results["imports"]) + "\n", flush=True)
+    if not args.startup_only:
+        spark = spark_rows(args.spark_sizes, args.quick, env)
+        results |= {"spark": spark} if spark else {}
     results["startup"] = measure_startup(args.startup_reps or (1 if args.quick else 10), env)
     print(startup_table(results["startup"]) + "\n", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -246,15 +246,27 @@ class SeenIds:
     def __init__(self) -> None:
         self._hashes: list[np.ndarray] = []
         self._places: list[np.ndarray] = []
+        self._kind: str | None = None
         self.splits: list[str] = []
 
     def add(self, split: str, start: int, ids: Sequence[str]) -> None:
         """Note the ids of records ``start``, ``start + 1``... of ``split``."""
+        self._add(split, start, np.fromiter((hash(c) for c in ids), np.int64, count=len(ids)), "hash")
+
+    def add_hashes(self, split: str, start: int, hashes: bytes) -> None:
+        """Note the ids of records ``start``... of ``split`` by their
+        :func:`convbank.engines.id_hashes` (a dataset's ids are noted one way only)."""
+        self._add(split, start, np.frombuffer(hashes, np.int64), "blake2b")
+
+    def _add(self, split: str, start: int, hashes: np.ndarray, kind: str) -> None:
+        if self._kind not in (None, kind):
+            raise ValueError(f"ids noted by {self._kind} cannot be compared with ids noted by {kind}")
+        self._kind = kind
         if split not in self.splits:
             self.splits.append(split)
         code = self.splits.index(split)
-        self._hashes.append(np.fromiter((hash(c) for c in ids), np.int64, count=len(ids)))
-        self._places.append((np.arange(start, start + len(ids), dtype=np.int64) << 8) | code)
+        self._hashes.append(hashes)
+        self._places.append((np.arange(start, start + len(hashes), dtype=np.int64) << 8) | code)
 
     def repeat(self, id_at: Callable[[str, int], str]) -> tuple[str, str, int, str, int] | None:
         """The first repeated id in build order as (id, split, record, first split, first
@@ -349,13 +361,16 @@ def _build_config(
         t0 = time.perf_counter()
         for split, batch in engine.config_batches(ds, paths, config, batch_size, staging):
             if isinstance(batch, WrittenPiece):  # a worker wrote it into the staging folder
-                seen.add(split, counts[split]["conversations"], batch.ids)
-                staging.adopt(batch.rows)
+                if batch.hashes is None:
+                    seen.add(split, counts[split]["conversations"], batch.ids)
+                else:
+                    seen.add_hashes(split, counts[split]["conversations"], batch.hashes)
+                staging.adopt(batch.rows, batch.facts)
                 for (table, _, _), rows in batch.rows.items():
                     if table in counts[split]:
                         counts[split][table] += rows
                 if progress:
-                    progress(ds.name, config, split, len(batch.ids))
+                    progress(ds.name, config, split, batch.conversations)
             else:
                 write_batch(
                     staging, ds, config, split, batch, seen=seen, counts=counts[split], progress=progress

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,8 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
             "casino",
             "--import-turns",
             "10000",
+            "--spark-sizes",
+            "3000",
             "--out",
             str(out),
         ],
@@ -48,6 +51,10 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     assert set(imports) == {"chat-10000"}
     assert set(imports["chat-10000"]) == {"convbank_import", "hf_import", "convokit_import"}
     assert "### import a chat JSONL" in done.stdout and "| 10,000 | " in done.stdout
+    if shutil.which("java"):  # the Spark rows: both engines, the same bank
+        spark = results.pop("spark")
+        assert set(spark["pec-3000"]) == {"local", "spark", "equal", "files"} and spark["pec-3000"]["equal"]
+        assert "### PEC built by Spark" in done.stdout and "| 3,000 | spark |" in done.stdout
     assert set(results) == {"casino"}
     assert set(startup["convbank"]) == {
         "convbank --version",

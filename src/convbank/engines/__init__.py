@@ -9,7 +9,7 @@ extra). An engine that can also run SQL over the bank implements :class:`SqlEngi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -20,16 +20,41 @@ if TYPE_CHECKING:
     from convbank.datasets import Dataset
     from convbank.store import Bank, Staging
 
-__all__ = ["Batches", "Engine", "SqlEngine", "WrittenPiece"]
+__all__ = ["Batches", "Engine", "SqlEngine", "WrittenPiece", "id_hashes"]
 
 
 @dataclass(frozen=True)
 class WrittenPiece:
     """A piece of a split that an engine's worker wrote into the staging folder itself:
-    rows written by (table, split, piece), and the conversation ids in order."""
+    rows written by (table, split, piece), and the conversation ids in order; or, from an
+    engine whose driver must receive no table data (Spark), their :func:`id_hashes` instead
+    of the ids and each file's sha256, size and footer digest (``facts``, trusted by the
+    commit instead of reading the files again)::
+
+        WrittenPiece({("turns", "train", 0): 120}, ["c1", "c2"])
+        WrittenPiece(rows, [], facts={key: (sha256, size, footer)}, hashes=id_hashes(ids))
+    """
 
     rows: dict[tuple[str, str, int], int]
     ids: list[str]
+    facts: dict[tuple[str, str, int], tuple[str, int, str]] | None = None
+    hashes: bytes | None = None
+
+    @property
+    def conversations(self) -> int:
+        """How many conversations the piece holds."""
+        return len(self.ids) if self.hashes is None else len(self.hashes) // 8
+
+
+def id_hashes(ids: Iterable[str]) -> bytes:
+    """Eight bytes a conversation id (BLAKE2b, the same in every process, unlike ``hash``),
+    in order: what a remote task sends for the build's check of repeated ids::
+
+        len(id_hashes(["a", "b"]))   # 16
+    """
+    from hashlib import blake2b
+
+    return b"".join(blake2b(i.encode(), digest_size=8).digest() for i in ids)
 
 
 Batches = Iterator[tuple[str, "dict[str, pa.Table] | WrittenPiece"]]

@@ -16,7 +16,7 @@ from convbank.datasets import Dataset, Part, Shard
 from convbank.engines import Batches, WrittenPiece
 from convbank.store.bank import Staging
 
-__all__ = ["BATCH", "PIECE_BYTES", "LocalEngine", "map_batches"]
+__all__ = ["BATCH", "PIECE_BYTES", "LocalEngine", "map_batches", "pieces"]
 
 BATCH = 2000
 """Conversations per batch (one Parquet row group each): memory stays flat with corpus size."""
@@ -41,6 +41,28 @@ def map_batches(
 PIECE_BYTES = 16 * 2**20
 """Source bytes per piece when a splittable file (PEC's text) is written by several
 processes; a worker holds one batch of its piece at a time."""
+
+
+def pieces(
+    ds: Dataset, paths: Mapping[str, Path], config: str, per_split: int | None = None
+) -> list[tuple[str, Shard, bool]]:
+    """The pieces the local engine's workers write, in order: ``(split, shard, last)``,
+    ``last`` true for a split's last piece. One piece a split when the config's sources are
+    at most :data:`PIECE_BYTES`; otherwise a split of ``n`` bytes is cut in ``ceil(n /
+    PIECE_BYTES)`` pieces (``per_split``: that many instead) where the dataset can cut it
+    (:meth:`Dataset.shards`). An engine that writes these pieces, piece ``i`` as number
+    ``i``, writes the local engine's bank file for file::
+
+        pieces(catalog.get("casino"), paths, "default")   # [("train", None, True), ...]
+    """
+    splits = list(ds.config(config).splits)
+    sizes = {split: ds.split_bytes(paths, Part(config, split)) for split in splits}
+    out: list[tuple[str, Shard, bool]] = []
+    for split in splits:
+        count = per_split or (1 if sum(sizes.values()) <= PIECE_BYTES else -(-sizes[split] // PIECE_BYTES))
+        shards = ds.shards(paths, Part(config, split), count) if count > 1 else [None]
+        out += [(split, shard, i == len(shards) - 1) for i, shard in enumerate(shards)]
+    return out
 
 
 def _write_piece(task: tuple[str, Mapping[str, Path], str, str, Shard, int, int, Path, int]) -> WrittenPiece:
@@ -109,19 +131,14 @@ class LocalEngine:
                     yield split, tables
             return
         tasks = []
-        number = 0
-        for split in splits:
-            count = -(-sizes[split] // PIECE_BYTES)
-            part = Part(config, split)
-            shards = ds.shards(paths, part, count) if count > 1 else [None]
-            starts = [0]  # source positions (hence ids) continue across the pieces of a split
-            for shard in shards[:-1]:
-                starts.append(starts[-1] + ds.count_shard(paths, part, shard))
-            for shard, start in zip(shards, starts, strict=True):
-                tasks.append(
-                    (ds.name, dict(paths), config, split, shard, start, batch_size, staging.root, number)
-                )
-                number += 1
+        done: dict[str, int] = {}  # source positions (hence ids) continue across a split's pieces
+        for number, (split, shard, last) in enumerate(pieces(ds, paths, config)):
+            start = done.get(split, 0)
+            if not last:
+                done[split] = start + ds.count_shard(paths, Part(config, split), shard)
+            tasks.append(
+                (ds.name, dict(paths), config, split, shard, start, batch_size, staging.root, number)
+            )
         for task, piece in zip(
             tasks, map_in_order(_write_piece, tasks, min(self.workers, len(tasks))), strict=True
         ):

@@ -35,7 +35,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from convbank._atomic import atomic_write_text, sha256_file
+from convbank._atomic import atomic_write_text
 from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank.datasets._imported import ImportEntry
@@ -53,7 +53,7 @@ from convbank.store.collector import (
     sweep,
     table_dirs,
 )
-from convbank.store.integrity import FOLDER_IN_PLACE, read_footer
+from convbank.store.integrity import FOLDER_IN_PLACE
 from convbank.store.manifest import (
     GENERATION,
     RECORDS,
@@ -65,9 +65,8 @@ from convbank.store.manifest import (
     SplitEntry,
     parse_manifest,
 )
-from convbank.store.records import read_index
 from convbank.store.snapshot import Snapshot, partition, release
-from convbank.store.staging import Staging, disk_full
+from convbank.store.staging import Staging, disk_full, file_facts
 
 if TYPE_CHECKING:
     import filelock
@@ -383,13 +382,13 @@ class Bank:
         content's name."""
         table, split, piece = key
         staged = staging.path(table, split, piece)
-        sha = sha256_file(staged)
-        size = staged.stat().st_size
-        if table == RECORDS:
-            with staged.open("rb") as f:
-                footer = read_index(f)[1]
-        else:
-            footer = read_footer(staged)[1]
+        sha, size, footer = staging.facts.get(key) or file_facts(staged, table)  # a writer's, or read
+        if size != staged.stat().st_size:
+            raise BuildError(
+                f"{staged}: {staged.stat().st_size:,} bytes, its writer said {size:,}; "
+                "the previous bank is unchanged",
+                path=staged,
+            )
         folder = self.root / table / partition(staging.dataset, staging.config, split)
         target = folder / f"part-{sha[:16]}.{'records' if table == RECORDS else 'parquet'}"
         target.parent.mkdir(parents=True, exist_ok=True)

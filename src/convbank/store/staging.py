@@ -17,7 +17,8 @@ from convbank._version import __version__
 from convbank.errors import DiskFullError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
 from convbank.model.schema import table_schemas
-from convbank.store.records import RECORDS, RecordWriter
+from convbank.store.integrity import read_footer
+from convbank.store.records import RECORDS, RecordWriter, read_index
 from convbank.store.snapshot import partition
 
 if TYPE_CHECKING:
@@ -27,7 +28,11 @@ else:
     pa = lazy("pyarrow")
     pq = lazy("pyarrow.parquet")
 
-__all__ = ["Staging", "disk_full", "fsync_file"]
+__all__ = ["Facts", "Staging", "disk_full", "file_facts", "fsync_file"]
+
+Facts = tuple[str, int, str]
+"""What the manifest records of a written file: its sha256, its size in bytes and the sha256
+of its footer (a Parquet file's) or index (a record file's)."""
 
 
 def disk_full(root: Path, exc: OSError) -> DiskFullError | None:
@@ -65,6 +70,9 @@ class Staging:
         self._records: dict[tuple[str, int], RecordWriter] = {}
         self.rows: dict[tuple[str, str, int], int] = {}
         """Rows written, by (table, split, piece); the record files' as table ``records``."""
+        self.facts: dict[tuple[str, str, int], Facts] = {}
+        """The :data:`Facts` of pieces whose writer computed them (:meth:`describe`): the
+        commit then trusts them instead of reading the files again."""
 
     def path(self, table: str, split: str, piece: int = 0) -> Path:
         """Where one piece of a table partition (or its record file) is staged."""
@@ -145,9 +153,29 @@ class Staging:
             record -= len(ids)
         raise IndexError(f"{split} has no staged record {record}")
 
-    def adopt(self, rows: dict[tuple[str, str, int], int]) -> None:
-        """Count pieces written into this staging folder by another writer (a worker)."""
+    def adopt(
+        self, rows: dict[tuple[str, str, int], int], facts: dict[tuple[str, str, int], Facts] | None = None
+    ) -> None:
+        """Count pieces written into this staging folder by another writer (a worker), with
+        their :data:`Facts` when that writer gave them."""
         self.rows.update(rows)
+        self.facts.update(facts or {})
+
+    def describe(self) -> dict[tuple[str, str, int], Facts]:
+        """The :data:`Facts` of every piece written here (call after :meth:`close`)::
+
+        staging.close()
+        facts = staging.describe()   # {("turns", "train", 3): (sha256, bytes, footer)}
+        """
+        return {key: file_facts(self.path(*key), key[0]) for key in self.rows}
+
+    def move_in(self, other: Staging, keys: list[tuple[str, str, int]]) -> None:
+        """Move pieces written in another staging folder of the same dataset/config (one
+        Spark task attempt's) to their places here, by renames (the same file system)."""
+        for key in keys:
+            target = self.path(*key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(other.path(*key), target)
 
     def close(self) -> None:
         """Close every writer: files become complete Parquet files, flushed to disk."""
@@ -192,6 +220,21 @@ def _close(writer: pq.ParquetWriter) -> None:
         writer.close()
     finally:
         writer.is_open = False
+
+
+def file_facts(path: Path, table: str) -> Facts:
+    """A closed piece's :data:`Facts`, read from it (``table``: its table, or ``records``)::
+
+    sha256, size, footer = file_facts(staging.path("turns", "train"), "turns")
+    """
+    from convbank._atomic import sha256_file
+
+    if table == RECORDS:
+        with path.open("rb") as f:
+            footer = read_index(f)[1]
+    else:
+        footer = read_footer(path)[1]
+    return sha256_file(path), path.stat().st_size, footer
 
 
 def fsync_file(path: Path) -> None:
