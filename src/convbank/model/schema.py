@@ -321,14 +321,15 @@ def _runs(table: pa.Table | None) -> tuple[dict[str, tuple[int, int]], dict[str,
     start = 0
     for cid, end in zip(runs.values.to_pylist(), ends, strict=True):
         if cid in spans:  # not grouped: the caller gathers the rows one by one
-            raise _NotGroupedError
+            raise NotGroupedError
         spans[cid] = (start, end)
         start = end
     return spans, columns
 
 
-class _NotGroupedError(Exception):
-    """Rows of one conversation are not next to each other."""
+class NotGroupedError(Exception):
+    """Rows of one conversation are not next to each other (or two conversations of a
+    batch share an id)."""
 
 
 def tables_to_conversations(
@@ -345,7 +346,7 @@ def tables_to_conversations(
         try:
             prepared = PreparedTables(tables, dataset=dataset, config=config, split=split)
             return [prepared.build(i) for i in range(len(prepared))]
-        except _NotGroupedError:
+        except NotGroupedError:
             return _by_rows(tables, dataset=dataset, config=config, split=split)
 
 

@@ -16,7 +16,7 @@ from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank.errors import DiskFullError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
-from convbank.model.schema import table_schemas
+from convbank.model.schema import NotGroupedError, table_schemas
 from convbank.store.integrity import read_footer
 from convbank.store.records import RECORDS, RecordWriter, read_index
 from convbank.store.snapshot import partition
@@ -101,6 +101,10 @@ class Staging:
                 writer = self._records[key] = RecordWriter(path)
                 self.rows[(RECORDS, split, piece)] = 0
             writer.add(unified, dataset=self.dataset, config=self.config, split=split)
+        except NotGroupedError:
+            # two conversations of the batch share an id: the build refuses it once every
+            # batch is written (naming both records), so the batch has no records to keep
+            return
         except OSError as exc:
             full = disk_full(self.root, exc)
             if full is None:
