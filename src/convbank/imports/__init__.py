@@ -118,14 +118,7 @@ def import_conversations(
     inputs = [] if memory else inputs_of(source)
     if not memory and not inputs:
         raise CorpusImportError("nothing to import: give at least one file", name=name)
-    for missing in (path for path, _ in inputs if not path.exists()):
-        raise CorpusImportError(f"{missing}: no such file or folder", name=name, path=missing)
-    for path, _ in inputs:
-        _a_file_or_a_folder(path, name)
-    for what, value in [("--config", config), ("--split", split), *(("the split", s) for _, s in inputs)]:
-        problem = None if value is None else name_problem(value)
-        if problem is not None:
-            raise CorpusImportError(f"{what} {value!r} cannot name a part of the bank: {problem}", name=name)
+    _check_inputs(inputs, name, config, split)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
@@ -159,6 +152,21 @@ def import_conversations(
             store(bank, name, entry, items, report, progress=progress, batch_size=batch_size)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _check_inputs(
+    inputs: list[tuple[Path, str | None]], name: str, config: str | None, split: str | None
+) -> None:
+    """Refuse, before anything is read, an input that is missing or neither a file nor a
+    folder holding one, and a config or split that cannot be one folder of the bank."""
+    for missing in (path for path, _ in inputs if not path.exists()):
+        raise CorpusImportError(f"{missing}: no such file or folder", name=name, path=missing)
+    for path, _ in inputs:
+        _a_file_or_a_folder(path, name)
+    for what, value in [("--config", config), ("--split", split), *(("the split", s) for _, s in inputs)]:
+        problem = None if value is None else name_problem(value)
+        if problem is not None:
+            raise CorpusImportError(f"{what} {value!r} cannot name a part of the bank: {problem}", name=name)
 
 
 def _private_copies(
