@@ -96,3 +96,18 @@ def measure(
         "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
         "peak_worker_rss_mib": max(r["peak_worker_rss_mib"] for r in runs),
     }
+
+
+def flatness(peak: str, peaks: list[float], bound: float) -> list[str]:
+    """The lines saying whether a ``peak`` (what it is the peak of) stays flat across the
+    sizes measured: the largest size's over the smallest's, flat if at most ``bound``; none
+    for one size.
+
+    >>> flatness("convbank's peak memory", [160, 168], 1.25)[1].split(" is ")[1]
+    "1.05\u00d7 the smallest's: flat."
+    """
+    if len(peaks) < 2:
+        return []
+    ratio = peaks[-1] / peaks[0]
+    verdict = "flat" if ratio <= bound else "NOT flat"
+    return ["", f"{peak} at the largest size is {ratio:.2f}× the smallest's: {verdict}."]

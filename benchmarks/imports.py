@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import measure, measure_once
+from benchmarks.harness import flatness, measure, measure_once
 
 SIZES = (100_000, 1_000_000)
 """Turns in the file, for the full run (``--quick``: the first)."""
@@ -141,14 +141,9 @@ def imports_table(results: dict[str, dict[str, Any]]) -> str:
             f"| {kit['min_s']:.2f} | {kit['peak_rss_mib']:.0f} "
             f"| {hf['min_s'] / ours['min_s']:.2f} | {kit['min_s'] / ours['min_s']:.2f} |"
         )
-    peaks = [r["convbank_import"]["peak_rss_mib"] for r in results.values()]
-    if len(peaks) > 1:
-        ratio = peaks[-1] / peaks[0]
-        verdict = "flat" if ratio <= 1.25 else "NOT flat"
-        lines += [
-            "",
-            f"convbank's peak memory at the largest size is {ratio:.2f}× the smallest's: {verdict}.",
-        ]
+    lines += flatness(
+        "convbank's peak memory", [r["convbank_import"]["peak_rss_mib"] for r in results.values()], 1.25
+    )
     return "\n".join(lines)
 
 

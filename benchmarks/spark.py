@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import flatness
+
 SIZES = (300_000, 1_000_000)
 QUICK = (30_000,)
 ENGINES = ("local", "spark")
@@ -205,14 +207,9 @@ def spark_table(results: dict[str, Any]) -> str:
                 f"| {r['driver_peak_mib']:.0f} | {r['peak_jvm_mib']:.0f} | {r['peak_workers_mib']:.0f} "
                 f"({r['peak_worker_max_mib']:.0f}) | {equal} |"
             )
-    drivers = [row["spark"]["driver_peak_mib"] for row in results.values()]
-    if len(drivers) > 1:
-        ratio = drivers[-1] / drivers[0]
-        verdict = "flat" if ratio <= 1.1 else "NOT flat"
-        lines += [
-            "",
-            f"The Spark driver's peak at the largest size is {ratio:.2f}× the smallest's: {verdict}.",
-        ]
+    lines += flatness(
+        "The Spark driver's peak", [row["spark"]["driver_peak_mib"] for row in results.values()], 1.1
+    )
     return "\n".join(lines)
 
 

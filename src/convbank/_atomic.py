@@ -12,7 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["AtomicFile", "atomic_file", "atomic_write", "atomic_write_text", "read_regular", "sha256_file"]
+__all__ = [
+    "AtomicFile",
+    "atomic_file",
+    "atomic_write",
+    "atomic_write_text",
+    "kind_of",
+    "read_regular",
+    "sha256_file",
+]
 
 
 def _umask() -> int:
@@ -109,6 +117,15 @@ _KINDS = {
 }
 
 
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, by its ``st_mode``, for an error line.
+
+    >>> kind_of(stat.S_IFIFO)
+    'a FIFO (named pipe)'
+    """
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
 def read_regular(path: Path, limit: int) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes. It is opened
     without blocking, so a FIFO or a device there (or a link to one) is refused, never waited
@@ -132,8 +149,7 @@ def read_regular(path: Path, limit: int) -> bytes:
         mode = st.st_mode
         if not stat.S_ISREG(mode):
             code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-            raise OSError(code, f"{kind}, not a regular file", str(path))
+            raise OSError(code, f"{kind_of(mode)}, not a regular file", str(path))
         if st.st_size > limit:
             raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
         chunks, size = [], 0

@@ -44,6 +44,7 @@ from typing import Any
 import msgspec
 
 from convbank import catalog
+from convbank._atomic import kind_of
 from convbank._verified import private_tree
 from convbank._version import __version__
 from convbank.datasets._imported import NAME, ImportEntry, InputFile
@@ -225,15 +226,9 @@ def _a_file_or_a_folder(path: Path, name: str) -> None:
             )
         return
     if not stat.S_ISREG(mode):
-        kind = (
-            "a FIFO (named pipe)"
-            if stat.S_ISFIFO(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "not a regular file"
-        )
         raise CorpusImportError(
-            f"{path}: {kind}, not a file or a folder; give the file itself (a copy of what it holds)",
+            f"{path}: {kind_of(mode)}, not a file or a folder; "
+            "give the file itself (a copy of what it holds)",
             name=name,
             path=path,
         )
