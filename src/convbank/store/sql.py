@@ -397,7 +397,7 @@ def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:
 def _batch_error(exc: Exception, batch_rows: int, sql: str) -> QueryError:
     """The error of a result that DuckDB could not hand over as Arrow batches: a batch whose
     text is over Arrow's 2 GiB for one string column said so, anything else with DuckDB's
-    first line.
+    whole message (as :func:`_query_error` gives it).
 
     >>> _batch_error(OSError("Invalid Input Error: Arrow Appender: The maximum total string "
     ...     "size for regular string buffers is 2147483647 but ..."), 1024, "SELECT 1").args[0][:60]
@@ -411,7 +411,7 @@ def _batch_error(exc: Exception, batch_rows: int, sql: str) -> QueryError:
             "or fewer rows a batch (batch_rows)",
             sql=sql,
         )
-    return QueryError(f"SQL error: {first}", sql=sql)
+    return QueryError(f"SQL error: {_message(exc)}", sql=sql)
 
 
 def _query_error(exc: duckdb.Error, timed_out: bool, timeout: float | None, sql: str) -> QueryError:
