@@ -24,6 +24,9 @@ class _Lazy(ModuleType):
 
     def __getattr__(self, attribute: str) -> Any:
         module = importlib.import_module(self.__name__)
+        # the real module's names copied in: from now on a name is found without this call
+        # (a build reads pa.* thousands of times: 0.11 s of PEC's, profiled, went here)
+        self.__dict__.update((k, v) for k, v in vars(module).items() if not k.startswith("__"))
         return getattr(module, attribute)
 
 

@@ -201,7 +201,9 @@ def map_in_order(function: Callable[[Any], Any], arguments: Iterable[Any], worke
     yielded in the order of the arguments; each worker holds one task at a time, so at most
     ``workers`` results wait. ``function`` must be a module-level function."""
     target = f"{function.__module__}:{function.__qualname__}"
-    pool = [Worker("convbank._workers:serve_calls") for _ in range(max(1, workers))]
+    importlib.import_module(function.__module__)  # what a forked worker needs is then imported
+    fork = may_fork()  # forked: milliseconds a worker, not an interpreter's start and imports
+    pool = [Worker("convbank._workers:serve_calls", fork=fork) for _ in range(max(1, workers))]
     free = deque(pool)
     running: deque[Worker] = deque()
     todo = iter(arguments)

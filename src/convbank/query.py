@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from convbank.corpus import DEFAULT_CACHE_BYTES, Corpus
 from convbank.model import UNIFIED_TABLES
-from convbank.store import Bank, Snapshot, connect
+from convbank.store import Bank, Snapshot
 
 __all__ = ["Corpus", "describe", "load", "sql", "sql_batches"]
 
@@ -46,6 +46,8 @@ def load(
 def describe(*, bank: Bank | None = None) -> list[dict[str, Any]]:
     """The views SQL can read: ``[{"name", "rows", "columns": [{"name", "type"}]}]``, the
     unified tables first."""
+    from convbank.store.sql import connect  # DuckDB, imported by SQL alone (not by load)
+
     with (bank or Bank()).snapshot() as snapshot:
         con = connect(snapshot)
         try:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from convbank.store import Bank
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY = ("pyarrow", "duckdb", "pandas", "numpy", "rich", "msgspec")
 
@@ -76,3 +78,17 @@ def test_import_convbank_is_light_and_its_names_still_resolve() -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.split() == ["True", "True", "source", "casino"]
+
+
+def test_opening_a_corpus_and_getting_a_conversation_imports_no_duckdb(casino_home: Bank) -> None:
+    """``load(name)[id]`` reads the record files: DuckDB (45 ms of imports, measured here)
+    is for SQL, scans and typed tables, and loads with the first of them."""
+    probe = (
+        "import sys, convbank; from convbank.store import Bank; "
+        f"c = convbank.load('casino', bank=Bank({str(casino_home.root)!r})); "
+        "print(c['938'].conversation_id, len(c), 'duckdb' in sys.modules); "
+        "c.to_arrow('conversations', meta='struct'); print('duckdb' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["938", "1030", "False", "True"]

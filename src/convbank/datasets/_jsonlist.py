@@ -17,6 +17,9 @@ from convbank.model import Part
 
 __all__ = ["JsonListDataset"]
 
+_KEPT = 64
+"""Layouts measured by :meth:`JsonListDataset.read` kept for :meth:`~JsonListDataset.file_meta`."""
+
 
 class JsonListDataset(Dataset):
     """A :class:`Dataset` whose split is one published JSON list of ``raw_type`` records.
@@ -52,8 +55,27 @@ class JsonListDataset(Dataset):
         return [self.file(self.source_name(part))]
 
     def read(self, paths: SourcePaths, part: Part) -> Iterator[Any]:
-        """Decode the split's file into typed records."""
-        yield from self.records(paths, part)
+        """Decode the split's file into typed records. Its layout is measured from the same
+        bytes and records while they are at hand (what :meth:`file_meta` then returns
+        without reading and decoding the file a second time: CaSiNo's build spent 0.11 s
+        of 0.45 s doing so, measured here)."""
+        path = paths[self.source_name(part)]
+        data = path.read_bytes()
+        records = self.records(paths, part, data)
+        layouts = self._layouts()
+        layouts[_identity(path, part)] = self._measure(data, records, part)
+        while len(layouts) > _KEPT:  # read without a build (read_raw): the oldest go
+            del layouts[next(iter(layouts))]
+        yield from records
+
+    def _layouts(self) -> dict[tuple[Any, ...], dict[str, Any]]:
+        """The layouts :meth:`read` measured that :meth:`file_meta` has not taken yet."""
+        found: dict[tuple[Any, ...], dict[str, Any]] = self.__dict__.setdefault("_measured", {})
+        return found
+
+    def _measure(self, data: bytes, records: list[Any], part: Part) -> dict[str, Any]:
+        builtins = (msgspec.to_builtins(r) for r in records)
+        return measure(data.decode("utf-8"), builtins, self.encoder(part.config), [])
 
     def records(self, paths: SourcePaths, part: Part, data: bytes | None = None) -> list[Any]:
         """The split's records, decoded from its file (or from its bytes, ``data``)."""
@@ -65,10 +87,15 @@ class JsonListDataset(Dataset):
         return records
 
     def file_meta(self, paths: SourcePaths, part: Part) -> dict[str, Any]:
-        """The file's measured layout (the records' frame), for a byte-exact source export."""
-        data = paths[self.source_name(part)].read_bytes()
-        records = (msgspec.to_builtins(r) for r in self.records(paths, part, data))
-        return {LAYOUT_KEY: measure(data.decode("utf-8"), records, self.encoder(part.config), [])}
+        """The file's measured layout (the records' frame), for a byte-exact source export:
+        the one :meth:`read` measured of the same file (unchanged since: the same inode,
+        size and time of change), else measured now."""
+        path = paths[self.source_name(part)]
+        layout = self._layouts().pop(_identity(path, part), None)
+        if layout is None:
+            data = path.read_bytes()
+            layout = self._measure(data, self.records(paths, part, data), part)
+        return {LAYOUT_KEY: layout}
 
     def write_source(
         self,
@@ -82,3 +109,10 @@ class JsonListDataset(Dataset):
         frame = frame_of(file_meta.get(LAYOUT_KEY), self.default_frame(part.config))
         builtins = (msgspec.to_builtins(r) for r in records)
         return write_framed(directory / self.source_name(part), builtins, self.encoder(part.config), frame)
+
+
+def _identity(path: Path, part: Part) -> tuple[Any, ...]:
+    """A source file as :meth:`JsonListDataset.read` saw it: the same path, inode, size and
+    time of change mean the same bytes (a verified source is a private copy, never rewritten)."""
+    st = path.stat()
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns, part)
