@@ -207,3 +207,69 @@ def test_a_batch_without_a_child_table_still_gives_each_conversation_its_record(
         assert [records.conversation(i) for i in range(5)] == convs
     finally:
         records.close()
+
+
+def _preads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of every ``os.pread`` of the record files from now on."""
+    from convbank.store import records
+
+    sizes: list[int] = []
+    real = records.os.pread
+
+    def counted(fd: int, size: int, at: int) -> bytes:
+        sizes.append(size)
+        return real(fd, size, at)
+
+    monkeypatch.setattr(records.os, "pread", counted)
+    return sizes
+
+
+def test_a_pooled_file_reads_its_pool_at_once_and_entries_read_again_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from convbank.datasets.pec.synthetic import write_pec
+
+    write_pec(tmp_path / "src", 600, seed=1, speakers=100)
+    bank = Bank(tmp_path / "bank")
+    fetcher = Fetcher(sources=[tmp_path / "src"], verify=False, progress=False, root=tmp_path / "home")
+    assert build(["pec"], config="happy", fetcher=fetcher, bank=bank).ok
+    corpus = convbank.load("pec", "happy", split="train", bank=bank)
+    expected = list(corpus)  # from the tables
+    reads = _preads(monkeypatch)
+    assert [corpus[i] for i in range(len(corpus))] == expected
+    (records,) = corpus._source._record_files.values()
+    assert records.index.pooled > 0, "PEC's speakers are pooled"
+    assert len(reads) == len(corpus) + 1  # each conversation's entry, and the pool once
+    reads.clear()
+    assert [corpus[i] for i in range(len(corpus))] == expected  # new objects, equal
+    assert reads == []  # every entry kept, checked once
+
+
+def test_kept_entries_stay_within_their_budget(built: Bank) -> None:
+    from convbank.store.records import RecordFile
+
+    corpus = convbank.load("casino", split="train")
+    assert corpus[0]
+    (opened,) = corpus._source._record_files.values()
+    small = RecordFile(os.dup(opened._fd), opened.index, opened._damage, kept_bytes=20_000)
+    sizes = [len(small.entry(k)) for k in range(50)]
+    assert sum(sizes) > 20_000 and 0 < small._kept_bytes <= 20_000
+    assert list(small._kept) == list(range(50))[-len(small._kept) :]  # the oldest went first
+    assert [small.conversation(k) for k in range(50)] == [corpus[k] for k in range(50)]
+    small.close()
+
+
+def test_a_kept_entry_is_the_checked_bytes_and_one_not_kept_is_checked_when_read(
+    casino_home: Bank,
+) -> None:
+    corpus = convbank.load("casino", split="valid")
+    first = corpus[0]
+    path = _record_file(casino_home, "casino", "valid")
+    data = bytearray(path.read_bytes())
+    data[20] ^= 1  # in entry 0, already read and checked
+    (opened,) = corpus._source._record_files.values()
+    data[opened.index.offsets[-2] + 5] ^= 1  # in the last entry, not yet read
+    os.pwrite(os.open(path, os.O_WRONLY), bytes(data), 0)
+    assert corpus[0] == first  # the bytes this reader checked, not the damaged ones
+    with pytest.raises(DamagedBankError, match=r"corrupt \(entry 29 differs"):
+        corpus[len(corpus) - 1]

@@ -30,6 +30,9 @@ differs), in the index (its sha256 differs from the manifest's), in the tail (th
 not found where it says). The file is read with ``pread`` through a descriptor opened once,
 not memory-mapped: a file truncated under a reader is then a short read (an error), not a
 ``SIGBUS`` that kills the process, and a file renamed over it changes nothing it reads.
+An entry once checked and decompressed is kept (:data:`KEPT_BYTES`) and served again from
+those bytes; the pooled entries are read in one ``pread`` on the first one asked for
+(:data:`POOL_READ`), each still checked against its digest when it is used.
 """
 
 from __future__ import annotations
@@ -247,14 +250,30 @@ def read_index(f: BinaryIO) -> tuple[Index, str]:
     return Index(data, size - _TAIL.size - length), digest
 
 
+KEPT_BYTES = 8 * 2**20
+"""Decompressed entries a :class:`RecordFile` keeps, in bytes: a speaker's pooled record
+(PEC: 13 conversations a speaker) or a conversation read again is then served from bytes
+already checked, without reading, hashing and decompressing them again (1,000 random PEC
+conversations read twice, measured here: 23 ms the second time without it)."""
+
+
+POOL_READ = 32 * 2**20
+"""The most bytes of pooled entries (PEC's speakers) a :class:`RecordFile` reads at once, on
+the first one asked for, instead of one read a speaker: 4.5 reads of a PEC conversation's 5.5
+(a synthetic PEC of 30,000 conversations pools 1.4 MiB of them)."""
+
+
 class RecordFile:
     """A record file open for reading, its index checked (by the caller, against the
     manifest): :meth:`conversation` serves a row, each entry read checked against its
     digest. Safe to share between threads (each has its own decompressor); the descriptor
     is closed with :meth:`close`. ``damage(problem)`` is the error to raise for a problem
-    found while reading (it names the file)."""
+    found while reading (it names the file). Entries once checked and decompressed are kept
+    (at most ``kept_bytes`` of them, the oldest dropped first)."""
 
-    def __init__(self, fd: int, index: Index, damage: Callable[[str], Exception]) -> None:
+    def __init__(
+        self, fd: int, index: Index, damage: Callable[[str], Exception], kept_bytes: int = KEPT_BYTES
+    ) -> None:
         import hashlib
 
         self._sha = hashlib.sha256
@@ -264,6 +283,11 @@ class RecordFile:
         self._damage = damage
         self._local = threading.local()
         self._codec = RecordCodec.of()
+        self._kept: dict[int, bytes] = {}
+        self._kept_bytes = 0
+        self._budget = kept_bytes
+        self._lock = threading.Lock()
+        self._pooled: bytes | None = None
 
     def close(self) -> None:
         """Close the file (idempotent)."""
@@ -281,22 +305,60 @@ class RecordFile:
         return found
 
     def entry(self, k: int) -> bytes:
-        """Entry ``k``, read, checked against its digest and decompressed."""
+        """Entry ``k``, read, checked against its digest and decompressed (or as it was
+        the last time, while kept). One function, without helpers on its way: a PEC
+        conversation reads 5.5 entries."""
+        found = self._kept.get(k)
+        if found is not None:
+            return found
         offsets = self.index.offsets
-        start, size = offsets[k], offsets[k + 1] - offsets[k]
-        try:
-            data = os.pread(self._fd, size, start)
-        except OSError as exc:
-            raise self._damage(f"unreadable ({exc.strerror})") from exc
-        at = k * DIGEST
+        start = offsets[k]
+        size = offsets[k + 1] - start
+        pool = (self._pooled or self._pool()) if k >= self.rows else None
+        if pool is not None:
+            at = start - offsets[self.rows]
+            data = pool[at : at + size]
+        else:
+            data = self._pread(size, start)
         if len(data) != size:
             raise self._damage(f"truncated (entry {k:,} is cut short)")
+        at = k * DIGEST
         if self._sha(data).digest()[:DIGEST] != self.index.digests[at : at + DIGEST]:
             raise self._damage(f"corrupt (entry {k:,} differs from its digest in the index)")
+        decompress = getattr(self._local, "decompress", None) or self._decompressor()
         try:
-            return self._decompressor()(data)  # type: ignore[no-any-return]
+            found = decompress(data)
         except Exception as exc:  # a digest that matches bytes that do not decompress
             raise self._damage(f"unreadable (entry {k:,}: {exc})") from exc
+        assert found is not None
+        if len(found) <= self._budget:
+            with self._lock:
+                if k not in self._kept:
+                    self._kept[k] = found
+                    self._kept_bytes += len(found)
+                    while self._kept_bytes > self._budget:
+                        self._kept_bytes -= len(self._kept.pop(next(iter(self._kept))))
+        return found
+
+    def _pread(self, size: int, start: int) -> bytes:
+        try:
+            return os.pread(self._fd, size, start)
+        except OSError as exc:
+            raise self._damage(f"unreadable ({exc.strerror})") from exc
+
+    def _pool(self) -> bytes | None:
+        """The pooled entries' bytes, read at once on first use (None when over
+        :data:`POOL_READ`: each is then read alone)."""
+        pool = self._pooled
+        if pool is None and self.index.pooled:
+            offsets = self.index.offsets
+            start, end = offsets[self.rows], offsets[-1]
+            if end - start <= POOL_READ:
+                with self._lock:
+                    pool = self._pooled
+                    if pool is None:
+                        pool = self._pooled = self._pread(end - start, start)
+        return pool
 
     def conversation(self, row: int) -> Any:
         """The :class:`~convbank.model.Conversation` at row ``row`` (a new object each time)."""
