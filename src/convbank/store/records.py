@@ -308,9 +308,9 @@ class RecordFile:
         """Entry ``k``, read, checked against its digest and decompressed (or as it was
         the last time, while kept). One function, without helpers on its way: a PEC
         conversation reads 5.5 entries."""
-        found = self._kept.get(k)
-        if found is not None:
-            return found
+        kept = self._kept.get(k)
+        if kept is not None:
+            return kept
         offsets = self.index.offsets
         start = offsets[k]
         size = offsets[k + 1] - start
@@ -327,10 +327,9 @@ class RecordFile:
             raise self._damage(f"corrupt (entry {k:,} differs from its digest in the index)")
         decompress = getattr(self._local, "decompress", None) or self._decompressor()
         try:
-            found = decompress(data)
+            found: bytes = decompress(data)
         except Exception as exc:  # a digest that matches bytes that do not decompress
             raise self._damage(f"unreadable (entry {k:,}: {exc})") from exc
-        assert found is not None
         if len(found) <= self._budget:
             with self._lock:
                 if k not in self._kept:
