@@ -46,6 +46,7 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(out.read_text(encoding="utf-8"))
+    assert results.pop("measured").endswith(" UTC")
     startup = results.pop("startup")
     imports = results.pop("imports")
     assert set(imports) == {"chat-10000"}
@@ -74,7 +75,7 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
         for r in contenders.values():
             assert 0 < r["min_s"] <= r["median_s"] and r["peak_rss_mib"] > 0
         assert f"### {dataset}" in done.stdout
-        assert f"Random access, {dataset} (medians of this run):" in done.stdout
+        assert f"Goals, {dataset} (medians of this run):" in done.stdout
         without = size["mib"] - size["records_mib"]
         disk = f"| bank on disk (MiB; peer: without its record files) | {size['mib']:,.1f} | {without:,.1f} |"
         assert disk in done.stdout
@@ -83,6 +84,9 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
         "1,000 random `corpus[i]`, warm (ms)",
         "peak memory of those runs (MiB)",
         "open a corpus and get one conversation (ms)",
+        "polars scan, filtered, first collect (ms; peer: scan_parquet)",
+        "build (ms)",
+        "build over the floor (ms; peer: the floor)",
     ):
         assert f"| {row} | " in done.stdout, row
     assert "| convbank_build | " in done.stdout and "× floor" in done.stdout
@@ -101,3 +105,41 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
         "map_cached",
     ):
         assert f"| {work} | " in done.stdout
+
+
+@pytest.mark.timeout(600)
+def test_the_storage_goals_run_alone(tmp_path: Path) -> None:
+    """``--storage-only`` (what CI runs, with ``--quick``): the goals table's contenders and
+    nothing else, each row printed with its goal and whether this run met it."""
+    from benchmarks.__main__ import STORAGE
+
+    out = tmp_path / "storage.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--storage-only",
+            "--datasets",
+            "casino",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=580,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert set(results) == {"measured", "casino"}
+    assert set(results["casino"]) == {*STORAGE, "bank_size"}
+    rows = [
+        line
+        for line in done.stdout.splitlines()
+        if line.startswith("| ") and line.endswith(("| yes |", "| **no** |"))
+    ]
+    assert len(rows) == 8, done.stdout
+    assert "### start-up" not in done.stdout and "import a chat JSONL" not in done.stdout
