@@ -146,7 +146,7 @@ class SparkEngine:
         self.master = master
         self.shards_per_file = shards_per_file
         """Pieces a splittable file is cut in; None: the local engine's pieces (about
-        16 MiB of source each), hence its bank file for file."""
+        8 MiB of source each), hence its bank file for file."""
         self.fault = fault
 
     @classmethod
