@@ -18,6 +18,7 @@ import json
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,40 @@ STORAGE = (
 Face rows read the Arrow file ``hf_build`` writes): what ``--storage-only`` runs."""
 
 
+def _row(
+    lines: list[str],
+    name: str,
+    ours: float,
+    theirs: float | None,
+    ratio: float | None,
+    *,
+    goal: str,
+    met: bool,
+) -> None:
+    """Append a row of the goals table."""
+    peer = "–" if theirs is None else f"{theirs:,.1f}"
+    lines.append(
+        f"| {name} | {ours:,.1f} | {peer} | {'–' if ratio is None else f'{ratio:.2f}'} | {goal} | "
+        f"{'yes' if met else '**no**'} |"
+    )
+
+
+def _faster(lines: list[str], results: dict[str, Any], work: str, name: str, bound: float) -> None:
+    """Append the row of a work convbank must do ``bound`` times faster than Hugging Face."""
+    ours, theirs = results.get(f"convbank_{work}"), results.get(f"hf_{work}")
+    if ours and theirs:
+        ratio = theirs["median_s"] / ours["median_s"]
+        _row(
+            lines,
+            name,
+            ours["median_s"] * 1e3,
+            theirs["median_s"] * 1e3,
+            ratio,
+            goal=f"HF ÷ convbank >= {bound:g}",
+            met=ratio >= bound,
+        )
+
+
 def goals(dataset: str, results: dict[str, Any]) -> str:
     """The rows of issue 33, each with its goal and whether this run meets it, from medians:
     1,000 random ``corpus[i]`` cold and warm against Hugging Face (1.5 times faster), the
@@ -120,28 +155,8 @@ def goals(dataset: str, results: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---|---|",
     ]
 
-    def row(
-        name: str, ours: float, theirs: float | None, ratio: float | None, *, goal: str, met: bool
-    ) -> None:
-        peer = "–" if theirs is None else f"{theirs:,.1f}"
-        lines.append(
-            f"| {name} | {ours:,.1f} | {peer} | {'–' if ratio is None else f'{ratio:.2f}'} | {goal} | "
-            f"{'yes' if met else '**no**'} |"
-        )
-
-    def faster(work: str, name: str, bound: float, peer: str = "hf") -> None:
-        ours, theirs = results.get(f"convbank_{work}"), results.get(f"{peer}_{work}")
-        if ours and theirs:
-            ratio = theirs["median_s"] / ours["median_s"]
-            row(
-                name,
-                ours["median_s"] * 1e3,
-                theirs["median_s"] * 1e3,
-                ratio,
-                goal=f"HF ÷ convbank >= {bound:g}",
-                met=ratio >= bound,
-            )
-
+    row = partial(_row, lines)
+    faster = partial(_faster, lines, results)
     faster("getitem_cold", "1,000 random `corpus[i]`, cold (ms)", 1.5)
     faster("getitem_warm", "1,000 random `corpus[i]`, warm (ms)", 1.5)
     ours_peak = [
@@ -205,8 +220,8 @@ def pairs(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     }
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the harness; return the results."""
+def _parser() -> argparse.ArgumentParser:
+    """The harness's options."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(
         "--quick", action="store_true", help=f"PEC at {PEC_QUICK:,} conversations, 1 run each"
@@ -248,7 +263,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=None,
         help="default: results/latest.json; --quick: results/quick.json (untracked)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the harness; return the results."""
+    args = _parser().parse_args(argv)
     reps = args.reps or (1 if args.quick else 3)
     out_name = "startup.json" if args.startup_only else ("quick.json" if args.quick else "latest.json")
     if args.storage_only:

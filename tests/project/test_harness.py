@@ -17,27 +17,10 @@ from benchmarks.examples import EXAMPLES  # noqa: E402
 from benchmarks.training import TRAINING  # noqa: E402
 
 
-@pytest.mark.timeout(600)  # the harness's own limit below; a loaded machine needs more than 300 s
-def test_quick_harness_runs(tmp_path: Path) -> None:
-    out = tmp_path / "latest.json"
+def _harness(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m benchmarks --quick ARGS``, its exit status checked."""
     done = subprocess.run(
-        # every contender and the start-up table, on CaSiNo alone (the full and quick runs add
-        # ConvAI2 and the synthetic PEC: minutes more for the same code paths)
-        # and the import rows at 10,000 turns (the quick run: 100,000; the full run adds 1,000,000)
-        [
-            sys.executable,
-            "-m",
-            "benchmarks",
-            "--quick",
-            "--datasets",
-            "casino",
-            "--import-turns",
-            "10000",
-            "--spark-sizes",
-            "3000",
-            "--out",
-            str(out),
-        ],
+        [sys.executable, "-m", "benchmarks", "--quick", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -45,6 +28,18 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+@pytest.mark.timeout(600)  # the harness's own limit below; a loaded machine needs more than 300 s
+def test_quick_harness_runs(tmp_path: Path) -> None:
+    out = tmp_path / "latest.json"
+    # every contender and the start-up table, on CaSiNo alone (the full and quick runs add
+    # ConvAI2 and the synthetic PEC: minutes more for the same code paths)
+    # and the import rows at 10,000 turns (the quick run: 100,000; the full run adds 1,000,000)
+    done = _harness(
+        "--datasets", "casino", "--import-turns", "10000", "--spark-sizes", "3000", "--out", str(out)
+    )
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results.pop("measured").endswith(" UTC")
     startup = results.pop("startup")
@@ -114,25 +109,7 @@ def test_the_storage_goals_run_alone(tmp_path: Path) -> None:
     from benchmarks.__main__ import STORAGE
 
     out = tmp_path / "storage.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks",
-            "--quick",
-            "--storage-only",
-            "--datasets",
-            "casino",
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=580,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _harness("--storage-only", "--datasets", "casino", "--out", str(out))
     results = json.loads(out.read_text(encoding="utf-8"))
     assert set(results) == {"measured", "casino"}
     assert set(results["casino"]) == {*STORAGE, "bank_size"}
