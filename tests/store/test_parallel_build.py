@@ -118,20 +118,22 @@ def test_an_unguarded_script_is_not_run_again_by_workers(tmp_path: Path, source:
     assert done.stdout.splitlines() == ["ran", "[{'n': 7200}]"]
 
 
-_PARENT_STATE: dict[str, int] = {}
-
-
-def _state_seen(number: int) -> tuple[int, int | None]:
-    """In a worker: its argument and what the parent set in this module at run time (a
-    forked worker has it; a new interpreter would not)."""
-    return number, _PARENT_STATE.get("set")
-
-
-def test_the_build_workers_are_forked_where_they_may_be() -> None:
+def test_the_build_workers_are_forked_where_they_may_be(tmp_path: Path) -> None:
     """A worker forked from the building process starts in milliseconds with what the parent
-    imported (a new interpreter spent about 0.6 s of CPU a worker on imports, measured here)."""
-    from convbank._workers import map_in_order, may_fork
-
-    assert may_fork()  # one thread, no DuckDB database opened in this test process's workers
-    _PARENT_STATE["set"] = os.getpid()
-    assert list(map_in_order(_state_seen, range(4), 2)) == [(n, os.getpid()) for n in range(4)]
+    imported (a new interpreter spent about 0.6 s of CPU a worker on imports, measured here):
+    in a fresh process (one thread, no DuckDB database), each worker sees what the parent set
+    at run time."""
+    (tmp_path / "probe.py").write_text(
+        "import os\nSTATE = {}\n\ndef seen(number):\n    return number, STATE.get('set')\n", encoding="utf-8"
+    )
+    script = (
+        "import os, sys; sys.path.insert(0, sys.argv[1]); import probe\n"
+        "from convbank._workers import map_in_order, may_fork\n"
+        "probe.STATE['set'] = os.getpid()\n"
+        "print(may_fork(), list(map_in_order(probe.seen, range(4), 2)) == [(n, os.getpid()) for n in range(4)])"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split() == ["True", "True"]
