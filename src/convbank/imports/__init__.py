@@ -48,7 +48,7 @@ from convbank._atomic import kind_of
 from convbank._verified import private_tree
 from convbank._version import __version__
 from convbank.datasets._imported import NAME, ImportEntry, InputFile
-from convbank.errors import CorpusImportError, NotBuiltError
+from convbank.errors import ChecksumError, CorpusImportError, NotBuiltError
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._registry import formats, joined, read
 from convbank.imports._inputs import CARD_FILE, Source, detect, in_memory, inputs_of, parse_inputs, read_card
@@ -129,7 +129,7 @@ def import_conversations(
         )
     card_fields = read_card(card, inputs[0][0] if inputs else None)
     with ExitStack() as stack:
-        copies, files = _private_copies(inputs, stack)
+        copies, files = _private_copies(inputs, stack, name)
         detected = fmt is None
         fmt = fmt or _detected(copies, name)
         assert fmt.reader is not None
@@ -171,21 +171,44 @@ def _check_inputs(
 
 
 def _private_copies(
-    inputs: list[tuple[Path, str | None]], stack: ExitStack
+    inputs: list[tuple[Path, str | None]], stack: ExitStack, name: str
 ) -> tuple[list[tuple[Path, Path, str | None]], list[InputFile]]:
     """Each input copied where only this process reads it, hashed as it is copied (removed
     when ``stack`` closes): (original, copy, split) of each, and every file read."""
     copies: list[tuple[Path, Path, str | None]] = []
     files: list[InputFile] = []
     for path, part_split in inputs:
-        copy, shas = private_tree(path, "import")
+        try:
+            copy, copied = private_tree(path, "import")
+        except (OSError, ChecksumError) as exc:
+            raise _changed(path, exc, name) from exc
         stack.callback(shutil.rmtree, copy.parent.parent, True)
         copies.append((path, copy, part_split))
-        files += [
-            InputFile(path=os.path.abspath(f), sha256=sha, bytes=f.stat().st_size, split=part_split)
-            for f, sha in shas.items()
+        files += [  # the bytes read: their sha256 and size, whatever the file holds by now
+            InputFile(path=os.path.abspath(f), sha256=sha, bytes=size, split=part_split)
+            for f, (sha, size) in copied.items()
         ]
     return copies, files
+
+
+def _changed(path: Path, exc: OSError | ChecksumError, name: str) -> CorpusImportError | OSError:
+    """The one line for an input file that went away, or became something other than a
+    regular file, between being found and being copied (a file of a folder removed, or
+    replaced by a FIFO, meanwhile); an ``OSError`` of the private folder (a full disk)
+    as it is."""
+    given = exc.filename if isinstance(exc, OSError) else exc.path
+    if not isinstance(given, (str, bytes, os.PathLike)):
+        return exc if isinstance(exc, OSError) else CorpusImportError(str(exc), name=name, path=path)
+    file = Path(os.fsdecode(given))
+    if isinstance(exc, OSError) and not (file == path or file.is_relative_to(path)):
+        return exc  # the private copy's, not the input's
+    what = exc.strerror if isinstance(exc, OSError) else "it is no longer a regular file"
+    return CorpusImportError(
+        f"{file}: changed while convbank read it ({what}); nothing was imported — leave the "
+        "files alone while they are imported, and run the import again",
+        name=name,
+        path=file,
+    )
 
 
 def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
