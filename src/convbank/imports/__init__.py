@@ -120,6 +120,8 @@ def import_conversations(
     if not memory and not inputs:
         raise CorpusImportError("nothing to import: give at least one file", name=name)
     _check_inputs(inputs, name, config, split)
+    if skip_bad is not None:
+        _check_rejects(Path(skip_bad), inputs, bank, name)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
@@ -168,6 +170,38 @@ def _check_inputs(
         problem = None if value is None else name_problem(value)
         if problem is not None:
             raise CorpusImportError(f"{what} {value!r} cannot name a part of the bank: {problem}", name=name)
+
+
+def _check_rejects(rejects: Path, inputs: list[tuple[Path, str | None]], bank: Bank, name: str) -> None:
+    """Refuse, before anything is read, a rejects file that would replace or add to what it
+    must not: an input (the same file by any name, or a file in an input folder), or a file
+    of convbank's own (in the bank, under ``CONVBANK_HOME``: a manifest, ``sources.json``)."""
+    from convbank.settings import home
+
+    target = rejects.resolve()
+    why = None
+    for root, what in ((home(), "under CONVBANK_HOME"), (bank.root, "in the bank")):
+        if target.is_relative_to(root.resolve()):
+            why = f"is {what} ({root}), where convbank keeps its own files"
+    for path, _ in inputs:
+        if target == path.resolve() or _same_file(rejects, path):
+            why = f"is the input {path}"
+        elif path.is_dir() and target.is_relative_to(path.resolve()):
+            why = f"is in the input folder {path}"
+    if why is not None:
+        raise CorpusImportError(
+            f"{rejects}: the rejects file (--skip-bad) {why}; name a file of its own elsewhere",
+            name=name,
+            path=rejects,
+        )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two existing paths name one file (a hard link, a link)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _private_copies(
