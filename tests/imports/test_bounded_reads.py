@@ -148,3 +148,33 @@ def test_a_json_array_too_large_for_memory_is_one_line(
     assert result.exit_code == 2, result.output  # before: exit 1, a MemoryError traceback
     assert "chats.json, file: a JSON file read whole in the memory this process may take" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+CARDS = {
+    "a FIFO": ("a FIFO (named pipe), not a regular file", os.mkfifo),
+    "a device": ("a device, not a regular file", lambda p: p.symlink_to("/dev/zero")),
+    "a sparse 3 GiB file": (
+        "larger than 1,048,576 bytes",
+        lambda p: _with_a_long_line(p, b'title = "', 3 << 30),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(CARDS))
+def test_a_card_that_is_a_fifo_a_device_or_huge_is_one_line_never_waited_on(
+    kind: str, tmp_path: Path
+) -> None:
+    chats = tmp_path / "chats.jsonl"
+    chats.write_bytes(CHAT_LINE)
+    said, make = CARDS[kind]
+    card = tmp_path / "card.toml"
+    make(card)
+    done = subprocess.run(
+        [sys.executable, "-m", "convbank", "import", str(chats), "--name", "carded", "--card", str(card)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,  # before: the FIFO waited for ever; /dev/zero and 3 GiB read until memory ran out
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"error: {card}: expected a TOML card ({said})\n"
