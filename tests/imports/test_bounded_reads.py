@@ -178,3 +178,43 @@ def test_a_card_that_is_a_fifo_a_device_or_huge_is_one_line_never_waited_on(
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"error: {card}: expected a TOML card ({said})\n"
+
+
+def _nested(depth: int) -> bytes:
+    """A chat line whose message holds a list nested ``depth`` deep (its turn's meta: the
+    message, so ``depth + 2`` deep with the meta object and the message)."""
+    return b'{"messages": [{"role": "user", "content": "yo", "x": ' + b"[" * depth + b"]" * depth + b"}]}\n"
+
+
+@pytest.mark.parametrize(
+    ("depth", "said"),
+    [
+        (30, None),  # meta 32 deep: imported, and read by every reader
+        (31, "meta nested at most 32 deep (turn 0's meta is deeper)"),
+        (100, "meta nested at most 32 deep (turn 0's meta is deeper)"),
+        (5000, "expected JSON nested less deep"),
+        (1_000_000, "expected JSON nested less deep"),
+    ],
+)
+def test_nesting_the_bank_cannot_type_is_a_bad_record(depth: int, said: str | None, tmp_path: Path) -> None:
+    import convbank
+
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(CHAT_LINE + _nested(depth))
+    result = CliRunner().invoke(cli, ["import", str(path), "--name", "deep"])
+    if said is None:
+        assert result.exit_code == 0, result.output
+        corpus = convbank.load("deep")
+        assert corpus.to_arrow("turns").num_rows == 3 and len(corpus.to_pandas("turns")) == 3
+        assert len(corpus.select([1]).to_arrow("turns")) == 1
+        return
+    # before: 100 deep was imported, then to_arrow, to_pandas and a selection's reads were
+    # pyarrow's ArrowInvalid "Recursion level in ArrowSchema struct exceeded"; 5,000 deep a
+    # RecursionError traceback, exit 1
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and str(path) in result.stderr and said in result.stderr, (
+        result.stderr
+    )
+    rejects = tmp_path / "rejects.jsonl"
+    result = CliRunner().invoke(cli, ["import", str(path), "--name", "deep", "--skip-bad", str(rejects)])
+    assert result.exit_code == 0 and "1 conversations" in result.output, result.output

@@ -133,6 +133,8 @@ def decode_json(data: bytes | str) -> tuple[Any, str | None]:
         return _decode(data), None
     except msgspec.DecodeError as exc:
         return None, f"expected JSON ({exc})"
+    except RecursionError:  # msgspec's own depth check: nested deeper than it decodes
+        return None, "expected JSON nested less deep (the decoder's limit, some 1,000 levels, is passed)"
 
 
 def whole_json(path: Path) -> tuple[Any, str | None]:
@@ -182,7 +184,10 @@ def rejected(path: Path, where: str, expected: str, record: bytes | str | Any = 
     elif isinstance(record, str):
         text = record
     else:
-        text = msgspec.json.encode(record, enc_hook=str).decode()
+        try:
+            text = msgspec.json.encode(record, enc_hook=str).decode()
+        except RecursionError:  # nested deeper than the encoder goes
+            text = "(nested too deep to be written back)"
     return Rejected(path, where, expected, text[:RECORD_LIMIT])
 
 
