@@ -218,3 +218,15 @@ def test_nesting_the_bank_cannot_type_is_a_bad_record(depth: int, said: str | No
     rejects = tmp_path / "rejects.jsonl"
     result = CliRunner().invoke(cli, ["import", str(path), "--name", "deep", "--skip-bad", str(rejects)])
     assert result.exit_code == 0 and "1 conversations" in result.output, result.output
+
+
+def test_a_convokit_utterance_nested_too_deep_is_one_line(tmp_path: Path) -> None:
+    folder = _convokit_folder(tmp_path)
+    utterances = folder / "utterances.jsonl"
+    deep = b'{"id": "u9", "conversation_id": "c9", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}\n"
+    utterances.write_bytes(utterances.read_bytes() + deep)
+    result = CliRunner().invoke(cli, ["import", str(folder), "--name", "deepck"])
+    assert result.exit_code == 2, result.output  # before: a RecursionError traceback, exit 1
+    assert result.stderr.startswith(f"error: {utterances}, line 3: expected JSON nested less deep"), (
+        result.stderr
+    )

@@ -271,8 +271,9 @@ def read_imported(path: Path, data: Any, options: ReadOptions) -> Iterator[Conve
         for number, text in enumerate(part["conversation"]):
             try:
                 conv = msgspec.json.decode(text, type=Conversation)
-            except msgspec.DecodeError as exc:
-                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({exc})")
+            except (msgspec.DecodeError, RecursionError) as exc:
+                why = exc if isinstance(exc, msgspec.DecodeError) else "nested deeper than the decoder goes"
+                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({why})")
                 continue
             conv.dataset = options.dataset
             yield conv

@@ -336,7 +336,7 @@ def _scattered(path: Path) -> list[list[Run]] | None:
                     raise msgspec.DecodeError
                 key = _root(raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw)
                 cid = key.conversation_id if key.conversation_id is not None else key.root
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):  # read again as JSON, and rejected there
                 if whole and not raw.strip():  # a blank line: part of the run it is in
                     offset = f.tell()
                     continue
