@@ -89,3 +89,14 @@ def test_sql_errors_keep_duckdbs_lines(tmp_path: Path) -> None:
     result = _run("query", "SELEC 1")
     assert result.exit_code == 2
     assert "\nLINE 1: SELEC 1\n" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("form", ["PATH", "SPLIT=PATH"])
+def test_an_input_whose_name_is_too_long_is_bad_input(form: str, tmp_path: Path) -> None:
+    path = tmp_path / ("é" * 130) / "chats.jsonl"  # a folder name of 260 bytes
+    arg = str(path) if form == "PATH" else f"train={path}"
+    result = _run("import", arg, "--name", "mine")
+    assert result.exit_code == 2, (
+        result.stderr
+    )  # before: exit 1, "check that the path exists and can be written"
+    assert result.stderr == f"error: {path}: File name too long\n"

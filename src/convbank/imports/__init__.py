@@ -162,10 +162,13 @@ def _check_inputs(
 ) -> None:
     """Refuse, before anything is read, an input that is missing or neither a file nor a
     folder holding one, and a config or split that cannot be one folder of the bank."""
-    for missing in (path for path, _ in inputs if not path.exists()):
-        raise CorpusImportError(f"{missing}: no such file or folder", name=name, path=missing)
     for path, _ in inputs:
-        _a_file_or_a_folder(path, name)
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:  # missing, a name too long, a link loop: the input given is at fault
+            what = "no such file or folder" if isinstance(exc, FileNotFoundError) else exc.strerror or exc
+            raise CorpusImportError(f"{path}: {what}", name=name, path=path) from None
+        _a_file_or_a_folder(path, mode, name)
     for what, value in [("--config", config), ("--split", split), *(("the split", s) for _, s in inputs)]:
         problem = None if value is None else name_problem(value)
         if problem is not None:
@@ -269,11 +272,10 @@ def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
     return fmt
 
 
-def _a_file_or_a_folder(path: Path, name: str) -> None:
+def _a_file_or_a_folder(path: Path, mode: int, name: str) -> None:
     """Refuse (one line) an input that is neither a regular file nor a folder holding one (a
-    FIFO, a device, an empty folder): never waited on, read without end, or taken for
-    nothing to import."""
-    mode = path.stat().st_mode
+    FIFO, a device, an empty folder; ``mode`` its ``st_mode``): never waited on, read
+    without end, or taken for nothing to import."""
     if stat.S_ISDIR(mode):
         if not any(p.is_file() for p in path.rglob("*")):
             raise CorpusImportError(

@@ -103,8 +103,11 @@ def detect(paths: Sequence[Path]) -> Format:
 
 def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Path | None) -> dict[str, str]:
     if card is None and first is not None:
-        beside = (first if first.is_dir() else first.parent) / CARD_FILE
-        card = beside if beside.is_file() else None
+        try:
+            beside = (first if first.is_dir() else first.parent) / CARD_FILE
+            card = beside if beside.is_file() else None
+        except OSError:  # a name too long: the input's fault, said when the inputs are checked
+            card = None
     if card is None:
         return {}
     if isinstance(card, Mapping):
