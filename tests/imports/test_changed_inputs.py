@@ -64,10 +64,12 @@ def _import_paused(
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-CHANGES: dict[str, Callable[[Path], None]] = {
-    "removed": lambda f: f.unlink(),
-    "replaced by a FIFO": lambda f: (f.unlink(), os.mkfifo(f)) and None,
-}
+def _fifo_in_place(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+CHANGES: dict[str, Callable[[Path], None]] = {"removed": Path.unlink, "replaced by a FIFO": _fifo_in_place}
 
 
 @pytest.mark.parametrize("change", list(CHANGES))
