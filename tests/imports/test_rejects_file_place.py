@@ -98,3 +98,17 @@ def test_a_rejects_file_elsewhere_is_written(tmp_path: Path) -> None:
         "line 2"
     ]
     assert chats.read_text(encoding="utf-8") == LINES
+
+
+@pytest.mark.parametrize("given", [True, False], ids=["--card", "card.toml beside the input"])
+def test_a_rejects_file_that_is_the_card_is_refused(given: bool, tmp_path: Path) -> None:
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(LINES, encoding="utf-8")
+    card = tmp_path / ("my-card.toml" if given else "card.toml")
+    card.write_text('title = "My chats"\n', encoding="utf-8")
+    args = ["import", str(chats), "--name", "carded", "--skip-bad", str(card)]
+    result = CliRunner().invoke(cli, [*args, "--card", str(card)] if given else args)
+    assert result.exit_code == 2, result.output  # before: 0, the card replaced by the rejects
+    assert f"the rejects file (--skip-bad) is the card {card}" in result.stderr, result.stderr
+    assert card.read_text(encoding="utf-8") == 'title = "My chats"\n'
+    assert "carded" not in Bank().manifest().datasets

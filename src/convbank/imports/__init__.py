@@ -63,6 +63,7 @@ __all__ = [
     "CARD_FILE",
     "ImportReport",
     "Source",
+    "check_rejects",
     "detect",
     "import_conversations",
     "parse_inputs",
@@ -121,7 +122,8 @@ def import_conversations(
         raise CorpusImportError("nothing to import: give at least one file", name=name)
     _check_inputs(inputs, name, config, split)
     if skip_bad is not None:
-        _check_rejects(Path(skip_bad), inputs, bank, name)
+        card_file = Path(card) if isinstance(card, (str, os.PathLike)) else None
+        check_rejects(Path(skip_bad), inputs, card=card_file, bank=bank, name=name)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
@@ -175,21 +177,39 @@ def _check_inputs(
             raise CorpusImportError(f"{what} {value!r} cannot name a part of the bank: {problem}", name=name)
 
 
-def _check_rejects(rejects: Path, inputs: list[tuple[Path, str | None]], bank: Bank, name: str) -> None:
-    """Refuse, before anything is read, a rejects file that would replace or add to what it
-    must not: an input (the same file by any name, or a file in an input folder), or a file
-    of convbank's own (in the bank, under ``CONVBANK_HOME``: a manifest, ``sources.json``)."""
+def check_rejects(
+    rejects: Path,
+    inputs: list[tuple[Path, str | None]],
+    *,
+    card: Path | None = None,
+    bank: Bank | None = None,
+    name: str,
+) -> None:
+    """Refuse (a :class:`CorpusImportError`), before anything is read, a rejects file that
+    would replace or add to what it must not: an input (the same file by any name, or a file
+    in an input folder), the card (``card``, or ``card.toml`` beside the first input), or a
+    file of convbank's own (in the bank, under ``CONVBANK_HOME``: a manifest,
+    ``sources.json``). Example::
+
+        check_rejects(Path("rejects.jsonl"), [(Path("chats.jsonl"), None)], name="mine")
+    """
     from convbank.settings import home
 
+    bank = bank or Bank()
     target = rejects.resolve()
     why = None
+    first = inputs[0][0] if inputs else None
+    beside = (first if _is_dir(first) else first.parent) / CARD_FILE if first is not None else None
+    for given in (card, beside):
+        if given is not None and (target == given.resolve() or _same_file(rejects, given)):
+            why = f"is the card {given}"
     for root, what in ((home(), "under CONVBANK_HOME"), (bank.root, "in the bank")):
         if target.is_relative_to(root.resolve()):
             why = f"is {what} ({root}), where convbank keeps its own files"
     for path, _ in inputs:
         if target == path.resolve() or _same_file(rejects, path):
             why = f"is the input {path}"
-        elif path.is_dir() and target.is_relative_to(path.resolve()):
+        elif _is_dir(path) and target.is_relative_to(path.resolve()):
             why = f"is in the input folder {path}"
     if why is not None:
         raise CorpusImportError(
@@ -197,6 +217,14 @@ def _check_rejects(rejects: Path, inputs: list[tuple[Path, str | None]], bank: B
             name=name,
             path=rejects,
         )
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder (False where it cannot be looked at: a name too long)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _same_file(a: Path, b: Path) -> bool:
