@@ -13,7 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text
+from convbank._atomic import atomic_write_text, read_regular
 from convbank._lazy import lazy
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ConvbankError, DiskFullError, FormatError, SetupError
@@ -74,6 +74,10 @@ def os_error(exc: OSError) -> ConvbankError:
     return ConvbankError(f"{where}{what}; check that the path exists and can be written")
 
 
+_STORE_LIMIT = 16 << 20
+"""The most bytes of ``sources.json`` or ``checksums.json`` (a regular file)."""
+
+
 class _Store:
     """A small JSON object under ``CONVBANK_HOME``, updated under a lock, replaced atomically."""
 
@@ -83,13 +87,14 @@ class _Store:
         self.what = what
 
     def load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+        try:  # a FIFO or a device in its place refused, never waited on or read without end
+            data = json.loads(read_regular(self.path, _STORE_LIMIT).decode("utf-8"))
         except (FileNotFoundError, NotADirectoryError):
             return {}
         except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise FormatError(
-                f"{self.path}: not a JSON object of {self.what} ({exc}); delete it to record anew",
+                f"{self.path}: not a JSON object of {self.what} ({why}); delete it to record anew",
                 path=self.path,
             ) from exc
         if not isinstance(data, dict):

@@ -87,26 +87,28 @@ def private_copy(path: Path, place: str) -> tuple[Path, str]:
     return copy, sha
 
 
-def private_tree(path: Path, place: str) -> tuple[Path, dict[Path, str]]:
+def private_tree(path: Path, place: str) -> tuple[Path, dict[Path, tuple[str, int]]]:
     """A private copy of a file or of a folder's every file (its layout kept: a ConvoKit
     corpus, a Hugging Face ``save_to_disk`` folder; inside a folder named as its own parent,
     where the Hugging Face export's ``<dataset>/<config>`` is told apart), each hashed while
-    copied; return the copy and the sha256 of each original file, by its path. Example::
+    copied; return the copy and, by each original file's path, the sha256 and the size of
+    the bytes copied (what was read, whatever the file holds by now). Example::
 
-        copy, shas = private_tree(Path("my_corpus"), "import-my_corpus")
+        copy, copied = private_tree(Path("my_corpus"), "import-my_corpus")
         assert (copy / "utterances.jsonl").is_file()
+        sha, size = copied[Path("my_corpus/utterances.jsonl")]
     """
     target = Path(tempfile.mkdtemp(dir=_folder(), prefix=f"{place}-")) / (
         path.resolve().parent.name or "root"
     )
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    shas: dict[Path, str] = {}
+    copied: dict[Path, tuple[str, int]] = {}
     for file in files:
         copy = target / path.name / file.relative_to(path) if path.is_dir() else target / path.name
         copy.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        shas[file] = _copy_hashed(file, fd)
-    return target / path.name, shas
+        copied[file] = (_copy_hashed(file, fd), copy.stat().st_size)
+    return target / path.name, copied
 
 
 def _copy_hashed(path: Path, fd: int) -> str:

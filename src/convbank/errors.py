@@ -141,6 +141,10 @@ class ConvbankError(Exception):
     """The command line's exit code for this class of error."""
     facts: ClassVar[tuple[str, ...]] = ()
     """The attributes this class adds to its parents' (:meth:`all_facts`: all of them)."""
+    multiline: ClassVar[bool] = False
+    """Whether the command line prints the message's own line breaks (DuckDB's ``LINE 1:
+    ... ^`` of a :class:`QueryError`); every other message is one line whatever it holds (a
+    newline or a tab in a path it names shown as ``\\n``, ``\\t``)."""
 
     def __init__(self, message: str | None = None, **facts: Any) -> None:
         named = self.all_facts()
@@ -325,6 +329,7 @@ class QueryError(ConvbankError):
 
     exit_code = 2
     facts = ("sql", "limit", "path")
+    multiline = True
     sql: str | None
     limit: float | str | None
     path: Path | str | None

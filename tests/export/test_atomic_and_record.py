@@ -333,3 +333,41 @@ def test_a_record_that_is_a_fifo_is_refused_not_waited_on(built: Bank, tmp_path:
         f"error: {out / RECORD} is unreadable (a FIFO (named pipe), not a regular file); remove it, "
         "or export into another folder\n"
     )
+
+
+_KILLED_WHILE_RECORDING = """
+import os, sys, time
+real = os.replace
+def replace(src, dst, *a, **k):
+    if os.path.basename(dst) == {record!r}:
+        open({marker!r}, "w").close()
+        time.sleep(600)  # killed here: the record's temporary file written, not yet in place
+    return real(src, dst, *a, **k)
+os.replace = replace
+sys.argv = ["convbank", "export", "casino", "--split", "valid", "--format", {fmt!r}, "-o", {out!r}, "--overwrite"]
+from convbank.cli.main import main
+main()
+"""
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "convokit"])
+def test_a_record_killed_while_written_leaves_no_temporary_file(
+    built: Bank, tmp_path: Path, fmt: str
+) -> None:
+    """Before: ``..convbank-exports.json.<random>.tmp`` stayed in the folder for good (found by
+    seeded ``kill -9`` of ``--overwrite`` in 3 of 8 rounds of ``convokit``); the next export
+    into the folder now removes it, under the lock (the record is written under it only)."""
+    out = tmp_path / "out"
+    export(load("casino", split="valid"), fmt, out)
+    marker = tmp_path / "marker"
+    script = _KILLED_WHILE_RECORDING.format(record=RECORD, marker=str(marker), fmt=fmt, out=str(out))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for(marker, proc)
+    proc.kill()
+    proc.wait(timeout=60)
+    assert [p.name for p in out.iterdir() if p.name.startswith(f".{RECORD}.")] != []  # what the kill left
+    export(load("ccpe"), "jsonl", out)  # the next export into the folder
+    assert _leftovers(out) == []
+    assert {e["dataset"] for e in _record(out).values()} == {"casino", "ccpe"}

@@ -19,7 +19,7 @@ else:
     pa = lazy("pyarrow")
 
 
-__all__ = ["MAX_CELL", "cell", "echo_json", "err", "out", "plural", "rows_of", "visible"]
+__all__ = ["MAX_CELL", "cell", "echo_json", "err", "one_line", "out", "plural", "rows_of", "say", "visible"]
 
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
@@ -68,6 +68,21 @@ def visible(text: str, *, keep_newlines: bool = True) -> str:
     ``CR``, C1 codes, bidi overrides) as a visible escape (``\\x1b``); newlines and tabs kept
     unless ``keep_newlines`` is false. Example: ``visible("a\\x1b[2Jb") == "a\\\\x1b[2Jb"``."""
     return text.translate(_KEEP_LINES if keep_newlines else _CONTROLS)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line a terminal cannot be driven by: :func:`visible` with newlines and
+    tabs shown as ``\\n`` and ``\\t`` too, so that a path holding a newline never breaks a
+    message in two. Example: ``one_line("out\\nx: gone") == "out\\\\nx: gone"``."""
+    return visible(text, keep_newlines=False)
+
+
+def say(line: str) -> None:
+    """Write ``line`` on stderr as one line (:func:`one_line`): what every error, warning
+    and note of the command line is printed with. Example: ``say(f"warning: {path} skipped")``."""
+    import click
+
+    click.echo(one_line(line), err=True)
 
 
 def rows_of(table: pa.Table | pa.RecordBatch) -> list[dict[str, Any]]:

@@ -67,18 +67,18 @@ def _existing_sources(
 ) -> tuple[Path, ...]:
     """Warn on stderr about each ``--source`` folder that does not exist; stop with exit code 2
     when none of them does."""
+    from convbank.cli._console import say
+
     missing = [p for p in value if not p.exists()]
     if missing and len(missing) == len(value):
         if len(missing) == 1:
-            click.echo(f"error: source folder {missing[0]} does not exist; check the --source path", err=True)
+            say(f"error: source folder {missing[0]} does not exist; check the --source path")
         else:
             listed = ", ".join(str(p) for p in missing)
-            click.echo(
-                f"error: none of the source folders exist: {listed}; check the --source paths", err=True
-            )
+            say(f"error: none of the source folders exist: {listed}; check the --source paths")
         ctx.exit(2)
     for path in missing:
-        click.echo(f"warning: source folder {path} does not exist", err=True)
+        say(f"warning: source folder {path} does not exist")
     return value
 
 

@@ -102,7 +102,7 @@ def bench(
       convbank bench --results
     """
     from convbank.bench import export_task, task_named, write_predictions
-    from convbank.cli._console import echo_json, err
+    from convbank.cli._console import echo_json, say
 
     if show_results:
         _show_results(task, as_json)
@@ -123,19 +123,19 @@ def bench(
     if ":" in (model or ""):
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
     elif predictions_file is None and (note := chosen.time_note(model or chosen.models[-1])):
-        click.echo(note, err=True)  # up front: how long it takes, what is quicker
+        say(note)  # up front: how long it takes, what is quicker
     result = _measured(chosen, model, predictions_file, config, seed, run_name)
     if result.partial:
         _report_partial(result, as_json)
     if write_file is not None:
         write_predictions(write_file, result.predictions)
     for note in result.notes:  # a metric that overflowed: null, said once on stderr
-        err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+        say(f"note: {note}")
     if save:
         from convbank.bench import save as save_run
 
         saved = save_run(result, load(chosen.dataset, config))
-        err.print(f"saved {saved}", highlight=False, markup=False, soft_wrap=True)
+        say(f"saved {saved}")
     if as_json:
         echo_json(result.to_dict())
         return
@@ -148,13 +148,13 @@ def _show_results(task: str | None, as_json: bool) -> None:
     import warnings
 
     from convbank.bench import leaderboard
-    from convbank.cli._console import err
+    from convbank.cli._console import say
 
     with warnings.catch_warnings(record=True) as skipped:
         warnings.simplefilter("always")
         rows = leaderboard(task)
     for warning in skipped:
-        err.print(f"warning: {warning.message}", highlight=False, markup=False, soft_wrap=True)
+        say(f"warning: {warning.message}")
     _print_results(rows, as_json)
 
 

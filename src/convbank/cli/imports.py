@@ -99,9 +99,11 @@ def import_(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from convbank.cli._console import err, out
-    from convbank.imports import import_conversations, parse_inputs, read_card
+    from convbank.imports import check_rejects, import_conversations, parse_inputs, read_card
 
     inputs = parse_inputs(paths)
+    if skip_bad is not None:  # before the card is read: the rejects file must not replace it
+        check_rejects(skip_bad, inputs, card=card, name=name)
     fields = {"title": title, "license": license_, "citation": citation, "homepage": homepage}
     fields["description"] = description
     given = {k: v for k, v in fields.items() if v is not None}

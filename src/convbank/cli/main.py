@@ -83,9 +83,12 @@ class ConvbankGroup(click.Group):
             error = os_error(exc) if isinstance(exc, OSError) else exc
             if error is None or ctx.params.get("debug"):
                 raise
-            from convbank.cli._console import visible
+            from convbank.cli._console import say, visible
 
-            click.echo(f"error: {visible(str(error))}", err=True)  # data in a message drives no terminal
+            if error.multiline:  # DuckDB's LINE 1: ... ^ under its message
+                click.echo(f"error: {visible(str(error))}", err=True)  # data in it drives no terminal
+            else:
+                say(f"error: {error}")  # one line, whatever a path in it holds
             ctx.exit(error.exit_code)
 
 
@@ -209,8 +212,10 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
             if fname not in shown:
                 shown.add(fname)
                 click.echo(f"{fname}\t{path}")
+    from convbank.cli._console import say
+
     for line in failures:
-        click.echo(line, err=True)
+        say(line)
     if failures:
         raise click.exceptions.Exit(SourceError.exit_code)
 

@@ -21,7 +21,7 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
     Parquet file whose footer and row count are the manifest's, each split's counts those of
     its files, and (unless --quick) each file's sha256; list leftovers of killed builds.
     Exit 4 when a file is damaged (rebuild that dataset)."""
-    from convbank.cli._console import echo_json
+    from convbank.cli._console import echo_json, say
     from convbank.store.bank import Bank
 
     bank = Bank()
@@ -41,14 +41,11 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
         )
     else:
         for problem in checkup.problems:
-            click.echo(f"damaged: {problem}", err=True)
+            say(f"damaged: {problem}")
         for path in checkup.leftovers:
-            click.echo(f"leftover: {path} (removed by `convbank doctor --clean` or the next build)", err=True)
+            say(f"leftover: {path} (removed by `convbank doctor --clean` or the next build)")
         state = "sound" if not checkup.problems else f"{len(checkup.problems)} damaged"
-        click.echo(
-            f"bank at {bank.root}: {checkup.files} files, {checkup.bytes:,} bytes checked, {state}",
-            err=True,
-        )
+        say(f"bank at {bank.root}: {checkup.files} files, {checkup.bytes:,} bytes checked, {state}")
     if checkup.problems:
         raise click.exceptions.Exit(DamagedBankError.exit_code)
 

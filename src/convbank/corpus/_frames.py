@@ -209,6 +209,8 @@ class Frames:
             offsets = _part_offsets(whole)
             rows = np.asarray([offsets[source.parts[p]] for p in item_parts], np.int64) + found
             return whole.take(pa.array(rows))
+        if whole.num_rows == 0:  # none to order (an imported dataset's annotations)
+            return whole
         spans: dict[tuple[int, str], tuple[int, int]] = {}
         keys = pc.binary_join_element_wise(whole.column("config"), whole.column("split"), "\x1f")
         runs = pc.run_end_encode(

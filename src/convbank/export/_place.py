@@ -252,13 +252,24 @@ def _alive(pid: int) -> bool:
 
 def _remove_dead_staging(output: Path) -> None:
     """Remove the staging folders of exports whose process is gone (killed, or stopped by a
-    signal that ran no cleanup). Called under the lock, after :func:`recover`."""
+    signal that ran no cleanup), and the temporary files of a record that a killed export
+    was writing (the record is written under the lock only, so none is anyone's now). Called
+    under the lock, after :func:`recover`."""
     for entry in output.iterdir():
+        if _a_record_being_written(entry.name) and entry.is_file() and not entry.is_symlink():
+            entry.unlink(missing_ok=True)
+            continue
         if not entry.name.startswith(STAGING) or entry.is_symlink() or not entry.is_dir():
             continue
         pid = entry.name[len(STAGING) :].partition(".")[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _a_record_being_written(name: str) -> bool:
+    """Whether ``name`` is a temporary file of the record (:func:`convbank._atomic.atomic_write`'s
+    ``.<record>.<random>.tmp``)."""
+    return name.startswith(f".{RECORD}.") and name.endswith(".tmp")
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -18,7 +18,9 @@ from convbank.export._format import ReadOptions, Rejected
 from convbank.model import Conversation
 
 __all__ = [
+    "LINE_LIMIT",
     "RECORD_LIMIT",
+    "WHOLE_LIMIT",
     "decode_json",
     "first_record",
     "head",
@@ -28,14 +30,25 @@ __all__ = [
     "json_records",
     "lines",
     "lines_in",
+    "raw_lines",
     "read_imported",
     "record_conversations",
     "rejected",
     "suffixed",
+    "whole_json",
 ]
 
 RECORD_LIMIT = 4096
 """The most characters of a rejected record kept with its reason."""
+
+WHOLE_LIMIT = 1 << 30
+"""The most bytes of a JSON file decoded whole (a JSON array of records, a ConvoKit corpus's
+``conversations.json``): a larger one is a :class:`Rejected` naming it, never read."""
+
+LINE_LIMIT = 64 << 20
+"""The most bytes of one line (a record of JSON Lines, a ParlAI line, a ConvoKit utterance)
+a reader takes, its line end left out: a longer line is a :class:`Rejected` naming it, read
+past in blocks, never held whole (a file of one endless line is refused in bounded memory)."""
 
 _decode = msgspec.json.Decoder().decode
 
@@ -58,26 +71,60 @@ def _line(raw: bytes, number: int) -> bytes:
     return line.removesuffix(b"\n").removesuffix(b"\r")
 
 
-def lines(path: Path) -> Iterator[tuple[int, bytes]]:
+_ROOM = LINE_LIMIT + len(codecs.BOM_UTF8) + 2
+"""The most bytes read for one line at once: the limit, a byte-order mark and a CRLF."""
+
+
+def raw_lines(f: BinaryIO, stop: int | None = None) -> Iterator[tuple[bytes, bool]]:
+    """The lines of an open file from where it is (to byte ``stop``), each with its line
+    end, and whether it is whole: a line longer than :data:`_ROOM` comes as its first
+    :data:`RECORD_LIMIT` bytes, the rest read past in blocks and never held."""
+    while stop is None or f.tell() < stop:
+        raw = f.readline(_ROOM)
+        if not raw:
+            return
+        if len(raw) < _ROOM or raw.endswith(b"\n"):
+            yield raw, True
+            continue
+        start, rest = raw[:RECORD_LIMIT], raw
+        while rest and not rest.endswith(b"\n"):
+            rest = f.readline(1 << 20)
+        yield start, False
+
+
+def _numbered(
+    path: Path, f: BinaryIO, first: int, stop: int | None = None
+) -> Iterator[tuple[int, bytes] | Rejected]:
+    """:func:`raw_lines` numbered from ``first``, without their line ends, blank ones
+    skipped; a line longer than :data:`LINE_LIMIT` a :class:`Rejected` naming it."""
+    for number, (raw, whole) in enumerate(raw_lines(f, stop), first):
+        line = _line(raw, number)
+        if not whole or len(line) > LINE_LIMIT:
+            yield rejected(
+                path,
+                f"line {number}",
+                f"a line of at most {LINE_LIMIT:,} bytes (one record a line; this one is longer)",
+                line,
+            )
+        elif line.strip():
+            yield number, line
+
+
+def lines(path: Path) -> Iterator[tuple[int, bytes] | Rejected]:
     """A file's lines, numbered from 1, without their line ends (``\\n`` or ``\\r\\n``),
-    the byte-order mark of the first left out; blank lines skipped; read one at a time."""
+    the byte-order mark of the first left out; blank lines skipped; read one at a time, a
+    line longer than :data:`LINE_LIMIT` a :class:`Rejected` (read past, never held)."""
     with path.open("rb") as f:
-        for number, raw in enumerate(f, 1):
-            line = _line(raw, number)
-            if line.strip():
-                yield number, line
+        yield from _numbered(path, f, 1)
 
 
-def lines_in(path: Path, runs: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, bytes]]:
+def lines_in(path: Path, runs: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, bytes] | Rejected]:
     """The lines of byte ranges of a file, each ``(number of its first line, start, end)``
     with its ends at line ends, in that order, as :func:`lines` gives them."""
     with path.open("rb") as f:
         for first, start, end in runs:
             f.seek(start)
-            for number, raw in enumerate(f.read(end - start).split(b"\n"), first):
-                line = _line(raw, number)
-                if line.strip():
-                    yield number, line
+            yield from _numbered(path, f, first, end)
 
 
 def decode_json(data: bytes | str) -> tuple[Any, str | None]:
@@ -86,15 +133,42 @@ def decode_json(data: bytes | str) -> tuple[Any, str | None]:
         return _decode(data), None
     except msgspec.DecodeError as exc:
         return None, f"expected JSON ({exc})"
+    except RecursionError:  # msgspec's own depth check: nested deeper than it decodes
+        return None, "expected JSON nested less deep (the decoder's limit, some 1,000 levels, is passed)"
+
+
+def whole_json(path: Path) -> tuple[Any, str | None]:
+    """The JSON value of a whole file (a JSON array of records, an object over many lines),
+    its byte-order mark left out, or None and why not: not JSON, larger than
+    :data:`WHOLE_LIMIT`, or too large for the memory this process may take (never a
+    ``MemoryError``: JSON Lines stream, a record at a time)."""
+    size = path.stat().st_size
+    lines_instead = "write it as JSON Lines (one record a line), which is read a record at a time"
+    if size > WHOLE_LIMIT:
+        return (
+            None,
+            f"a JSON file read whole of at most {WHOLE_LIMIT:,} bytes (it holds {size:,}); {lines_instead}",
+        )
+    try:
+        return decode_json(path.read_bytes().removeprefix(codecs.BOM_UTF8))
+    except MemoryError:
+        return (
+            None,
+            f"a JSON file read whole in the memory this process may take ({size:,} bytes); {lines_instead}",
+        )
 
 
 def json_lines(
-    path: Path, numbered: Iterable[tuple[int, bytes]] | None = None
+    path: Path, numbered: Iterable[tuple[int, bytes] | Rejected] | None = None
 ) -> Iterator[tuple[int, Any] | Rejected]:
     """The JSON values of a JSON Lines file, numbered by line (of ``numbered``: some of its
     lines, as :func:`lines_in` gives them; by default all); a line that is not JSON (or not
     UTF-8) a :class:`Rejected` naming it."""
-    for number, line in lines(path) if numbered is None else numbered:
+    for item in lines(path) if numbered is None else numbered:
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        number, line = item
         value, problem = decode_json(line)
         if problem is not None:
             yield rejected(path, f"line {number}", problem, line)
@@ -110,7 +184,10 @@ def rejected(path: Path, where: str, expected: str, record: bytes | str | Any = 
     elif isinstance(record, str):
         text = record
     else:
-        text = msgspec.json.encode(record, enc_hook=str).decode()
+        try:
+            text = msgspec.json.encode(record, enc_hook=str).decode()
+        except RecursionError:  # nested deeper than the encoder goes
+            text = "(nested too deep to be written back)"
     return Rejected(path, where, expected, text[:RECORD_LIMIT])
 
 
@@ -126,7 +203,7 @@ def json_records(path: Path) -> Iterator[tuple[str, Any] | Rejected]:
     :class:`Rejected` naming its line (or the file)."""
     start = head(path, 256).lstrip()
     if start.startswith(b"["):
-        value, problem = decode_json(path.read_bytes().removeprefix(codecs.BOM_UTF8))
+        value, problem = whole_json(path)
         if problem is not None or not isinstance(value, list):
             yield rejected(path, "file", f"{problem or 'expected'}: a JSON array of records")
             return
@@ -135,8 +212,8 @@ def json_records(path: Path) -> Iterator[tuple[str, Any] | Rejected]:
         return
     if start.startswith(b"{"):
         first = next(lines(path), None)
-        if first is not None and decode_json(first[1])[1] is not None:  # one object over many lines
-            value, problem = decode_json(path.read_bytes().removeprefix(codecs.BOM_UTF8))
+        if isinstance(first, tuple) and decode_json(first[1])[1] is not None:  # one object over many lines
+            value, problem = whole_json(path)
             if problem is None:
                 yield "record 1", value
                 return
@@ -154,7 +231,7 @@ def first_record(path: Path) -> Any:
         value = decode_json(_first_object(start[1:].lstrip()))[0]
     elif start.startswith(b"{"):
         first = next(lines(path), None)
-        value = decode_json(first[1])[0] if first is not None else None
+        value = decode_json(first[1])[0] if isinstance(first, tuple) else None
         if value is None:
             value = decode_json(_first_object(start))[0]
     return value if isinstance(value, dict) else None
@@ -194,8 +271,9 @@ def read_imported(path: Path, data: Any, options: ReadOptions) -> Iterator[Conve
         for number, text in enumerate(part["conversation"]):
             try:
                 conv = msgspec.json.decode(text, type=Conversation)
-            except msgspec.DecodeError as exc:
-                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({exc})")
+            except (msgspec.DecodeError, RecursionError) as exc:
+                why = exc if isinstance(exc, msgspec.DecodeError) else "nested deeper than the decoder goes"
+                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({why})")
                 continue
             conv.dataset = options.dataset
             yield conv

@@ -30,7 +30,7 @@ import msgspec
 
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import decode_json, head, json_lines, lines_in, rejected
+from convbank.export._read import head, json_lines, lines_in, raw_lines, rejected, whole_json
 from convbank.model import Conversation, Turn, schema
 
 __all__ = ["FORMAT", "read_convokit", "write_convokit"]
@@ -189,7 +189,7 @@ def _json_file(path: Path) -> dict[str, Any] | Rejected:
     """One of the corpus's JSON objects (``{}`` where the file is absent)."""
     if not path.exists():
         return {}
-    value, problem = decode_json(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+    value, problem = whole_json(path)
     if problem is not None or not isinstance(value, dict):
         return Rejected(path, "file", problem or f"expected a JSON object, not {type(value).__name__}")
     return value
@@ -330,13 +330,15 @@ def _scattered(path: Path) -> list[list[Run]] | None:
     first = start = offset = 0
     scattered = False
     with path.open("rb") as f:
-        for number, raw in enumerate(f, 1):
+        for number, (raw, whole) in enumerate(raw_lines(f), 1):
             try:
+                if not whole:  # too long to hold: rejected where it is read
+                    raise msgspec.DecodeError
                 key = _root(raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw)
                 cid = key.conversation_id if key.conversation_id is not None else key.root
-            except msgspec.DecodeError:
-                if not raw.strip():  # a blank line: part of the run it is in
-                    offset += len(raw)
+            except (msgspec.DecodeError, RecursionError):  # read again as JSON, and rejected there
+                if whole and not raw.strip():  # a blank line: part of the run it is in
+                    offset = f.tell()
                     continue
                 cid = None
             cid = cid if isinstance(cid, str) else None
@@ -346,7 +348,7 @@ def _scattered(path: Path) -> list[list[Run]] | None:
                 scattered = scattered or (cid is not None and cid in runs)
                 runs.setdefault(cid, [])
                 first, start, last = number, offset, cid
-            offset += len(raw)
+            offset = f.tell()
     if first:
         runs[last].append((first, start, offset))
     return list(runs.values()) if scattered else None

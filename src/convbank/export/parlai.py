@@ -166,7 +166,12 @@ def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Convers
     number, seen = 0, set[str]()
     for path in paths:
         episode, broken = _Episode(), False
-        for line_number, raw in lines(path):
+        for item in lines(path):
+            if isinstance(item, Rejected):  # a line too long to hold
+                yield item
+                broken = True
+                continue
+            line_number, raw = item
             try:
                 fields = _fields(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:

@@ -48,7 +48,7 @@ from convbank._atomic import kind_of
 from convbank._verified import private_tree
 from convbank._version import __version__
 from convbank.datasets._imported import NAME, ImportEntry, InputFile
-from convbank.errors import CorpusImportError, NotBuiltError
+from convbank.errors import ChecksumError, CorpusImportError, NotBuiltError
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._registry import formats, joined, read
 from convbank.imports._inputs import CARD_FILE, Source, detect, in_memory, inputs_of, parse_inputs, read_card
@@ -63,6 +63,7 @@ __all__ = [
     "CARD_FILE",
     "ImportReport",
     "Source",
+    "check_rejects",
     "detect",
     "import_conversations",
     "parse_inputs",
@@ -120,6 +121,9 @@ def import_conversations(
     if not memory and not inputs:
         raise CorpusImportError("nothing to import: give at least one file", name=name)
     _check_inputs(inputs, name, config, split)
+    if skip_bad is not None:
+        card_file = Path(card) if isinstance(card, (str, os.PathLike)) else None
+        check_rejects(Path(skip_bad), inputs, card=card_file, bank=bank, name=name)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
@@ -129,7 +133,7 @@ def import_conversations(
         )
     card_fields = read_card(card, inputs[0][0] if inputs else None)
     with ExitStack() as stack:
-        copies, files = _private_copies(inputs, stack)
+        copies, files = _private_copies(inputs, stack, name)
         detected = fmt is None
         fmt = fmt or _detected(copies, name)
         assert fmt.reader is not None
@@ -160,32 +164,116 @@ def _check_inputs(
 ) -> None:
     """Refuse, before anything is read, an input that is missing or neither a file nor a
     folder holding one, and a config or split that cannot be one folder of the bank."""
-    for missing in (path for path, _ in inputs if not path.exists()):
-        raise CorpusImportError(f"{missing}: no such file or folder", name=name, path=missing)
     for path, _ in inputs:
-        _a_file_or_a_folder(path, name)
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:  # missing, a name too long, a link loop: the input given is at fault
+            what = "no such file or folder" if isinstance(exc, FileNotFoundError) else exc.strerror or exc
+            raise CorpusImportError(f"{path}: {what}", name=name, path=path) from None
+        _a_file_or_a_folder(path, mode, name)
     for what, value in [("--config", config), ("--split", split), *(("the split", s) for _, s in inputs)]:
         problem = None if value is None else name_problem(value)
         if problem is not None:
             raise CorpusImportError(f"{what} {value!r} cannot name a part of the bank: {problem}", name=name)
 
 
+def check_rejects(
+    rejects: Path,
+    inputs: list[tuple[Path, str | None]],
+    *,
+    card: Path | None = None,
+    bank: Bank | None = None,
+    name: str,
+) -> None:
+    """Refuse (a :class:`CorpusImportError`), before anything is read, a rejects file that
+    would replace or add to what it must not: an input (the same file by any name, or a file
+    in an input folder), the card (``card``, or ``card.toml`` beside the first input), or a
+    file of convbank's own (in the bank, under ``CONVBANK_HOME``: a manifest,
+    ``sources.json``). Example::
+
+        check_rejects(Path("rejects.jsonl"), [(Path("chats.jsonl"), None)], name="mine")
+    """
+    from convbank.settings import home
+
+    bank = bank or Bank()
+    target = rejects.resolve()
+    why = None
+    first = inputs[0][0] if inputs else None
+    beside = (first if _is_dir(first) else first.parent) / CARD_FILE if first is not None else None
+    for given in (card, beside):
+        if given is not None and (target == given.resolve() or _same_file(rejects, given)):
+            why = f"is the card {given}"
+    for root, what in ((home(), "under CONVBANK_HOME"), (bank.root, "in the bank")):
+        if target.is_relative_to(root.resolve()):
+            why = f"is {what} ({root}), where convbank keeps its own files"
+    for path, _ in inputs:
+        if target == path.resolve() or _same_file(rejects, path):
+            why = f"is the input {path}"
+        elif _is_dir(path) and target.is_relative_to(path.resolve()):
+            why = f"is in the input folder {path}"
+    if why is not None:
+        raise CorpusImportError(
+            f"{rejects}: the rejects file (--skip-bad) {why}; name a file of its own elsewhere",
+            name=name,
+            path=rejects,
+        )
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder (False where it cannot be looked at: a name too long)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two existing paths name one file (a hard link, a link)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _private_copies(
-    inputs: list[tuple[Path, str | None]], stack: ExitStack
+    inputs: list[tuple[Path, str | None]], stack: ExitStack, name: str
 ) -> tuple[list[tuple[Path, Path, str | None]], list[InputFile]]:
     """Each input copied where only this process reads it, hashed as it is copied (removed
     when ``stack`` closes): (original, copy, split) of each, and every file read."""
     copies: list[tuple[Path, Path, str | None]] = []
     files: list[InputFile] = []
     for path, part_split in inputs:
-        copy, shas = private_tree(path, "import")
+        try:
+            copy, copied = private_tree(path, "import")
+        except (OSError, ChecksumError) as exc:
+            raise _changed(path, exc, name) from exc
         stack.callback(shutil.rmtree, copy.parent.parent, True)
         copies.append((path, copy, part_split))
-        files += [
-            InputFile(path=os.path.abspath(f), sha256=sha, bytes=f.stat().st_size, split=part_split)
-            for f, sha in shas.items()
+        files += [  # the bytes read: their sha256 and size, whatever the file holds by now
+            InputFile(path=os.path.abspath(f), sha256=sha, bytes=size, split=part_split)
+            for f, (sha, size) in copied.items()
         ]
     return copies, files
+
+
+def _changed(path: Path, exc: OSError | ChecksumError, name: str) -> CorpusImportError | OSError:
+    """The one line for an input file that went away, or became something other than a
+    regular file, between being found and being copied (a file of a folder removed, or
+    replaced by a FIFO, meanwhile); an ``OSError`` of the private folder (a full disk)
+    as it is."""
+    given = exc.filename if isinstance(exc, OSError) else exc.path
+    if not isinstance(given, (str, bytes, os.PathLike)):
+        return exc if isinstance(exc, OSError) else CorpusImportError(str(exc), name=name, path=path)
+    file = Path(os.fsdecode(given))
+    if isinstance(exc, OSError) and not (file == path or file.is_relative_to(path)):
+        return exc  # the private copy's, not the input's
+    what = exc.strerror if isinstance(exc, OSError) else "it is no longer a regular file"
+    return CorpusImportError(
+        f"{file}: changed while convbank read it ({what}); nothing was imported — leave the "
+        "files alone while they are imported, and run the import again",
+        name=name,
+        path=file,
+    )
 
 
 def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
@@ -212,11 +300,10 @@ def _detected(copies: list[tuple[Path, Path, str | None]], name: str) -> Format:
     return fmt
 
 
-def _a_file_or_a_folder(path: Path, name: str) -> None:
+def _a_file_or_a_folder(path: Path, mode: int, name: str) -> None:
     """Refuse (one line) an input that is neither a regular file nor a folder holding one (a
-    FIFO, a device, an empty folder): never waited on, read without end, or taken for
-    nothing to import."""
-    mode = path.stat().st_mode
+    FIFO, a device, an empty folder; ``mode`` its ``st_mode``): never waited on, read
+    without end, or taken for nothing to import."""
     if stat.S_ISDIR(mode):
         if not any(p.is_file() for p in path.rglob("*")):
             raise CorpusImportError(

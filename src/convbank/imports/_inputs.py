@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from convbank._atomic import read_regular
 from convbank.datasets._imported import NAME
 from convbank.errors import CorpusImportError
 from convbank.export._format import Format
@@ -17,6 +18,7 @@ from convbank.export._registry import formats, joined
 __all__ = [
     "CARD_FILE",
     "CARD_KEYS",
+    "CARD_LIMIT",
     "Source",
     "detect",
     "in_memory",
@@ -31,6 +33,9 @@ CARD_FILE = "card.toml"
 
 CARD_KEYS = ("title", "description", "license", "citation", "homepage")
 """What a card holds."""
+
+CARD_LIMIT = 1 << 20
+"""The most bytes of a card file (a regular file: a FIFO or a device is refused)."""
 
 Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str, Any] | Any
 """What :func:`convbank.import_conversations` takes: a path, paths, ``{split: path(s)}``, or
@@ -98,8 +103,11 @@ def detect(paths: Sequence[Path]) -> Format:
 
 def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Path | None) -> dict[str, str]:
     if card is None and first is not None:
-        beside = (first if first.is_dir() else first.parent) / CARD_FILE
-        card = beside if beside.is_file() else None
+        try:
+            beside = (first if first.is_dir() else first.parent) / CARD_FILE
+            card = beside if beside.is_file() else None
+        except OSError:  # a name too long: the input's fault, said when the inputs are checked
+            card = None
     if card is None:
         return {}
     if isinstance(card, Mapping):
@@ -107,9 +115,13 @@ def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Pa
         path: Path | None = None
     else:
         path = Path(card)
-        try:
-            given = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        try:  # a FIFO or a device refused, never waited on or read without end
+            given = tomllib.loads(read_regular(path, CARD_LIMIT).decode("utf-8"))
+        except OSError as exc:
+            raise CorpusImportError(
+                f"{path}: expected a TOML card ({exc.strerror or exc})", path=path
+            ) from exc
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise CorpusImportError(f"{path}: expected a TOML card ({exc})", path=path) from exc
     unknown = sorted(set(given) - set(CARD_KEYS))
     bad = [k for k in CARD_KEYS if k in given and not isinstance(given[k], str)]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pyarrow as pa
@@ -22,7 +23,7 @@ from convbank.store.bank import Staging
 from convbank.store.manifest import ConfigEntry, SplitEntry
 from convbank.store.snapshot import name_problem
 
-__all__ = ["ImportReport", "Item", "Progress", "store"]
+__all__ = ["META_DEPTH", "ImportReport", "Item", "Progress", "store"]
 
 Progress = Callable[[int], None]
 """Called with the number of conversations each written batch holds."""
@@ -159,6 +160,42 @@ def _part_name_problem(item: Conversation) -> str | None:
     return None
 
 
+META_DEPTH = 32
+"""The deepest nesting of lists and objects a conversation's, a participant's, a turn's or
+an annotation's meta may hold (the meta object itself is 1): the bank types meta as nested
+Arrow structs and lists, which readers take to 64 levels at most with their tables'
+own; a conversation holding deeper meta is a bad record, never stored."""
+
+
+def _too_deep(value: Any, limit: int = META_DEPTH) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` deep (itself 1), found
+    without recursion (a value may nest far deeper than Python's stack)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else None
+        )
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _meta_problem(item: Conversation) -> str | None:
+    """What of a conversation's meta is nested too deep for the bank, as an ``expected``."""
+    metas = [("its meta", item.meta)]
+    metas += [(f"participant {p.participant_id!r}'s meta", p.meta) for p in item.participants]
+    metas += [(f"turn {t.turn_index}'s meta", t.meta) for t in item.turns]
+    metas += [(f"an annotation of turn {a.turn_index}'s meta", a.meta) for a in item.annotations]
+    for what, meta in metas:
+        if _too_deep(meta):
+            return f"meta nested at most {META_DEPTH} deep ({what} is deeper)"
+    return None
+
+
 def store(
     bank: Bank,
     name: str,
@@ -189,7 +226,7 @@ def store(
             if isinstance(item, Rejected):
                 rejects.add(original, item, name)
                 continue
-            named = _part_name_problem(item)
+            named = _part_name_problem(item) or _meta_problem(item)
             if named is not None:  # its config or split would be a path, not one folder of the bank
                 rejects.add(
                     original, rejected(original, f"conversation {item.conversation_id!r}", named, item), name

@@ -25,6 +25,7 @@ Locks die with their process, so a reader killed with ``kill -9`` pins nothing.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from convbank._atomic import atomic_write_text
+from convbank._atomic import atomic_write_text, read_regular
 from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank.datasets._imported import ImportEntry
@@ -79,11 +80,15 @@ try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LAYOUT", "OPENED", "Bank", "Checkup", "FileRef", "Snapshot", "Staging", "banks"]
+__all__ = ["LAYOUT", "MANIFEST_LIMIT", "OPENED", "Bank", "Checkup", "FileRef", "Snapshot", "Staging", "banks"]
 
 LAYOUT = 2
 """Version of the bank's folder layout and manifest (1: one ``part-0.parquet`` per partition,
 replaced in place)."""
+
+MANIFEST_LIMIT = 256 << 20
+"""The most bytes of a manifest or a generation record (a regular file: a FIFO, a device or a
+larger file in its place is a damaged bank, never waited on or read without end)."""
 
 _LEGACY_PART = "part-0.parquet"
 
@@ -122,8 +127,8 @@ class Bank:
     def _read_manifest(self, path: Path) -> Manifest:
         """A manifest or a generation record, checked: its types, its generation's name, and
         every file path it names (inside the bank, in its table's partition)."""
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # a FIFO or a device in its place refused, never waited on or read without end
+            text = read_regular(path, MANIFEST_LIMIT).decode("utf-8")
         except FileNotFoundError:
             return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
         except UnicodeDecodeError as exc:
@@ -132,8 +137,10 @@ class Bank:
             ) from exc
         except NotADirectoryError:  # a file in place of a folder above it: the home's problem
             raise
-        except OSError as exc:  # a folder in its place, no permission to read it
+        except OSError as exc:  # a folder, a FIFO or a device in its place, no permission to read it
             what = "a folder, not a file" if path.is_dir() else f"unreadable ({exc.strerror})"
+            if exc.errno in (errno.EINVAL, errno.EFBIG):
+                what = str(exc.strerror)  # a FIFO (named pipe), not a regular file; larger than ...
             raise DamagedBankError(_bad_manifest(path, what), path=path) from exc
         try:
             data = json.loads(text)
@@ -371,7 +378,7 @@ class Bank:
     def _switched_to(self, record: Path) -> bool:
         """Whether the manifest already is the generation ``record`` holds."""
         try:
-            return self.manifest_path.read_bytes() == record.read_bytes()
+            return read_regular(self.manifest_path, MANIFEST_LIMIT) == read_regular(record, MANIFEST_LIMIT)
         except OSError:
             return False
 

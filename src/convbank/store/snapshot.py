@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from convbank._atomic import sha256_file
 from convbank._lazy import lazy
+from convbank._names import name_problem
 from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
 from convbank.model import Part
 from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
@@ -73,26 +74,6 @@ def partition(dataset: str, config: str, split: str | None = None) -> Path:
             raise ValueError(f"{name!r} cannot name a partition of the bank: {problem}")
     path = Path(f"dataset={dataset}") / f"config={config}"
     return path / f"split={split}" if split is not None else path
-
-
-def name_problem(name: object) -> str | None:
-    """Why ``name`` cannot name a dataset, config or split (a partition folder's value), or
-    None: it must be text that is one path component, read back as itself.
-
-    >>> name_problem("summer_wild") is None, name_problem("../x")
-    (True, "it holds a '/' or a backslash; a name is one folder of the bank")
-    """
-    if not isinstance(name, str) or not name:
-        return "it is empty" if isinstance(name, str) else f"it is a {type(name).__name__}, not text"
-    if "/" in name or "\\" in name:
-        return "it holds a '/' or a backslash; a name is one folder of the bank"
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
-        return "it holds a control character"
-    try:
-        size = len(name.encode("utf-8"))
-    except UnicodeEncodeError:
-        return "it holds a lone surrogate"
-    return f"it is {size} bytes long; at most 200" if size > 200 else None
 
 
 class Snapshot:

@@ -200,7 +200,10 @@ def _field_filter(ds: Dataset, args: dict[str, str], where: list[str], params: l
         try:
             limit = float(args[bound])
         except ValueError:
-            notices.append(f"{bound} {args[bound]!r} is not a number")
+            limit = math.nan
+        if not math.isfinite(limit):  # 'nan' matched nothing as a min, everything as a max
+            kind = "a number" if math.isnan(limit) else "a finite number"
+            notices.append(f"{bound} {args[bound]!r} is not {kind}")
             continue
         where.append(
             f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} "

@@ -1,0 +1,96 @@
+"""A plugin's dataset, config and split names are each one folder of the bank: one holding
+``/``, a backslash, a control character (a newline, NUL), or that is ``.`` or ``..``, is a
+:class:`~convbank.errors.PluginError` naming the plugin as it is loaded, one line and exit 5
+from every command (before: a ``ValueError`` traceback from ``store.snapshot.partition`` in
+``build``, and ``..`` built as a config that ``export --format hf`` then refused); so is
+``import --config ..``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from convbank import registry
+from convbank.cli.main import cli
+from convbank.datasets import ConfigSpec
+from convbank.errors import PluginError
+from testsupport import PLUGINS, ROOT
+
+BAD = ["a/b", "a\\b", "..", ".", "a\nb", "a\x00b", "tab\there", "", "x" * 201]
+
+
+def _tsvdial() -> type:
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        from convbank_tsvdial import TsvDial
+    finally:
+        sys.path.remove(str(PLUGINS))
+    return TsvDial
+
+
+@pytest.mark.parametrize("where", ["name", "config", "split", "union_of"])
+@pytest.mark.parametrize("bad", BAD, ids=[repr(b)[:12] for b in BAD])
+def test_a_plugins_name_that_is_not_one_folder_is_a_plugin_error(where: str, bad: str) -> None:
+    base = _tsvdial()
+    config, splits, union = "default", {"train": 3, "test": 2}, ()
+    if where == "config":
+        config = bad
+    elif where == "split":
+        splits = {bad: 3}
+    elif where == "union_of":
+        union = (bad,)
+    attrs = {"configs": (ConfigSpec(name=config, description="x", splits=splits, union_of=union),)}
+    if where == "name":
+        attrs["name"] = bad
+    plugin = type("Bad", (base,), {**attrs, "__module__": "badplugin"})
+    with pytest.raises(PluginError) as caught:
+        registry._dataset(plugin, "entry point bad = badplugin:Bad")
+    message = str(caught.value)
+    assert message.startswith("entry point bad = badplugin:Bad: badplugin.Bad: "), message
+    assert repr(bad) in message and "cannot name a folder of the bank" in message, message
+
+
+def test_every_command_says_it_in_one_line_exit_5(tmp_path: Path) -> None:
+    (tmp_path / "badcfg.py").write_text(
+        "from convbank.datasets import ConfigSpec\nfrom convbank_tsvdial import TsvDial\n\n"
+        "class BadCfg(TsvDial):\n    name = 'badcfg'\n"
+        "    configs = (ConfigSpec(name='a/b', description='x', splits={'train': 3, 'test': 2}),)\n",
+        encoding="utf-8",
+    )
+    info = tmp_path / "badcfg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: badcfg\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nbadcfg = badcfg:BadCfg\n", encoding="utf-8")
+    path = os.pathsep.join([str(ROOT / "src"), str(PLUGINS), str(tmp_path)])
+    env = {**os.environ, "PYTHONPATH": path, "CONVBANK_HOME": str(tmp_path / "home")}
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    for args in (["build", "badcfg", "--source", str(samples)], ["list"], ["info", "badcfg"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "convbank", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 5, (args, done.stderr)  # before: build exit 1, a ValueError traceback
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert (
+            "badcfg = badcfg:BadCfg" in done.stderr and "a config 'a/b' cannot name a folder" in done.stderr
+        )
+
+
+@pytest.mark.parametrize("bad", [".", ".."])
+def test_an_import_config_or_split_of_dots_is_refused(bad: str, tmp_path: Path) -> None:
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n", encoding="utf-8")
+    for option in ("--config", "--split"):
+        result = CliRunner().invoke(cli, ["import", str(chats), "--name", "dots", option, bad])
+        assert result.exit_code == 2, result.output  # before: imported; export --format hf then refused it
+        assert f"{option} {bad!r} cannot name a part of the bank" in result.stderr, result.stderr

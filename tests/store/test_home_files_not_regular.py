@@ -1,0 +1,74 @@
+"""A FIFO, a device or a huge file in the place of the bank's manifest, or of the home's
+``sources.json``, is said at once and never waited on or read without end: the manifest is
+a damaged bank (one line naming it, exit 4) in every command, ``sources.json`` one line,
+exit 2 (before: ``list``, ``doctor``, ``query``, ``build`` and ``import`` all waited for
+ever on a FIFO manifest; ``build`` and ``fetch`` on a FIFO ``sources.json``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from testsupport import ROOT, SHARED
+
+CHAT = json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n"
+
+
+def _convbank(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "convbank", *args],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,  # before: a FIFO was waited on for ever
+        check=False,
+    )
+
+
+def _sparse(path: Path, size: int) -> None:
+    with path.open("wb") as f:
+        f.write(b'{"datasets": {')
+        f.truncate(size)
+
+
+IN_PLACE: dict[str, tuple[Callable[[Path], object], str]] = {
+    "a FIFO": (os.mkfifo, "is a FIFO (named pipe), not a regular file"),
+    "a device": (lambda p: p.symlink_to("/dev/zero"), "is a device, not a regular file"),
+    "a file of 300 MiB": (lambda p: _sparse(p, 300 << 20), "is larger than 268,435,456 bytes"),
+}
+
+
+@pytest.mark.parametrize("kind", list(IN_PLACE))
+def test_a_manifest_that_is_not_a_regular_file_is_a_damaged_bank_at_once(kind: str, tmp_path: Path) -> None:
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(CHAT, encoding="utf-8")
+    assert _convbank("import", str(chats), "--name", "mine").returncode == 0
+    manifest = Path(os.environ["CONVBANK_HOME"]) / "bank" / "manifest.json"
+    manifest.unlink()
+    make, said = IN_PLACE[kind]
+    make(manifest)
+    for args in (["list"], ["doctor"], ["query", "SELECT 1"], ["import", str(chats), "--name", "other"]):
+        done = _convbank(*args)
+        assert done.returncode == 4, (args, done.stderr)
+        assert done.stderr == (
+            f"error: the bank is damaged: {manifest} {said}; run `convbank doctor`, or delete the bank "
+            "folder and build again\n"
+        ), args
+
+
+def test_a_sources_file_that_is_a_fifo_is_one_line(tmp_path: Path) -> None:
+    home = Path(os.environ["CONVBANK_HOME"])
+    home.mkdir(parents=True)
+    os.mkfifo(home / "sources.json")
+    done = _convbank("build", "casino", "--source", str(SHARED))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"error: {home / 'sources.json'}: not a JSON object of source files to their paths (a FIFO "
+        "(named pipe), not a regular file); delete it to record anew\n"
+    )
