@@ -239,24 +239,36 @@ def test_a_pooled_file_reads_its_pool_at_once_and_entries_read_again_are_kept(
     assert [corpus[i] for i in range(len(corpus))] == expected
     (records,) = corpus._source._record_files.values()
     assert records.index.pooled > 0, "PEC's speakers are pooled"
-    assert len(reads) == len(corpus) + 1  # each conversation's entry, and the pool once
+    # each conversation's entry; the speakers one by one until a sixteenth of them were asked
+    # for, and then the rest of them in one read
+    alone = -(-records.index.pooled // 16) - 1
+    assert len(reads) == len(corpus) + alone + 1
     reads.clear()
     assert [corpus[i] for i in range(len(corpus))] == expected  # new objects, equal
     assert reads == []  # every entry kept, checked once
 
 
 def test_kept_entries_stay_within_their_budget(built: Bank) -> None:
-    from convbank.store.records import RecordFile
+    from convbank.store.records import Kept, RecordFile
 
     corpus = convbank.load("casino", split="train")
     assert corpus[0]
     (opened,) = corpus._source._record_files.values()
-    small = RecordFile(os.dup(opened._fd), opened.index, opened._damage, kept_bytes=20_000)
+    kept = Kept(20_000)
+    small = RecordFile(os.dup(opened._fd), opened.index, opened._damage, kept)
     sizes = [len(small.entry(k)) for k in range(50)]
-    assert sum(sizes) > 20_000 and 0 < small._kept_bytes <= 20_000
-    assert list(small._kept) == list(range(50))[-len(small._kept) :]  # the oldest went first
+    assert sum(sizes) > 20_000 and 0 < kept.held <= 20_000
+    assert [k for _, k in kept.order()] == list(range(50))[-len(kept.order()) :]  # the oldest went first
     assert [small.conversation(k) for k in range(50)] == [corpus[k] for k in range(50)]
     small.close()
+
+
+def test_one_budget_for_all_the_record_files_of_a_corpus(built: Bank) -> None:
+    corpus = convbank.load("casino")  # three splits, three record files
+    assert [c.split for c in (corpus[0], corpus[len(corpus) - 1])] == ["train", "test"]
+    files = list(corpus._source._record_files.values())
+    assert len(files) == 2 and files[0].kept is files[1].kept is corpus._source._kept
+    assert {number for number, _ in corpus._source._kept.order()} == {f._number for f in files}
 
 
 def test_a_kept_entry_is_the_checked_bytes_and_one_not_kept_is_checked_when_read(

@@ -176,6 +176,9 @@ class Source:
         self._ids: dict[int, tuple[list[str], dict[str, int]]] = {}
         self._structures: dict[str, str | None] = {}
         self._record_files: dict[tuple[int, int], RecordFile] = {}
+        from convbank.store.records import Kept
+
+        self._kept = Kept()  # the entries its record files checked, one budget for them all
         self.scan_schemas: dict[tuple[str, str], Any] = {}
         """The polars schema of :meth:`convbank.Corpus.scan` per (table, meta form), made once."""
         self._lock = threading.Lock()
@@ -319,7 +322,7 @@ class Source:
         if ref is None:
             return None
         self._check_tables(b)
-        opened = self.snapshot.open_records(ref)
+        opened = self.snapshot.open_records(ref, self._kept)
         if b.ref.rows is not None and opened.rows != b.ref.rows:
             opened.close()
             raise DamagedBankError(

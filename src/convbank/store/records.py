@@ -30,13 +30,15 @@ differs), in the index (its sha256 differs from the manifest's), in the tail (th
 not found where it says). The file is read with ``pread`` through a descriptor opened once,
 not memory-mapped: a file truncated under a reader is then a short read (an error), not a
 ``SIGBUS`` that kills the process, and a file renamed over it changes nothing it reads.
-An entry once checked and decompressed is kept (:data:`KEPT_BYTES`) and served again from
-those bytes; the pooled entries are read in one ``pread`` on the first one asked for
-(:data:`POOL_READ`), each still checked against its digest when it is used.
+An entry once checked and decompressed is kept (:class:`Kept`, :data:`KEPT_BYTES` for all
+of a reader's files) and served again from those bytes; a file's pooled entries are read in
+one ``pread`` once a sixteenth of them have been asked for (:data:`POOL_READ`), each still
+checked against its digest when it is used.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import tempfile
@@ -52,7 +54,7 @@ from convbank.store.manifest import RECORDS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["RECORDS", "RecordFile", "RecordWriter", "read_index"]
+__all__ = ["RECORDS", "Kept", "RecordFile", "RecordWriter", "read_index"]
 
 MAGIC = b"CBREC001"
 END = b"CBRECEND"
@@ -250,17 +252,57 @@ def read_index(f: BinaryIO) -> tuple[Index, str]:
     return Index(data, size - _TAIL.size - length), digest
 
 
-KEPT_BYTES = 8 * 2**20
-"""Decompressed entries a :class:`RecordFile` keeps, in bytes: a speaker's pooled record
-(PEC: 13 conversations a speaker) or a conversation read again is then served from bytes
-already checked, without reading, hashing and decompressing them again (1,000 random PEC
-conversations read twice, measured here: 23 ms the second time without it)."""
-
+KEPT_BYTES = 16 * 2**20
+"""Decompressed entries kept for the record files of one corpus, in bytes: a speaker's pooled
+record (PEC: 13 conversations a speaker) or a conversation read again is then served from
+bytes already checked, without reading, hashing and decompressing them again (1,000 random
+PEC conversations read twice, measured here: 23 ms the second time without it, 7 ms with)."""
 
 POOL_READ = 32 * 2**20
-"""The most bytes of pooled entries (PEC's speakers) a :class:`RecordFile` reads at once, on
-the first one asked for, instead of one read a speaker: 4.5 reads of a PEC conversation's 5.5
-(a synthetic PEC of 30,000 conversations pools 1.4 MiB of them)."""
+"""The most bytes of pooled entries (PEC's speakers) a :class:`RecordFile` reads at once,
+instead of one read a speaker, once a sixteenth of them have been asked for (4.5 reads of a
+PEC conversation's 5.5; a synthetic PEC of 30,000 conversations pools 1.4 MiB of them; a
+sparse reader of a bank of many files reads no pool it barely uses)."""
+
+
+class Kept:
+    """Entries checked and decompressed, shared by the record files of a reader, at most
+    ``budget`` bytes of them, the oldest dropped first. Thread-safe.
+
+    >>> kept = Kept(10)
+    >>> kept.put((0, 1), b"12345"); kept.put((0, 2), b"123456"); kept.get((0, 1)) is None
+    True
+    """
+
+    def __init__(self, budget: int = KEPT_BYTES) -> None:
+        self.budget = budget
+        self.held = 0
+        self._entries: dict[tuple[int, int], bytes] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[int, int]) -> bytes | None:
+        """The entry kept under ``key`` (a file's number and the entry's), or None."""
+        return self._entries.get(key)
+
+    def put(self, key: tuple[int, int], data: bytes) -> None:
+        """Keep ``data`` under ``key``, dropping the oldest entries past the budget."""
+        if len(data) > self.budget:
+            return
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = data
+            self.held += len(data)
+            while self.held > self.budget:
+                self.held -= len(self._entries.pop(next(iter(self._entries))))
+
+    def order(self) -> list[tuple[int, int]]:
+        """The keys kept, oldest first."""
+        return list(self._entries)
+
+
+_FILES = itertools.count()
+"""A number for each record file opened, its part of the keys in a shared :class:`Kept`."""
 
 
 class RecordFile:
@@ -269,10 +311,10 @@ class RecordFile:
     digest. Safe to share between threads (each has its own decompressor); the descriptor
     is closed with :meth:`close`. ``damage(problem)`` is the error to raise for a problem
     found while reading (it names the file). Entries once checked and decompressed are kept
-    (at most ``kept_bytes`` of them, the oldest dropped first)."""
+    in ``kept`` (shared by the files of a reader; by default one of the file's own)."""
 
     def __init__(
-        self, fd: int, index: Index, damage: Callable[[str], Exception], kept_bytes: int = KEPT_BYTES
+        self, fd: int, index: Index, damage: Callable[[str], Exception], kept: Kept | None = None
     ) -> None:
         import hashlib
 
@@ -283,11 +325,11 @@ class RecordFile:
         self._damage = damage
         self._local = threading.local()
         self._codec = RecordCodec.of()
-        self._kept: dict[int, bytes] = {}
-        self._kept_bytes = 0
-        self._budget = kept_bytes
+        self.kept = kept if kept is not None else Kept()
+        self._number = next(_FILES)
         self._lock = threading.Lock()
         self._pooled: bytes | None = None
+        self._pooled_reads = 0
 
     def close(self) -> None:
         """Close the file (idempotent)."""
@@ -308,7 +350,8 @@ class RecordFile:
         """Entry ``k``, read, checked against its digest and decompressed (or as it was
         the last time, while kept). One function, without helpers on its way: a PEC
         conversation reads 5.5 entries."""
-        kept = self._kept.get(k)
+        key = (self._number, k)
+        kept = self.kept.get(key)
         if kept is not None:
             return kept
         offsets = self.index.offsets
@@ -330,13 +373,7 @@ class RecordFile:
             found: bytes = decompress(data)
         except Exception as exc:  # a digest that matches bytes that do not decompress
             raise self._damage(f"unreadable (entry {k:,}: {exc})") from exc
-        if len(found) <= self._budget:
-            with self._lock:
-                if k not in self._kept:
-                    self._kept[k] = found
-                    self._kept_bytes += len(found)
-                    while self._kept_bytes > self._budget:
-                        self._kept_bytes -= len(self._kept.pop(next(iter(self._kept))))
+        self.kept.put(key, found)
         return found
 
     def _pread(self, size: int, start: int) -> bytes:
@@ -346,18 +383,19 @@ class RecordFile:
             raise self._damage(f"unreadable ({exc.strerror})") from exc
 
     def _pool(self) -> bytes | None:
-        """The pooled entries' bytes, read at once on first use (None when over
-        :data:`POOL_READ`: each is then read alone)."""
-        pool = self._pooled
-        if pool is None and self.index.pooled:
-            offsets = self.index.offsets
-            start, end = offsets[self.rows], offsets[-1]
-            if end - start <= POOL_READ:
-                with self._lock:
-                    pool = self._pooled
-                    if pool is None:
-                        pool = self._pooled = self._pread(end - start, start)
-        return pool
+        """The pooled entries' bytes, read at once when a sixteenth of them have been asked
+        for and they are at most :data:`POOL_READ` (None until then: each is read alone)."""
+        self._pooled_reads += 1
+        if 16 * self._pooled_reads < self.index.pooled:
+            return None
+        offsets = self.index.offsets
+        start, end = offsets[self.rows], offsets[-1]
+        if end - start > POOL_READ:
+            return None
+        with self._lock:
+            if self._pooled is None:
+                self._pooled = self._pread(end - start, start)
+        return self._pooled
 
     def conversation(self, row: int) -> Any:
         """The :class:`~convbank.model.Conversation` at row ``row`` (a new object each time)."""

@@ -41,7 +41,7 @@ else:
 if TYPE_CHECKING:
     import pyarrow.dataset as pds
 
-    from convbank.store.records import RecordFile
+    from convbank.store.records import Kept, RecordFile
 
 
 class BankLike(Protocol):
@@ -162,10 +162,11 @@ class Snapshot:
         found = [r for r in self._records if (r.dataset, r.config, r.split) == (dataset, config, split)]
         return sorted(found, key=lambda r: r.piece)
 
-    def open_records(self, ref: FileRef) -> RecordFile:
+    def open_records(self, ref: FileRef, kept: Kept | None = None) -> RecordFile:
         """A record file open for reading, checked through the descriptor it keeps: a
         regular file of the manifest's size whose index has the manifest's sha256 and row
-        count (each entry is checked against the index as it is read). Close it when done."""
+        count (each entry is checked against the index as it is read), the entries it
+        checked kept in ``kept`` (by default its own). Close it when done."""
         from convbank.store.records import RecordFile, read_index
 
         try:
@@ -203,7 +204,7 @@ class Snapshot:
         def damage(problem: str) -> DamagedBankError:
             return DamagedBankError(damaged(ref, problem), path=ref.path)
 
-        return RecordFile(fd, index, damage)
+        return RecordFile(fd, index, damage, kept)
 
     def ref(self, table: str, dataset: str, config: str, split: str) -> FileRef:
         """The first file of one table partition (its only one, unless the split was
