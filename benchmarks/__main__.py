@@ -246,7 +246,8 @@ def _parser() -> argparse.ArgumentParser:
         "--storage-only",
         action="store_true",
         help="only the storage layer's goals table (build, open + get, random access, scan, bank "
-        "size, against Hugging Face): what CI runs with --quick (results/storage.json)",
+        "size, against Hugging Face): what CI runs with --quick (results/storage.json; quick: "
+        "storage-quick.json, untracked)",
     )
     parser.add_argument(
         "--startup-reps", type=int, default=None, help="runs per start-up command (default 10; quick 1)"
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out_name = "startup.json" if args.startup_only else ("quick.json" if args.quick else "latest.json")
     if args.storage_only:
         args.only, args.import_turns, args.spark_sizes = ",".join(STORAGE), "0", "0"
-        out_name = "storage.json"
+        out_name = "storage-quick.json" if args.quick else "storage.json"
     out = args.out or RESULTS / out_name
     results: dict[str, Any] = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     everything = [*CONTENDERS, *TRAINING, *EXAMPLES]
