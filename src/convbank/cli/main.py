@@ -85,7 +85,8 @@ class ConvbankGroup(click.Group):
                 raise
             from convbank.cli._console import say, visible
 
-            if error.multiline:  # DuckDB's LINE 1: ... ^ under its message
+            # DuckDB's LINE 1: ... ^ under its message, also in an error made of one (--where)
+            if error.multiline or getattr(error.__cause__, "multiline", False):
                 click.echo(f"error: {visible(str(error))}", err=True)  # data in it drives no terminal
             else:
                 say(f"error: {error}")  # one line, whatever a path in it holds

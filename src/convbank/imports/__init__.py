@@ -122,8 +122,7 @@ def import_conversations(
         raise CorpusImportError("nothing to import: give at least one file", name=name)
     _check_inputs(inputs, name, config, split)
     if skip_bad is not None:
-        card_file = Path(card) if isinstance(card, (str, os.PathLike)) else None
-        check_rejects(Path(skip_bad), inputs, card=card_file, bank=bank, name=name)
+        check_rejects(Path(skip_bad), inputs, card=card, bank=bank, name=name)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
@@ -181,7 +180,7 @@ def check_rejects(
     rejects: Path,
     inputs: list[tuple[Path, str | None]],
     *,
-    card: Path | None = None,
+    card: Mapping[str, str] | os.PathLike[str] | str | None = None,
     bank: Bank | None = None,
     name: str,
 ) -> None:
@@ -200,7 +199,8 @@ def check_rejects(
     why = None
     first = inputs[0][0] if inputs else None
     beside = (first if _is_dir(first) else first.parent) / CARD_FILE if first is not None else None
-    for given in (card, beside):
+    named = Path(card) if isinstance(card, (str, os.PathLike)) else None  # a card given as fields: none
+    for given in (named, beside):
         if given is not None and (target == given.resolve() or _same_file(rejects, given)):
             why = f"is the card {given}"
     for root, what in ((home(), "under CONVBANK_HOME"), (bank.root, "in the bank")):

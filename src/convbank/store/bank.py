@@ -57,6 +57,7 @@ from convbank.store.collector import (
 from convbank.store.integrity import FOLDER_IN_PLACE
 from convbank.store.manifest import (
     GENERATION,
+    MANIFEST_LIMIT,
     RECORDS,
     ConfigEntry,
     DatasetEntry,
@@ -80,15 +81,11 @@ try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LAYOUT", "MANIFEST_LIMIT", "OPENED", "Bank", "Checkup", "FileRef", "Snapshot", "Staging", "banks"]
+__all__ = ["LAYOUT", "OPENED", "Bank", "Checkup", "FileRef", "Snapshot", "Staging", "banks"]
 
 LAYOUT = 2
 """Version of the bank's folder layout and manifest (1: one ``part-0.parquet`` per partition,
 replaced in place)."""
-
-MANIFEST_LIMIT = 256 << 20
-"""The most bytes of a manifest or a generation record (a regular file: a FIFO, a device or a
-larger file in its place is a damaged bank, never waited on or read without end)."""
 
 _LEGACY_PART = "part-0.parquet"
 
@@ -494,12 +491,10 @@ class Bank:
         try:
             with filelock.FileLock(str(self.root / ".lock"), timeout=0):
                 return False
-        except (filelock.Timeout, OSError):
+        except (filelock.Timeout, OSError):  # held (or not even takeable)
             return True
 
 
 def _bad_manifest(path: Path, what: str) -> str:
-    return (
-        f"the bank is damaged: {path} is {what}; run `convbank doctor`, or delete the bank "
-        "folder and build again"
-    )
+    advice = "run `convbank doctor`, or delete the bank folder and build again"
+    return f"the bank is damaged: {path} is {what}; {advice}"

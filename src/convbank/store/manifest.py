@@ -38,6 +38,7 @@ from convbank.model import Part
 
 __all__ = [
     "GENERATION",
+    "MANIFEST_LIMIT",
     "RECORDS",
     "ConfigEntry",
     "DatasetEntry",
@@ -48,6 +49,10 @@ __all__ = [
     "parse_manifest",
     "pieces",
 ]
+
+MANIFEST_LIMIT = 256 << 20
+"""The most bytes of a manifest or a generation record (a regular file: a FIFO, a device or a
+larger file in its place is a damaged bank, never waited on or read without end)."""
 
 GENERATION = re.compile(r"\d{20}-[0-9a-f]{8}")
 """The name of a generation: nanoseconds since the epoch, then 8 random hex digits."""
