@@ -109,21 +109,22 @@ def remove_dead_temporaries(path: Path) -> None:
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / ".out.jsonl.999999999.abc.tmp").write_bytes(b"half")
+    >>> _ = (folder / ".out.jsonl.7.999999999.abc.tmp").write_bytes(b"of out.jsonl.7")
     >>> remove_dead_temporaries(folder / "out.jsonl")
     >>> sorted(p.name for p in folder.iterdir())
-    []
+    ['.out.jsonl.7.999999999.abc.tmp']
     """
-    prefix = f".{path.name}."
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
         return
     for entry in entries:
-        name = entry.name
-        if not (name.startswith(prefix) and name.endswith(".tmp")):
+        # read from the end: the random part holds no dot, the name may (``r.jsonl``, ``r.5``)
+        owner, _, random = entry.name.removesuffix(".tmp").rpartition(".")
+        base, _, pid = owner.rpartition(".")
+        if not entry.name.endswith(".tmp") or not random or base != f".{path.name}" or not pid.isdigit():
             continue
-        pid = name[len(prefix) :].partition(".")[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+        if int(pid) == os.getpid() or _alive(int(pid)):
             continue
         try:
             if entry.is_file(follow_symlinks=False):
