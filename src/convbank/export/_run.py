@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from convbank.errors import ExportError, did_you_mean
@@ -48,6 +49,7 @@ def export(
     if form.no_where is not None and where is not None:
         raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where", format=fmt)
     output = Path(output)
+    _refuse_convbanks_own(output, corpus, fmt)
     record = {
         "dataset": selection.dataset,
         "format": fmt,
@@ -56,8 +58,38 @@ def export(
         "as": as_participant,
     }
     planned = form.plan(selection) if form.plan is not None else []
+    _refuse_convbanks_own(output, corpus, fmt, planned)
     check_targets(output, planned, record, overwrite=overwrite)  # before the work
     with placed(output, record, overwrite=overwrite) as (tmp, written):
         written.extend(form.writer(selection, tmp))
         names = [p.relative_to(tmp) for p in written]
+        _refuse_convbanks_own(output, corpus, fmt, names)
     return [output / n for n in names]
+
+
+def _refuse_convbanks_own(output: Path, corpus: Corpus, fmt: str, paths: Sequence[Path | str] = ()) -> None:
+    """Refuse (:class:`ExportError`) an output folder in the bank of ``corpus`` or under
+    ``CONVBANK_HOME`` (links followed, ``..`` resolved), and a path of ``paths`` (relative to
+    ``output``) that is in either or holds either: the export would write among, or replace,
+    convbank's own files (the bank's table folders, its manifest)."""
+    from convbank.settings import home
+
+    target = output.resolve()
+    for root, what in ((corpus.bank.root, "the bank"), (home(), "CONVBANK_HOME")):
+        place = root.resolve()
+        if target.is_relative_to(place):
+            raise ExportError(
+                f"{output}: an export's folder may not be in {what} ({root}), where convbank keeps "
+                "its own files; name a folder elsewhere",
+                format=fmt,
+                path=output,
+            )
+        for rel in paths:
+            dest = target / rel
+            if dest.is_relative_to(place) or place.is_relative_to(dest):
+                raise ExportError(
+                    f"{output / rel}: the export would write in {what} ({root}), where convbank keeps "
+                    "its own files; name another folder",
+                    format=fmt,
+                    path=output / rel,
+                )
