@@ -198,6 +198,41 @@ def test_an_export_whose_folder_would_hold_the_bank_is_refused(
         cli, ["export", "convbank", "--format", "hf", "-o", str(tmp_path), "--overwrite"]
     )
     assert result.exit_code == 2, result.output
-    assert "would write in" in result.stderr, result.stderr
+    assert "the export would write there" in result.stderr, result.stderr
     assert _snapshot(home) == before
     assert len(load("convbank")) == 1
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "report.html", "turns/report.html"])
+def test_a_report_into_the_bank_is_refused(name: str, tmp_path: Path) -> None:
+    """``report -o $CONVBANK_HOME/bank/manifest.json`` is one line, exit 2, the bank kept
+    (before: the manifest replaced by the report, every later command exit 4)."""
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    home = tmp_path / "home"
+    before = _snapshot(home)
+    result = CliRunner().invoke(cli, ["report", "mine", "-o", str(home / "bank" / name)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "convbank keeps its own files" in result.stderr, result.stderr
+    assert _snapshot(home) == before
+    assert _cli("list")[0] == 0
+
+
+def test_the_staged_placement_every_export_shares_refuses_the_bank(tmp_path: Path) -> None:
+    """What ``bench --export`` writes through (``placed``) refuses the bank as ``export`` does."""
+    from convbank.export._place import placed
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    bank = tmp_path / "home" / "bank"
+    with (
+        pytest.raises(ExportError, match="convbank keeps its own files"),
+        placed(bank, {"format": "x"}, overwrite=True),
+    ):
+        pass
+    assert (
+        not (tmp_path / "home" / "bank" / RECORD).exists()
+        and not (tmp_path / "home" / "bank" / LOCK).exists()
+    )

@@ -12,6 +12,7 @@ from convbank.export._place import check_targets, placed
 from convbank.export._registry import formats, joined, sided
 from convbank.export._registry import written as written_formats
 from convbank.query import Corpus
+from convbank.settings import convbanks_own
 
 __all__ = ["export"]
 
@@ -69,27 +70,23 @@ def export(
 
 def _refuse_convbanks_own(output: Path, corpus: Corpus, fmt: str, paths: Sequence[Path | str] = ()) -> None:
     """Refuse (:class:`ExportError`) an output folder in the bank of ``corpus`` or under
-    ``CONVBANK_HOME`` (links followed, ``..`` resolved), and a path of ``paths`` (relative to
-    ``output``) that is in either or holds either: the export would write among, or replace,
-    convbank's own files (the bank's table folders, its manifest)."""
-    from convbank.settings import home
-
-    target = output.resolve()
-    for root, what in ((corpus.bank.root, "the bank"), (home(), "CONVBANK_HOME")):
-        place = root.resolve()
-        if target.is_relative_to(place):
+    ``CONVBANK_HOME`` (:func:`convbank.settings.convbanks_own`), and a path of ``paths``
+    (relative to ``output``) in either or holding either: the export would write among, or
+    replace, convbank's own files (the bank's table folders, its manifest)."""
+    where = convbanks_own(output, corpus.bank.root)
+    if where is not None:
+        raise ExportError(
+            f"{output}: an export's folder may not be {where}, where convbank keeps its own files; "
+            "name a folder elsewhere",
+            format=fmt,
+            path=output,
+        )
+    for rel in paths:
+        where = convbanks_own(output / rel, corpus.bank.root, holding=True)
+        if where is not None:
             raise ExportError(
-                f"{output}: an export's folder may not be in {what} ({root}), where convbank keeps "
-                "its own files; name a folder elsewhere",
+                f"{output / rel}: the export would write there, {where}, where convbank keeps its own "
+                "files; name another folder",
                 format=fmt,
-                path=output,
+                path=output / rel,
             )
-        for rel in paths:
-            dest = target / rel
-            if dest.is_relative_to(place) or place.is_relative_to(dest):
-                raise ExportError(
-                    f"{output / rel}: the export would write in {what} ({root}), where convbank keeps "
-                    "its own files; name another folder",
-                    format=fmt,
-                    path=output / rel,
-                )
