@@ -48,6 +48,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from convbank._forksafe import renew_after_fork
 from convbank.model.records import RecordCodec
 from convbank.store.manifest import RECORDS
 
@@ -279,6 +280,7 @@ class Kept:
         self.held = 0
         self._entries: dict[tuple[int, int], bytes] = {}
         self._lock = threading.Lock()
+        renew_after_fork(self, _lock=threading.Lock)  # a lock held at a fork would hang the child
 
     def get(self, key: tuple[int, int]) -> bytes | None:
         """The entry kept under ``key`` (a file's number and the entry's), or None."""
@@ -328,6 +330,7 @@ class RecordFile:
         self.kept = kept if kept is not None else Kept()
         self._number = next(_FILES)
         self._lock = threading.Lock()
+        renew_after_fork(self, _lock=threading.Lock)
         self._pooled: bytes | None = None
         self._pooled_reads = 0
 
