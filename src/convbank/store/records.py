@@ -43,6 +43,7 @@ import os
 import struct
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -322,6 +323,8 @@ class RecordFile:
 
         self._sha = hashlib.sha256
         self._fd = fd
+        self._closed = False
+        weakref.finalize(self, os.close, fd)  # when nothing can read through it any more
         self.index = index
         self.rows = index.rows
         self._damage = damage
@@ -335,10 +338,11 @@ class RecordFile:
         self._pooled_reads = 0
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            os.close(fd)
+        """Let the file go (idempotent): its descriptor is closed once no read uses it, when
+        the last reference goes (at once where none is reading). Never while another thread
+        reads through it: that read would fail on a closed descriptor, or read whatever file
+        took its number, and say the bank is damaged (a corpus closed under its readers)."""
+        self._closed = True
 
     def _decompressor(self) -> Any:
         found = getattr(self._local, "decompress", None)
