@@ -181,7 +181,7 @@ def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Convers
         for item in lines(path, _DONE):
             if isinstance(item, Rejected):  # a line too long to hold
                 ends = isinstance(item, LongLine) and item.held
-                yield replace(item, expected=item.expected + _left_out(ends))
+                yield replace(item, takes=_left_out(ends))
                 if ends:  # it held episode_done:True: the next line starts an episode
                     number, episode, broken = number + 1, _Episode(), False
                 else:
@@ -194,7 +194,7 @@ def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Convers
                 fields = f"expected UTF-8 text ({exc})"
             done = raw.endswith(b"episode_done:True") or b"\tepisode_done:True\t" in raw
             if isinstance(fields, str):
-                yield rejected(path, f"line {line_number}", fields + _left_out(done), raw)
+                yield replace(rejected(path, f"line {line_number}", fields, raw), takes=_left_out(done))
                 broken = True  # the rest of its episode goes with it
             elif not broken:
                 episode.add(fields)
