@@ -1,9 +1,9 @@
 """A corpus closed by one thread while others read it (it is safe to share between
 threads) never says the bank is damaged: a read in flight finishes from the record file it
-started on, whose descriptor is closed only once no read uses it (before: 342 of 4,133
-reads in 5 s of closes every 2 ms were ``DamagedBankError: ... unreadable (Bad file
-descriptor)``, and some ``corrupt (entry ... differs from its digest)``, the descriptor's
-number taken by another file meanwhile)."""
+started on, whose descriptor is closed only once no read uses it (before: in 5 s of closes every 2 ms,
+1,306 reads, against 3,791 answered, were ``DamagedBankError: ... unreadable (Bad file
+descriptor)``, 2 of them ``corrupt (entry ... differs from its digest)``, the descriptor's
+number taken by another file meanwhile; here 119-136 in 1.5 s)."""
 
 from __future__ import annotations
 
