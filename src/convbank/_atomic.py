@@ -19,7 +19,9 @@ __all__ = [
     "atomic_write_text",
     "kind_of",
     "read_regular",
+    "remove_dead_temporaries",
     "sha256_file",
+    "temporary_beside",
 ]
 
 
@@ -58,7 +60,7 @@ class AtomicFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        fd, self.tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, self.tmp = temporary_beside(path)
         try:
             os.fchmod(fd, 0o666 & ~_umask())
             self.file: BinaryIO = os.fdopen(fd, "wb")
@@ -86,6 +88,57 @@ class AtomicFile:
             self.file.close()
             Path(self.tmp).unlink(missing_ok=True)
             self.done = True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process; a number no pid is
+        return True
+    return True
+
+
+def remove_dead_temporaries(path: Path) -> None:
+    """Remove the temporary files of ``path`` (``.<name>.<pid>.<random>.tmp``, as
+    :class:`AtomicFile` names them) that a process now gone was writing: killed (``kill -9``)
+    before it could commit or discard. A live process's file, another file, a link or a
+    folder is left alone; a folder that cannot be listed is left as it is.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / ".out.jsonl.999999999.abc.tmp").write_bytes(b"half")
+    >>> _ = (folder / ".out.jsonl.7.999999999.abc.tmp").write_bytes(b"of out.jsonl.7")
+    >>> remove_dead_temporaries(folder / "out.jsonl")
+    >>> sorted(p.name for p in folder.iterdir())
+    ['.out.jsonl.7.999999999.abc.tmp']
+    """
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        # read from the end: the random part holds no dot, the name may (``r.jsonl``, ``r.5``)
+        owner, _, random = entry.name.removesuffix(".tmp").rpartition(".")
+        base, _, pid = owner.rpartition(".")
+        if not entry.name.endswith(".tmp") or not random or base != f".{path.name}" or not pid.isdigit():
+            continue
+        if int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def temporary_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file beside ``path`` (its descriptor and path), named
+    ``.<name>.<pid>.<random>.tmp`` so that a later writer of ``path`` knows whose it is:
+    the ones of processes now gone are removed first (:func:`remove_dead_temporaries`)."""
+    remove_dead_temporaries(path)
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
 
 
 @contextmanager

@@ -123,6 +123,18 @@ def render_report(
 def write_report(
     path: Path, names: Sequence[str] | None = None, *, bank: Bank | None = None, validate: bool = True
 ) -> Path:
-    """Write the report to ``path`` (atomically) and return it."""
+    """Write the report to ``path`` (atomically) and return it. A ``path`` in the bank or
+    under ``CONVBANK_HOME`` is refused (:class:`~convbank.errors.ExportError`): it would
+    replace the bank's own files (its manifest)."""
+    from convbank.errors import ExportError
+    from convbank.settings import convbanks_own
+
+    where = convbanks_own(path, (bank or Bank()).root)
+    if where is not None:
+        raise ExportError(
+            f"{path}: the report may not be written {where}, where convbank keeps its own files; "
+            "name a file elsewhere",
+            path=path,
+        )
     atomic_write_text(path, render_report(names, bank=bank, validate=validate))
     return path

@@ -27,6 +27,7 @@ from convbank.errors import SetupError
 __all__ = [
     "bank_root",
     "check",
+    "convbanks_own",
     "downloads_root",
     "env_flag",
     "env_number",
@@ -84,6 +85,32 @@ def _expand(name: str, value: str) -> Path:
 def bank_root() -> Path:
     """The bank folder: ``$CONVBANK_HOME/bank``."""
     return home() / "bank"
+
+
+def convbanks_own(path: Path, bank: Path | None = None, *, holding: bool = False) -> str | None:
+    """Where ``path`` (links followed, ``..`` resolved) lies among convbank's own files, said
+    as ``in the bank (...)`` or ``under CONVBANK_HOME (...)``; ``None`` if elsewhere. ``bank``
+    is a bank's folder besides ``$CONVBANK_HOME/bank``; with ``holding``, a ``path`` that
+    holds the bank or the home (one of their parents) counts too. What a command writes
+    (an export, a report, rejects) is refused there: it would replace the bank's own files.
+
+    >>> convbanks_own(bank_root() / "turns") == f"in the bank ({bank_root()})"
+    True
+    >>> convbanks_own(Path("/"), holding=True) == f"holding the bank ({bank_root()})"
+    True
+    >>> convbanks_own(Path("/proc/elsewhere")) is None
+    True
+    """
+    target = path.resolve()
+    places = [(bank, "the bank")] if bank is not None else []
+    places += [(bank_root(), "the bank"), (home(), "CONVBANK_HOME")]
+    for root, what in places:
+        place = root.resolve()
+        if target.is_relative_to(place):
+            return f"{'in' if what == 'the bank' else 'under'} {what} ({root})"
+        if holding and place.is_relative_to(target):
+            return f"holding {what} ({root})"
+    return None
 
 
 def downloads_root() -> Path:

@@ -309,10 +309,12 @@ def test_parlai_rejects_a_field_without_key_and_drops_its_episode(tmp_path: Path
     )
     got = _read("parlai", [path])
     assert _lines(got[0]) == "task.txt, line 2: expected tab-separated key:value fields, not 'no colon here'"
+    assert got[0].takes == "; its episode, to the next line holding episode_done:True, is left out with it"
     assert (
         _lines(got[1])
         == "task.txt, line 3: expected a text: or labels: field (ParlAI's tab-separated key:value fields)"
     )
+    assert got[1].takes == "; the episode it ends is left out with it"
     assert len(got) == 3 and _turns(got[2]) == [("user", "x"), ("assistant", "y")]
 
 

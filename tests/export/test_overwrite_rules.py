@@ -9,6 +9,7 @@ its own files."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import datasets
@@ -139,3 +140,99 @@ def test_a_source_export_checks_the_files_it_wrote(built: Bank, tmp_path: Path) 
     with pytest.raises(ExportError, match="convbank did not write it there; the source export"):
         export(load("casino"), "source", tmp_path / "x")
     assert (tmp_path / "x" / names[0]).read_bytes() == b"mine"
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+OWN_PLACES = {
+    "the bank": lambda home, tmp: home / "bank",
+    "a table folder of the bank": lambda home, tmp: home / "bank" / "turns",
+    "a new folder in the bank": lambda home, tmp: home / "bank" / "out",
+    "the bank spelled with ..": lambda home, tmp: home / "bank" / "turns" / ".." / ".." / "bank",
+    "CONVBANK_HOME": lambda home, tmp: home,
+    "a folder under CONVBANK_HOME": lambda home, tmp: home / "exports",
+    "a link to the bank": lambda home, tmp: (
+        (tmp / "link").symlink_to(home / "bank"),
+        tmp / "link",
+    )[1],
+    "a folder under a link to the bank": lambda home, tmp: (
+        (tmp / "link").symlink_to(home / "bank"),
+        tmp / "link" / "sub",
+    )[1],
+}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
+@pytest.mark.parametrize("place", list(OWN_PLACES))
+def test_an_export_into_the_bank_or_convbank_home_is_refused(fmt: str, place: str, tmp_path: Path) -> None:
+    """An export's folder in the bank or under ``CONVBANK_HOME`` (by any spelling or link)
+    is one line, exit 2, and nothing there changes (before: the files were written among the
+    bank's table folders, exit 0; 24 of 24 cases)."""
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    home = tmp_path / "home"
+    output = OWN_PLACES[place](home, tmp_path)
+    before = _snapshot(home)
+    result = CliRunner().invoke(cli, ["export", "mine", "--format", fmt, "-o", str(output), "--overwrite"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "convbank keeps its own files" in result.stderr, result.stderr
+    assert _snapshot(home) == before
+    assert not (output / "sub").exists() and not os.path.lexists(home / "bank" / "out")
+
+
+def test_an_export_whose_folder_would_hold_the_bank_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ``hf`` export of a dataset named as ``CONVBANK_HOME``'s folder, config ``bank``, into
+    its parent would replace the bank with ``--overwrite``: refused, exit 2."""
+    home = tmp_path / "convbank"
+    monkeypatch.setenv("CONVBANK_HOME", str(home))
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "convbank", "--config", "bank")[0] == 0
+    before = _snapshot(home)
+    result = CliRunner().invoke(
+        cli, ["export", "convbank", "--format", "hf", "-o", str(tmp_path), "--overwrite"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "the export would write there" in result.stderr, result.stderr
+    assert _snapshot(home) == before
+    assert len(load("convbank")) == 1
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "report.html", "turns/report.html"])
+def test_a_report_into_the_bank_is_refused(name: str, tmp_path: Path) -> None:
+    """``report -o $CONVBANK_HOME/bank/manifest.json`` is one line, exit 2, the bank kept
+    (before: the manifest replaced by the report, every later command exit 4)."""
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    home = tmp_path / "home"
+    before = _snapshot(home)
+    result = CliRunner().invoke(cli, ["report", "mine", "-o", str(home / "bank" / name)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "convbank keeps its own files" in result.stderr, result.stderr
+    assert _snapshot(home) == before
+    assert _cli("list")[0] == 0
+
+
+def test_the_staged_placement_every_export_shares_refuses_the_bank(tmp_path: Path) -> None:
+    """What ``bench --export`` writes through (``placed``) refuses the bank as ``export`` does."""
+    from convbank.export._place import placed
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    bank = tmp_path / "home" / "bank"
+    with (
+        pytest.raises(ExportError, match="convbank keeps its own files"),
+        placed(bank, {"format": "x"}, overwrite=True),
+    ):
+        pass
+    assert (
+        not (tmp_path / "home" / "bank" / RECORD).exists()
+        and not (tmp_path / "home" / "bank" / LOCK).exists()
+    )

@@ -111,10 +111,73 @@ def test_the_line_limit_is_exact_and_skip_bad_imports_the_rest(fmt: str, tmp_pat
     code, output = _run("import", str(path), "--name", "over", "--format", fmt)
     assert code == 2 and f"{path.name}, line 2: a line of at most {LINE_LIMIT:,} bytes" in output, output
     code, output = _run("import", str(path), "--name", "over", "--format", fmt, "--skip-bad", str(rejects))
-    kept = 1 if fmt == "parlai" else 2  # parlai: its episode goes with it, to the next episode_done
+    kept = 2  # parlai: the episode the long line ends goes with it, the next is kept (before: 1)
     assert code == 0 and f"{kept} conversations" in output, output
     (reject,) = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
     assert reject["where"] == "line 2" and len(reject["record"]) == _read.RECORD_LIMIT
+
+
+_ROOM = LINE_LIMIT + 5  # what the reader takes of a line at once (the limit, a BOM, a CRLF)
+DONE_AT = {  # where episode_done:True is in a line over the limit: its offset, or None for none
+    "its start": 0,
+    "the first block read": 1 << 20,
+    "across the first block's end": _ROOM - 10,
+    "across a later block's end": _ROOM + (1 << 20) - 9,
+    "its end": -1,
+    "its end, before a CRLF": -2,
+    "its end, at the file's end": -3,
+    "nowhere": None,
+}
+
+
+@pytest.mark.parametrize("place", list(DONE_AT))
+def test_a_parlai_line_over_the_limit_that_ends_its_episode_keeps_the_next(
+    place: str, tmp_path: Path
+) -> None:
+    """A ParlAI line over the limit is read past in blocks, watching for its
+    ``episode_done:True`` field: one that holds it ends its episode (rejected with it, the
+    reason says so) and the next episode is imported (before: dropped with it); one that
+    does not takes its episode to the next line ending one, and says so."""
+    at = DONE_AT[place]
+    size = LINE_LIMIT + (3 << 20)
+    first = b"text:hello\tlabels:hi\tepisode_done:True\n"
+    field = b"episode_done:True" if at == 0 else b"\tepisode_done:True"
+    path = tmp_path / "p.txt"
+    with path.open("wb") as f:
+        f.write(first)
+        if at == 0:
+            f.write(field + b"\ttext:")
+        else:
+            f.write(b"text:")
+        if at is not None and at > 0:
+            f.seek(len(first) + at)
+            f.write(field + b"\tlabels:x")
+        end = {-1: b"\n", -2: b"\r\n", -3: b""}.get(at if at is not None else 0, b"\n")
+        f.seek(len(first) + size)
+        if at is not None and at < 0:
+            f.write(field)
+        f.write(end)
+        if at != -3:
+            f.write(b"text:next\tlabels:kept\tepisode_done:True\n")
+    rejects = tmp_path / "rejects.jsonl"
+    code, output = _run(
+        "import", str(path), "--name", "long", "--format", "parlai", "--skip-bad", str(rejects)
+    )
+    (reject,) = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
+    assert reject["where"] == "line 2", reject["where"]
+    ends = at is not None
+    if ends and at != -3:
+        assert code == 0 and "2 conversations" in output, output  # before: 1, the next dropped
+        import convbank
+
+        assert [[t.text for t in c.turns] for c in convbank.load("long")] == [
+            ["hello", "hi"],
+            ["next", "kept"],
+        ]
+    else:
+        assert code == 0 and "1 conversation" in output, output
+    said = "the episode it ends is left out with it" if ends else "to the next line holding episode_done:True"
+    assert said in reject["expected"], reject["expected"]
 
 
 def test_a_json_array_over_the_whole_limit_is_refused_unread(

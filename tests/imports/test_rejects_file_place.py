@@ -112,3 +112,69 @@ def test_a_rejects_file_that_is_the_card_is_refused(given: bool, tmp_path: Path)
     assert f"the rejects file (--skip-bad) is the card {card}" in result.stderr, result.stderr
     assert card.read_text(encoding="utf-8") == 'title = "My chats"\n'
     assert "carded" not in Bank().manifest().datasets
+
+
+def _many_lines(path: Path, count: int) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(count):
+            f.write(
+                "not json\n"
+                if i % 100 == 7
+                else json.dumps({"id": f"c{i}", "messages": [{"role": "user", "content": f"q{i} " * 20}]})
+                + "\n"
+            )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_killed_imports_temporary_rejects_file_is_removed_by_the_next(seed: int, tmp_path: Path) -> None:
+    """``kill -9`` while the rejects are written leaves ``.<rejects>.<pid>.<random>.tmp``; the
+    next import writing that rejects file removes it, its process being gone (before: it
+    stayed for good, its name saying nothing of whose it was)."""
+    import random
+    import subprocess
+    import sys
+    import time
+
+    chats = tmp_path / "chats.jsonl"
+    _many_lines(chats, 60_000)
+    out = tmp_path / "out"
+    out.mkdir()
+    rejects = out / "r.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "convbank",
+            "import",
+            str(chats),
+            "--name",
+            "killed",
+            "--skip-bad",
+            str(rejects),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while not list(out.glob(".r.jsonl.*.tmp")) and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(random.Random(seed).uniform(0, 0.3))
+    child.kill()
+    child.wait()
+    assert [p.name for p in out.iterdir() if p.name.endswith(".tmp")], "the import ended before it was killed"
+    # a live process's temporary file of the same rejects file is its own: left alone
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = out / f".r.jsonl.{sleeper.pid}.abcdefgh.tmp"
+        live.write_bytes(b"")
+        chats.write_text(LINES, encoding="utf-8")
+        result = CliRunner().invoke(cli, ["import", str(chats), "--name", "next", "--skip-bad", str(rejects)])
+        assert result.exit_code == 0, result.output
+        assert sorted(p.name for p in out.iterdir()) == sorted(
+            [live.name, "r.jsonl"]
+        )  # before: the killed one's too
+    finally:
+        sleeper.kill()
+        sleeper.wait()

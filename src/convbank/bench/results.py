@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Union
 import msgspec
 
 from convbank import settings
-from convbank._atomic import read_regular
+from convbank._atomic import read_regular, temporary_beside
 from convbank.errors import BenchError, DiskFullError
 
 if TYPE_CHECKING:
@@ -150,7 +149,7 @@ def _claim(folder: Path, stem: str, data: bytes) -> Path:
     ``stem-2.json``... that no other file holds: ``os.link`` fails rather than replace, so
     runs saved at once never take each other's name. Where the filesystem has no hard
     links, the name is taken with ``O_EXCL`` and the whole file renamed onto it."""
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{stem}.", suffix=".tmp")
+    fd, tmp = temporary_beside(folder / stem)
     try:
         mask = os.umask(0)
         os.umask(mask)

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from convbank._forksafe import renew_after_fork
 from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.model import UNIFIED_TABLES, Conversation, Part, tables_to_conversations
 from convbank.model.schema import PreparedTables, paused_gc
@@ -71,6 +72,7 @@ class _Group:
         self.prepare_after = max(4, len(self.ids) // _PREPARE_SHARE)
         self.nbytes: int = sum(t.nbytes for t in tables.values())
         self.lock = threading.Lock()
+        renew_after_fork(self, lock=threading.Lock)
 
     @property
     def cost(self) -> int:
@@ -182,6 +184,7 @@ class Source:
         self.scan_schemas: dict[tuple[str, str], Any] = {}
         """The polars schema of :meth:`convbank.Corpus.scan` per (table, meta form), made once."""
         self._lock = threading.Lock()
+        renew_after_fork(self, _lock=threading.Lock)  # a DataLoader worker forked mid-read
 
     def close(self) -> None:
         """Drop the cache and release the pinned generation (if this source pinned it)."""

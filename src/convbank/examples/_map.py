@@ -287,13 +287,13 @@ def _read(path: Path) -> pa.Table | None:
 def _write(path: Path, table: pa.Table) -> None:
     """Write a result atomically (another process reading it sees all of it or nothing); a
     cache that cannot be written (a full disk, a read-only folder) is skipped with a warning."""
-    import tempfile
-
     import pyarrow as pa
+
+    from convbank._atomic import temporary_beside
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = temporary_beside(path)
         try:
             with os.fdopen(fd, "wb") as raw, pa.ipc.new_file(raw, table.schema) as writer:
                 writer.write_table(table)

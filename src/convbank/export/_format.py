@@ -65,12 +65,14 @@ class Rejected:
     """A record a reader could not turn into a conversation: the file, where in it (``line
     12``, ``row 4``, ``utterances.jsonl line 3``), what was expected, and the record's own
     text (cut to a few KiB). The import stops at the first one, or with ``--skip-bad`` writes
-    each to its rejects file and goes on."""
+    each to its rejects file and goes on, its reason followed by ``takes``: what the reader
+    leaves out with it as it goes on (ParlAI: the rest of its episode)."""
 
     path: Path
     where: str
     expected: str
     record: str = ""
+    takes: str = ""
 
     def line(self) -> str:
         """The one-line error: ``data.jsonl, line 3: expected a "messages" list``."""

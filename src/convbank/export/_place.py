@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from convbank._atomic import atomic_write_text, read_regular
 from convbank._lazy import lazy
 from convbank.errors import ExportError
-from convbank.settings import pause_at
+from convbank.settings import convbanks_own, pause_at
 
 if TYPE_CHECKING:
     import filelock
@@ -307,6 +307,13 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     the export created is removed again)."""
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
+    where = convbanks_own(output)
+    if where is not None:
+        raise ExportError(
+            f"{output}: an export's folder may not be {where}, where convbank keeps its own files; "
+            "name a folder elsewhere",
+            path=output,
+        )
     created = not output.exists()
     output.mkdir(parents=True, exist_ok=True)
     done = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -21,6 +22,7 @@ __all__ = [
     "LINE_LIMIT",
     "RECORD_LIMIT",
     "WHOLE_LIMIT",
+    "LongLine",
     "decode_json",
     "first_record",
     "head",
@@ -79,43 +81,85 @@ def raw_lines(f: BinaryIO, stop: int | None = None) -> Iterator[tuple[bytes, boo
     """The lines of an open file from where it is (to byte ``stop``), each with its line
     end, and whether it is whole: a line longer than :data:`_ROOM` comes as its first
     :data:`RECORD_LIMIT` bytes, the rest read past in blocks and never held."""
+    for raw, whole, _ in _watched_lines(f, stop, None):
+        yield raw, whole
+
+
+def _watched_lines(f: BinaryIO, stop: int | None, field: bytes | None) -> Iterator[tuple[bytes, bool, bool]]:
+    """:func:`raw_lines`, each with whether it holds the tab-separated field ``field``
+    (``\\tepisode_done:True``: after a tab or at the line's start, before a tab or at its
+    end), looked for in the blocks of a line read past too."""
     while stop is None or f.tell() < stop:
         raw = f.readline(_ROOM)
         if not raw:
             return
         if len(raw) < _ROOM or raw.endswith(b"\n"):
-            yield raw, True
+            yield raw, True, field is not None and _holds(b"\t" + raw, field, True)
             continue
-        start, rest = raw[:RECORD_LIMIT], raw
-        while rest and not rest.endswith(b"\n"):
+        start, rest, found = raw[:RECORD_LIMIT], raw, False
+        carry = b"\t"  # the line's start counts as a tab before its first field
+        while rest:
+            block = carry + rest
+            end = rest.endswith(b"\n")
+            if field is not None and not found:
+                found = _holds(block, field, end)
+            if end:
+                break
+            carry = block[-len(field) - 1 :] if field is not None else b""
             rest = f.readline(1 << 20)
-        yield start, False
+            if not rest and field is not None and not found:  # the file ends the line
+                found = _holds(carry, field, True)
+        yield start, False, found
+
+
+def _holds(block: bytes, field: bytes, ends: bool) -> bool:
+    """Whether ``block`` holds ``\\t`` + ``field`` followed by a tab or a line end (or by
+    the block's end, where ``ends`` says the line ends there)."""
+    key = b"\t" + field
+    at = block.find(key)
+    while at >= 0:
+        after = block[at + len(key) : at + len(key) + 1]
+        if after in (b"\t", b"\n", b"\r") or (after == b"" and ends):
+            return True
+        at = block.find(key, at + 1)
+    return False
+
+
+@dataclass(frozen=True)
+class LongLine(Rejected):
+    """A line longer than :data:`LINE_LIMIT`, read past: :class:`Rejected`, and whether it
+    held the field a reader watched for (:func:`lines`' ``field``), as ParlAI's
+    ``episode_done:True`` ends an episode."""
+
+    held: bool = False
 
 
 def _numbered(
-    path: Path, f: BinaryIO, first: int, stop: int | None = None
+    path: Path, f: BinaryIO, first: int, stop: int | None = None, field: bytes | None = None
 ) -> Iterator[tuple[int, bytes] | Rejected]:
     """:func:`raw_lines` numbered from ``first``, without their line ends, blank ones
-    skipped; a line longer than :data:`LINE_LIMIT` a :class:`Rejected` naming it."""
-    for number, (raw, whole) in enumerate(raw_lines(f, stop), first):
+    skipped; a line longer than :data:`LINE_LIMIT` a :class:`LongLine` naming it."""
+    for number, (raw, whole, held) in enumerate(_watched_lines(f, stop, field), first):
         line = _line(raw, number)
         if not whole or len(line) > LINE_LIMIT:
-            yield rejected(
+            cut = rejected(
                 path,
                 f"line {number}",
                 f"a line of at most {LINE_LIMIT:,} bytes (one record a line; this one is longer)",
                 line,
             )
+            yield LongLine(cut.path, cut.where, cut.expected, cut.record, held=held)
         elif line.strip():
             yield number, line
 
 
-def lines(path: Path) -> Iterator[tuple[int, bytes] | Rejected]:
+def lines(path: Path, field: bytes | None = None) -> Iterator[tuple[int, bytes] | Rejected]:
     """A file's lines, numbered from 1, without their line ends (``\\n`` or ``\\r\\n``),
     the byte-order mark of the first left out; blank lines skipped; read one at a time, a
-    line longer than :data:`LINE_LIMIT` a :class:`Rejected` (read past, never held)."""
+    line longer than :data:`LINE_LIMIT` a :class:`LongLine` (read past, never held), which
+    says whether it held the tab-separated field ``field`` (``b"episode_done:True"``)."""
     with path.open("rb") as f:
-        yield from _numbered(path, f, 1)
+        yield from _numbered(path, f, 1, field=field)
 
 
 def lines_in(path: Path, runs: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, bytes] | Rejected]:

@@ -12,13 +12,14 @@ it). Tabs, newlines and ``|`` in text are escaped as ParlAI's ``msg_to_str`` doe
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from convbank import catalog
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import head, lines, rejected, suffixed
+from convbank.export._read import LongLine, head, lines, rejected, suffixed
 from convbank.export.chat import chat_record
 from convbank.model import Conversation, Participant, Turn
 
@@ -153,6 +154,17 @@ class _Episode:
         )
 
 
+_DONE = b"episode_done:True"
+"""The field that ends an episode."""
+
+
+def _left_out(ends: bool) -> str:
+    """What a rejected line takes with it: its episode, to this line or the next that ends one."""
+    if ends:
+        return "; the episode it ends is left out with it"
+    return "; its episode, to the next line holding episode_done:True, is left out with it"
+
+
 def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The episodes of ParlAI text files, one conversation each (of participants ``user``,
     the text side, and ``assistant``, the labels side); an episode ends at
@@ -166,10 +178,14 @@ def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Convers
     number, seen = 0, set[str]()
     for path in paths:
         episode, broken = _Episode(), False
-        for item in lines(path):
+        for item in lines(path, _DONE):
             if isinstance(item, Rejected):  # a line too long to hold
-                yield item
-                broken = True
+                ends = isinstance(item, LongLine) and item.held
+                yield replace(item, takes=_left_out(ends))
+                if ends:  # it held episode_done:True: the next line starts an episode
+                    number, episode, broken = number + 1, _Episode(), False
+                else:
+                    broken = True
                 continue
             line_number, raw = item
             try:
@@ -178,7 +194,7 @@ def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Convers
                 fields = f"expected UTF-8 text ({exc})"
             done = raw.endswith(b"episode_done:True") or b"\tepisode_done:True\t" in raw
             if isinstance(fields, str):
-                yield rejected(path, f"line {line_number}", fields, raw)
+                yield replace(rejected(path, f"line {line_number}", fields, raw), takes=_left_out(done))
                 broken = True  # the rest of its episode goes with it
             elif not broken:
                 episode.add(fields)

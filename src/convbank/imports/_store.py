@@ -103,7 +103,8 @@ class _Rejects:
                 where=rejected.where,
             )
         self.report.rejected += 1
-        record = {"file": str(original), "where": rejected.where, "expected": rejected.expected}
+        expected = rejected.expected + rejected.takes
+        record = {"file": str(original), "where": rejected.where, "expected": expected}
         self.out.file.write(self.encode({**record, "record": rejected.record}) + b"\n")
 
     def commit(self) -> None:

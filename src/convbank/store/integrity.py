@@ -17,11 +17,13 @@ from __future__ import annotations
 import os
 import stat
 import struct
+import sys
 import threading
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from convbank._forksafe import renew_after_fork
 from convbank._lazy import lazy
 from convbank.errors import DamagedBankError, SchemaVersionError
 from convbank.model import schema as unified
@@ -57,6 +59,7 @@ _CHECKED: dict[tuple[object, ...], pq.FileMetaData] = {}
 """Footers checked in this process, by file and its state (device, inode, size, mtime and
 ctime: a write to the file changes its ctime, so a file written since is checked again)."""
 _CHECKED_LOCK = threading.Lock()
+renew_after_fork(sys.modules[__name__], _CHECKED_LOCK=threading.Lock)
 
 
 def checked_footer(ref: FileRef, f: BinaryIO) -> pq.FileMetaData:

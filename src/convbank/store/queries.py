@@ -10,12 +10,14 @@ caller collects it.
 from __future__ import annotations
 
 import atexit
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 
+from convbank._forksafe import renew_after_fork
 from convbank.errors import NotBuiltError, QueryError
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.sandbox import SqlSandbox, parse_size
@@ -27,6 +29,8 @@ _SANDBOX_WORKERS = 4
 """Workers a process keeps per bank and memory limit (more calls at once wait)."""
 _sandboxes: dict[tuple[Path, int], SqlSandbox] = {}
 _lock = threading.Lock()
+# a forked child starts its own workers: the parent's are the parent's to use and end
+renew_after_fork(sys.modules[__name__], _lock=threading.Lock, _sandboxes=dict)
 
 
 def memory_bytes(memory_limit: str) -> int:

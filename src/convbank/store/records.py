@@ -43,11 +43,13 @@ import os
 import struct
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from convbank._forksafe import renew_after_fork
 from convbank.model.records import RecordCodec
 from convbank.store.manifest import RECORDS
 
@@ -279,6 +281,7 @@ class Kept:
         self.held = 0
         self._entries: dict[tuple[int, int], bytes] = {}
         self._lock = threading.Lock()
+        renew_after_fork(self, _lock=threading.Lock)  # a lock held at a fork would hang the child
 
     def get(self, key: tuple[int, int]) -> bytes | None:
         """The entry kept under ``key`` (a file's number and the entry's), or None."""
@@ -320,6 +323,8 @@ class RecordFile:
 
         self._sha = hashlib.sha256
         self._fd = fd
+        self._closed = False
+        weakref.finalize(self, os.close, fd)  # when nothing can read through it any more
         self.index = index
         self.rows = index.rows
         self._damage = damage
@@ -328,14 +333,16 @@ class RecordFile:
         self.kept = kept if kept is not None else Kept()
         self._number = next(_FILES)
         self._lock = threading.Lock()
+        renew_after_fork(self, _lock=threading.Lock)
         self._pooled: bytes | None = None
         self._pooled_reads = 0
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            os.close(fd)
+        """Let the file go (idempotent): its descriptor is closed once no read uses it, when
+        the last reference goes (at once where none is reading). Never while another thread
+        reads through it: that read would fail on a closed descriptor, or read whatever file
+        took its number, and say the bank is damaged (a corpus closed under its readers)."""
+        self._closed = True
 
     def _decompressor(self) -> Any:
         found = getattr(self._local, "decompress", None)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from convbank._atomic import sha256_file
+from convbank._forksafe import renew_after_fork
 from convbank._lazy import lazy
 from convbank._names import name_problem
 from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
@@ -90,6 +91,7 @@ class Snapshot:
         self._close = weakref.finalize(self, release, lease)
         self._datasets: dict[str, pds.Dataset] | None = None
         self._lock = threading.Lock()
+        renew_after_fork(self, _lock=threading.Lock)
 
     def close(self) -> None:
         """Release the pin (idempotent)."""
