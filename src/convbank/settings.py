@@ -89,28 +89,37 @@ def bank_root() -> Path:
 
 def convbanks_own(path: Path, bank: Path | None = None, *, holding: bool = False) -> str | None:
     """Where ``path`` (links followed, ``..`` resolved) lies among convbank's own files, said
-    as ``in the bank (...)`` or ``under CONVBANK_HOME (...)``; ``None`` if elsewhere. ``bank``
-    is a bank's folder besides ``$CONVBANK_HOME/bank``; with ``holding``, a ``path`` that
-    holds the bank or the home (one of their parents) counts too. What a command writes
-    (an export, a report, rejects) is refused there: it would replace the bank's own files.
+    as ``in the bank (...)`` or ``under CONVBANK_HOME (...)``; ``None`` if elsewhere. Its own
+    files are the bank (``bank``, a bank's folder besides ``$CONVBANK_HOME/bank``) and what
+    :data:`HOME_OWN` names under the home; a folder of one's own under the home (``exports``)
+    is not. With ``holding``, a ``path`` that holds the bank or the home (one of their
+    parents) counts too. What a command writes (an export, a report, rejects) is refused
+    there: it would replace the bank's own files.
 
     >>> convbanks_own(bank_root() / "turns") == f"in the bank ({bank_root()})"
     True
     >>> convbanks_own(Path("/"), holding=True) == f"holding the bank ({bank_root()})"
     True
-    >>> convbanks_own(Path("/proc/elsewhere")) is None
+    >>> convbanks_own(home() / "exports") is None
     True
     """
     target = path.resolve()
     places = [(bank, "the bank")] if bank is not None else []
-    places += [(bank_root(), "the bank"), (home(), "CONVBANK_HOME")]
+    places += [(bank_root(), "the bank"), *((home() / name, "CONVBANK_HOME") for name in HOME_OWN)]
     for root, what in places:
         place = root.resolve()
         if target.is_relative_to(place):
             return f"{'in' if what == 'the bank' else 'under'} {what} ({root})"
         if holding and place.is_relative_to(target):
             return f"holding {what} ({root})"
+    if holding and home().resolve().is_relative_to(target) and target != home().resolve():
+        return f"holding CONVBANK_HOME ({home()})"
     return None
+
+
+HOME_OWN = ("downloads", "cache", "bench", "locks", "sources.json", "checksums.json")
+"""What convbank keeps under ``$CONVBANK_HOME`` besides the bank: the downloads, the
+``map()`` cache, saved bench runs, the locks and the records of source folders and checksums."""
 
 
 def downloads_root() -> Path:

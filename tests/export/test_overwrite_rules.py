@@ -151,8 +151,8 @@ OWN_PLACES = {
     "a table folder of the bank": lambda home, tmp: home / "bank" / "turns",
     "a new folder in the bank": lambda home, tmp: home / "bank" / "out",
     "the bank spelled with ..": lambda home, tmp: home / "bank" / "turns" / ".." / ".." / "bank",
-    "CONVBANK_HOME": lambda home, tmp: home,
-    "a folder under CONVBANK_HOME": lambda home, tmp: home / "exports",
+    "the downloads under CONVBANK_HOME": lambda home, tmp: home / "downloads",
+    "the map() cache under CONVBANK_HOME": lambda home, tmp: home / "cache" / "map",
     "a link to the bank": lambda home, tmp: (
         (tmp / "link").symlink_to(home / "bank"),
         tmp / "link",
@@ -181,6 +181,23 @@ def test_an_export_into_the_bank_or_convbank_home_is_refused(fmt: str, place: st
     assert result.stderr.count("\n") == 1 and "convbank keeps its own files" in result.stderr, result.stderr
     assert _snapshot(home) == before
     assert not (output / "sub").exists() and not os.path.lexists(home / "bank" / "out")
+
+
+@pytest.mark.parametrize("folder", ["", "exports"])
+def test_an_export_into_a_folder_of_ones_own_under_convbank_home_is_written(
+    folder: str, tmp_path: Path
+) -> None:
+    """``CONVBANK_HOME`` itself, or a folder of the user's under it, is no place of convbank's
+    own: the export is written there, and the bank beside it is unchanged."""
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    home = tmp_path / "home"
+    bank = _snapshot(home / "bank")
+    result = CliRunner().invoke(cli, ["export", "mine", "--format", "jsonl", "-o", str(home / folder)])
+    assert result.exit_code == 0, result.output
+    assert (home / folder / "mine_default_train.jsonl").is_file()
+    assert _snapshot(home / "bank") == bank
 
 
 def test_an_export_whose_folder_would_hold_the_bank_is_refused(

@@ -192,7 +192,7 @@ def check_rejects(
 
         check_rejects(Path("rejects.jsonl"), [(Path("chats.jsonl"), None)], name="mine")
     """
-    from convbank.settings import home
+    from convbank.settings import convbanks_own
 
     bank = bank or Bank()
     target = rejects.resolve()
@@ -203,9 +203,9 @@ def check_rejects(
     for given in (named, beside):
         if given is not None and (target == given.resolve() or _same_file(rejects, given)):
             why = f"is the card {given}"
-    for root, what in ((home(), "under CONVBANK_HOME"), (bank.root, "in the bank")):
-        if target.is_relative_to(root.resolve()):
-            why = f"is {what} ({root}), where convbank keeps its own files"
+    where = convbanks_own(target, bank.root)
+    if where is not None:
+        why = f"is {where}, where convbank keeps its own files"
     for path, _ in inputs:
         if target == path.resolve() or _same_file(rejects, path):
             why = f"is the input {path}"
