@@ -18,6 +18,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_text",
     "kind_of",
+    "process_alive",
     "read_regular",
     "remove_dead_temporaries",
     "sha256_file",
@@ -90,7 +91,9 @@ class AtomicFile:
             self.done = True
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (another user's counts; a number no pid can be, too:
+    what it names is then never taken for gone). Example: ``process_alive(os.getpid())``."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -124,7 +127,7 @@ def remove_dead_temporaries(path: Path) -> None:
         base, _, pid = owner.rpartition(".")
         if not entry.name.endswith(".tmp") or not random or base != f".{path.name}" or not pid.isdigit():
             continue
-        if int(pid) == os.getpid() or _alive(int(pid)):
+        if int(pid) == os.getpid() or process_alive(int(pid)):
             continue
         try:
             if entry.is_file(follow_symlinks=False):

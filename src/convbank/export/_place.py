@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text, read_regular
+from convbank._atomic import atomic_write_text, process_alive, read_regular, remove_dead_temporaries
 from convbank._lazy import lazy
 from convbank.errors import ExportError
 from convbank.settings import convbanks_own, pause_at
@@ -240,36 +240,18 @@ def recover(output: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
 def _remove_dead_staging(output: Path) -> None:
     """Remove the staging folders of exports whose process is gone (killed, or stopped by a
     signal that ran no cleanup), and the temporary files of a record that a killed export
-    was writing (the record is written under the lock only, so none is anyone's now). Called
-    under the lock, after :func:`recover`."""
+    was writing (:func:`convbank._atomic.remove_dead_temporaries`: their writer's pid is in
+    their names). Called under the lock, after :func:`recover`."""
+    remove_dead_temporaries(output / RECORD)
     for entry in output.iterdir():
-        if _a_record_being_written(entry.name) and entry.is_file() and not entry.is_symlink():
-            entry.unlink(missing_ok=True)
-            continue
         if not entry.name.startswith(STAGING) or entry.is_symlink() or not entry.is_dir():
             continue
         pid = entry.name[len(STAGING) :].partition(".")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
             shutil.rmtree(entry, ignore_errors=True)
-
-
-def _a_record_being_written(name: str) -> bool:
-    """Whether ``name`` is a temporary file of the record (:func:`convbank._atomic.atomic_write`'s
-    ``.<record>.<random>.tmp``)."""
-    return name.startswith(f".{RECORD}.") and name.endswith(".tmp")
 
 
 @contextmanager
