@@ -39,7 +39,17 @@ if TYPE_CHECKING:
 else:
     filelock = lazy("filelock")
 
-__all__ = ["LOCK", "RECORD", "STAGING", "check_targets", "describe", "pause", "placed", "recover"]
+__all__ = [
+    "LOCK",
+    "RECORD",
+    "STAGING",
+    "check_targets",
+    "describe",
+    "pause",
+    "placed",
+    "recover",
+    "refuse_convbanks_own",
+]
 
 RECORD = ".convbank-exports.json"
 """The record of what each export wrote into a folder (relative path -> export)."""
@@ -281,6 +291,34 @@ def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwr
         pause("recorded")
 
 
+def refuse_convbanks_own(
+    output: Path, bank: Path | None = None, paths: Sequence[Path | str] = (), fmt: str | None = None
+) -> None:
+    """Refuse (:class:`ExportError`) an output folder in the bank (``bank``, or the default
+    one) or among convbank's own files under ``CONVBANK_HOME``
+    (:func:`convbank.settings.convbanks_own`), and a path of ``paths`` (relative to
+    ``output``) in either or holding either: the export would write among, or replace,
+    convbank's own files (the bank's table folders, its manifest).
+    Example: ``refuse_convbanks_own(Path("exports"), paths=["casino/train.jsonl"])``."""
+    where = convbanks_own(output, bank)
+    if where is not None:
+        raise ExportError(
+            f"{output}: an export's folder may not be {where}, where convbank keeps its own files; "
+            "name a folder elsewhere",
+            format=fmt,
+            path=output,
+        )
+    for rel in paths:
+        where = convbanks_own(output / rel, bank, holding=True)
+        if where is not None:
+            raise ExportError(
+                f"{output / rel}: the export would write there, {where}, where convbank keeps its own "
+                "files; name another folder",
+                format=fmt,
+                path=output / rel,
+            )
+
+
 @contextmanager
 def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[Path, list[Path]]]:
     """A staging folder inside ``output`` and a list to put the paths written in it; on
@@ -289,13 +327,7 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     the export created is removed again)."""
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
-    where = convbanks_own(output)
-    if where is not None:
-        raise ExportError(
-            f"{output}: an export's folder may not be {where}, where convbank keeps its own files; "
-            "name a folder elsewhere",
-            path=output,
-        )
+    refuse_convbanks_own(output)
     created = not output.exists()
     output.mkdir(parents=True, exist_ok=True)
     done = False

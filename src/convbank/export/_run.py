@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from convbank.errors import ExportError, did_you_mean
 from convbank.export._core import Selection
-from convbank.export._place import check_targets, placed
+from convbank.export._place import check_targets, placed, refuse_convbanks_own
 from convbank.export._registry import formats, joined, sided
 from convbank.export._registry import written as written_formats
 from convbank.query import Corpus
-from convbank.settings import convbanks_own
 
 __all__ = ["export"]
 
@@ -50,7 +48,6 @@ def export(
     if form.no_where is not None and where is not None:
         raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where", format=fmt)
     output = Path(output)
-    _refuse_convbanks_own(output, corpus, fmt)
     record = {
         "dataset": selection.dataset,
         "format": fmt,
@@ -59,34 +56,10 @@ def export(
         "as": as_participant,
     }
     planned = form.plan(selection) if form.plan is not None else []
-    _refuse_convbanks_own(output, corpus, fmt, planned)
+    refuse_convbanks_own(output, corpus.bank.root, planned, fmt)  # the folder, then each path
     check_targets(output, planned, record, overwrite=overwrite)  # before the work
     with placed(output, record, overwrite=overwrite) as (tmp, written):
         written.extend(form.writer(selection, tmp))
         names = [p.relative_to(tmp) for p in written]
-        _refuse_convbanks_own(output, corpus, fmt, names)
+        refuse_convbanks_own(output, corpus.bank.root, names, fmt)
     return [output / n for n in names]
-
-
-def _refuse_convbanks_own(output: Path, corpus: Corpus, fmt: str, paths: Sequence[Path | str] = ()) -> None:
-    """Refuse (:class:`ExportError`) an output folder in the bank of ``corpus`` or under
-    ``CONVBANK_HOME`` (:func:`convbank.settings.convbanks_own`), and a path of ``paths``
-    (relative to ``output``) in either or holding either: the export would write among, or
-    replace, convbank's own files (the bank's table folders, its manifest)."""
-    where = convbanks_own(output, corpus.bank.root)
-    if where is not None:
-        raise ExportError(
-            f"{output}: an export's folder may not be {where}, where convbank keeps its own files; "
-            "name a folder elsewhere",
-            format=fmt,
-            path=output,
-        )
-    for rel in paths:
-        where = convbanks_own(output / rel, corpus.bank.root, holding=True)
-        if where is not None:
-            raise ExportError(
-                f"{output / rel}: the export would write there, {where}, where convbank keeps its own "
-                "files; name another folder",
-                format=fmt,
-                path=output / rel,
-            )
