@@ -324,7 +324,6 @@ class RecordFile:
 
         self._sha = hashlib.sha256
         self._fd = fd
-        self._closed = False
         weakref.finalize(self, os.close, fd)  # when nothing can read through it any more
         self.index = index
         self.rows = index.rows
@@ -342,8 +341,8 @@ class RecordFile:
         """Let the file go (idempotent): its descriptor is closed once no read uses it, when
         the last reference goes (at once where none is reading). Never while another thread
         reads through it: that read would fail on a closed descriptor, or read whatever file
-        took its number, and say the bank is damaged (a corpus closed under its readers)."""
-        self._closed = True
+        took its number, and say the bank is damaged (a corpus closed under its readers).
+        So there is nothing to do here: the finalizer set at opening closes it."""
 
     def _decompressor(self) -> Any:
         found = getattr(self._local, "decompress", None)
