@@ -45,6 +45,7 @@ import msgspec
 
 from convbank import catalog
 from convbank._atomic import kind_of
+from convbank._names import name_problem
 from convbank._verified import private_tree
 from convbank._version import __version__
 from convbank.datasets._imported import NAME, ImportEntry, InputFile
@@ -56,7 +57,6 @@ from convbank.imports._store import ImportReport, Item, Progress, store
 from convbank.model import Conversation
 from convbank.model.schema import paused_gc
 from convbank.store import Bank
-from convbank.store.snapshot import name_problem
 
 __all__ = [
     "BATCH",

@@ -12,6 +12,7 @@ import msgspec
 import pyarrow as pa
 
 from convbank._atomic import AtomicFile
+from convbank._names import name_problem
 from convbank.build import SeenIds, write_batch
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
 from convbank.errors import CorpusImportError
@@ -21,7 +22,6 @@ from convbank.model import Conversation, conversations_to_tables
 from convbank.store import Bank
 from convbank.store.bank import Staging
 from convbank.store.manifest import ConfigEntry, SplitEntry
-from convbank.store.snapshot import name_problem
 
 __all__ = ["META_DEPTH", "ImportReport", "Item", "Progress", "store"]
 

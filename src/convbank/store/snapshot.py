@@ -58,7 +58,7 @@ class BankLike(Protocol):
         """The bank's manifest file."""
 
 
-__all__ = ["FileRef", "Snapshot", "name_problem", "partition"]
+__all__ = ["FileRef", "Snapshot", "partition"]
 
 VERIFY_PAGES = {"page_checksum_verification": True}
 """Every read checks each data page against the CRC-32 the build wrote beside it
