@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -149,3 +151,27 @@ def casino_home_with(root: Path, text: str, label: str) -> Path:
         mp.undo()
     (home / "dialogue").write_text(str(record["dialogue_id"]), encoding="utf-8")
     return home
+
+
+def convbank_with_plugins(
+    home: Path, *args: str, path: tuple[Path, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """``python -m convbank ARGS`` in a fresh process whose only tie to the test plugins is its
+    PYTHONPATH (this checkout's sources, the folder holding the plugins, then ``path``)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(PLUGINS), *map(str, path)]),
+        "CONVBANK_HOME": str(home),
+        "CONVBANK_OFFLINE": "1",
+        "COLUMNS": "200",
+    }
+    env.pop("CONVBANK_SOURCE", None)
+    return subprocess.run(
+        [sys.executable, "-m", "convbank", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=home.parent,
+    )

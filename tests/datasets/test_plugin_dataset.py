@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,32 +28,11 @@ from convbank.stats import stats
 from convbank.store import Bank
 from convbank.validate import validate
 from testsupport import PLUGINS, ROOT
+from testsupport import convbank_with_plugins as convbank
 
 SAMPLES = PLUGINS / "convbank_tsvdial" / "samples"
 TRAIN = (SAMPLES / "tsvdial_train.tsv").read_text(encoding="utf-8")
 TEST = (SAMPLES / "tsvdial_test.tsv").read_text(encoding="utf-8")
-
-
-def convbank(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m convbank ARGS`` in a fresh process whose only tie to the plugin is its
-    PYTHONPATH (this checkout's sources, then the folder holding the plugin)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(PLUGINS)]),
-        "CONVBANK_HOME": str(home),
-        "CONVBANK_OFFLINE": "1",
-        "COLUMNS": "200",
-    }
-    env.pop("CONVBANK_SOURCE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "convbank", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=home.parent,
-    )
 
 
 def test_the_command_line_in_a_fresh_process(tmp_path: Path) -> None:

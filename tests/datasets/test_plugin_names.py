@@ -8,8 +8,6 @@ from every command (before: a ``ValueError`` traceback from ``store.snapshot.par
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from convbank import registry
 from convbank.cli.main import cli
 from convbank.datasets import ConfigSpec
 from convbank.errors import PluginError
-from testsupport import PLUGINS, ROOT
+from testsupport import PLUGINS, convbank_with_plugins
 
 BAD = ["a/b", "a\\b", "..", ".", "a\nb", "a\x00b", "tab\there", "", "x" * 201]
 
@@ -67,18 +65,9 @@ def test_every_command_says_it_in_one_line_exit_5(tmp_path: Path) -> None:
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: badcfg\nVersion: 1.0\n", encoding="utf-8")
     (info / "entry_points.txt").write_text("[convbank.datasets]\nbadcfg = badcfg:BadCfg\n", encoding="utf-8")
-    path = os.pathsep.join([str(ROOT / "src"), str(PLUGINS), str(tmp_path)])
-    env = {**os.environ, "PYTHONPATH": path, "CONVBANK_HOME": str(tmp_path / "home")}
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     for args in (["build", "badcfg", "--source", str(samples)], ["list"], ["info", "badcfg"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "convbank", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = convbank_with_plugins(tmp_path / "home", *args, path=(tmp_path,))
         assert done.returncode == 5, (args, done.stderr)  # before: build exit 1, a ValueError traceback
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, (args, done.stderr)
         assert (
