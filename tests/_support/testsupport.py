@@ -12,7 +12,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -154,13 +154,14 @@ def casino_home_with(root: Path, text: str, label: str) -> Path:
 
 
 def convbank_with_plugins(
-    home: Path, *args: str, path: tuple[Path, ...] = ()
+    home: Path, *args: str, path: Sequence[Path] = (PLUGINS,)
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m convbank ARGS`` in a fresh process whose only tie to the test plugins is its
-    PYTHONPATH (this checkout's sources, the folder holding the plugins, then ``path``)."""
+    """``python -m convbank ARGS`` in a fresh process whose only tie to the plugins is its
+    PYTHONPATH (this checkout's sources, then ``path``: by default the folder holding the
+    test plugins)."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(PLUGINS), *map(str, path)]),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *map(str, path)]),
         "CONVBANK_HOME": str(home),
         "CONVBANK_OFFLINE": "1",
         "COLUMNS": "200",

@@ -67,7 +67,7 @@ def test_every_command_says_it_in_one_line_exit_5(tmp_path: Path) -> None:
     (info / "entry_points.txt").write_text("[convbank.datasets]\nbadcfg = badcfg:BadCfg\n", encoding="utf-8")
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     for args in (["build", "badcfg", "--source", str(samples)], ["list"], ["info", "badcfg"]):
-        done = convbank_with_plugins(tmp_path / "home", *args, path=(tmp_path,))
+        done = convbank_with_plugins(tmp_path / "home", *args, path=(PLUGINS, tmp_path))
         assert done.returncode == 5, (args, done.stderr)  # before: build exit 1, a ValueError traceback
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, (args, done.stderr)
         assert (

@@ -7,8 +7,6 @@ in its ``*.dist-info``) is exported and listed like the built-in ones; a broken 
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from convbank.errors import ExportError, PluginError
 from convbank.export import FORMATS, Format, _registry, _run, export, formats
 from convbank.query import load
 from convbank.store import Bank
-from testsupport import PLUGINS, ROOT
+from testsupport import PLUGINS, ROOT, convbank_with_plugins
 
 FORMAT_PLUGINS = Path(__file__).resolve().parents[1] / "format_plugins"
 """A sys.path entry holding the ``tsv`` format's package and metadata (off the path by default,
@@ -164,42 +162,22 @@ def test_the_import_guides_table_is_the_registrys() -> None:
 
 
 # ---------------------------------------------------------------------- a format from another package
-def _convbank(home: Path, *args: str, path: list[Path]) -> subprocess.CompletedProcess[str]:
-    """``python -m convbank ARGS`` in a fresh process whose plugins are those on ``path``."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *map(str, path)]),
-        "CONVBANK_HOME": str(home),
-        "CONVBANK_OFFLINE": "1",
-        "COLUMNS": "200",
-    }
-    env.pop("CONVBANK_SOURCE", None)
-    return subprocess.run(
-        [sys.executable, "-m", "convbank", *args],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def test_a_plugin_format_is_listed_and_written_by_the_command_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
     path = [PLUGINS, FORMAT_PLUGINS]
-    shown = _convbank(home, "export", "--help", path=path)
+    shown = convbank_with_plugins(home, "export", "--help", path=path)
     assert shown.returncode == 0, shown.stderr
     help_text = " ".join(shown.stdout.split())
     assert "[source|hf|convokit|parlai|chat|sharegpt|jsonl|parquet|csv|croissant|tsv]" in help_text
     assert (
         "croissant: Parquet plus Croissant JSON-LD (DIR/<dataset>_croissant); tsv: the turns as " in help_text
     )
-    built = _convbank(
+    built = convbank_with_plugins(
         home, "build", "tsvdial", "--source", str(PLUGINS / "convbank_tsvdial" / "samples"), path=path
     )
     assert built.returncode == 0, built.stderr
     out = tmp_path / "out"
-    exported = _convbank(
+    exported = convbank_with_plugins(
         home, "export", "tsvdial", "--split", "test", "--format", "tsv", "-o", str(out), path=path
     )
     assert exported.returncode == 0, exported.stderr
@@ -210,7 +188,7 @@ def test_a_plugin_format_is_listed_and_written_by_the_command_line(tmp_path: Pat
         "t001\t0\tcustomer\tHi, is there parking near the restaurant?",
     ]
     assert len(lines) == 1 + 7
-    again = _convbank(
+    again = convbank_with_plugins(
         home, "export", "tsvdial", "--format", "tsv", "--as", "agent", "-o", str(out), path=path
     )
     assert (again.returncode, again.stderr) == (
@@ -293,11 +271,11 @@ def test_a_broken_format_plugin_stops_export_only_in_one_line(tmp_path: Path) ->
     """The other commands never load the formats: ``--version`` and ``list`` still answer."""
     _dist_info(tmp_path / "path", "rival", "[convbank.formats]\nbroken = missing_module:FORMAT\n")
     path = [tmp_path / "path"]
-    shown = _convbank(tmp_path / "home", "export", "--help", path=path)
+    shown = convbank_with_plugins(tmp_path / "home", "export", "--help", path=path)
     assert (shown.returncode, shown.stdout) == (5, "")
     assert shown.stderr == (
         "error: entry point broken = missing_module:FORMAT of group convbank.formats (package rival 1.0) "
         "cannot be loaded: ModuleNotFoundError: No module named 'missing_module'\n"
     )
-    assert _convbank(tmp_path / "home", "--version", path=path).returncode == 0
-    assert _convbank(tmp_path / "home", "list", "--json", path=path).returncode == 0
+    assert convbank_with_plugins(tmp_path / "home", "--version", path=path).returncode == 0
+    assert convbank_with_plugins(tmp_path / "home", "list", "--json", path=path).returncode == 0
