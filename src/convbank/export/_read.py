@@ -86,15 +86,16 @@ def raw_lines(f: BinaryIO, stop: int | None = None) -> Iterator[tuple[bytes, boo
 
 
 def _watched_lines(f: BinaryIO, stop: int | None, field: bytes | None) -> Iterator[tuple[bytes, bool, bool]]:
-    """:func:`raw_lines`, each with whether it holds the tab-separated field ``field``
-    (``\\tepisode_done:True``: after a tab or at the line's start, before a tab or at its
-    end), looked for in the blocks of a line read past too."""
+    """:func:`raw_lines`, each line read past with whether it held the tab-separated field
+    ``field`` (``\\tepisode_done:True``: after a tab or at the line's start, before a tab or
+    at its end), looked for in its blocks; a whole line comes with False (its reader has it
+    all, and looks itself)."""
     while stop is None or f.tell() < stop:
         raw = f.readline(_ROOM)
         if not raw:
             return
         if len(raw) < _ROOM or raw.endswith(b"\n"):
-            yield raw, True, field is not None and _holds(b"\t" + raw, field, True)
+            yield raw, True, False
             continue
         start, rest, found = raw[:RECORD_LIMIT], raw, False
         carry = b"\t"  # the line's start counts as a tab before its first field
@@ -139,9 +140,11 @@ def _numbered(
 ) -> Iterator[tuple[int, bytes] | Rejected]:
     """:func:`raw_lines` numbered from ``first``, without their line ends, blank ones
     skipped; a line longer than :data:`LINE_LIMIT` a :class:`LongLine` naming it."""
-    for number, (raw, whole, held) in enumerate(_watched_lines(f, stop, field), first):
+    for number, (raw, whole, read_past_held) in enumerate(_watched_lines(f, stop, field), first):
         line = _line(raw, number)
         if not whole or len(line) > LINE_LIMIT:
+            # a line held whole, just over the limit, is looked at here (read past: in its blocks)
+            held = _holds(b"\t" + raw, field, True) if whole and field is not None else read_past_held
             cut = rejected(
                 path,
                 f"line {number}",
