@@ -3,9 +3,10 @@ index from position to stored batch and row, and a bounded cache of decoded batc
 
 Every build writes the four unified tables of a split in the same batches, one Parquet row
 group per batch (at most 2,000 conversations), so batch *i* of ``turns`` holds the turns of
-the conversations in batch *i* of ``conversations``. The index is made from the footers
-alone (row counts), so opening a corpus reads no data; a position is found by a binary
-search over the batches' first positions.
+the conversations in batch *i* of ``conversations``. The index is made from the row counts
+of the batches, as the manifest's record entries give them (or, in banks written before,
+the footers), so opening a corpus reads no data; a position is found by a binary search
+over the batches' first positions, an id in the ids of the record files' indexes.
 """
 
 from __future__ import annotations
@@ -155,16 +156,17 @@ class Source:
         self.batches: list[Batch] = []
         self._record_refs: dict[tuple[int, int], FileRef] = {}
         """The record file of each (part, piece) of ``conversations`` that has one."""
+        self._unchecked: set[tuple[int, int]] = set()
+        """The (part, piece)s whose batches were taken from the manifest's record entries,
+        their conversations file's footer not yet read (:meth:`read` checks it first)."""
         for p, part in enumerate(parts):
             files = self.files("conversations", part)
             records = snapshot.record_pieces(dataset.name, part.config, part.split)
             if len(records) == len(files):
                 self._record_refs.update({(p, r.piece): r for r in records})
             for ref in files:
-                meta = snapshot.metadata(ref)
                 first = 0
-                for rg in range(meta.num_row_groups):
-                    rows = meta.row_group(rg).num_rows
+                for rg, rows in enumerate(self._row_groups(p, ref)):
                     self.batches.append(Batch(p, ref, rg, rows, first))
                     first += rows
         self.starts: list[int] = np.concatenate(
@@ -185,6 +187,16 @@ class Source:
         """The polars schema of :meth:`convbank.Corpus.scan` per (table, meta form), made once."""
         self._lock = threading.Lock()
         renew_after_fork(self, _lock=threading.Lock)  # a DataLoader worker forked mid-read
+
+    def _row_groups(self, part: int, ref: FileRef) -> list[int]:
+        """The rows of each row group of a conversations file: as its record file's entry in
+        the manifest records them (no file opened), or from its footer."""
+        records = self._record_refs.get((part, ref.piece))
+        if records is not None and records.groups is not None and sum(records.groups) == ref.rows:
+            self._unchecked.add((part, ref.piece))
+            return list(records.groups)
+        meta = self.snapshot.metadata(ref)
+        return [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
 
     def close(self) -> None:
         """Drop the cache and release the pinned generation (if this source pinned it)."""
@@ -220,9 +232,25 @@ class Source:
     def read(self, batch: int, table: str, columns: list[str] | None = None) -> pa.Table:
         """Batch ``batch`` of ``table``, read now (not cached)."""
         b = self.batches[batch]
+        if (b.part, b.ref.piece) in self._unchecked:
+            self._check_layout(b)
         part = self.parts[b.part]
         ref = self.files(table, part)[b.ref.piece]
         return self.snapshot.read_row_group(ref, b.local, columns)
+
+    def _check_layout(self, b: Batch) -> None:
+        """Check a conversations file's row groups against the batches taken from the
+        manifest, before the first read of its tables (a batch is a row group of each)."""
+        meta = self.snapshot.metadata(b.ref)
+        groups = [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
+        if groups != [x.rows for x in self.batches if (x.part, x.ref.piece) == (b.part, b.ref.piece)]:
+            raise DamagedBankError(
+                f"the bank is damaged: the manifest's row groups of {b.ref.path} differ from the "
+                f"file's; run `convbank doctor`, then `convbank build {b.ref.dataset}` to rebuild it",
+                path=b.ref.path,
+            )
+        with self._lock:
+            self._unchecked.discard((b.part, b.ref.piece))
 
     def tables(self, batch: int) -> dict[str, pa.Table]:
         """The four unified tables of a batch, read now."""
@@ -273,7 +301,13 @@ class Source:
         with self._lock:
             found = self._ids.get(batch)
         if found is None:
-            column = self.read(batch, "conversations", ["conversation_id"]).column(0).to_pylist()
+            b = self.batches[batch]
+            records = self.records(batch)
+            column = None if records is None else records.ids()
+            if column is not None:
+                column = column[b.first : b.first + b.rows]
+            else:
+                column = self.read(batch, "conversations", ["conversation_id"]).column(0).to_pylist()
             found = (column, {cid: row for row, cid in enumerate(column)})
             with self._lock:
                 self._ids[batch] = found
@@ -288,6 +322,13 @@ class Source:
         for batch, b in enumerate(self.batches):
             if len(found) == len(wanted):
                 break
+            records = self.records(batch)
+            piece = None if records is None else records.id_rows()
+            if piece is not None:  # the ids its record file holds, looked up at its first batch
+                if b.local == 0:
+                    start = self.starts[batch]
+                    found |= {cid: start + piece[cid] for cid in wanted if cid in piece and cid not in found}
+                continue
             lo, hi = 0, len(wanted)
             bounds = self._bounds(b)
             if bounds is not None:
@@ -313,9 +354,11 @@ class Source:
 
     # ------------------------------------------------------------------ conversations
     def records(self, batch: int) -> RecordFile | None:
-        """The record file holding a batch's conversations, opened (its index checked, and
-        the tables it was made from: :meth:`_check_tables`) on first use; None where the
-        bank has none (written before them): the batch is then decoded from its tables."""
+        """The record file holding a batch's conversations, opened (its index checked) on
+        first use; None where the bank has none (written before them): the batch is then
+        decoded from its tables. Unless its index says it was made from the very table files
+        the manifest names (their footers' digests), those files' footers are checked
+        (:meth:`_check_tables`)."""
         b = self.batches[batch]
         key = (b.part, b.ref.piece)
         found = self._record_files.get(key)
@@ -324,7 +367,6 @@ class Source:
         ref = self._record_refs.get(key)
         if ref is None:
             return None
-        self._check_tables(b)
         opened = self.snapshot.open_records(ref, self._kept)
         if b.ref.rows is not None and opened.rows != b.ref.rows:
             opened.close()
@@ -334,10 +376,27 @@ class Source:
                 f"{ref.dataset}` to rebuild it",
                 path=ref.path,
             )
+        if opened.index.made_from != self._footers(b):  # not made from the tables named now
+            try:
+                self._check_tables(b)
+            except BaseException:
+                opened.close()
+                raise
         with self._lock:
             found = self._record_files.setdefault(key, opened)
         if found is not opened:
             opened.close()
+        return found
+
+    def _footers(self, b: Batch) -> dict[str, bytes]:
+        """The manifest's footer digests of the table files of a batch's piece, as a record
+        file's index holds those it was made from (32 zero bytes: none, or not recorded)."""
+        part = self.parts[b.part]
+        found = dict.fromkeys(UNIFIED_TABLES, bytes(32))
+        for table in UNIFIED_TABLES:
+            for ref in self.snapshot.refs(table, self.dataset.name):
+                if (ref.config, ref.split, ref.piece) == (part.config, part.split, b.ref.piece):
+                    found[table] = bytes.fromhex(ref.footer) if ref.footer else b"\xff" * 32
         return found
 
     def _check_tables(self, b: Batch) -> None:

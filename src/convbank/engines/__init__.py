@@ -28,16 +28,16 @@ class WrittenPiece:
     """A piece of a split that an engine's worker wrote into the staging folder itself:
     rows written by (table, split, piece), and the conversation ids in order; or, from an
     engine whose driver must receive no table data (Spark), their :func:`id_hashes` instead
-    of the ids and each file's sha256, size and footer digest (``facts``, trusted by the
-    commit instead of reading the files again)::
+    of the ids and each file's :data:`~convbank.store.staging.Facts` (``facts``, trusted by
+    the commit instead of reading the files again)::
 
         WrittenPiece({("turns", "train", 0): 120}, ["c1", "c2"])
-        WrittenPiece(rows, [], facts={key: (sha256, size, footer)}, hashes=id_hashes(ids))
+        WrittenPiece(rows, [], facts={key: (sha256, size, footer, None)}, hashes=id_hashes(ids))
     """
 
     rows: dict[tuple[str, str, int], int]
     ids: list[str]
-    facts: dict[tuple[str, str, int], tuple[str, int, str]] | None = None
+    facts: dict[tuple[str, str, int], tuple[str, int, str, list[int] | None]] | None = None
     hashes: bytes | None = None
 
     @property

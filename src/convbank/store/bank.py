@@ -386,7 +386,7 @@ class Bank:
         content's name."""
         table, split, piece = key
         staged = staging.path(table, split, piece)
-        sha, size, footer = staging.facts.get(key) or file_facts(staged, table)  # a writer's, or read
+        sha, size, footer, groups = staging.facts.get(key) or file_facts(staged, table)  # a writer's, or read
         if size != staged.stat().st_size:
             raise BuildError(
                 f"{staged}: {staged.stat().st_size:,} bytes, its writer said {size:,}; "
@@ -409,7 +409,12 @@ class Bank:
         if not existed:
             published.append(target)  # created by this build: removed again if it fails
         return FileEntry(
-            path=str(target.relative_to(self.root)), bytes=size, sha256=sha, rows=rows, footer=footer
+            path=str(target.relative_to(self.root)),
+            bytes=size,
+            sha256=sha,
+            rows=rows,
+            footer=footer,
+            groups=groups,
         )
 
     # ------------------------------------------------------------------ cleaning

@@ -63,16 +63,19 @@ RECORDS = "records"
 """The folder of the record files, and the ``table`` of their :class:`FileRef`."""
 
 
-class FileEntry(msgspec.Struct, kw_only=True):
+class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One table partition's file: its path relative to the bank, size, sha256, rows and the
     sha256 of its Parquet footer (checked each time a reader opens the file; None in banks
-    written before it was recorded)."""
+    written before it was recorded); a record file's: the sha256 of its index, and the rows
+    of each row group of its conversations file (``groups``: a corpus is then opened without
+    reading a footer; None in banks written before it was recorded)."""
 
     path: str
     bytes: int | None = None
     sha256: str | None = None
     rows: int | None = None
     footer: str | None = None
+    groups: list[int] | None = None
 
 
 class SplitEntry(msgspec.Struct, kw_only=True):
@@ -162,7 +165,19 @@ class Manifest(msgspec.Struct, kw_only=True):
     def _refs(self, root: Path, tables: Callable[[ConfigEntry], Mapping[str, Pieces]]) -> list[FileRef]:
         """The files of the tables ``tables`` gives of each config, under ``root``."""
         return [
-            FileRef(table, dataset, config, split, root / f.path, f.bytes, f.sha256, f.rows, piece, f.footer)
+            FileRef(
+                table,
+                dataset,
+                config,
+                split,
+                root / f.path,
+                f.bytes,
+                f.sha256,
+                f.rows,
+                piece,
+                f.footer,
+                None if f.groups is None else tuple(f.groups),
+            )
             for dataset, entry in self.datasets.items()
             for config, cfg in entry.configs.items()
             for table, splits in tables(cfg).items()
@@ -195,6 +210,8 @@ class FileRef:
     """The file's place among the pieces of its split (0 when the split is one file)."""
     footer: str | None = None
     """The sha256 of the file's Parquet footer (None: not recorded)."""
+    groups: tuple[int, ...] | None = None
+    """A record file's row groups (see :class:`FileEntry`)."""
 
 
 Pieces = Mapping[str, "FileEntry | list[FileEntry]"]

@@ -14,13 +14,27 @@ table file is. Layout::
     entries                                      zstd frames, back to back: the records of
                                                  the conversations, in row order, then
                                                  those of the distinct participants
-    index  header "CBRIDX01", conversations,     little-endian uint64s
-           participants, dictionary length
+    index  header "CBRIDX02", conversations,     little-endian uint64s
+           participants, dictionary length,
+           ids length, row groups
            dictionary                            zstd dictionary trained on the first batch
                                                  (none for a small file)
+           ids                                   one zstd frame: the conversation ids, in
+                                                 row order, a JSON list
+           made from                             sha256 of the Parquet footer of each
+                                                 unified table's file of the same piece
+                                                 (32 zero bytes: none), in table order
+           row groups                            uint64 a row group of the conversations
+                                                 file: its rows
            offsets                               uint64 a entry, and the end of the last
            digests                               sha256[:16] of each entry as stored
     tail   index length (uint64), "CBRECEND"
+
+The ids, the footers the file was made from and the row groups let a reader get a
+conversation by id without opening a table file (nor importing ``pyarrow.parquet``): the
+footers' digests equal to the manifest's say that the record file was made from the tables
+the manifest names now (:meth:`Index.made_from`). Files of the first layout
+("CBRIDX01", without them) are still read; their readers open the table files.
 
 What a reader serves was vouched for by the manifest: it checks the file's size, then the
 index (read through the file it keeps open) against the manifest's sha256 of it, then each
@@ -49,7 +63,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import msgspec
+
 from convbank._forksafe import renew_after_fork
+from convbank.model import UNIFIED_TABLES
 from convbank.model.records import RecordCodec
 from convbank.store.manifest import RECORDS
 
@@ -62,6 +79,8 @@ MAGIC = b"CBREC001"
 END = b"CBRECEND"
 _HEADER = struct.Struct("<8sQQQ")
 _INDEX_MAGIC = b"CBRIDX01"
+_HEADER2 = struct.Struct("<8sQQQQQ")
+_INDEX_MAGIC2 = b"CBRIDX02"
 _TAIL = struct.Struct("<Q8s")
 DIGEST = 16
 """Bytes of an entry's sha256 kept in the index."""
@@ -115,6 +134,7 @@ class RecordWriter:
         self._compress: Callable[[bytes], bytes] | None = None
         self._dictionary = b""
         self._pooling: bool | None = None
+        self._ids: list[str] = []
         self.rows = 0
 
     def add(self, tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> None:
@@ -154,6 +174,7 @@ class RecordWriter:
             self._spooled.append(len(data))
             self._pool_digests += self._sha(data).digest()[:DIGEST]
         self.rows += len(records)
+        self._ids += tables["conversations"].column("conversation_id").to_pylist()
 
     def _start(self, samples: list[bytes]) -> Callable[[bytes], bytes]:
         """The compressor, with a dictionary trained on the first batch's records when they
@@ -178,9 +199,13 @@ class RecordWriter:
         self._compress = zstd.ZstdCompressor(level=LEVEL, **options).compress
         return self._compress
 
-    def finish(self) -> int:
+    def finish(self, made_from: Mapping[str, str | None], groups: list[int]) -> int:
         """Append the participants and the index; close the file (the caller syncs it).
-        Returns the number of conversations."""
+        ``made_from``: the footer digest (hex) of the file of each unified table the records
+        were made from (None: that table has no file); ``groups``: the rows of each row group
+        of the conversations file (they hold as many rows as the file has records, but in a
+        build that refuses repeated ids: it never publishes the file). Returns the number of
+        conversations."""
         self._spool.seek(0)
         while block := self._spool.read(1 << 20):
             self._file.write(block)
@@ -190,10 +215,15 @@ class RecordWriter:
         self._spool.close()
         import numpy as np
 
+        ids = _zstd().ZstdCompressor(level=LEVEL).compress(msgspec.json.encode(self._ids))
+        header = (_INDEX_MAGIC2, self.rows, len(self._spooled), len(self._dictionary), len(ids), len(groups))
         index = b"".join(
             (
-                _HEADER.pack(_INDEX_MAGIC, self.rows, len(self._spooled), len(self._dictionary)),
+                _HEADER2.pack(*header),
                 self._dictionary,
+                ids,
+                b"".join(bytes.fromhex(made_from.get(t) or "00" * 32) for t in UNIFIED_TABLES),
+                np.asarray(groups, dtype="<u8").tobytes(),
                 np.asarray(self._offsets, dtype="<u8").tobytes(),
                 bytes(self._digests),
                 bytes(self._pool_digests),
@@ -211,19 +241,34 @@ class RecordWriter:
 
 
 class Index:
-    """A record file's parsed index: where each entry is and its digest."""
+    """A record file's parsed index: where each entry is and its digest; for files of the
+    second layout, the ids (compressed), the footers the records were made from and the row
+    groups (``made_from`` and ``groups`` are None in files of the first)."""
 
     def __init__(self, data: bytes, end: int) -> None:
-        magic, self.rows, self.pooled, size = _HEADER.unpack_from(data)
-        if magic != _INDEX_MAGIC:
+        second = data[:8] == _INDEX_MAGIC2
+        header = _HEADER2 if second else _HEADER
+        if data[:8] not in (_INDEX_MAGIC, _INDEX_MAGIC2) or len(data) < header.size:
             raise ValueError("not a record file's index")
+        _, self.rows, self.pooled, size, *more = header.unpack_from(data)
+        ids, groups = more if second else (0, 0)
         entries = self.rows + self.pooled
-        at = _HEADER.size
-        self.dictionary = data[at : at + size]
-        at += size
-        need = at + 8 * (entries + 1) + DIGEST * entries
+        at = header.size
+        made = 32 * len(UNIFIED_TABLES) if second else 0
+        need = at + size + ids + made + 8 * groups + 8 * (entries + 1) + DIGEST * entries
         if len(data) != need:
             raise ValueError(f"an index of {len(data):,} bytes where its counts need {need:,}")
+        self.dictionary = data[at : at + size]
+        at += size
+        self.id_bytes = data[at : at + ids]
+        at += ids
+        self.made_from: dict[str, bytes] | None = None
+        self.groups: list[int] | None = None
+        if second:
+            self.made_from = {t: data[at + 32 * i : at + 32 * (i + 1)] for i, t in enumerate(UNIFIED_TABLES)}
+            at += made
+            self.groups = list(struct.unpack_from(f"<{groups}Q", data, at))
+            at += 8 * groups
         import numpy as np
 
         offsets = np.frombuffer(data, dtype="<u8", count=entries + 1, offset=at)
@@ -336,6 +381,8 @@ class RecordFile:
         renew_after_fork(self, _lock=threading.Lock)
         self._pooled: bytes | None = None
         self._pooled_reads = 0
+        self._ids: list[str] | None = None
+        self._id_rows: dict[str, int] | None = None
 
     def close(self) -> None:
         """Let the file go (idempotent): its descriptor is closed once no read uses it, when
@@ -403,6 +450,26 @@ class RecordFile:
             if self._pooled is None:
                 self._pooled = self._pread(end - start, start)
         return self._pooled
+
+    def ids(self) -> list[str] | None:
+        """The conversation ids in row order, decoded once (None in a file of the first
+        layout, which has none)."""
+        if self._ids is None and self.index.groups is not None:
+            try:
+                data = _zstd().ZstdDecompressor().decompress(self.index.id_bytes)
+                found = msgspec.json.decode(data, type=list[str])
+            except Exception as exc:  # bytes the index's sha256 vouched for, that do not decode
+                raise self._damage(f"unreadable (its ids: {exc})") from exc
+            if len(found) != self.rows:
+                raise self._damage(f"unreadable ({len(found):,} ids for {self.rows:,} records)")
+            self._ids = found
+        return self._ids
+
+    def id_rows(self) -> dict[str, int] | None:
+        """``{conversation_id: row}`` of this file, made once (None as :meth:`ids`)."""
+        if self._id_rows is None and (ids := self.ids()) is not None:
+            self._id_rows = {cid: row for row, cid in enumerate(ids)}
+        return self._id_rows
 
     def conversation(self, row: int) -> Any:
         """The :class:`~convbank.model.Conversation` at row ``row`` (a new object each time)."""

@@ -30,9 +30,10 @@ else:
 
 __all__ = ["Facts", "Staging", "disk_full", "file_facts", "fsync_file"]
 
-Facts = tuple[str, int, str]
-"""What the manifest records of a written file: its sha256, its size in bytes and the sha256
-of its footer (a Parquet file's) or index (a record file's)."""
+Facts = tuple[str, int, str, "list[int] | None"]
+"""What the manifest records of a written file: its sha256, its size in bytes, the sha256
+of its footer (a Parquet file's) or index (a record file's), and a record file's row groups
+(the rows of each row group of its conversations file; None for a Parquet file)."""
 
 
 def disk_full(root: Path, exc: OSError) -> DiskFullError | None:
@@ -169,7 +170,7 @@ class Staging:
         """The :data:`Facts` of every piece written here (call after :meth:`close`)::
 
         staging.close()
-        facts = staging.describe()   # {("turns", "train", 3): (sha256, bytes, footer)}
+        facts = staging.describe()   # {("turns", "train", 3): (sha256, bytes, footer, None)}
         """
         return {key: file_facts(self.path(*key), key[0]) for key in self.rows}
 
@@ -192,7 +193,7 @@ class Staging:
                 fsync_file(self.path(*key))
             for (split, piece), record_writer in list(records.items()):
                 del records[(split, piece)]
-                record_writer.finish()
+                record_writer.finish(*self._made_from(split, piece))
                 fsync_file(self.path(RECORDS, split, piece))
         except OSError as exc:
             for writer in writers.values():  # those not closed yet
@@ -204,6 +205,21 @@ class Staging:
             if full is None:
                 raise
             raise full from exc
+
+    def _made_from(self, split: str, piece: int) -> tuple[dict[str, str | None], list[int]]:
+        """The footer digests of a piece's unified table files (written and closed), and the
+        rows of each row group of its conversations file: what its record file records of
+        them (:meth:`convbank.store.records.RecordWriter.finish`)."""
+        digests: dict[str, str | None] = {}
+        groups: list[int] = []
+        for table in UNIFIED_TABLES:
+            if (table, split, piece) not in self.rows:
+                digests[table] = None
+                continue
+            meta, digests[table] = read_footer(self.path(table, split, piece))
+            if table == "conversations":
+                groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+        return digests, groups
 
     def abandon(self) -> None:
         """Close every writer after a failure, ignoring their errors (a full disk makes
@@ -229,16 +245,18 @@ def _close(writer: pq.ParquetWriter) -> None:
 def file_facts(path: Path, table: str) -> Facts:
     """A closed piece's :data:`Facts`, read from it (``table``: its table, or ``records``)::
 
-    sha256, size, footer = file_facts(staging.path("turns", "train"), "turns")
+    sha256, size, footer, groups = file_facts(staging.path("turns", "train"), "turns")
     """
     from convbank._atomic import sha256_file
 
+    groups = None
     if table == RECORDS:
         with path.open("rb") as f:
-            footer = read_index(f)[1]
+            index, footer = read_index(f)
+        groups = index.groups
     else:
         footer = read_footer(path)[1]
-    return sha256_file(path), path.stat().st_size, footer
+    return sha256_file(path), path.stat().st_size, footer, groups
 
 
 def fsync_file(path: Path) -> None:
