@@ -239,9 +239,13 @@ def test_a_pooled_file_reads_its_pool_at_once_and_entries_read_again_are_kept(
     assert [corpus[i] for i in range(len(corpus))] == expected
     (records,) = corpus._source._record_files.values()
     assert records.index.pooled > 0, "PEC's speakers are pooled"
-    # each conversation's entry; the speakers one by one until a sixteenth of them were asked
-    # for, and then the rest of them in one read
-    alone = -(-records.index.pooled // 16) - 1
+    # each conversation's entry; the speakers one by one until those reads were worth the
+    # pool's bytes, and then the rest of them in one read
+    from convbank.store.records import READ_WORTH
+
+    pool = records.index.offsets[-1] - records.index.offsets[records.rows]
+    alone = -(-pool // READ_WORTH) - 1
+    assert alone > 0 and reads.count(pool) == 1
     assert len(reads) == len(corpus) + alone + 1
     reads.clear()
     assert [corpus[i] for i in range(len(corpus))] == expected  # new objects, equal
