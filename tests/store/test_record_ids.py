@@ -22,7 +22,7 @@ import pytest
 
 import convbank
 from convbank.errors import DamagedBankError
-from convbank.store import Bank, FileRef
+from convbank.store import Bank, FileRef, Snapshot
 from convbank.store.records import _HEADER, _INDEX_MAGIC, _TAIL, END, read_index
 
 
@@ -145,4 +145,63 @@ def test_a_record_file_of_the_first_layout_is_read_through_the_tables_footers(
     assert corpus._source._record_files, "served from the record files"
     assert "conversations" in read and "turns" in read  # the row groups, ids and tables from the tables
     assert casino_home.doctor().problems == []
+    corpus.close()
+
+
+@pytest.fixture()
+def pec_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bank:
+    """A synthetic PEC whose train split is written in several pieces."""
+    from convbank.build import build
+    from convbank.datasets.pec.synthetic import write_pec
+    from convbank.engines import local
+    from convbank.fetch import Fetcher
+
+    monkeypatch.setattr(local, "PIECE_BYTES", 200_000)
+    write_pec(tmp_path / "src", 3000, seed=2)
+    bank = Bank(tmp_path / "bank")
+    fetcher = Fetcher(sources=[tmp_path / "src"], verify=False, progress=False, root=tmp_path / "home")
+    assert build(["pec"], config="happy", fetcher=fetcher, bank=bank).ok
+    return bank
+
+
+def _opened(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pieces whose record files are opened from now on."""
+    opened: list[int] = []
+    open_records = Snapshot.open_records
+
+    def counted(self: Snapshot, ref: FileRef, kept: object = None) -> object:
+        opened.append(ref.piece)
+        return open_records(self, ref, kept)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Snapshot, "open_records", counted)
+    return opened
+
+
+@pytest.mark.parametrize("ranges", ["recorded", "swapped"])
+def test_an_id_is_looked_for_first_in_the_piece_whose_range_holds_it(
+    pec_pieces: Bank, monkeypatch: pytest.MonkeyPatch, ranges: str
+) -> None:
+    """The manifest's id ranges say where to look first: an id of the last piece opens
+    that piece's record file alone; ranges swapped between pieces (a misstated manifest)
+    cost more files opened, never a conversation not found."""
+    whole = list(convbank.load("pec", "happy", split="train", bank=pec_pieces))
+    manifest = json.loads(pec_pieces.manifest_path.read_text(encoding="utf-8"))
+    entries = manifest["datasets"]["pec"]["configs"]["happy"]["records"]["train"]
+    assert len(entries) >= 3 and all(
+        e["id_range"] == [min(e["id_range"]), max(e["id_range"])] for e in entries
+    )
+    if ranges == "swapped":
+        entries[0]["id_range"], entries[-1]["id_range"] = entries[-1]["id_range"], entries[0]["id_range"]
+        pec_pieces.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    opened = _opened(monkeypatch)
+    corpus = convbank.load("pec", "happy", split="train", bank=pec_pieces)
+    last = len(entries) - 1
+    assert corpus[whole[-1].conversation_id] == whole[-1]
+    # swapped: the first piece claims the last one's range, so it is opened first, then the
+    # others in order until the id is found, in the last
+    assert opened == ([last] if ranges == "recorded" else list(range(len(entries))))
+    assert corpus.take([whole[0].conversation_id, whole[1500].conversation_id]) == [whole[0], whole[1500]]
+    with pytest.raises(KeyError):
+        corpus["happy-train-no-such"]
+    assert sorted(set(opened)) == list(range(len(entries)))  # a miss looks in every piece
     corpus.close()

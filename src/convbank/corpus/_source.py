@@ -314,23 +314,18 @@ class Source:
         return found
 
     def positions(self, conversation_ids: Iterable[str]) -> dict[str, int]:
-        """Where these ids are in source order (ids not in the corpus are absent). Batches
-        whose id statistics exclude every wanted id are skipped, so ids in source order (like
-        PEC's) cost a few batches."""
+        """Where these ids are in source order (ids not in the corpus are absent). Looked up
+        in the ids of the record files (:meth:`_positions_in_records`), and for batches of a
+        bank written before them in the tables' id column, skipping batches whose id
+        statistics exclude every wanted id, so ids in source order (like PEC's) cost a few
+        batches."""
         wanted = sorted(set(conversation_ids))
         found: dict[str, int] = {}
-        for batch, b in enumerate(self.batches):
+        for batch in self._positions_in_records(wanted, found):
             if len(found) == len(wanted):
                 break
-            records = self.records(batch)
-            piece = None if records is None else records.id_rows()
-            if piece is not None:  # the ids its record file holds, looked up at its first batch
-                if b.local == 0:
-                    start = self.starts[batch]
-                    found |= {cid: start + piece[cid] for cid in wanted if cid in piece and cid not in found}
-                continue
             lo, hi = 0, len(wanted)
-            bounds = self._bounds(b)
+            bounds = self._bounds(self.batches[batch])
             if bounds is not None:
                 lo, hi = bisect.bisect_left(wanted, bounds[0]), bisect.bisect_right(wanted, bounds[1])
             if lo == hi:
@@ -342,6 +337,37 @@ class Source:
                 if row is not None and cid not in found:
                     found[cid] = start + row
         return found
+
+    def _positions_in_records(self, wanted: list[str], found: dict[str, int]) -> list[int]:
+        """Find ``wanted`` (sorted) in the ids of the record files into ``found``: first in
+        the files whose id range (in the manifest) holds one of them, then, for an id still
+        missing, in the others (a range is where to look first, never a reason not to look).
+        Returns the batches of the pieces that have no ids (their tables are searched)."""
+        rest: list[int] = []
+        firsts: list[tuple[int, bool]] = []
+        for batch, b in enumerate(self.batches):
+            ref = self._record_refs.get((b.part, b.ref.piece))
+            if ref is None or ref.groups is None:
+                rest.append(batch)
+            elif b.local == 0:
+                span = ref.id_range
+                if span is None or len(span) != 2:  # not recorded (or no ids): looked in first
+                    firsts.append((batch, True))
+                else:
+                    lo = bisect.bisect_left(wanted, span[0])
+                    firsts.append((batch, lo < len(wanted) and wanted[lo] <= span[1]))
+        for batch, _ in sorted(firsts, key=lambda f: not f[1]):  # those holding one first, in order
+            if len(found) == len(wanted):
+                break
+            records = self.records(batch)
+            rows = None if records is None else records.id_rows()
+            if rows is None:  # a record file without ids: the piece's tables are searched
+                piece = (self.batches[batch].part, self.batches[batch].ref.piece)
+                rest += [i for i, b in enumerate(self.batches) if (b.part, b.ref.piece) == piece]
+                continue
+            start = self.starts[batch]
+            found |= {cid: start + rows[cid] for cid in wanted if cid in rows and cid not in found}
+        return sorted(rest)
 
     def _bounds(self, b: Batch) -> tuple[str, str] | None:
         """The min and max conversation id of a batch, from the Parquet statistics."""

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from convbank.datasets import Dataset
     from convbank.store import Bank, Staging
+    from convbank.store.staging import Facts
 
 __all__ = ["Batches", "Engine", "SqlEngine", "WrittenPiece", "id_hashes"]
 
@@ -32,12 +33,12 @@ class WrittenPiece:
     the commit instead of reading the files again)::
 
         WrittenPiece({("turns", "train", 0): 120}, ["c1", "c2"])
-        WrittenPiece(rows, [], facts={key: (sha256, size, footer, None)}, hashes=id_hashes(ids))
+        WrittenPiece(rows, [], facts=staging.describe(), hashes=id_hashes(ids))
     """
 
     rows: dict[tuple[str, str, int], int]
     ids: list[str]
-    facts: dict[tuple[str, str, int], tuple[str, int, str, list[int] | None]] | None = None
+    facts: dict[tuple[str, str, int], Facts] | None = None
     hashes: bytes | None = None
 
     @property

@@ -386,7 +386,7 @@ class Bank:
         content's name."""
         table, split, piece = key
         staged = staging.path(table, split, piece)
-        sha, size, footer, groups = staging.facts.get(key) or file_facts(staged, table)  # a writer's, or read
+        sha, size, footer, layout = staging.facts.get(key) or file_facts(staged, table)  # a writer's, or read
         if size != staged.stat().st_size:
             raise BuildError(
                 f"{staged}: {staged.stat().st_size:,} bytes, its writer said {size:,}; "
@@ -414,7 +414,8 @@ class Bank:
             sha256=sha,
             rows=rows,
             footer=footer,
-            groups=groups,
+            groups=None if layout is None else layout.groups,
+            id_range=None if layout is None else layout.id_range,
         )
 
     # ------------------------------------------------------------------ cleaning

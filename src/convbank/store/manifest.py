@@ -66,9 +66,10 @@ RECORDS = "records"
 class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One table partition's file: its path relative to the bank, size, sha256, rows and the
     sha256 of its Parquet footer (checked each time a reader opens the file; None in banks
-    written before it was recorded); a record file's: the sha256 of its index, and the rows
-    of each row group of its conversations file (``groups``: a corpus is then opened without
-    reading a footer; None in banks written before it was recorded)."""
+    written before it was recorded); a record file's: the sha256 of its index, the rows of
+    each row group of its conversations file (``groups``: a corpus is then opened without
+    reading a footer) and its least and greatest conversation id (``id_range``: where an id
+    is looked for first); None in banks written before they were recorded."""
 
     path: str
     bytes: int | None = None
@@ -76,6 +77,7 @@ class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     rows: int | None = None
     footer: str | None = None
     groups: list[int] | None = None
+    id_range: list[str] | None = None
 
 
 class SplitEntry(msgspec.Struct, kw_only=True):
@@ -177,6 +179,7 @@ class Manifest(msgspec.Struct, kw_only=True):
                 piece,
                 f.footer,
                 None if f.groups is None else tuple(f.groups),
+                None if f.id_range is None else tuple(f.id_range),
             )
             for dataset, entry in self.datasets.items()
             for config, cfg in entry.configs.items()
@@ -212,6 +215,8 @@ class FileRef:
     """The sha256 of the file's Parquet footer (None: not recorded)."""
     groups: tuple[int, ...] | None = None
     """A record file's row groups (see :class:`FileEntry`)."""
+    id_range: tuple[str, ...] | None = None
+    """A record file's least and greatest conversation id (see :class:`FileEntry`)."""
 
 
 Pieces = Mapping[str, "FileEntry | list[FileEntry]"]

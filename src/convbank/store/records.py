@@ -279,6 +279,19 @@ class Index:
         self.offsets: list[int] = offsets.tolist()
         self.digests = data[at + 8 * (entries + 1) :]
 
+    def ids(self) -> list[str]:
+        """The conversation ids in row order ([] in a file of the first layout); a
+        ``ValueError`` when they do not decode to as many strings as the file has rows."""
+        if self.groups is None:
+            return []
+        try:
+            found = msgspec.json.decode(_zstd().ZstdDecompressor().decompress(self.id_bytes), type=list[str])
+        except Exception as exc:  # bytes the index's sha256 vouched for, that do not decode
+            raise ValueError(str(exc)) from exc
+        if len(found) != self.rows:
+            raise ValueError(f"{len(found):,} ids for {self.rows:,} records")
+        return found
+
 
 def read_index(f: BinaryIO) -> tuple[Index, str]:
     """A record file's index, parsed, and the sha256 of its bytes (the index and the tail),
@@ -460,13 +473,9 @@ class RecordFile:
         layout, which has none)."""
         if self._ids is None and self.index.groups is not None:
             try:
-                data = _zstd().ZstdDecompressor().decompress(self.index.id_bytes)
-                found = msgspec.json.decode(data, type=list[str])
-            except Exception as exc:  # bytes the index's sha256 vouched for, that do not decode
+                self._ids = self.index.ids()
+            except ValueError as exc:
                 raise self._damage(f"unreadable (its ids: {exc})") from exc
-            if len(found) != self.rows:
-                raise self._damage(f"unreadable ({len(found):,} ids for {self.rows:,} records)")
-            self._ids = found
         return self._ids
 
     def id_rows(self) -> dict[str, int] | None:

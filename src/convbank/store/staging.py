@@ -10,7 +10,7 @@ import os
 import shutil
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from convbank._lazy import lazy
 from convbank._version import __version__
@@ -28,12 +28,21 @@ else:
     pa = lazy("pyarrow")
     pq = lazy("pyarrow.parquet")
 
-__all__ = ["Facts", "Staging", "disk_full", "file_facts", "fsync_file"]
+__all__ = ["Facts", "Layout", "Staging", "disk_full", "file_facts", "fsync_file"]
 
-Facts = tuple[str, int, str, "list[int] | None"]
+
+class Layout(NamedTuple):
+    """What the manifest records of a record file's layout: the rows of each row group of
+    its conversations file, and its least and greatest conversation id ([] for none)."""
+
+    groups: list[int]
+    id_range: list[str]
+
+
+Facts = tuple[str, int, str, "Layout | None"]
 """What the manifest records of a written file: its sha256, its size in bytes, the sha256
-of its footer (a Parquet file's) or index (a record file's), and a record file's row groups
-(the rows of each row group of its conversations file; None for a Parquet file)."""
+of its footer (a Parquet file's) or index (a record file's), and a record file's
+:class:`Layout` (None for a Parquet file)."""
 
 
 def disk_full(root: Path, exc: OSError) -> DiskFullError | None:
@@ -245,18 +254,20 @@ def _close(writer: pq.ParquetWriter) -> None:
 def file_facts(path: Path, table: str) -> Facts:
     """A closed piece's :data:`Facts`, read from it (``table``: its table, or ``records``)::
 
-    sha256, size, footer, groups = file_facts(staging.path("turns", "train"), "turns")
+    sha256, size, footer, layout = file_facts(staging.path("turns", "train"), "turns")
     """
     from convbank._atomic import sha256_file
 
-    groups = None
+    layout = None
     if table == RECORDS:
         with path.open("rb") as f:
             index, footer = read_index(f)
-        groups = index.groups
+        if index.groups is not None:
+            ids = index.ids()
+            layout = Layout(index.groups, [min(ids), max(ids)] if ids else [])
     else:
         footer = read_footer(path)[1]
-    return sha256_file(path), path.stat().st_size, footer, groups
+    return sha256_file(path), path.stat().st_size, footer, layout
 
 
 def fsync_file(path: Path) -> None:
