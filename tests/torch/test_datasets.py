@@ -220,5 +220,6 @@ def test_a_unit_reads_only_the_stored_batches_holding_it(
     unit = corpus.select(range(900, 930))  # the 30 valid conversations
     items = IterableCorpusDataset(unit, "turns")._read(np.arange(30))
     assert len(items) == 402 and {i["split"] for i in items} == {"valid"}
-    assert {batch for batch, _ in reads} == {1}  # (its ids come from the conversations table)
-    assert {table for _, table in reads} == {"conversations", "participants", "annotations", "turns"}
+    assert {batch for batch, _ in reads} == {1}
+    # its ids come from its record file's index, not from the conversations table
+    assert {table for _, table in reads} == {"participants", "annotations", "turns"}
