@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from convbank._forksafe import renew_after_fork
+from convbank.corpus._group import Group
 from convbank.errors import DamagedBankError, NotBuiltError
-from convbank.model import UNIFIED_TABLES, Conversation, Part, tables_to_conversations
-from convbank.model.schema import PreparedTables, paused_gc
+from convbank.model import UNIFIED_TABLES, Conversation, Part
+from convbank.model.schema import paused_gc
 
 if TYPE_CHECKING:
     from convbank.datasets import Dataset
@@ -39,12 +39,6 @@ a batch whose Python columns are decoded counts four times its Arrow size). 1 Gi
 batch of a PEC-sized corpus as Arrow (60,000 synthetic PEC conversations take 114 MiB, measured
 here), so a shuffled pass reads each batch once; a corpus larger than the cache re-reads batches."""
 
-_PREPARE_SHARE = 32
-"""A batch's Python columns are decoded whole once a 32nd of its conversations have been read
-one by one: decoding a PEC batch of 2,000 costs about what 130 single reads cost through Arrow
-slices (60 ms against 0.47 ms each, measured here), so a few random reads stay cheap and a
-pass over the batch pays one decoding (rent until renting would have cost the purchase)."""
-
 
 class Batch(NamedTuple):
     """One stored batch: the part it belongs to (index into the parts), the conversations
@@ -56,83 +50,6 @@ class Batch(NamedTuple):
     local: int
     rows: int
     first: int = 0
-
-
-class _Group:
-    """A decoded batch: its four tables, where each conversation's rows are, and (after enough
-    single reads) its Python columns."""
-
-    def __init__(self, tables: dict[str, pa.Table], part: Part, dataset: str) -> None:
-        self.tables = tables
-        self.part = part
-        self.dataset = dataset
-        self.ids: list[str] = tables["conversations"].column("conversation_id").to_pylist()
-        self.spans = {name: _spans(tables[name]) for name in UNIFIED_TABLES[1:]}
-        self.prepared: PreparedTables | None = None
-        self.reads = 0
-        self.prepare_after = max(4, len(self.ids) // _PREPARE_SHARE)
-        self.nbytes: int = sum(t.nbytes for t in tables.values())
-        self.lock = threading.Lock()
-        renew_after_fork(self, lock=threading.Lock)
-
-    @property
-    def cost(self) -> int:
-        """Bytes this batch holds in the cache (Python columns at three times their Arrow size)."""
-        return self.nbytes * (4 if self.prepared is not None else 1)
-
-    def _prepare(self) -> int:
-        """Decode the Python columns (once); the bytes this added to the cache."""
-        with self.lock, paused_gc():
-            if self.prepared is not None:
-                return 0
-            self.prepared = PreparedTables(
-                self.tables, dataset=self.dataset, config=self.part.config, split=self.part.split
-            )
-            return self.nbytes * 3
-
-    def conversation(self, row: int, source: Source) -> Conversation:
-        """Conversation ``row`` of this batch, a new object each time: built from the Python
-        columns once they are decoded, else from Arrow slices of its rows."""
-        prepared = self.prepared
-        if prepared is None:
-            self.reads += 1
-            if self.reads > self.prepare_after:
-                source.grew(self._prepare())
-                prepared = self.prepared
-        if prepared is not None:
-            return prepared.build(row)
-        return self.subset([row])[0]
-
-    def prepared_tables(self, source: Source) -> PreparedTables:
-        """The batch's Python columns, decoded now if they were not (what a pass over many of
-        its rows, such as the ``turns`` example view's, reads)."""
-        if self.prepared is None:
-            source.grew(self._prepare())
-        assert self.prepared is not None
-        return self.prepared
-
-    def subset(self, rows: Sequence[int]) -> list[Conversation]:
-        """Conversations at these rows (distinct), in that order: their rows of each table
-        taken and decoded together, column by column."""
-        if self.prepared is not None:
-            return [self.prepared.build(r) for r in rows]
-        chosen = {"conversations": self.tables["conversations"].take(pa.array(rows, pa.int64()))}
-        for name, spans in self.spans.items():
-            ranges = [spans.get(self.ids[r], (0, 0)) for r in rows]
-            taken = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in ranges])
-            chosen[name] = self.tables[name].take(pa.array(taken))
-        return tables_to_conversations(
-            chosen, dataset=self.dataset, config=self.part.config, split=self.part.split
-        )
-
-
-def _spans(table: pa.Table) -> dict[str, tuple[int, int]]:
-    """``{conversation_id: (start, end)}`` of a table whose rows are grouped by conversation."""
-    if table.num_rows == 0:
-        return {}
-    runs = pc.run_end_encode(table.column("conversation_id").combine_chunks())
-    ends = runs.run_ends.to_pylist()
-    return dict(zip(runs.values.to_pylist(), zip([0, *ends[:-1]], ends, strict=True), strict=True))
 
 
 class Source:
@@ -175,7 +92,7 @@ class Source:
         self.part_batches: list[list[int]] = [
             [i for i, b in enumerate(self.batches) if b.part == p] for p in range(len(parts))
         ]
-        self._groups: OrderedDict[int, _Group] = OrderedDict()
+        self._groups: OrderedDict[int, Group] = OrderedDict()
         self._cached = 0
         self._ids: dict[int, tuple[list[str], dict[str, int]]] = {}
         self._structures: dict[str, str | None] = {}
@@ -192,9 +109,10 @@ class Source:
         """The rows of each row group of a conversations file: as its record file's entry in
         the manifest records them (no file opened), or from its footer."""
         records = self._record_refs.get((part, ref.piece))
-        if records is not None and records.groups is not None and sum(records.groups) == ref.rows:
+        groups = None if records is None else records.groups
+        if groups is not None and sum(groups) == ref.rows and min(groups, default=0) >= 0:
             self._unchecked.add((part, ref.piece))
-            return list(records.groups)
+            return list(groups)
         meta = self.snapshot.metadata(ref)
         return [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
 
@@ -256,7 +174,7 @@ class Source:
         """The four unified tables of a batch, read now."""
         return {t: self.read(batch, t) for t in UNIFIED_TABLES}
 
-    def group(self, batch: int) -> _Group:
+    def group(self, batch: int) -> Group:
         """A decoded batch from the cache, read on a miss; the least recently used batches
         leave the cache beyond its budget."""
         with self._lock:
@@ -264,7 +182,7 @@ class Source:
             if found is not None:
                 self._groups.move_to_end(batch)
                 return found
-        made = _Group(self.tables(batch), self.parts[self.batches[batch].part], self.dataset.name)
+        made = Group(self.tables(batch), self.parts[self.batches[batch].part], self.dataset.name)
         with self._lock:
             found = self._groups.get(batch)
             if found is not None:
@@ -414,15 +332,22 @@ class Source:
             opened.close()
         return found
 
+    def _tables_of(self, b: Batch) -> list[FileRef]:
+        """The unified table files of a batch's piece (those its record file was made from)."""
+        part, piece = self.parts[b.part], b.ref.piece
+        return [
+            ref
+            for table in UNIFIED_TABLES
+            for ref in self.snapshot.refs(table, self.dataset.name)
+            if (ref.config, ref.split, ref.piece) == (part.config, part.split, piece)
+        ]
+
     def _footers(self, b: Batch) -> dict[str, bytes]:
         """The manifest's footer digests of the table files of a batch's piece, as a record
-        file's index holds those it was made from (32 zero bytes: none, or not recorded)."""
-        part = self.parts[b.part]
+        file's index holds those it was made from (32 zero bytes: none; not recorded: 0xff)."""
         found = dict.fromkeys(UNIFIED_TABLES, bytes(32))
-        for table in UNIFIED_TABLES:
-            for ref in self.snapshot.refs(table, self.dataset.name):
-                if (ref.config, ref.split, ref.piece) == (part.config, part.split, b.ref.piece):
-                    found[table] = bytes.fromhex(ref.footer) if ref.footer else b"\xff" * 32
+        for ref in self._tables_of(b):
+            found[ref.table] = bytes.fromhex(ref.footer) if ref.footer else b"\xff" * 32
         return found
 
     def _check_tables(self, b: Batch) -> None:
@@ -430,11 +355,8 @@ class Source:
         piece of each unified table; once a process, as every footer is): a table file of
         another schema is refused (:class:`~convbank.errors.SchemaVersionError`) as the
         readers of the tables refuse it, never served from its records."""
-        part = self.parts[b.part]
-        for table in UNIFIED_TABLES:
-            for ref in self.snapshot.refs(table, self.dataset.name):
-                if (ref.config, ref.split, ref.piece) == (part.config, part.split, b.ref.piece):
-                    self.snapshot.metadata(ref)
+        for ref in self._tables_of(b):
+            self.snapshot.metadata(ref)
 
     def conversation(self, position: int) -> Conversation:
         """The conversation at a position: decoded from its record (a few hundred bytes),

@@ -408,15 +408,9 @@ class Bank:
         os.replace(staged, target)
         if not existed:
             published.append(target)  # created by this build: removed again if it fails
-        return FileEntry(
-            path=str(target.relative_to(self.root)),
-            bytes=size,
-            sha256=sha,
-            rows=rows,
-            footer=footer,
-            groups=None if layout is None else layout.groups,
-            id_range=None if layout is None else layout.id_range,
-        )
+        layout_of = {} if layout is None else layout._asdict()  # a record file's groups and id range
+        path = str(target.relative_to(self.root))
+        return FileEntry(path=path, bytes=size, sha256=sha, rows=rows, footer=footer, **layout_of)
 
     # ------------------------------------------------------------------ cleaning
     def collect(self) -> list[Path]:
