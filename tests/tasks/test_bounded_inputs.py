@@ -301,3 +301,36 @@ def test_a_ranking_model_that_returns_a_number_is_one_line(built: Bank) -> None:
         "pec-response-selection, test: the model ReturnsANumber's rank() returned a float, "
         "not a list of one prediction per example"
     )
+
+
+def test_a_parquet_predictions_file_that_is_a_fifo_or_a_device_is_refused_at_once(tmp_path: Path) -> None:
+    """Sixth round. Before: `--predictions mine.parquet` naming a FIFO waited for ever in
+    pyarrow's open (SIGTERM too was not acted on until it returned); a link to /dev/zero is
+    refused as well. Now the file is opened without blocking and refused unless regular, and
+    the file checked is the one read."""
+    fifo = tmp_path / "mine.parquet"
+    os.mkfifo(fifo)
+    device = tmp_path / "zero.parquet"
+    device.symlink_to("/dev/zero")
+    for path, kind in ((fifo, "a FIFO (named pipe)"), (device, "a device")):
+        outcome: list[BaseException] = []
+        reader = threading.Thread(target=lambda p=path, o=outcome: o.append(_raised(p)), daemon=True)
+        reader.start()
+        reader.join(5)
+        if reader.is_alive():  # before: waiting on the FIFO; a writer's open and close let it go
+            if path == fifo:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join(5)
+            pytest.fail(f"{path} was waited on")
+        assert str(outcome[0]) == f"{path}: {kind}, not a regular file; pass a Parquet file"
+    good = tmp_path / "good.parquet"
+    convbank.bench.write_predictions(good, {"a": ["x"]})
+    assert read_predictions(good) == {"a": ["x"]}
+
+
+def _raised(path: Path) -> BaseException:
+    try:
+        read_predictions(path)
+    except BaseException as exc:  # what it raised is the answer
+        return exc
+    raise AssertionError(f"{path} was read")
