@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import signal
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -92,11 +93,20 @@ class Interrupted(KeyboardInterrupt):
             result = stop.result  # result.partial: metrics of result.folds_done only
     """
 
-    def __init__(self, predictions: dict[str, Any], folds_done: list[str], result: Result | None = None):
+    def __init__(
+        self,
+        predictions: dict[str, Any],
+        folds_done: list[str],
+        result: Result | None = None,
+        signum: int = signal.SIGINT,
+    ):
         super().__init__(f"interrupted after {len(folds_done)} folds")
         self.predictions = predictions
         self.folds_done = folds_done
         self.result = result
+        self.signum = signum
+        """The signal that stopped the run: SIGINT (Ctrl-C), or SIGTERM or SIGHUP
+        (:class:`convbank.cli._signals.Terminated`), for its line and exit code."""
 
 
 def task_named(name: str | Task) -> Task:
@@ -180,7 +190,8 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
         if isinstance(exc, Interrupted):
             raise
         kept = {data.examples[i].id for f in data.folds if f.name in done for i in f.test}
-        raise Interrupted({k: v for k, v in out.items() if k in kept}, done) from None
+        signum = getattr(exc, "signum", signal.SIGINT)  # SIGTERM and SIGHUP are said as themselves
+        raise Interrupted({k: v for k, v in out.items() if k in kept}, done, signum=signum) from None
     _check(task, data, out, "the model")
     return out
 
