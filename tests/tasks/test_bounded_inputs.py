@@ -334,3 +334,52 @@ def _raised(path: Path) -> BaseException:
     except BaseException as exc:  # what it raised is the answer
         return exc
     raise AssertionError(f"{path} was read")
+
+
+class ReturnsDeep:
+    def predict(self, examples: list[Example]) -> list[Any]:
+        deep: list[Any] = []
+        for _ in range(5000):
+            deep = [deep]
+        return [deep for _ in examples]
+
+
+class ReturnsHugeLabel:
+    def predict(self, examples: list[Example]) -> list[list[str]]:
+        huge = "x" * 10_000_000  # one string, in every prediction
+        return [[huge] for _ in examples]
+
+
+class ReturnsMixedSets:
+    def predict(self, examples: list[Example]) -> list[set[Any]]:
+        return [{1, "small-talk"} for _ in examples]
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        (
+            "ReturnsDeep",
+            "casino-strategy, fold1: the model {m} returned a prediction nested more than 64 deep "
+            "(example '543/0')",
+        ),
+        ("ReturnsHugeLabel", "('" + "x" * 79 + "… (10,000,002 characters) is not)"),
+        (
+            "ReturnsMixedSets",
+            "4,615 malformed prediction(s) ('543/0', '543/1', '543/2', ...: expected a list of labels)",
+        ),
+    ],
+)
+def test_a_models_odd_predictions_are_one_short_line(
+    built: Bank, monkeypatch: pytest.MonkeyPatch, name: str, said: str
+) -> None:
+    """Sixth round. Before: predictions nested 5,000 deep were a `RecursionError` traceback of
+    2,990 lines, exit 1; a label of 10 MB was echoed whole in the error, a line of 10,000,557
+    bytes; a set of labels of mixed kinds was a `TypeError` traceback (sorting it). Now each is
+    one line of a few hundred bytes, exit 2."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    spec = f"test_bounded_inputs:{name}"
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", spec])
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
+    assert done.exit_code == 2 and len(lines) == 1, done.output[-500:]
+    assert said.format(m=spec) in lines[0] and len(lines[0]) < 1000, lines[0][:500]

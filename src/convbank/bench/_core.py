@@ -184,7 +184,15 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
                     model=name,
                 )
             for example, answer in zip(test, answers, strict=True):
-                out[example.id] = _plain(answer)
+                try:
+                    out[example.id] = _plain(answer)
+                except _TooDeepError as exc:
+                    raise BenchError(
+                        f"{task.name}, {fold.name}: the model {name} returned a prediction {exc} "
+                        f"(example {example.id!r})",
+                        task=task.name,
+                        model=name,
+                    ) from None
             done.append(fold.name)
     except KeyboardInterrupt as exc:  # Ctrl-C: the folds finished so far, for a partial result
         if isinstance(exc, Interrupted):
@@ -447,13 +455,31 @@ def _first(ids: Sequence[str], n: int = 3) -> str:
     return shown + (", ..." if len(ids) > n else "")
 
 
-def _plain(value: Any) -> Any:
-    """Numpy values to Python ones, recursively (results and predictions are JSON)."""
+MAX_DEPTH = 64
+"""The deepest a model's prediction may nest (as a predictions file's line may)."""
+
+
+class _TooDeepError(ValueError):
+    """A value nested more than :data:`MAX_DEPTH` deep."""
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """Numpy values to Python ones, recursively (results and predictions are JSON); a value
+    nested more than :data:`MAX_DEPTH` deep raises :class:`_TooDeepError`, never a RecursionError."""
+    if depth > MAX_DEPTH:
+        raise _TooDeepError(f"nested more than {MAX_DEPTH} deep")
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
-        return [_plain(v) for v in items]
+        items = _sorted(value) if isinstance(value, (set, frozenset)) else value
+        return [_plain(v, depth + 1) for v in items]
     if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
+        return _plain(value.tolist(), depth)
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _sorted(values: set[Any] | frozenset[Any]) -> list[Any]:
+    try:
+        return sorted(values)
+    except TypeError:  # values of kinds that do not compare ({1, "a"}): an order all the same
+        return sorted(values, key=repr)
