@@ -197,9 +197,10 @@ def _measured(
         with watched(watcher):
             if predictions_file is not None:
                 name = run_name or predictions_file.name
-                return score(chosen, predictions_file, config=config, seed=seed, model=name), signal.SIGINT
+                scored = score(chosen, predictions_file, config=config, seed=seed, model=name)
+                return scored, int(signal.SIGINT)
             try:
-                result, signum = run(chosen, model=model, config=config, seed=seed), signal.SIGINT
+                result, signum = run(chosen, model=model, config=config, seed=seed), int(signal.SIGINT)
             except Interrupted as stop:
                 if stop.result is None:  # no fold finished: nothing to report
                     stopped = KeyboardInterrupt() if stop.signum == signal.SIGINT else Terminated(stop.signum)
