@@ -236,6 +236,14 @@ class FailsInFit:
         return [[] for _ in examples]
 
 
+class ExitsInPredict:
+    """A model whose predict calls sys.exit(3) (before: convbank exited 3, "sources
+    unavailable", without a word)."""
+
+    def predict(self, examples: list[Example]) -> list[list[str]]:
+        raise SystemExit(3)
+
+
 class FailsInPredict:
     """A model whose predict raises on the third fold."""
 
@@ -264,6 +272,7 @@ class ReturnsANumber:
 
 
 MODEL_ERRORS = {
+    "ExitsInPredict": "casino-strategy, fold1: the model {m} failed in predict(): SystemExit: 3",
     "FailsInFit": "casino-strategy, fold1: the model {m} failed in fit(): ValueError: no labels in this fold",
     "FailsInPredict": "casino-strategy, fold3: the model {m} failed in predict(): RuntimeError: CUDA out of memory",
     "ReturnsNone": (
@@ -290,7 +299,12 @@ def test_a_model_that_fails_is_one_line_naming_it_and_the_fold(
     ]
     debug = CliRunner().invoke(cli, ["--debug", "bench", "casino-strategy", "--model", spec])
     assert isinstance(debug.exception, BenchError)  # --debug: the exception, with the model's as its cause
-    cause = {"FailsInFit": ValueError, "FailsInPredict": RuntimeError, "ReturnsNone": type(None)}[name]
+    cause = {
+        "ExitsInPredict": SystemExit,
+        "FailsInFit": ValueError,
+        "FailsInPredict": RuntimeError,
+        "ReturnsNone": type(None),
+    }[name]
     assert type(debug.exception.__cause__) is cause
 
 

@@ -205,13 +205,13 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
 
 
 def _call(task: str, model: str, fold: str, obj: Any, method: str, *args: Any) -> Any:
-    """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C)
-    becomes one line naming the task, the fold, the model and the method."""
+    """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C;
+    ``sys.exit()`` too) becomes one line naming the task, the fold, the model and the method."""
     try:
         return getattr(obj, method)(*args)
     except ConvbankError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a model ends its run, not the command
         where = f"{task}, {fold}" if fold else task
         raise BenchError(
             f"{where}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
