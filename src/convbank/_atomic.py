@@ -61,6 +61,7 @@ class AtomicFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        _replaceable(path)
         fd, self.tmp = temporary_beside(path)
         try:
             os.fchmod(fd, 0o666 & ~_umask())
@@ -77,6 +78,7 @@ class AtomicFile:
             self.file.flush()
             os.fsync(self.file.fileno())
             self.file.close()
+            _replaceable(self.path)
             os.replace(self.tmp, self.path)
         except BaseException:
             self.discard()
@@ -89,6 +91,19 @@ class AtomicFile:
             self.file.close()
             Path(self.tmp).unlink(missing_ok=True)
             self.done = True
+
+
+def _replaceable(path: Path) -> None:
+    """Refuse to replace what is not a file: a FIFO, a device or a socket at ``path``, or a
+    link to one (``-o /dev/stdout``), would be renamed over, the node itself gone (as root,
+    ``/dev/full`` replaced by a regular file); a link to a file is replaced, not followed.
+    Raises :class:`OSError` ``EINVAL`` naming the path ("a device, not a regular file")."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # nothing there (or a dangling link): the rename says what else is wrong
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a folder: the rename refuses it
+        raise OSError(errno.EINVAL, f"{kind_of(mode)}, not a regular file", str(path))
 
 
 def process_alive(pid: int) -> bool:

@@ -7,6 +7,8 @@ annotation label is built once for the module."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,3 +129,26 @@ def test_viewer_csv_neutralises_full_width_formulas(built: Bank) -> None:
     q = "SELECT " + ", ".join(f"'{c}SUM(1)' AS c{i}" for i, c in enumerate(starts)) + ", 'x\uff1d1' AS inside"
     csv_text = client.get("/sql", params={"q": q, "format": "csv"}).text
     assert csv_text.splitlines()[1] == ",".join(f"'{c}SUM(1)" for c in starts) + ",x\uff1d1"
+
+
+def test_a_title_or_a_runs_name_never_drives_the_terminal(tmp_path: Path) -> None:
+    """Sixth round. Before: an imported dataset's title holding an escape and a bidi override
+    was printed raw by `list` (its table; `info` escaped it), and a saved run's model name
+    (`bench --name`) raw by `bench --results`: the screen cleared, the text reversed. Now every
+    string the command line's consoles print is shown as :func:`visible` shows it."""
+    hostile = "T\u202eitle\x1b[2J\x1b]0;pwned\x07\x9b31m"
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n', encoding="utf-8")
+    imported = CliRunner().invoke(cli, ["import", str(chats), "--name", "hostile", "--title", hostile])
+    assert imported.exit_code == 0, imported.output
+    results = Path(os.environ["CONVBANK_HOME"]) / "bench" / "results"
+    results.mkdir(parents=True)
+    run = {"task": "casino-strategy", "model": hostile, "seed": 0, "metrics": {"mean_f1": 0.5}}
+    (results / "20260101T000000-casino-strategy-x-seed0.json").write_text(json.dumps(run), encoding="utf-8")
+    for args in (["list"], ["info", "hostile"], ["bench", "casino-strategy", "--results"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, (args, result.output)
+        shown = "".join(c for c in result.stdout if c not in "│ \n")  # a table's cell may be folded
+        assert visible(hostile) in shown, (args, result.stdout)
+        _safe(result.output)
+        assert "\u202e" not in result.output, args

@@ -253,3 +253,35 @@ def test_the_staged_placement_every_export_shares_refuses_the_bank(tmp_path: Pat
         not (tmp_path / "home" / "bank" / RECORD).exists()
         and not (tmp_path / "home" / "bank" / LOCK).exists()
     )
+
+
+def test_a_report_or_predictions_file_never_replaces_a_fifo_or_a_device(tmp_path: Path) -> None:
+    """Sixth round. Before: `report -o PATH` and `bench --write-predictions PATH` renamed their
+    file over whatever was at PATH: a FIFO was replaced by a regular file, and a link to a
+    device (`-o /dev/stdout`) by the report; as root, `--write-predictions /dev/full` replaced
+    the device node itself. Now a FIFO, a device or a link to one is one line naming it, exit 1,
+    left as it was; a link to a file is still replaced, not followed."""
+    from convbank.bench import write_predictions
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    fifo, device = tmp_path / "out.fifo", tmp_path / "out.device"
+    os.mkfifo(fifo)
+    device.symlink_to("/dev/null")
+    for path, kind in ((fifo, "a FIFO (named pipe)"), (device, "a device")):
+        result = CliRunner().invoke(cli, ["report", "mine", "-o", str(path)])
+        assert (result.exit_code, result.stderr) == (
+            1,
+            f"error: {path}: {kind}, not a regular file; check that the path exists and can be written\n",
+        )
+        with pytest.raises(OSError, match="not a regular file"):
+            write_predictions(path, {"a": 1})
+    assert fifo.is_fifo() and os.readlink(device) == "/dev/null"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    target = tmp_path / "target.html"
+    target.write_text("old")
+    linked = tmp_path / "linked.html"
+    linked.symlink_to(target)
+    assert _cli("report", "mine", "-o", str(linked))[0] == 0
+    assert not linked.is_symlink() and target.read_text() == "old"

@@ -177,3 +177,34 @@ def test_the_bars_estimate_the_time_left_from_the_steps_done(
 
     task = SimpleNamespace(total=5, completed=completed, elapsed=elapsed)
     assert _TimeLeft().render(task).plain == shown
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "said"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGHUP, 129, "SIGHUP")]
+)
+def test_sigterm_and_sighup_are_said_as_themselves_with_their_exit_codes(
+    casino_home: Bank, tmp_path: Path, signum: int, code: int, said: str
+) -> None:
+    """Sixth round. Before: SIGTERM or SIGHUP during a run's folds was reported as Ctrl-C,
+    `interrupted (Ctrl-C): a partial result ...`, exit 130 (and with no fold done, `interrupted
+    (Ctrl-C): stopped`, exit 130), where every other command says the signal, exit 143 or 129."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "CONVBANK_HOME": str(casino_home.root.parent)}
+    for at, last in (
+        (2, "a partial result of 1 of 5 folds (fold1); not saved, no predictions written"),
+        (1, "stopped; nothing half-written was kept"),
+    ):
+        marker = tmp_path / f"fold{at}-started"
+        spec = _model(tmp_path, f"wait_at_fold{at}", at, f"Path({str(marker)!r}).touch(); time.sleep(300)")
+        args = [sys.executable, "-m", "convbank", "bench", "casino-strategy", "-m", spec, "--save"]
+        with subprocess.Popen(
+            args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as proc:
+            deadline = time.monotonic() + 120
+            while not marker.exists():
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, f"fold {at} never started"
+                time.sleep(0.05)
+            proc.send_signal(signum)
+            _, stderr = proc.communicate(timeout=120)
+        assert (proc.returncode, stderr.splitlines()[-1]) == (code, f"terminated ({said}): {last}")
+    assert not (casino_home.root.parent / "bench" / "results").exists()

@@ -236,6 +236,14 @@ class FailsInFit:
         return [[] for _ in examples]
 
 
+class ExitsInPredict:
+    """A model whose predict calls sys.exit(3) (before: convbank exited 3, "sources
+    unavailable", without a word)."""
+
+    def predict(self, examples: list[Example]) -> list[list[str]]:
+        raise SystemExit(3)
+
+
 class FailsInPredict:
     """A model whose predict raises on the third fold."""
 
@@ -264,6 +272,7 @@ class ReturnsANumber:
 
 
 MODEL_ERRORS = {
+    "ExitsInPredict": "casino-strategy, fold1: the model {m} failed in predict(): SystemExit: 3",
     "FailsInFit": "casino-strategy, fold1: the model {m} failed in fit(): ValueError: no labels in this fold",
     "FailsInPredict": "casino-strategy, fold3: the model {m} failed in predict(): RuntimeError: CUDA out of memory",
     "ReturnsNone": (
@@ -290,7 +299,12 @@ def test_a_model_that_fails_is_one_line_naming_it_and_the_fold(
     ]
     debug = CliRunner().invoke(cli, ["--debug", "bench", "casino-strategy", "--model", spec])
     assert isinstance(debug.exception, BenchError)  # --debug: the exception, with the model's as its cause
-    cause = {"FailsInFit": ValueError, "FailsInPredict": RuntimeError, "ReturnsNone": type(None)}[name]
+    cause = {
+        "ExitsInPredict": SystemExit,
+        "FailsInFit": ValueError,
+        "FailsInPredict": RuntimeError,
+        "ReturnsNone": type(None),
+    }[name]
     assert type(debug.exception.__cause__) is cause
 
 
@@ -301,3 +315,85 @@ def test_a_ranking_model_that_returns_a_number_is_one_line(built: Bank) -> None:
         "pec-response-selection, test: the model ReturnsANumber's rank() returned a float, "
         "not a list of one prediction per example"
     )
+
+
+def test_a_parquet_predictions_file_that_is_a_fifo_or_a_device_is_refused_at_once(tmp_path: Path) -> None:
+    """Sixth round. Before: `--predictions mine.parquet` naming a FIFO waited for ever in
+    pyarrow's open (SIGTERM too was not acted on until it returned); a link to /dev/zero is
+    refused as well. Now the file is opened without blocking and refused unless regular, and
+    the file checked is the one read."""
+    fifo = tmp_path / "mine.parquet"
+    os.mkfifo(fifo)
+    device = tmp_path / "zero.parquet"
+    device.symlink_to("/dev/zero")
+    for path, kind in ((fifo, "a FIFO (named pipe)"), (device, "a device")):
+        outcome: list[BaseException] = []
+        reader = threading.Thread(target=lambda p=path, o=outcome: o.append(_raised(p)), daemon=True)
+        reader.start()
+        reader.join(5)
+        if reader.is_alive():  # before: waiting on the FIFO; a writer's open and close let it go
+            if path == fifo:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join(5)
+            pytest.fail(f"{path} was waited on")
+        assert str(outcome[0]) == f"{path}: {kind}, not a regular file; pass a Parquet file"
+    good = tmp_path / "good.parquet"
+    convbank.bench.write_predictions(good, {"a": ["x"]})
+    assert read_predictions(good) == {"a": ["x"]}
+
+
+def _raised(path: Path) -> BaseException:
+    try:
+        read_predictions(path)
+    except BaseException as exc:  # what it raised is the answer
+        return exc
+    raise AssertionError(f"{path} was read")
+
+
+class ReturnsDeep:
+    def predict(self, examples: list[Example]) -> list[Any]:
+        deep: list[Any] = []
+        for _ in range(5000):
+            deep = [deep]
+        return [deep for _ in examples]
+
+
+class ReturnsHugeLabel:
+    def predict(self, examples: list[Example]) -> list[list[str]]:
+        huge = "x" * 10_000_000  # one string, in every prediction
+        return [[huge] for _ in examples]
+
+
+class ReturnsMixedSets:
+    def predict(self, examples: list[Example]) -> list[set[Any]]:
+        return [{1, "small-talk"} for _ in examples]
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        (
+            "ReturnsDeep",
+            "casino-strategy, fold1: the model {m} returned a prediction nested more than 64 deep "
+            "(example '543/0')",
+        ),
+        ("ReturnsHugeLabel", "('" + "x" * 79 + "… (10,000,002 characters) is not)"),
+        (
+            "ReturnsMixedSets",
+            "4,615 malformed prediction(s) ('543/0', '543/1', '543/2', ...: expected a list of labels)",
+        ),
+    ],
+)
+def test_a_models_odd_predictions_are_one_short_line(
+    built: Bank, monkeypatch: pytest.MonkeyPatch, name: str, said: str
+) -> None:
+    """Sixth round. Before: predictions nested 5,000 deep were a `RecursionError` traceback of
+    2,990 lines, exit 1; a label of 10 MB was echoed whole in the error, a line of 10,000,557
+    bytes; a set of labels of mixed kinds was a `TypeError` traceback (sorting it). Now each is
+    one line of a few hundred bytes, exit 2."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    spec = f"test_bounded_inputs:{name}"
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", spec])
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
+    assert done.exit_code == 2 and len(lines) == 1, done.output[-500:]
+    assert said.format(m=spec) in lines[0] and len(lines[0]) < 1000, lines[0][:500]

@@ -12,6 +12,8 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
+from convbank.store import Bank
+
 BOUNDS = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400", "-1e400"]
 
 
@@ -38,3 +40,21 @@ def test_a_page_out_of_range_is_clamped(client: TestClient, value: str) -> None:
     page = client.get("/datasets/casino", params={"page": value})
     assert page.status_code == 200, value
     assert _count(page.text) == 1030
+
+
+@pytest.mark.parametrize(("low", "high"), [(10, 5), (6, 8), (7, 7), (0, 40)])
+def test_min_and_max_are_met_by_one_participant(client: TestClient, built: Bank, low: int, high: int) -> None:
+    """Sixth round. Before: each bound was its own condition on any participant, so that
+    `min=10&max=5` (an empty range) listed 3 CaSiNo dialogues, one negotiator having scored 10
+    or more and the other 5 or less, and `min=6&max=8` listed those too. Now a dialogue is
+    listed when one participant's value lies within both bounds."""
+    from convbank import load
+
+    with load("casino", bank=built) as corpus:
+        expected = corpus.sql(
+            "SELECT count(DISTINCT conversation_id) AS n FROM participants WHERE dataset = 'casino' AND TRY_CAST("
+            f"json_extract_string(meta, '$.outcomes.points_scored') AS DOUBLE) BETWEEN {low} AND {high}"
+        ).to_pylist()[0]["n"]
+    page = client.get("/datasets/casino", params={"field": "points_scored", "min": low, "max": high})
+    assert page.status_code == 200
+    assert _count(page.text) == expected, (low, high)

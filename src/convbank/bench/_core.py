@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import signal
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -92,11 +93,20 @@ class Interrupted(KeyboardInterrupt):
             result = stop.result  # result.partial: metrics of result.folds_done only
     """
 
-    def __init__(self, predictions: dict[str, Any], folds_done: list[str], result: Result | None = None):
+    def __init__(
+        self,
+        predictions: dict[str, Any],
+        folds_done: list[str],
+        result: Result | None = None,
+        signum: int = signal.SIGINT,
+    ):
         super().__init__(f"interrupted after {len(folds_done)} folds")
         self.predictions = predictions
         self.folds_done = folds_done
         self.result = result
+        self.signum = signum
+        """The signal that stopped the run: SIGINT (Ctrl-C), or SIGTERM or SIGHUP
+        (:class:`convbank.cli._signals.Terminated`), for its line and exit code."""
 
 
 def task_named(name: str | Task) -> Task:
@@ -174,25 +184,34 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
                     model=name,
                 )
             for example, answer in zip(test, answers, strict=True):
-                out[example.id] = _plain(answer)
+                try:
+                    out[example.id] = _plain(answer)
+                except _TooDeepError as exc:
+                    raise BenchError(
+                        f"{task.name}, {fold.name}: the model {name} returned a prediction {exc} "
+                        f"(example {example.id!r})",
+                        task=task.name,
+                        model=name,
+                    ) from None
             done.append(fold.name)
     except KeyboardInterrupt as exc:  # Ctrl-C: the folds finished so far, for a partial result
         if isinstance(exc, Interrupted):
             raise
         kept = {data.examples[i].id for f in data.folds if f.name in done for i in f.test}
-        raise Interrupted({k: v for k, v in out.items() if k in kept}, done) from None
+        signum = getattr(exc, "signum", signal.SIGINT)  # SIGTERM and SIGHUP are said as themselves
+        raise Interrupted({k: v for k, v in out.items() if k in kept}, done, signum=signum) from None
     _check(task, data, out, "the model")
     return out
 
 
 def _call(task: str, model: str, fold: str, obj: Any, method: str, *args: Any) -> Any:
-    """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C)
-    becomes one line naming the task, the fold, the model and the method."""
+    """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C;
+    ``sys.exit()`` too) becomes one line naming the task, the fold, the model and the method."""
     try:
         return getattr(obj, method)(*args)
     except ConvbankError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a model ends its run, not the command
         where = f"{task}, {fold}" if fold else task
         raise BenchError(
             f"{where}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
@@ -436,13 +455,31 @@ def _first(ids: Sequence[str], n: int = 3) -> str:
     return shown + (", ..." if len(ids) > n else "")
 
 
-def _plain(value: Any) -> Any:
-    """Numpy values to Python ones, recursively (results and predictions are JSON)."""
+MAX_DEPTH = 64
+"""The deepest a model's prediction may nest (as a predictions file's line may)."""
+
+
+class _TooDeepError(ValueError):
+    """A value nested more than :data:`MAX_DEPTH` deep."""
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """Numpy values to Python ones, recursively (results and predictions are JSON); a value
+    nested more than :data:`MAX_DEPTH` deep raises :class:`_TooDeepError`, never a RecursionError."""
+    if depth > MAX_DEPTH:
+        raise _TooDeepError(f"nested more than {MAX_DEPTH} deep")
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
-        return [_plain(v) for v in items]
+        items = _sorted(value) if isinstance(value, (set, frozenset)) else value
+        return [_plain(v, depth + 1) for v in items]
     if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
+        return _plain(value.tolist(), depth)
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _sorted(values: set[Any] | frozenset[Any]) -> list[Any]:
+    try:
+        return sorted(values)
+    except TypeError:  # values of kinds that do not compare ({1, "a"}): an order all the same
+        return sorted(values, key=repr)

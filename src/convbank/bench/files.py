@@ -17,10 +17,12 @@ and ``--predictions FILE`` reads ``{example_id, prediction}`` rows from JSONL or
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -292,8 +294,10 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    f = _open_regular(path)
     try:
-        footer = pq.ParquetFile(path).metadata
+        parquet = pq.ParquetFile(f)
+        footer = parquet.metadata
         if limit is not None and footer.num_rows and most_rows is not None:
             size = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
             if footer.num_rows > most_rows or size > limit:
@@ -302,10 +306,30 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
                     f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)",
                     path=path,
                 )
-        table = pq.read_table(path)
+        table = parquet.read()
     except (OSError, pa.ArrowException) as exc:
         raise BenchError(f"{path}: not a readable Parquet file ({exc})", path=path) from exc
+    finally:
+        f.close()
     return list(enumerate(table.to_pylist(), 1))
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file: opened without blocking, so that a
+    FIFO or a device there (or a link to one) is refused at once, never waited on; the file
+    checked is the one read."""
+    from convbank._atomic import kind_of
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})", path=path) from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise BenchError(f"{path}: {kind_of(mode)}, not a regular file; pass a Parquet file", path=path)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
 
 
 def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from rich.console import Console
+from rich.segment import Segment
+from rich.text import Text
 
 from convbank._lazy import lazy
 from convbank._textio import BIDI_CONTROLS, json_bytes
@@ -27,16 +30,6 @@ MAX_CELL = 60
 FITTED = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
 """Whether stdout's tables fit a width: a terminal's, or the one ``COLUMNS`` gives a pipe or
 a file (``COLUMNS=100 convbank list > f``, a notebook's ``!convbank list``)."""
-out = Console(width=None if FITTED else 1 << 16, markup=False, emoji=False, soft_wrap=True)
-"""stdout: a terminal's width there, or ``$COLUMNS`` (tables cut long cells); otherwise a
-pipe or a file gets each table at its own width, one line a row. No markup and no emoji
-codes: text is printed as it is (data such as ``[/b]`` or ``:smile:`` stays data); styles
-come from ``Text`` and ``style=``. A line of text is never wrapped (``soft_wrap``): a path,
-an id or a command printed for copying stays one line whatever the width (pass
-``soft_wrap=False`` for prose that may wrap on a terminal); tables still fit the width."""
-err = Console(stderr=True, markup=False, emoji=False, soft_wrap=True)
-"""stderr: messages, never wrapped (a pipe's 80 columns would break a saved run's path);
-the progress bars of a terminal."""
 
 
 def echo_json(data: Any) -> None:
@@ -75,6 +68,37 @@ def one_line(text: str) -> str:
     tabs shown as ``\\n`` and ``\\t`` too, so that a path holding a newline never breaks a
     message in two. Example: ``one_line("out\\nx: gone") == "out\\\\nx: gone"``."""
     return visible(text, keep_newlines=False)
+
+
+class _Console(Console):
+    """A rich console that prints every character of text as :func:`visible` does, whatever
+    printed it (a table's cell, a title, a ``Text``): a dataset's title holding an escape or
+    a run's name holding a bidi override is shown as ``\\x1b``, ``\\u202e``, never sent to
+    the terminal. Control segments (a progress bar's cursor moves) and styles pass as they are."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        # A string (a table's cell, a title) is escaped before it is measured, so that a
+        # table fits what is shown; render() catches what comes as Text.
+        return super().render_str(visible(text), **options)
+
+    def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or segment.text.isprintable() or segment.text == "\n":
+                yield segment
+            else:
+                yield segment._replace(text=segment.text.translate(_KEEP_LINES))
+
+
+out = _Console(width=None if FITTED else 1 << 16, markup=False, emoji=False, soft_wrap=True)
+"""stdout: a terminal's width there, or ``$COLUMNS`` (tables cut long cells); otherwise a
+pipe or a file gets each table at its own width, one line a row. No markup and no emoji
+codes: text is printed as it is (data such as ``[/b]`` or ``:smile:`` stays data); styles
+come from ``Text`` and ``style=``. A line of text is never wrapped (``soft_wrap``): a path,
+an id or a command printed for copying stays one line whatever the width (pass
+``soft_wrap=False`` for prose that may wrap on a terminal); tables still fit the width."""
+err = _Console(stderr=True, markup=False, emoji=False, soft_wrap=True)
+"""stderr: messages, never wrapped (a pipe's 80 columns would break a saved run's path);
+the progress bars of a terminal."""
 
 
 def say(line: str) -> None:

@@ -5,6 +5,7 @@ terminal, and at Ctrl-C the folds done so far as a partial result (exit 130)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,9 +125,9 @@ def bench(
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
     elif predictions_file is None and (note := chosen.time_note(model or chosen.models[-1])):
         say(note)  # up front: how long it takes, what is quicker
-    result = _measured(chosen, model, predictions_file, config, seed, run_name)
+    result, signum = _measured(chosen, model, predictions_file, config, seed, run_name)
     if result.partial:
-        _report_partial(result, as_json)
+        _report_partial(result, as_json, signum)
     if write_file is not None:
         write_predictions(write_file, result.predictions)
     for note in result.notes:  # a metric that overflowed: null, said once on stderr
@@ -181,12 +182,14 @@ def _measured(
     config: str | None,
     seed: int,
     run_name: str | None,
-) -> Result:
+) -> tuple[Result, int]:
     """The task's result: the predictions file scored, or the model run on every fold (after
-    Ctrl-C, the folds done as a partial result), with progress shown as bars on a terminal
-    and, in a log (nohup, SLURM), as a line per stage and fold with the seconds."""
+    Ctrl-C, SIGTERM or SIGHUP, the folds done as a partial result), with progress shown as
+    bars on a terminal and, in a log (nohup, SLURM), as a line per stage and fold with the
+    seconds; and the signal that stopped it (SIGINT when none did)."""
     from convbank.bench import Interrupted, run, score
     from convbank.cli._console import err
+    from convbank.cli._signals import Terminated
     from convbank.tasks.progress import LineWatcher, Watcher, watched
 
     with _BenchBars() as bars:
@@ -194,21 +197,24 @@ def _measured(
         with watched(watcher):
             if predictions_file is not None:
                 name = run_name or predictions_file.name
-                return score(chosen, predictions_file, config=config, seed=seed, model=name)
+                scored = score(chosen, predictions_file, config=config, seed=seed, model=name)
+                return scored, int(signal.SIGINT)
             try:
-                result = run(chosen, model=model, config=config, seed=seed)
+                result, signum = run(chosen, model=model, config=config, seed=seed), int(signal.SIGINT)
             except Interrupted as stop:
                 if stop.result is None:  # no fold finished: nothing to report
-                    raise KeyboardInterrupt from None
-                result = stop.result
+                    stopped = KeyboardInterrupt() if stop.signum == signal.SIGINT else Terminated(stop.signum)
+                    raise stopped from None
+                result, signum = stop.result, stop.signum
             result.model = run_name or result.model
-            return result
+            return result, signum
 
 
-def _report_partial(result: Any, as_json: bool) -> None:
-    """A run stopped by Ctrl-C after some folds: its partial result (marked so), a line on
-    stderr, exit 130; nothing saved or written."""
-    from convbank.cli._signals import EXIT_INTERRUPTED
+def _report_partial(result: Any, as_json: bool, signum: int) -> None:
+    """A run stopped by a signal after some folds: its partial result (marked so), a line on
+    stderr, the signal's exit code (Ctrl-C 130, SIGTERM 143, SIGHUP 129); nothing saved or
+    written."""
+    from convbank.cli._signals import message
 
     if as_json:
         from convbank.cli._console import echo_json
@@ -217,12 +223,13 @@ def _report_partial(result: Any, as_json: bool) -> None:
     else:
         _print_result(result)
     done = result.folds_done
+    line, code = message(signum)
     click.echo(
-        f"interrupted (Ctrl-C): a partial result of {len(done)} of {result.folds} folds "
+        f"{line.partition(':')[0]}: a partial result of {len(done)} of {result.folds} folds "
         f"({', '.join(done)}); not saved, no predictions written",
         err=True,
     )
-    raise click.exceptions.Exit(EXIT_INTERRUPTED)
+    raise click.exceptions.Exit(code)
 
 
 def _print_result(result: Any) -> None:

@@ -221,8 +221,8 @@ class Snapshot:
         self.check_schema(dataset)
         for ref in self.refs(dataset=dataset) + self.record_refs(dataset):
             problem = stat_problem(ref)
-            if problem:
-                raise DamagedBankError(damaged(ref, problem), path=ref.path)
+            if problem:  # a file of a cleaned generation is gone, not damaged (as in present())
+                raise self.gone(ref) or DamagedBankError(damaged(ref, problem), path=ref.path)
         for _, problem in count_problems(self.manifest, dataset):
             raise DamagedBankError(
                 f"the bank is damaged: {self.bank.manifest_path} {problem}; run `convbank doctor` "

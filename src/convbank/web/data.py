@@ -191,8 +191,11 @@ def _field_filter(ds: Dataset, args: dict[str, str], where: list[str], params: l
         return []
     notices = []
     table, path = fields[name].table, fields[name].path
+    # One row (a participant) holds the value and is within both bounds: bounds met by two
+    # different participants are no match (min 10 and max 5 matched 3 CaSiNo dialogues).
+    conditions: list[str] = []
     if args.get("value", "") != "":
-        where.append(f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} AND json_extract_string(x.meta, ?) = ?)")
+        conditions.append("json_extract_string(x.meta, ?) = ?")
         params += [path, args["value"]]
     for bound, op in (("min", ">="), ("max", "<=")):
         if args.get(bound, "") == "":
@@ -205,11 +208,10 @@ def _field_filter(ds: Dataset, args: dict[str, str], where: list[str], params: l
             kind = "a number" if math.isnan(limit) else "a finite number"
             notices.append(f"{bound} {args[bound]!r} is not {kind}")
             continue
-        where.append(
-            f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} "
-            f"AND TRY_CAST(json_extract_string(x.meta, ?) AS DOUBLE) {op} ?)"
-        )
+        conditions.append(f"TRY_CAST(json_extract_string(x.meta, ?) AS DOUBLE) {op} ?")
         params += [path, limit]
+    if conditions:
+        where.append(f"EXISTS (SELECT 1 FROM {table} x WHERE {_SAME} AND {' AND '.join(conditions)})")
     return notices
 
 
