@@ -258,15 +258,17 @@ _LOWER_IS_BETTER = frozenset({"mae"})
 
 def _saved_files(folder: Path) -> list[Path]:
     """The ``*.json`` files of the results folder (none where it does not exist yet); a file
-    in the place of the folder or of a folder above it is the one line ``--save`` says,
+    or a dangling link in the place of the folder or of a folder above it is the one line
+    ``--save`` says,
     :class:`~convbank.errors.SetupError` (exit 5), not "no saved runs"."""
     try:
         with os.scandir(folder) as entries:
             names = [e.name for e in entries if e.name.endswith(".json") and not e.name.startswith(".")]
-    except FileNotFoundError:
-        return []
     except OSError as exc:
         from convbank._homefiles import home_error
+
+        if isinstance(exc, FileNotFoundError) and not os.path.lexists(folder):
+            return []  # not made yet (a dangling link in its place is said as --save says it)
 
         named = exc if exc.filename else OSError(exc.errno, exc.strerror, str(folder))
         error = home_error(named, settings.home())
