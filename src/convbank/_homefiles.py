@@ -39,6 +39,13 @@ def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
         return None
     where = f"CONVBANK_HOME {base}"
     fix = "point CONVBANK_HOME at a writable folder"
+    dangling = next((p for p in (*reversed(path.parents), path) if p.is_symlink() and not p.exists()), None)
+    if dangling is not None:
+        return SetupError(
+            f"{where}: {dangling} is a link to {os.readlink(dangling)}, which does not exist; "
+            f"move it away or {fix}",
+            path=dangling,
+        )
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
         blocker = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), None)
         if blocker is not None:

@@ -217,3 +217,24 @@ def test_a_flipped_byte_in_a_page_is_the_viewers_damaged_bank_page(casino_home: 
         page = client.get(url)
         assert page.status_code == 503, (url, page.status_code, page.text[-500:])
         assert f"the bank is damaged: {path} is " in page.text
+
+
+@pytest.mark.parametrize("groups", [[450, 450], [0, 900], [899], [10**12]])
+def test_an_edited_record_entrys_row_groups_are_damage_in_doctor(
+    casino_home: Bank, groups: list[int]
+) -> None:
+    """Seventh round. Before: with a record entry's ``groups`` edited to ``[450, 450]`` or
+    ``[0, 900]``, iterating the split was ``the manifest's row groups of ... differ from the
+    file's; run `convbank doctor``, and ``doctor`` said the bank sound, exit 0."""
+    manifest = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    entry = manifest["datasets"]["casino"]["configs"]["default"]["records"]["train"]
+    entry["groups"] = groups
+    casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    shown = ", ".join(f"{n:,}" for n in groups)
+    for quick in ([], ["--quick"]):
+        code, output = invoke("doctor", *quick)
+        assert code == 4, output
+        assert (
+            f"{casino_home.root / entry['path']}: row groups of [900] rows where the manifest says "
+            f"[{shown}] (rebuild with `convbank build casino`)"
+        ) in output

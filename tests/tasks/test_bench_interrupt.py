@@ -205,6 +205,15 @@ def test_sigterm_and_sighup_are_said_as_themselves_with_their_exit_codes(
                 assert time.monotonic() < deadline, f"fold {at} never started"
                 time.sleep(0.05)
             proc.send_signal(signum)
-            _, stderr = proc.communicate(timeout=120)
+            stdout, stderr = proc.communicate(timeout=120)
         assert (proc.returncode, stderr.splitlines()[-1]) == (code, f"terminated ({said}): {last}")
+        headers = [line for line in stdout.splitlines() if line.startswith("PARTIAL RESULT")]
+        assert headers == (  # seventh round: the header on stdout said "stopped by Ctrl-C"
+            [
+                f"PARTIAL RESULT: stopped by {said} after 1 of 5 folds (fold1); the metrics are those folds' "
+                "only, not the protocol's."
+            ]
+            if at == 2
+            else []
+        )
     assert not (casino_home.root.parent / "bench" / "results").exists()

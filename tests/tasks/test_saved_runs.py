@@ -266,3 +266,34 @@ def test_an_export_of_several_configs_names_its_folds_as_files(built: Bank, tmp_
     assert sorted(p.name for p in folder.iterdir()) == sorted(["task.json", *(f for _, f in folds)])
     tested = sum(len((folder / f / "test.jsonl").read_text().splitlines()) for _, f in folds)
     assert tested == sum(f["test"] for f in described["folds"]) == 593 + 198
+
+
+@pytest.mark.parametrize(
+    ("blocker", "said"),
+    [
+        ("bench", "is a file, not a folder"),
+        ("bench/results", "is a file, not a folder"),
+        ("bench/results", "is a link to {home}/nowhere, which does not exist"),
+    ],
+)
+def test_a_file_in_the_place_of_the_results_folder_is_said_as_save_says_it(
+    casino_home: Bank, blocker: str, said: str
+) -> None:
+    """Seventh round. Before: with ``$CONVBANK_HOME/bench`` a regular file (or
+    ``bench/results`` one, or a dangling link), ``bench --results`` printed ``no saved runs in
+    .../bench/results``, exit 0, while ``--save`` named the file, exit 5 (the dangling link as
+    ``File exists``)."""
+    home = casino_home.root.parent
+    (home / blocker).parent.mkdir(parents=True, exist_ok=True)
+    if "link" in said:
+        (home / blocker).symlink_to(home / "nowhere")
+    else:
+        (home / blocker).write_text("not a folder")
+    line = (
+        f"error: CONVBANK_HOME {home}: {home / blocker} {said.format(home=home)}; move it away or "
+        "point CONVBANK_HOME at a writable folder"
+    )
+    for args in (["--results"], ["--results", "--json"], ["casino-strategy", "-m", "random", "--save"]):
+        result = CliRunner().invoke(cli, ["bench", *args])
+        assert (result.exit_code, result.stderr.splitlines()[-1]) == (5, line), args
+        assert "no saved runs" not in result.stdout

@@ -221,7 +221,7 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
         registry.tasks.get(task)  # an unknown task is an error naming the closest, not no runs
     rows = []
     folder = results_folder()
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    for path in _saved_files(folder):
         try:
             saved = read_saved(path)
         except BenchError as exc:
@@ -254,6 +254,30 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
 
 
 _LOWER_IS_BETTER = frozenset({"mae"})
+
+
+def _saved_files(folder: Path) -> list[Path]:
+    """The ``*.json`` files of the results folder (none where it does not exist yet); a file
+    or a dangling link in the place of the folder or of a folder above it is the one line
+    ``--save`` says,
+    :class:`~convbank.errors.SetupError` (exit 5), not "no saved runs"."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.name.endswith(".json") and not e.name.startswith(".")]
+    except OSError as exc:
+        from convbank._homefiles import home_error
+
+        if isinstance(exc, FileNotFoundError) and not os.path.lexists(folder):
+            return []  # not made yet (a dangling link in its place is said as --save says it)
+
+        named = exc if exc.filename else OSError(exc.errno, exc.strerror, str(folder))
+        error = home_error(named, settings.home())
+        if error is None:
+            raise BenchError(
+                f"{folder}: the saved runs cannot be read ({exc.strerror or exc})", path=folder
+            ) from exc
+        raise error from exc
+    return [folder / name for name in sorted(names)]
 
 
 def _slug(text: str) -> str:

@@ -13,7 +13,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from convbank._lazy import lazy
-from convbank._textio import BIDI_CONTROLS, json_bytes
+from convbank._textio import BIDI_CONTROLS, LINE_SEPARATORS, json_bytes
 from convbank.model.schema import JSON_FIELD
 
 if TYPE_CHECKING:
@@ -46,13 +46,14 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 _CONTROLS = {
     **{c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]},
-    **{c: f"\\u{c:04x}" for c in BIDI_CONTROLS},
+    **{c: f"\\u{c:04x}" for c in (*BIDI_CONTROLS, *LINE_SEPARATORS)},
     0x09: "\\t",
     0x0A: "\\n",
     0x0D: "\\r",
 }
 """Characters that would drive a terminal (C0 and C1 controls: ESC, BEL, CR...; bidi
-overrides), shown as escapes instead."""
+overrides) or end a line for a reader of it (U+2028, U+2029: Python's ``str.splitlines()``),
+shown as escapes instead."""
 _KEEP_LINES = {k: v for k, v in _CONTROLS.items() if k not in (0x0A, 0x09)}
 
 

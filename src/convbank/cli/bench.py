@@ -221,7 +221,7 @@ def _report_partial(result: Any, as_json: bool, signum: int) -> None:
 
         echo_json(result.to_dict())
     else:
-        _print_result(result)
+        _print_result(result, signum)
     done = result.folds_done
     line, code = message(signum)
     click.echo(
@@ -232,7 +232,8 @@ def _report_partial(result: Any, as_json: bool, signum: int) -> None:
     raise click.exceptions.Exit(code)
 
 
-def _print_result(result: Any) -> None:
+def _print_result(result: Any, signum: int = signal.SIGINT) -> None:
+    """A run's result; a partial one (stopped by ``signum``) is marked so, naming the signal."""
     from rich.table import Table
     from rich.text import Text
 
@@ -244,7 +245,7 @@ def _print_result(result: Any) -> None:
     if result.partial:
         out.print(
             Text("PARTIAL RESULT", style="bold red"),
-            f": stopped by Ctrl-C after {len(result.folds_done)} of {result.folds} folds "
+            f": stopped by {_signal_name(signum)} after {len(result.folds_done)} of {result.folds} folds "
             f"({', '.join(result.folds_done)}); the metrics are those folds' only, not the protocol's.",
             sep="",
         )
@@ -276,6 +277,11 @@ def _print_result(result: Any) -> None:
         refs.add_row(f["system"], f["metric"], f.get("split") or "", "", _number(f["value"]), f["source"])
     out.print(refs)
     out.print(f"{result.seconds:.1f} s", highlight=False)
+
+
+def _signal_name(signum: int) -> str:
+    """``Ctrl-C`` for SIGINT, else the signal's name (``SIGTERM``), as the stderr line says it."""
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
 
 def _print_results(rows: list[dict[str, Any]], as_json: bool) -> None:

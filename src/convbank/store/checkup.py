@@ -95,4 +95,12 @@ def _record_problem(ref: FileRef) -> str | None:
         return "corrupt: its index differs from the manifest's"
     if ref.rows is not None and index.rows != ref.rows:
         return f"{index.rows:,} rows where the manifest says {ref.rows:,}"
+    if ref.groups is not None and index.groups is not None and list(ref.groups) != index.groups:
+        return f"row groups of {_counts(index.groups)} rows where the manifest says {_counts(ref.groups)}"
     return None
+
+
+def _counts(groups: list[int] | tuple[int, ...]) -> str:
+    """Row-group sizes as said in a line, at most 4 of them shown (``[450, 450]``)."""
+    shown = ", ".join(f"{n:,}" for n in groups[:4])
+    return f"[{shown}{', ...' if len(groups) > 4 else ''}]"
