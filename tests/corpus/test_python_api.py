@@ -127,6 +127,10 @@ def test_take_many_by_id_in_the_order_given(built: Bank) -> None:
     assert taken[1] == corpus[every[3]] and taken[0] == taken[2]
     with pytest.raises(convbank.ConversationNotFoundError, match="convai2 has no conversation 'nope'"):
         corpus.take([every[0], "nope"])
+    # ids are strings (CaSiNo's look like numbers): a position given to take() is one line
+    with pytest.raises(TypeError) as raised:
+        convbank.load("casino").take(["938", 0])
+    assert str(raised.value) == "take() takes conversation ids (strings), not int 0; select() takes positions"
 
 
 def test_filter_by_label_and_by_metadata(built: Bank) -> None:

@@ -238,3 +238,20 @@ def test_an_edited_record_entrys_row_groups_are_damage_in_doctor(
             f"{casino_home.root / entry['path']}: row groups of [900] rows where the manifest says "
             f"[{shown}] (rebuild with `convbank build casino`)"
         ) in output
+
+
+def test_an_edited_record_entrys_id_range_is_damage_in_doctor(casino_home: Bank) -> None:
+    """Seventh round, left over: an id range is only where readers look first (a misstated
+    one costs files opened, never an answer), yet it is the manifest's word about the file:
+    ``doctor`` names one that differs from the ids the file holds."""
+    manifest = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    entry = manifest["datasets"]["casino"]["configs"]["default"]["records"]["train"]
+    held = entry["id_range"]
+    entry["id_range"] = ["0", "5"]
+    casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    code, output = invoke("doctor", "--quick")
+    assert code == 4, output
+    assert (
+        f"{casino_home.root / entry['path']}: ids from {held[0]!r} to {held[1]!r} where the manifest "
+        "says from '0' to '5' (rebuild with `convbank build casino`)"
+    ) in output

@@ -253,6 +253,12 @@ class Corpus(Identity, Frames, Filters, Training):
         [13, 13]
         """
         wanted = list(conversation_ids)
+        odd = next((cid for cid in wanted if not isinstance(cid, str)), None)
+        if odd is not None:
+            raise TypeError(
+                f"take() takes conversation ids (strings), not {type(odd).__name__} {odd!r}; "
+                "select() takes positions"
+            )
         found = self._source.positions(wanted)
         for cid in wanted:
             position = found.get(cid)

@@ -10,7 +10,7 @@ from convbank._atomic import sha256_file
 from convbank._lazy import lazy
 from convbank.store.integrity import count_problems, first_line, read_footer, stat_problem
 from convbank.store.manifest import FileRef
-from convbank.store.records import read_index
+from convbank.store.records import Index, read_index
 from convbank.store.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -85,7 +85,8 @@ def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
 
 def _record_problem(ref: FileRef) -> str | None:
     """What is wrong with a record file's index: unreadable, another than the manifest's,
-    or of another row count (:mod:`convbank.store.records`)."""
+    of another row count, other row groups or ids than the manifest's record entry says
+    (:mod:`convbank.store.records`)."""
     try:
         with ref.path.open("rb") as f:
             index, digest = read_index(f)
@@ -95,9 +96,27 @@ def _record_problem(ref: FileRef) -> str | None:
         return "corrupt: its index differs from the manifest's"
     if ref.rows is not None and index.rows != ref.rows:
         return f"{index.rows:,} rows where the manifest says {ref.rows:,}"
+    return _layout_problem(ref, index)
+
+
+def _layout_problem(ref: FileRef, index: Index) -> str | None:
+    """Where a record file's row groups or ids differ from its entry's in the manifest."""
     if ref.groups is not None and index.groups is not None and list(ref.groups) != index.groups:
         return f"row groups of {_counts(index.groups)} rows where the manifest says {_counts(ref.groups)}"
+    if ref.id_range is not None and index.groups is not None:
+        try:
+            ids = index.ids()
+        except ValueError as exc:
+            return f"unreadable: its ids ({exc})"
+        held = [min(ids), max(ids)] if ids else []
+        if list(ref.id_range) != held:
+            return f"ids {_span(held)} where the manifest says {_span(ref.id_range)}"
     return None
+
+
+def _span(ids: list[str] | tuple[str, ...]) -> str:
+    """An id range as said in a line (``from '1' to '999'``; ``none``)."""
+    return f"from {ids[0]!r} to {ids[-1]!r}" if ids else "none"
 
 
 def _counts(groups: list[int] | tuple[int, ...]) -> str:

@@ -75,7 +75,7 @@ from convbank.store.manifest import RECORDS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["KEPT_BYTES", "RECORDS", "Kept", "RecordFile", "RecordWriter", "read_index"]
+__all__ = ["KEPT_BYTES", "RECORDS", "Index", "Kept", "RecordFile", "RecordWriter", "read_index"]
 
 MAGIC = b"CBREC001"
 END = b"CBRECEND"
