@@ -193,8 +193,9 @@ class Fetcher:
         downloading what is missing. Optional files that cannot be had are left out; when
         required ones cannot be had, one error names them all.
 
-        With verification on and ``private`` (the default, for readers), a file's path is that
-        of a private copy made while it was hashed (:func:`convbank._verified.private_copy`):
+        With ``private`` (the default, for readers), a file's path is that of a private copy
+        made while it was hashed (checked against its sha256 unless ``--no-verify``; a FIFO or
+        a device in its place is refused, never waited on) (:func:`convbank._verified.private_copy`):
         the bytes a reader gets are the bytes verified, whatever happens to the file meanwhile;
         :meth:`origin` names the file it came from. ``private=False`` gives the files' own
         paths (to show them). Example::
@@ -212,7 +213,7 @@ class Fetcher:
                 continue
             if f.extract_to:
                 paths[f.name] = self.extract(dataset, f, path)
-            elif private and self.verify:  # a reader never gets a path that was not hashed
+            elif private:  # a reader never gets a path that was not hashed and read whole
                 paths[f.name] = self._copy(dataset, f, path)
             else:
                 paths[f.name] = path

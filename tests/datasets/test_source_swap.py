@@ -256,3 +256,38 @@ def test_what_is_no_longer_a_file_after_the_check_is_refused(
         "publisher's file back, or pass --no-verify\n"
     )
     assert CliRunner().invoke(cli, ["query", AGES]).exit_code == 4  # nothing was built
+
+
+def test_a_fifo_swapped_in_under_no_verify_is_refused_not_waited_on(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --no-verify too, readers get a private copy read through a non-blocking open: a
+    FIFO put in a source file's place after it was found is one line, never waited on
+    (before: `build` waited on it for ever)."""
+    found = Fetcher.get
+
+    def get_then_swap(self: Fetcher, dataset: object, file: SourceFile) -> Path:
+        path = found(self, dataset, file)  # type: ignore[arg-type]
+        if file.name == VALID.name:
+            path.unlink()
+            os.mkfifo(path)
+        return path
+
+    monkeypatch.setattr(Fetcher, "get", get_then_swap)
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
+    done: dict[str, object] = {}
+    worker = threading.Thread(
+        target=lambda: done.update(
+            r=CliRunner().invoke(cli, ["build", "casino", "--source", str(src), "--no-verify"])
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # release the reader so the thread ends
+        os.close(os.open(src / VALID.name, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("build waited on a FIFO put in a source file's place")
+    result = done["r"]
+    assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
+    assert f"error: {src / VALID.name} is no longer a regular file" in result.output  # type: ignore[attr-defined]
