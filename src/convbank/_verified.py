@@ -180,7 +180,7 @@ def _regular(path: Path) -> BinaryIO:
         os.close(fd)
         raise ChecksumError(
             f"{path} is no longer a regular file (it changed after it was checked); put the "
-            "publisher's file back, or pass --no-verify",
+            "publisher's file back and run the command again",
             path=path,
         )
     return os.fdopen(fd, "rb")

@@ -253,7 +253,7 @@ def test_what_is_no_longer_a_file_after_the_check_is_refused(
     assert code == 2, output
     assert output == (
         f"error: {target} is no longer a regular file (it changed after it was checked); put the "
-        "publisher's file back, or pass --no-verify\n"
+        "publisher's file back and run the command again\n"
     )
     assert CliRunner().invoke(cli, ["query", AGES]).exit_code == 4  # nothing was built
 
