@@ -12,12 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from convbank.errors import ChecksumError
+
 __all__ = [
     "AtomicFile",
     "atomic_file",
     "atomic_write",
     "atomic_write_text",
     "kind_of",
+    "open_regular",
     "process_alive",
     "read_regular",
     "remove_dead_temporaries",
@@ -232,3 +235,20 @@ def read_regular(path: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file now (opened without blocking, so a
+    FIFO or a device put in its place is refused, not waited on or read), else a
+    :class:`ChecksumError`: it is not the file that was checked. What a reader of a source
+    folder's files opens them with (a folder is read in place, not copied). Example:
+    ``with open_regular(Path("happy/train.txt")) as f: head = f.read(100)``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ChecksumError(
+            f"{path} is no longer a regular file (it changed after it was checked); put the "
+            "publisher's file back and run the command again",
+            path=path,
+        )
+    return os.fdopen(fd, "rb")

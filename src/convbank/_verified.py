@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from convbank._atomic import open_regular
 from convbank.errors import ChecksumError
 from convbank.settings import pause_at
 
@@ -117,7 +118,7 @@ def _copy_hashed(path: Path, fd: int) -> str:
     import hashlib  # OpenSSL loads when a file is hashed, not with every command
 
     digest = hashlib.sha256()
-    with _regular(path) as src, os.fdopen(fd, "wb") as out:
+    with open_regular(path) as src, os.fdopen(fd, "wb") as out:
         pause_at(f"source-opened/{path.name}")
         first = True
         while block := src.read(BLOCK):
@@ -167,20 +168,3 @@ def open_verified(
         pause_at(f"source-opened/{path.name}")
         yield f, sha, check
         check()
-
-
-def _regular(path: Path) -> BinaryIO:
-    """``path`` opened for reading if it is a regular file now (opened without blocking, so a
-    FIFO or a device put in its place is refused, not waited on or read), else a
-    :class:`ChecksumError`: it is not the file that was checked."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ChecksumError(
-            f"{path} is no longer a regular file (it changed after it was checked); put the "
-            "publisher's file back and run the command again",
-            path=path,
-        )
-    return os.fdopen(fd, "rb")

@@ -291,3 +291,39 @@ def test_a_fifo_swapped_in_under_no_verify_is_refused_not_waited_on(
     result = done["r"]
     assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
     assert f"error: {src / VALID.name} is no longer a regular file" in result.output  # type: ignore[attr-defined]
+
+
+def test_a_fifo_swapped_into_a_source_folder_is_refused_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source folder (PEC extracted) is read in place, each file opened without blocking
+    and refused unless it is a regular file: a FIFO put in a file's place after its layout
+    was checked is one line, exit 2 (before: the build waited on it for ever)."""
+    from convbank.datasets.pec.synthetic import write_pec
+
+    write_pec(tmp_path / "src", 300, seed=3)
+    from convbank.datasets.pec import dataset as pec
+
+    parse = pec.parse_lines
+
+    def swap_then_parse(path: Path, *args: object) -> object:
+        if path.name == "valid.txt" and path.is_file():  # after the layout was checked
+            path.unlink()
+            os.mkfifo(path)
+        return parse(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pec, "parse_lines", swap_then_parse)
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
+    done: dict[str, object] = {}
+    args = ["build", "pec", "--config", "happy", "--source", str(tmp_path / "src"), "--no-verify"]
+    worker = threading.Thread(target=lambda: done.update(r=CliRunner().invoke(cli, args)), daemon=True)
+    worker.start()
+    worker.join(60)
+    fifo = next((tmp_path / "src").rglob("valid.txt"))
+    if worker.is_alive():  # release the reader so the thread ends
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("build waited on a FIFO put in a source folder's file")
+    result = done["r"]
+    assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
+    assert f"{fifo} is no longer a regular file" in result.output  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
+from convbank._atomic import open_regular
 from convbank._lazy import lazy
 from convbank.datasets import ConfigSpec, Dataset, Shard, SideTable, SourceFile, SourcePaths
 from convbank.datasets.pec.present import PecPresentation
@@ -124,7 +125,7 @@ class Pec(Dataset):
         """Conversations in a byte range: its closing lines, counted without parsing."""
         path = _text_file(paths, part)
         start, end = shard if shard is not None else (0, path.stat().st_size)
-        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        with open_regular(path) as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             return len(END_LINE.findall(data, start, end))
 
     def read_shard(self, paths: SourcePaths, part: Part, shard: Shard) -> Iterator[Example]:

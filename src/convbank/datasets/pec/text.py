@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from pathlib import Path
 
+from convbank._atomic import open_regular
 from convbank.datasets.pec.records import END, END_LINE, SEPARATOR, Utterance
 from convbank.errors import FormatError
 
@@ -48,7 +49,7 @@ class PersonaIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = path.open("rb")
+        self._file = open_regular(path)
         self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if path.stat().st_size else b""
         self._offsets: dict[str, tuple[int, int]] = {}
         self._cache: dict[str, list[str]] = {}
@@ -147,7 +148,7 @@ def persona_blocks(path: Path) -> Iterator[tuple[str | None, list[str], str]]:
     block: list[str] = []
     lineno = 0
     offset = 0
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         for lineno, raw in enumerate(f, 1):
             line = _decode(raw, str(path), lineno, offset, path)
             offset += len(raw)
@@ -211,7 +212,7 @@ def parse_lines(
     block: list[str] = []
     usual = True  # every line so far is what conversation_block writes
     where = f"{path} (from byte {start})" if start else str(path)
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         f.seek(start)
         lineno = 0
         position = start
@@ -266,7 +267,7 @@ def trailer(path: Path) -> str:
     size = path.stat().st_size
     if not size:
         return ""
-    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+    with open_regular(path) as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         last = None
         for m in END_LINE.finditer(data, max(0, size - (1 << 20))):
             last = m
@@ -284,7 +285,7 @@ def boundaries(path: Path, count: int) -> list[tuple[int, int]]:
     conversation's closing line (or at 0) and together cover the file."""
     size = path.stat().st_size
     cuts = [0]
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         for k in range(1, count):
             target = max(size * k // count, cuts[-1])
             f.seek(target)
