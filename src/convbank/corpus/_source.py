@@ -25,6 +25,7 @@ from convbank.corpus._group import Group
 from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.model import UNIFIED_TABLES, Conversation, Part
 from convbank.model.schema import paused_gc
+from convbank.store.integrity import row_groups
 
 if TYPE_CHECKING:
     from convbank.datasets import Dataset
@@ -113,8 +114,7 @@ class Source:
         if groups is not None and sum(groups) == ref.rows and min(groups, default=0) >= 0:
             self._unchecked.add((part, ref.piece))
             return list(groups)
-        meta = self.snapshot.metadata(ref)
-        return [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
+        return row_groups(self.snapshot.metadata(ref))
 
     def close(self) -> None:
         """Drop the cache and release the pinned generation (if this source pinned it)."""
@@ -159,8 +159,7 @@ class Source:
     def _check_layout(self, b: Batch) -> None:
         """Check a conversations file's row groups against the batches taken from the
         manifest, before the first read of its tables (a batch is a row group of each)."""
-        meta = self.snapshot.metadata(b.ref)
-        groups = [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
+        groups = row_groups(self.snapshot.metadata(b.ref))
         if groups != [x.rows for x in self.batches if (x.part, x.ref.piece) == (b.part, b.ref.piece)]:
             raise DamagedBankError(
                 f"the bank is damaged: the manifest's row groups of {b.ref.path} differ from the "

@@ -105,10 +105,9 @@ def _layout_problem(ref: FileRef, index: Index) -> str | None:
         return f"row groups of {_counts(index.groups)} rows where the manifest says {_counts(ref.groups)}"
     if ref.id_range is not None and index.groups is not None:
         try:
-            ids = index.ids()
+            held = index.id_range()
         except ValueError as exc:
             return f"unreadable: its ids ({exc})"
-        held = [min(ids), max(ids)] if ids else []
         if list(ref.id_range) != held:
             return f"ids {_span(held)} where the manifest says {_span(ref.id_range)}"
     return None

@@ -45,6 +45,7 @@ __all__ = [
     "damaged",
     "first_line",
     "read_footer",
+    "row_groups",
     "stat_problem",
 ]
 
@@ -121,6 +122,12 @@ def check_file_schema(ref: FileRef, schema: pa.Schema) -> None:
         raise SchemaVersionError.of(
             str(ref.path), ref.dataset, built_by, version, SCHEMA_VERSION, problem=problem
         )
+
+
+def row_groups(meta: pq.FileMetaData) -> list[int]:
+    """The rows of each row group of a Parquet file, from its footer (what a record file
+    and the manifest's record entry hold of its conversations file)."""
+    return [meta.row_group(rg).num_rows for rg in range(meta.num_row_groups)]
 
 
 def read_footer(path: Path | BinaryIO) -> tuple[pq.FileMetaData, str]:

@@ -33,7 +33,7 @@ table file is. Layout::
 The ids, the footers the file was made from and the row groups let a reader get a
 conversation by id without opening a table file (nor importing ``pyarrow.parquet``): the
 footers' digests equal to the manifest's say that the record file was made from the tables
-the manifest names now (:meth:`Index.made_from`). Files of the first layout
+the manifest names now (:attr:`Index.made_from`). Files of the first layout
 ("CBRIDX01", without them) are still read; their readers open the table files.
 
 What a reader serves was vouched for by the manifest: it checks the file's size, then the
@@ -299,6 +299,12 @@ class Index:
         if len(found) != self.rows:
             raise ValueError(f"{len(found):,} ids for {self.rows:,} records")
         return found
+
+    def id_range(self) -> list[str]:
+        """The least and the greatest id ([] for none, or a file of the first layout): what
+        the manifest's record entry holds as ``id_range``."""
+        ids = self.ids()
+        return [min(ids), max(ids)] if ids else []
 
 
 def read_index(f: BinaryIO) -> tuple[Index, str]:

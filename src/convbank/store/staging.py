@@ -17,7 +17,7 @@ from convbank._version import __version__
 from convbank.errors import DiskFullError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
 from convbank.model.schema import NotGroupedError, table_schemas
-from convbank.store.integrity import read_footer
+from convbank.store.integrity import read_footer, row_groups
 from convbank.store.records import RECORDS, RecordWriter, read_index
 from convbank.store.snapshot import partition
 
@@ -227,7 +227,7 @@ class Staging:
                 continue
             meta, digests[table] = read_footer(self.path(table, split, piece))
             if table == "conversations":
-                groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+                groups = row_groups(meta)
         return digests, groups
 
     def abandon(self) -> None:
@@ -263,8 +263,7 @@ def file_facts(path: Path, table: str) -> Facts:
         with path.open("rb") as f:
             index, footer = read_index(f)
         if index.groups is not None:
-            ids = index.ids()
-            layout = Layout(index.groups, [min(ids), max(ids)] if ids else [])
+            layout = Layout(index.groups, index.id_range())
     else:
         footer = read_footer(path)[1]
     return sha256_file(path), path.stat().st_size, footer, layout
