@@ -93,14 +93,27 @@ def exit_soon_on_signals() -> None:
     _SOON.set()
 
 
+def signal_name(signum: int) -> str:
+    """How a line names the signal that stopped a command: ``Ctrl-C`` for SIGINT, else its
+    name. Example: ``signal_name(signal.SIGTERM) == "SIGTERM"``."""
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+
+
+def stopped_by(signum: int) -> str:
+    """What a line says stopped the command, and how. Example:
+    ``stopped_by(signal.SIGINT) == "interrupted (Ctrl-C)"``."""
+    return f"{'interrupted' if signum == signal.SIGINT else 'terminated'} ({signal_name(signum)})"
+
+
 def message(signum: int) -> tuple[str, int]:
     """The one line a command stopped by ``signum`` prints, and its exit code. Example:
     ``message(signal.SIGHUP) == ("terminated (SIGHUP): stopped; nothing half-written was
     kept", 129)``."""
     if signum == signal.SIGINT:
-        return "interrupted (Ctrl-C): stopped; nothing half-written was kept", EXIT_INTERRUPTED
-    code = EXIT_HUNG_UP if signum == signal.SIGHUP else EXIT_TERMINATED
-    return f"terminated ({signal.Signals(signum).name}): stopped; nothing half-written was kept", code
+        code = EXIT_INTERRUPTED
+    else:
+        code = EXIT_HUNG_UP if signum == signal.SIGHUP else EXIT_TERMINATED
+    return f"{stopped_by(signum)}: stopped; nothing half-written was kept", code
 
 
 def _end_now(signum: int) -> None:

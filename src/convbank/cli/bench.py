@@ -214,7 +214,7 @@ def _report_partial(result: Any, as_json: bool, signum: int) -> None:
     """A run stopped by a signal after some folds: its partial result (marked so), a line on
     stderr, the signal's exit code (Ctrl-C 130, SIGTERM 143, SIGHUP 129); nothing saved or
     written."""
-    from convbank.cli._signals import message
+    from convbank.cli._signals import message, stopped_by
 
     if as_json:
         from convbank.cli._console import echo_json
@@ -223,13 +223,12 @@ def _report_partial(result: Any, as_json: bool, signum: int) -> None:
     else:
         _print_result(result, signum)
     done = result.folds_done
-    line, code = message(signum)
     click.echo(
-        f"{line.partition(':')[0]}: a partial result of {len(done)} of {result.folds} folds "
+        f"{stopped_by(signum)}: a partial result of {len(done)} of {result.folds} folds "
         f"({', '.join(done)}); not saved, no predictions written",
         err=True,
     )
-    raise click.exceptions.Exit(code)
+    raise click.exceptions.Exit(message(signum)[1])
 
 
 def _print_result(result: Any, signum: int = signal.SIGINT) -> None:
@@ -238,6 +237,7 @@ def _print_result(result: Any, signum: int = signal.SIGINT) -> None:
     from rich.text import Text
 
     from convbank.cli._console import out
+    from convbank.cli._signals import signal_name
 
     title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
     out.print(Text(title, style="bold"))
@@ -245,7 +245,7 @@ def _print_result(result: Any, signum: int = signal.SIGINT) -> None:
     if result.partial:
         out.print(
             Text("PARTIAL RESULT", style="bold red"),
-            f": stopped by {_signal_name(signum)} after {len(result.folds_done)} of {result.folds} folds "
+            f": stopped by {signal_name(signum)} after {len(result.folds_done)} of {result.folds} folds "
             f"({', '.join(result.folds_done)}); the metrics are those folds' only, not the protocol's.",
             sep="",
         )
@@ -277,11 +277,6 @@ def _print_result(result: Any, signum: int = signal.SIGINT) -> None:
         refs.add_row(f["system"], f["metric"], f.get("split") or "", "", _number(f["value"]), f["source"])
     out.print(refs)
     out.print(f"{result.seconds:.1f} s", highlight=False)
-
-
-def _signal_name(signum: int) -> str:
-    """``Ctrl-C`` for SIGINT, else the signal's name (``SIGTERM``), as the stderr line says it."""
-    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
 
 def _print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
