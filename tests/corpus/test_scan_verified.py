@@ -85,7 +85,7 @@ def test_a_valid_file_of_another_split_in_its_place_is_refused(casino_home: Bank
     staged.replace(train)
     with pytest.raises(DamagedBankError) as info:
         _turns(casino_home, "train")
-    assert str(info.value) == _damaged(train, "corrupt (its Parquet footer differs from the manifest's)")
+    assert str(info.value) == _damaged(train, "corrupt (its sha256 differs from the manifest's)")
 
 
 def test_a_cleaned_generation_is_convbanks_own_error(casino_home: Bank) -> None:

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 
@@ -25,6 +26,7 @@ from convbank.corpus._group import Group
 from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.model import UNIFIED_TABLES, Conversation, Part
 from convbank.model.schema import paused_gc
+from convbank.model.structure import Structure, nameable
 from convbank.store.integrity import row_groups
 
 if TYPE_CHECKING:
@@ -132,12 +134,18 @@ class Source:
 
     def meta_structure(self, table: str) -> str | None:
         """The JSON structure of every ``meta`` value of a unified table of this dataset in
-        the pinned generation (all its configs and splits: one type per dataset), made once."""
+        the pinned generation (all its configs and splits: one type per dataset), made once:
+        merged from the structures the manifest records of its files (no file read), or, in
+        a bank written before they were recorded, found by DuckDB over the column."""
         with self._lock:
             if table in self._structures:
                 return self._structures[table]
         refs = self.snapshot.refs(table, self.dataset.name)
-        found = meta_structure([self.snapshot.read_table(r, columns=["meta"]) for r in refs])
+        stored = stored_structure(refs)
+        if stored is not None:
+            found = stored.text()
+        else:
+            found = meta_structure([self.snapshot.read_table(r, columns=["meta"]) for r in refs])
         with self._lock:
             self._structures[table] = found
         return found
@@ -394,6 +402,21 @@ class Source:
         return [c for c in out if c is not None]
 
 
+def stored_structure(refs: Sequence[FileRef]) -> Structure | None:
+    """The ``meta`` structure of these files together, merged from the manifest's (in their
+    order, as DuckDB reads them), or None when one of them has none recorded (or one that
+    does not parse: the column is then read instead)."""
+    if not refs or any(r.structure is None for r in refs):
+        return None
+    try:
+        found = Structure()
+        for ref in refs:
+            found = found.merged(Structure.loads(ref.structure or ""))
+    except ValueError:
+        return None
+    return found
+
+
 def meta_structure(tables: list[pa.Table]) -> str | None:
     """The JSON structure (DuckDB's ``json_group_structure``) of every value of these
     ``meta`` columns, or None when all are empty objects."""
@@ -410,8 +433,10 @@ def meta_structure(tables: list[pa.Table]) -> str | None:
     structure = row[0] if row else None
     if structure in (None, "{}", "null", "NULL"):
         return None
-    # JSON numbers that happen to be non-negative everywhere are still signed numbers
-    return str(structure).replace('"UBIGINT"', '"BIGINT"')
+    # objects DuckDB cannot make a struct of stay JSON text (an empty key, keys alike but for
+    # case); numbers that happen to be non-negative everywhere are still signed numbers
+    typed = nameable(msgspec.json.decode(str(structure)))
+    return msgspec.json.encode(typed).decode().replace('"UBIGINT"', '"BIGINT"')
 
 
 def find_parts(name: str, candidates: Sequence[Part], snapshot: Snapshot, named: str | None) -> list[Part]:

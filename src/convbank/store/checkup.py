@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 
 from convbank._atomic import sha256_file
 from convbank._lazy import lazy
-from convbank.store.integrity import count_problems, first_line, read_footer, stat_problem
+from convbank.store.integrity import (
+    STRUCTURE_KEY,
+    count_problems,
+    first_line,
+    read_footer,
+    stat_problem,
+    structure_problem,
+)
 from convbank.store.manifest import FileRef
 from convbank.store.records import Index, read_index
 from convbank.store.snapshot import Snapshot
@@ -69,6 +76,8 @@ def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
                     problem = "corrupt: its Parquet footer differs from the manifest's"
                 elif ref.rows is not None and meta.num_rows != ref.rows:
                     problem = f"{meta.num_rows:,} rows where the manifest says {ref.rows:,}"
+                elif structure_problem(ref, (meta.metadata or {}).get(STRUCTURE_KEY)) is not None:
+                    problem = "its meta structure differs from the one its footer holds"
                 else:
                     footers[str(ref.path.relative_to(root))] = meta.num_rows
         settle(ref, problem)

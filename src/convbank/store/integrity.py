@@ -39,6 +39,7 @@ else:
 
 __all__ = [
     "COUNTED",
+    "STRUCTURE_KEY",
     "check_file_schema",
     "checked_footer",
     "count_problems",
@@ -47,6 +48,7 @@ __all__ = [
     "read_footer",
     "row_groups",
     "stat_problem",
+    "structure_problem",
 ]
 
 
@@ -78,6 +80,7 @@ def checked_footer(ref: FileRef, f: BinaryIO) -> pq.FileMetaData:
         str(ref.path),
         ref.footer,
         ref.rows,
+        ref.structure,
         st.st_dev,
         st.st_ino,
         st.st_size,
@@ -102,11 +105,28 @@ def checked_footer(ref: FileRef, f: BinaryIO) -> pq.FileMetaData:
             path=ref.path,
         )
     check_file_schema(ref, meta.schema.to_arrow_schema())
+    problem = structure_problem(ref, (meta.metadata or {}).get(STRUCTURE_KEY))
+    if problem is not None:
+        raise DamagedBankError(damaged(ref, problem), path=ref.path)
     with _CHECKED_LOCK:
         if len(_CHECKED) >= 10_000:
             _CHECKED.clear()
         _CHECKED[key] = meta
     return meta
+
+
+STRUCTURE_KEY = b"convbank.meta_structure"
+"""The key of a unified table file's footer metadata that holds the structure of its ``meta``
+column (:class:`convbank.model.structure.Structure`), which the manifest repeats."""
+
+
+def structure_problem(ref: FileRef, held: bytes | None) -> str | None:
+    """What is wrong with the ``meta`` structure the manifest records of a file, against the
+    one its footer holds (``held``), or None: readers type ``meta`` with the manifest's, so a
+    misstated one is damage, never a column typed otherwise."""
+    if ref.structure is None or (held is not None and held.decode(errors="replace") == ref.structure):
+        return None
+    return "corrupt (its meta structure differs from the manifest's)"
 
 
 def check_file_schema(ref: FileRef, schema: pa.Schema) -> None:

@@ -11,7 +11,8 @@ writers then use its structs, never ``.get()`` chains::
           sources: {file name: path}             where the build read its source files
           files:   {table: {split: FileEntry or [FileEntry, ...]}}
                                                  path (relative to the bank), bytes, sha256, rows,
-                                                 footer (sha256 of the Parquet footer);
+                                                 footer (sha256 of the Parquet footer),
+                                                 structure (a unified table's meta structure);
                                                  a split written in pieces has one file a piece
           records: {split: FileEntry or [FileEntry, ...]}
                                                  the record files (:mod:`convbank.store.records`),
@@ -69,7 +70,10 @@ class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     written before it was recorded); a record file's: the sha256 of its index, the rows of
     each row group of its conversations file (``groups``: a corpus is then opened without
     reading a footer) and its least and greatest conversation id (``id_range``: where an id
-    is looked for first); None in banks written before they were recorded."""
+    is looked for first); a unified table file's: the structure of its ``meta`` column
+    (``structure``, :meth:`convbank.model.structure.Structure.dumps`, as its footer holds it:
+    readers type ``meta`` without reading the column); None in banks written before they
+    were recorded."""
 
     path: str
     bytes: int | None = None
@@ -78,6 +82,7 @@ class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     footer: str | None = None
     groups: list[int] | None = None
     id_range: list[str] | None = None
+    structure: str | None = None
 
 
 class SplitEntry(msgspec.Struct, kw_only=True):
@@ -180,6 +185,7 @@ class Manifest(msgspec.Struct, kw_only=True):
                 f.footer,
                 None if f.groups is None else tuple(f.groups),
                 None if f.id_range is None else tuple(f.id_range),
+                f.structure,
             )
             for dataset, entry in self.datasets.items()
             for config, cfg in entry.configs.items()
@@ -217,6 +223,8 @@ class FileRef:
     """A record file's row groups (see :class:`FileEntry`)."""
     id_range: tuple[str, ...] | None = None
     """A record file's least and greatest conversation id (see :class:`FileEntry`)."""
+    structure: str | None = None
+    """A unified table file's ``meta`` structure (see :class:`FileEntry`)."""
 
 
 Pieces = Mapping[str, "FileEntry | list[FileEntry]"]

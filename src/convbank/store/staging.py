@@ -17,18 +17,21 @@ from convbank._version import __version__
 from convbank.errors import DiskFullError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
 from convbank.model.schema import NotGroupedError, table_schemas
-from convbank.store.integrity import read_footer, row_groups
+from convbank.model.structure import Structure
+from convbank.store.integrity import STRUCTURE_KEY, read_footer, row_groups
 from convbank.store.records import RECORDS, RecordWriter, read_index
 from convbank.store.snapshot import partition
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 else:
     pa = lazy("pyarrow")
+    pc = lazy("pyarrow.compute")
     pq = lazy("pyarrow.parquet")
 
-__all__ = ["Facts", "Layout", "Staging", "disk_full", "file_facts", "fsync_file"]
+__all__ = ["Facts", "Layout", "MetaLayout", "Staging", "disk_full", "file_facts", "fsync_file"]
 
 
 class Layout(NamedTuple):
@@ -39,10 +42,18 @@ class Layout(NamedTuple):
     id_range: list[str]
 
 
-Facts = tuple[str, int, str, "Layout | None"]
+class MetaLayout(NamedTuple):
+    """What the manifest records of a unified table file's ``meta`` column: its
+    :class:`~convbank.model.structure.Structure` (:meth:`~convbank.model.structure.Structure.dumps`),
+    kept in the file's footer (:data:`~convbank.store.integrity.STRUCTURE_KEY`)."""
+
+    structure: str
+
+
+Facts = tuple[str, int, str, "Layout | MetaLayout | None"]
 """What the manifest records of a written file: its sha256, its size in bytes, the sha256
 of its footer (a Parquet file's) or index (a record file's), and a record file's
-:class:`Layout` (None for a Parquet file)."""
+:class:`Layout` or a unified table file's :class:`MetaLayout` (None for another)."""
 
 
 def disk_full(root: Path, exc: OSError) -> DiskFullError | None:
@@ -83,6 +94,8 @@ class Staging:
         self.facts: dict[tuple[str, str, int], Facts] = {}
         """The :data:`Facts` of pieces whose writer computed them (:meth:`describe`): the
         commit then trusts them instead of reading the files again."""
+        self._structures: dict[tuple[str, str, int], Structure] = {}
+        """The ``meta`` structure of each unified table piece written so far."""
 
     def path(self, table: str, split: str, piece: int = 0) -> Path:
         """Where one piece of a table partition (or its record file) is staged."""
@@ -156,6 +169,11 @@ class Staging:
                 raise
             raise full from exc
         self.rows[key] += data.num_rows
+        if table in UNIFIED_TABLES and "meta" in data.column_names:
+            # its distinct values, in the order first seen (as DuckDB's would see every value)
+            seen = Structure.of(pc.unique(data.column("meta")).to_pylist())
+            found = self._structures.get(key)
+            self._structures[key] = seen if found is None else found.merged(seen)
 
     def conversation_id(self, split: str, record: int) -> str:
         """The id of a split's record ``record`` in what is staged (read back from the
@@ -198,6 +216,9 @@ class Staging:
         try:
             for key, writer in list(writers.items()):
                 del writers[key]
+                structure = self._structures.get(key)
+                if structure is not None:
+                    writer.add_key_value_metadata({STRUCTURE_KEY: structure.dumps()})
                 _close(writer)
                 fsync_file(self.path(*key))
             for (split, piece), record_writer in list(records.items()):
@@ -258,14 +279,17 @@ def file_facts(path: Path, table: str) -> Facts:
     """
     from convbank._atomic import sha256_file
 
-    layout = None
+    layout: Layout | MetaLayout | None = None
     if table == RECORDS:
         with path.open("rb") as f:
             index, footer = read_index(f)
         if index.groups is not None:
             layout = Layout(index.groups, index.id_range())
     else:
-        footer = read_footer(path)[1]
+        meta, footer = read_footer(path)
+        structure = (meta.metadata or {}).get(STRUCTURE_KEY)
+        if structure is not None:
+            layout = MetaLayout(structure.decode())
     return sha256_file(path), path.stat().st_size, footer, layout
 
 

@@ -26,6 +26,7 @@ from convbank.model import Conversation, Turn
 
 if TYPE_CHECKING:
     import datasets
+    import pyarrow as pa
 
     from convbank.datasets import Check
     from convbank.tasks import Task
@@ -241,6 +242,13 @@ class CasinoPresentation(Presentation):
                 "deal_counts": f"CASE WHEN meta.task_data.issue2youget IS NULL THEN NULL ELSE {{{sides}}} END"
             }
         }
+
+    def meta_view_types(self) -> Mapping[str, Mapping[str, pa.DataType]]:
+        """``deal_counts``: a struct of each side's counts, an ``int32`` an item."""
+        import pyarrow as pa
+
+        side = pa.struct([pa.field(item, pa.int32()) for item in ITEMS])
+        return {"turns": {"deal_counts": pa.struct([("issue2youget", side), ("issue2theyget", side)])}}
 
     def viewer_turn(self, turn: Turn, context: Context) -> ViewerTurn:
         """A deal as a table: what the proposer gets, what the other side gets."""

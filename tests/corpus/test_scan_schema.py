@@ -1,0 +1,153 @@
+"""``Corpus.scan`` knows its schema from the manifest and reads checked bytes with polars' own
+reader: it imports neither DuckDB nor ``pyarrow.parquet`` for a query that does not type
+``meta``, gives every row when a query keeps only the key columns, refuses a manifest whose
+``meta`` structure differs from the files' (as every reader and ``doctor`` do), still reads a
+bank written before structures were kept, and types ``meta`` objects DuckDB cannot make a
+struct of (an empty key, keys alike but for case) as JSON text instead of failing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import convbank
+from convbank.cli import cli
+from convbank.errors import DamagedBankError
+from convbank.model import UNIFIED_TABLES
+from convbank.store import Bank
+
+pl = pytest.importorskip("polars")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def test_a_scan_that_does_not_type_meta_imports_neither_duckdb_nor_parquet(casino_home: Bank) -> None:
+    """The schema is the model's columns and the manifest's structures, the rows polars reads
+    from bytes checked against the manifest: DuckDB (45 ms of imports) and ``pyarrow.parquet``
+    (10-16 ms) load only for a query that types ``meta``."""
+    probe = (
+        "import sys, polars as pl, convbank; from convbank.store import Bank; "
+        f"c = convbank.load('casino', bank=Bank({str(casino_home.root)!r})); "
+        "lf = c.scan('turns'); print(lf.collect_schema()['meta'].__class__.__name__); "
+        "q = lf.filter((pl.col('turn_index') >= 2) & pl.col('text').str.contains('(?i)water'));"
+        "print(q.select('conversation_id').collect().height); "
+        "print('duckdb' in sys.modules, 'pyarrow.parquet' in sys.modules); "
+        "print(lf.filter(pl.col('meta').struct.field('task_data').is_not_null()).collect().height); "
+        "print('duckdb' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    # the counts are those of DuckDB over the bank: `turn_index >= 2 AND regexp_matches(text,
+    # '(?i)water')` and `json_extract(meta, '$.task_data') IS NOT NULL`
+    assert done.stdout.split() == ["Struct", "4361", "False", "False", "2378", "True"]
+
+
+@pytest.mark.parametrize("table", ["raw", *UNIFIED_TABLES])
+def test_keeping_only_the_key_columns_keeps_every_row(casino_home: Bank, table: str) -> None:
+    """Before: a scan of the raw table (or of a selection) that kept only ``split`` gave no
+    row at all (its files' tables of no column lost their rows when put together)."""
+    corpus = convbank.load("casino")
+    few = corpus.select([5, 3, 5])
+    for which in (corpus, few):
+        expected = which.to_arrow(table).num_rows
+        assert which.scan(table).select("split").collect().height == expected
+        assert which.scan(table).select(pl.len()).collect().item() == expected
+    valid = sum(1 for split in corpus.to_arrow(table).column("split").to_pylist() if split == "valid")
+    assert corpus.scan(table).filter(pl.col("split") == "valid").select("config").collect().height == valid
+
+
+def _edit_structure(bank: Bank, table: str, change: str) -> Path:
+    manifest = json.loads(bank.manifest_path.read_text(encoding="utf-8"))
+    entry = manifest["datasets"]["casino"]["configs"]["default"]["files"][table]["train"]
+    entry["structure"] = entry["structure"].replace(*change.split("->"))
+    bank.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    return bank.root / entry["path"]
+
+
+@pytest.mark.parametrize("change", ['"issue2youget"->"issue2youXet"', '["str"]->["uint"]'])
+def test_a_misstated_meta_structure_is_damage_never_a_column_typed_otherwise(
+    casino_home: Bank, change: str
+) -> None:
+    """A key renamed or a kind changed in the manifest's structure of the train turns would
+    type ``meta`` otherwise (a column of nulls, strings cast to numbers): every reader refuses
+    it naming the file, and ``doctor`` names it, exit 4."""
+    path = _edit_structure(casino_home, "turns", change)
+    expected = (
+        f"the bank is damaged: {path} is corrupt (its meta structure differs from the manifest's); run "
+        "`convbank doctor` to check every file, then `convbank build casino` to rebuild it"
+    )
+    corpus = convbank.load("casino")
+    for read in (
+        lambda: corpus.to_arrow("turns"),
+        lambda: corpus.scan("turns").select("text").collect(),
+        lambda: corpus.scan("turns").collect(),
+    ):
+        with pytest.raises(DamagedBankError) as info:
+            read()
+        assert str(info.value) == expected
+    done = CliRunner().invoke(cli, ["doctor", "--quick"])
+    assert done.exit_code == 4, done.output
+    assert f"{path}: its meta structure differs from the one its footer holds" in done.output
+
+
+def test_a_bank_written_before_structures_were_kept_still_scans(casino_home: Bank) -> None:
+    """Without the manifest's structures, ``meta`` is typed from the column by DuckDB, as it
+    was: the same types, the same rows."""
+    corpus = convbank.load("casino")
+    kept = {t: corpus.scan(t).collect() for t in UNIFIED_TABLES}
+    manifest = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    for splits in manifest["datasets"]["casino"]["configs"]["default"]["files"].values():
+        for entry in splits.values():
+            entry.pop("structure", None)
+    casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    older = convbank.load("casino")
+    for table, frame in kept.items():
+        again = older.scan(table).collect()
+        assert again.height == frame.height
+        assert _sorted_types(again.schema) == _sorted_types(frame.schema), table
+    assert older.scan("turns").filter(pl.col("kind") == "action").select("text").collect().height == 2378
+
+
+def _sorted_types(schema: pl.Schema) -> dict[str, object]:
+    """A schema's types with struct fields in any order (DuckDB's order of keys is not the
+    order they were first seen)."""
+
+    def plain(dtype: object) -> object:
+        if isinstance(dtype, pl.Struct):
+            return sorted((f.name, repr(plain(f.dtype))) for f in dtype.fields)
+        if isinstance(dtype, pl.List):
+            return ["list", plain(dtype.inner)]
+        return str(dtype)
+
+    return {name: plain(dtype) for name, dtype in schema.items()}
+
+
+def test_meta_objects_duckdb_cannot_type_stay_json_text(tmp_path: Path) -> None:
+    """Before: a message whose extra keys held an empty key, or keys alike but for case, made
+    ``to_arrow``, ``to_polars`` and ``scan`` of the turns a DuckDB traceback ("Empty key in
+    object in JSON structure", "Duplicate keys in object"); that object is now its JSON text,
+    the rest of ``meta`` typed as ever."""
+    chat = tmp_path / "odd.jsonl"
+    lines = [
+        {
+            "messages": [
+                {"role": "user", "content": "hi", "extra": {"": 1}},
+                {"role": "assistant", "content": "yo"},
+            ]
+        },
+        {"messages": [{"role": "user", "content": "hey", "extra": {"A": 1, "a": 2}, "n": 3}]},
+    ]
+    chat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    convbank.import_conversations(chat, name="odd", format="chat")
+    corpus = convbank.load("odd")
+    turns = corpus.to_polars("turns")
+    assert turns.schema["meta"] == pl.Struct({"message": pl.Struct({"extra": pl.String, "n": pl.Int64})})
+    extras = [(m["message"] or {}).get("extra") for m in turns["meta"].to_list()]
+    assert [json.loads(e) if e else None for e in extras] == [{"": 1}, None, {"A": 1, "a": 2}]
+    assert corpus.scan("turns").collect().equals(turns)
+    assert corpus[0].turns[0].meta == {"message": {"extra": {"": 1}}}
