@@ -151,3 +151,31 @@ def test_meta_objects_duckdb_cannot_type_stay_json_text(tmp_path: Path) -> None:
     assert [json.loads(e) if e else None for e in extras] == [{"": 1}, None, {"A": 1, "a": 2}]
     assert corpus.scan("turns").collect().equals(turns)
     assert corpus[0].turns[0].meta == {"message": {"extra": {"": 1}}}
+
+
+def test_a_scan_holds_at_most_scan_bytes_of_files_at_once(
+    casino_home: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parts beyond ``SCAN_BYTES`` of files are read once those before them are done: the
+    same rows, in the same order, whatever the bound (here one part at a time)."""
+    from convbank.corpus import _frames
+
+    corpus = convbank.load("casino")
+    whole = corpus.scan("turns").select("split", "conversation_id", "text").collect()
+    monkeypatch.setattr(_frames, "SCAN_BYTES", 1)
+    pieces = list(corpus._scan_pieces("turns", ["conversation_id", "text"], "struct"))
+    assert len(pieces) == 3
+    assert pl.concat([p.collect() for p in pieces]).select(whole.columns).equals(whole)
+    assert corpus.scan("turns").select("split", "conversation_id", "text").collect().equals(whole)
+
+
+def test_a_bank_that_records_no_file_digests_is_scanned_through_its_footers(casino_home: Bank) -> None:
+    """A manifest without the files' sha256 (an earlier bank's): each file is read by the
+    checking reader (footer against the manifest, every page against its CRC), the same rows."""
+    whole = convbank.load("casino").scan("turns").select("conversation_id", "text").collect()
+    manifest = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    for splits in manifest["datasets"]["casino"]["configs"]["default"]["files"].values():
+        for entry in splits.values():
+            entry.pop("sha256", None)
+    casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert convbank.load("casino").scan("turns").select("conversation_id", "text").collect().equals(whole)

@@ -30,6 +30,10 @@ __all__ = ["Frames"]
 
 MetaForm = Literal["struct", "json"]
 
+SCAN_BYTES = 256 * 2**20
+"""The most bytes of table files a scan holds at once (checked, for polars to read): parts
+beyond are read after those before them are done."""
+
 
 class Frames:
     """The table views of a :class:`~convbank.Corpus` (a mixin: see there)."""
@@ -363,31 +367,40 @@ class Frames:
     def _scan_pieces(self, name: str, columns: list[str], meta: MetaForm) -> Iterator[pl.LazyFrame]:
         """The rows of :meth:`scan` as lazy frames, of the stored ``columns`` a query needs.
         Where ``meta`` need not be typed (it is not among them, or ``meta="json"``) and the
-        corpus is not a selection, one frame: every part's files handed to polars' own
-        Parquet reader as bytes checked against the manifest
-        (:meth:`convbank.store.Snapshot.verified_bytes`, and the footer's schema version and
-        ``meta`` structure), so that the query's filter and projection reach the reader;
-        otherwise a frame a part (one for a selection) of :meth:`to_arrow`'s rows, read from
-        verified bytes."""
+        corpus is not a selection, one frame for parts of up to :data:`SCAN_BYTES` of files
+        together: their files handed to polars' own Parquet reader as bytes checked against
+        the manifest (:meth:`convbank.store.Snapshot.verified_bytes`, and the footer's schema
+        version and ``meta`` structure), so that the query's filter and projection reach the
+        reader; otherwise (or in a bank that records no file digests) a frame a part (one
+        for a selection) of :meth:`to_arrow`'s rows, read from verified bytes."""
         import polars as pl
 
+        parts = {part: self._source.files(name, part) for part in self.parts()}
         typed = meta == "struct" and "meta" in columns
-        if self._indices is not None or name not in UNIFIED_TABLES or typed:
+        digests = all(ref.sha256 for refs in parts.values() for ref in refs)
+        if self._indices is not None or name not in UNIFIED_TABLES or typed or not digests:
             for table in self._rows(name, columns, meta=meta, verified=True, per_part=True):
                 frame = pl.from_arrow(table)
                 assert isinstance(frame, pl.DataFrame)
                 yield frame.lazy()
             return
-        frames = []
-        for part in self.parts():
-            sources: list[IO[bytes]] = [self._verified_source(ref) for ref in self._source.files(name, part)]
+        frames: list[pl.LazyFrame] = []
+        held = 0
+        for part, refs in parts.items():
+            size = sum(ref.bytes or 0 for ref in refs)  # as read: verified_bytes checks it
+            if frames and held + size > SCAN_BYTES:
+                yield pl.concat(frames, rechunk=False)
+                frames, held = [], 0
+            sources: list[IO[bytes]] = [self._verified_source(ref) for ref in refs]
+            held += size
             keys = {"dataset": self.dataset.name, "config": part.config, "split": part.split}
             frames.append(
                 pl.scan_parquet(sources)
                 .with_columns(pl.lit(value, pl.String).alias(key) for key, value in keys.items())
                 .select([*keys, *columns])
             )
-        yield pl.concat(frames, rechunk=False)  # one plan: polars reads the parts in parallel
+        if frames:  # one plan: polars reads these parts in parallel
+            yield pl.concat(frames, rechunk=False)
 
     def _verified_source(self, ref: FileRef) -> io.BytesIO:
         """A table file's bytes checked against the manifest, its footer's schema version and

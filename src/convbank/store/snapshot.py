@@ -336,8 +336,8 @@ class Snapshot:
 
     def verified_bytes(self, ref: FileRef) -> bytes:
         """A whole file's bytes, read once and checked against the manifest's size and
-        sha256 (a manifest that records them: see :meth:`read_verified`): whatever decodes
-        them decodes what the build wrote.
+        sha256: whatever decodes them decodes what the build wrote (a ``ValueError`` for a
+        file the manifest records no sha256 of: see :meth:`read_verified`).
 
         >>> from convbank.store import Bank
         >>> with Bank().snapshot() as snapshot:
@@ -345,6 +345,8 @@ class Snapshot:
         ...     len(snapshot.verified_bytes(ref)) == ref.bytes
         True
         """
+        if not ref.sha256:
+            raise ValueError(f"the manifest records no sha256 of {ref.path}")
         try:
             data = ref.path.read_bytes()
         except OSError as exc:
@@ -355,7 +357,7 @@ class Snapshot:
             )
         import hashlib  # here, not at the top: the commands that only print never hash
 
-        if ref.sha256 is None or hashlib.sha256(data).hexdigest() != ref.sha256:
+        if hashlib.sha256(data).hexdigest() != ref.sha256:
             raise DamagedBankError(
                 damaged(ref, "corrupt (its sha256 differs from the manifest's)"), path=ref.path
             )
