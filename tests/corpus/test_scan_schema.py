@@ -158,12 +158,12 @@ def test_a_scan_holds_at_most_scan_bytes_of_files_at_once(
 ) -> None:
     """Parts beyond ``SCAN_BYTES`` of files are read once those before them are done: the
     same rows, in the same order, whatever the bound (here one part at a time)."""
-    from convbank.corpus import _frames
+    from convbank.corpus import _scan
 
     corpus = convbank.load("casino")
     whole = corpus.scan("turns").select("split", "conversation_id", "text").collect()
-    monkeypatch.setattr(_frames, "SCAN_BYTES", 1)
-    pieces = list(corpus._scan_pieces("turns", ["conversation_id", "text"], "struct"))
+    monkeypatch.setattr(_scan, "SCAN_BYTES", 1)
+    pieces = list(_scan.pieces(corpus, "turns", ["conversation_id", "text"], "struct"))
     assert len(pieces) == 3
     assert pl.concat([p.collect() for p in pieces]).select(whole.columns).equals(whole)
     assert corpus.scan("turns").select("split", "conversation_id", "text").collect().equals(whole)

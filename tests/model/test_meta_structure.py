@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 import convbank
+from convbank.corpus._scan import known_schema
 from convbank.corpus._source import meta_structure, stored_structure
 from convbank.model import UNIFIED_TABLES
 from convbank.model.structure import Structure, nameable
@@ -195,7 +196,7 @@ def test_scan_knows_its_schema_without_reading_a_file(built: Bank, form: str) ->
     for name in names:
         corpus = convbank.load(name)
         for table in UNIFIED_TABLES:
-            known = corpus._scan_arrow_schema(table, form)  # type: ignore[arg-type]
+            known = known_schema(corpus, table, form)  # type: ignore[arg-type]
             assert known is not None, (name, table)
             assert (
                 corpus.scan(table, meta=form).collect_schema() == corpus.to_polars(table, meta=form).schema

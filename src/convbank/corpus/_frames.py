@@ -3,19 +3,17 @@ streamed from the bank's Parquet, and the turns with their labels."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from convbank.corpus._source import stored_structure
-from convbank.errors import DamagedBankError, SchemaVersionError, UnknownFieldError, did_you_mean, require
-from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES, Part, table_schemas
-from convbank.store.integrity import STRUCTURE_KEY, damaged, structure_problem
+from convbank.corpus._scan import MetaForm
+from convbank.errors import UnknownFieldError, did_you_mean, require
+from convbank.model import UNIFIED_TABLES, Part
 
 if TYPE_CHECKING:
     import duckdb
@@ -24,15 +22,9 @@ if TYPE_CHECKING:
 
     from convbank.corpus._source import Source
     from convbank.datasets import Dataset
-    from convbank.store import FileRef, Snapshot
+    from convbank.store import Snapshot
 
 __all__ = ["Frames"]
-
-MetaForm = Literal["struct", "json"]
-
-SCAN_BYTES = 256 * 2**20
-"""The most bytes of table files a scan holds at once (checked, for polars to read): parts
-beyond are read after those before them are done."""
 
 
 class Frames:
@@ -307,119 +299,9 @@ class Frames:
         2378
         """
         require("polars", "polars", "scan()")
-        from convbank.corpus._scan import lazy_frame
+        from convbank.corpus._scan import scan
 
-        name = self._table_name(table)
-        for part in self.parts() or self._source.parts[:1]:  # a cleaned generation fails now
-            self.snapshot.present(self._source.files(name, part))
-        typed = name in UNIFIED_TABLES and meta == "struct"
-        return lazy_frame(  # the frame holds this corpus: its generation stays pinned
-            lambda columns: self._scan_pieces(name, columns, meta),
-            self._scan_schema(name, meta),
-            stored=[f.name for f in self._known_schema(name)],
-            views=list(self.dataset.presentation.meta_views().get(name, {})) if typed else [],
-            detail=f"{self.dataset.name}/{name}, verified against the manifest",
-        )
-
-    def _known_schema(self, name: str) -> pa.Schema:
-        """A table's columns as stored: a unified table's are the model's (no file read),
-        a raw table's are read from the footer of its first file."""
-        if name in UNIFIED_TABLES:
-            return table_schemas()[name]
-        return self._stored_schema(name)
-
-    def _scan_schema(self, name: str, meta: MetaForm) -> pl.Schema:
-        """The polars schema of :meth:`scan`, made once a source: of a unified table, from
-        the model's columns and the ``meta`` structures the manifest records (see
-        :meth:`convbank.corpus._source.Source.meta_structure`), with the declared types of
-        the dataset's views, reading no file; otherwise (a raw table, a bank written before
-        structures were recorded, a view of no declared type) from the typed rows of an
-        empty table, as :meth:`to_arrow` types them."""
-        import polars as pl
-
-        found = self._source.scan_schemas.get((name, meta))
-        if found is None:
-            arrow = self._scan_arrow_schema(name, meta)
-            if arrow is None:
-                arrow = self._typed(name, self._empty(name), meta).schema
-            frame = pl.from_arrow(arrow.empty_table())
-            assert isinstance(frame, pl.DataFrame)
-            found = self._source.scan_schemas[(name, meta)] = frame.schema
-        return found
-
-    def _scan_arrow_schema(self, name: str, meta: MetaForm) -> pa.Schema | None:
-        """The Arrow schema of :meth:`to_arrow` of a unified table made without reading it,
-        or None where that cannot be done (see :meth:`_scan_schema`)."""
-        if name not in UNIFIED_TABLES:
-            return None
-        keys = [pa.field(k, pa.string()) for k in ("dataset", "config", "split")]
-        stored = list(table_schemas()[name])
-        if meta == "json":
-            return pa.schema([*keys, *stored])
-        structure = stored_structure(self.snapshot.refs(name, self.dataset.name))
-        views = self.dataset.presentation.meta_views().get(name, {})
-        types = self.dataset.presentation.meta_view_types().get(name, {})
-        if structure is None or any(view not in types for view in views):
-            return None
-        typed = [f.with_type(structure.arrow_type()) if f.name == "meta" else f for f in stored]
-        return pa.schema([*keys, *typed, *(pa.field(view, types[view]) for view in views)])
-
-    def _scan_pieces(self, name: str, columns: list[str], meta: MetaForm) -> Iterator[pl.LazyFrame]:
-        """The rows of :meth:`scan` as lazy frames, of the stored ``columns`` a query needs.
-        Where ``meta`` need not be typed (it is not among them, or ``meta="json"``) and the
-        corpus is not a selection, one frame for parts of up to :data:`SCAN_BYTES` of files
-        together: their files handed to polars' own Parquet reader as bytes checked against
-        the manifest (:meth:`convbank.store.Snapshot.verified_bytes`, and the footer's schema
-        version and ``meta`` structure), so that the query's filter and projection reach the
-        reader; otherwise (or in a bank that records no file digests) a frame a part (one
-        for a selection) of :meth:`to_arrow`'s rows, read from verified bytes."""
-        import polars as pl
-
-        parts = {part: self._source.files(name, part) for part in self.parts()}
-        typed = meta == "struct" and "meta" in columns
-        digests = all(ref.sha256 for refs in parts.values() for ref in refs)
-        if self._indices is not None or name not in UNIFIED_TABLES or typed or not digests:
-            for table in self._rows(name, columns, meta=meta, verified=True, per_part=True):
-                frame = pl.from_arrow(table)
-                assert isinstance(frame, pl.DataFrame)
-                yield frame.lazy()
-            return
-        frames: list[pl.LazyFrame] = []
-        held = 0
-        for part, refs in parts.items():
-            size = sum(ref.bytes or 0 for ref in refs)  # as read: verified_bytes checks it
-            if frames and held + size > SCAN_BYTES:
-                yield pl.concat(frames, rechunk=False)
-                frames, held = [], 0
-            sources: list[IO[bytes]] = [self._verified_source(ref) for ref in refs]
-            held += size
-            keys = {"dataset": self.dataset.name, "config": part.config, "split": part.split}
-            frames.append(
-                pl.scan_parquet(sources)
-                .with_columns(pl.lit(value, pl.String).alias(key) for key, value in keys.items())
-                .select([*keys, *columns])
-            )
-        if frames:  # one plan: polars reads these parts in parallel
-            yield pl.concat(frames, rechunk=False)
-
-    def _verified_source(self, ref: FileRef) -> io.BytesIO:
-        """A table file's bytes checked against the manifest, its footer's schema version and
-        ``meta`` structure too, for polars to read."""
-        import polars as pl
-
-        data = io.BytesIO(self.snapshot.verified_bytes(ref))
-        held = pl.read_parquet_metadata(data)
-        data.seek(0)
-        version = held.get("convbank.schema_version")
-        if version not in (None, SCHEMA_VERSION):
-            raise SchemaVersionError.of(
-                str(ref.path), ref.dataset, held.get("convbank.version"), version, SCHEMA_VERSION
-            )
-        structure = held.get(STRUCTURE_KEY.decode())
-        problem = structure_problem(ref, None if structure is None else structure.encode())
-        if problem is not None:
-            raise DamagedBankError(damaged(ref, problem), path=ref.path)
-        return data
+        return scan(self, self._table_name(table), meta)
 
     def side_table(
         self, table: str, *, columns: list[str] | None = None, filters: Any = None

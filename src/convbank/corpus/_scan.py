@@ -14,13 +14,147 @@ structures the manifest records (:class:`convbank.model.structure.Structure`).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
+
+from convbank.corpus._source import stored_structure
+from convbank.errors import DamagedBankError, SchemaVersionError
+from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES, table_schemas
+from convbank.store.integrity import STRUCTURE_KEY, damaged, structure_problem
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["lazy_frame"]
+    from convbank.store import FileRef, Snapshot
+
+__all__ = ["SCAN_BYTES", "MetaForm", "lazy_frame", "scan"]
+
+MetaForm = Literal["struct", "json"]
+"""How a table's ``meta`` is given: typed (``struct``) or as the stored JSON text."""
+
+Corpus = Any
+"""A :class:`convbank.Corpus` (its table views, :mod:`convbank.corpus._frames`, import this
+module: it names none of them back)."""
+
+SCAN_BYTES = 256 * 2**20
+"""The most bytes of table files a scan holds at once (checked, for polars to read): parts
+beyond are read after those before them are done."""
+
+
+def scan(corpus: Corpus, name: str, meta: MetaForm) -> pl.LazyFrame:
+    """:meth:`convbank.Corpus.scan` of table ``name`` (``raw`` already named as its table):
+    the frame holds ``corpus``, so its generation stays pinned while the frame is referenced."""
+    for part in corpus.parts() or corpus._source.parts[:1]:  # a cleaned generation fails now
+        corpus.snapshot.present(corpus._source.files(name, part))
+    typed = name in UNIFIED_TABLES and meta == "struct"
+    stored = table_schemas()[name] if name in UNIFIED_TABLES else corpus._stored_schema(name)
+    return lazy_frame(
+        lambda columns: pieces(corpus, name, columns, meta),
+        scan_schema(corpus, name, meta),
+        stored=stored.names,
+        views=list(corpus.dataset.presentation.meta_views().get(name, {})) if typed else [],
+        detail=f"{corpus.dataset.name}/{name}, verified against the manifest",
+    )
+
+
+def scan_schema(corpus: Corpus, name: str, meta: MetaForm) -> pl.Schema:
+    """The polars schema of :func:`scan`, made once a source: of a unified table, from the
+    model's columns and the ``meta`` structures the manifest records
+    (:func:`known_schema`), reading no file; otherwise (a raw table, a bank written before
+    structures were recorded, a view of no declared type) from the typed rows of an empty
+    table, as :meth:`convbank.Corpus.to_arrow` types them."""
+    import polars as pl
+
+    found: pl.Schema | None = corpus._source.scan_schemas.get((name, meta))
+    if found is None:
+        arrow = known_schema(corpus, name, meta)
+        if arrow is None:
+            arrow = corpus._typed(name, corpus._empty(name), meta).schema
+        frame = pl.from_arrow(arrow.empty_table())
+        assert isinstance(frame, pl.DataFrame)
+        found = corpus._source.scan_schemas[(name, meta)] = frame.schema
+    return found
+
+
+def known_schema(corpus: Corpus, name: str, meta: MetaForm) -> pa.Schema | None:
+    """The Arrow schema of :meth:`convbank.Corpus.to_arrow` of a unified table made without
+    reading it: the keys, the model's columns, ``meta`` of the type of the manifest's
+    structures merged, and the dataset's views of their declared types
+    (:meth:`convbank.datasets.Presentation.meta_view_types`); None where that cannot be done."""
+    if name not in UNIFIED_TABLES:
+        return None
+    keys = [pa.field(k, pa.string()) for k in ("dataset", "config", "split")]
+    stored = list(table_schemas()[name])
+    if meta == "json":
+        return pa.schema([*keys, *stored])
+    structure = stored_structure(corpus.snapshot.refs(name, corpus.dataset.name))
+    views = corpus.dataset.presentation.meta_views().get(name, {})
+    types = corpus.dataset.presentation.meta_view_types().get(name, {})
+    if structure is None or any(view not in types for view in views):
+        return None
+    typed = [f.with_type(structure.arrow_type()) if f.name == "meta" else f for f in stored]
+    return pa.schema([*keys, *typed, *(pa.field(view, types[view]) for view in views)])
+
+
+def pieces(corpus: Corpus, name: str, columns: list[str], meta: MetaForm) -> Iterator[pl.LazyFrame]:
+    """The rows of :func:`scan` as lazy frames, of the stored ``columns`` a query needs.
+    Where ``meta`` need not be typed (it is not among them, or ``meta="json"``) and the
+    corpus is not a selection, one frame for parts of up to :data:`SCAN_BYTES` of files
+    together: their files handed to polars' own Parquet reader as bytes checked against the
+    manifest (:func:`verified_source`), so that the query's filter and projection reach the
+    reader; otherwise (or in a bank that records no file digests) a frame a part (one for a
+    selection) of :meth:`convbank.Corpus.to_arrow`'s rows, read from verified bytes."""
+    import polars as pl
+
+    parts = {part: corpus._source.files(name, part) for part in corpus.parts()}
+    typed = meta == "struct" and "meta" in columns
+    digests = all(ref.sha256 for refs in parts.values() for ref in refs)
+    if corpus._indices is not None or name not in UNIFIED_TABLES or typed or not digests:
+        for table in corpus._rows(name, columns, meta=meta, verified=True, per_part=True):
+            frame = pl.from_arrow(table)
+            assert isinstance(frame, pl.DataFrame)
+            yield frame.lazy()
+        return
+    frames: list[pl.LazyFrame] = []
+    held = 0
+    for part, refs in parts.items():
+        size = sum(ref.bytes or 0 for ref in refs)  # as read: verified_bytes checks it
+        if frames and held + size > SCAN_BYTES:
+            yield pl.concat(frames, rechunk=False)
+            frames, held = [], 0
+        sources: list[IO[bytes]] = [verified_source(corpus.snapshot, ref) for ref in refs]
+        held += size
+        keys = {"dataset": corpus.dataset.name, "config": part.config, "split": part.split}
+        frames.append(
+            pl.scan_parquet(sources)
+            .with_columns(pl.lit(value, pl.String).alias(key) for key, value in keys.items())
+            .select([*keys, *columns])
+        )
+    if frames:  # one plan: polars reads these parts in parallel
+        yield pl.concat(frames, rechunk=False)
+
+
+def verified_source(snapshot: Snapshot, ref: FileRef) -> io.BytesIO:
+    """A table file's bytes checked against the manifest
+    (:meth:`convbank.store.Snapshot.verified_bytes`), its footer's schema version and
+    ``meta`` structure too, for polars to read."""
+    import polars as pl
+
+    data = io.BytesIO(snapshot.verified_bytes(ref))
+    held = pl.read_parquet_metadata(data)
+    data.seek(0)
+    version = held.get("convbank.schema_version")
+    if version not in (None, SCHEMA_VERSION):
+        built_by = held.get("convbank.version")
+        raise SchemaVersionError.of(str(ref.path), ref.dataset, built_by, version, SCHEMA_VERSION)
+    structure = held.get(STRUCTURE_KEY.decode())
+    problem = structure_problem(ref, None if structure is None else structure.encode())
+    if problem is not None:
+        raise DamagedBankError(damaged(ref, problem), path=ref.path)
+    return data
 
 
 def lazy_frame(
