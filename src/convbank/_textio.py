@@ -13,6 +13,8 @@ the C1 controls, the bidi controls and the line separators U+2028/U+2029 written
 from __future__ import annotations
 
 import csv
+import decimal
+import math
 import re
 from collections.abc import Callable, Iterable
 from typing import IO, Any
@@ -56,8 +58,38 @@ _json = msgspec.json.Encoder(decimal_format="number")
 
 
 def json_bytes(data: Any) -> bytes:
-    """``data`` as compact JSON, :func:`terminal_safe`. Example: ``json_bytes({"x": 1}) == b'{"x":1}'``."""
-    return terminal_safe(_json.encode(data))
+    """``data`` as compact JSON, :func:`terminal_safe`. A string holding a lone surrogate (a
+    file name that is not UTF-8, as Python decodes it: ``b"\\xff"`` as ``"\\udcff"``) is written
+    as JSON escapes, ``"\\udcff"``, as Python's :mod:`json` writes it and reads it back, and
+    so is all the text of that document (``\\u00e9``): the same JSON, never an error.
+
+    Example: ``json_bytes({"x": 1}) == b'{"x":1}'``;
+    ``json_bytes(["\\udcff", "é"]) == b'["\\\\udcff","\\\\u00e9"]'``."""
+    try:
+        return terminal_safe(_json.encode(data))
+    except UnicodeEncodeError:  # UTF-8 cannot hold a lone surrogate; a JSON escape can
+        import json
+
+        plain = _finite(msgspec.to_builtins(data, builtin_types=(decimal.Decimal,)))
+        return json.dumps(plain, separators=(",", ":"), default=_number).encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities null, as :mod:`msgspec` writes them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _number(value: Any) -> Any:
+    """A DECIMAL as :mod:`json` can write it: an int where it is whole, else a float."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 _FORMULA_START = (

@@ -297,3 +297,27 @@ def test_a_file_in_the_place_of_the_results_folder_is_said_as_save_says_it(
         result = CliRunner().invoke(cli, ["bench", *args])
         assert (result.exit_code, result.stderr.splitlines()[-1]) == (5, line), args
         assert "no saved runs" not in result.stdout
+
+
+def test_a_saved_run_whose_name_is_not_utf8_is_listed_in_json(tmp_path: Path) -> None:
+    """Before: a saved run copied into the results folder under a name that is not UTF-8
+    (``\\xff\\xfe-run.json``, decoded by Python as ``\\udcff\\udcfe``) made ``bench --results
+    --json`` a ``UnicodeEncodeError`` traceback, exit 1. Now its ``file`` is written with
+    JSON escapes (``"\\udcff\\udcfe-run.json"``), which read back as the name Python gives it."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    folder = home / "bench" / "results"
+    folder.mkdir(parents=True)
+    good = {"task": "casino-strategy", "model": "tfidf", "seed": 0, "metrics": {"mean_f1": 0.5}}
+    (folder / os.fsdecode(b"\xff\xfe-run.json")).write_text(json.dumps(good))
+    (folder / os.fsdecode(b"\xfd-bad.json")).write_text("{}")
+    env = {**os.environ, "CONVBANK_HOME": str(home)}
+    command = [sys.executable, "-m", "convbank", "bench", "--results", "--json"]
+    done = subprocess.run(command, capture_output=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout.count(b"\n") == 1 and b'"file":"\\udcff\\udcfe-run.json"' in done.stdout
+    rows = json.loads(done.stdout)
+    assert [(r["model"], r["file"]) for r in rows] == [("tfidf", os.fsdecode(b"\xff\xfe-run.json"))]
+    assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"warning: skipped ")
