@@ -446,6 +446,35 @@ def test_bad_input_is_one_line_and_the_earlier_import_is_untouched(tmp_path: Pat
     assert convbank.load("mine").conversation_ids() == ids and len(ids) == 2
 
 
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_an_input_whose_path_is_not_utf8_is_refused_before_anything_is_read(
+    tmp_path: Path, where: str
+) -> None:
+    """Before: a file named ``in\\xff.jsonl`` was a ``UnicodeEncodeError`` traceback from
+    pyarrow (its name cannot be text in the raw table), and one in a folder ``d\\xfe`` was
+    imported with a path that made ``info --json`` a traceback. The bank records paths as
+    text: such a path is one line, exit 2, the bank as it was."""
+    (good := tmp_path / "good.jsonl").write_bytes(_jsonl(CHATS))
+    import_conversations(good, name="mine")
+    before = Bank().manifest_path.read_bytes()
+    if where == "file":
+        path, byte = tmp_path / os.fsdecode(b"in\xff.jsonl"), "0xff"
+    else:
+        (folder := tmp_path / os.fsdecode(b"d\xfe")).mkdir()
+        path, byte = folder / "in.jsonl", "0xfe"
+    path.write_bytes(_jsonl(CHATS))
+    message = (
+        f"its path is not UTF-8 text (byte {byte}), which the bank records with what it imports; rename it"
+    )
+    code, output = _run("import", str(path), "--name", "mine", "--replace")
+    shown = str(path).replace("\udcff", "\\udcff").replace("\udcfe", "\\udcfe")
+    assert (code, output) == (2, f"error: {shown}: {message}\n")
+    with pytest.raises(CorpusImportError) as caught:
+        import_conversations({"train": path}, name="other")
+    assert str(caught.value) == f"{path}: {message}"
+    assert Bank().manifest_path.read_bytes() == before  # nothing imported, "other" neither
+
+
 def _outside_the_bank(root: Path) -> list[str]:
     """Files under ``root`` but outside ``root/home/bank`` (and the test's own inputs)."""
     bank = root / "home" / "bank"

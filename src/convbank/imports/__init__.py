@@ -162,8 +162,18 @@ def _check_inputs(
     inputs: list[tuple[Path, str | None]], name: str, config: str | None, split: str | None
 ) -> None:
     """Refuse, before anything is read, an input that is missing or neither a file nor a
-    folder holding one, and a config or split that cannot be one folder of the bank."""
+    folder holding one, or whose path is not UTF-8 text, and a config or split that cannot be one folder of the bank."""
     for path, _ in inputs:
+        try:  # the bank records each file's path and name as text
+            str(path.absolute()).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            byte = os.fsencode(exc.object[exc.start : exc.end])[0]
+            raise CorpusImportError(
+                f"{path}: its path is not UTF-8 text (byte 0x{byte:02x}), which the bank records "
+                "with what it imports; rename it",
+                name=name,
+                path=path,
+            ) from None
         try:
             mode = path.stat().st_mode
         except OSError as exc:  # missing, a name too long, a link loop: the input given is at fault
