@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from convbank._atomic import atomic_write_text, process_alive, read_regular, remove_dead_temporaries
 from convbank._lazy import lazy
+from convbank._names import path_not_text
 from convbank.errors import ExportError
 from convbank.settings import convbanks_own, pause_at
 
@@ -325,6 +326,9 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     success each written path is checked (:func:`check_targets`) and moved to its place in
     ``output``, and the record updated; on failure ``output`` is left as it was (a folder
     the export created is removed again)."""
+    problem = path_not_text(output)
+    if problem is not None:  # pyarrow and datasets cannot open such a path: refused for every format
+        raise ExportError(f"{output}: {problem}, which not every writer can open; rename it", path=output)
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
     refuse_convbanks_own(output)
