@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import msgspec
 
-__all__ = ["BIDI_CONTROLS", "CsvRows", "json_bytes", "spreadsheet_safe", "terminal_safe"]
+__all__ = ["BIDI_CONTROLS", "CsvRows", "json_bytes", "spreadsheet_safe", "terminal_safe", "utf8_text"]
 
 BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 """The bidirectional controls (ALM, LRM, RLM, LRE-RLO, LRI-PDI): text that reorders what a
@@ -51,6 +51,18 @@ def terminal_safe(data: bytes) -> bytes:
 
     Example: ``terminal_safe('"\\u202e"'.encode()) == b'"\\\\u202e"'``."""
     return _ESCAPED.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: each lone surrogate (a name the system gave that is not
+    UTF-8, ``"\\udcff"`` for the byte ``0xff``) as U+FFFD, the replacement character. For text
+    convbank keeps and reads back (a saved run's name).
+
+    Example: ``utf8_text(os.fsdecode(b"p\\xff.jsonl")) == "p\\ufffd.jsonl"``."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 _json = msgspec.json.Encoder(decimal_format="number")

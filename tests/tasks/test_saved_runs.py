@@ -321,3 +321,28 @@ def test_a_saved_run_whose_name_is_not_utf8_is_listed_in_json(tmp_path: Path) ->
     rows = json.loads(done.stdout)
     assert [(r["model"], r["file"]) for r in rows] == [("tfidf", os.fsdecode(b"\xff\xfe-run.json"))]
     assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"warning: skipped ")
+
+
+def test_a_run_named_after_a_file_whose_name_is_not_utf8_is_saved(casino_home: Bank, tmp_path: Path) -> None:
+    """Before: ``bench --predictions p\\xff.jsonl --save`` (a run named after its file) and
+    ``--name $'n\\xfe'`` were a ``UnicodeEncodeError`` traceback from ``save()``, exit 1.
+    A run's name is text: each byte that is not UTF-8 is U+FFFD, shown and saved alike."""
+    from convbank.bench import task_named
+
+    data = task_named("casino-strategy").data(convbank.load("casino"))
+    path = tmp_path / os.fsdecode(b"p\xff.jsonl")
+    path.write_text("".join(json.dumps({"example_id": i, "prediction": []}) + "\n" for i in data.test_ids()))
+    named = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "--predictions", str(path), "--save", "--json"]
+    )
+    assert named.exit_code == 0, named.output
+    assert json.loads(named.stdout)["model"] == "p\ufffd.jsonl"
+    given = CliRunner().invoke(
+        cli,
+        ["bench", "casino-strategy", "--predictions", str(path), "--name", os.fsdecode(b"n\xfe"), "--save"],
+    )
+    assert given.exit_code == 0, given.output
+    assert sorted(r["model"] for r in leaderboard()) == ["n\ufffd", "p\ufffd.jsonl"]
+    scored = run("casino-strategy", model="random")
+    scored.model = "\ud800 and \udcff"  # from Python, any str
+    assert _strict(save(scored, convbank.load("casino")))["model"] == "\ufffd and \ufffd"

@@ -24,6 +24,7 @@ import msgspec
 
 from convbank import settings
 from convbank._atomic import read_regular, temporary_beside
+from convbank._textio import utf8_text
 from convbank.errors import BenchError, DiskFullError
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def save(result: Result, corpus: Corpus) -> Path:
     metrics, notes = finite_metrics(result.metrics)
     record = SavedRun(
         task=result.task,
-        model=result.model,
+        model=utf8_text(result.model),  # a name made from a file name that is not UTF-8 too
         seed=result.seed,
         convbank=__version__,
         saved=stamp,
@@ -118,7 +119,7 @@ def save(result: Result, corpus: Corpus) -> Path:
         metrics=metrics,
         seconds=round(result.seconds, 3),
         protocol=result.protocol,
-        notes=list(dict.fromkeys([*result.notes, *notes])),
+        notes=[utf8_text(n) for n in dict.fromkeys([*result.notes, *notes])],
     )
     data = msgspec.json.format(msgspec.json.encode(record), indent=2) + b"\n"
     folder = results_folder()
