@@ -346,3 +346,43 @@ def test_a_run_named_after_a_file_whose_name_is_not_utf8_is_saved(casino_home: B
     scored = run("casino-strategy", model="random")
     scored.model = "\ud800 and \udcff"  # from Python, any str
     assert _strict(save(scored, convbank.load("casino")))["model"] == "\ufffd and \ufffd"
+
+
+_SAVE_THEN_HANG = """
+import os, sys, time
+import convbank
+from convbank.bench import run, save
+corpus = convbank.load("casino")
+result = run("casino-strategy", model="random", seed=int(sys.argv[2]), load=lambda *a: corpus)
+def hang(fd):
+    open(sys.argv[1], "w").close()
+    time.sleep(60)
+os.fsync = hang
+save(result, corpus)
+"""
+
+
+def test_a_save_killed_while_writing_leaves_nothing_after_the_next_save(
+    casino_home: Bank, tmp_path: Path
+) -> None:
+    """Before: a save killed (``kill -9``) while it wrote its file left
+    ``.<stamp>-<task>-<model>-seed<n>.<pid>.<random>.tmp`` for good (2 of 2 kills), since
+    only a save of the same run in the same second looked for it. Every save's temporary
+    file is now named alike, so the next save, of any run, removes a killed one's."""
+    import signal
+    import subprocess
+    import sys
+
+    folder = casino_home.root.parent / "bench" / "results"
+    for seed in (1, 2):
+        ready = tmp_path / f"ready{seed}"
+        child = subprocess.Popen([sys.executable, "-c", _SAVE_THEN_HANG, str(ready), str(seed)])
+        deadline = time.monotonic() + 60
+        while not ready.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists()
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        assert [n for n in os.listdir(folder) if n.endswith(".tmp")] != []
+    saved = save(run("casino-strategy", model="random", seed=3), convbank.load("casino"))
+    assert sorted(os.listdir(folder)) == [saved.name]
