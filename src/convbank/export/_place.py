@@ -23,13 +23,20 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text, process_alive, read_regular, remove_dead_temporaries
+from convbank._atomic import (
+    atomic_write_text,
+    kind_of,
+    process_alive,
+    read_regular,
+    remove_dead_temporaries,
+)
 from convbank._lazy import lazy
 from convbank._names import path_not_text
 from convbank.errors import ExportError
@@ -267,7 +274,18 @@ def _remove_dead_staging(output: Path) -> None:
 
 @contextmanager
 def _locked(output: Path) -> Iterator[None]:
-    with filelock.FileLock(str(output / LOCK)):
+    lock = output / LOCK
+    try:
+        mode: int | None = os.lstat(lock).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):  # never opened through a link, nor a folder
+        what = f"a symbolic link (to {os.readlink(lock)})" if stat.S_ISLNK(mode) else kind_of(mode)
+        raise ExportError(
+            f"{lock} is {what}, not convbank's lock of exports; remove it, or export into another folder",
+            path=lock,
+        )
+    with filelock.FileLock(str(lock)):
         recover(output)
         _remove_dead_staging(output)
         yield
