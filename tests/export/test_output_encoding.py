@@ -111,7 +111,9 @@ def test_every_json_writer_escapes_bidi_controls(bidi_home: Path, monkeypatch: p
 
 
 @pytest.mark.parametrize("fmt", ["json", "ndjson"])
-def test_a_repeated_column_name_loses_no_value(bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+def test_a_repeated_column_name_loses_no_value(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
     """Before: ``SELECT 1 AS a, 2 AS a`` was ``{"a":2}`` in json and ndjson, the first
     column's value gone without a word. Now each repeat is keyed as DuckDB names it when
     the result is selected from, and stderr says so."""

@@ -370,7 +370,7 @@ def test_a_model_that_fails_as_it_is_loaded_is_one_line(
     exited 4 ("not built") without a word, and one whose ``M()`` calls ``sys.exit(3)`` exited
     3; one raising a ``BaseException``, a ``ValueError`` or a ``SyntaxError`` at import was a
     traceback, exit 1. Each is one line naming it, exit 2, as a model failing in predict() is."""
-    (tmp_path / f"{spec.split(':')[0]}.py").write_text(module)
+    (tmp_path / f"{spec.split(':', maxsplit=1)[0]}.py").write_text(module)
     monkeypatch.syspath_prepend(str(tmp_path))
     done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", spec])
     assert (done.exit_code, done.output) == (2, f"error: --model {spec!r}: {message}\n")

@@ -162,7 +162,8 @@ def _check_inputs(
     inputs: list[tuple[Path, str | None]], name: str, config: str | None, split: str | None
 ) -> None:
     """Refuse, before anything is read, an input that is missing or neither a file nor a
-    folder holding one, or whose path is not UTF-8 text, and a config or split that cannot be one folder of the bank."""
+    folder holding one, or whose path is not UTF-8 text, and a config or split that cannot
+    be one folder of the bank."""
     for path, _ in inputs:
         problem = path_not_text(path)  # the bank records each file's path and name as text
         if problem is not None:
