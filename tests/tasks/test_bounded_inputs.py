@@ -465,3 +465,19 @@ def test_a_models_odd_predictions_are_one_short_line(
     lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
     assert done.exit_code == 2 and len(lines) == 1, done.output[-500:]
     assert said.format(m=spec) in lines[0] and len(lines[0]) < 1000, lines[0][:500]
+
+
+def test_a_negative_seed_is_one_line(built: Bank) -> None:
+    """Fourth round. Before: ``bench casino-strategy -m random --seed=-1`` was numpy's
+    ``ValueError: expected non-negative integer`` traceback, exit 1 (``run(seed=-1)`` and
+    ``score`` too). Now the command line refuses it as any bad option value, exit 2, and
+    Python says it in a BenchError before any work."""
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--seed=-1"])
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert done.output.splitlines()[-1] == "Error: Invalid value for '--seed': -1 is not in the range x>=0."
+    for seed in (-1, 1.5, "3"):
+        with pytest.raises(BenchError) as caught:
+            run("casino-strategy", model="random", seed=seed)  # type: ignore[arg-type]
+        assert str(caught.value) == f"casino-strategy: the seed is a whole number from 0, not {seed!r}"
+        with pytest.raises(BenchError):
+            score("casino-strategy", {}, seed=seed)  # type: ignore[arg-type]

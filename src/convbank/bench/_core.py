@@ -276,6 +276,7 @@ def score(
     1.0
     """
     chosen = task_named(task)
+    _check_seed(chosen.name, seed)
     corpus = _corpus(chosen, config, load)
     start = time.perf_counter()
     data = chosen.data(corpus, seed)
@@ -318,6 +319,7 @@ def run(
     0.0
     """
     task = task_named(name)
+    _check_seed(task.name, seed)
     builtin = model is None or (isinstance(model, str) and ":" not in model)
     label = (model or task.models[-1]) if isinstance(model, str) or model is None else type(model).__name__
     if builtin and label not in task.models:
@@ -365,6 +367,13 @@ def run(
         seed=seed,
         seconds=time.perf_counter() - start,
     )
+
+
+def _check_seed(task: str, seed: object) -> None:
+    """A seed is a whole number from 0 (what numpy's generators take): anything else is a
+    :class:`BenchError`, before any work."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BenchError(f"{task}: the seed is a whole number from 0, not {seed!r}", task=task)
 
 
 def _corpus(task: Task, config: str | None, load: Callable[..., Corpus] | None) -> Corpus:
