@@ -34,7 +34,11 @@ __all__ = ["bench"]
 )
 @config_option
 @click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of folds, sampling and random baselines."
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of folds, sampling and random baselines.",
 )
 @click.option(
     "--export",
