@@ -3,14 +3,16 @@ sha256, and small files read within bounds (:func:`read_regular`)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import io
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from convbank.errors import ChecksumError
 
@@ -27,6 +29,9 @@ __all__ = [
     "sha256_file",
     "temporary_beside",
 ]
+
+
+T = TypeVar("T")
 
 
 def _umask() -> int:
@@ -68,7 +73,7 @@ class AtomicFile:
         fd, self.tmp = temporary_beside(path)
         try:
             os.fchmod(fd, 0o666 & ~_umask())
-            self.file: BinaryIO = os.fdopen(fd, "wb")
+            self.file: BinaryIO = io.BufferedWriter(_Named(fd, path))
         except BaseException:
             os.close(fd)
             Path(self.tmp).unlink(missing_ok=True)
@@ -79,7 +84,7 @@ class AtomicFile:
         """Replace ``path`` with what was written."""
         try:
             self.file.flush()
-            os.fsync(self.file.fileno())
+            _named(os.fsync, self.path, self.file.fileno())
             self.file.close()
             _replaceable(self.path)
             os.replace(self.tmp, self.path)
@@ -89,11 +94,38 @@ class AtomicFile:
         self.done = True
 
     def discard(self) -> None:
-        """Remove what was written, unless it was committed."""
+        """Remove what was written, unless it was committed: the temporary file goes even
+        when closing it fails (a full disk fails the flush of what was still buffered)."""
         if not self.done:
-            self.file.close()
-            Path(self.tmp).unlink(missing_ok=True)
             self.done = True
+            try:
+                with contextlib.suppress(OSError):
+                    self.file.close()
+            finally:
+                Path(self.tmp).unlink(missing_ok=True)
+
+
+def _named(call: Callable[..., T], path: Path, *args: Any) -> T:
+    """``call(*args)``, an :class:`OSError` that names no file (a write's ``ENOSPC`` or
+    ``EFBIG``) naming ``path``, the file being written."""
+    try:
+        return call(*args)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
+class _Named(io.FileIO):
+    """A temporary file's descriptor whose failed writes name the file it will replace
+    (``error: report.html: no space left on the device``), as the command line says it."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        super().__init__(fd, "wb")
+        self.target = path
+
+    def write(self, data: Any, /) -> int:
+        return _named(super().write, self.target, data)
 
 
 def _replaceable(path: Path) -> None:

@@ -4,7 +4,9 @@ the plugin is loaded, the store wherever a path is made."""
 
 from __future__ import annotations
 
-__all__ = ["name_problem"]
+import os
+
+__all__ = ["name_problem", "path_not_text"]
 
 
 def name_problem(name: object) -> str | None:
@@ -27,3 +29,19 @@ def name_problem(name: object) -> str | None:
     except UnicodeEncodeError:
         return "it holds a lone surrogate"
     return f"it is {size} bytes long; at most 200" if size > 200 else None
+
+
+def path_not_text(path: os.PathLike[str] | str) -> str | None:
+    """Why ``path`` (made absolute) cannot be written as text, or None: a name the system
+    gives that is not UTF-8 (Python's ``\\udcff`` for the byte ``0xff``), which the bank
+    cannot record and not every writer (pyarrow, ``datasets``) can open.
+
+    >>> path_not_text("out") is None, path_not_text(os.fsdecode(b"o\\xff"))
+    (True, 'its path is not UTF-8 text (byte 0xff)')
+    """
+    text = os.path.abspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"its path is not UTF-8 text (byte 0x{os.fsencode(exc.object[exc.start])[0]:02x})"
+    return None

@@ -13,13 +13,15 @@ the C1 controls, the bidi controls and the line separators U+2028/U+2029 written
 from __future__ import annotations
 
 import csv
+import decimal
+import math
 import re
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 import msgspec
 
-__all__ = ["BIDI_CONTROLS", "CsvRows", "json_bytes", "spreadsheet_safe", "terminal_safe"]
+__all__ = ["BIDI_CONTROLS", "CsvRows", "json_bytes", "spreadsheet_safe", "terminal_safe", "utf8_text"]
 
 BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 """The bidirectional controls (ALM, LRM, RLM, LRE-RLO, LRI-PDI): text that reorders what a
@@ -51,13 +53,55 @@ def terminal_safe(data: bytes) -> bytes:
     return _ESCAPED.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: each lone surrogate (a name the system gave that is not
+    UTF-8, ``"\\udcff"`` for the byte ``0xff``) as U+FFFD, the replacement character. For text
+    convbank keeps and reads back (a saved run's name).
+
+    Example: ``utf8_text(os.fsdecode(b"p\\xff.jsonl")) == "p\\ufffd.jsonl"``."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 _json = msgspec.json.Encoder(decimal_format="number")
 """DuckDB's HUGEINT sums and DECIMALs are numbers, as they are in SQL."""
 
 
 def json_bytes(data: Any) -> bytes:
-    """``data`` as compact JSON, :func:`terminal_safe`. Example: ``json_bytes({"x": 1}) == b'{"x":1}'``."""
-    return terminal_safe(_json.encode(data))
+    """``data`` as compact JSON, :func:`terminal_safe`. A string holding a lone surrogate (a
+    file name that is not UTF-8, as Python decodes it: ``b"\\xff"`` as ``"\\udcff"``) is written
+    as JSON escapes, ``"\\udcff"``, as Python's :mod:`json` writes it and reads it back, and
+    so is all the text of that document (``\\u00e9``): the same JSON, never an error.
+
+    Example: ``json_bytes({"x": 1}) == b'{"x":1}'``;
+    ``json_bytes(["\\udcff", "é"]) == b'["\\\\udcff","\\\\u00e9"]'``."""
+    try:
+        return terminal_safe(_json.encode(data))
+    except UnicodeEncodeError:  # UTF-8 cannot hold a lone surrogate; a JSON escape can
+        import json
+
+        plain = _finite(msgspec.to_builtins(data, builtin_types=(decimal.Decimal,)))
+        return json.dumps(plain, separators=(",", ":"), default=_number).encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities null, as :mod:`msgspec` writes them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _number(value: Any) -> Any:
+    """A DECIMAL as :mod:`json` can write it: an int where it is whole, else a float."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 _FORMULA_START = (

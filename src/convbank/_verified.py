@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from convbank._atomic import open_regular
+from convbank._atomic import open_regular, process_alive
 from convbank.errors import ChecksumError
 from convbank.settings import pause_at
 
@@ -52,10 +52,14 @@ def signature(fd: int) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+_PREFIX = "convbank-verified-"
+
+
 def _folder() -> Path:
     if not _FOLDER:
-        folder = Path(tempfile.mkdtemp(prefix="convbank-verified-"))  # mode 0700
+        _remove_dead_folders()
         owner = os.getpid()
+        folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{owner}-"))  # mode 0700
 
         def remove() -> None:
             if os.getpid() == owner:  # not a forked worker's exit
@@ -64,6 +68,30 @@ def _folder() -> Path:
         atexit.register(remove)
         _FOLDER.append(folder)
     return _FOLDER[0]
+
+
+def _remove_dead_folders() -> None:
+    """Remove the private folders (``convbank-verified-<pid>-*``) of this user's processes now
+    gone: killed (``kill -9``) before their exit could remove them, with the copies of the
+    files they were reading. A live process's folder, another user's, a link and a name of
+    another pattern are left alone."""
+    root = Path(tempfile.gettempdir())
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(_PREFIX) :].partition("-")[0]
+        if not entry.name.startswith(_PREFIX) or not pid.isdigit() or process_alive(int(pid)):
+            continue
+        try:
+            if (
+                entry.is_dir(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_uid == os.getuid()
+            ):
+                shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def private_copy(path: Path, place: str) -> tuple[Path, str]:

@@ -22,6 +22,7 @@ import os
 import re
 from pathlib import Path
 
+from convbank._names import path_not_text
 from convbank.errors import SetupError
 
 __all__ = [
@@ -60,13 +61,22 @@ def env_flag(name: str) -> bool:
 
 def home() -> Path:
     """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank. A
-    ``~user`` that names no user is a :class:`SetupError`."""
+    ``~user`` that names no user, or a path that is not UTF-8 text, is a :class:`SetupError`."""
     env = os.environ.get("CONVBANK_HOME")
     if not env:
         import platformdirs  # its Unix module loads tempfile and shutil: only when asked
 
-        return Path(platformdirs.user_cache_dir("convbank"))
-    return _expand("CONVBANK_HOME", env)
+        path = Path(platformdirs.user_cache_dir("convbank"))
+    else:
+        path = _expand("CONVBANK_HOME", env)
+    problem = path_not_text(path)
+    if problem is not None:  # the bank's readers and writers (pyarrow, DuckDB) open paths as text
+        raise SetupError(
+            f"CONVBANK_HOME {path}: {problem}, which the bank's files cannot be opened under; "
+            "point CONVBANK_HOME at a folder whose path is UTF-8",
+            variable="CONVBANK_HOME",
+        )
+    return path
 
 
 def _expand(name: str, value: str) -> Path:

@@ -335,6 +335,36 @@ def test_a_record_that_is_a_fifo_is_refused_not_waited_on(built: Bank, tmp_path:
     )
 
 
+@pytest.mark.parametrize("kind", ["a link to a file outside", "a dangling link", "a folder", "a FIFO"])
+def test_a_lock_that_is_not_a_file_is_refused_in_one_line(built: Bank, tmp_path: Path, kind: str) -> None:
+    """Fourth round. Before: ``.convbank-exports.lock`` a symbolic link (to a file outside,
+    or to none) or a folder was exit 1, ``Too many levels of symbolic links`` or ``Is a
+    directory; check that the path exists and can be written``, where the record in its
+    place is exit 2 (and a FIFO was taken as the lock). Now each is one line, exit 2, and
+    nothing outside the folder changes."""
+    out, outside = tmp_path / "out", tmp_path / "victim.txt"
+    out.mkdir()
+    outside.write_text("precious\n")
+    lock = out / LOCK
+    what = {
+        "a link to a file outside": lambda: lock.symlink_to(outside) or f"a symbolic link (to {outside})",
+        "a dangling link": lambda: (
+            lock.symlink_to(tmp_path / "none") or f"a symbolic link (to {tmp_path / 'none'})"
+        ),
+        "a folder": lambda: lock.mkdir() or "a folder",
+        "a FIFO": lambda: os.mkfifo(lock) or "a FIFO (named pipe)",
+    }[kind]()
+    result = CliRunner().invoke(
+        cli, ["export", "casino", "--split", "valid", "--format", "csv", "-o", str(out)]
+    )
+    assert (result.exit_code, result.output) == (
+        2,
+        f"error: {lock} is {what}, not convbank's lock of exports; remove it, or export into another folder\n",
+    )
+    assert sorted(os.listdir(out)) == [LOCK] and outside.read_text() == "precious\n"
+    assert sorted(os.listdir(tmp_path)) == ["out", "victim.txt"]
+
+
 _KILLED_WHILE_RECORDING = """
 import os, sys, time
 real = os.replace

@@ -108,3 +108,42 @@ def test_every_json_writer_escapes_bidi_controls(bidi_home: Path, monkeypatch: p
     assert page.status_code == 200 and _raw_bidi(page.text) == []
     assert f"deal?\\r=1+1 {ESCAPED}txt.exe".encode() in page.content
     assert [t["text"] for t in page.json()["turns"]].count(TEXT) == 1
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson"])
+def test_a_repeated_column_name_loses_no_value(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Before: ``SELECT 1 AS a, 2 AS a`` was ``{"a":2}`` in json and ndjson, the first
+    column's value gone without a word. Now each repeat is keyed as DuckDB names it when
+    the result is selected from, and stderr says so."""
+    sql = "SELECT 1 AS a, 2 AS a, 3 AS a_1, 4 AS a"
+    result = run(bidi_home, monkeypatch, "query", sql, "--format", fmt)
+    assert result.exit_code == 0
+    row = '{"a":1,"a_1":2,"a_1_1":3,"a_2":4}'
+    assert result.stdout == (f"[{row}]\n" if fmt == "json" else f"{row}\n")
+    assert result.stderr == (
+        "note: column names repeated; the keys of the repeats: 'a' as 'a_1', 'a_1' as 'a_1_1', 'a' as 'a_2'\n"
+    )
+    csv_out = run(bidi_home, monkeypatch, "query", sql, "--format", "csv")
+    assert csv_out.stdout == "a,a,a_1,a\n1,2,3,4\n"  # CSV keeps the names as they are
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson"])
+def test_json_text_json_cannot_hold_is_written_not_a_traceback(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Before: a JSON column holding ``1e400`` (``'1e400'::JSON``, ``json_extract``) or
+    DuckDB's ``Infinity`` and ``NaN`` (``to_json('inf'::DOUBLE)``) was a msgspec traceback,
+    exit 1, in json and ndjson (and at times the process aborted: ``terminate called``).
+    Now a number beyond a double is written exactly, and NaN and Infinity are null, as a
+    DOUBLE column's are."""
+    sql = (
+        "SELECT '1e400'::JSON AS big, to_json('inf'::DOUBLE) AS inf, to_json('nan'::DOUBLE) AS nan, "
+        "'nan'::DOUBLE AS d, json_extract('{\"x\": [-1e999, 1]}', '$.x') AS x, ['1e400'::JSON] AS l"
+    )
+    result = run(bidi_home, monkeypatch, "query", sql, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    row = '{"big":1E+400,"inf":null,"nan":null,"d":null,"x":[-1E+999,1],"l":[1E+400]}'
+    assert result.stdout == (f"[{row}]\n" if fmt == "json" else f"{row}\n")
+    assert json.loads(result.stdout.splitlines()[0].strip("[]"))["big"] == float("inf")

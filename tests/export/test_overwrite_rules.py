@@ -285,3 +285,19 @@ def test_a_report_or_predictions_file_never_replaces_a_fifo_or_a_device(tmp_path
     linked.symlink_to(target)
     assert _cli("report", "mine", "-o", str(linked))[0] == 0
     assert not linked.is_symlink() and target.read_text() == "old"
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_an_export_folder_whose_path_is_not_utf8_is_one_line(built: Bank, tmp_path: Path, fmt: str) -> None:
+    """Before: ``-o $'out\\xff'`` was a ``UnicodeEncodeError`` traceback, exit 1, from pyarrow
+    (``parquet``, ``croissant``) and ``datasets`` (``hf``), while the other formats wrote
+    there. Now every format refuses such a folder in one line, exit 2, before any work."""
+    out = tmp_path / os.fsdecode(b"out\xff")
+    code, output = _cli("export", "casino", "--format", fmt, "-o", str(out))
+    shown = str(out).replace("\udcff", "\\udcff")
+    message = "its path is not UTF-8 text (byte 0xff), which not every writer can open; rename it"
+    assert (code, output) == (2, f"error: {shown}: {message}\n")
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ExportError) as caught:
+        export(load("casino"), fmt, out)
+    assert str(caught.value) == f"{out}: {message}"

@@ -97,3 +97,49 @@ def test_a_file_grown_after_it_was_copied_is_recorded_as_the_bytes_read(tmp_path
     (recorded,) = [f for f in entry.inputs if f.path.endswith("conversations.json")]
     assert recorded.sha256 == hashlib.sha256(read).hexdigest()
     assert recorded.bytes == len(read)  # before: the size it had by then, 4 bytes more than hashed
+
+
+def test_an_import_killed_while_copying_leaves_no_private_copy_after_the_next(tmp_path: Path) -> None:
+    """Fourth round. Before: an import killed (``kill -9``) while it copied its input left
+    its private folder (``$TMPDIR/convbank-verified-*``, the copy of the input in it) for
+    good, 2 of 2 kills, 8-12 MB each here; a build killed so too. Each process's folder now
+    names its pid, and the next command to copy a file removes those of processes gone."""
+    import signal
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(
+        "".join(
+            json.dumps({"id": f"c{i}", "messages": [{"role": "user", "content": "q"}]}) + "\n"
+            for i in range(5)
+        ),
+        encoding="utf-8",
+    )
+    flag = tmp_path / "paused"
+    env = {**os.environ, "TMPDIR": str(temp)}
+    for _ in range(2):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "convbank", "import", str(chats), "--name", "killed"],
+            env={**env, "CONVBANK_TEST_PAUSE": f"source-reading/chats.jsonl:{flag}"},
+        )
+        deadline = time.monotonic() + 60
+        while not flag.exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        flag.unlink()
+        left = [p.name for p in temp.iterdir()]
+        assert len(left) == 1 and left[0].startswith(f"convbank-verified-{proc.pid}-")
+        assert any(p.name == "chats.jsonl" for p in (temp / left[0]).rglob("*"))  # the copy, half made
+    done = subprocess.run(
+        [sys.executable, "-m", "convbank", "import", str(chats), "--name", "whole"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(temp.iterdir()) == []  # the killed ones' removed, its own at its exit

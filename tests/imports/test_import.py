@@ -130,6 +130,57 @@ def test_sharegpt_with_every_speaker_and_an_empty_value(tmp_path: Path) -> None:
     assert json.loads(out[0].read_text(encoding="utf-8")) == record
 
 
+def test_roles_and_speakers_outside_the_usual_ones_are_written_back_as_read(tmp_path: Path) -> None:
+    """Before: a chat corpus holding OpenAI's ``developer`` or ``function`` role (or Llama's
+    ``ipython``) was exported as chat from one side, its roles made ``user`` and a system
+    message written into it; a ShareGPT corpus whose ``from`` is ``user``, ``assistant`` or
+    ``tool`` came back as ``human``, ``gpt``, ``observation`` with a ``metadata`` key it did
+    not have. A corpus imported from either format is written back as it was read."""
+    chats = [
+        {
+            "id": "d1",
+            "messages": [
+                {"role": "developer", "content": "Be brief."},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "ok"},
+            ],
+        },
+        {
+            "id": "d2",
+            "messages": [
+                {"role": "user", "content": "2+2?"},
+                {"role": "function", "name": "calc", "content": "4"},
+                {"role": "ipython", "content": "4"},
+                {"role": "assistant", "content": "4"},
+            ],
+        },
+    ]
+    (tmp_path / "chat.jsonl").write_bytes(_jsonl(chats))
+    import_conversations(tmp_path / "chat.jsonl", name="roles")
+    back = export(convbank.load("roles"), "chat", tmp_path / "out")
+    assert [json.loads(line)["messages"] for line in back[0].read_text(encoding="utf-8").splitlines()] == [
+        c["messages"] for c in chats
+    ]
+    records = [
+        {
+            "id": "g1",
+            "conversations": [{"from": "user", "value": "hi"}, {"from": "assistant", "value": "ok"}],
+        },
+        {
+            "id": "g2",
+            "conversations": [
+                {"from": "human", "value": "hi"},
+                {"from": "gpt", "value": "ok"},
+                {"from": "tool", "value": "r"},
+            ],
+        },
+    ]
+    (tmp_path / "sg.jsonl").write_bytes(_jsonl(records))
+    import_conversations(tmp_path / "sg.jsonl", name="froms")
+    out = export(convbank.load("froms"), "sharegpt", tmp_path / "out")
+    assert [json.loads(line) for line in out[0].read_text(encoding="utf-8").splitlines()] == records
+
+
 def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
     good.write_bytes(_jsonl(CHATS))
@@ -393,6 +444,35 @@ def test_bad_input_is_one_line_and_the_earlier_import_is_untouched(tmp_path: Pat
     assert str(caught.value).split(" (nothing was")[0] == message
     assert Bank().manifest_path.read_bytes() == before  # not a new generation
     assert convbank.load("mine").conversation_ids() == ids and len(ids) == 2
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_an_input_whose_path_is_not_utf8_is_refused_before_anything_is_read(
+    tmp_path: Path, where: str
+) -> None:
+    """Before: a file named ``in\\xff.jsonl`` was a ``UnicodeEncodeError`` traceback from
+    pyarrow (its name cannot be text in the raw table), and one in a folder ``d\\xfe`` was
+    imported with a path that made ``info --json`` a traceback. The bank records paths as
+    text: such a path is one line, exit 2, the bank as it was."""
+    (good := tmp_path / "good.jsonl").write_bytes(_jsonl(CHATS))
+    import_conversations(good, name="mine")
+    before = Bank().manifest_path.read_bytes()
+    if where == "file":
+        path, byte = tmp_path / os.fsdecode(b"in\xff.jsonl"), "0xff"
+    else:
+        (folder := tmp_path / os.fsdecode(b"d\xfe")).mkdir()
+        path, byte = folder / "in.jsonl", "0xfe"
+    path.write_bytes(_jsonl(CHATS))
+    message = (
+        f"its path is not UTF-8 text (byte {byte}), which the bank records with what it imports; rename it"
+    )
+    code, output = _run("import", str(path), "--name", "mine", "--replace")
+    shown = str(path).replace("\udcff", "\\udcff").replace("\udcfe", "\\udcfe")
+    assert (code, output) == (2, f"error: {shown}: {message}\n")
+    with pytest.raises(CorpusImportError) as caught:
+        import_conversations({"train": path}, name="other")
+    assert str(caught.value) == f"{path}: {message}"
+    assert Bank().manifest_path.read_bytes() == before  # nothing imported, "other" neither
 
 
 def _outside_the_bank(root: Path) -> list[str]:

@@ -111,6 +111,25 @@ def test_impossible_settings_are_one_line(name: str, value: str, message: str) -
     assert (done.returncode, done.stderr) == (5, message)
 
 
+@pytest.mark.parametrize(
+    "args", [["build", "casino", "--source", str(SHARED)], ["list"], ["query", "SELECT 1"]]
+)
+def test_a_home_whose_path_is_not_utf8_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    """Before: ``CONVBANK_HOME=$'/tmp/h\\xff'`` made ``build`` a ``UnicodeEncodeError``
+    traceback from pyarrow, exit 1, after making the folder. The bank's files are opened by
+    path as text: such a home is a setting convbank cannot use, one line, exit 5."""
+    home = str(tmp_path / os.fsdecode(b"h\xff"))
+    done = _convbank(*args, env={"CONVBANK_HOME": home})
+    shown = home.replace("\udcff", "\\udcff")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        5,
+        "",
+        f"error: CONVBANK_HOME {shown}: its path is not UTF-8 text (byte 0xff), which the bank's files "
+        "cannot be opened under; point CONVBANK_HOME at a folder whose path is UTF-8\n",
+    )
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_plugin_that_exits_at_import_is_a_plugin_error(tmp_path: Path) -> None:
     (tmp_path / "quitter.py").write_text("import sys\nsys.exit(0)\n", encoding="utf-8")
     info = tmp_path / "quitter-1.0.dist-info"

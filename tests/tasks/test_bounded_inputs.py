@@ -271,7 +271,37 @@ class ReturnsANumber:
         return 0.5
 
 
+class Stop(BaseException):
+    """Not an Exception: what a library's own control flow may raise."""
+
+
+class RaisesABaseException:
+    """A model whose predict raises a BaseException that is neither Ctrl-C nor sys.exit()
+    (before: a traceback, exit 1)."""
+
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        raise Stop("gave up\nearly")
+
+
+class RaisesGeneratorExit:
+    """A model whose predict raises GeneratorExit (before: a bare traceback, exit 1)."""
+
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        raise GeneratorExit
+
+
+class YieldsThenStops:
+    """A model whose predict is a generator that raises a BaseException part way."""
+
+    def predict(self, examples: Sequence[Example]) -> Any:
+        yield []
+        raise Stop("half way")
+
+
 MODEL_ERRORS = {
+    "RaisesABaseException": "casino-strategy, fold1: the model {m} failed in predict(): Stop: gave up early",
+    "RaisesGeneratorExit": "casino-strategy, fold1: the model {m} failed in predict(): GeneratorExit",
+    "YieldsThenStops": "casino-strategy, fold1: the model {m} failed in predict(): Stop: half way",
     "ExitsInPredict": "casino-strategy, fold1: the model {m} failed in predict(): SystemExit: 3",
     "FailsInFit": "casino-strategy, fold1: the model {m} failed in fit(): ValueError: no labels in this fold",
     "FailsInPredict": "casino-strategy, fold3: the model {m} failed in predict(): RuntimeError: CUDA out of memory",
@@ -304,8 +334,46 @@ def test_a_model_that_fails_is_one_line_naming_it_and_the_fold(
         "FailsInFit": ValueError,
         "FailsInPredict": RuntimeError,
         "ReturnsNone": type(None),
+        "RaisesABaseException": Stop,
+        "RaisesGeneratorExit": GeneratorExit,
+        "YieldsThenStops": Stop,
     }[name]
     assert type(debug.exception.__cause__) is cause
+
+
+@pytest.mark.parametrize(
+    ("module", "spec", "message"),
+    [
+        ("import sys\nsys.exit(4)\n", "exits:M", "cannot import 'exits' (SystemExit: 4)"),
+        ("raise ValueError('no\\nway')\n", "fails:M", "cannot import 'fails' (ValueError: no way)"),
+        (
+            "x = (\n",
+            "broken:M",
+            "cannot import 'broken' (SyntaxError: '(' was never closed (broken.py, line 1))",
+        ),
+        (
+            "import sys\nclass M:\n    def __init__(self):\n        sys.exit(3)\n",
+            "quits:M",
+            "M() failed: SystemExit: 3",
+        ),
+        (
+            "class B(BaseException):\n    pass\nclass M:\n    def __init__(self):\n        raise B('init')\n",
+            "stops:M",
+            "M() failed: B: init",
+        ),
+    ],
+)
+def test_a_model_that_fails_as_it_is_loaded_is_one_line(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, spec: str, message: str
+) -> None:
+    """Fourth round. Before: ``--model mod:M`` whose module calls ``sys.exit(4)`` at import
+    exited 4 ("not built") without a word, and one whose ``M()`` calls ``sys.exit(3)`` exited
+    3; one raising a ``BaseException``, a ``ValueError`` or a ``SyntaxError`` at import was a
+    traceback, exit 1. Each is one line naming it, exit 2, as a model failing in predict() is."""
+    (tmp_path / f"{spec.split(':', maxsplit=1)[0]}.py").write_text(module)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", spec])
+    assert (done.exit_code, done.output) == (2, f"error: --model {spec!r}: {message}\n")
 
 
 def test_a_ranking_model_that_returns_a_number_is_one_line(built: Bank) -> None:
@@ -397,3 +465,19 @@ def test_a_models_odd_predictions_are_one_short_line(
     lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
     assert done.exit_code == 2 and len(lines) == 1, done.output[-500:]
     assert said.format(m=spec) in lines[0] and len(lines[0]) < 1000, lines[0][:500]
+
+
+def test_a_negative_seed_is_one_line(built: Bank) -> None:
+    """Fourth round. Before: ``bench casino-strategy -m random --seed=-1`` was numpy's
+    ``ValueError: expected non-negative integer`` traceback, exit 1 (``run(seed=-1)`` and
+    ``score`` too). Now the command line refuses it as any bad option value, exit 2, and
+    Python says it in a BenchError before any work."""
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--seed=-1"])
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert done.output.splitlines()[-1] == "Error: Invalid value for '--seed': -1 is not in the range x>=0."
+    for seed in (-1, 1.5, "3"):
+        with pytest.raises(BenchError) as caught:
+            run("casino-strategy", model="random", seed=seed)  # type: ignore[arg-type]
+        assert str(caught.value) == f"casino-strategy: the seed is a whole number from 0, not {seed!r}"
+        with pytest.raises(BenchError):
+            score("casino-strategy", {}, seed=seed)  # type: ignore[arg-type]

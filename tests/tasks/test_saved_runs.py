@@ -297,3 +297,92 @@ def test_a_file_in_the_place_of_the_results_folder_is_said_as_save_says_it(
         result = CliRunner().invoke(cli, ["bench", *args])
         assert (result.exit_code, result.stderr.splitlines()[-1]) == (5, line), args
         assert "no saved runs" not in result.stdout
+
+
+def test_a_saved_run_whose_name_is_not_utf8_is_listed_in_json(tmp_path: Path) -> None:
+    """Before: a saved run copied into the results folder under a name that is not UTF-8
+    (``\\xff\\xfe-run.json``, decoded by Python as ``\\udcff\\udcfe``) made ``bench --results
+    --json`` a ``UnicodeEncodeError`` traceback, exit 1. Now its ``file`` is written with
+    JSON escapes (``"\\udcff\\udcfe-run.json"``), which read back as the name Python gives it."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    folder = home / "bench" / "results"
+    folder.mkdir(parents=True)
+    good = {"task": "casino-strategy", "model": "tfidf", "seed": 0, "metrics": {"mean_f1": 0.5}}
+    (folder / os.fsdecode(b"\xff\xfe-run.json")).write_text(json.dumps(good))
+    (folder / os.fsdecode(b"\xfd-bad.json")).write_text("{}")
+    env = {**os.environ, "CONVBANK_HOME": str(home)}
+    command = [sys.executable, "-m", "convbank", "bench", "--results", "--json"]
+    done = subprocess.run(command, capture_output=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout.count(b"\n") == 1 and b'"file":"\\udcff\\udcfe-run.json"' in done.stdout
+    rows = json.loads(done.stdout)
+    assert [(r["model"], r["file"]) for r in rows] == [("tfidf", os.fsdecode(b"\xff\xfe-run.json"))]
+    assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"warning: skipped ")
+
+
+def test_a_run_named_after_a_file_whose_name_is_not_utf8_is_saved(casino_home: Bank, tmp_path: Path) -> None:
+    """Before: ``bench --predictions p\\xff.jsonl --save`` (a run named after its file) and
+    ``--name $'n\\xfe'`` were a ``UnicodeEncodeError`` traceback from ``save()``, exit 1.
+    A run's name is text: each byte that is not UTF-8 is U+FFFD, shown and saved alike."""
+    from convbank.bench import task_named
+
+    data = task_named("casino-strategy").data(convbank.load("casino"))
+    path = tmp_path / os.fsdecode(b"p\xff.jsonl")
+    path.write_text("".join(json.dumps({"example_id": i, "prediction": []}) + "\n" for i in data.test_ids()))
+    named = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "--predictions", str(path), "--save", "--json"]
+    )
+    assert named.exit_code == 0, named.output
+    assert json.loads(named.stdout)["model"] == "p\ufffd.jsonl"
+    given = CliRunner().invoke(
+        cli,
+        ["bench", "casino-strategy", "--predictions", str(path), "--name", os.fsdecode(b"n\xfe"), "--save"],
+    )
+    assert given.exit_code == 0, given.output
+    assert sorted(r["model"] for r in leaderboard()) == ["n\ufffd", "p\ufffd.jsonl"]
+    scored = run("casino-strategy", model="random")
+    scored.model = "\ud800 and \udcff"  # from Python, any str
+    assert _strict(save(scored, convbank.load("casino")))["model"] == "\ufffd and \ufffd"
+
+
+_SAVE_THEN_HANG = """
+import os, sys, time
+import convbank
+from convbank.bench import run, save
+corpus = convbank.load("casino")
+result = run("casino-strategy", model="random", seed=int(sys.argv[2]), load=lambda *a: corpus)
+def hang(fd):
+    open(sys.argv[1], "w").close()
+    time.sleep(60)
+os.fsync = hang
+save(result, corpus)
+"""
+
+
+def test_a_save_killed_while_writing_leaves_nothing_after_the_next_save(
+    casino_home: Bank, tmp_path: Path
+) -> None:
+    """Before: a save killed (``kill -9``) while it wrote its file left
+    ``.<stamp>-<task>-<model>-seed<n>.<pid>.<random>.tmp`` for good (2 of 2 kills), since
+    only a save of the same run in the same second looked for it. Every save's temporary
+    file is now named alike, so the next save, of any run, removes a killed one's."""
+    import signal
+    import subprocess
+    import sys
+
+    folder = casino_home.root.parent / "bench" / "results"
+    for seed in (1, 2):
+        ready = tmp_path / f"ready{seed}"
+        child = subprocess.Popen([sys.executable, "-c", _SAVE_THEN_HANG, str(ready), str(seed)])
+        deadline = time.monotonic() + 60
+        while not ready.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists()
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        assert [n for n in os.listdir(folder) if n.endswith(".tmp")] != []
+    saved = save(run("casino-strategy", model="random", seed=3), convbank.load("casino"))
+    assert sorted(os.listdir(folder)) == [saved.name]

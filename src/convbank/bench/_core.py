@@ -136,20 +136,23 @@ def load_model(spec: str) -> Any:
         raise BenchError(
             f"--model {spec!r}: a built-in model's name, or module:Class for your own", model=spec
         )
-    try:
+    try:  # whatever the module raises at import (sys.exit() too) is one line, as in predict()
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise BenchError(f"--model {spec!r}: cannot import {module_name!r} ({exc})", model=spec) from exc
+    except (ConvbankError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        why = str(exc) if isinstance(exc, ImportError) else _what(exc)
+        raise BenchError(f"--model {spec!r}: cannot import {module_name!r} ({why})", model=spec) from exc
     try:
         factory = getattr(module, attribute)
     except AttributeError:
         raise BenchError(f"--model {spec!r}: {module_name} has no {attribute!r}", model=spec) from None
     try:
         return factory()
-    except Exception as exc:
-        raise BenchError(
-            f"--model {spec!r}: {attribute}() failed: {type(exc).__name__}: {exc}", model=spec
-        ) from exc
+    except (ConvbankError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        raise BenchError(f"--model {spec!r}: {attribute}() failed: {_what(exc)}", model=spec) from exc
 
 
 def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "") -> dict[str, Any]:
@@ -206,12 +209,13 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
 
 def _call(task: str, model: str, fold: str, obj: Any, method: str, *args: Any) -> Any:
     """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C;
-    ``sys.exit()`` too) becomes one line naming the task, the fold, the model and the method."""
+    ``sys.exit()`` and any other :class:`BaseException` too) becomes one line naming the
+    task, the fold, the model and the method."""
     try:
         return getattr(obj, method)(*args)
-    except ConvbankError:
+    except (ConvbankError, KeyboardInterrupt):  # Ctrl-C, SIGTERM, SIGHUP: a partial result
         raise
-    except (Exception, SystemExit) as exc:  # sys.exit() in a model ends its run, not the command
+    except BaseException as exc:  # sys.exit(), GeneratorExit: the model's run ends, not the command
         where = f"{task}, {fold}" if fold else task
         raise BenchError(
             f"{where}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
@@ -230,9 +234,9 @@ def _answers(task: str, model: str, fold: str, method: str, answers: Any) -> lis
         )
     try:
         return list(answers)
-    except ConvbankError:
+    except (ConvbankError, KeyboardInterrupt):
         raise
-    except Exception as exc:
+    except BaseException as exc:
         raise BenchError(
             f"{task}, {fold}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
         ) from exc
@@ -272,6 +276,7 @@ def score(
     1.0
     """
     chosen = task_named(task)
+    _check_seed(chosen.name, seed)
     corpus = _corpus(chosen, config, load)
     start = time.perf_counter()
     data = chosen.data(corpus, seed)
@@ -314,6 +319,7 @@ def run(
     0.0
     """
     task = task_named(name)
+    _check_seed(task.name, seed)
     builtin = model is None or (isinstance(model, str) and ":" not in model)
     label = (model or task.models[-1]) if isinstance(model, str) or model is None else type(model).__name__
     if builtin and label not in task.models:
@@ -361,6 +367,13 @@ def run(
         seed=seed,
         seconds=time.perf_counter() - start,
     )
+
+
+def _check_seed(task: str, seed: object) -> None:
+    """A seed is a whole number from 0 (what numpy's generators take): anything else is a
+    :class:`BenchError`, before any work."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BenchError(f"{task}: the seed is a whole number from 0, not {seed!r}", task=task)
 
 
 def _corpus(task: Task, config: str | None, load: Callable[..., Corpus] | None) -> Corpus:

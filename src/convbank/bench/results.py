@@ -24,6 +24,7 @@ import msgspec
 
 from convbank import settings
 from convbank._atomic import read_regular, temporary_beside
+from convbank._textio import utf8_text
 from convbank.errors import BenchError, DiskFullError
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def save(result: Result, corpus: Corpus) -> Path:
     metrics, notes = finite_metrics(result.metrics)
     record = SavedRun(
         task=result.task,
-        model=result.model,
+        model=utf8_text(result.model),  # a name made from a file name that is not UTF-8 too
         seed=result.seed,
         convbank=__version__,
         saved=stamp,
@@ -118,7 +119,7 @@ def save(result: Result, corpus: Corpus) -> Path:
         metrics=metrics,
         seconds=round(result.seconds, 3),
         protocol=result.protocol,
-        notes=list(dict.fromkeys([*result.notes, *notes])),
+        notes=[utf8_text(n) for n in dict.fromkeys([*result.notes, *notes])],
     )
     data = msgspec.json.format(msgspec.json.encode(record), indent=2) + b"\n"
     folder = results_folder()
@@ -141,6 +142,10 @@ def save(result: Result, corpus: Corpus) -> Path:
         raise error from exc
 
 
+_SAVING = "saved-run"
+"""What the temporary files of saves are named after (:func:`~convbank._atomic.temporary_beside`):
+one name for every run, so that any later save finds a killed one's file, whatever its run."""
+
 _NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS})
 
 
@@ -148,8 +153,10 @@ def _claim(folder: Path, stem: str, data: bytes) -> Path:
     """Write ``data`` whole to a temporary file, then give it the first of ``stem.json``,
     ``stem-2.json``... that no other file holds: ``os.link`` fails rather than replace, so
     runs saved at once never take each other's name. Where the filesystem has no hard
-    links, the name is taken with ``O_EXCL`` and the whole file renamed onto it."""
-    fd, tmp = temporary_beside(folder / stem)
+    links, the name is taken with ``O_EXCL`` and the whole file renamed onto it. Every save's
+    temporary file has one name but for its process and a random part
+    (``.saved-run.<pid>.<random>.tmp``), so each save removes those of saves killed before."""
+    fd, tmp = temporary_beside(folder / _SAVING)
     try:
         mask = os.umask(0)
         os.umask(mask)

@@ -22,7 +22,20 @@ else:
     pa = lazy("pyarrow")
 
 
-__all__ = ["MAX_CELL", "cell", "echo_json", "err", "one_line", "out", "plural", "rows_of", "say", "visible"]
+__all__ = [
+    "MAX_CELL",
+    "cell",
+    "echo_json",
+    "err",
+    "json_keys",
+    "json_value",
+    "one_line",
+    "out",
+    "plural",
+    "rows_of",
+    "say",
+    "visible",
+]
 
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
@@ -110,22 +123,61 @@ def say(line: str) -> None:
     click.echo(one_line(line), err=True)
 
 
-def rows_of(table: pa.Table | pa.RecordBatch) -> list[dict[str, Any]]:
-    """The rows of a query result, with its JSON columns decoded into objects."""
-    rows: list[dict[str, Any]] = table.to_pylist()
-    json_columns = [
-        f.name
-        for f in table.schema
-        if (f.metadata or {}).get(b"convbank.type") == JSON_FIELD[b"convbank.type"]
-    ]
-    for row in rows:
-        for name in json_columns:
-            value = row[name]
-            if isinstance(value, str):
-                row[name] = msgspec.json.decode(value)
-            elif isinstance(value, list):
-                row[name] = [msgspec.json.decode(v) if isinstance(v, str) else v for v in value]
-    return rows
+def json_keys(names: list[str]) -> list[str]:
+    """The keys of a query's rows as JSON objects: its column names, a repeated one suffixed
+    as DuckDB names it when the result is selected from (``a``, ``a_1``, ``a_2``), so that
+    no column's value is lost to another of its name. Example:
+    ``json_keys(["a", "a", "a_1"]) == ["a", "a_1", "a_1_1"]``."""
+    keys: list[str] = []
+    taken: set[str] = set()
+    for name in names:
+        key, n = name, 0
+        while key in taken:
+            n += 1
+            key = f"{name}_{n}"
+        taken.add(key)
+        keys.append(key)
+    return keys
+
+
+def json_value(text: str) -> Any:
+    """The value of a JSON column's ``text``: decoded as JSON, numbers beyond a double's
+    range (``1e400``) kept exact (:class:`decimal.Decimal`, written ``1E+400``), and
+    DuckDB's ``NaN`` and ``Infinity`` (``to_json('inf'::DOUBLE)``), which JSON cannot hold,
+    as null, as a ``DOUBLE`` column's are; text no JSON reader takes stays text.
+    Example: ``json_value("[1e400]") == [decimal.Decimal("1E+400")]``."""
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.MsgspecError:
+        import decimal
+        import json
+
+        try:
+            return json.loads(text, parse_float=decimal.Decimal, parse_constant=lambda _: None)
+        except ValueError:
+            return text
+
+
+def rows_of(table: pa.Table | pa.RecordBatch, keys: list[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of a query result as objects keyed by ``keys`` (default :func:`json_keys` of
+    its columns), with its JSON columns decoded (:func:`json_value`)."""
+    names = table.schema.names
+    keys = json_keys(names) if keys is None else keys
+    columns = []
+    for f, column in zip(table.schema, table.columns, strict=True):
+        values = column.to_pylist()
+        if (f.metadata or {}).get(b"convbank.type") == JSON_FIELD[b"convbank.type"]:
+            values = [_decoded(v) for v in values]
+        columns.append(values)
+    return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, str):
+        return json_value(value)
+    if isinstance(value, list):
+        return [json_value(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def cell(value: Any) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from convbank._textio import CsvRows, json_bytes
-from convbank.cli._console import MAX_CELL, cell, err, plural, rows_of, visible
+from convbank.cli._console import MAX_CELL, cell, err, json_keys, plural, rows_of, visible
 from convbank.cli._table import Column, draw, fit, single_value
 from convbank.model.schema import JSON_FIELD
 from convbank.store.sql import Begin
@@ -97,21 +97,42 @@ def _csv(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
         writer.writerows(zip(*columns, strict=True))
 
 
+def _keys(schema: pa.Schema) -> list[str]:
+    """The rows' keys (:func:`json_keys`), and a note on stderr naming those that are not
+    their column's name (a name repeated: ``SELECT 1 AS a, 2 AS a``)."""
+    keys = json_keys(schema.names)
+    renamed = [
+        f"{visible(n, keep_newlines=False)!r} as {visible(k, keep_newlines=False)!r}"
+        for n, k in zip(schema.names, keys, strict=True)
+        if n != k
+    ]
+    if renamed:
+        err.print(
+            f"note: column names repeated; the keys of the repeats: {', '.join(renamed)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    return keys
+
+
 def _ndjson(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+    keys = _keys(schema)
     write = sys.stdout.buffer.write
     sys.stdout.flush()
     for batch in batches:
-        write(b"".join(json_bytes(row) + b"\n" for row in rows_of(batch)))
+        write(b"".join(json_bytes(row) + b"\n" for row in rows_of(batch, keys)))
 
 
 def _json_array(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+    keys = _keys(schema)
     write = sys.stdout.buffer.write
     sys.stdout.flush()
     write(b"[")
     first = True
     for batch in batches:
         if batch.num_rows:
-            write((b"" if first else b",") + json_bytes(rows_of(batch))[1:-1])
+            write((b"" if first else b",") + json_bytes(rows_of(batch, keys))[1:-1])
             first = False
     write(b"]\n")
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from convbank._textio import utf8_text
 from convbank.cli._options import config_option
 
 if TYPE_CHECKING:
@@ -33,7 +34,11 @@ __all__ = ["bench"]
 )
 @config_option
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of folds, sampling and random baselines."
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of folds, sampling and random baselines.",
 )
 @click.option(
     "--export",
@@ -196,7 +201,7 @@ def _measured(
         watcher: Watcher = bars if err.is_terminal else LineWatcher(sys.stderr)
         with watched(watcher):
             if predictions_file is not None:
-                name = run_name or predictions_file.name
+                name = utf8_text(run_name or predictions_file.name)  # as it is saved
                 scored = score(chosen, predictions_file, config=config, seed=seed, model=name)
                 return scored, int(signal.SIGINT)
             try:
@@ -206,7 +211,7 @@ def _measured(
                     stopped = KeyboardInterrupt() if stop.signum == signal.SIGINT else Terminated(stop.signum)
                     raise stopped from None
                 result, signum = stop.result, stop.signum
-            result.model = run_name or result.model
+            result.model = utf8_text(run_name) if run_name else result.model
             return result, signum
 
 

@@ -151,15 +151,28 @@ def repeated_turns(conv: Conversation) -> Iterator[Problem]:
 
 # ---------------------------------------------------------------------- presentation
 class ImportedPresentation(Presentation):
-    """How an imported corpus is presented: from what its conversations hold. Speakers who
-    all hold chat roles (``system``, ``user``, ``assistant``, ``tool``: a corpus imported from
-    ``chat`` or ``sharegpt``) are exported as chat with each message's role, name, tool
-    calls and content parts as they were; any other corpus as every dataset is (seen from
+    """How an imported corpus is presented: from what its conversations hold. A corpus
+    imported from ``chat``, or whose speakers all hold chat roles (``system``, ``user``,
+    ``assistant``, ``tool``: one imported from ``sharegpt``, or convbank's ``jsonl`` of
+    either), is exported as chat with each message's role, name, tool calls and content
+    parts as they were; any other corpus as every dataset is (seen from
     its last participant). A Hugging Face export holds each conversation whole (``hf_record``)."""
 
+    def read_from(self, fmt: str) -> bool:
+        """Whether the corpus was imported from files of format ``fmt`` (``chat``,
+        ``sharegpt``): an export to that format writes its conversations back as read, whatever
+        roles or speakers they hold (``developer``, ``function``, a ShareGPT ``from`` of ``user``).
+
+        >>> entry = ImportEntry(format="chat", inputs=[])
+        >>> ImportedDataset("mine", entry, {}).presentation.read_from("chat")
+        True
+        """
+        entry = getattr(self.dataset, "entry", None)
+        return isinstance(entry, ImportEntry) and entry.format == fmt
+
     def _chat_roles(self, conversation: Conversation) -> bool:
-        return bool(conversation.participants) and all(
-            p.role in CHAT_ROLES for p in conversation.participants
+        return bool(conversation.participants) and (
+            self.read_from("chat") or all(p.role in CHAT_ROLES for p in conversation.participants)
         )
 
     def chat_side(self, conversation: Conversation) -> str:

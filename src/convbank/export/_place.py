@@ -23,14 +23,22 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text, process_alive, read_regular, remove_dead_temporaries
+from convbank._atomic import (
+    atomic_write_text,
+    kind_of,
+    process_alive,
+    read_regular,
+    remove_dead_temporaries,
+)
 from convbank._lazy import lazy
+from convbank._names import path_not_text
 from convbank.errors import ExportError
 from convbank.settings import convbanks_own, pause_at
 
@@ -266,7 +274,18 @@ def _remove_dead_staging(output: Path) -> None:
 
 @contextmanager
 def _locked(output: Path) -> Iterator[None]:
-    with filelock.FileLock(str(output / LOCK)):
+    lock = output / LOCK
+    try:
+        mode: int | None = os.lstat(lock).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):  # never opened through a link, nor a folder
+        what = f"a symbolic link (to {os.readlink(lock)})" if stat.S_ISLNK(mode) else kind_of(mode)
+        raise ExportError(
+            f"{lock} is {what}, not convbank's lock of exports; remove it, or export into another folder",
+            path=lock,
+        )
+    with filelock.FileLock(str(lock)):
         recover(output)
         _remove_dead_staging(output)
         yield
@@ -325,6 +344,9 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     success each written path is checked (:func:`check_targets`) and moved to its place in
     ``output``, and the record updated; on failure ``output`` is left as it was (a folder
     the export created is removed again)."""
+    problem = path_not_text(output)
+    if problem is not None:  # pyarrow and datasets cannot open such a path: refused for every format
+        raise ExportError(f"{output}: {problem}, which not every writer can open; rename it", path=output)
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
     refuse_convbanks_own(output)

@@ -44,10 +44,13 @@ _encode = msgspec.json.Encoder().encode
 
 
 def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> dict[str, Any]:
-    """One conversation as a ShareGPT record: a corpus read from ShareGPT as it was read (its
-    speakers' ``from``, each message's keys, the record's keys); any other seen from
+    """One conversation as a ShareGPT record: a corpus imported from ShareGPT (or whose
+    speakers are all ShareGPT's own) as it was read (its speakers' ``from``, each message's
+    keys, the record's keys); any other seen from
     ``as_participant`` (by default the dataset's chat side), through its chat view."""
-    if conv.participants and all(p.participant_id in ROLES for p in conv.participants):
+    if conv.participants and (
+        _read_from_sharegpt(conv) or all(p.participant_id in ROLES for p in conv.participants)
+    ):
         messages = [
             {"from": t.participant_id, "value": t.text, **t.meta.get("message", {})} for t in conv.turns
         ]
@@ -58,6 +61,16 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
         for m in record["messages"]
     ]
     return {"id": conv.conversation_id, "conversations": messages, "metadata": record["metadata"]}
+
+
+def _read_from_sharegpt(conv: Conversation) -> bool:
+    """Whether ``conv`` belongs to a corpus imported from ShareGPT files (its speakers are
+    their ``from``, whatever they are: ``user``, ``tool``, ``human_2``)."""
+    from convbank import catalog
+    from convbank.datasets._imported import ImportedPresentation
+
+    presentation = catalog.get(conv.dataset).presentation
+    return isinstance(presentation, ImportedPresentation) and presentation.read_from("sharegpt")
 
 
 def write_sharegpt(selection: Selection, directory: Path) -> list[Path]:

@@ -45,7 +45,7 @@ import msgspec
 
 from convbank import catalog
 from convbank._atomic import kind_of
-from convbank._names import name_problem
+from convbank._names import name_problem, path_not_text
 from convbank._verified import private_tree
 from convbank._version import __version__
 from convbank.datasets._imported import NAME, ImportEntry, InputFile
@@ -162,8 +162,16 @@ def _check_inputs(
     inputs: list[tuple[Path, str | None]], name: str, config: str | None, split: str | None
 ) -> None:
     """Refuse, before anything is read, an input that is missing or neither a file nor a
-    folder holding one, and a config or split that cannot be one folder of the bank."""
+    folder holding one, or whose path is not UTF-8 text, and a config or split that cannot
+    be one folder of the bank."""
     for path, _ in inputs:
+        problem = path_not_text(path)  # the bank records each file's path and name as text
+        if problem is not None:
+            raise CorpusImportError(
+                f"{path}: {problem}, which the bank records with what it imports; rename it",
+                name=name,
+                path=path,
+            )
         try:
             mode = path.stat().st_mode
         except OSError as exc:  # missing, a name too long, a link loop: the input given is at fault

@@ -130,6 +130,11 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
         raise QueryError("empty SQL statement", sql=sql)
     for st in parsed:
         kind = st.type.name
+        if kind == "EXPLAIN":  # EXPLAIN ANALYZE runs what it explains: that must only read too
+            inner = explained(st.query)
+            kinds = [s.type.name for s in con.extract_statements(inner)] if inner.strip() else []
+            if any(k not in READ_ONLY_STATEMENTS or k == "EXPLAIN" for k in kinds):
+                kind = f"EXPLAIN of {kinds[0]}"
         if kind not in READ_ONLY_STATEMENTS:
             raise QueryError(
                 f"only read-only statements are allowed (SELECT, WITH ... SELECT, DESCRIBE, "
@@ -137,6 +142,28 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
                 sql=st.query,
             )
     return [st.query for st in parsed]
+
+
+def explained(sql: str) -> str:
+    """The statement an ``EXPLAIN`` statement ``sql`` explains (and, with ``ANALYZE``, runs):
+    its text after ``EXPLAIN``, ``ANALYZE`` and a list of options, comments skipped.
+
+    Example: ``explained("EXPLAIN (ANALYZE, FORMAT json) SELECT 1") == "SELECT 1"``."""
+    data = sql.encode("utf-8")  # DuckDB's tokens start at byte offsets
+    starts = [at for at, kind in duckdb.tokenize(sql) if kind != duckdb.token_type.comment]
+    bounds = [(at, end) for at, end in zip(starts, [*starts[1:], len(data)], strict=True)]
+    words = [data[at:end].split(b"/*")[0].split(b"--")[0].strip().upper() for at, end in bounds]
+    i = 1  # past EXPLAIN
+    if i < len(words) and words[i] in (b"ANALYZE", b"ANALYSE"):
+        i += 1
+    if i < len(words) and words[i] == b"(":
+        depth = 0
+        while i < len(words):
+            depth += words[i].count(b"(") - words[i].count(b")")
+            i += 1
+            if depth <= 0:
+                break
+    return data[bounds[i][0] :].decode("utf-8") if i < len(bounds) else ""
 
 
 def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
