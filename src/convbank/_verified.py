@@ -32,11 +32,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from convbank._atomic import open_regular
+from convbank._atomic import open_regular, process_alive
 from convbank.errors import ChecksumError
 from convbank.settings import pause_at
 
-__all__ = ["BLOCK", "open_verified", "private_copy", "private_tree", "signature"]
+__all__ = [
+    "BLOCK",
+    "PREFIX",
+    "open_verified",
+    "private_copy",
+    "private_tree",
+    "remove_dead_folders",
+    "signature",
+]
 
 BLOCK = 1 << 16
 """Bytes read at a time while copying (64 KiB: small enough that a test can pause mid-file)."""
@@ -52,10 +60,15 @@ def signature(fd: int) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+PREFIX = "convbank-verified-"
+"""The private folders' names in the temporary folder: ``convbank-verified-<pid>-<random>``."""
+
+
 def _folder() -> Path:
     if not _FOLDER:
-        folder = Path(tempfile.mkdtemp(prefix="convbank-verified-"))  # mode 0700
         owner = os.getpid()
+        remove_dead_folders(Path(tempfile.gettempdir()))
+        folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner}-"))  # mode 0700
 
         def remove() -> None:
             if os.getpid() == owner:  # not a forked worker's exit
@@ -64,6 +77,40 @@ def _folder() -> Path:
         atexit.register(remove)
         _FOLDER.append(folder)
     return _FOLDER[0]
+
+
+def remove_dead_folders(temp: Path) -> None:
+    """Remove the private folders in ``temp`` of processes now gone (killed with ``kill -9``
+    before their exit could remove them, a full copy of their sources inside): this user's
+    folders named ``convbank-verified-<pid>-...`` whose process no longer runs. A live
+    process's folder, another user's, a link, a file or a folder of an older name is left
+    alone, and a folder that cannot be listed is left as it is.
+
+    >>> temp = Path(tempfile.mkdtemp())
+    >>> for name in ("convbank-verified-999999999-ab", f"convbank-verified-{os.getpid()}-cd", "other"):
+    ...     (temp / name).mkdir()
+    >>> remove_dead_folders(temp)
+    >>> sorted(p.name for p in temp.iterdir()) == sorted([f"convbank-verified-{os.getpid()}-cd", "other"])
+    True
+    """
+    try:
+        entries = list(os.scandir(temp))
+    except OSError:
+        return
+    for entry in entries:
+        pid, dash, _ = entry.name.removeprefix(PREFIX).partition("-")
+        if not entry.name.startswith(PREFIX) or not dash or not pid.isdigit():
+            continue
+        try:
+            if (
+                not entry.is_dir(follow_symlinks=False)
+                or entry.stat(follow_symlinks=False).st_uid != os.getuid()
+            ):
+                continue
+        except OSError:
+            continue
+        if int(pid) != os.getpid() and not process_alive(int(pid)):
+            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def private_copy(path: Path, place: str) -> tuple[Path, str]:
