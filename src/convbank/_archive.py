@@ -7,6 +7,7 @@ into place, so a refused archive leaves nothing behind.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from convbank._atomic import read_regular
 from convbank.errors import FormatError
 from convbank.settings import env_number, pause_at
 
@@ -24,9 +26,11 @@ __all__ = [
     "EXTRACT_FLOOR",
     "EXTRACT_MEMBERS",
     "EXTRACT_RATIO",
+    "RECORD",
     "extract_into",
     "extract_limits",
     "first_line",
+    "intact",
     "remove_stale",
     "safe_extract",
     "stale",
@@ -215,6 +219,7 @@ def extract_into(archive: Path, target: Path, root: str, opened: BinaryIO, check
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".extract-"))
     try:
         safe_extract(archive, tmp, root, max_bytes, max_members, opened=opened)
+        (tmp / RECORD).write_text(json.dumps(_states(tmp)), encoding="utf-8")
         pause_at(f"source-extracted/{archive.name}")
         check()
         shutil.rmtree(target, ignore_errors=True)  # one without the folder inside
@@ -225,3 +230,47 @@ def extract_into(archive: Path, target: Path, root: str, opened: BinaryIO, check
             if empty.is_dir() and not any(empty.iterdir()):
                 empty.rmdir()
         raise
+
+
+RECORD = ".convbank-extracted.json"
+"""Beside an extraction's folder (``extracted/<dataset>/<archive>/<sha256>/``): the state of
+each file extracted, as it was left (:func:`intact`)."""
+
+
+def _states(target: Path) -> dict[str, list[int]]:
+    """``{path: [inode, size, mtime, ctime]}`` of every file under ``target`` but the record;
+    a link, a FIFO or anything else not a file or a folder is ``[]`` (never a file's state)."""
+    found: dict[str, list[int]] = {}
+    for path in sorted(target.rglob("*")):
+        st = path.lstat()
+        name = path.relative_to(target).as_posix()
+        if name == RECORD or stat.S_ISDIR(st.st_mode):
+            continue
+        found[name] = (
+            [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns] if stat.S_ISREG(st.st_mode) else []
+        )
+    return found
+
+
+def intact(target: Path) -> bool:
+    """Whether an extraction is as :func:`extract_into` left it: the same files, none written
+    since (a write, a truncation, ``touch`` or a file put in another's place moves its ctime,
+    which nothing can set back). An extraction edited, or made before the record was kept, is
+    not, and is made again from the verified archive: an extracted file is never read on the
+    strength of the archive's sha256 alone.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp())
+    >>> _ = (target / "train.txt").write_text("published")
+    >>> _ = (target / RECORD).write_text(json.dumps(_states(target)))
+    >>> intact(target)
+    True
+    >>> _ = (target / "train.txt").write_text("EDITED!!!")
+    >>> intact(target)
+    False
+    """
+    try:
+        recorded = json.loads(read_regular(target / RECORD, 16 * 2**20))
+        return isinstance(recorded, dict) and recorded == _states(target)
+    except (OSError, ValueError):
+        return False

@@ -21,7 +21,15 @@ from typing import IO, Any
 
 import msgspec
 
-__all__ = ["BIDI_CONTROLS", "CsvRows", "json_bytes", "spreadsheet_safe", "terminal_safe", "utf8_text"]
+__all__ = [
+    "BIDI_CONTROLS",
+    "CsvRows",
+    "json_bytes",
+    "link_url",
+    "spreadsheet_safe",
+    "terminal_safe",
+    "utf8_text",
+]
 
 BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 """The bidirectional controls (ALM, LRM, RLM, LRE-RLO, LRI-PDI): text that reorders what a
@@ -160,3 +168,21 @@ class CsvRows:
         if self._guard:
             rows = ([spreadsheet_safe(v) for v in row] for row in rows)
         self._writer.writerows(rows)
+
+
+_LINKABLE = re.compile(r"https?://[^\x00-\x20\x7f-\x9f]+", re.IGNORECASE)
+
+
+def link_url(url: object) -> str | None:
+    """``url`` if a page may link to it: an ``http`` or ``https`` address holding no space or
+    control character (a browser drops tabs and line feeds inside ``java\tscript:``), else
+    None, and the page shows it as text. A dataset's card is data (an import's
+    ``--homepage``, a plugin's card): a ``javascript:`` or ``data:`` homepage is never a link
+    of the viewer or of a report, which promise no scripts.
+
+    >>> link_url("https://github.com/kushalchawla/CaSiNo"), link_url("javascript:alert(1)")
+    ('https://github.com/kushalchawla/CaSiNo', None)
+    >>> link_url(" JaVa\tScRiPt:alert(1)"), link_url("HTTP://example.org/a b"), link_url(None)
+    (None, None, None)
+    """
+    return url if isinstance(url, str) and _LINKABLE.fullmatch(url) else None

@@ -36,7 +36,15 @@ from convbank._atomic import open_regular, process_alive
 from convbank.errors import ChecksumError
 from convbank.settings import pause_at
 
-__all__ = ["BLOCK", "open_verified", "private_copy", "private_tree", "signature"]
+__all__ = [
+    "BLOCK",
+    "PREFIX",
+    "open_verified",
+    "private_copy",
+    "private_tree",
+    "remove_dead_folders",
+    "signature",
+]
 
 BLOCK = 1 << 16
 """Bytes read at a time while copying (64 KiB: small enough that a test can pause mid-file)."""
@@ -52,14 +60,15 @@ def signature(fd: int) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-_PREFIX = "convbank-verified-"
+PREFIX = "convbank-verified-"
+"""The private folders' names in the temporary folder: ``convbank-verified-<pid>-<random>``."""
 
 
 def _folder() -> Path:
     if not _FOLDER:
-        _remove_dead_folders()
         owner = os.getpid()
-        folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{owner}-"))  # mode 0700
+        remove_dead_folders(Path(tempfile.gettempdir()))
+        folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner}-"))  # mode 0700
 
         def remove() -> None:
             if os.getpid() == owner:  # not a forked worker's exit
@@ -70,28 +79,38 @@ def _folder() -> Path:
     return _FOLDER[0]
 
 
-def _remove_dead_folders() -> None:
-    """Remove the private folders (``convbank-verified-<pid>-*``) of this user's processes now
-    gone: killed (``kill -9``) before their exit could remove them, with the copies of the
-    files they were reading. A live process's folder, another user's, a link and a name of
-    another pattern are left alone."""
-    root = Path(tempfile.gettempdir())
+def remove_dead_folders(temp: Path) -> None:
+    """Remove the private folders in ``temp`` of processes now gone (killed with ``kill -9``
+    before their exit could remove them, a full copy of their sources inside): this user's
+    folders named ``convbank-verified-<pid>-...`` whose process no longer runs. A live
+    process's folder, another user's, a link, a file or a folder of an older name is left
+    alone, and a folder that cannot be listed is left as it is.
+
+    >>> temp = Path(tempfile.mkdtemp())
+    >>> for name in ("convbank-verified-999999999-ab", f"convbank-verified-{os.getpid()}-cd", "other"):
+    ...     (temp / name).mkdir()
+    >>> remove_dead_folders(temp)
+    >>> sorted(p.name for p in temp.iterdir()) == sorted([f"convbank-verified-{os.getpid()}-cd", "other"])
+    True
+    """
     try:
-        entries = list(os.scandir(root))
+        entries = list(os.scandir(temp))
     except OSError:
         return
     for entry in entries:
-        pid = entry.name[len(_PREFIX) :].partition("-")[0]
-        if not entry.name.startswith(_PREFIX) or not pid.isdigit() or process_alive(int(pid)):
+        pid, dash, _ = entry.name.removeprefix(PREFIX).partition("-")
+        if not entry.name.startswith(PREFIX) or not dash or not pid.isdigit():
             continue
         try:
             if (
-                entry.is_dir(follow_symlinks=False)
-                and entry.stat(follow_symlinks=False).st_uid == os.getuid()
+                not entry.is_dir(follow_symlinks=False)
+                or entry.stat(follow_symlinks=False).st_uid != os.getuid()
             ):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                continue
         except OSError:
-            pass
+            continue
+        if int(pid) != os.getpid() and not process_alive(int(pid)):
+            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def private_copy(path: Path, place: str) -> tuple[Path, str]:

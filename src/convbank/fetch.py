@@ -37,6 +37,7 @@ from convbank._archive import (
     extract_into,
     extract_limits,
     first_line,
+    intact,
     remove_stale,
     stale,
 )
@@ -433,15 +434,15 @@ class Fetcher:
             area = self.root / "extracted" / dataset.name
             base = area / file.name
             folder = base / sha / file.extract_to
-            if folder.is_dir() and not stale(area, base, sha):
+            if folder.is_dir() and not stale(area, base, sha) and intact(base / sha):
                 return folder  # nothing to write: works in a read-only home
             try:
                 with _home_writes(self.root), self._lock(dataset, file, "extract"):
                     remove_stale(area, base, sha)
-                    if not folder.is_dir():
+                    if not folder.is_dir() or not intact(base / sha):  # as extracted, or made anew
                         extract_into(path, base / sha, file.extract_to, opened, check)
             except SetupError:
-                if folder.is_dir():  # a read-only home that holds this extraction: the rest can wait
+                if folder.is_dir() and intact(base / sha):  # a read-only home holds it: the rest can wait
                     return folder
                 raise
         return folder

@@ -235,6 +235,23 @@ def test_typed_meta_keeps_the_published_values_with_typed_views_beside(built: Ba
     assert as_json.schema.field("meta").type == pa.string() and "deal_counts" not in as_json.column_names
 
 
+def test_typed_meta_is_one_type_whatever_the_load(built: Bank) -> None:
+    """CaSiNo's deals hold ``Food``, ``Firewood`` and ``Water`` in either order (the
+    publisher's). Before: the struct's keys came in the order DuckDB's threads met them, so
+    20 loads of one bank typed ``to_arrow("turns")`` two ways (6 ``Food, Firewood, Water``,
+    14 ``Firewood, Food, Water``), and tables of two loads could not be concatenated. Now
+    the keys are in the order they first appear, row by row."""
+    types = set()
+    for _ in range(12):
+        corpus = convbank.load("casino", split="train")
+        types.add(str(corpus.to_arrow("turns").schema.field("meta").type))
+        corpus.close()
+    assert len(types) == 1
+    deal = pa.struct([("Food", pa.string()), ("Firewood", pa.string()), ("Water", pa.string())])
+    meta = convbank.load("casino", split="train").to_arrow("turns").schema.field("meta").type
+    assert meta.field("task_data").type.field("issue2youget").type == deal
+
+
 def test_frames_of_a_selection_follow_its_order_and_repeats(built: Bank) -> None:
     corpus = convbank.load("casino")
     chosen = corpus.select([3, 1, 3])

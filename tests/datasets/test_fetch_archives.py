@@ -114,6 +114,7 @@ def test_replaced_archive_of_same_size_and_mtime_is_read_anew(
         "pec",
         "pec/hf_pec.zip",
         f"pec/hf_pec.zip/{new_sha}",
+        f"pec/hf_pec.zip/{new_sha}/.convbank-extracted.json",  # the state of what was extracted
         f"pec/hf_pec.zip/{new_sha}/hf_pec",
         f"pec/hf_pec.zip/{new_sha}/hf_pec/happy",
         f"pec/hf_pec.zip/{new_sha}/hf_pec/happy/train.txt",
@@ -125,6 +126,47 @@ def test_replaced_archive_of_same_size_and_mtime_is_read_anew(
     os.replace(staged, archive)
     third = _fetcher(home, src, verify=False).fetch(PEC, [ARCHIVE])["hf_pec.zip"]
     assert (third / "happy" / "train.txt").read_text() == "third\n"
+
+
+@pytest.mark.parametrize("edit", ["rewrite", "rename", "truncate", "link", "fifo", "added", "removed"])
+def test_an_edited_extraction_is_made_anew_from_the_verified_archive(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, edit: str
+) -> None:
+    """The cached extraction of a verified archive is used only as it was extracted. Before:
+    a file of it edited (written in place, renamed over, truncated, a link or a FIFO put in
+    its place) was read as the publisher's, with verification on, its archive's sha256 the
+    only check (7 of 7 edits built); now it is extracted again from the verified archive."""
+    src = tmp_path / "src"
+    archive = _zip(
+        src / "hf_pec.zip", {"hf_pec/happy/train.txt": "published\n", "hf_pec/happy/test.txt": "t\n"}
+    )
+    published = SourceFile(name="hf_pec.zip", url=ARCHIVE.url, sha256=_sha(archive), extract_to="hf_pec")
+    folder = _fetcher(home, src).fetch(PEC, [published])["hf_pec.zip"]
+    train = folder / "happy" / "train.txt"
+    elsewhere = tmp_path / "edited.txt"
+    elsewhere.write_text("EDITED!!!\n")
+    if edit == "rewrite":
+        train.write_text("EDITED!!!\n")
+    elif edit == "rename":
+        os.replace(shutil.copy(elsewhere, folder / "new.txt"), train)
+    elif edit == "truncate":
+        os.truncate(train, 3)
+    elif edit == "link":
+        train.unlink()
+        train.symlink_to(elsewhere)
+    elif edit == "fifo":
+        train.unlink()
+        os.mkfifo(train)
+    elif edit == "added":
+        (folder / "happy" / "valid.txt").write_text("added\n")
+    else:
+        (folder / "happy" / "test.txt").unlink()
+    monkeypatch.setattr(fetch, "_HASHES", {}, raising=False)  # the next command is a new process
+    again = _fetcher(home, src).fetch(PEC, [published])["hf_pec.zip"]
+    assert again == folder
+    assert _tree(folder) == ["happy", "happy/test.txt", "happy/train.txt"]
+    assert (train.read_text(), (folder / "happy" / "test.txt").read_text()) == ("published\n", "t\n")
+    assert not train.is_symlink()
 
 
 def test_a_verified_archive_is_hashed_once_per_process(
@@ -249,6 +291,7 @@ def test_stale_temp_and_superseded_and_old_layout_extractions_are_removed(tmp_pa
     assert _tree(area) == [
         "hf_pec.zip",
         f"hf_pec.zip/{sha}",
+        f"hf_pec.zip/{sha}/.convbank-extracted.json",
         f"hf_pec.zip/{sha}/hf_pec",
         f"hf_pec.zip/{sha}/hf_pec/happy",
         f"hf_pec.zip/{sha}/hf_pec/happy/train.txt",

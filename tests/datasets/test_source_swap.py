@@ -327,3 +327,42 @@ def test_a_fifo_swapped_into_a_source_folder_is_refused_not_waited_on(
     result = done["r"]
     assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
     assert f"{fifo} is no longer a regular file" in result.output  # type: ignore[attr-defined]
+
+
+def test_a_killed_builds_private_copies_are_removed_by_the_next(tmp_path: Path) -> None:
+    """A build killed (``kill -9``) once its sources were copied cannot remove its private
+    folder at exit. Before: ``$TMPDIR/convbank-verified-*`` stayed for good with a copy of
+    every source (2 of 2 kills; Curiosity's would hold its 365 MB fact database); now the
+    next command that makes a private folder removes those of processes now gone, and
+    leaves a live one's."""
+    import signal
+    import subprocess
+    import sys
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    flag = tmp_path / "paused"
+    env = {**os.environ, "TMPDIR": str(temp), "CONVBANK_HOME": str(tmp_path / "home")}
+    command = [sys.executable, "-m", "convbank", "build", "casino", "--source", str(SHARED)]
+    paused = {**env, "CONVBANK_TEST_PAUSE": f"source-verified/casino_valid.json:{flag}"}
+    killed = subprocess.Popen(command, env=paused, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    live = subprocess.Popen(command, env=paused, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(temp.glob("convbank-verified-*/casino/*/casino_valid.json"))) < 2:
+            assert time.monotonic() < deadline and killed.poll() is None and live.poll() is None
+            time.sleep(0.02)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        assert len(list(temp.iterdir())) == 2  # the killed one's stays
+        env.pop("CONVBANK_TEST_PAUSE", None)
+        done = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        (left,) = temp.iterdir()  # the live one's
+        assert left.name.startswith(f"convbank-verified-{live.pid}-")
+    finally:
+        for process in (killed, live):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        flag.unlink(missing_ok=True)

@@ -194,3 +194,103 @@ def test_a_signal_after_the_commands_last_line_keeps_its_exit_code(signum: int) 
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.startswith("convbank, version ")
+
+
+TRAIN_TURNS = "SELECT count(*) AS n FROM turns WHERE dataset = 'casino' AND split = 'train'"
+
+
+def _sql() -> int:
+    return int(convbank.sql(TRAIN_TURNS).column("n")[0].as_py())
+
+
+def _sql_batches() -> int:
+    return int(next(convbank.sql_batches(TRAIN_TURNS)).column("n")[0].as_py())
+
+
+def _query() -> int:
+    return int(CliRunner().invoke(cli, ["query", TRAIN_TURNS, "--format", "csv"]).output.split()[-1])
+
+
+MID_QUERY: dict[str, Callable[[], int]] = {"sql": _sql, "sql_batches": _sql_batches, "query": _query}
+
+
+@pytest.mark.parametrize("read", list(MID_QUERY))
+@pytest.mark.parametrize("swap", ["rename", "rewrite"])
+def test_a_file_replaced_while_a_query_runs_is_never_read(
+    casino_home: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: str, swap: str
+) -> None:
+    """The file is replaced once the query's connection has checked the footers, before its
+    scan reads them (a second into a long query, by another process). Before: the scan
+    opened the path again and served the test split's 1,394 turns as the train split's
+    12,501 (3 of 3 runs of a query of 8 s over a bank of imported splits, a file renamed
+    over at 1 s). Now a rename changes nothing read (the descriptors checked are read), and
+    a write in place is refused, naming the file."""
+    from convbank.store import queries
+
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
+    connect = queries.connect
+
+    def connect_then_swap(*args: Any, **kwargs: Any) -> Any:
+        con = connect(*args, **kwargs)
+        if swap == "rename":
+            (tmp_path / "forged.parquet").write_bytes(forged)
+            os.replace(tmp_path / "forged.parquet", train)
+        else:
+            with train.open("r+b") as f:
+                f.write(forged)
+        return con
+
+    monkeypatch.setattr(queries, "connect", connect_then_swap)
+    if swap == "rename":
+        assert MID_QUERY[read]() == 12501
+        return
+    if read == "query":
+        result = CliRunner().invoke(cli, ["query", TRAIN_TURNS])
+        assert (result.exit_code, result.output) == (
+            4,
+            f"error: the bank is damaged: {train} is corrupt (its Parquet footer differs from the "
+            "manifest's); run `convbank doctor` to check every file, then `convbank build casino` "
+            "to rebuild it\n",
+        )
+        return
+    with pytest.raises(DamagedBankError) as info:
+        pytest.fail(f"{read}: an answer from the file written in place ({MID_QUERY[read]()})")
+    assert str(info.value) == (
+        f"the bank is damaged: {train} is corrupt (its Parquet footer differs from the manifest's); "
+        "run `convbank doctor` to check every file, then `convbank build casino` to rebuild it"
+    )
+
+
+@pytest.mark.parametrize("swap", ["rename", "rewrite"])
+def test_the_viewers_listing_reads_the_files_it_checked(casino_home: Bank, tmp_path: Path, swap: str) -> None:
+    """The viewer keeps its connections for a generation's life, checked once. Before: a
+    file replaced after the first page was served was read by the next listing, never
+    checked: 503 with a decoder's ``SQL error: ... ZSTD decompression failed``, or, for a
+    file not yet scanned, the test split's conversations listed as the train split's."""
+    from starlette.testclient import TestClient
+
+    from convbank.web import create_app
+
+    client = TestClient(create_app(casino_home), base_url="http://127.0.0.1")
+    assert client.get("/datasets/casino", params={"split": "valid"}).status_code == 200
+    with casino_home.snapshot() as snap:
+        train = snap.ref("conversations", "casino", "default", "train").path
+        test = snap.ref("conversations", "casino", "default", "test").path
+    forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
+    if swap == "rename":
+        (tmp_path / "forged.parquet").write_bytes(forged)
+        os.replace(tmp_path / "forged.parquet", train)
+    else:
+        with train.open("r+b") as f:
+            f.write(forged)
+    page = client.get("/datasets/casino", params={"split": "train"})
+    if swap == "rename":  # the generation's own file, still held
+        assert page.status_code == 200
+        assert '<p class="muted" id="count">900 conversations · page 1 of' in page.text
+        return
+    assert page.status_code == 503
+    assert (
+        f"<p>the bank is damaged: {train} is corrupt (its Parquet footer differs from the manifest&#39;s); "
+        "run `convbank doctor` to check every file, then `convbank build casino` to rebuild it</p>"
+    ) in page.text

@@ -28,8 +28,8 @@ from convbank.store.records import _HEADER, _INDEX_MAGIC, _TAIL, END, read_index
 
 def _footers_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The tables whose footers are read from now on (each read of a table file checks its
-    footer first)."""
-    from convbank.store import snapshot
+    footer first, through the file it holds: :class:`convbank.store._held.HeldFile`)."""
+    from convbank.store import _held
     from convbank.store.integrity import checked_footer
 
     read: list[str] = []
@@ -39,7 +39,7 @@ def _footers_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         read.append(ref.table)
         return checked(ref, f)
 
-    monkeypatch.setattr(snapshot, "checked_footer", counted)
+    monkeypatch.setattr(_held, "checked_footer", counted)
     return read
 
 

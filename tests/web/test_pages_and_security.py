@@ -233,6 +233,39 @@ def test_dataset_text_is_escaped(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
+    "homepage",
+    [
+        "javascript:alert(1)",
+        " JaVaScRiPt:alert(1)",
+        "java\tscript:alert(1)",
+        "data:text/html,<script>x</script>",
+    ],
+)
+def test_a_homepage_that_is_not_http_is_text_not_a_link(tmp_path: Path, homepage: str) -> None:
+    """A card's homepage is data (an import's ``--homepage``, a plugin's card). Before: the
+    viewer's dataset page and ``report`` (whose file has no Content-Security-Policy and
+    promises no scripts) linked ``<a href="javascript:alert(1)">`` (4 of 4 homepages); now
+    only an ``http(s)`` address is a link, anything else is shown as text."""
+    from click.testing import CliRunner
+
+    from convbank.cli import cli
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text('{"id": "c1", "messages": [{"role": "user", "content": "hi"}]}\n')
+    runner = CliRunner()
+    assert runner.invoke(cli, ["import", str(chats), "--name", "mine", "--homepage", homepage]).exit_code == 0
+    assert runner.invoke(cli, ["report", "mine", "-o", str(tmp_path / "r.html")]).exit_code == 0
+    shown = html.escape(homepage)
+    page = TestClient(create_app(Bank()), base_url="http://127.0.0.1").get("/datasets/mine").text
+    report = (tmp_path / "r.html").read_text()
+    lines = [next(line for line in text.splitlines() if "Licence" in line) for text in (page, report)]
+    assert lines == [
+        f'<p class="muted">Licence unknown · {shown} · version imported</p>',
+        f'<p class="meta">Licence unknown · {shown}</p>',
+    ]
+
+
+@pytest.mark.parametrize(
     "url",
     [
         "/datasets/nope",

@@ -122,6 +122,39 @@ def test_a_request_body_trickled_after_the_response_does_not_hold_the_connection
         assert time.monotonic() - start < 3
 
 
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"POST /sql HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n",
+        b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
+    ],
+    ids=["post-sql", "get-page", "get-404"],
+)
+def test_a_request_whose_body_cannot_be_parsed_is_a_400_without_a_traceback(
+    built_home: Path, request_bytes: bytes
+) -> None:
+    """Headers h11 accepts, then a chunk size it cannot parse: uvicorn answers 400 and closes
+    while the page is already the app's. Before: the app's answer then raised h11's
+    ``LocalProtocolError``, 45 lines of traceback in the log for each such request (3 of 3
+    bodies); now the log holds uvicorn's one warning, and the viewer serves on."""
+    srv = Server(built_home)
+    try:
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+                s.sendall(request_bytes)
+                received = b""
+                while chunk := s.recv(65536):
+                    received += chunk
+            assert received.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+        assert _get(srv.port) == 200
+        time.sleep(0.5)
+        log = srv.stderr().splitlines()
+        assert log[1:] == ["WARNING:  Invalid HTTP request received."] * 3, log
+    finally:
+        srv.stop()
+
+
 def test_idle_kept_alive_connections_at_the_limit_make_room_for_a_new_client(server: int) -> None:
     """1,000 kept-alive connections, each idle after one answered request (the server's
     connection limit): a new client is answered at once, the longest idle connection gives

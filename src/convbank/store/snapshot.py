@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 from convbank._atomic import sha256_file
 from convbank._forksafe import renew_after_fork
@@ -19,10 +19,10 @@ from convbank._names import name_problem
 from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
 from convbank.model import Part
 from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
+from convbank.store._held import HeldFile
 from convbank.store.integrity import (
     STRUCTURE_KEY,
     check_file_schema,
-    checked_footer,
     count_problems,
     damaged,
     first_line,
@@ -91,7 +91,7 @@ class Snapshot:
         self._refs = manifest.refs(bank.root)
         self._records = manifest.record_refs(bank.root)
         self._close = weakref.finalize(self, release, lease)
-        self._datasets: dict[str, pds.Dataset] | None = None
+        self._damage: dict[str, DamagedBankError] = {}
         self._lock = threading.Lock()
         renew_after_fork(self, _lock=threading.Lock)
 
@@ -267,21 +267,41 @@ class Snapshot:
     @contextmanager
     def opened(self, ref: FileRef) -> Iterator[tuple[BinaryIO, pq.FileMetaData]]:
         """The file open for reading and its footer, checked through that open file: what
-        is read from it is the file that was checked, whatever replaces its path meanwhile.
-        A file that is not a regular file (a FIFO, a folder) is damage, never waited on."""
+        is read from it is the file that was checked, whatever replaces its path meanwhile
+        (a :class:`~convbank.store._held.HeldFile`: a write to it has its footer checked
+        again before the next read). A file that is not a regular file (a FIFO, a folder)
+        is damage, never waited on."""
+        held = self.hold(ref)
+        try:
+            yield cast("BinaryIO", held), held.meta
+        finally:
+            held.release()
+
+    def hold(self, ref: FileRef) -> HeldFile:
+        """The file open for reading, its footer checked through the descriptor held (see
+        :meth:`opened`); its descriptor is closed by ``release()`` or once unreferenced."""
         try:
             fd = os.open(ref.path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as exc:
             raise self.unreadable(ref, exc) from exc
-        with os.fdopen(fd, "rb") as f:
-            try:
-                meta = checked_footer(ref, f)
-            except DamagedBankError as exc:
-                gone = self.gone(ref)
-                if gone is not None:
-                    raise gone from exc
-                raise
-            yield f, meta
+        try:
+            return HeldFile(fd, ref, self._saw)  # which closes fd if it raises
+        except DamagedBankError as exc:
+            gone = self.gone(ref)
+            if gone is not None:
+                raise gone from exc
+            raise
+
+    def _saw(self, damage: DamagedBankError) -> None:
+        with self._lock:
+            self._damage[str(damage)] = damage
+
+    def damage_in(self, message: str) -> DamagedBankError | None:
+        """The damage a held file of this snapshot found while a scan read it, if ``message``
+        (a failed scan's) says it: a file written in place under a query is named."""
+        with self._lock:
+            found = [d for text, d in self._damage.items() if text in message]
+        return found[0] if found else None
 
     def gone(self, ref: FileRef) -> NotBuiltError | None:
         """The error to raise for a missing file of a generation that the bank has cleaned
@@ -376,19 +396,13 @@ class Snapshot:
 
     def arrow_datasets(self) -> dict[str, pds.Dataset]:
         """One Arrow dataset per table over this generation's files, with the partition
-        columns ``dataset``, ``config`` and ``split`` first (made once per snapshot); every
-        file's footer is checked at each call (a file replaced since the last is refused before
-        a query reads it: one ``open`` and ``fstat`` a file), and scans check every page they
-        read."""
+        columns ``dataset``, ``config`` and ``split`` first: new at each call (a connection's
+        own), over files opened and checked now (:meth:`hold`: a file replaced since the
+        last call is refused before a query reads it) and read through the descriptors
+        checked, so that a file renamed into a path while a query runs is never read, and
+        one written in place is checked again. Scans check every page they read."""
         import pyarrow.dataset as pds  # imported here: it imports pandas (about 0.5 s)
 
-        with self._lock:
-            made_before = self._datasets
-        if made_before is not None:
-            for ref in self._refs:
-                self.metadata(ref)
-            return made_before
-        local = pafs.LocalFileSystem()
         keys = [pa.field(c, pa.string()) for c in PARTITION_COLUMNS]
         parquet = pds.ParquetFileFormat(
             default_fragment_scan_options=pds.ParquetFragmentScanOptions(**VERIFY_PAGES)
@@ -396,22 +410,23 @@ class Snapshot:
         made = {}
         for table in self.tables():
             refs = self.refs(table)
-            footers = [self.metadata(r) for r in refs]
-            schema = table_schemas().get(table) or footers[0].schema.to_arrow_schema()
-            made[table] = pds.FileSystemDataset.from_paths(
-                [str(r.path) for r in refs],
+            held = [self.hold(r) for r in refs]
+            schema = table_schemas().get(table) or held[0].meta.schema.to_arrow_schema()
+            fragments = [
+                parquet.make_fragment(
+                    h,
+                    partition_expression=(pds.field("dataset") == r.dataset)
+                    & (pds.field("config") == r.config)
+                    & (pds.field("split") == r.split),
+                )
+                for h, r in zip(held, refs, strict=True)
+            ]
+            made[table] = pds.FileSystemDataset(
+                fragments,
                 schema=pa.schema([*keys, *schema.remove_metadata()]),
                 format=parquet,
-                filesystem=local,
-                partitions=[
-                    (pds.field("dataset") == r.dataset)
-                    & (pds.field("config") == r.config)
-                    & (pds.field("split") == r.split)
-                    for r in refs
-                ],
+                filesystem=pafs.LocalFileSystem(),
             )
-        with self._lock:
-            self._datasets = made
         return made
 
     def read_table(self, ref: FileRef, **options: Any) -> pa.Table:

@@ -399,6 +399,9 @@ def damage_of(snapshot: Snapshot | None, exc: duckdb.Error) -> DamagedBankError 
     fails, bytes that cannot be decoded), found by its sha256; None for other errors."""
     if snapshot is None or "reading the stream registered as" not in str(exc):
         return None
+    seen = snapshot.damage_in(str(exc))  # a file written in place under the scan
+    if seen is not None:
+        return seen
     ref = snapshot.locate_damage()
     if ref is None:
         return None

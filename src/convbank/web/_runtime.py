@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from convbank.errors import QueryError
 from convbank.query import Corpus
 from convbank.store import Bank, Snapshot, connect
+from convbank.store.sql import damage_of
 
 __all__ = ["CSP", "SECURITY_HEADERS", "Limits"]
 
@@ -149,6 +150,11 @@ class _Generation:
         job.attach(con)
         try:
             yield con
+        except duckdb.Error as exc:  # a file damaged under the scan: named, as every reader names it
+            damage = damage_of(self.snapshot, exc)
+            if damage is not None:
+                raise damage from exc
+            raise
         finally:
             job.attach(None)
             with self._lock:

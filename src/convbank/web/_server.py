@@ -193,6 +193,18 @@ class HeaderDeadline(H11Protocol):
             self._unheaded.begun[self] = None
             self._unheaded.make_room(self.loop.time())
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's 400 for bytes h11 cannot parse, the connection then closed. A request
+        whose headers were fine and whose body is not (a bad chunk size) is already the
+        app's: its answer is dropped as for a client gone, since the 400 was the answer
+        (before: the app's ``send`` raised h11's ``LocalProtocolError``, a traceback of 45
+        lines in the log for each such request of 100 bytes)."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
+        super().send_400_response(msg)
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self._since = self.loop.time()

@@ -30,7 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from convbank import catalog
-from convbank._textio import CsvRows, json_bytes
+from convbank._textio import CsvRows, json_bytes, link_url
 from convbank._version import __version__
 from convbank.errors import (
     ConvbankError,
@@ -101,6 +101,7 @@ _env = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 _env.filters["show"] = show_value
+_env.filters["link_url"] = link_url  # a card's homepage is a link only if http(s)
 
 
 def _render(template: str, status: int = 200, **context: Any) -> HTMLResponse:

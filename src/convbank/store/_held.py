@@ -1,0 +1,158 @@
+"""A bank table file held open for reading (:class:`HeldFile`): every byte a reader gets
+from it comes through the descriptor whose footer was checked against the manifest, and
+only while the file is as it was then.
+
+A reader that checks a file and then hands its *path* to Arrow (or DuckDB through Arrow)
+reads whatever is at the path when the scan gets to it: a valid Parquet file of another
+split renamed into its place after the check, a second into a long query, was served as
+the checked split's rows. A :class:`HeldFile` is what the readers get instead: a rename
+changes nothing it reads (the descriptor holds the checked inode), and a write to that
+inode (its size, mtime or ctime moved) has its footer checked again through the descriptor
+before the next read, so another file's bytes written in place are refused
+(:func:`~convbank.store.integrity.checked_footer`), while a file merely unlinked or renamed
+by a rebuild (its ctime moves, its bytes do not) reads on.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, BinaryIO, cast
+
+from convbank.errors import DamagedBankError
+from convbank.store.integrity import checked_footer, damaged, first_line
+from convbank.store.manifest import FileRef
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
+__all__ = ["HeldFile"]
+
+
+def _state(fd: int) -> tuple[int, int, int]:
+    st = os.fstat(fd)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class HeldFile:
+    """A bank file open for reading, its footer checked through its descriptor: a read-only,
+    seekable file object (what Arrow's ``PythonFile`` reads through), reading with ``pread``
+    at its own position (a forked child shares no offset with its parent); it owns ``fd``,
+    closed at once when the footer is refused. ``seen`` is told
+    of each damage it finds (the snapshot keeps it, to name the file when a DuckDB scan
+    fails). Arrow never closes it; its descriptor is closed by :meth:`release`, or once
+    nothing refers to it.
+
+    Example::
+
+        fd = os.open(ref.path, os.O_RDONLY | os.O_NONBLOCK)
+        held = HeldFile(fd, ref)            # checks the footer, or DamagedBankError
+        table = pq.read_table(held)         # the checked file's rows, whatever its path holds now
+        held.release()
+    """
+
+    mode = "rb"
+
+    def __init__(self, fd: int, ref: FileRef, seen: Callable[[DamagedBankError], None] | None = None) -> None:
+        self._fd = fd
+        self._release = weakref.finalize(self, os.close, fd)
+        self.ref = ref
+        self._seen = seen
+        self._at = 0
+        self._size = 0
+        self._state = (0, 0, 0)
+        try:
+            self.meta: pq.FileMetaData = self._check()
+        except BaseException:
+            self._release()  # the descriptor is this object's from the start: closed once
+            raise
+
+    def _check(self) -> pq.FileMetaData:
+        """Check the footer through the descriptor (as the file is now) and remember the
+        state it was checked in."""
+        state = _state(self._fd)
+        meta = checked_footer(self.ref, cast("BinaryIO", _Raw(self._fd)))
+        self._size, self._state = state[0], state
+        return meta
+
+    def release(self) -> None:
+        """Close the descriptor (idempotent)."""
+        self._release()
+
+    def fileno(self) -> int:
+        """The descriptor."""
+        return self._fd
+
+    def read(self, size: int = -1) -> bytes:
+        """``size`` bytes from the position (the rest of the file for -1), checked first:
+        a file written since its footer was checked has it checked again."""
+        try:
+            if _state(self._fd) != self._state:
+                self._check()
+            if size is None or size < 0:
+                size = max(self._size - self._at, 0)
+            data = os.pread(self._fd, size, self._at)
+        except DamagedBankError as exc:
+            if self._seen is not None:
+                self._seen(exc)
+            raise
+        except OSError as exc:
+            error = DamagedBankError(damaged(self.ref, f"unreadable ({first_line(exc)})"), path=self.ref.path)
+            if self._seen is not None:
+                self._seen(error)
+            raise error from exc
+        self._at += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        """Move the position (``os.SEEK_SET``, ``SEEK_CUR`` or ``SEEK_END``)."""
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._at, os.SEEK_END: self._size}[whence]
+        self._at = max(base + offset, 0)
+        return self._at
+
+    def tell(self) -> int:
+        """The position."""
+        return self._at
+
+    @property
+    def closed(self) -> bool:
+        """False while the descriptor is open."""
+        return not self._release.alive
+
+    def close(self) -> None:
+        """Nothing: Arrow calls it when a reader is done, but a dataset scans its files again
+        (:meth:`release` closes the descriptor)."""
+
+    def readable(self) -> bool:
+        """True."""
+        return True
+
+    def seekable(self) -> bool:
+        """True."""
+        return True
+
+    def writable(self) -> bool:
+        """False."""
+        return False
+
+
+class _Raw:
+    """The descriptor as a file for :func:`checked_footer` (its own position, ``pread``)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._at = 0
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._at, os.SEEK_END: os.fstat(self._fd).st_size}[whence]
+        self._at = base + offset
+        return self._at
+
+    def read(self, size: int) -> bytes:
+        data = os.pread(self._fd, size, self._at)
+        self._at += len(data)
+        return data
