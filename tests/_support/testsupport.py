@@ -45,6 +45,15 @@ REAL_COUNTS = {
 ALL_COUNTS = {**REAL_COUNTS, **FIXTURE_COUNTS}
 
 
+def probe(code: str) -> list[str]:
+    """What a fresh Python process running ``code`` (convbank from this checkout's ``src``)
+    prints, split on whitespace: for what a process imports or does first, which a test's
+    own process has done long before."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return done.stdout.split()
+
+
 def make_fixture_sources(target: Path) -> Path:
     """A source folder with the hand-written fixtures (PEC extracted; Curiosity's fact
     database generated from facts.sql)."""

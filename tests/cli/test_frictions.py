@@ -20,6 +20,7 @@ from convbank.corpus._filters import unknown_label
 from convbank.errors import BenchError, ConvbankError, ExportError, UnknownDatasetError, did_you_mean
 from convbank.store import Bank
 from testsupport import SHARED
+from testsupport import probe as run_probe
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 DATASETS = "casino, ccpe, curiosity, pec, convai2, tsvdial"
@@ -243,6 +244,5 @@ def test_every_public_submodule_is_an_attribute_after_import_convbank() -> None:
         "print(sorted(got), 'convbank.registry' not in before, 'pyarrow' not in before, "
         "convbank.registry.tasks.get('casino-strategy').name, callable(convbank.build))"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
-    assert done.stdout.split() == ["['module']", "True", "True", "casino-strategy", "True"]
+    printed = run_probe(probe)
+    assert printed == ["['module']", "True", "True", "casino-strategy", "True"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from convbank.store import Bank
+from testsupport import probe as run_probe
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY = ("pyarrow", "duckdb", "pandas", "numpy", "rich", "msgspec")
@@ -75,9 +76,8 @@ def test_import_convbank_is_light_and_its_names_still_resolve() -> None:
         "import convbank.export as e; from convbank.export import export, to_hf; "
         "print(light, callable(load), e.FORMATS[0], convbank.catalog.get('casino').name)"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
-    assert done.stdout.split() == ["True", "True", "source", "casino"]
+    printed = run_probe(probe)
+    assert printed == ["True", "True", "source", "casino"]
 
 
 def test_opening_a_corpus_and_getting_a_conversation_imports_neither_duckdb_nor_parquet(
@@ -95,6 +95,5 @@ def test_opening_a_corpus_and_getting_a_conversation_imports_neither_duckdb_nor_
         "c.to_arrow('conversations', meta='struct'); "
         "print('duckdb' in sys.modules, 'pyarrow.parquet' in sys.modules)"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
-    assert done.stdout.split() == ["938", "1030", "True", "False", "False", "True", "True"]
+    printed = run_probe(probe)
+    assert printed == ["938", "1030", "True", "False", "False", "True", "True"]

@@ -8,9 +8,6 @@ struct of (an empty key, keys alike but for case) as JSON text instead of failin
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,9 +18,9 @@ from convbank.cli import cli
 from convbank.errors import DamagedBankError
 from convbank.model import UNIFIED_TABLES
 from convbank.store import Bank
+from testsupport import probe as run_probe
 
 pl = pytest.importorskip("polars")
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def test_a_scan_that_does_not_type_meta_imports_neither_duckdb_nor_parquet(casino_home: Bank) -> None:
@@ -40,11 +37,10 @@ def test_a_scan_that_does_not_type_meta_imports_neither_duckdb_nor_parquet(casin
         "print(lf.filter(pl.col('meta').struct.field('task_data').is_not_null()).collect().height); "
         "print('duckdb' in sys.modules)"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    printed = run_probe(probe)
     # the counts are those of DuckDB over the bank: `turn_index >= 2 AND regexp_matches(text,
     # '(?i)water')` and `json_extract(meta, '$.task_data') IS NOT NULL`
-    assert done.stdout.split() == ["Struct", "4361", "False", "False", "2378", "True"]
+    assert printed == ["Struct", "4361", "False", "False", "2378", "True"]
 
 
 @pytest.mark.parametrize("table", ["raw", *UNIFIED_TABLES])

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from convbank._textio import utf8_text
 from convbank.cli._options import config_option
 
 if TYPE_CHECKING:
@@ -192,6 +191,7 @@ def _measured(
     Ctrl-C, SIGTERM or SIGHUP, the folds done as a partial result), with progress shown as
     bars on a terminal and, in a log (nohup, SLURM), as a line per stage and fold with the
     seconds; and the signal that stopped it (SIGINT when none did)."""
+    from convbank._textio import utf8_text  # here: it imports msgspec, which --help need not
     from convbank.bench import Interrupted, run, score
     from convbank.cli._console import err
     from convbank.cli._signals import Terminated
