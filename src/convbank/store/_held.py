@@ -11,6 +11,14 @@ inode (its size, mtime or ctime moved) has its footer checked again through the 
 before the next read, so another file's bytes written in place are refused
 (:func:`~convbank.store.integrity.checked_footer`), while a file merely unlinked or renamed
 by a rebuild (its ctime moves, its bytes do not) reads on.
+
+Arrow reads a held file natively through :meth:`HeldFile.path` (``/dev/fd/N``, which opens
+the descriptor's own file) wherever the system has one: a Python file object handed to
+Arrow's threaded readers made the interpreter abort or hang as it exited (apache/arrow
+#50482; 7 of 25 ``convbank query`` runs here ended ``terminate called without an active
+exception``, exit 134). What a native read got is vouched for afterwards by
+:meth:`HeldFile.verify`: a file written since its footer was checked is checked again
+before the answer is given.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from convbank.errors import DamagedBankError
@@ -28,6 +37,9 @@ if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
 __all__ = ["HeldFile"]
+
+_DESCRIPTORS = Path("/dev/fd")
+"""Where the system names each open descriptor of this process as a path (Linux, macOS)."""
 
 
 def _state(fd: int) -> tuple[int, int, int]:
@@ -84,19 +96,39 @@ class HeldFile:
         """The descriptor."""
         return self._fd
 
-    def read(self, size: int = -1) -> bytes:
-        """``size`` bytes from the position (the rest of the file for -1), checked first:
-        a file written since its footer was checked has it checked again."""
+    def path(self) -> str | None:
+        """A path that opens the held file itself (``/dev/fd/N``), whatever its name in the
+        bank holds now, for Arrow's own readers (no Python file object, no GIL); None where
+        the system names no descriptors (read through this object then)."""
+        found = _DESCRIPTORS / str(self._fd)
+        return str(found) if _DESCRIPTORS.is_dir() and self._release.alive else None
+
+    def verify(self) -> None:
+        """Check the footer again if the file was written since it was checked (its size,
+        mtime or ctime moved): what was read through :meth:`path` before this call came from
+        the file checked, or this raises :class:`~convbank.errors.DamagedBankError` naming
+        it."""
         try:
             if _state(self._fd) != self._state:
                 self._check()
-            if size is None or size < 0:
-                size = max(self._size - self._at, 0)
-            data = os.pread(self._fd, size, self._at)
         except DamagedBankError as exc:
             if self._seen is not None:
                 self._seen(exc)
             raise
+        except OSError as exc:
+            error = DamagedBankError(damaged(self.ref, f"unreadable ({first_line(exc)})"), path=self.ref.path)
+            if self._seen is not None:
+                self._seen(error)
+            raise error from exc
+
+    def read(self, size: int = -1) -> bytes:
+        """``size`` bytes from the position (the rest of the file for -1), checked first:
+        a file written since its footer was checked has it checked again."""
+        self.verify()
+        try:
+            if size is None or size < 0:
+                size = max(self._size - self._at, 0)
+            data = os.pread(self._fd, size, self._at)
         except OSError as exc:
             error = DamagedBankError(damaged(self.ref, f"unreadable ({first_line(exc)})"), path=self.ref.path)
             if self._seen is not None:

@@ -92,6 +92,8 @@ class Snapshot:
         self._records = manifest.record_refs(bank.root)
         self._close = weakref.finalize(self, release, lease)
         self._damage: dict[str, DamagedBankError] = {}
+        self._held: list[HeldFile] = []
+        """The files :meth:`arrow_datasets` holds open for a caller that keeps none itself."""
         self._lock = threading.Lock()
         renew_after_fork(self, _lock=threading.Lock)
 
@@ -394,14 +396,21 @@ class Snapshot:
             except (OSError, pa.ArrowException) as exc:
                 raise self.unreadable(ref, exc) from exc
 
-    def arrow_datasets(self) -> dict[str, pds.Dataset]:
+    def arrow_datasets(self, held: list[HeldFile] | None = None) -> dict[str, pds.Dataset]:
         """One Arrow dataset per table over this generation's files, with the partition
         columns ``dataset``, ``config`` and ``split`` first: new at each call (a connection's
         own), over files opened and checked now (:meth:`hold`: a file replaced since the
         last call is refused before a query reads it) and read through the descriptors
-        checked, so that a file renamed into a path while a query runs is never read, and
-        one written in place is checked again. Scans check every page they read."""
+        checked (:meth:`~convbank.store._held.HeldFile.path`), so that a file renamed into a
+        path while a query runs is never read. The held files are appended to ``held``,
+        which must outlive the datasets (their descriptors close with them); whoever reads
+        calls :meth:`~convbank.store._held.HeldFile.verify` on each before giving an answer,
+        so that one written in place is checked again (by default the snapshot keeps them
+        for its life). Scans check every page they read."""
         import pyarrow.dataset as pds  # imported here: it imports pandas (about 0.5 s)
+
+        if held is None:
+            held = self._held
 
         keys = [pa.field(c, pa.string()) for c in PARTITION_COLUMNS]
         parquet = pds.ParquetFileFormat(
@@ -410,16 +419,19 @@ class Snapshot:
         made = {}
         for table in self.tables():
             refs = self.refs(table)
-            held = [self.hold(r) for r in refs]
-            schema = table_schemas().get(table) or held[0].meta.schema.to_arrow_schema()
+            files = [self.hold(r) for r in refs]
+            held.extend(files)
+            schema = table_schemas().get(table) or files[0].meta.schema.to_arrow_schema()
+            local = pafs.LocalFileSystem()
             fragments = [
                 parquet.make_fragment(
-                    h,
+                    h.path() or h,
+                    filesystem=local,
                     partition_expression=(pds.field("dataset") == r.dataset)
                     & (pds.field("config") == r.config)
                     & (pds.field("split") == r.split),
                 )
-                for h, r in zip(held, refs, strict=True)
+                for h, r in zip(files, refs, strict=True)
             ]
             made[table] = pds.FileSystemDataset(
                 fragments,
@@ -433,10 +445,13 @@ class Snapshot:
         """A whole file as a table (``options`` go to :func:`pyarrow.parquet.read_table`),
         its footer and pages checked, read from the file that was checked (:meth:`opened`)."""
         with self.opened(ref) as (f, _):
+            held = cast("HeldFile", f)
             try:
-                return pq.read_table(f, **VERIFY_PAGES, **options)
+                table = pq.read_table(held.path() or f, **VERIFY_PAGES, **options)
             except (OSError, pa.ArrowException) as exc:
                 raise self.unreadable(ref, exc) from exc
+            held.verify()
+            return table
 
 
 def release(lease: int | None) -> None:

@@ -26,6 +26,7 @@ import pyarrow as pa
 from convbank._workers import forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
+from convbank.store._held import HeldFile
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.integrity import damaged
 
@@ -41,6 +42,7 @@ __all__ = [
     "results",
     "run",
     "statements",
+    "verify",
 ]
 
 T = TypeVar("T")
@@ -65,6 +67,9 @@ def interrupt_all() -> None:
 _PINNED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref.WeakKeyDictionary()
 """The generation each connection reads (to name a damaged file when a scan fails)."""
 
+_HELD: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, list[HeldFile]] = weakref.WeakKeyDictionary()
+"""The files each connection reads, held open for its life (see :func:`verify`)."""
+
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
@@ -86,7 +91,8 @@ def connect(
             f"the bank at {snapshot.bank.root} is empty; run `convbank build` first", path=snapshot.bank.root
         )
     snapshot.check()
-    datasets = snapshot.arrow_datasets()
+    held: list[HeldFile] = []
+    datasets = snapshot.arrow_datasets(held)
     config: dict[str, str | bool | int | float | list[str]] = {
         "temp_directory": "",  # nothing spills to disk: a query over its memory limit fails
         "python_enable_replacements": False,  # SQL cannot reach this process's Python objects
@@ -115,7 +121,17 @@ def connect(
         weakref.finalize(con, snapshot.close)
     _LIVE.add(con)
     _PINNED[con] = snapshot
+    _HELD[con] = held
     return con
+
+
+def verify(con: duckdb.DuckDBPyConnection) -> None:
+    """Raise :class:`~convbank.errors.DamagedBankError` naming a file of the bank that was
+    written since ``con`` checked it (its footer checked again through the descriptor the
+    connection reads): called before each answer is given, so that none comes from a file
+    written in place under a query. Nothing to do for a connection of another maker."""
+    for held in _HELD.get(con, ()):
+        held.verify()
 
 
 def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
@@ -297,12 +313,15 @@ def _results(
                 yield Begin(schema, index, len(texts))
                 try:
                     for batch in reader:
+                        verify(con)  # what it was made of is what the connection checked
                         yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+                    verify(con)  # an empty result too
                 except (OSError, pa.ArrowException) as exc:  # DuckDB's error, through Arrow's stream
                     raise _batch_error(exc, batch_rows, text) from exc
         except duckdb.Error as exc:
             if isinstance(exc, duckdb.InterruptException) and _SIGNALLED.is_set():
                 raise KeyboardInterrupt from None
+            verify(con)  # a file written in place under the scan is named as such
             damage = damage_of(_PINNED.get(con), exc)
             if damage is not None:
                 raise damage from exc

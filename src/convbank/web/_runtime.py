@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from convbank.errors import QueryError
 from convbank.query import Corpus
 from convbank.store import Bank, Snapshot, connect
-from convbank.store.sql import damage_of
+from convbank.store.sql import damage_of, verify
 
 __all__ = ["CSP", "SECURITY_HEADERS", "Limits"]
 
@@ -150,7 +150,9 @@ class _Generation:
         job.attach(con)
         try:
             yield con
+            verify(con)  # what the page holds came from the files this connection checked
         except duckdb.Error as exc:  # a file damaged under the scan: named, as every reader names it
+            verify(con)  # one written in place since the connection checked it, as such
             damage = damage_of(self.snapshot, exc)
             if damage is not None:
                 raise damage from exc
