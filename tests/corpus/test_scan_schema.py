@@ -91,6 +91,36 @@ def test_a_misstated_meta_structure_is_damage_never_a_column_typed_otherwise(
     assert f"{path}: its meta structure differs from the one its footer holds" in done.output
 
 
+@pytest.mark.parametrize("change", ['"strategy_slots"->"strategy_slotz"', '"uint"->"str"'])
+def test_a_structure_misstated_for_a_split_not_read_is_damage_too(casino_home: Bank, change: str) -> None:
+    """The train split's ``meta`` is typed from every split's structure (one type a dataset):
+    before, a key renamed in the test split's entry gave the train turns' ``meta`` a field
+    ``strategy_slotz`` of nulls more, and a kind changed made ``strategy_slots`` text, in
+    ``to_arrow``, ``to_polars``, ``scan`` and ``turns_with_labels`` of the train split,
+    without a word (the test file was never read, so never checked)."""
+    manifest = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    entry = manifest["datasets"]["casino"]["configs"]["default"]["files"]["turns"]["test"]
+    entry["structure"] = entry["structure"].replace(*change.split("->"))
+    casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    expected = (
+        f"the bank is damaged: {casino_home.root / entry['path']} is corrupt (its meta structure "
+        "differs from the manifest's); run `convbank doctor` to check every file, then "
+        "`convbank build casino` to rebuild it"
+    )
+    for read in (
+        lambda train: train.to_arrow("turns"),
+        lambda train: train.to_polars("turns"),
+        lambda train: train.scan("turns"),
+        lambda train: train.scan("turns").collect(),
+        lambda train: train.turns_with_labels(),
+    ):
+        with pytest.raises(DamagedBankError) as info:
+            read(convbank.load("casino", split="train"))
+        assert str(info.value) == expected
+    train = convbank.load("casino", split="train")  # the stored text is no type: read on
+    assert train.scan("turns", meta="json").select(pl.len()).collect().item() == 12_501
+
+
 def test_a_bank_written_before_structures_were_kept_still_scans(casino_home: Bank) -> None:
     """Without the manifest's structures, ``meta`` is typed from the column by DuckDB (on one
     thread: keys in the order first seen), as it was: the same types, the same rows."""

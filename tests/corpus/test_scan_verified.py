@@ -83,8 +83,11 @@ def test_a_valid_file_of_another_split_in_its_place_is_refused(casino_home: Bank
             break
     assert staged.stat().st_size == size
     staged.replace(train)
-    with pytest.raises(DamagedBankError) as info:
+    with pytest.raises(DamagedBankError) as info:  # its footer, read for meta's structure
         _turns(casino_home, "train")
+    assert str(info.value) == _damaged(train, "corrupt (its Parquet footer differs from the manifest's)")
+    with pytest.raises(DamagedBankError) as info:  # its bytes, read whole
+        convbank.load("casino", split="train").scan("turns", meta="json").collect()
     assert str(info.value) == _damaged(train, "corrupt (its sha256 differs from the manifest's)")
 
 
@@ -168,3 +171,34 @@ def test_a_cleaned_generation_is_gone_in_sql_and_selections_too(casino_home: Ban
         assert str(info.value) == message, name
     with convbank.load("casino", bank=casino_home) as again:
         assert again.sql("SELECT count(*) AS n FROM turns").to_pylist() == [{"n": 14297}]
+
+
+@pytest.mark.parametrize("meta", ["json", "struct"])
+def test_a_fifo_put_in_a_files_place_after_scan_is_refused_not_waited_on(
+    casino_home: Bank, meta: str
+) -> None:
+    """The frame is made, then a FIFO is renamed into the train turns file's place: before,
+    ``collect()`` opened the path to read it whole and waited on the FIFO for ever (with
+    ``meta="json"`` and typed alike)."""
+    import os
+    import threading
+
+    path = turns_file(casino_home, "train")
+    lazy = convbank.load("casino", split="train").scan("turns", meta=meta)  # type: ignore[arg-type]
+    fifo = path.with_name("fifo.tmp")
+    os.mkfifo(fifo)
+    os.replace(fifo, path)
+    failed: list[BaseException] = []
+
+    def collect() -> None:
+        try:
+            lazy.collect()
+        except BaseException as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=collect, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "collect() waits on the FIFO"
+    assert [type(e) for e in failed] == [DamagedBankError]
+    assert str(failed[0]) == _damaged(path, "not a regular file")

@@ -15,6 +15,8 @@ structures the manifest records (:class:`convbank.model.structure.Structure`).
 from __future__ import annotations
 
 import io
+import os
+import stat
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -23,7 +25,7 @@ import pyarrow as pa
 from convbank.corpus._source import stored_structure
 from convbank.errors import DamagedBankError, SchemaVersionError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES, table_schemas
-from convbank.store.integrity import STRUCTURE_KEY, damaged, structure_problem
+from convbank.store.integrity import STRUCTURE_KEY, damaged, first_line, footer_bytes, structure_problem
 
 if TYPE_CHECKING:
     import polars as pl
@@ -90,11 +92,14 @@ def known_schema(corpus: Corpus, name: str, meta: MetaForm) -> pa.Schema | None:
     stored = list(table_schemas()[name])
     if meta == "json":
         return pa.schema([*keys, *stored])
-    structure = stored_structure(corpus.snapshot.refs(name, corpus.dataset.name))
+    refs = corpus.snapshot.refs(name, corpus.dataset.name)
+    structure = stored_structure(refs)
     views = corpus.dataset.presentation.meta_views().get(name, {})
     types = corpus.dataset.presentation.meta_view_types().get(name, {})
     if structure is None or any(view not in types for view in views):
         return None
+    for ref in refs:  # every split types meta, read by this corpus or not
+        confirm_structure(corpus.snapshot, ref)
     typed = [f.with_type(structure.arrow_type()) if f.name == "meta" else f for f in stored]
     return pa.schema([*keys, *typed, *(pa.field(view, types[view]) for view in views)])
 
@@ -155,6 +160,41 @@ def verified_source(snapshot: Snapshot, ref: FileRef) -> io.BytesIO:
     if problem is not None:
         raise DamagedBankError(damaged(ref, problem), path=ref.path)
     return data
+
+
+def confirm_structure(snapshot: Snapshot, ref: FileRef) -> None:
+    """Check the ``meta`` structure the manifest records of a file against the one its
+    footer holds, the footer checked against the manifest's sha256 of it: the schema of a
+    scan is made from the structures of all the dataset's files, so one misstated of a split
+    the query never reads would type ``meta`` otherwise (before: a key renamed in the test
+    split's entry gave the train split's turns a column of nulls more). Reads the footer
+    alone, without blocking (a FIFO is refused), and parses it with polars: no
+    ``pyarrow.parquet``."""
+    import hashlib
+
+    import polars as pl
+
+    try:
+        fd = os.open(ref.path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise snapshot.unreadable(ref, exc) from exc
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DamagedBankError(damaged(ref, "not a regular file"), path=ref.path)
+        try:
+            held = footer_bytes(f)
+        except (OSError, ValueError) as exc:
+            raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
+    if ref.footer is not None and hashlib.sha256(held).hexdigest() != ref.footer:
+        wrong = "corrupt (its Parquet footer differs from the manifest's)"
+        raise DamagedBankError(damaged(ref, wrong), path=ref.path)
+    try:
+        structure = pl.read_parquet_metadata(io.BytesIO(b"PAR1" + held)).get(STRUCTURE_KEY.decode())
+    except Exception as exc:  # polars' own errors: a footer polars cannot parse
+        raise DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path) from exc
+    problem = structure_problem(ref, None if structure is None else structure.encode())
+    if problem is not None:
+        raise DamagedBankError(damaged(ref, problem), path=ref.path)
 
 
 def lazy_frame(

@@ -135,14 +135,19 @@ class Source:
     def meta_structure(self, table: str) -> str | None:
         """The JSON structure of every ``meta`` value of a unified table of this dataset in
         the pinned generation (all its configs and splits: one type per dataset), made once:
-        merged from the structures the manifest records of its files (no file read), or, in
-        a bank written before they were recorded, found by DuckDB over the column."""
+        merged from the structures the manifest records of its files, each confirmed against
+        the one its file's footer holds (:meth:`~convbank.store.Snapshot.metadata`: a split
+        this corpus does not read types its ``meta`` too, so a structure misstated there is
+        damage, never a column typed otherwise), or, in a bank written before they were
+        recorded, found by DuckDB over the column."""
         with self._lock:
             if table in self._structures:
                 return self._structures[table]
         refs = self.snapshot.refs(table, self.dataset.name)
         stored = stored_structure(refs)
         if stored is not None:
+            for ref in refs:
+                self.snapshot.metadata(ref)  # its footer and structure checked (once a process)
             found = stored.text()
         else:
             found = meta_structure([self.snapshot.read_table(r, columns=["meta"]) for r in refs])

@@ -45,6 +45,7 @@ __all__ = [
     "count_problems",
     "damaged",
     "first_line",
+    "footer_bytes",
     "read_footer",
     "row_groups",
     "stat_problem",
@@ -155,20 +156,29 @@ def read_footer(path: Path | BinaryIO) -> tuple[pq.FileMetaData, str]:
     8 bytes after it), from its path or an open file. A ``ValueError`` when the file does
     not end like a Parquet file."""
     with path.open("rb") if isinstance(path, Path) else nullcontext(path) as f:
-        size = f.seek(0, os.SEEK_END)
-        if size < 12:
-            raise ValueError(f"{size} bytes, too short for a Parquet file")
-        f.seek(size - 8)
-        tail = f.read(8)
-        (length,) = struct.unpack("<I", tail[:4])
-        if tail[4:] != b"PAR1" or length > size - 12:
-            raise ValueError("not a Parquet file (no footer at its end)")
-        f.seek(size - 8 - length)
-        footer = f.read(length)
+        held = footer_bytes(f)
     import hashlib  # here, not at the top: the commands that only print never hash
 
-    digest = hashlib.sha256(footer + tail).hexdigest()
-    return pq.read_metadata(pa.BufferReader(b"PAR1" + footer + tail)), digest
+    return pq.read_metadata(pa.BufferReader(b"PAR1" + held)), hashlib.sha256(held).hexdigest()
+
+
+def footer_bytes(f: BinaryIO) -> bytes:
+    """A Parquet file's footer and the 8 bytes after it (what the manifest's ``footer`` is the
+    sha256 of), from an open file; ``b"PAR1"`` before them reads as a Parquet file's metadata.
+    A ``ValueError`` when the file does not end like a Parquet file."""
+    size = f.seek(0, os.SEEK_END)
+    if size < 12:
+        raise ValueError(f"{size} bytes, too short for a Parquet file")
+    f.seek(size - 8)
+    tail = f.read(8)
+    (length,) = struct.unpack("<I", tail[:4])
+    if tail[4:] != b"PAR1" or length > size - 12:
+        raise ValueError("not a Parquet file (no footer at its end)")
+    f.seek(size - 8 - length)
+    footer = f.read(length)
+    if len(footer) != length or len(tail) != 8:
+        raise ValueError("cut short while its footer was read")
+    return footer + tail
 
 
 COUNTED = ("conversations", "participants", "turns", "annotations")

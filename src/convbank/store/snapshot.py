@@ -369,10 +369,21 @@ class Snapshot:
         """
         if not ref.sha256:
             raise ValueError(f"the manifest records no sha256 of {ref.path}")
-        try:
-            data = ref.path.read_bytes()
+        try:  # without blocking: a FIFO put in its place since is refused, never waited on
+            fd = os.open(ref.path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as exc:
             raise self.unreadable(ref, exc) from exc
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise DamagedBankError(damaged(ref, "not a regular file"), path=ref.path)
+            if ref.bytes is not None and st.st_size != ref.bytes:
+                problem = f"{st.st_size:,} bytes where the manifest says {ref.bytes:,}"
+                raise DamagedBankError(damaged(ref, problem), path=ref.path)
+            try:  # one byte more than the manifest's size: a file growing is told, not cut
+                data = f.read() if ref.bytes is None else f.read(ref.bytes + 1)
+            except OSError as exc:
+                raise self.unreadable(ref, exc) from exc
         if ref.bytes is not None and len(data) != ref.bytes:
             raise DamagedBankError(
                 damaged(ref, f"{len(data):,} bytes where the manifest says {ref.bytes:,}"), path=ref.path
