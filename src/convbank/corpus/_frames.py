@@ -257,12 +257,22 @@ class Frames:
         self, table: str = "conversations", *, flatten_meta: bool = False, meta: MetaForm = "struct"
     ) -> pd.DataFrame:
         """:meth:`to_arrow` as a pandas DataFrame (needs ``convbank[pandas]``); ``meta`` holds
-        dicts, or one column per leaf with ``flatten_meta=True``.
+        dicts, or one column per leaf with ``flatten_meta=True``. An integer inside a struct or
+        list column is a Python ``int`` whatever its neighbours hold (pyarrow's default makes
+        a field with nulls floats: 2**53 + 1 read back as 2**53).
 
         >>> df = convbank.load("casino").to_pandas("turns", flatten_meta=True)
         """
         require("pandas", "pandas", "to_pandas()")
-        frame: pd.DataFrame = self.to_arrow(table, flatten_meta=flatten_meta, meta=meta).to_pandas()
+        import pyarrow.types as pat
+
+        arrow = self.to_arrow(table, flatten_meta=flatten_meta, meta=meta)
+        nested = [f.name for f in arrow.schema if pat.is_nested(f.type)]
+        frame: pd.DataFrame = arrow.to_pandas()
+        if nested:  # Python objects: exact integers, None for null
+            exact = arrow.select(nested).to_pandas(integer_object_nulls=True)
+            for name in nested:
+                frame[name] = exact[name]
         return frame
 
     def to_polars(
