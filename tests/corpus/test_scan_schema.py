@@ -165,6 +165,24 @@ def test_integers_at_the_64_bit_edges_are_read_back_exactly(tmp_path: Path) -> N
     assert [t.meta for c in corpus for t in c.turns] == [{"message": e} for e in extras]
 
 
+def test_flattened_meta_names_each_leaf_once(tmp_path: Path) -> None:
+    """Before: ``{"a": {"b": 1}, "a.b": 2}`` flattened to two columns ``meta.message.a.b``
+    (``to_arrow``; which was which could not be told) and ``to_polars(flatten_meta=True)`` was
+    a polars ``DuplicateError`` traceback; a name holding a dot or a quote is now a JSON
+    string in the path."""
+    chat = tmp_path / "dots.jsonl"
+    message = {"role": "user", "content": "hi", "a": {"b": 1}, "a.b": 2, 'q"': 3}
+    chat.write_text(json.dumps({"messages": [message]}) + "\n", encoding="utf-8")
+    convbank.import_conversations(chat, name="dots", format="chat")
+    corpus = convbank.load("dots")
+    leaves = ["meta.message.a.b", 'meta.message."a.b"', 'meta.message."q\\""']
+    arrow = corpus.to_arrow("turns", flatten_meta=True)
+    assert [n for n in arrow.column_names if n.startswith("meta.")] == leaves
+    assert [arrow.column(n).to_pylist() for n in leaves] == [[1], [2], [3]]
+    polars = corpus.to_polars("turns", flatten_meta=True)
+    assert polars.select(leaves).rows() == [(1, 2, 3)]
+
+
 def test_a_scan_holds_at_most_scan_bytes_of_files_at_once(
     casino_home: Bank, monkeypatch: pytest.MonkeyPatch
 ) -> None:
