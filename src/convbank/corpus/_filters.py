@@ -157,12 +157,14 @@ class Filters:
             known = self.meta_keys()
             for key in sorted(named):
                 self._check_meta_key(key, known)
-        parts = " OR ".join(
-            f"(c.config = '{p.config}' AND c.split = '{p.split}')" for p in self._source.parts
-        )
-        query = (  # the condition on lines of its own: DuckDB's caret shows it alone
-            f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
-            f"AND ({parts}) AND (\n{where}\n)"
+        parts = " OR ".join(f"(config = '{p.config}' AND split = '{p.split}')" for p in self._source.parts)
+        # the condition filters rows already of this corpus's parts (a subquery), so that one
+        # whose own parentheses close early (``1=0) OR (dataset = 'other'``) cannot reach
+        # beyond them (before: another dataset's ids selected this one's conversations); on
+        # lines of its own: DuckDB's caret shows it alone
+        query = (
+            f"SELECT c.conversation_id FROM (SELECT * FROM conversations WHERE dataset = "
+            f"'{self.dataset.name}' AND ({parts})) AS c WHERE (\n{where}\n)"
         )
         try:
             ids = self.sql(query).column(0).to_pylist()
