@@ -78,3 +78,21 @@ def test_a_condition_closing_its_parentheses_early_stays_within_the_corpus(tmp_p
     )
     assert (done.exit_code, done.stderr) == (2, f"error: --where selects no first conversation: {escaping}\n")
     assert not out.exists()
+
+
+def test_a_condition_on_a_config_whose_name_holds_a_quote(tmp_path: Path) -> None:
+    """Before: an import's ``--config "x'y"`` (a name the bank takes) made every ``--where``
+    and ``filter(where)`` of that dataset an SQL syntax error, "unterminated string literal",
+    the corpus's own restriction written with the name unquoted."""
+    import convbank
+
+    chat = tmp_path / "q.jsonl"
+    chat.write_text('{"id": "c1", "messages": [{"role": "user", "content": "hi"}]}\n', encoding="utf-8")
+    convbank.import_conversations(chat, name="quoted", format="chat", config="x'y")
+    assert len(convbank.load("quoted").filter("num_turns = 1")) == 1
+    out = tmp_path / "out"
+    done = CliRunner().invoke(
+        cli, ["export", "quoted", "--format", "jsonl", "-o", str(out), "--where", "num_turns = 1"]
+    )
+    assert done.exit_code == 0, done.stderr
+    assert [p.name for p in out.glob("*.jsonl")] == ["quoted_x'y_train.jsonl"]
