@@ -33,9 +33,10 @@ def python_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     [{'t': 'infinity'}]
     """
     try:
-        return column.to_pylist()
+        values: list[Any] = column.to_pylist()
     except (OverflowError, ValueError):  # only then, value by value
         return [_value(column[i]) for i in range(len(column))]
+    return values
 
 
 def _value(scalar: pa.Scalar) -> Any:
