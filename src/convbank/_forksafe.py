@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["renew_after_fork"]
+__all__ = ["renew_after_fork", "this_process_only"]
 
 _OWNERS: dict[int, tuple[weakref.ref[Any], dict[str, Callable[[], Any]]]] = {}
 """Each registered owner (by its id), a weak reference to it, and its attributes to renew."""
@@ -52,6 +53,26 @@ def _renew() -> None:
         if owner is not None:
             for name, make in attributes.items():
                 setattr(owner, name, make())
+
+
+@contextmanager
+def this_process_only() -> Iterator[None]:
+    """Run someone else's code (a model's ``predict``): a process it forks that leaves the
+    block, by returning or raising, ends there (``os._exit(0)``, its buffers unwritten) rather
+    than go on with convbank's work: a child that returned from ``predict`` went on to score,
+    print and save the run as its own (a model forking in each of 5 folds saved 32 runs).
+
+    >>> with this_process_only():
+    ...     pid = os.getpid()
+    >>> pid == os.getpid()
+    True
+    """
+    pid = os.getpid()
+    try:
+        yield
+    finally:
+        if os.getpid() != pid:
+            os._exit(0)
 
 
 if hasattr(os, "register_at_fork"):

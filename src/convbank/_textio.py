@@ -73,7 +73,17 @@ def utf8_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-_json = msgspec.json.Encoder(decimal_format="number")
+def _other(value: Any) -> Any:
+    """What msgspec does not write itself: a subclass of ``datetime`` (pandas' ``Timestamp``,
+    which pyarrow gives for a ``TIMESTAMP_NS``) as its ISO text, nanoseconds and all."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+_json = msgspec.json.Encoder(decimal_format="number", enc_hook=_other)
 """DuckDB's HUGEINT sums and DECIMALs are numbers, as they are in SQL."""
 
 
@@ -90,7 +100,7 @@ def json_bytes(data: Any) -> bytes:
     except UnicodeEncodeError:  # UTF-8 cannot hold a lone surrogate; a JSON escape can
         import json
 
-        plain = _finite(msgspec.to_builtins(data, builtin_types=(decimal.Decimal,)))
+        plain = _finite(msgspec.to_builtins(data, builtin_types=(decimal.Decimal,), enc_hook=_other))
         return json.dumps(plain, separators=(",", ":"), default=_number).encode("ascii")
 
 

@@ -165,6 +165,54 @@ def test_meta_objects_duckdb_cannot_type_stay_json_text(tmp_path: Path) -> None:
     assert corpus[0].turns[0].meta == {"message": {"extra": {"": 1}}}
 
 
+def test_integers_at_the_64_bit_edges_are_read_back_exactly(tmp_path: Path) -> None:
+    """Before: a message's ``2**63`` or ``2**64 - 1`` was typed ``BIGINT`` and read back as
+    null by ``to_arrow``, ``to_polars`` and ``scan`` (``json_transform`` cannot fit it), and
+    ``to_pandas`` made every integer of a field with nulls a float (``2**53 + 1`` came back as
+    ``9007199254740992.0``, ``-2**63`` as ``-9.223372036854776e+18``)."""
+    pytest.importorskip("pandas")
+    chat = tmp_path / "edges.jsonl"
+    extras = [{"big": 2**63}, {"big": 2**64 - 1, "odd": 2**53 + 1}, {"neg": -(2**63), "odd": None}]
+    lines = [{"messages": [{"role": "user", "content": f"m{i}", **e}]} for i, e in enumerate(extras)]
+    chat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    convbank.import_conversations(chat, name="edges", format="chat")
+    corpus = convbank.load("edges")
+    expected = [
+        {"big": 2**63, "odd": None, "neg": None},
+        {"big": 2**64 - 1, "odd": 2**53 + 1, "neg": None},
+        {"big": None, "odd": None, "neg": -(2**63)},
+    ]
+    polars = corpus.to_polars("turns")
+    assert polars.schema["meta"] == pl.Struct(
+        {"message": pl.Struct({"big": pl.UInt64, "odd": pl.Int64, "neg": pl.Int64})}
+    )
+    assert [m["message"] for m in polars["meta"].to_list()] == expected
+    assert [m["message"] for m in corpus.to_arrow("turns").column("meta").to_pylist()] == expected
+    assert corpus.scan("turns").collect().equals(polars)
+    pandas = [m["message"] for m in corpus.to_pandas("turns")["meta"]]
+    assert pandas == expected
+    assert [type(v) for m in pandas for v in m.values() if v is not None] == [int, int, int, int]
+    assert [t.meta for c in corpus for t in c.turns] == [{"message": e} for e in extras]
+
+
+def test_flattened_meta_names_each_leaf_once(tmp_path: Path) -> None:
+    """Before: ``{"a": {"b": 1}, "a.b": 2}`` flattened to two columns ``meta.message.a.b``
+    (``to_arrow``; which was which could not be told) and ``to_polars(flatten_meta=True)`` was
+    a polars ``DuplicateError`` traceback; a name holding a dot or a quote is now a JSON
+    string in the path."""
+    chat = tmp_path / "dots.jsonl"
+    message = {"role": "user", "content": "hi", "a": {"b": 1}, "a.b": 2, 'q"': 3}
+    chat.write_text(json.dumps({"messages": [message]}) + "\n", encoding="utf-8")
+    convbank.import_conversations(chat, name="dots", format="chat")
+    corpus = convbank.load("dots")
+    leaves = ["meta.message.a.b", 'meta.message."a.b"', 'meta.message."q\\""']
+    arrow = corpus.to_arrow("turns", flatten_meta=True)
+    assert [n for n in arrow.column_names if n.startswith("meta.")] == leaves
+    assert [arrow.column(n).to_pylist() for n in leaves] == [[1], [2], [3]]
+    polars = corpus.to_polars("turns", flatten_meta=True)
+    assert polars.select(leaves).rows() == [(1, 2, 3)]
+
+
 def test_a_scan_holds_at_most_scan_bytes_of_files_at_once(
     casino_home: Bank, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -147,3 +147,45 @@ def test_json_text_json_cannot_hold_is_written_not_a_traceback(
     row = '{"big":1E+400,"inf":null,"nan":null,"d":null,"x":[-1E+999,1],"l":[1E+400]}'
     assert result.stdout == (f"[{row}]\n" if fmt == "json" else f"{row}\n")
     assert json.loads(result.stdout.splitlines()[0].strip("[]"))["big"] == float("inf")
+
+
+TEMPORAL = (
+    "SELECT 'infinity'::DATE AS a, '-infinity'::TIMESTAMP AS b, '294247-01-10'::DATE AS c, "
+    "'290309-12-22 (BC) 00:00:00'::TIMESTAMP AS d, TIMESTAMP_NS '2020-01-01 00:00:00.123456789' AS e, "
+    "{'f': 'infinity'::DATE} AS f, ['5877642-06-25 (BC)'::DATE, DATE '2020-01-02'] AS g"
+)
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson", "csv", "table"])
+def test_a_date_python_cannot_hold_is_written_as_duckdb_writes_it(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Before: DuckDB's ``infinity``, a year past 9999 or before 1 (a column, a struct's
+    field, a list's item) was an ``OverflowError`` traceback from pyarrow, exit 1, in every
+    format (csv at times aborted the process: "terminate called without an active
+    exception"), and a ``TIMESTAMP_NS`` a msgspec traceback in json. Each is now DuckDB's
+    own text; dates Python holds are written as ever."""
+    result = run(bidi_home, monkeypatch, "query", TEMPORAL, "--format", fmt, "--max-width", "0")
+    assert result.exit_code == 0, result.output
+    if fmt in ("json", "ndjson"):
+        row = (
+            '{"a":"infinity","b":"-infinity","c":"294247-01-10","d":"290309-12-22 (BC) 00:00:00",'
+            '"e":"2020-01-01T00:00:00.123456789","f":{"f":"infinity"},'
+            '"g":["5877642-06-25 (BC)","2020-01-02"]}'
+        )
+        assert result.stdout == (f"[{row}]\n" if fmt == "json" else f"{row}\n")
+    elif fmt == "csv":
+        assert list(csv.reader(io.StringIO(result.stdout))) == [
+            ["a", "b", "c", "d", "e", "f", "g"],
+            [
+                "infinity",
+                "-infinity",
+                "294247-01-10",
+                "290309-12-22 (BC) 00:00:00",
+                "2020-01-01 00:00:00.123456789",
+                '{"f":"infinity"}',
+                '["5877642-06-25 (BC)","2020-01-02"]',
+            ],
+        ]
+    else:
+        assert "│ infinity │ -infinity │ 294247-01-10 │ 290309-12-22 (BC) 00:00:00 │" in result.stdout

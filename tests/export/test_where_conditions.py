@@ -53,3 +53,46 @@ def test_export_help_says_source_keeps_the_publishers_names() -> None:
         "folder; source's names are the publisher's."
     ) in text
     assert "Every path names the dataset" not in text
+
+
+def test_a_condition_closing_its_parentheses_early_stays_within_the_corpus(tmp_path: Path) -> None:
+    """Before: the condition was put in parentheses beside the corpus's own restriction, so
+    one closing them early (``1=0) OR (dataset = 'second' AND ...``) reached every dataset:
+    another dataset's id selected this one's conversation of that id (``export first``
+    wrote ``c1``, ``filter`` gave 1). The condition now filters rows already of the corpus."""
+    import json
+
+    import convbank
+
+    for name in ("first", "second"):
+        chat = tmp_path / f"{name}.jsonl"
+        lines = [{"id": f"c{i}", "messages": [{"role": "user", "content": f"{name} {i}"}]} for i in range(3)]
+        chat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        convbank.import_conversations(chat, name=name, format="chat")
+    escaping = "1=0) OR (dataset = 'second' AND conversation_id = 'c1'"
+    assert len(convbank.load("first").filter(escaping)) == 0
+    assert len(convbank.load("first").filter("conversation_id = 'c1') OR (conversation_id = 'c2'")) == 2
+    out = tmp_path / "out"
+    done = CliRunner().invoke(
+        cli, ["export", "first", "--format", "jsonl", "-o", str(out), "--where", escaping]
+    )
+    assert (done.exit_code, done.stderr) == (2, f"error: --where selects no first conversation: {escaping}\n")
+    assert not out.exists()
+
+
+def test_a_condition_on_a_config_whose_name_holds_a_quote(tmp_path: Path) -> None:
+    """Before: an import's ``--config "x'y"`` (a name the bank takes) made every ``--where``
+    and ``filter(where)`` of that dataset an SQL syntax error, "unterminated string literal",
+    the corpus's own restriction written with the name unquoted."""
+    import convbank
+
+    chat = tmp_path / "q.jsonl"
+    chat.write_text('{"id": "c1", "messages": [{"role": "user", "content": "hi"}]}\n', encoding="utf-8")
+    convbank.import_conversations(chat, name="quoted", format="chat", config="x'y")
+    assert len(convbank.load("quoted").filter("num_turns = 1")) == 1
+    out = tmp_path / "out"
+    done = CliRunner().invoke(
+        cli, ["export", "quoted", "--format", "jsonl", "-o", str(out), "--where", "num_turns = 1"]
+    )
+    assert done.exit_code == 0, done.stderr
+    assert [p.name for p in out.glob("*.jsonl")] == ["quoted_x'y_train.jsonl"]

@@ -61,9 +61,10 @@ def _metas(rng: random.Random) -> list[str]:
 _CON = duckdb.connect(config={"threads": 1})
 
 
-def _duckdb(values: list[str]) -> str | None:
+def _duckdb(values: list[str], *, signed: bool = True) -> str | None:
     """DuckDB's structure of a meta column, as :func:`~convbank.corpus._source.meta_structure`
-    finds it (for a bank written before structures were kept), on one connection."""
+    finds it (for a bank written before structures were kept), on one connection
+    (``signed=False``: DuckDB's own, ``UBIGINT`` kept)."""
     _CON.register("m", pa.table({"meta": pa.array(values, pa.string())}))
     try:
         found = _CON.sql("SELECT json_group_structure(meta::JSON) FROM m WHERE meta <> '{}'").fetchall()[0][0]
@@ -71,7 +72,17 @@ def _duckdb(values: list[str]) -> str | None:
         _CON.unregister("m")
     if found in (None, "{}", "null", "NULL"):
         return None
-    return msgspec.json.encode(nameable(json.loads(found))).decode().replace('"UBIGINT"', '"BIGINT"')
+    text = msgspec.json.encode(nameable(json.loads(found))).decode()
+    return text.replace('"UBIGINT"', '"BIGINT"') if signed else text
+
+
+def _has_unsigned(value: Any) -> bool:
+    """Whether a decoded JSON value holds an integer from 2**63 to 2**64 - 1."""
+    if isinstance(value, dict):
+        return any(_has_unsigned(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_unsigned(v) for v in value)
+    return type(value) is int and 2**63 <= value < 2**64
 
 
 def _unordered(text: str | None) -> Any:
@@ -86,7 +97,10 @@ def test_the_structure_of_generated_values_is_duckdbs() -> None:
     differ = []
     for _ in range(2000):
         values = _metas(rng)
-        if Structure.of(values).text() != _duckdb(values):
+        found = Structure.of(values)
+        duck = None if found.empty() else msgspec.json.encode(found.duck()).decode()
+        signed = not any(_has_unsigned(json.loads(v)) for v in values)
+        if duck != _duckdb(values, signed=False) or (signed and found.text() != _duckdb(values)):
             differ.append(values)
     assert differ == []
 
@@ -104,6 +118,10 @@ def test_keys_are_in_the_order_first_seen() -> None:
         (["1", "true"], '"JSON"'),
         (['"x"', "null"], '"VARCHAR"'),
         (["18446744073709551616"], '"DOUBLE"'),
+        (["9223372036854775807"], '"BIGINT"'),
+        (["9223372036854775808"], '"UBIGINT"'),
+        (["1", "18446744073709551615"], '"UBIGINT"'),
+        (["-1", "18446744073709551615"], '"HUGEINT"'),
         (["[]"], '["NULL"]'),
         (['{"a": {}}'], '{"a":"JSON"}'),
         (['{"a": {}}', '{"a": {"b": 1}}'], '{"a":{"b":"BIGINT"}}'),
@@ -116,7 +134,8 @@ def test_the_rules_at_the_edges(values: list[str], expected: str) -> None:
     wrapped = [f'{{"v": {v}}}' for v in values]
     text = Structure.of(wrapped).text()
     assert text == f'{{"v":{expected}}}'
-    assert _unordered(text) == _unordered(_duckdb(wrapped))
+    duckdb_says = _duckdb(wrapped, signed="UBIGINT" not in expected)
+    assert _unordered(text) == _unordered(duckdb_says)
 
 
 def test_merged_structures_are_those_of_the_values_together() -> None:
@@ -146,6 +165,31 @@ def test_the_arrow_type_is_json_transforms() -> None:
         assert typed.schema.field("meta").type == structure.arrow_type(), values
         checked += 1
     assert checked > 200
+
+
+def test_integers_beyond_a_signed_64_bits_keep_their_values() -> None:
+    """Non-negative integers from 2**63 to 2**64 - 1 are typed ``UBIGINT`` where they are
+    (before: ``BIGINT``, which ``json_transform`` made null: ``{"big": 2**63}`` read back as
+    ``{"big": None}`` from ``to_arrow``, ``to_polars`` and ``scan``), smaller ones stay
+    ``BIGINT``, and with negative ones ``HUGEINT``; every value comes back as it was."""
+    values = [
+        '{"a": 9223372036854775808, "b": 1, "c": -1}',
+        '{"a": 18446744073709551615, "b": 2, "c": 2**63}',
+    ]
+    values[1] = values[1].replace("2**63", str(2**63))
+    structure = Structure.of(values)
+    assert structure.text() == '{"a":"UBIGINT","b":"BIGINT","c":"HUGEINT"}'
+    _CON.register("t", pa.table({"meta": pa.array(values, pa.string())}))
+    try:
+        typed = _CON.sql("SELECT json_transform(meta, $s) AS meta FROM t", params={"s": structure.text()})
+        table = typed.to_arrow_table()
+    finally:
+        _CON.unregister("t")
+    assert table.schema.field("meta").type == structure.arrow_type()
+    assert [{k: int(v) for k, v in row.items()} for row in table.column("meta").to_pylist()] == [
+        {"a": 2**63, "b": 1, "c": -1},
+        {"a": 2**64 - 1, "b": 2, "c": 2**63},
+    ]
 
 
 @pytest.mark.parametrize(

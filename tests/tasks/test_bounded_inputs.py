@@ -481,3 +481,60 @@ def test_a_negative_seed_is_one_line(built: Bank) -> None:
         assert str(caught.value) == f"casino-strategy: the seed is a whole number from 0, not {seed!r}"
         with pytest.raises(BenchError):
             score("casino-strategy", {}, seed=seed)  # type: ignore[arg-type]
+
+
+FORKING_MODELS = """
+import os
+
+class Forks:  # forks in each fold's predict; the child returns too
+    def predict(self, examples):
+        os.fork()
+        return [[] for _ in examples]
+
+class ForksInAGenerator:
+    def predict(self, examples):
+        os.fork()
+        for _ in examples:
+            yield []
+
+class ForksAndRaises:  # the child raises
+    def fit(self, examples, gold):
+        if os.fork() == 0:
+            raise ValueError("the child's own")
+
+    def predict(self, examples):
+        return [[] for _ in examples]
+
+if os.environ.get("FORK_AT_IMPORT"):
+    os.fork()
+"""
+
+
+@pytest.mark.parametrize(
+    ("spec", "at_import"),
+    [
+        ("forking:Forks", ""),
+        ("forking:ForksInAGenerator", ""),
+        ("forking:ForksAndRaises", ""),
+        ("forking:Forks", "1"),
+    ],
+)
+def test_a_process_a_model_forks_never_goes_on_with_the_run(
+    casino_home: Bank, tmp_path: Path, spec: str, at_import: str
+) -> None:
+    """Before: a model forking in each of the 5 folds' ``predict`` (or ``fit``, or a
+    generator's body, or at import) and letting the child return had the child go on with
+    convbank's run: ``bench --save`` printed 32 results and saved 32 runs (16 for a model
+    forking at import, its child ran the whole command). The child now ends as it leaves the
+    model's code: one result, one saved run, no child left."""
+    import subprocess
+    import sys
+
+    (tmp_path / "forking.py").write_text(FORKING_MODELS)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "FORK_AT_IMPORT": at_import}
+    command = [sys.executable, "-m", "convbank", "bench", "casino-strategy", "--model", spec, "--save"]
+    done = subprocess.run(command, capture_output=True, env=env, timeout=120, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout.decode().count("casino-strategy · casino/default") == 1
+    time.sleep(0.5)  # any child left would still be saving
+    assert len(list((casino_home.root.parent / "bench" / "results").glob("*.json"))) == 1

@@ -111,6 +111,14 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
         b'{"task": "\xff\xfe", "model": "x", "seed": 0, "metrics": {}}',
         "Invalid UTF-8 encoded string",
     ),
+    # before: a RecursionError traceback from the decoder, exit 1, no run listed
+    "deep-extra-field": (
+        b'{"task": "casino-strategy", "model": "x", "seed": 0, "metrics": {}, "extra": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}",
+        "nested more than 64 deep",
+    ),
 }
 
 
@@ -132,7 +140,7 @@ def test_a_file_that_is_not_a_saved_run_is_one_warning_and_the_others_are_listed
         f"skipped {folder / f'bad-{name}.json'}: not a saved run ({why})"
         for name, (_, why) in BAD_FILES.items()
     )
-    assert len(BAD_FILES) == 12
+    assert len(BAD_FILES) == 13
     listed = CliRunner().invoke(cli, ["bench", "--results"])
     assert listed.exit_code == 0, listed.output
     warned = [line for line in listed.stderr.splitlines() if line.startswith("warning: skipped ")]

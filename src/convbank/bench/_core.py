@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from convbank._forksafe import this_process_only
 from convbank.errors import BenchError, ConvbankError, did_you_mean, require
 from convbank.query import Corpus
 from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
@@ -137,7 +138,8 @@ def load_model(spec: str) -> Any:
             f"--model {spec!r}: a built-in model's name, or module:Class for your own", model=spec
         )
     try:  # whatever the module raises at import (sys.exit() too) is one line, as in predict()
-        module = importlib.import_module(module_name)
+        with this_process_only():  # a process it forks never goes on with the run
+            module = importlib.import_module(module_name)
     except (ConvbankError, KeyboardInterrupt):
         raise
     except BaseException as exc:
@@ -148,7 +150,8 @@ def load_model(spec: str) -> Any:
     except AttributeError:
         raise BenchError(f"--model {spec!r}: {module_name} has no {attribute!r}", model=spec) from None
     try:
-        return factory()
+        with this_process_only():
+            return factory()
     except (ConvbankError, KeyboardInterrupt):
         raise
     except BaseException as exc:
@@ -210,9 +213,10 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
 def _call(task: str, model: str, fold: str, obj: Any, method: str, *args: Any) -> Any:
     """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C;
     ``sys.exit()`` and any other :class:`BaseException` too) becomes one line naming the
-    task, the fold, the model and the method."""
+    task, the fold, the model and the method; a process it forks ends as it returns."""
     try:
-        return getattr(obj, method)(*args)
+        with this_process_only():
+            return getattr(obj, method)(*args)
     except (ConvbankError, KeyboardInterrupt):  # Ctrl-C, SIGTERM, SIGHUP: a partial result
         raise
     except BaseException as exc:  # sys.exit(), GeneratorExit: the model's run ends, not the command
@@ -226,14 +230,16 @@ def _answers(task: str, model: str, fold: str, method: str, answers: Any) -> lis
     """What ``predict``/``rank`` returned, as a list: anything but a sequence or an iterator
     of predictions (None, a number, a string) is one line naming the model and the fold."""
     if isinstance(answers, (str, bytes, Mapping)) or not isinstance(answers, Iterable):
+        kind = "None" if answers is None else f"a {type(answers).__name__}"
         raise BenchError(
-            f"{task}, {fold}: the model {model}'s {method}() returned {_kind(answers)}, "
+            f"{task}, {fold}: the model {model}'s {method}() returned {kind}, "
             "not a list of one prediction per example",
             task=task,
             model=model,
         )
     try:
-        return list(answers)
+        with this_process_only():  # a generator's body is the model's too
+            return list(answers)
     except (ConvbankError, KeyboardInterrupt):
         raise
     except BaseException as exc:
@@ -246,10 +252,6 @@ def _what(exc: BaseException) -> str:
     """``ValueError: the message`` on one line (a message's newlines as spaces)."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _kind(value: Any) -> str:
-    return "None" if value is None else f"a {type(value).__name__}"
 
 
 def score(
@@ -464,8 +466,7 @@ def _check(task: Task, data: TaskData, predictions: Mapping[str, Any], what: str
 
 
 def _first(ids: Sequence[str], n: int = 3) -> str:
-    shown = ", ".join(repr(i) for i in ids[:n])
-    return shown + (", ..." if len(ids) > n else "")
+    return ", ".join(repr(i) for i in ids[:n]) + (", ..." if len(ids) > n else "")
 
 
 MAX_DEPTH = 64

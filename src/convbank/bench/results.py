@@ -186,8 +186,8 @@ def _claim(folder: Path, stem: str, data: bytes) -> Path:
 def read_saved(path: Path) -> SavedRun:
     """One saved run from its file, checked against :class:`SavedRun`; a file that is not
     one is a :class:`BenchError` saying what is wrong (truncated, not JSON, a field missing
-    or of the wrong type, a number out of range; not a regular file, or larger than
-    :data:`SAVED_LIMIT`).
+    or of the wrong type, a number out of range, nested more than 64 deep; not a regular
+    file, or larger than :data:`SAVED_LIMIT`).
 
     >>> _ = Path("empty.json").write_text("{}")
     >>> read_saved(Path("empty.json"))
@@ -198,6 +198,10 @@ def read_saved(path: Path) -> SavedRun:
         data = read_regular(path, SAVED_LIMIT)
     except OSError as exc:
         raise BenchError(f"{path}: cannot be read ({exc.strerror or exc})", path=path) from exc
+    from convbank.bench.files import MAX_DEPTH, _too_deep
+
+    if _too_deep(data):  # found by scanning: the decoder would recurse into it (RecursionError)
+        raise BenchError(f"{path}: not a saved run (nested more than {MAX_DEPTH} deep)", path=path)
     try:
         return msgspec.json.decode(data, type=SavedRun)
     except msgspec.DecodeError as exc:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from convbank._lazy import lazy
 from convbank._textio import BIDI_CONTROLS, LINE_SEPARATORS, json_bytes
+from convbank.cli._values import python_values
 from convbank.model.schema import JSON_FIELD
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ def rows_of(table: pa.Table | pa.RecordBatch, keys: list[str] | None = None) -> 
     keys = json_keys(names) if keys is None else keys
     columns = []
     for f, column in zip(table.schema, table.columns, strict=True):
-        values = column.to_pylist()
+        values = python_values(column)
         if (f.metadata or {}).get(b"convbank.type") == JSON_FIELD[b"convbank.type"]:
             values = [_decoded(v) for v in values]
         columns.append(values)

@@ -14,6 +14,7 @@ import pyarrow as pa
 from convbank._textio import CsvRows, json_bytes
 from convbank.cli._console import MAX_CELL, cell, err, json_keys, plural, rows_of, visible
 from convbank.cli._table import Column, draw, fit, single_value
+from convbank.cli._values import python_values
 from convbank.model.schema import JSON_FIELD
 from convbank.store.sql import Begin
 
@@ -92,7 +93,7 @@ def _csv(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
     writer.writerow(schema.names)
     nested = [pa.types.is_nested(f.type) for f in schema]
     for batch in batches:  # column by column: None is "" and values their str() in csv already
-        columns = [c.to_pylist() for c in batch.columns]
+        columns = [python_values(c) for c in batch.columns]
         columns = [[cell(v) for v in c] if n else c for c, n in zip(columns, nested, strict=True)]
         writer.writerows(zip(*columns, strict=True))
 
@@ -165,7 +166,7 @@ def _column(field: pa.Field, values: pa.ChunkedArray) -> Column:
     numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
     return Column(
         visible(field.name, keep_newlines=False),
-        [_text(v) for v in values.to_pylist()],
+        [_text(v) for v in python_values(values)],
         json=is_json or pa.types.is_nested(kind),
         numeric=numeric,
     )

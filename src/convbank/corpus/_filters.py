@@ -158,11 +158,15 @@ class Filters:
             for key in sorted(named):
                 self._check_meta_key(key, known)
         parts = " OR ".join(
-            f"(c.config = '{p.config}' AND c.split = '{p.split}')" for p in self._source.parts
+            f"(config = {_literal(p.config)} AND split = {_literal(p.split)})" for p in self._source.parts
         )
-        query = (  # the condition on lines of its own: DuckDB's caret shows it alone
-            f"SELECT c.conversation_id FROM conversations c WHERE c.dataset = '{self.dataset.name}' "
-            f"AND ({parts}) AND (\n{where}\n)"
+        # the condition filters rows already of this corpus's parts (a subquery), so that one
+        # whose own parentheses close early (``1=0) OR (dataset = 'other'``) cannot reach
+        # beyond them (before: another dataset's ids selected this one's conversations); on
+        # lines of its own: DuckDB's caret shows it alone
+        query = (
+            f"SELECT c.conversation_id FROM (SELECT * FROM conversations WHERE dataset = "
+            f"{_literal(self.dataset.name)} AND ({parts})) AS c WHERE (\n{where}\n)"
         )
         try:
             ids = self.sql(query).column(0).to_pylist()
@@ -171,6 +175,15 @@ class Filters:
 
             raise QueryError(line_up(str(exc)), sql=exc.sql, limit=exc.limit) from exc
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
+
+
+def _literal(text: str) -> str:
+    """``text`` as an SQL string literal (a config imported as ``x'y`` is a name like any).
+
+    >>> _literal("x'y")
+    "'x''y'"
+    """
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _labels_of(tables: Iterable[pa.Table]) -> dict[str, list[str]]:

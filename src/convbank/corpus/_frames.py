@@ -70,7 +70,8 @@ class Frames:
         ConvAI2's ``profile_match`` of ints and ``""``, stay JSON text), with the columns a
         dataset declares as typed views beside it (CaSiNo's deal counts as integers, next to
         the strings the publisher wrote); ``meta="json"`` keeps the stored JSON text, and
-        ``flatten_meta=True`` makes one column per leaf (``meta.eval_score``).
+        ``flatten_meta=True`` makes one column per leaf (``meta.eval_score``; a key holding a
+        dot or a quote is a JSON string in the name, ``meta."a.b"``).
 
         >>> t = convbank.load("convai2", "volunteers").to_arrow()
         >>> t.schema.field("meta").type.get_field_index("eval_score") >= 0
@@ -257,12 +258,22 @@ class Frames:
         self, table: str = "conversations", *, flatten_meta: bool = False, meta: MetaForm = "struct"
     ) -> pd.DataFrame:
         """:meth:`to_arrow` as a pandas DataFrame (needs ``convbank[pandas]``); ``meta`` holds
-        dicts, or one column per leaf with ``flatten_meta=True``.
+        dicts, or one column per leaf with ``flatten_meta=True``. An integer inside a struct or
+        list column is a Python ``int`` whatever its neighbours hold (pyarrow's default makes
+        a field with nulls floats: 2**53 + 1 read back as 2**53).
 
         >>> df = convbank.load("casino").to_pandas("turns", flatten_meta=True)
         """
         require("pandas", "pandas", "to_pandas()")
-        frame: pd.DataFrame = self.to_arrow(table, flatten_meta=flatten_meta, meta=meta).to_pandas()
+        import pyarrow.types as pat
+
+        arrow = self.to_arrow(table, flatten_meta=flatten_meta, meta=meta)
+        nested = [f.name for f in arrow.schema if pat.is_nested(f.type)]
+        frame: pd.DataFrame = arrow.to_pandas()
+        if nested:  # Python objects: exact integers, None for null
+            exact = arrow.select(nested).to_pandas(integer_object_nulls=True)
+            for name in nested:
+                frame[name] = exact[name]
         return frame
 
     def to_polars(
@@ -447,7 +458,36 @@ def _part_offsets(whole: pa.Table) -> dict[Part, int]:
 
 
 def _flatten(table: pa.Table) -> pa.Table:
-    """Every struct column split into one column per field (``meta.a.b``), all the way down."""
-    while any(pa.types.is_struct(f.type) and f.type.num_fields for f in table.schema):
-        table = table.flatten()
-    return table.drop_columns([f.name for f in table.schema if pa.types.is_struct(f.type)])
+    """Every struct column split into one column per field, all the way down, named by its
+    path (``meta.a.b``); a name holding a dot or a quote, or empty, is written as a JSON
+    string (``meta."a.b"``), so that no two leaves share a name (``{"a": {"b": 1}, "a.b": 2}``
+    gives ``meta.a.b`` and ``meta."a.b"``). A struct of no field is left out.
+
+    >>> _flatten(pa.table({"meta": [{"a": {"b": 1}, "a.b": 2}]})).column_names
+    ['meta.a.b', 'meta."a.b"']
+    """
+    names: list[str] = []
+    columns: list[pa.ChunkedArray] = []
+
+    def add(path: str, column: pa.ChunkedArray) -> None:
+        kind = column.type
+        if not pa.types.is_struct(kind):
+            names.append(path)
+            columns.append(column)
+            return
+        for field, child in zip(kind, column.flatten(), strict=True):
+            add(f"{path}.{_segment(field.name)}", child)
+
+    for field, column in zip(table.schema, table.columns, strict=True):
+        add(_segment(field.name), column)
+    return pa.Table.from_arrays(columns, names=names)
+
+
+def _segment(name: str) -> str:
+    """A name as one segment of a flattened column's path: itself, or as a JSON string when
+    it is empty or holds a dot or a quote."""
+    if name and "." not in name and '"' not in name:
+        return name
+    import json
+
+    return json.dumps(name, ensure_ascii=False)

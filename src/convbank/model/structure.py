@@ -5,13 +5,15 @@ column, so that a reader types ``meta`` (``Corpus.to_arrow``, ``to_polars``, the
 
 A :class:`Structure` is what was seen, kept so that two of them merge into the structure of
 both columns (a file's, then a dataset's files'): for each place in the values, the kinds of
-JSON value found there (``bool``, ``uint`` a non-negative integer, ``int`` a negative one,
+JSON value found there (``bool``, ``uint`` a non-negative integer below 2**63, ``ubig`` one
+from 2**63 to 2**64 - 1, ``int`` a negative one,
 ``real``, ``str``, ``arr`` with the structure of its items, ``obj`` with that of each key in
 the order the keys were first seen). ``null`` is no kind: a place where only nulls were seen
 has none. :meth:`Structure.text` gives DuckDB's structure of the same values (the rules,
 checked against DuckDB's own on every real dataset and on generated values in the tests):
 
-- no kind: ``"NULL"``; one kind: ``"BOOLEAN"``, ``"VARCHAR"``, ``"UBIGINT"`` (``uint``),
+- no kind: ``"NULL"``; one kind: ``"BOOLEAN"``, ``"VARCHAR"``, ``"UBIGINT"`` (``uint`` and
+  ``ubig`` are one kind to DuckDB),
   ``"BIGINT"`` (``int``), ``"DOUBLE"`` (``real``), ``[item]``, ``{key: ...}`` (an object that
   never held a key: ``"JSON"``);
 - numbers alone: ``"DOUBLE"`` with a ``real`` among them, else ``"HUGEINT"`` for integers of
@@ -44,10 +46,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Structure", "nameable"]
 
-_SCALARS = ("bool", "uint", "int", "real", "str")
+_SCALARS = ("bool", "uint", "ubig", "int", "real", "str")
+_SIGNED = 1 << 63
 _LIMIT = 1 << 64
 _NUMBERS = frozenset(("uint", "int", "real"))
-_LEAF = {"bool": "BOOLEAN", "uint": "UBIGINT", "int": "BIGINT", "real": "DOUBLE", "str": "VARCHAR"}
+_LEAF = {"bool": "BOOLEAN", "uint": "BIGINT", "int": "BIGINT", "real": "DOUBLE", "str": "VARCHAR"}
 
 
 def _kind(value: Any) -> str:
@@ -56,7 +59,7 @@ def _kind(value: Any) -> str:
         return "bool"
     if isinstance(value, int):
         if value >= 0:
-            return "uint" if value < _LIMIT else "real"
+            return "uint" if value < _SIGNED else "ubig" if value < _LIMIT else "real"
         return "int" if value >= -(1 << 63) else "real"
     return "real" if isinstance(value, float) else "str"
 
@@ -138,12 +141,16 @@ class Structure:
         return not self.scalars and self.items is None and self.keys is None
 
     def _kinds(self) -> list[str]:
+        """The kinds seen here as DuckDB tells them (``ubig`` is a ``uint``)."""
         arrays = ["arr"] if self.items is not None else []
-        return [*sorted(self.scalars), *arrays, *(["obj"] if self.keys is not None else [])]
+        scalars = {"uint" if kind == "ubig" else kind for kind in self.scalars}
+        return [*sorted(scalars), *arrays, *(["obj"] if self.keys is not None else [])]
 
-    def duck(self) -> Any:
+    def duck(self, *, typed: bool = False) -> Any:
         """DuckDB's structure of these values, as JSON-ready Python (``"UBIGINT"``, a list, a
-        dict)."""
+        dict); ``typed``: the structure the readers type them with, where non-negative
+        integers are ``"BIGINT"`` unless one of them does not fit it (from 2**63), so that
+        ``json_transform`` keeps every value (a ``BIGINT`` place made 2**63 null)."""
         kinds = self._kinds()
         if not kinds:
             return "NULL"
@@ -154,19 +161,20 @@ class Structure:
         kind = kinds[0]
         if kind == "arr":
             assert self.items is not None
-            return [self.items.duck()]
+            return [self.items.duck(typed=typed)]
         if kind == "obj":
             assert self.keys is not None
-            return nameable({key: child.duck() for key, child in self.keys.items()})
-        return _LEAF[kind]
+            return nameable({key: child.duck(typed=typed) for key, child in self.keys.items()})
+        unsigned = kind == "uint" and (not typed or "ubig" in self.scalars)
+        return "UBIGINT" if unsigned else _LEAF[kind]
 
     def text(self) -> str | None:
-        """DuckDB's structure as text, ``UBIGINT`` read as ``BIGINT`` (non-negative numbers
-        are signed numbers all the same), or None when nothing was seen: what
-        ``json_transform`` types ``meta`` with."""
+        """DuckDB's structure as text, ``UBIGINT`` read as ``BIGINT`` where every value fits
+        it (non-negative numbers are signed numbers all the same), or None when nothing was
+        seen: what ``json_transform`` types ``meta`` with (``duck(typed=True)``)."""
         if self.empty():
             return None
-        return msgspec.json.encode(self.duck()).decode().replace('"UBIGINT"', '"BIGINT"')
+        return msgspec.json.encode(self.duck(typed=True)).decode()
 
     def arrow_type(self) -> pa.DataType:
         """The Arrow type DuckDB's ``json_transform`` gives values of :meth:`text`
@@ -179,7 +187,7 @@ class Structure:
 
         if self.empty():
             return pa.struct([])
-        return _arrow(self.duck())
+        return _arrow(self.duck(typed=True))
 
     def dumps(self) -> str:
         """This structure as compact JSON text, exactly as :meth:`loads` reads it back (the
@@ -264,7 +272,7 @@ def _arrow(duck: Any) -> pa.DataType:
     return {
         "NULL": pa.null(),
         "BOOLEAN": pa.bool_(),
-        "UBIGINT": pa.int64(),  # read as BIGINT (text())
+        "UBIGINT": pa.uint64(),
         "BIGINT": pa.int64(),
         "HUGEINT": pa.decimal128(38, 0),
         "DOUBLE": pa.float64(),

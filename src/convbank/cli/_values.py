@@ -1,0 +1,99 @@
+"""A query result's values as Python gives them, for every value DuckDB can return: a date or
+a timestamp Python cannot hold (DuckDB's ``infinity``, a year past 9999 or before 1) is its
+text as DuckDB writes it, wherever it is (a column, a struct's field, a list's item), so that
+``query`` prints it in every format rather than fail on it (before: an ``OverflowError``
+traceback, or the process aborted, "terminate called without an active exception")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from convbank._lazy import lazy
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = lazy("pyarrow")
+
+__all__ = ["python_values"]
+
+_DATE_INFINITY = (1 << 31) - 1
+_TIMESTAMP_INFINITY = (1 << 63) - 1
+_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+
+
+def python_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """``column.to_pylist()``, but a date or timestamp Python cannot hold is DuckDB's text.
+
+    >>> import pyarrow as pa
+    >>> python_values(pa.array([0, 2**31 - 1, 106751991, -2914598], pa.date32()))
+    [datetime.date(1970, 1, 1), 'infinity', '294247-01-10', '6011-02-07 (BC)']
+    >>> python_values(pa.array([{"t": 2**63 - 1}], pa.struct([("t", pa.timestamp("us"))])))
+    [{'t': 'infinity'}]
+    """
+    try:
+        values: list[Any] = column.to_pylist()
+    except (OverflowError, ValueError):  # only then, value by value
+        return [_value(column[i]) for i in range(len(column))]
+    return values
+
+
+def _value(scalar: pa.Scalar) -> Any:
+    try:
+        return scalar.as_py()
+    except (OverflowError, ValueError):
+        pass
+    kind = scalar.type
+    if pa.types.is_struct(kind):
+        return {kind.field(i).name: _value(scalar[i]) for i in range(kind.num_fields)}
+    if pa.types.is_map(kind):
+        return [(_value(item["key"]), _value(item["value"])) for item in scalar.values]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return [_value(item) for item in scalar.values]
+    return _temporal(scalar)
+
+
+def _temporal(scalar: pa.Scalar) -> str:
+    """A date or a timestamp Python cannot hold, as DuckDB writes it."""
+    kind = scalar.type
+    if pa.types.is_date32(kind):
+        days = scalar.cast(pa.int32()).as_py()
+        return _infinite(days, _DATE_INFINITY) or _date(days)
+    if pa.types.is_date64(kind):
+        return _date(scalar.cast(pa.int64()).as_py() // 86_400_000)
+    if pa.types.is_timestamp(kind):
+        return _timestamp(scalar.cast(pa.int64()).as_py(), kind.unit, kind.tz is not None)
+    raise TypeError(f"a {kind} value Python cannot hold")  # pragma: no cover - none known
+
+
+def _infinite(value: int, infinity: int) -> str:
+    return "infinity" if value == infinity else "-infinity" if value == -infinity else ""
+
+
+def _date(days: int) -> str:
+    """A day counted from 1970-01-01 as DuckDB writes it: ``294247-01-10``, ``0044-03-15 (BC)``
+    (the proleptic Gregorian calendar; year 0 is 1 BC)."""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1_460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day, month = doy - (153 * mp + 2) // 5 + 1, mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    return f"{year:04d}-{month:02d}-{day:02d}" if year > 0 else f"{1 - year:04d}-{month:02d}-{day:02d} (BC)"
+
+
+def _timestamp(value: int, unit: str, zoned: bool) -> str:
+    """A timestamp as DuckDB writes it: ``294247-01-10 04:00:54.775807``, ``+00`` when zoned."""
+    infinite = _infinite(value, _TIMESTAMP_INFINITY)
+    if infinite:
+        return infinite
+    days, rest = divmod(value, _PER_DAY[unit])
+    seconds, fraction = divmod(rest, _PER_DAY[unit] // 86_400)
+    digits = f"{fraction:0{_DIGITS[unit]}d}".rstrip("0") if fraction else ""
+    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" + (
+        f".{digits}" if digits else ""
+    )
+    return f"{_date(days)} {clock}" + ("+00" if zoned else "")  # 0044-03-15 (BC) 12:00:00
