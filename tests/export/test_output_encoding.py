@@ -189,3 +189,31 @@ def test_a_date_python_cannot_hold_is_written_as_duckdb_writes_it(
         ]
     else:
         assert "│ infinity │ -infinity │ 294247-01-10 │ 290309-12-22 (BC) 00:00:00 │" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson", "csv", "table"])
+def test_the_end_of_a_day_is_written_as_duckdb_writes_it(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Eleventh pass. Before: DuckDB's ``TIME '24:00:00'`` (a column, a list's item, a
+    struct's field) was written ``00:00:00``, pyarrow making it the start of the day without
+    a word, in every format; other times are written as ever."""
+    sql = (
+        "SELECT TIME '24:00:00' AS t, [TIME '24:00:00', NULL, TIME '23:59:59.5'] AS l, "
+        "{'x': TIME '24:00:00'} AS s, TIME '12:30' AS u, NULL::TIME AS n"
+    )
+    result = run(bidi_home, monkeypatch, "query", sql, "--format", fmt, "--max-width", "0")
+    assert result.exit_code == 0, result.output
+    if fmt in ("json", "ndjson"):
+        row = '{"t":"24:00:00","l":["24:00:00",null,"23:59:59.500000"],"s":{"x":"24:00:00"},"u":"12:30:00","n":null}'
+        assert result.stdout == (f"[{row}]\n" if fmt == "json" else f"{row}\n")
+    elif fmt == "csv":
+        assert list(csv.reader(io.StringIO(result.stdout))) == [
+            ["t", "l", "s", "u", "n"],
+            ["24:00:00", '["24:00:00",null,"23:59:59.500000"]', '{"x":"24:00:00"}', "12:30:00", ""],
+        ]
+    else:
+        assert (
+            '│ 24:00:00 │ ["24:00:00",null,"23:59:59.500000"] │ {"x":"24:00:00"} │ 12:30:00 │'
+            in result.stdout
+        )

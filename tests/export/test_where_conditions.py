@@ -3,11 +3,14 @@ an unknown column is named as such, with the view's columns and where labels are
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from convbank.cli import cli
+from convbank.errors import QueryError
 from convbank.store import Bank
 
 
@@ -70,14 +73,71 @@ def test_a_condition_closing_its_parentheses_early_stays_within_the_corpus(tmp_p
         chat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         convbank.import_conversations(chat, name=name, format="chat")
     escaping = "1=0) OR (dataset = 'second' AND conversation_id = 'c1'"
-    assert len(convbank.load("first").filter(escaping)) == 0
-    assert len(convbank.load("first").filter("conversation_id = 'c1') OR (conversation_id = 'c2'")) == 2
+    closes = "not one condition: the ')' at character 4 closes a parenthesis the condition did not open"
+    with pytest.raises(QueryError, match=re.escape(closes)):
+        convbank.load("first").filter(escaping)
+    assert len(convbank.load("first").filter("(conversation_id = 'c1') OR (conversation_id = 'c2')")) == 2
     out = tmp_path / "out"
     done = CliRunner().invoke(
         cli, ["export", "first", "--format", "jsonl", "-o", str(out), "--where", escaping]
     )
-    assert (done.exit_code, done.stderr) == (2, f"error: --where selects no first conversation: {escaping}\n")
+    assert (done.exit_code, done.stderr) == (
+        2,
+        f'error: --where "{escaping}" is not a read-only condition on conversations: {closes}\n',
+    )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("where", "problem"),
+    [
+        (
+            "1=0) UNION SELECT conversation_id FROM conversations WHERE (dataset = 'second' AND conversation_id = 'c1'",
+            "the ')' at character 4 closes a parenthesis the condition did not open",
+        ),
+        (
+            "1=0) UNION ALL (SELECT 'c1'",
+            "the ')' at character 4 closes a parenthesis the condition did not open",
+        ),
+        (
+            "1=0); SELECT 'c1' AS conversation_id; SELECT (1",
+            "the ')' at character 4 closes a parenthesis the condition did not open",
+        ),
+        ("num_turns = 1; SELECT 1", "the ';' at character 14 ends a statement"),
+        ("(num_turns = 1", "a parenthesis it opens is not closed"),
+    ],
+)
+def test_a_condition_that_is_not_one_condition_is_refused(tmp_path: Path, where: str, problem: str) -> None:
+    """Eleventh pass. Before: a condition closing the parentheses it was put in and adding a
+    ``UNION`` gave rows of its own: ``export first --where "1=0) UNION SELECT conversation_id
+    FROM conversations WHERE (dataset = 'second' AND conversation_id = 'c1'"`` wrote first's
+    ``c1``, another dataset's id selecting this one's conversation, exit 0 (so did ``UNION ALL
+    (SELECT 'c1'``); ``1=0); SELECT 'c1' AS conversation_id; SELECT (1`` made the answer
+    another statement's (the last one's, an integer: a ``TypeError`` traceback, exit 1). A
+    condition is now one condition as DuckDB's tokens read it; a parenthesis or ``;`` in a
+    string, a quoted name or a comment is text as ever."""
+    import json
+
+    import convbank
+
+    for name in ("first", "second"):
+        chat = tmp_path / f"{name}.jsonl"
+        lines = [{"id": f"c{i}", "messages": [{"role": "user", "content": f"{name} {i}"}]} for i in range(3)]
+        chat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        convbank.import_conversations(chat, name=name, format="chat")
+    with pytest.raises(QueryError) as info:
+        convbank.load("first").filter(where)
+    assert str(info.value) == f"not one condition: {problem}"
+    out = tmp_path / "out"
+    done = CliRunner().invoke(cli, ["export", "first", "--format", "jsonl", "-o", str(out), "--where", where])
+    said = f"error: --where {where!r} is not a read-only condition on conversations: not one condition: {problem}\n"
+    assert (done.exit_code, done.stderr) == (2, said)
+    assert not out.exists()
+    text = "conversation_id = ')' OR conversation_id = ';' OR conversation_id IN ('c1') -- ) ;\n"
+    assert [c.conversation_id for c in convbank.load("first").filter(text)] == ["c1"]
+    assert [
+        c.conversation_id for c in convbank.load("first").filter("conversation_id = $$c2$$ /* ( ; */")
+    ] == ["c2"]
 
 
 def test_a_condition_on_a_config_whose_name_holds_a_quote(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
-"""A query result's values as Python gives them, for every value DuckDB can return: a date or
-a timestamp Python cannot hold (DuckDB's ``infinity``, a year past 9999 or before 1) is its
-text as DuckDB writes it, wherever it is (a column, a struct's field, a list's item), so that
-``query`` prints it in every format rather than fail on it (before: an ``OverflowError``
-traceback, or the process aborted, "terminate called without an active exception")."""
+"""A query result's values as Python gives them, for every value DuckDB can return: a date, a
+timestamp or a time Python cannot hold (DuckDB's ``infinity``, a year past 9999 or before 1,
+the time ``24:00:00``) is its text as DuckDB writes it, wherever it is (a column, a struct's
+field, a list's item), so that ``query`` prints it in every format rather than fail on it
+(before: an ``OverflowError`` traceback, or the process aborted, "terminate called without an
+active exception"), or write ``24:00:00`` as ``00:00:00``."""
 
 from __future__ import annotations
 
@@ -31,7 +32,11 @@ def python_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     [datetime.date(1970, 1, 1), 'infinity', '294247-01-10', '6011-02-07 (BC)']
     >>> python_values(pa.array([{"t": 2**63 - 1}], pa.struct([("t", pa.timestamp("us"))])))
     [{'t': 'infinity'}]
+    >>> python_values(pa.array([[86_400_000_000, 1_000_000, None]], pa.list_(pa.time64("us"))))
+    [['24:00:00', datetime.time(0, 0, 1), None]]
     """
+    if _holds_time(column.type):  # pyarrow makes DuckDB's 24:00:00 a 00:00:00 without a word
+        return [_value(column[i]) for i in range(len(column))]
     try:
         values: list[Any] = column.to_pylist()
     except (OverflowError, ValueError):  # only then, value by value
@@ -39,19 +44,42 @@ def python_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     return values
 
 
+def _holds_time(kind: pa.DataType) -> bool:
+    """Whether a time of day is among the values of this type (a column, a field, an item)."""
+    if pa.types.is_time(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_holds_time(kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_map(kind):
+        return _holds_time(kind.key_type) or _holds_time(kind.item_type)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _holds_time(kind.value_type)
+    return False
+
+
 def _value(scalar: pa.Scalar) -> Any:
-    try:
-        return scalar.as_py()
-    except (OverflowError, ValueError):
-        pass
     kind = scalar.type
+    if not _holds_time(kind):  # a time inside: the parts one by one, below
+        try:
+            return scalar.as_py()
+        except (OverflowError, ValueError):
+            pass
+    if not scalar.is_valid:
+        return None
     if pa.types.is_struct(kind):
         return {kind.field(i).name: _value(scalar[i]) for i in range(kind.num_fields)}
     if pa.types.is_map(kind):
         return [(_value(item["key"]), _value(item["value"])) for item in scalar.values]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
         return [_value(item) for item in scalar.values]
-    return _temporal(scalar)
+    return _time(scalar) if pa.types.is_time(kind) else _temporal(scalar)
+
+
+def _time(scalar: pa.Scalar) -> Any:
+    """A time of day: DuckDB's end of a day, which ``datetime.time`` cannot hold (pyarrow
+    makes it ``00:00:00``), as DuckDB writes it."""
+    ticks = scalar.cast(pa.int64()).as_py()
+    return "24:00:00" if ticks >= _PER_DAY[scalar.type.unit] else scalar.as_py()
 
 
 def _temporal(scalar: pa.Scalar) -> str:

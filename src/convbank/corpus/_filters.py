@@ -152,6 +152,7 @@ class Filters:
             )
 
     def _where_positions(self, where: str) -> np.ndarray:
+        one_condition(where)
         named = {m.group(1) or m.group(2) for m in _META_KEY.finditer(where)}
         if named:
             known = self.meta_keys()
@@ -175,6 +176,54 @@ class Filters:
 
             raise QueryError(line_up(str(exc)), sql=exc.sql, limit=exc.limit) from exc
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
+
+
+def one_condition(where: str) -> None:
+    """Raise :class:`QueryError` unless ``where`` is one condition as DuckDB reads its tokens:
+    each parenthesis it closes one it opened, none left open, no ``;``. Put between
+    parentheses after ``WHERE``, it is then that clause and nothing more (before: ``1=0)
+    UNION SELECT ... (`` added rows of its own, another dataset's ids selecting this one's
+    conversations, and ``1=0); SELECT ...; SELECT (1`` made the answer another statement's).
+
+    >>> one_condition("f(x) = ')' -- )")
+    >>> one_condition("1=0) UNION SELECT ('c1'")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    convbank.errors.QueryError: not one condition: the ')' at character 4 closes a parenthesis ...
+    """
+    import duckdb
+
+    from convbank.store.sql import statements
+
+    try:
+        tokens = duckdb.tokenize(where)
+    except duckdb.Error:  # what DuckDB cannot tokenize it cannot run either: said as it says it
+        statements(duckdb.connect(), where)
+        raise
+    data = where.encode("utf-8")
+    ends = [at for at, _ in tokens[1:]] + [len(data)]
+    depth = 0
+    for (at, kind), end in zip(tokens, ends, strict=True):
+        if kind != duckdb.token_type.operator:
+            continue
+        for offset, byte in enumerate(data[at:end]):
+            place = len(data[: at + offset].decode("utf-8", "replace")) + 1
+            if byte == ord(")"):
+                depth -= 1
+                if depth < 0:
+                    raise QueryError(
+                        f"not one condition: the ')' at character {place} closes a parenthesis "
+                        "the condition did not open",
+                        sql=where,
+                    )
+            elif byte == ord("("):
+                depth += 1
+            elif byte == ord(";"):
+                raise QueryError(
+                    f"not one condition: the ';' at character {place} ends a statement", sql=where
+                )
+    if depth:
+        raise QueryError("not one condition: a parenthesis it opens is not closed", sql=where)
 
 
 def _literal(text: str) -> str:

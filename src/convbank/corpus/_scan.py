@@ -14,14 +14,18 @@ structures the manifest records (:class:`convbank.model.structure.Structure`).
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
+from convbank._forksafe import renew_after_fork
 from convbank.corpus._source import stored_structure
 from convbank.errors import DamagedBankError, SchemaVersionError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES, table_schemas
@@ -44,6 +48,45 @@ module: it names none of them back)."""
 SCAN_BYTES = 256 * 2**20
 """The most bytes of table files a scan holds at once (checked, for polars to read): parts
 beyond are read after those before them are done."""
+
+EXIT_WAIT = 30.0
+"""The most seconds the interpreter's exit waits for the reads of scans in flight."""
+
+
+class _Reads:
+    """The reads of scans under way in threads of polars' engine: the interpreter's exit
+    waits for them (:data:`EXIT_WAIT` at most). polars' streaming engine asks for a scan's
+    next piece in a thread of its own, ahead of need, and leaves that read running when the
+    query fails (a polars error after the first piece); a thread of polars that is still in
+    Python when the interpreter finalizes is ended by it, and unwinding it through polars'
+    Rust aborted the process (``FATAL: exception not rethrown``, exit 134, 3 of 3 runs of a
+    failing streaming ``collect`` of CaSiNo's typed turns)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._done = threading.Condition()
+        renew_after_fork(self, count=int, _done=threading.Condition)
+
+    @contextmanager
+    def one(self) -> Iterator[None]:
+        """A read under way for as long as the block runs."""
+        with self._done:
+            self.count += 1
+        try:
+            yield
+        finally:
+            with self._done:
+                self.count -= 1
+                self._done.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until no read is under way (``timeout`` seconds at most): whether none is."""
+        with self._done:
+            return self._done.wait_for(lambda: self.count == 0, timeout)
+
+
+_READS = _Reads()
+atexit.register(_READS.wait, EXIT_WAIT)
 
 
 def scan(corpus: Corpus, name: str, meta: MetaForm) -> pl.LazyFrame:
@@ -228,10 +271,15 @@ def lazy_frame(
             wanted += [c for c in predicate.meta.root_names() if c not in wanted]
         columns = [c for c in stored if c in wanted or (c == "meta" and any(v in wanted for v in views))]
         left = n_rows
-        for piece in pieces(columns):
-            query = piece if predicate is None else piece.filter(predicate)
-            query = query.select(with_columns if with_columns is not None else list(schema))
-            frame = (query if left is None else query.head(left)).collect()
+        made = pieces(columns)
+        while True:
+            with _READS.one():  # polars' thread in Python: the exit waits for it
+                piece = next(made, None)
+                if piece is None:
+                    return
+                query = piece if predicate is None else piece.filter(predicate)
+                query = query.select(with_columns if with_columns is not None else list(schema))
+                frame = (query if left is None else query.head(left)).collect()
             if left is not None:
                 left -= frame.height
             yield frame

@@ -19,10 +19,12 @@ checked against DuckDB's own on every real dataset and on generated values in th
 - numbers alone: ``"DOUBLE"`` with a ``real`` among them, else ``"HUGEINT"`` for integers of
   both signs;
 - any other mix: ``"JSON"`` (the text as it is);
-- an object holding an empty key, or two keys that differ only in the case of ASCII
-  letters, also ``"JSON"``: DuckDB cannot name such a struct's fields (``json_transform``
-  refuses them: "Empty key", "Duplicate keys in object"), so the object stays text where
-  DuckDB's own structure would stop every typed read.
+- an object holding an empty key, two keys that differ only in the case of ASCII
+  letters, or a key holding NUL, also ``"JSON"``: DuckDB cannot name such a struct's fields
+  (``json_transform`` refuses the first two: "Empty key", "Duplicate keys in object"; it
+  cuts a name at its NUL, so ``{"a\\u0000b": 1}`` came back as ``{"a": 1}`` and
+  ``{"a\\u0000": 1, "a": 2}`` as ``{"a": 2}``), so the object stays text where DuckDB's own
+  structure would stop every typed read or type it otherwise.
 
 Integers beyond 64 bits are ``real``, as DuckDB's parser reads them. Values that are exactly
 ``{}`` are left out, as convbank's readers leave them out (an empty ``meta``).
@@ -245,18 +247,21 @@ _FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
 
 def nameable(duck: Any) -> Any:
     """A DuckDB structure (JSON-ready Python) with ``"JSON"`` in the place of each object
-    DuckDB cannot make a struct of: one of no key, one holding an empty key or two keys that
-    differ only in the case of ASCII letters (DuckDB's names are not case-sensitive).
+    DuckDB cannot make a struct of: one of no key, one holding an empty key, two keys that
+    differ only in the case of ASCII letters (DuckDB's names are not case-sensitive) or a
+    key holding NUL (DuckDB ends a name there).
 
     >>> nameable({"a": {"": "BIGINT"}, "b": [{"X": "VARCHAR", "x": "VARCHAR"}], "c": "DOUBLE"})
     {'a': 'JSON', 'b': ['JSON'], 'c': 'DOUBLE'}
+    >>> nameable({"a": {"k\\x00": "BIGINT"}, "b": "VARCHAR"})
+    {'a': 'JSON', 'b': 'VARCHAR'}
     """
     if isinstance(duck, list):
         return [nameable(item) for item in duck]
     if not isinstance(duck, dict):
         return duck
     folded = {key.translate(_FOLD) for key in duck}
-    if not duck or "" in folded or len(folded) < len(duck):
+    if not duck or "" in folded or len(folded) < len(duck) or any("\x00" in key for key in duck):
         return "JSON"
     return {key: nameable(value) for key, value in duck.items()}
 
