@@ -266,6 +266,69 @@ def test_a_file_replaced_while_a_query_runs_is_never_read(
     )
 
 
+@pytest.mark.parametrize("read", [*MID_QUERY, "viewer"])
+@pytest.mark.parametrize("mtime", ["moved", "set back"])
+def test_a_file_written_and_put_back_under_a_query_is_never_an_answer(
+    casino_home: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: str, mtime: str
+) -> None:
+    """The train file is written in place with the test split's rows once the query's
+    connection has checked it, the query reads them, and the file's own bytes are put back
+    (its mtime too, or not) before the answer is vouched for. Before: the footer, checked
+    again as the file then was, passed, and the test split's 1,394 turns were the answer
+    (a query of 3 s over a synthetic PEC bank, another split's file written in place at
+    0.8 s and put back 0.3 s later, answered 172,291 train turns for 224,687, exit 0). Now
+    a file written at all while it was read is refused, naming it."""
+    from convbank.store import _held, queries
+
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    own, was = train.read_bytes(), train.stat()
+    forged = _same_size_file_of_rows(test, was.st_size, tmp_path / "staged.parquet")
+    connect, verify = queries.connect, _held.HeldFile.verify
+
+    def connect_then_write(*args: Any, **kwargs: Any) -> Any:
+        con = connect(*args, **kwargs)
+        with train.open("r+b") as f:
+            f.write(forged)
+        return con
+
+    def put_back_then_verify(self: _held.HeldFile) -> None:
+        if train.read_bytes() != own:
+            with train.open("r+b") as f:
+                f.write(own)
+            if mtime == "set back":
+                os.utime(train, ns=(was.st_atime_ns, was.st_mtime_ns))
+        verify(self)
+
+    monkeypatch.setattr(_held.HeldFile, "verify", put_back_then_verify)
+    message = (
+        f"the bank is damaged: {train} is corrupt (written in place while it was read); run "
+        "`convbank doctor` to check every file, then `convbank build casino` to rebuild it"
+    )
+    if read == "viewer":
+        from starlette.testclient import TestClient
+
+        from convbank.web import create_app
+
+        client = TestClient(create_app(casino_home), base_url="http://127.0.0.1")
+        assert client.get("/datasets/casino", params={"split": "valid"}).status_code == 200
+        with train.open("r+b") as f:
+            f.write(forged)
+        page = client.get("/datasets/casino", params={"split": "train"})
+        assert page.status_code == 503
+        assert f"<p>{message}</p>".replace("'", "&#39;") in page.text
+        assert client.get("/datasets/casino", params={"split": "train"}).status_code == 200  # put back
+        return
+    monkeypatch.setattr(queries, "connect", connect_then_write)
+    if read == "query":
+        result = CliRunner().invoke(cli, ["query", TRAIN_TURNS])
+        assert (result.exit_code, result.output) == (4, f"error: {message}\n")
+        return
+    with pytest.raises(DamagedBankError) as info:
+        pytest.fail(f"{read}: an answer from the file written in place ({MID_QUERY[read]()})")
+    assert str(info.value) == message
+    assert train.read_bytes() == own
+
+
 @pytest.mark.parametrize("swap", ["rename", "rewrite"])
 def test_the_viewers_listing_reads_the_files_it_checked(casino_home: Bank, tmp_path: Path, swap: str) -> None:
     """The viewer keeps its connections for a generation's life, checked once. Before: a
