@@ -266,6 +266,49 @@ def test_a_file_replaced_while_a_query_runs_is_never_read(
     )
 
 
+@pytest.mark.parametrize("command", ["stats", "report", "validate"])
+def test_a_file_written_in_place_under_stats_report_or_validate_is_never_an_answer(
+    casino_home: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """convbank's own queries (statistics, the report's charts, validate's duplicate ids) are
+    vouched for as ``query``'s are: the file is written in place with the test split's rows
+    once their connection has checked it. Before: ``stats casino --json`` counted 1,394
+    train turns (the test split's) for 12,501, exit 0, 2 of 2 runs; no ``verify`` came after
+    their queries (``report`` and ``validate`` refused the file only because they read it
+    again later, through another open)."""
+    from convbank import stats as stats_module
+    from convbank import validate as validate_module
+
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    if command == "validate":  # its queries read the conversations
+        with casino_home.snapshot() as snap:
+            train = snap.ref("conversations", "casino", "default", "train").path
+            test = snap.ref("conversations", "casino", "default", "test").path
+    forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
+    module = validate_module if command == "validate" else stats_module
+    connect = module.connect
+
+    def connect_then_write(*args: Any, **kwargs: Any) -> Any:
+        con = connect(*args, **kwargs)
+        with train.open("r+b") as f:
+            f.write(forged)
+        return con
+
+    monkeypatch.setattr(module, "connect", connect_then_write)
+    args = {
+        "stats": ["stats", "casino", "--json"],
+        "report": ["report", "casino", "-o", str(tmp_path / "r.html")],
+    }
+    result = CliRunner().invoke(cli, args.get(command, ["validate", "casino"]))
+    assert (result.exit_code, result.output) == (
+        4,
+        f"error: the bank is damaged: {train} is corrupt (its Parquet footer differs from the "
+        "manifest's); run `convbank doctor` to check every file, then `convbank build casino` "
+        "to rebuild it\n",
+    )
+    assert not (tmp_path / "r.html").exists()
+
+
 @pytest.mark.parametrize("read", [*MID_QUERY, "viewer"])
 @pytest.mark.parametrize("mtime", ["moved", "set back"])
 def test_a_file_written_and_put_back_under_a_query_is_never_an_answer(
