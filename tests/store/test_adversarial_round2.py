@@ -309,6 +309,31 @@ def test_a_file_written_in_place_under_stats_report_or_validate_is_never_an_answ
     assert not (tmp_path / "r.html").exists()
 
 
+def test_the_viewers_console_vouches_for_its_rows(casino_home: Bank, tmp_path: Path) -> None:
+    """The SQL console's answer (its worker's first 1,000 rows) is vouched for as a stream's
+    is: the train file written in place with the test split's rows after the worker's
+    connection checked it. Before: the console's rows were fetched and sent without a
+    check (here ``12501``, from the footer Arrow had kept, the file by then holding the
+    test split's rows)."""
+    from convbank.store import sandbox
+    from convbank.store.sql import connect
+
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
+    with casino_home.snapshot() as snapshot:
+        con = connect(snapshot)
+        assert sandbox._answer(None, con, TRAIN_TURNS, "rows", (1000, 10_000))[2] == [(12501,)]  # type: ignore[arg-type]
+        with train.open("r+b") as f:
+            f.write(forged)
+        with pytest.raises(DamagedBankError) as info:
+            pytest.fail(f"an answer: {sandbox._answer(None, con, TRAIN_TURNS, 'rows', (1000, 10_000))}")  # type: ignore[arg-type]
+        con.close()
+    assert str(info.value) == (
+        f"the bank is damaged: {train} is corrupt (its Parquet footer differs from the manifest's); "
+        "run `convbank doctor` to check every file, then `convbank build casino` to rebuild it"
+    )
+
+
 @pytest.mark.parametrize("read", [*MID_QUERY, "viewer"])
 @pytest.mark.parametrize("mtime", ["moved", "set back"])
 def test_a_file_written_and_put_back_under_a_query_is_never_an_answer(
