@@ -7,6 +7,7 @@ import contextlib
 import errno
 import io
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ __all__ = [
     "atomic_file",
     "atomic_write",
     "atomic_write_text",
+    "folder_beside",
     "kind_of",
     "open_regular",
     "process_alive",
@@ -153,11 +155,13 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def remove_dead_temporaries(path: Path) -> None:
+def remove_dead_temporaries(path: Path, *, folders: bool = False) -> None:
     """Remove the temporary files of ``path`` (``.<name>.<pid>.<random>.tmp``, as
     :class:`AtomicFile` names them) that a process now gone was writing: killed (``kill -9``)
     before it could commit or discard. A live process's file, another file, a link or a
-    folder is left alone; a folder that cannot be listed is left as it is.
+    folder is left alone (with ``folders``, the folders so named, as :func:`folder_beside`
+    makes them, are removed instead of files); a folder that cannot be listed is left as it
+    is.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -180,7 +184,9 @@ def remove_dead_temporaries(path: Path) -> None:
         if int(pid) == os.getpid() or process_alive(int(pid)):
             continue
         try:
-            if entry.is_file(follow_symlinks=False):
+            if folders and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            elif not folders and entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
         except OSError:
             pass
@@ -192,6 +198,31 @@ def temporary_beside(path: Path) -> tuple[int, str]:
     the ones of processes now gone are removed first (:func:`remove_dead_temporaries`)."""
     remove_dead_temporaries(path)
     return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+
+
+@contextmanager
+def folder_beside(path: Path) -> Iterator[Path]:
+    """A new private folder beside ``path`` (``.<name>.<pid>.<random>.tmp``, mode 0700) for
+    a writer that names its own temporary files (pooch's ``tmpXXXXXXXX``), removed with all
+    it holds when the block ends; the ones of processes now gone (killed with ``kill -9``
+    while they wrote) are removed first, as :func:`remove_dead_temporaries` removes files.
+
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> (folder / ".f.json.999999999.abc.tmp").mkdir()
+    >>> _ = (folder / ".f.json.999999999.abc.tmp" / "tmpab12cd34").write_bytes(b"half")
+    >>> with folder_beside(folder / "f.json") as mine:
+    ...     _ = (mine / "tmpef56gh78").write_bytes(b"whole")
+    ...     sorted(p.name for p in folder.iterdir()) == [mine.name]
+    True
+    >>> list(folder.iterdir())
+    []
+    """
+    remove_dead_temporaries(path, folders=True)
+    made = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp"))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 @contextmanager

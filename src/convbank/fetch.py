@@ -41,7 +41,7 @@ from convbank._archive import (
     remove_stale,
     stale,
 )
-from convbank._atomic import sha256_file
+from convbank._atomic import folder_beside, sha256_file
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
 from convbank._verified import open_verified, private_copy
@@ -362,13 +362,15 @@ class Fetcher:
             if target.is_file():  # another process fetched it meanwhile
                 return target
             try:
-                pooch.retrieve(
-                    file.url,
-                    known_hash=f"sha256:{expected}" if expected else None,
-                    fname=target.name,
-                    path=target.parent,
-                    downloader=downloader,
-                )
+                with folder_beside(target) as private:  # pooch's temporary file, in one of ours
+                    pooch.retrieve(
+                        file.url,
+                        known_hash=f"sha256:{expected}" if expected else None,
+                        fname=target.name,
+                        path=private,
+                        downloader=downloader,
+                    )
+                    os.replace(private / target.name, target)
             except ValueError as exc:
                 if "hash" not in str(exc).lower():
                     raise

@@ -79,7 +79,7 @@ def stats(
         raise NotBuiltError(f"the bank at {root} is empty; run `convbank build` first", path=root)
     con = connect(snapshot)
     try:
-        with bank_queries(snapshot):
+        with bank_queries(snapshot, con):
             return {name: dataset_stats(con, name) for name in names}
     finally:
         con.close()

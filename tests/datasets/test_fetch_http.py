@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import subprocess
+import sys
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +36,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(BODY)))
             self.end_headers()
             self.wfile.write(BODY)
+        elif self.path == "/slow/casino_valid.json":  # half now, the rest never (a client killed)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(BODY)))
+            self.end_headers()
+            self.wfile.write(BODY[: len(BODY) // 2])
+            self.wfile.flush()
+            time.sleep(30)
         elif self.path == "/short/casino_valid.json":  # promises more than it sends
             self.send_response(200)
             self.send_header("Content-Length", str(len(BODY)))
@@ -110,6 +120,37 @@ def test_interrupted_transfer_keeps_nothing(server: str, tmp_path: Path) -> None
         p.name for p in (tmp_path / "home" / "downloads" / "casino").iterdir() if not p.name.endswith(".lock")
     ]
     assert leftovers == []
+
+
+def test_a_download_killed_leaves_nothing_after_the_next(server: str, tmp_path: Path) -> None:
+    """A fetch killed (``kill -9``) half way through a download leaves its temporary file in
+    a folder named for its process (``.casino_valid.json.<pid>.<random>.tmp``), which the
+    next download into the cache removes (before: pooch's ``downloads/casino/tmpbuj865kx``,
+    half the file, stayed for good: neither the next fetch nor ``doctor --clean`` removed
+    it; 2 of 2 kills)."""
+    cache = tmp_path / "home" / "downloads" / "casino"
+    script = (
+        "from pathlib import Path; from convbank import catalog; from convbank.datasets import SourceFile; "
+        "from convbank.fetch import Fetcher; "
+        f"Fetcher(root=Path({str(tmp_path / 'home')!r}), offline=False, progress=False).get("
+        f"catalog.get('casino'), SourceFile(name='casino_valid.json', url={server + '/slow/casino_valid.json'!r}, "
+        f"sha256={SHA!r}, size={len(BODY)}))"
+    )
+    fetch = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        for _ in range(300):  # the download begun, its first half sent
+            if any(f.is_file() for f in cache.rglob("*")):
+                time.sleep(0.5)
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the download never began")
+    finally:
+        fetch.kill()
+        fetch.wait()
+    path = _fetcher(tmp_path).get(CASINO, _file(f"{server}/casino_valid.json"))
+    assert path.read_bytes() == BODY
+    assert sorted(p.name for p in cache.iterdir()) == ["casino_valid.json"]
 
 
 def test_connection_refused(tmp_path: Path) -> None:

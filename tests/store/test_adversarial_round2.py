@@ -266,6 +266,137 @@ def test_a_file_replaced_while_a_query_runs_is_never_read(
     )
 
 
+@pytest.mark.parametrize("command", ["stats", "report", "validate"])
+def test_a_file_written_in_place_under_stats_report_or_validate_is_never_an_answer(
+    casino_home: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """convbank's own queries (statistics, the report's charts, validate's duplicate ids) are
+    vouched for as ``query``'s are: the file is written in place with the test split's rows
+    once their connection has checked it. Before: ``stats casino --json`` counted 1,394
+    train turns (the test split's) for 12,501, exit 0, 2 of 2 runs; no ``verify`` came after
+    their queries (``report`` and ``validate`` refused the file only because they read it
+    again later, through another open)."""
+    from convbank import stats as stats_module
+    from convbank import validate as validate_module
+
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    if command == "validate":  # its queries read the conversations
+        with casino_home.snapshot() as snap:
+            train = snap.ref("conversations", "casino", "default", "train").path
+            test = snap.ref("conversations", "casino", "default", "test").path
+    forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
+    module = validate_module if command == "validate" else stats_module
+    connect = module.connect
+
+    def connect_then_write(*args: Any, **kwargs: Any) -> Any:
+        con = connect(*args, **kwargs)
+        with train.open("r+b") as f:
+            f.write(forged)
+        return con
+
+    monkeypatch.setattr(module, "connect", connect_then_write)
+    args = {
+        "stats": ["stats", "casino", "--json"],
+        "report": ["report", "casino", "-o", str(tmp_path / "r.html")],
+    }
+    result = CliRunner().invoke(cli, args.get(command, ["validate", "casino"]))
+    assert (result.exit_code, result.output) == (
+        4,
+        f"error: the bank is damaged: {train} is corrupt (its Parquet footer differs from the "
+        "manifest's); run `convbank doctor` to check every file, then `convbank build casino` "
+        "to rebuild it\n",
+    )
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_the_viewers_console_vouches_for_its_rows(casino_home: Bank, tmp_path: Path) -> None:
+    """The SQL console's answer (its worker's first 1,000 rows) is vouched for as a stream's
+    is: the train file written in place with the test split's rows after the worker's
+    connection checked it. Before: the console's rows were fetched and sent without a
+    check (here ``12501``, from the footer Arrow had kept, the file by then holding the
+    test split's rows)."""
+    from convbank.store import sandbox
+    from convbank.store.sql import connect
+
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
+    with casino_home.snapshot() as snapshot:
+        con = connect(snapshot)
+        assert sandbox._answer(None, con, TRAIN_TURNS, "rows", (1000, 10_000))[2] == [(12501,)]  # type: ignore[arg-type]
+        with train.open("r+b") as f:
+            f.write(forged)
+        with pytest.raises(DamagedBankError) as info:
+            pytest.fail(f"an answer: {sandbox._answer(None, con, TRAIN_TURNS, 'rows', (1000, 10_000))}")  # type: ignore[arg-type]
+        con.close()
+    assert str(info.value) == (
+        f"the bank is damaged: {train} is corrupt (its Parquet footer differs from the manifest's); "
+        "run `convbank doctor` to check every file, then `convbank build casino` to rebuild it"
+    )
+
+
+@pytest.mark.parametrize("read", [*MID_QUERY, "viewer"])
+@pytest.mark.parametrize("mtime", ["moved", "set back"])
+def test_a_file_written_and_put_back_under_a_query_is_never_an_answer(
+    casino_home: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: str, mtime: str
+) -> None:
+    """The train file is written in place with the test split's rows once the query's
+    connection has checked it, the query reads them, and the file's own bytes are put back
+    (its mtime too, or not) before the answer is vouched for. Before: the footer, checked
+    again as the file then was, passed, and the test split's 1,394 turns were the answer
+    (a query of 3 s over a synthetic PEC bank, another split's file written in place at
+    0.8 s and put back 0.3 s later, answered 172,291 train turns for 224,687, exit 0). Now
+    a file written at all while it was read is refused, naming it."""
+    from convbank.store import _held, queries
+
+    train, test = turns_file(casino_home, "train"), turns_file(casino_home, "test")
+    own, was = train.read_bytes(), train.stat()
+    forged = _same_size_file_of_rows(test, was.st_size, tmp_path / "staged.parquet")
+    connect, verify = queries.connect, _held.HeldFile.verify
+
+    def connect_then_write(*args: Any, **kwargs: Any) -> Any:
+        con = connect(*args, **kwargs)
+        with train.open("r+b") as f:
+            f.write(forged)
+        return con
+
+    def put_back_then_verify(self: _held.HeldFile) -> None:
+        if train.read_bytes() != own:
+            with train.open("r+b") as f:
+                f.write(own)
+            if mtime == "set back":
+                os.utime(train, ns=(was.st_atime_ns, was.st_mtime_ns))
+        verify(self)
+
+    monkeypatch.setattr(_held.HeldFile, "verify", put_back_then_verify)
+    message = (
+        f"the bank is damaged: {train} is corrupt (written in place while it was read); run "
+        "`convbank doctor` to check every file, then `convbank build casino` to rebuild it"
+    )
+    if read == "viewer":
+        from starlette.testclient import TestClient
+
+        from convbank.web import create_app
+
+        client = TestClient(create_app(casino_home), base_url="http://127.0.0.1")
+        assert client.get("/datasets/casino", params={"split": "valid"}).status_code == 200
+        with train.open("r+b") as f:
+            f.write(forged)
+        page = client.get("/datasets/casino", params={"split": "train"})
+        assert page.status_code == 503
+        assert f"<p>{message}</p>".replace("'", "&#39;") in page.text
+        assert client.get("/datasets/casino", params={"split": "train"}).status_code == 200  # put back
+        return
+    monkeypatch.setattr(queries, "connect", connect_then_write)
+    if read == "query":
+        result = CliRunner().invoke(cli, ["query", TRAIN_TURNS])
+        assert (result.exit_code, result.output) == (4, f"error: {message}\n")
+        return
+    with pytest.raises(DamagedBankError) as info:
+        pytest.fail(f"{read}: an answer from the file written in place ({MID_QUERY[read]()})")
+    assert str(info.value) == message
+    assert train.read_bytes() == own
+
+
 @pytest.mark.parametrize("swap", ["rename", "rewrite"])
 def test_the_viewers_listing_reads_the_files_it_checked(casino_home: Bank, tmp_path: Path, swap: str) -> None:
     """The viewer keeps its connections for a generation's life, checked once. Before: a

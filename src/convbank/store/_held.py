@@ -10,7 +10,10 @@ changes nothing it reads (the descriptor holds the checked inode), and a write t
 inode (its size, mtime or ctime moved) has its footer checked again through the descriptor
 before the next read, so another file's bytes written in place are refused
 (:func:`~convbank.store.integrity.checked_footer`), while a file merely unlinked or renamed
-by a rebuild (its ctime moves, its bytes do not) reads on.
+over by a rebuild (its ctime moves and its links drop, its bytes do not) reads on. A file
+written at all since it was checked (its size or mtime moved, or its ctime without a link
+dropped: a write whose mtime was set back) has what was read from it refused even when its
+footer checks again: the bytes read may have been another file's, put back since.
 
 Arrow reads a held file natively through :meth:`HeldFile.path` (``/dev/fd/N``, which opens
 the descriptor's own file) wherever the system has one: a Python file object handed to
@@ -42,9 +45,16 @@ _DESCRIPTORS = Path("/dev/fd")
 """Where the system names each open descriptor of this process as a path (Linux, macOS)."""
 
 
-def _state(fd: int) -> tuple[int, int, int]:
+def _state(fd: int) -> tuple[int, int, int, int]:
     st = os.fstat(fd)
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
+
+
+def _written(was: tuple[int, int, int, int], now: tuple[int, int, int, int]) -> bool:
+    """Whether the file may have been written between the two states: anything moved but
+    its being unlinked (a rebuild renaming another file over it, a clean-up removing it),
+    which moves its ctime and drops its links, nothing else."""
+    return now[:2] != was[:2] or (now[2] != was[2] and now[3] >= was[3])
 
 
 class HeldFile:
@@ -73,7 +83,7 @@ class HeldFile:
         self._seen = seen
         self._at = 0
         self._size = 0
-        self._state = (0, 0, 0)
+        self._state = (0, 0, 0, 0)
         try:
             self.meta: pq.FileMetaData = self._check()
         except BaseException:
@@ -104,13 +114,22 @@ class HeldFile:
         return str(found) if _DESCRIPTORS.is_dir() and self._release.alive else None
 
     def verify(self) -> None:
-        """Check the footer again if the file was written since it was checked (its size,
-        mtime or ctime moved): what was read through :meth:`path` before this call came from
+        """Vouch for what was read through :meth:`path` since the last call: it came from
         the file checked, or this raises :class:`~convbank.errors.DamagedBankError` naming
-        it."""
+        it. A file unlinked since (its ctime moved, a link dropped) has its footer checked
+        again; one written since (its size or mtime moved, or its ctime with no link
+        dropped) is refused even when its footer checks again, since what was read may have
+        been other bytes put back since (before: a file written with another split's bytes
+        and put back before the check served that split's rows as its own). The footer
+        checked again, the next reads are vouched for anew."""
         try:
-            if _state(self._fd) != self._state:
+            was = self._state
+            if _state(self._fd) != was:
                 self._check()
+                if _written(was, self._state):
+                    raise DamagedBankError(
+                        damaged(self.ref, "corrupt (written in place while it was read)"), path=self.ref.path
+                    )
         except DamagedBankError as exc:
             if self._seen is not None:
                 self._seen(exc)

@@ -167,7 +167,9 @@ def _answer(  # pragma: no cover - child
     """One query's reply: ``stream`` sends every batch as it comes (one Arrow IPC message
     each) and replies ``("end",)``; otherwise the first ``max_rows`` rows, each cell cut to
     ``cell_chars``, whether there were more, and the column types."""
-    from convbank.store.sql import Begin, is_read_only, results
+    import duckdb
+
+    from convbank.store.sql import Begin, is_read_only, results, verify
 
     if mode == "stream":
         batch_rows, last_only = options
@@ -179,10 +181,15 @@ def _answer(  # pragma: no cover - child
         return ("end",)
     max_rows, cell_chars = options
     is_read_only(con, sql)
-    cur = con.execute(sql)
-    columns = [d[0] for d in cur.description or []]
-    types = [str(d[1]) for d in cur.description or []]
-    rows = cur.fetchmany(max_rows + 1) if columns else []
+    try:
+        cur = con.execute(sql)
+        columns = [d[0] for d in cur.description or []]
+        types = [str(d[1]) for d in cur.description or []]
+        rows = cur.fetchmany(max_rows + 1) if columns else []
+    except duckdb.Error:
+        verify(con)  # a file written in place under the scan, as such
+        raise
+    verify(con)  # the rows came from the files the connection checked (as results() does)
     cells = [tuple(_cut(v, cell_chars) for v in row) for row in rows[:max_rows]]
     return ("ok", columns, cells, len(rows) > max_rows, types)
 

@@ -53,18 +53,19 @@ def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
         recorder.record(*_COUNTS, None, [("error", problem)] if problem else [])
     con = connect(corpus.snapshot)
     try:
-        distinct, duplicates = con.execute(
-            "SELECT count(DISTINCT conversation_id), list(conversation_id) FILTER (WHERE n > 1) FROM "
-            "(SELECT conversation_id, count(*) AS n FROM conversations WHERE dataset = ? GROUP BY 1)",
-            [name],
-        ).fetchone() or (0, None)
-        where = dict(
-            con.execute(
-                "SELECT conversation_id, string_agg(config || '/' || split, ', ' ORDER BY config, split) "
-                "FROM conversations WHERE dataset = ? AND list_contains(?, conversation_id) GROUP BY 1",
-                [name, duplicates or []],
-            ).fetchall()
-        )
+        with bank_queries(corpus.snapshot, con):  # vouched for before it is an answer
+            distinct, duplicates = con.execute(
+                "SELECT count(DISTINCT conversation_id), list(conversation_id) FILTER (WHERE n > 1) FROM "
+                "(SELECT conversation_id, count(*) AS n FROM conversations WHERE dataset = ? GROUP BY 1)",
+                [name],
+            ).fetchone() or (0, None)
+            where = dict(
+                con.execute(
+                    "SELECT conversation_id, string_agg(config || '/' || split, ', ' ORDER BY config, split) "
+                    "FROM conversations WHERE dataset = ? AND list_contains(?, conversation_id) GROUP BY 1",
+                    [name, duplicates or []],
+                ).fetchall()
+            )
     finally:
         con.close()
     result = recorder.result(*_UNIQUE)
