@@ -139,63 +139,49 @@ def test_a_bank_written_before_structures_were_kept_still_scans(casino_home: Ban
     assert older.scan("turns").filter(pl.col("kind") == "action").select("text").collect().height == 2378
 
 
-def test_meta_objects_duckdb_cannot_type_stay_json_text(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "objects",
+    [
+        pytest.param(({"": 1}, {"b": 5}, {"A": 1, "a": 2}), id="empty-key-and-case-alike-keys"),
+        pytest.param(({"a\x00b": 1}, {"a": 5}, {"a\x00": 1, "a": 2}), id="keys-holding-nul"),
+    ],
+)
+def test_meta_objects_duckdb_cannot_type_stay_json_text(
+    tmp_path: Path, objects: tuple[dict[str, int], ...]
+) -> None:
     """Before: a message whose extra keys held an empty key, or keys alike but for case, made
     ``to_arrow``, ``to_polars`` and ``scan`` of the turns a DuckDB traceback ("Empty key in
-    object in JSON structure", "Duplicate keys in object"); that object is now its JSON text,
-    the rest of ``meta`` typed as ever."""
+    object in JSON structure", "Duplicate keys in object"); and (eleventh pass) DuckDB ends a
+    struct's field name at a NUL, so ``{"a\\u0000b": 1}`` was typed ``struct<a: int64>`` and
+    read back as ``{"a": 1}``, and ``{"a\\u0000": 1, "a": 2}`` as a struct of three fields
+    named ``a`` (``to_pylist()`` a pyarrow ``ValueError``). Such objects are now their JSON
+    text, the rest of ``meta`` typed as ever, in ``to_arrow``, ``to_polars`` and ``scan``."""
+    first, second, third = objects
     chat = tmp_path / "odd.jsonl"
     lines = [
         {
             "messages": [
-                {"role": "user", "content": "hi", "extra": {"": 1}},
-                {"role": "assistant", "content": "yo"},
+                {"role": "user", "content": "hi", "x": first},
+                {"role": "assistant", "content": "yo", "x": second},
             ]
         },
-        {"messages": [{"role": "user", "content": "hey", "extra": {"A": 1, "a": 2}, "n": 3}]},
+        {"messages": [{"role": "user", "content": "hey", "x": third, "n": 3}]},
     ]
     chat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     convbank.import_conversations(chat, name="odd", format="chat")
     corpus = convbank.load("odd")
     turns = corpus.to_polars("turns")
-    assert turns.schema["meta"] == pl.Struct({"message": pl.Struct({"extra": pl.String, "n": pl.Int64})})
-    extras = [(m["message"] or {}).get("extra") for m in turns["meta"].to_list()]
-    assert [json.loads(e) if e else None for e in extras] == [{"": 1}, None, {"A": 1, "a": 2}]
-    assert corpus.scan("turns").collect().equals(turns)
-    assert corpus[0].turns[0].meta == {"message": {"extra": {"": 1}}}
-
-
-def test_meta_objects_holding_a_key_with_nul_stay_json_text(tmp_path: Path) -> None:
-    """Eleventh pass. Before: DuckDB ends a struct's field name at a NUL, so a message's
-    ``{"a\\u0000b": 1}`` was typed ``struct<a: int64>`` and read back as ``{"a": 1}``, and
-    ``{"a\\u0000": 1, "a": 2}`` as a struct of three fields named ``a`` (``to_pylist()`` a
-    pyarrow ``ValueError``, ``to_polars`` a struct of one ``a``), in ``to_arrow``,
-    ``to_polars`` and ``scan``: such an object is now its JSON text."""
-    chat = tmp_path / "nul.jsonl"
-    lines = [
-        {
-            "messages": [
-                {"role": "user", "content": "hi", "x": {"a\x00b": 1}},
-                {"role": "assistant", "content": "yo", "x": {"a": 5}},
-            ]
-        },
-        {"messages": [{"role": "user", "content": "hey", "x": {"a\x00": 1, "a": 2}, "n": 3}]},
-    ]
-    chat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    convbank.import_conversations(chat, name="nul", format="chat")
-    corpus = convbank.load("nul")
-    turns = corpus.to_polars("turns")
     assert turns.schema["meta"] == pl.Struct({"message": pl.Struct({"x": pl.String, "n": pl.Int64})})
-    xs = [json.loads(m["message"]["x"]) for m in turns["meta"].to_list()]
-    assert xs == [{"a\x00b": 1}, {"a": 5}, {"a\x00": 1, "a": 2}]
-    assert [m["message"]["x"] for m in corpus.to_arrow("turns").column("meta").to_pylist()] == [
-        '{"a\\u0000b":1}',
-        '{"a":5}',
-        '{"a\\u0000":1,"a":2}',
-    ]
+    texts = [m["message"]["x"] for m in corpus.to_arrow("turns").column("meta").to_pylist()]
+    assert texts == [json.dumps(o, separators=(",", ":")) for o in objects]
+    assert [json.loads(m["message"]["x"]) for m in turns["meta"].to_list()] == list(objects)
     assert corpus.scan("turns").collect().equals(turns)
     assert corpus.to_polars("turns", flatten_meta=True).columns[-2:] == ["meta.message.x", "meta.message.n"]
-    assert [t.meta for c in corpus for t in c.turns][2] == {"message": {"x": {"a\x00": 1, "a": 2}, "n": 3}}
+    assert [t.meta for c in corpus for t in c.turns] == [
+        {"message": {"x": first}},
+        {"message": {"x": second}},
+        {"message": {"x": third, "n": 3}},
+    ]
 
 
 def test_integers_at_the_64_bit_edges_are_read_back_exactly(tmp_path: Path) -> None:
