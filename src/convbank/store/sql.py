@@ -26,6 +26,7 @@ import pyarrow as pa
 from convbank._workers import forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
+from convbank.store._exact import exact_relation
 from convbank.store._held import HeldFile
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.integrity import damaged
@@ -308,6 +309,7 @@ def _results(
                 if relation is None:
                     yield Begin(pa.schema([]), index, len(texts))
                     continue
+                relation = exact_relation(relation)  # Arrow holds every value as DuckDB has it
                 reader = relation.to_arrow_reader(batch_rows)
                 schema = _mark_json(reader.schema, [str(t) for t in relation.types])
                 yield Begin(schema, index, len(texts))
