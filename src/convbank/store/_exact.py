@@ -5,7 +5,8 @@ DuckDB hands a result over as Arrow, and for some types that is not the value: a
 over 2**127 becomes a negative ``decimal128`` (``2**128 - 1`` is ``-1``), a ``BIT`` the bytes
 DuckDB keeps it in (``'101'`` is ``b'\\x05\\xfd'``), a ``TIME WITH TIME ZONE`` a time without
 its offset, a ``TIME_NS`` a time Python cuts to microseconds, a ``BIGNUM`` (``VARINT``) or a
-``VARIANT`` opaque bytes. By construction, not by a list of the bad ones: a type is passed to
+``VARIANT`` opaque bytes, an ``INTERVAL`` a ``MonthDayNano`` that no writer prints as DuckDB
+does (``1 month 03:00:00``). By construction, not by a list of the bad ones: a type is passed to
 Arrow as it is only when it is one of those known to arrive exact (:data:`EXACT`); any other
 (those, and whatever type a later DuckDB adds) is cast to ``VARCHAR`` by DuckDB, wherever it
 is (a column, a struct's field, a list's or an array's item, a map's key or value, a union's
@@ -27,7 +28,7 @@ EXACT = frozenset(
         *("tinyint", "smallint", "integer", "bigint", "hugeint"),
         *("utinyint", "usmallint", "uinteger", "ubigint"),
         *("float", "double", "decimal"),
-        *("varchar", "blob", "uuid", "enum", "interval"),
+        *("varchar", "blob", "uuid", "enum"),
         *("date", "time", "timestamp", "timestamp_s", "timestamp_ms", "timestamp_ns"),
         "timestamp with time zone",
     }

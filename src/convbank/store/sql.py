@@ -17,7 +17,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import duckdb
@@ -253,6 +253,8 @@ class Begin:
     schema: pa.Schema
     index: int
     count: int
+    types: list[str] = field(default_factory=list)
+    """Its columns' DuckDB types (``INTEGER``, ``STRUCT(a VARCHAR)``), as sent to Arrow."""
 
 
 @contextmanager
@@ -312,7 +314,7 @@ def _results(
                 relation = exact_relation(relation)  # Arrow holds every value as DuckDB has it
                 reader = relation.to_arrow_reader(batch_rows)
                 schema = _mark_json(reader.schema, [str(t) for t in relation.types])
-                yield Begin(schema, index, len(texts))
+                yield Begin(schema, index, len(texts), [str(t) for t in relation.types])
                 try:
                     for batch in reader:
                         verify(con)  # what it was made of is what the connection checked
