@@ -538,3 +538,39 @@ def test_a_process_a_model_forks_never_goes_on_with_the_run(
     assert done.stdout.decode().count("casino-strategy · casino/default") == 1
     time.sleep(0.5)  # any child left would still be saving
     assert len(list((casino_home.root.parent / "bench" / "results").glob("*.json"))) == 1
+
+
+def test_a_parquet_predictions_file_of_values_python_cannot_hold_is_one_line(
+    casino_home: Bank, tmp_path: Path
+) -> None:
+    """Twelfth pass. Before: a Parquet predictions file holding a date or a timestamp Python
+    cannot hold (the date ``infinity``, ``2**31 - 1`` days; a timestamp of ``2**63 - 1``
+    microseconds; a duration of ``2**62`` s; in a list or a dictionary too) was an
+    ``OverflowError`` traceback, exit 1. Now such a value is its text, as ``query`` writes
+    it: a malformed prediction, or an id no example has, one line, exit 2."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 3
+    ids = pa.array(["a", "b", "c"])
+    far = pa.array([2**63 - 1] * n, pa.int64())
+    columns = {
+        "date": pa.array([2**31 - 1] * n, pa.int32()).cast(pa.date32()),
+        "timestamp": far.cast(pa.timestamp("us")),
+        "duration": pa.array([2**62] * n, pa.int64()).cast(pa.duration("s")),
+        "dictionary": pa.array([2**31 - 1] * n, pa.int32()).cast(pa.date32()).dictionary_encode(),
+        "list": pa.ListArray.from_arrays(list(range(n + 1)), far.cast(pa.timestamp("ns"))),
+    }
+    for name, column in columns.items():
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"example_id": ids, "prediction": column}), path)
+        values = list(read_predictions(path).values())
+        assert len(values) == n and all(v not in (None, "") for v in values), (name, values)
+    pq.write_table(pa.table({"example_id": columns["date"], "prediction": ids}), tmp_path / "ids.parquet")
+    with pytest.raises(BenchError, match=r"duplicate example id\(s\) \('infinity'"):
+        read_predictions(tmp_path / "ids.parquet")
+    result = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "--predictions", str(tmp_path / "date.parquet")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "unknown example id(s)" in result.output

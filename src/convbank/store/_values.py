@@ -52,6 +52,8 @@ def _holds_time(kind: pa.DataType) -> bool:
         return any(_holds_time(kind.field(i).type) for i in range(kind.num_fields))
     if pa.types.is_map(kind):
         return _holds_time(kind.key_type) or _holds_time(kind.item_type)
+    if pa.types.is_dictionary(kind):
+        return _holds_time(kind.value_type)
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
         return _holds_time(kind.value_type)
     return False
@@ -82,9 +84,11 @@ def _time(scalar: pa.Scalar) -> Any:
     return "24:00:00" if ticks >= _PER_DAY[scalar.type.unit] else scalar.as_py()
 
 
-def _temporal(scalar: pa.Scalar) -> str:
+def _temporal(scalar: pa.Scalar) -> Any:
     """A date or a timestamp Python cannot hold, as DuckDB writes it."""
     kind = scalar.type
+    if pa.types.is_dictionary(kind):  # a Parquet file's, not DuckDB's
+        return _value(scalar.value)
     if pa.types.is_date32(kind):
         days = scalar.cast(pa.int32()).as_py()
         return _infinite(days, _DATE_INFINITY) or _date(days)
@@ -92,6 +96,8 @@ def _temporal(scalar: pa.Scalar) -> str:
         return _date(scalar.cast(pa.int64()).as_py() // 86_400_000)
     if pa.types.is_timestamp(kind):
         return _timestamp(scalar.cast(pa.int64()).as_py(), kind.unit, kind.tz is not None)
+    if pa.types.is_duration(kind):  # longer than timedelta holds (a Parquet file's, not DuckDB's)
+        return f"{scalar.cast(pa.int64()).as_py()} {kind.unit}"
     raise TypeError(f"a {kind} value Python cannot hold")  # pragma: no cover - none known
 
 
