@@ -201,6 +201,17 @@ def _batches(path: Path) -> tuple[list[str], Iterator[Any]]:
     )
 
 
+def _rows(batch: Any) -> Iterator[dict[str, Any]]:
+    """A batch's rows, each value as ``query`` reads it: a date, a timestamp or a duration
+    Python cannot hold (the date ``infinity``, a year past 9999) is its text, never an
+    ``OverflowError`` (before: a traceback, exit 1)."""
+    from convbank.store._values import python_values
+
+    names = batch.schema.names
+    for values in zip(*(python_values(c) for c in batch.columns), strict=True):
+        yield dict(zip(names, values, strict=True))
+
+
 def _read_batches(
     path: Path, names: list[str], batches: Iterator[Any], options: ReadOptions, *, number: int, header: bool
 ) -> Iterator[Conversation | Rejected]:
@@ -213,11 +224,14 @@ def _read_batches(
     seen = int(header)
     try:
         for batch in batches:
-            for row in batch.to_pylist():
+            for row in _rows(batch):
                 seen += 1
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         yield Rejected(path, f"rows after row {seen}", f"expected rows of the same columns and types ({exc})")
+        return
+    except (TypeError, ValueError, OverflowError) as exc:  # a value of a kind not even text holds
+        yield Rejected(path, f"rows after row {seen}", f"expected values Python can read ({exc})")
         return
     yield from builder.flush()
 
