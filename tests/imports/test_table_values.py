@@ -44,3 +44,22 @@ def test_a_parquet_table_of_values_python_cannot_hold_is_imported_as_their_text(
         {"timestamp": "infinity", "far": "infinity", "long": "4611686018427387904 s", "end": "24:00:00"},
         {"timestamp": "1970-01-01", "far": "1970-01-01T00:00:00", "long": 1.0, "end": "00:00:00"},
     ]
+
+
+def test_a_hugging_face_dataset_of_values_python_cannot_hold_is_imported(tmp_path: Path) -> None:
+    """Twelfth pass. Before: a ``save_to_disk`` folder whose rows held the date ``infinity``
+    beside their messages was an ``OverflowError`` traceback from ``datasets``' rows, exit
+    1. Now its rows are read through Arrow as ``query`` reads them."""
+    import datasets
+
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    table = pa.table(
+        {
+            "messages": pa.array([messages] * 2),
+            "when": pa.array([2**31 - 1, 0], pa.int32()).cast(pa.date32()),
+        }
+    )
+    datasets.DatasetDict({"train": datasets.Dataset(table)}).save_to_disk(str(tmp_path / "odd"))
+    done = CliRunner().invoke(cli, ["import", str(tmp_path / "odd"), "--name", "mine"])
+    assert done.exit_code == 0, done.output
+    assert [[t.text for t in c.turns] for c in convbank.load("mine")] == [["hi", "yo"], ["hi", "yo"]]

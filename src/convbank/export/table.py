@@ -201,17 +201,6 @@ def _batches(path: Path) -> tuple[list[str], Iterator[Any]]:
     )
 
 
-def _rows(batch: Any) -> Iterator[dict[str, Any]]:
-    """A batch's rows, each value as ``query`` reads it: a date, a timestamp or a duration
-    Python cannot hold (the date ``infinity``, a year past 9999) is its text, never an
-    ``OverflowError`` (before: a traceback, exit 1)."""
-    from convbank.store._values import python_values
-
-    names = batch.schema.names
-    for values in zip(*(python_values(c) for c in batch.columns), strict=True):
-        yield dict(zip(names, values, strict=True))
-
-
 def _read_batches(
     path: Path, names: list[str], batches: Iterator[Any], options: ReadOptions, *, number: int, header: bool
 ) -> Iterator[Conversation | Rejected]:
@@ -222,9 +211,11 @@ def _read_batches(
         columns.map = dict(_DEFAULTS)
     builder = _Builder(path, columns, options, number)
     seen = int(header)
+    from convbank.store._values import python_rows
+
     try:
         for batch in batches:
-            for row in _rows(batch):
+            for row in python_rows(batch):  # a value Python cannot hold: its text
                 seen += 1
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

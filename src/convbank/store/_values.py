@@ -7,6 +7,7 @@ active exception"), or write ``24:00:00`` as ``00:00:00``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from convbank._lazy import lazy
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 else:
     pa = lazy("pyarrow")
 
-__all__ = ["python_values"]
+__all__ = ["dataset_rows", "python_rows", "python_values"]
 
 _DATE_INFINITY = (1 << 31) - 1
 _TIMESTAMP_INFINITY = (1 << 63) - 1
@@ -42,6 +43,26 @@ def python_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     except (OverflowError, ValueError):  # only then, value by value
         return [_value(column[i]) for i in range(len(column))]
     return values
+
+
+def python_rows(batch: pa.RecordBatch | pa.Table) -> Iterator[dict[str, Any]]:
+    """The rows of ``batch`` as dicts of :func:`python_values` (a table read by an importer:
+    a value Python cannot hold is DuckDB's text, never an ``OverflowError``).
+
+    >>> import pyarrow as pa
+    >>> list(python_rows(pa.table({"d": pa.array([2**31 - 1], pa.int32()).cast(pa.date32())})))
+    [{'d': 'infinity'}]
+    """
+    names = batch.schema.names
+    for values in zip(*(python_values(c) for c in batch.columns), strict=True):
+        yield dict(zip(names, values, strict=True))
+
+
+def dataset_rows(part: Any) -> Iterator[dict[str, Any]]:
+    """A Hugging Face ``Dataset``'s rows read through Arrow, as :func:`python_rows` (before:
+    ``datasets``' own rows, an ``OverflowError`` traceback for the date ``infinity``)."""
+    for batch in part.with_format("arrow").iter(batch_size=1000):
+        yield from python_rows(batch)
 
 
 def _holds_time(kind: pa.DataType) -> bool:
