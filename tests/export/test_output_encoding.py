@@ -217,3 +217,72 @@ def test_the_end_of_a_day_is_written_as_duckdb_writes_it(
             '│ 24:00:00 │ ["24:00:00",null,"23:59:59.500000"] │ {"x":"24:00:00"} │ 12:30:00 │'
             in result.stdout
         )
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson", "csv", "table"])
+def test_a_type_arrow_cannot_hold_is_written_as_duckdb_writes_it(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Twelfth pass. Before: DuckDB handed these over as Arrow that is not their value, and
+    ``query`` printed that, exit 0: ``UHUGEINT`` ``2**128 - 1`` as ``-1`` (``2**127`` as
+    ``-2**127``), ``BIT '101'`` as ``b'\\x05\\xfd'`` (``"Bf0="`` in JSON), ``TIMETZ
+    '12:00:00+05:30'`` as ``12:00:00``, a ``TIME_NS`` cut to microseconds, a ``VARINT`` as
+    bytes, an ``INTERVAL`` as ``MonthDayNano(months=1, ...)`` (``[1,0,10800000000000]``); in a struct, a list, a map or an array as well. Now DuckDB's text of each."""
+    sql = (
+        "SELECT 340282366920938463463374607431768211455::UHUGEINT AS u, "
+        "170141183460469231731687303715884105728::UHUGEINT AS h, '101'::BIT AS b, "
+        "TIMETZ '12:00:00+05:30' AS z, '12:00:00.123456789'::TIME_NS AS n, "
+        "'1000000000000000000000000000000'::VARINT AS v, INTERVAL '1 month 3 hours' AS i, "
+        "{'x': 2::UHUGEINT, 'y': ['01'::BIT]} AS s, MAP {'1'::BIT: TIMETZ '01:00:00-08'} AS m, "
+        "[7::UHUGEINT]::UHUGEINT[1] AS a, 5 AS k"
+    )
+    result = run(bidi_home, monkeypatch, "query", sql, "--format", fmt, "--max-width", "0")
+    assert result.exit_code == 0, result.output
+    texts = [
+        "340282366920938463463374607431768211455",
+        "170141183460469231731687303715884105728",
+        "101",
+        "12:00:00+05:30",
+        "12:00:00.123456789",
+        "1" + "0" * 30,
+        "1 month 03:00:00",
+    ]
+    if fmt in ("json", "ndjson"):
+        row = json.loads(result.stdout)
+        row = row[0] if fmt == "json" else row
+        assert list(row.values()) == [*texts, {"x": "2", "y": ["01"]}, [["1", "01:00:00-08"]], ["7"], 5]
+    elif fmt == "csv":
+        rows = list(csv.reader(io.StringIO(result.stdout)))
+        assert rows[1] == [*texts, '{"x":"2","y":["01"]}', '[["1","01:00:00-08"]]', '["7"]', "5"]
+    else:
+        for text in texts:
+            assert f" {text} " in result.stdout
+        assert "-1 " not in result.stdout and "\\x05" not in result.stdout
+
+
+def test_the_viewers_download_gives_the_values_query_gives(bidi_home: Path) -> None:
+    """Twelfth pass. Before: the SQL console's rows were DuckDB's Python objects, so its CSV
+    download (and its page) said ``INTERVAL '1 month 3 hours'`` was ``30 days, 3:00:00``,
+    the date ``-infinity`` ``0001-01-01``, a ``TIME_NS`` cut to microseconds, and a list
+    ``['a']`` in Python's words. Now the values ``query --format csv`` writes (DuckDB's text
+    where Arrow or Python cannot hold one, lists and structs as JSON), guarded as ever."""
+    sql = (
+        "SELECT INTERVAL '1 month 3 hours' AS i, 'infinity'::DATE AS d, "
+        "'12:00:00.123456789'::TIME_NS AS n, 340282366920938463463374607431768211455::UHUGEINT AS u, "
+        "['a', NULL] AS l, {'x': '=1+1'} AS s, TIME '24:00:00' AS t, '=2' AS f"
+    )
+    with TestClient(create_app(Bank(bidi_home / "bank")), base_url="http://127.0.0.1") as client:
+        answer = client.get("/sql", params={"q": sql, "format": "csv"})
+        page = client.get("/sql", params={"q": sql})
+    assert answer.status_code == 200, answer.text
+    assert list(csv.reader(io.StringIO(answer.text)))[1] == [
+        "1 month 03:00:00",
+        "infinity",
+        "12:00:00.123456789",
+        "340282366920938463463374607431768211455",
+        '["a",null]',
+        '{"x":"=1+1"}',
+        "24:00:00",
+        "'=2",
+    ]
+    assert page.status_code == 200 and "30 days" not in page.text and "1 month 03:00:00" in page.text

@@ -538,3 +538,131 @@ def test_a_process_a_model_forks_never_goes_on_with_the_run(
     assert done.stdout.decode().count("casino-strategy · casino/default") == 1
     time.sleep(0.5)  # any child left would still be saving
     assert len(list((casino_home.root.parent / "bench" / "results").glob("*.json"))) == 1
+
+
+def test_a_parquet_predictions_file_of_values_python_cannot_hold_is_one_line(
+    casino_home: Bank, tmp_path: Path
+) -> None:
+    """Twelfth pass. Before: a Parquet predictions file holding a date or a timestamp Python
+    cannot hold (the date ``infinity``, ``2**31 - 1`` days; a timestamp of ``2**63 - 1``
+    microseconds; a duration of ``2**62`` s; in a list or a dictionary too) was an
+    ``OverflowError`` traceback, exit 1. Now such a value is its text, as ``query`` writes
+    it: a malformed prediction, or an id no example has, one line, exit 2."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 3
+    ids = pa.array(["a", "b", "c"])
+    far = pa.array([2**63 - 1] * n, pa.int64())
+    columns = {
+        "date": pa.array([2**31 - 1] * n, pa.int32()).cast(pa.date32()),
+        "timestamp": far.cast(pa.timestamp("us")),
+        "duration": pa.array([2**62] * n, pa.int64()).cast(pa.duration("s")),
+        "dictionary": pa.array([2**31 - 1] * n, pa.int32()).cast(pa.date32()).dictionary_encode(),
+        "list": pa.ListArray.from_arrays(list(range(n + 1)), far.cast(pa.timestamp("ns"))),
+    }
+    for name, column in columns.items():
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"example_id": ids, "prediction": column}), path)
+        values = list(read_predictions(path).values())
+        assert len(values) == n and all(v not in (None, "") for v in values), (name, values)
+    pq.write_table(pa.table({"example_id": columns["date"], "prediction": ids}), tmp_path / "ids.parquet")
+    with pytest.raises(BenchError, match=r"duplicate example id\(s\) \('infinity'"):
+        read_predictions(tmp_path / "ids.parquet")
+    result = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "--predictions", str(tmp_path / "date.parquet")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "unknown example id(s)" in result.output
+
+
+class _Raising(list):  # a list subclass whose own methods raise: a model's prediction
+    def __iter__(self) -> Any:
+        raise RuntimeError("iter")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("eq")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Label(str):
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("eq")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("hash")
+
+
+class _Items(dict):  # type: ignore[type-arg]
+    def items(self) -> Any:
+        raise RuntimeError("items")
+
+
+class PredictIsAProperty:
+    @property
+    def predict(self) -> Any:
+        raise ValueError("no predict today")
+
+
+class FitIsAProperty:
+    @property
+    def fit(self) -> Any:
+        raise ValueError("no fit today")
+
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        return [[] for _ in examples]
+
+
+class ExitsAsLookedUp:
+    def __getattribute__(self, name: str) -> Any:
+        raise SystemExit(3)
+
+
+class ReturnsHostileLists:
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        return [_Raising(["self-need"]) for _ in examples]
+
+
+class ReturnsHostileLabels:
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        return [[_Label("self-need")] for _ in examples]
+
+
+class ReturnsHostileDicts:
+    def predict(self, examples: Sequence[Example]) -> list[Any]:
+        return [_Items(a=1) for _ in examples]
+
+
+LOOKUP_ERRORS = {
+    "PredictIsAProperty": "casino-strategy: the model {m} failed as its predict() was looked up: "
+    "ValueError: no predict today",
+    "FitIsAProperty": "casino-strategy, fold1: the model {m} failed as its fit() was looked up: "
+    "ValueError: no fit today",
+    "ExitsAsLookedUp": "casino-strategy: the model {m} failed as its predict() was looked up: SystemExit: 3",
+    "ReturnsHostileDicts": "casino-strategy: the model cannot be scored: 4,615 malformed prediction(s) "
+    "('543/0', '543/1', '543/2', ...: expected a list of labels)",
+}
+
+
+@pytest.mark.parametrize("name", [*sorted(LOOKUP_ERRORS), "ReturnsHostileLists", "ReturnsHostileLabels"])
+def test_a_models_own_code_run_by_reading_it_is_one_line(
+    built: Bank, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Twelfth pass. Before: the model's code that convbank ran outside its guard was a
+    traceback, exit 1: a ``predict`` or ``fit`` property that raises, a ``__getattribute__``
+    calling ``sys.exit(3)`` (exit 3 without a word), predictions of a ``list`` subclass whose
+    ``__iter__`` raises, of a ``str`` subclass whose ``__eq__`` raises, of a ``dict`` whose
+    ``items`` raises. Now every contact with the model is guarded, and its predictions are
+    read as plain data through the built-in types' own methods: one line, or a score."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    spec = f"test_bounded_inputs:{name}"
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--model", spec, "--json"])
+    assert "Traceback" not in done.output
+    if name in LOOKUP_ERRORS:
+        assert done.exit_code == 2, done.output
+        lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
+        assert lines == [f"error: {LOOKUP_ERRORS[name].format(m=spec)}"]
+    else:  # the lists and labels they hold, read as such
+        assert done.exit_code == 0, done.output
+        assert json.loads(done.stdout)["metrics"]["mean_f1"] == pytest.approx(0.0494, abs=1e-4)

@@ -356,6 +356,50 @@ def test_a_run_named_after_a_file_whose_name_is_not_utf8_is_saved(casino_home: B
     assert _strict(save(scored, convbank.load("casino")))["model"] == "\ufffd and \ufffd"
 
 
+def test_a_run_whose_name_or_seed_is_long_is_saved(casino_home: Bank) -> None:
+    """Twelfth pass. Before: a run named with 60 letters of four bytes each (U+1D538, Deseret
+    U+10400), or of seed ``10**250``, made a file name over the 255 bytes the system takes:
+    ``error: CONVBANK_HOME ...: File name too long: .../.saved-run....tmp``, exit 5, nothing
+    saved, the home blamed. Now the file name is cut to fit, and the file says them whole."""
+    corpus = convbank.load("casino")
+    scored = run("casino-strategy", model="random", load=lambda *a: corpus)
+    for name in ("\U0001d538" * 60, "\U00010400" * 60, "a" * 300):
+        scored.model = name
+        path = save(scored, corpus)
+        assert len(path.name.encode()) <= 255 and _strict(path)["model"] == name
+    big = run("casino-strategy", model="random", seed=10**250, load=lambda *a: corpus)
+    path = save(big, corpus)
+    assert _strict(path)["seed"] == 10**250
+    result = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "-m", "random", "--name", "\U0001d538" * 60, "--save"]
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(r["model"] for r in leaderboard()).count("\U0001d538" * 60) == 2
+    assert len(leaderboard()) == 5
+
+
+def test_a_saved_runs_huge_or_multi_line_text_is_one_short_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelfth pass. Before: a saved run (a file of the results folder) whose model is 10 MB
+    of text made every row of ``bench --results`` as wide as it (1.77 MB printed for 20
+    runs), and a task holding a newline split its row in two. Now each cell is one line of
+    at most 120 characters, then the text's length; ``--json`` gives the text whole."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    monkeypatch.setattr(results_module, "results_folder", lambda: folder)
+    good = {"task": "casino-strategy", "seed": 0, "metrics": {"mean_f1": 0.5}}
+    (folder / "a.json").write_text(json.dumps({**good, "model": "M" * 10_000_000}))
+    (folder / "b.json").write_text(json.dumps({**good, "model": "tfidf", "task": "casino-strategy\nx"}))
+    listed = CliRunner().invoke(cli, ["bench", "--results"])
+    assert listed.exit_code == 0, listed.output
+    assert len(listed.stdout) < 10_000 and "… (10,000,000 characters)" in listed.stdout
+    rows = [line for line in listed.stdout.splitlines() if line.startswith("│")]
+    assert len(rows) == 2 and any("casino-strategy\\nx" in row for row in rows)
+    as_json = CliRunner().invoke(cli, ["bench", "--results", "--json"])
+    assert sorted(len(r["model"]) for r in json.loads(as_json.stdout)) == [5, 10_000_000]
+
+
 _SAVE_THEN_HANG = """
 import os, sys, time
 import convbank

@@ -12,7 +12,7 @@ import importlib
 import math
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from convbank._forksafe import this_process_only
+from convbank.bench._guarded import answers_of, call, method_of, plain, what
 from convbank.errors import BenchError, ConvbankError, did_you_mean, require
 from convbank.query import Corpus
 from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
@@ -143,7 +144,7 @@ def load_model(spec: str) -> Any:
     except (ConvbankError, KeyboardInterrupt):
         raise
     except BaseException as exc:
-        why = str(exc) if isinstance(exc, ImportError) else _what(exc)
+        why = str(exc) if isinstance(exc, ImportError) else what(exc)
         raise BenchError(f"--model {spec!r}: cannot import {module_name!r} ({why})", model=spec) from exc
     try:
         factory = getattr(module, attribute)
@@ -155,7 +156,7 @@ def load_model(spec: str) -> Any:
     except (ConvbankError, KeyboardInterrupt):
         raise
     except BaseException as exc:
-        raise BenchError(f"--model {spec!r}: {attribute}() failed: {_what(exc)}", model=spec) from exc
+        raise BenchError(f"--model {spec!r}: {attribute}() failed: {what(exc)}", model=spec) from exc
 
 
 def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "") -> dict[str, Any]:
@@ -164,41 +165,25 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
     ``predict`` (``rank`` for a ranking task) on the test examples. Returns ``{example_id:
     prediction}``, each checked against the task's form."""
     method = "rank" if task.kind == "ranking" else "predict"
-    if not callable(getattr(model, method, None)):
+    name = label or type(model).__name__
+    if method_of(task.name, name, "", model, method) is None:
         raise BenchError(
             f"{task.name} is a {task.kind} task: the model needs a {method}(examples) method", task=task.name
         )
-    name = label or type(model).__name__
-    if callable(getattr(model, "setup", None)):
-        _call(task.name, name, "", model, "setup", list(data.examples))
+    if method_of(task.name, name, "", model, "setup") is not None:
+        call(task.name, name, "", model, "setup", list(data.examples))
     out: dict[str, Any] = {}
     done: list[str] = []
     try:
         for fold in progress(data.folds, f"{name}: folds"):
-            if callable(getattr(model, "fit", None)):
+            if method_of(task.name, name, fold.name, model, "fit") is not None:
                 train = [data.examples[i] for i in fold.train]
-                _call(task.name, name, fold.name, model, "fit", train, [data.gold[i] for i in fold.train])
+                call(task.name, name, fold.name, model, "fit", train, [data.gold[i] for i in fold.train])
             test = [data.examples[i] for i in fold.test]
-            answers = _answers(
-                task.name, name, fold.name, method, _call(task.name, name, fold.name, model, method, test)
-            )
-            if len(answers) != len(test):
-                raise BenchError(
-                    f"{task.name}, {fold.name}: the model {name} returned {len(answers)} predictions "
-                    f"for {len(test)} examples",
-                    task=task.name,
-                    model=name,
-                )
-            for example, answer in zip(test, answers, strict=True):
-                try:
-                    out[example.id] = _plain(answer)
-                except _TooDeepError as exc:
-                    raise BenchError(
-                        f"{task.name}, {fold.name}: the model {name} returned a prediction {exc} "
-                        f"(example {example.id!r})",
-                        task=task.name,
-                        model=name,
-                    ) from None
+            returned = call(task.name, name, fold.name, model, method, test)
+            ids = [example.id for example in test]
+            answers = answers_of(task.name, name, fold.name, method, returned, ids=ids)
+            out.update(zip(ids, answers, strict=True))
             done.append(fold.name)
     except KeyboardInterrupt as exc:  # Ctrl-C: the folds finished so far, for a partial result
         if isinstance(exc, Interrupted):
@@ -208,50 +193,6 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
         raise Interrupted({k: v for k, v in out.items() if k in kept}, done, signum=signum) from None
     _check(task, data, out, "the model")
     return out
-
-
-def _call(task: str, model: str, fold: str, obj: Any, method: str, *args: Any) -> Any:
-    """``obj.method(*args)``; an exception it raises (other than convbank's own, and Ctrl-C;
-    ``sys.exit()`` and any other :class:`BaseException` too) becomes one line naming the
-    task, the fold, the model and the method; a process it forks ends as it returns."""
-    try:
-        with this_process_only():
-            return getattr(obj, method)(*args)
-    except (ConvbankError, KeyboardInterrupt):  # Ctrl-C, SIGTERM, SIGHUP: a partial result
-        raise
-    except BaseException as exc:  # sys.exit(), GeneratorExit: the model's run ends, not the command
-        where = f"{task}, {fold}" if fold else task
-        raise BenchError(
-            f"{where}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
-        ) from exc
-
-
-def _answers(task: str, model: str, fold: str, method: str, answers: Any) -> list[Any]:
-    """What ``predict``/``rank`` returned, as a list: anything but a sequence or an iterator
-    of predictions (None, a number, a string) is one line naming the model and the fold."""
-    if isinstance(answers, (str, bytes, Mapping)) or not isinstance(answers, Iterable):
-        kind = "None" if answers is None else f"a {type(answers).__name__}"
-        raise BenchError(
-            f"{task}, {fold}: the model {model}'s {method}() returned {kind}, "
-            "not a list of one prediction per example",
-            task=task,
-            model=model,
-        )
-    try:
-        with this_process_only():  # a generator's body is the model's too
-            return list(answers)
-    except (ConvbankError, KeyboardInterrupt):
-        raise
-    except BaseException as exc:
-        raise BenchError(
-            f"{task}, {fold}: the model {model} failed in {method}(): {_what(exc)}", task=task, model=model
-        ) from exc
-
-
-def _what(exc: BaseException) -> str:
-    """``ValueError: the message`` on one line (a message's newlines as spaces)."""
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def score(
@@ -286,7 +227,7 @@ def score(
         from convbank.bench.files import read_predictions
 
         predictions = read_predictions(Path(predictions), examples=len(data.test_ids()))
-    table = {str(k): _plain(v) for k, v in predictions.items()}
+    table = {str(k): plain(v) for k, v in predictions.items()}
     _check(chosen, data, table, "the predictions")
     return _result(
         chosen,
@@ -395,7 +336,7 @@ def _result(
     seconds: float,
 ) -> Result:
     with np.errstate(all="ignore"):  # an overflow is a metric of null, with a note
-        metrics, notes = finite_metrics(_plain(task.score(data, predictions)))
+        metrics, notes = finite_metrics(plain(task.score(data, predictions)))
     used = sorted({c for c, _ in corpus.parts()})
     return Result(
         task=task.name,
@@ -408,7 +349,7 @@ def _result(
         reference=task.reference,
         protocol=task.protocol,
         seconds=seconds,
-        details=_plain(data.details),
+        details=plain(data.details),
         predictions=predictions,
         notes=notes,
     )
@@ -467,33 +408,3 @@ def _check(task: Task, data: TaskData, predictions: Mapping[str, Any], what: str
 
 def _first(ids: Sequence[str], n: int = 3) -> str:
     return ", ".join(repr(i) for i in ids[:n]) + (", ..." if len(ids) > n else "")
-
-
-MAX_DEPTH = 64
-"""The deepest a model's prediction may nest (as a predictions file's line may)."""
-
-
-class _TooDeepError(ValueError):
-    """A value nested more than :data:`MAX_DEPTH` deep."""
-
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """Numpy values to Python ones, recursively (results and predictions are JSON); a value
-    nested more than :data:`MAX_DEPTH` deep raises :class:`_TooDeepError`, never a RecursionError."""
-    if depth > MAX_DEPTH:
-        raise _TooDeepError(f"nested more than {MAX_DEPTH} deep")
-    if isinstance(value, dict):
-        return {k: _plain(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = _sorted(value) if isinstance(value, (set, frozenset)) else value
-        return [_plain(v, depth + 1) for v in items]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist(), depth)
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _sorted(values: set[Any] | frozenset[Any]) -> list[Any]:
-    try:
-        return sorted(values)
-    except TypeError:  # values of kinds that do not compare ({1, "a"}): an order all the same
-        return sorted(values, key=repr)

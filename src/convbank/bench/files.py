@@ -311,7 +311,18 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
         raise BenchError(f"{path}: not a readable Parquet file ({exc})", path=path) from exc
     finally:
         f.close()
-    return list(enumerate(table.to_pylist(), 1))
+    from convbank.store._values import python_values
+
+    columns = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        try:  # a date or a time Python cannot hold is its text (a malformed prediction), as in query
+            columns.append(python_values(column))
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise BenchError(
+                f"{path}: column {name!r} holds a value Python cannot read ({exc})", path=path
+            ) from exc
+    rows = (dict(zip(table.column_names, values, strict=True)) for values in zip(*columns, strict=True))
+    return list(enumerate(rows, 1))
 
 
 def _open_regular(path: Path) -> BinaryIO:

@@ -125,7 +125,7 @@ def save(result: Result, corpus: Corpus) -> Path:
     folder = results_folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        return _claim(folder, f"{stamp}-{result.task}-{_slug(result.model)}-seed{result.seed}", data)
+        return _claim(folder, _stem(stamp, result.task, _slug(result.model), f"seed{result.seed}"), data)
     except OSError as exc:
         from convbank._homefiles import home_error
 
@@ -289,6 +289,22 @@ def _saved_files(folder: Path) -> list[Path]:
             ) from exc
         raise error from exc
     return [folder / name for name in sorted(names)]
+
+
+_STEM_BYTES = 200
+"""The most bytes of a saved run's file name before its ``-N.json``: a file name holds 255."""
+
+
+def _stem(*parts: str) -> str:
+    """``parts`` joined by ``-`` and cut to :data:`_STEM_BYTES` of UTF-8 at a character's
+    end, so that every run's file name fits whatever its name and seed (before: a name of 60
+    letters of four bytes, ``U+1D538``, or a seed of 250 digits, made a name the system refused,
+    and the run was not saved, exit 5). The file itself says the run's name and seed whole.
+
+    >>> len(_stem("20260101T000000", "casino-strategy", "\U0001d538" * 60, "seed0").encode())
+    200
+    """
+    return "-".join(parts).encode("utf-8")[:_STEM_BYTES].decode("utf-8", "ignore")
 
 
 def _slug(text: str) -> str:

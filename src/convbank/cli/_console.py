@@ -14,8 +14,8 @@ from rich.text import Text
 
 from convbank._lazy import lazy
 from convbank._textio import BIDI_CONTROLS, LINE_SEPARATORS, json_bytes
-from convbank.cli._values import python_values
 from convbank.model.schema import JSON_FIELD
+from convbank.store._values import python_values
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -14,8 +14,8 @@ import pyarrow as pa
 from convbank._textio import CsvRows, json_bytes
 from convbank.cli._console import MAX_CELL, cell, err, json_keys, plural, rows_of, visible
 from convbank.cli._table import Column, draw, fit, single_value
-from convbank.cli._values import python_values
 from convbank.model.schema import JSON_FIELD
+from convbank.store._values import python_values
 from convbank.store.sql import Begin
 
 __all__ = ["MAX_ROWS", "write_results"]

@@ -288,7 +288,7 @@ def _print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
     """The saved runs, best first within each task."""
     from rich.table import Table
 
-    from convbank.cli._console import echo_json, out
+    from convbank.cli._console import echo_json, one_line, out
 
     if as_json:
         echo_json(rows)
@@ -301,19 +301,20 @@ def _print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
     table = Table(
         "task", "model", "config", "seed", "metric", "score", "data", "convbank", "saved", title="saved runs"
     )
-    for r in rows:
-        table.add_row(
-            r["task"],
-            r["model"],
-            r.get("config", ""),
-            str(r.get("seed", "")),
-            r["metric"],
-            _number(r["score"]),
-            r.get("data", ""),
-            r.get("convbank", ""),
-            r.get("saved", ""),
-        )
+    for r in rows:  # a saved file's text, each cell one line of at most 120 characters
+        cells = [r["task"], r["model"], r.get("config", ""), str(r.get("seed", "")), r["metric"]]
+        cells += [_number(r["score"]), r.get("data", ""), r.get("convbank", ""), r.get("saved", "")]
+        table.add_row(*(_cut(one_line(str(c))) for c in cells))
     out.print(table)
+
+
+def _cut(text: str, most: int = 120) -> str:
+    """``text``, or its start and its length when it is longer than ``most`` characters.
+
+    >>> _cut("M" * 10_000_000, 10)
+    'MMMMMMMMMM… (10,000,000 characters)'
+    """
+    return text if len(text) <= most else f"{text[:most]}… ({len(text):,} characters)"
 
 
 class _BenchBars:

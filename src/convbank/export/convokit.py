@@ -195,6 +195,29 @@ def _json_file(path: Path) -> dict[str, Any] | Rejected:
     return value
 
 
+def _is_meta(meta: Any) -> bool:
+    """Whether ``meta`` is what ConvoKit keeps as meta: an object, or nothing."""
+    return meta is None or isinstance(meta, dict)
+
+
+def _kind(value: Any) -> str:
+    """``a list``, ``a string``, ``int``: what a JSON value is, for a message."""
+    names: dict[type, str] = {list: "a list", str: "a string"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _bad_entry(folder: Path, speakers: dict[str, Any], conversations: dict[str, Any]) -> Rejected | None:
+    """The first speaker or conversation that is not an object with an object ``meta`` (or
+    none), rejected, so that its meta is never dropped without a word."""
+    for name, entries in (("speakers.json", speakers), ("conversations.json", conversations)):
+        for key, entry in entries.items():
+            if not isinstance(entry, dict) or not _is_meta(entry.get("meta")):
+                what = _kind(entry.get("meta")) if isinstance(entry, dict) else _kind(entry)
+                expected = f"expected {key!r} an object whose 'meta' is an object, not {what}"
+                return Rejected(folder / name, "file", expected)
+    return None
+
+
 def _meta_of(entry: Any) -> dict[str, Any]:
     meta = entry.get("meta") if isinstance(entry, dict) else None
     return dict(meta) if isinstance(meta, dict) else {}
@@ -285,6 +308,8 @@ def _build(
     exact duplicate of an utterance left out, another utterance with its id rejected."""
     first: dict[str, dict[str, Any]] = {}
     for line, u in rows:
+        if not _is_meta(u.get("meta")):  # never dropped: ConvoKit's meta is an object
+            return rejected(path, f"line {line}", f"expected an object 'meta', not {_kind(u['meta'])}", u)
         if first.setdefault(u["id"], u) != u:
             return rejected(
                 path, f"line {line}", f"expected utterance id {u['id']!r} used once in {cid!r}", u
@@ -416,6 +441,10 @@ def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conve
         yield bad
         return
     speakers, conversations, corpus = (x for x in loaded if isinstance(x, dict))
+    bad_entry = _bad_entry(folder, speakers, conversations)
+    if bad_entry is not None:
+        yield bad_entry
+        return
     c = _Corpus(folder, speakers, conversations, ours=corpus.get("exported_by") == "convbank")
     path = folder / "utterances.jsonl"
     for number, item in enumerate(_utterances(path)):

@@ -415,9 +415,15 @@ def read_hf_dataset(
             )
             return
         opts = ReadOptions(dataset=options.dataset, config=options.config, split=split)
-        for number, row in enumerate(part):
+        for number, row in enumerate(_plain_rows(part)):
             conv = _generic(row, column, number, opts)
             yield rejected(where, f"{split} row {number + 1}", conv, row) if isinstance(conv, str) else conv
+
+
+def _plain_rows(part: Any) -> Iterator[dict[str, Any]]:
+    from convbank.store._values import dataset_rows  # not datasets' rows: they overflow
+
+    return dataset_rows(part)
 
 
 def _read_export(ds: Any, path: Path, data: Any, options: ReadOptions) -> Iterator[Conversation | Rejected]:
@@ -429,7 +435,7 @@ def _read_export(ds: Any, path: Path, data: Any, options: ReadOptions) -> Iterat
     feats, info = features(ds.name), mi.type_info(ds.raw_type)
     for split, part in data.items():
         where = Part(path.name, names.get(split, split))
-        for number, row in enumerate(part):
+        for number, row in enumerate(_plain_rows(part)):
             try:
                 raw = ds.presentation.hf_raw(_unfit(dict(feats), row, mi.AnyType()))
                 if raw is None:

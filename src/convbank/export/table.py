@@ -211,13 +211,18 @@ def _read_batches(
         columns.map = dict(_DEFAULTS)
     builder = _Builder(path, columns, options, number)
     seen = int(header)
+    from convbank.store._values import python_rows
+
     try:
         for batch in batches:
-            for row in batch.to_pylist():
+            for row in python_rows(batch):  # a value Python cannot hold: its text
                 seen += 1
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         yield Rejected(path, f"rows after row {seen}", f"expected rows of the same columns and types ({exc})")
+        return
+    except (TypeError, ValueError, OverflowError) as exc:  # a value of a kind not even text holds
+        yield Rejected(path, f"rows after row {seen}", f"expected values Python can read ({exc})")
         return
     yield from builder.flush()
 

@@ -85,11 +85,11 @@ def _cut(value: Any, chars: int) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
         return data if len(data) <= chars else data[:chars] + f"… ({len(data):,} bytes)".encode()
-    if isinstance(value, (list, tuple, dict)):
-        import msgspec
+    if isinstance(value, (list, tuple, dict)):  # JSON, as `query --format csv` writes it
+        from convbank._textio import json_bytes
 
-        text = msgspec.json.encode(value, enc_hook=str).decode()
-        return value if len(text) <= chars else text[:chars] + f"… ({len(text):,} characters)"
+        text = json_bytes(value).decode()
+        return text if len(text) <= chars else text[:chars] + f"… ({len(text):,} characters)"
     return value
 
 
@@ -167,9 +167,7 @@ def _answer(  # pragma: no cover - child
     """One query's reply: ``stream`` sends every batch as it comes (one Arrow IPC message
     each) and replies ``("end",)``; otherwise the first ``max_rows`` rows, each cell cut to
     ``cell_chars``, whether there were more, and the column types."""
-    import duckdb
-
-    from convbank.store.sql import Begin, is_read_only, results, verify
+    from convbank.store.sql import Begin, results
 
     if mode == "stream":
         batch_rows, last_only = options
@@ -180,16 +178,27 @@ def _answer(  # pragma: no cover - child
                 pipe.send(("batch", _ipc(item.schema, item)))
         return ("end",)
     max_rows, cell_chars = options
-    is_read_only(con, sql)
+    from convbank.store._values import python_values
+
+    columns: list[str] = []
+    types: list[str] = []
+    rows: list[tuple[Any, ...]] = []
+    # The values as `query` gives them (through Arrow, exact, DuckDB's text where Python
+    # cannot hold one), not DuckDB's Python objects: those made a month 30 days and the date
+    # -infinity 0001-01-01. Each batch is vouched for (verify) before it is given.
+    stream = results(con, sql, batch_rows=max_rows + 1, last_only=True)
     try:
-        cur = con.execute(sql)
-        columns = [d[0] for d in cur.description or []]
-        types = [str(d[1]) for d in cur.description or []]
-        rows = cur.fetchmany(max_rows + 1) if columns else []
-    except duckdb.Error:
-        verify(con)  # a file written in place under the scan, as such
-        raise
-    verify(con)  # the rows came from the files the connection checked (as results() does)
+        for item in stream:
+            if isinstance(item, Begin):
+                columns, types, rows = item.schema.names, item.types, []
+            elif len(rows) <= max_rows:
+                rows.extend(zip(*(python_values(c) for c in item.columns), strict=True))
+            if len(rows) > max_rows:
+                break
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
     cells = [tuple(_cut(v, cell_chars) for v in row) for row in rows[:max_rows]]
     return ("ok", columns, cells, len(rows) > max_rows, types)
 

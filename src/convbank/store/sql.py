@@ -17,7 +17,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import duckdb
@@ -26,6 +26,7 @@ import pyarrow as pa
 from convbank._workers import forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
+from convbank.store._exact import exact_relation
 from convbank.store._held import HeldFile
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.integrity import damaged
@@ -252,6 +253,8 @@ class Begin:
     schema: pa.Schema
     index: int
     count: int
+    types: list[str] = field(default_factory=list)
+    """Its columns' DuckDB types (``INTEGER``, ``STRUCT(a VARCHAR)``), as sent to Arrow."""
 
 
 @contextmanager
@@ -308,9 +311,10 @@ def _results(
                 if relation is None:
                     yield Begin(pa.schema([]), index, len(texts))
                     continue
+                relation = exact_relation(relation)  # Arrow holds every value as DuckDB has it
                 reader = relation.to_arrow_reader(batch_rows)
                 schema = _mark_json(reader.schema, [str(t) for t in relation.types])
-                yield Begin(schema, index, len(texts))
+                yield Begin(schema, index, len(texts), [str(t) for t in relation.types])
                 try:
                     for batch in reader:
                         verify(con)  # what it was made of is what the connection checked

@@ -7,6 +7,7 @@ active exception"), or write ``24:00:00`` as ``00:00:00``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from convbank._lazy import lazy
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 else:
     pa = lazy("pyarrow")
 
-__all__ = ["python_values"]
+__all__ = ["dataset_rows", "python_rows", "python_values"]
 
 _DATE_INFINITY = (1 << 31) - 1
 _TIMESTAMP_INFINITY = (1 << 63) - 1
@@ -44,6 +45,26 @@ def python_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     return values
 
 
+def python_rows(batch: pa.RecordBatch | pa.Table) -> Iterator[dict[str, Any]]:
+    """The rows of ``batch`` as dicts of :func:`python_values` (a table read by an importer:
+    a value Python cannot hold is DuckDB's text, never an ``OverflowError``).
+
+    >>> import pyarrow as pa
+    >>> list(python_rows(pa.table({"d": pa.array([2**31 - 1], pa.int32()).cast(pa.date32())})))
+    [{'d': 'infinity'}]
+    """
+    names = batch.schema.names
+    for values in zip(*(python_values(c) for c in batch.columns), strict=True):
+        yield dict(zip(names, values, strict=True))
+
+
+def dataset_rows(part: Any) -> Iterator[dict[str, Any]]:
+    """A Hugging Face ``Dataset``'s rows read through Arrow, as :func:`python_rows` (before:
+    ``datasets``' own rows, an ``OverflowError`` traceback for the date ``infinity``)."""
+    for batch in part.with_format("arrow").iter(batch_size=1000):
+        yield from python_rows(batch)
+
+
 def _holds_time(kind: pa.DataType) -> bool:
     """Whether a time of day is among the values of this type (a column, a field, an item)."""
     if pa.types.is_time(kind):
@@ -52,6 +73,8 @@ def _holds_time(kind: pa.DataType) -> bool:
         return any(_holds_time(kind.field(i).type) for i in range(kind.num_fields))
     if pa.types.is_map(kind):
         return _holds_time(kind.key_type) or _holds_time(kind.item_type)
+    if pa.types.is_dictionary(kind):
+        return _holds_time(kind.value_type)
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
         return _holds_time(kind.value_type)
     return False
@@ -82,9 +105,11 @@ def _time(scalar: pa.Scalar) -> Any:
     return "24:00:00" if ticks >= _PER_DAY[scalar.type.unit] else scalar.as_py()
 
 
-def _temporal(scalar: pa.Scalar) -> str:
+def _temporal(scalar: pa.Scalar) -> Any:
     """A date or a timestamp Python cannot hold, as DuckDB writes it."""
     kind = scalar.type
+    if pa.types.is_dictionary(kind):  # a Parquet file's, not DuckDB's
+        return _value(scalar.value)
     if pa.types.is_date32(kind):
         days = scalar.cast(pa.int32()).as_py()
         return _infinite(days, _DATE_INFINITY) or _date(days)
@@ -92,6 +117,8 @@ def _temporal(scalar: pa.Scalar) -> str:
         return _date(scalar.cast(pa.int64()).as_py() // 86_400_000)
     if pa.types.is_timestamp(kind):
         return _timestamp(scalar.cast(pa.int64()).as_py(), kind.unit, kind.tz is not None)
+    if pa.types.is_duration(kind):  # longer than timedelta holds (a Parquet file's, not DuckDB's)
+        return f"{scalar.cast(pa.int64()).as_py()} {kind.unit}"
     raise TypeError(f"a {kind} value Python cannot hold")  # pragma: no cover - none known
 
 
