@@ -211,3 +211,26 @@ def test_a_signal_while_the_query_module_is_still_imported_stops_the_command(
     monkeypatch.setattr(_signals, "interrupted", threading.Event())
     _signals._interrupt_queries(signal.SIGTERM)
     assert _signals.interrupted.is_set() and _signals.last_signal == [signal.SIGTERM]
+
+
+SLOW = "SELECT sum(length(md5(i::VARCHAR))) FROM range(3000000000) t(i)"
+"""A query DuckDB's interrupt stops, that runs for minutes otherwise."""
+
+
+@pytest.mark.parametrize("limit", ["", ", timeout=600"])
+def test_ctrl_c_stops_sql_in_a_process_that_imported_polars(casino_home: Bank, limit: str) -> None:
+    """polars installs its SIGINT handler with ``SA_RESTART`` as it is imported, so a wait
+    without a timeout resumes after Ctrl-C and Python acts on it only when the wait ends:
+    ``convbank.sql()`` waits for its query in steps, so KeyboardInterrupt comes at once
+    (before: the query ran to its end, 9 s of a 10 s query after the signal; minutes here)."""
+    code = f"import sys, polars, convbank; print('ready', file=sys.stderr, flush=True); convbank.sql({SLOW!r}{limit})"
+    proc = _start(casino_home.root.parent, code)
+    assert proc.stderr is not None and proc.stderr.readline() == "ready\n"
+    _busy(proc, workers=1 if limit else 0)  # and 1.5 s more: the query under way
+    seconds, code_, err = _stop(proc, signal.SIGINT)
+    print(
+        f"Ctrl-C on convbank.sql({limit or 'no limit'}) after importing polars: exit {code_} after {seconds:.2f} s"
+    )
+    assert code_ == -signal.SIGINT and err.rstrip().endswith("KeyboardInterrupt"), err
+    assert seconds < 3
+    assert not _children(proc.pid)

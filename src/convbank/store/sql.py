@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
-from convbank._workers import forbid_fork
+from convbank._workers import forbid_fork, taken
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store._held import HeldFile
@@ -358,7 +358,7 @@ def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
     worker.start()
     try:
         while True:
-            kind, value = handoff.get()
+            kind, value = taken(handoff)  # a wait Ctrl-C ends at once
             if kind == "end":
                 return
             if kind == "error":
