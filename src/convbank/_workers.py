@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -32,6 +32,7 @@ T = TypeVar("T")
 
 __all__ = [
     "Worker",
+    "ctrl_c_said",
     "forbid_fork",
     "kill_all",
     "map_in_order",
@@ -80,6 +81,27 @@ def resolved(future: Future[T]) -> T:
     while not futures_wait([future], timeout=WAKE).done:
         pass
     return future.result()
+
+
+@contextmanager
+def ctrl_c_said() -> Iterator[None]:
+    """Ctrl-C as Python says it, around DuckDB's calls on the calling thread: DuckDB, seeing
+    the signal, stops its query and raises ``RuntimeError('Query interrupted')`` in place of
+    Python's :class:`KeyboardInterrupt`, which a caller's ``except Exception`` would take for
+    a failure and go on (before: ``Corpus.to_arrow()``, ``turns_with_labels()`` and
+    ``convbank.stats.stats()`` said so, exit 1, at 1 of 2 signals).
+
+    >>> with ctrl_c_said():  # another failure is as it was
+    ...     raise RuntimeError("Conversion Error")
+    Traceback (most recent call last):
+    RuntimeError: Conversion Error
+    """
+    try:
+        yield
+    except RuntimeError as exc:
+        if str(exc).startswith("Query interrupted"):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def received(connection: Connection) -> Any:

@@ -8,6 +8,7 @@ the guide promises one)."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -234,3 +235,31 @@ def test_ctrl_c_stops_sql_in_a_process_that_imported_polars(casino_home: Bank, l
     assert code_ == -signal.SIGINT and err.rstrip().endswith("KeyboardInterrupt"), err
     assert seconds < 3
     assert not _children(proc.pid)
+
+
+READ_ON = """
+import sys, convbank
+corpus = convbank.load("casino")
+print("ready", file=sys.stderr, flush=True)
+for _ in range(1000):
+    try:
+        corpus.turns_with_labels()
+    except Exception as exc:  # what a caller that goes on after failures does
+        print("went on after", type(exc).__name__, exc, file=sys.stderr, flush=True)
+        sys.exit(3)
+"""
+
+
+def test_ctrl_c_in_a_corpus_read_is_keyboard_interrupt(casino_home: Bank) -> None:
+    """DuckDB stopped by Ctrl-C raises ``RuntimeError('Query interrupted')``; a corpus's
+    reads say it as :class:`KeyboardInterrupt`, which ``except Exception`` does not take
+    (before: `turns_with_labels()` and `to_arrow()` raised the RuntimeError, and a loop that
+    goes on after failures went on). Seeded moments, eight processes."""
+    rng = random.Random(35)
+    for _ in range(8):
+        proc = _start(casino_home.root.parent, READ_ON)
+        assert proc.stderr is not None and proc.stderr.readline() == "ready\n"
+        time.sleep(rng.uniform(0.3, 0.6))
+        seconds, code, err = _stop(proc, signal.SIGINT)
+        assert code == -signal.SIGINT and err.rstrip().endswith("KeyboardInterrupt"), err
+        assert seconds < 3

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
-from convbank._workers import forbid_fork, taken
+from convbank._workers import ctrl_c_said, forbid_fork, taken
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store._held import HeldFile
@@ -298,7 +298,7 @@ def results(
 def _results(
     con: duckdb.DuckDBPyConnection, texts: list[str], timeout: float | None, batch_rows: int, last_only: bool
 ) -> Iterator[Begin | pa.RecordBatch]:
-    with deadline(con, timeout) as struck:
+    with deadline(con, timeout) as struck, ctrl_c_said():
         try:
             for index, text in enumerate(texts):
                 if last_only and index < len(texts) - 1:
@@ -326,10 +326,6 @@ def _results(
             if damage is not None:
                 raise damage from exc
             raise _query_error(exc, struck.is_set(), timeout, text) from exc
-        except RuntimeError as exc:  # DuckDB saw Python's KeyboardInterrupt and said so instead
-            if "interrupted" in str(exc).lower():
-                raise KeyboardInterrupt from None
-            raise
 
 
 def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
@@ -404,7 +400,8 @@ def bank_queries(snapshot: Snapshot, con: duckdb.DuckDBPyConnection | None = Non
     a file written in place under them is named, never an answer; before, ``stats`` of a
     train file written with the test split's rows counted them as train's)."""
     try:
-        yield
+        with ctrl_c_said():
+            yield
         if con is not None:
             verify(con)
     except duckdb.Error as exc:
