@@ -37,6 +37,7 @@ __all__ = [
     "connect",
     "damage_of",
     "deadline",
+    "fetched",
     "interrupt_all",
     "is_read_only",
     "results",
@@ -371,6 +372,17 @@ def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
         close = getattr(items, "close", None)
         if close is not None:  # its deadline timer cancelled, its result let go
             close()
+
+
+def fetched(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[Any]:
+    """``con.execute(sql, params).fetchall()``, run as :func:`results` runs a query: on the
+    main thread DuckDB runs on a helper thread, so that Ctrl-C stops it at once (DuckDB on
+    the main thread never saw it: ``stats()`` of 480,000 turns went on 4-8 s after Ctrl-C)."""
+    rows = (con.execute(sql, params).fetchall() for _ in (0,))  # run where it is consumed
+    if threading.current_thread() is not threading.main_thread():
+        return next(rows)
+    with ctrl_c_said():
+        return next(_pumped(con, rows))
 
 
 def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = None) -> pa.Table:
