@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -21,11 +22,26 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import suppress
+from concurrent.futures import Future
+from concurrent.futures import wait as futures_wait
+from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Worker", "forbid_fork", "kill_all", "map_in_order", "may_fork", "serve_calls"]
+T = TypeVar("T")
+
+__all__ = [
+    "Worker",
+    "ctrl_c_said",
+    "forbid_fork",
+    "kill_all",
+    "map_in_order",
+    "may_fork",
+    "received",
+    "resolved",
+    "serve_calls",
+    "taken",
+]
 
 _BOOT = "import sys; from convbank._workers import _boot; _boot(sys.argv[1:])"
 
@@ -37,6 +53,62 @@ _UNFORKABLE = threading.Event()
 
 ORPHAN_CHECK = 0.1
 """Seconds between a worker's checks that the process that started it still lives."""
+
+WAKE = 0.05
+"""Seconds at most that a wait of the calling thread lasts before Python may act on a signal."""
+
+
+def taken(handoff: queue.Queue[T]) -> T:
+    """The next item of ``handoff``, waited for in steps of :data:`WAKE` seconds, so that
+    Ctrl-C raises :class:`KeyboardInterrupt` at once: a library that installs its SIGINT
+    handler with ``SA_RESTART`` (polars does, at import) makes a wait without a timeout
+    resume after the signal, and Python acts on it only once the wait ends (before:
+    ``convbank.sql()`` in a process that had imported polars ran its query to the end, 9 s,
+    after Ctrl-C).
+
+    >>> items: queue.Queue[int] = queue.Queue()
+    >>> items.put(1)
+    >>> taken(items)
+    1
+    """
+    while True:
+        with suppress(queue.Empty):
+            return handoff.get(timeout=WAKE)
+
+
+def resolved(future: Future[T]) -> T:
+    """The result of ``future``, waited for as :func:`taken` waits (its exception raised)."""
+    while not futures_wait([future], timeout=WAKE).done:
+        pass
+    return future.result()
+
+
+@contextmanager
+def ctrl_c_said() -> Iterator[None]:
+    """Ctrl-C as Python says it, around DuckDB's calls on the calling thread: DuckDB, seeing
+    the signal, stops its query and raises ``RuntimeError('Query interrupted')`` in place of
+    Python's :class:`KeyboardInterrupt`, which a caller's ``except Exception`` would take for
+    a failure and go on (before: ``Corpus.to_arrow()``, ``turns_with_labels()`` and
+    ``convbank.stats.stats()`` said so, exit 1, at 1 of 2 signals).
+
+    >>> with ctrl_c_said():  # another failure is as it was
+    ...     raise RuntimeError("Conversion Error")
+    Traceback (most recent call last):
+    RuntimeError: Conversion Error
+    """
+    try:
+        yield
+    except RuntimeError as exc:
+        if str(exc).startswith("Query interrupted"):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def received(connection: Connection) -> Any:
+    """The next message of ``connection``, waited for as :func:`taken` waits."""
+    while not connection.poll(WAKE):
+        pass
+    return connection.recv()
 
 
 def kill_all() -> None:
@@ -223,7 +295,7 @@ def map_in_order(function: Callable[[Any], Any], arguments: Iterable[Any], worke
         while running:
             worker = running.popleft()
             try:
-                status, value = worker.connection.recv()
+                status, value = received(worker.connection)
             except (EOFError, OSError):
                 raise RuntimeError(f"a worker process ended without answering ({target})") from None
             if status == "error":

@@ -12,11 +12,13 @@ import numpy as np
 import pyarrow as pa
 
 from convbank import catalog
+from convbank._archive import intact
 from convbank.datasets import Dataset, Part
 from convbank.engines import Engine, WrittenPiece
 from convbank.engines.local import BATCH, LocalEngine
 from convbank.errors import (
     BuildError,
+    ChecksumError,
     ConvbankError,
     DamagedBankError,
     FormatError,
@@ -222,6 +224,7 @@ def _build_all(
                     cfg.name,
                     paths,
                     shown={n: fetcher.origin(p) for n, p in paths.items()},
+                    extracted=fetcher.extracted,
                     bank=bank,
                     progress=progress,
                     batch_size=batch_size,
@@ -339,6 +342,7 @@ def _build_config(
     paths: dict[str, Path],
     *,
     shown: dict[str, Path],
+    extracted: dict[Path, Path] | None = None,
     bank: Bank,
     progress: Progress | None,
     batch_size: int,
@@ -395,5 +399,23 @@ def _build_config(
             reports.append(_report(Part(config, split), ds.name, counts[split], expected, seconds[split]))
         for table_name, table in ds.extra_tables(paths, config):
             staging.write(table_name, "all", table)
+        _read_as_extracted(paths, extracted or {}, shown)
         bank.commit(staging, entry)
     return reports
+
+
+def _read_as_extracted(paths: dict[str, Path], extracted: dict[Path, Path], shown: dict[str, Path]) -> None:
+    """Vouch for what the build read of an archive's cached extraction: each is checked
+    before it is handed out (:func:`convbank._archive.intact`) and again here, once read, so
+    a file of it written, renamed over or removed meanwhile (its inode, size, mtime or ctime
+    moved: nothing sets a ctime back) is a :class:`ChecksumError` naming the archive, nothing
+    committed (before: an edit made after the fetch's check was built as the publisher's)."""
+    for name, path in paths.items():
+        target = extracted.get(path)
+        if target is not None and not intact(target):
+            raise ChecksumError(
+                f"{shown.get(name, path)}: extracted from {name}, changed while convbank read it; "
+                "nothing was kept from it — leave it alone while convbank reads it, and run the "
+                "command again (it is extracted anew from the verified archive)",
+                path=shown.get(name, path),
+            )

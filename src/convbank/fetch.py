@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -128,6 +129,7 @@ class Fetcher:
         self._known = _Known(self.root)
         self._origins: dict[Path, Path] = {}
         self._verified: dict[Path, str] = {}  # sha256 that get() verified, by path
+        self.extracted: dict[Path, Path] = {}  # a folder handed out: its extraction, to check again
 
     def origin(self, path: Path) -> Path:
         """The file a path returned by :meth:`fetch` was copied from (itself if not a copy)."""
@@ -415,10 +417,9 @@ class Fetcher:
 
     # ------------------------------------------------------------------ archives
     def extract(self, dataset: Dataset, file: SourceFile, path: Path) -> Path:
-        """The folder ``file.extract_to`` of an archive, extracted once per archive content
-        (sha256) into the cache; a folder is returned as it is. Refused, leaving nothing
-        behind: links, members that would land outside or collide, and archives that expand
-        beyond :func:`extract_limits`. Older extractions of the file are removed."""
+        """The folder ``file.extract_to`` of an archive, extracted once per archive content (sha256)
+        into the cache (:attr:`extracted`); a folder as it is. Refused, leaving nothing: links,
+        members landing outside or colliding, archives expanding beyond :func:`extract_limits`."""
         assert file.extract_to is not None
         if path.is_dir():
             return path
@@ -436,6 +437,7 @@ class Fetcher:
             area = self.root / "extracted" / dataset.name
             base = area / file.name
             folder = base / sha / file.extract_to
+            self.extracted[folder] = base / sha
             if folder.is_dir() and not stale(area, base, sha) and intact(base / sha):
                 return folder  # nothing to write: works in a read-only home
             try:
@@ -453,11 +455,9 @@ class Fetcher:
 def _drop_legacy_lock(cached: Path) -> None:
     """Remove the empty ``<file>.lock`` that convbank 0.1 left beside a cached file."""
     legacy = cached.with_name(cached.name + ".lock")
-    try:
+    with suppress(OSError):  # absent, or a read-only home: harmless
         if legacy.stat().st_size == 0:
             legacy.unlink()
-    except OSError:
-        pass  # absent, or a read-only home: harmless
 
 
 def _progress(file: SourceFile) -> Any:

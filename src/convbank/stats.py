@@ -16,7 +16,7 @@ from convbank import catalog
 from convbank.datasets import CrossTab, Distribution
 from convbank.errors import NotBuiltError
 from convbank.store import Bank, Snapshot, connect
-from convbank.store.sql import bank_queries
+from convbank.store.sql import bank_queries, fetched
 
 __all__ = ["crosstab", "dataset_stats", "stats", "turn_length_histogram"]
 
@@ -26,7 +26,7 @@ def _words(column: str = "text") -> str:
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    return con.execute(sql, params).fetchall()
+    return fetched(con, sql, params)  # Ctrl-C stops it at once
 
 
 def _distribution(con: duckdb.DuckDBPyConnection, name: str, d: Distribution) -> dict[tuple[str, str], Any]:
@@ -156,7 +156,7 @@ def turn_length_histogram(
 
 def crosstab(con: duckdb.DuckDBPyConnection, table: CrossTab) -> dict[str, Any]:
     """A dataset's cross-tab: ``{"title", "question", "columns", "rows"}`` (floats to 3 places)."""
-    rows = con.execute(table.sql).fetchall()
+    rows = fetched(con, table.sql)
     return {
         "title": table.title,
         "question": table.question,

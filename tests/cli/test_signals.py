@@ -8,6 +8,7 @@ the guide promises one)."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -211,3 +212,78 @@ def test_a_signal_while_the_query_module_is_still_imported_stops_the_command(
     monkeypatch.setattr(_signals, "interrupted", threading.Event())
     _signals._interrupt_queries(signal.SIGTERM)
     assert _signals.interrupted.is_set() and _signals.last_signal == [signal.SIGTERM]
+
+
+SLOW = "SELECT sum(length(md5(i::VARCHAR))) FROM range(3000000000) t(i)"
+"""A query DuckDB's interrupt stops, that runs for minutes otherwise."""
+
+
+@pytest.mark.parametrize("limit", ["", ", timeout=600"])
+def test_ctrl_c_stops_sql_in_a_process_that_imported_polars(casino_home: Bank, limit: str) -> None:
+    """polars installs its SIGINT handler with ``SA_RESTART`` as it is imported, so a wait
+    without a timeout resumes after Ctrl-C and Python acts on it only when the wait ends:
+    ``convbank.sql()`` waits for its query in steps, so KeyboardInterrupt comes at once
+    (before: the query ran to its end, 9 s of a 10 s query after the signal; minutes here)."""
+    code = f"import sys, polars, convbank; print('ready', file=sys.stderr, flush=True); convbank.sql({SLOW!r}{limit})"
+    proc = _start(casino_home.root.parent, code)
+    assert proc.stderr is not None and proc.stderr.readline() == "ready\n"
+    _busy(proc, workers=1 if limit else 0)  # and 1.5 s more: the query under way
+    seconds, code_, err = _stop(proc, signal.SIGINT)
+    print(
+        f"Ctrl-C on convbank.sql({limit or 'no limit'}) after importing polars: exit {code_} after {seconds:.2f} s"
+    )
+    assert code_ == -signal.SIGINT and err.rstrip().endswith("KeyboardInterrupt"), err
+    assert seconds < 3
+    assert not _children(proc.pid)
+
+
+READ_ON = """
+import sys, convbank
+corpus = convbank.load("casino")
+print("ready", file=sys.stderr, flush=True)
+for _ in range(1000):
+    try:
+        corpus.turns_with_labels()
+    except Exception as exc:  # what a caller that goes on after failures does
+        print("went on after", type(exc).__name__, exc, file=sys.stderr, flush=True)
+        sys.exit(3)
+"""
+
+
+def test_ctrl_c_in_a_corpus_read_is_keyboard_interrupt(casino_home: Bank) -> None:
+    """DuckDB stopped by Ctrl-C raises ``RuntimeError('Query interrupted')``; a corpus's
+    reads say it as :class:`KeyboardInterrupt`, which ``except Exception`` does not take
+    (before: `turns_with_labels()` and `to_arrow()` raised the RuntimeError, and a loop that
+    goes on after failures went on). Seeded moments, eight processes."""
+    rng = random.Random(35)
+    for _ in range(8):
+        proc = _start(casino_home.root.parent, READ_ON)
+        assert proc.stderr is not None and proc.stderr.readline() == "ready\n"
+        time.sleep(rng.uniform(0.3, 0.6))
+        seconds, code, err = _stop(proc, signal.SIGINT)
+        assert code == -signal.SIGINT and err.rstrip().endswith("KeyboardInterrupt"), err
+        assert seconds < 3
+
+
+STATS_QUERY = """
+import sys
+from convbank.stats import _rows
+from convbank.store import Bank
+from convbank.store.sql import connect
+con = connect(Bank())
+print("ready", file=sys.stderr, flush=True)
+_rows(con, {sql!r}, [])
+"""
+
+
+def test_ctrl_c_stops_the_queries_of_stats_at_once(casino_home: Bank) -> None:
+    """``convbank.stats.stats()`` runs its queries as ``sql()`` does, DuckDB on a helper
+    thread: on the main thread DuckDB never saw Ctrl-C (before: ``stats()`` of 480,000 turns
+    went on 4-8 s after it; this query, for minutes)."""
+    proc = _start(casino_home.root.parent, STATS_QUERY.format(sql=SLOW))
+    assert proc.stderr is not None and proc.stderr.readline() == "ready\n"
+    time.sleep(1.5)
+    seconds, code, err = _stop(proc, signal.SIGINT)
+    print(f"Ctrl-C on a query of stats(): exit {code} after {seconds:.2f} s")
+    assert code == -signal.SIGINT and err.rstrip().endswith("KeyboardInterrupt"), err
+    assert seconds < 3

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from convbank import load
+from convbank.errors import DamagedBankError
+from convbank.store import Bank
 from testsupport import ROOT, SHARED
 
 CHAT = json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n"
@@ -72,3 +75,40 @@ def test_a_sources_file_that_is_a_fifo_is_one_line(tmp_path: Path) -> None:
         f"error: {home / 'sources.json'}: not a JSON object of source files to their paths (a FIFO "
         "(named pipe), not a regular file); delete it to record anew\n"
     )
+
+
+LOCK_IN_PLACE: dict[str, tuple[Callable[[Path], object], str]] = {
+    "a FIFO": (os.mkfifo, "a FIFO (named pipe)"),
+    "a link to a FIFO": (
+        lambda p: (os.mkfifo(p.with_name("elsewhere")), p.symlink_to("elsewhere")),
+        "a symbolic link",
+    ),
+    "a link to a device": (lambda p: p.symlink_to("/dev/zero"), "a symbolic link"),
+}
+
+
+@pytest.mark.parametrize("kind", list(LOCK_IN_PLACE))
+def test_a_generation_lock_that_is_not_a_regular_file_is_a_damaged_bank_at_once(
+    kind: str, casino_home: Bank
+) -> None:
+    """Readers pin their generation by locking ``.generations/<id>.lock``: a FIFO there (or a
+    link) is one line naming it, exit 4, at once in every reader (before: ``query``,
+    ``doctor`` and ``load`` waited for ever opening the FIFO); a build still builds, keeping
+    the generation whose lock it cannot take, and the new one reads."""
+    lock = casino_home.root / ".generations" / f"{casino_home.manifest().generation}.lock"
+    lock.unlink()
+    make, said = LOCK_IN_PLACE[kind]
+    make(lock)
+    for args in (["query", "SELECT count(*) FROM turns"], ["doctor"]):
+        done = _convbank(*args)
+        assert done.returncode == 4, (args, done.stderr)
+        assert done.stderr == (
+            f"error: the bank is damaged: {lock} is {said}, not a regular file; readers lock it to keep "
+            "their generation of the bank: remove it and run the command again\n"
+        ), args
+    with pytest.raises(DamagedBankError, match="readers lock it"):
+        load("casino")
+    assert _convbank("build", "casino", "--source", str(SHARED)).returncode == 0
+    assert lock.is_symlink() or lock.exists()  # its generation kept: who holds it cannot be told
+    done = _convbank("query", "SELECT count(*) AS n FROM turns", "--format", "csv")
+    assert (done.returncode, done.stdout) == (0, "n\n14297\n"), done.stderr

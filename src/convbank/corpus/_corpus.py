@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank import catalog
+from convbank._workers import resolved
 from convbank.corpus._filters import Filters
 from convbank.corpus._frames import Frames
 from convbank.corpus._identity import Identity
@@ -236,7 +237,7 @@ class Corpus(Identity, Frames, Filters, Training):
         with ThreadPoolExecutor(1, thread_name_prefix="convbank-read") as reader:
             pending = reader.submit(source.tables, 0)
             for i, batch in enumerate(source.batches):
-                tables = pending.result()
+                tables = resolved(pending)  # a wait Ctrl-C ends at once
                 if i + 1 < len(source.batches):
                     pending = reader.submit(source.tables, i + 1)
                 part = source.parts[batch.part]

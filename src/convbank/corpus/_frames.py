@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from convbank._workers import ctrl_c_said
 from convbank.corpus._scan import MetaForm
 from convbank.errors import UnknownFieldError, did_you_mean, require
 from convbank.model import UNIFIED_TABLES, Part
@@ -238,17 +239,18 @@ class Frames:
         if con is None:
             con = _connection()
         try:
-            con.register("t", table)
-            views = self.dataset.presentation.meta_views().get(name, {})
-            extra = "".join(f', {expr} AS "{column}"' for column, expr in views.items())
-            if structure is None:  # every value is {}: an empty struct
-                typed = con.sql(f"SELECT *{extra} FROM t").to_arrow_table()
-                empty = pa.array([{}] * table.num_rows, pa.struct([]))
-                return typed.set_column(typed.schema.get_field_index("meta"), "meta", empty)
-            return con.sql(
-                f"SELECT *{extra} FROM (SELECT * REPLACE (json_transform(meta, $s) AS meta) FROM t)",
-                params={"s": structure},
-            ).to_arrow_table()
+            with ctrl_c_said():  # Ctrl-C in DuckDB is KeyboardInterrupt
+                con.register("t", table)
+                views = self.dataset.presentation.meta_views().get(name, {})
+                extra = "".join(f', {expr} AS "{column}"' for column, expr in views.items())
+                if structure is None:  # every value is {}: an empty struct
+                    typed = con.sql(f"SELECT *{extra} FROM t").to_arrow_table()
+                    empty = pa.array([{}] * table.num_rows, pa.struct([]))
+                    return typed.set_column(typed.schema.get_field_index("meta"), "meta", empty)
+                return con.sql(
+                    f"SELECT *{extra} FROM (SELECT * REPLACE (json_transform(meta, $s) AS meta) FROM t)",
+                    params={"s": structure},
+                ).to_arrow_table()
         finally:
             con.unregister("t")
             if own:
@@ -399,24 +401,25 @@ class Frames:
         anns = once.to_arrow("annotations", meta="json")  # a repeated conversation's labels once
         con = duckdb.connect()
         try:
-            con.execute("SET enable_external_access = false")
-            con.register("t", turns.append_column("_row", pa.array(np.arange(turns.num_rows))))
-            con.register("a", anns.append_column("_row", pa.array(np.arange(anns.num_rows))))
-            return con.sql(
-                """
-                SELECT t.* EXCLUDE (_row),
-                       coalesce(g.labels, []::VARCHAR[]) AS labels,
-                       coalesce(g.annotations, []) AS annotations
-                FROM t LEFT JOIN (
-                    SELECT config, split, conversation_id, turn_index,
-                           list(layer || ':' || label ORDER BY _row) AS labels,
-                           list({'layer': layer, 'label': label, 'start_char': start_char,
-                                 'end_char': end_char} ORDER BY _row) AS annotations
-                    FROM a GROUP BY ALL
-                ) g USING (config, split, conversation_id, turn_index)
-                ORDER BY t._row
-                """
-            ).to_arrow_table()
+            with ctrl_c_said():
+                con.execute("SET enable_external_access = false")
+                con.register("t", turns.append_column("_row", pa.array(np.arange(turns.num_rows))))
+                con.register("a", anns.append_column("_row", pa.array(np.arange(anns.num_rows))))
+                return con.sql(
+                    """
+                    SELECT t.* EXCLUDE (_row),
+                           coalesce(g.labels, []::VARCHAR[]) AS labels,
+                           coalesce(g.annotations, []) AS annotations
+                    FROM t LEFT JOIN (
+                        SELECT config, split, conversation_id, turn_index,
+                               list(layer || ':' || label ORDER BY _row) AS labels,
+                               list({'layer': layer, 'label': label, 'start_char': start_char,
+                                     'end_char': end_char} ORDER BY _row) AS annotations
+                        FROM a GROUP BY ALL
+                    ) g USING (config, split, conversation_id, turn_index)
+                    ORDER BY t._row
+                    """
+                ).to_arrow_table()
         finally:
             con.close()
 

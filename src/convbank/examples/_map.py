@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from convbank._workers import received
 from convbank.errors import ConvbankError
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import Example, columns_of
@@ -241,7 +242,7 @@ def _receive(worker: Any) -> pa.Table:
     import pyarrow as pa
 
     try:
-        status, value = worker.connection.recv()
+        status, value = received(worker.connection)
     except (EOFError, OSError):
         raise MapError("a map() worker process ended without answering") from None
     if status == "error":

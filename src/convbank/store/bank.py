@@ -48,7 +48,9 @@ from convbank.store.collector import (
     GENERATIONS,
     PART,
     STAGING,
+    open_lock,
     partition_dirs,
+    pin,
     reclaim,
     refuse_foreign,
     sweep,
@@ -75,11 +77,6 @@ if TYPE_CHECKING:
 else:
     filelock = lazy("filelock")  # only builds and their checks take the lock
 
-
-try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps one old generation
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["LAYOUT", "OPENED", "Bank", "Checkup", "FileRef", "Snapshot", "Staging", "banks"]
 
@@ -223,20 +220,8 @@ class Bank:
         return Snapshot(self, self._read_manifest(record), lease)
 
     def _lease(self, generation: str) -> int | None:
-        """A shared lock on a generation's lock file (None where locks cannot be taken: a
-        read-only bank, or no flock on this system)."""
-        if fcntl is None:
-            return None
-        try:
-            fd = os.open(self.root / GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644)
-        except OSError:
-            return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-        except OSError:
-            os.close(fd)
-            return None
-        return fd
+        """A shared lock on a generation's lock file (:func:`~convbank.store.collector.pin`)."""
+        return pin(self.root / GENERATIONS / f"{generation}.lock")
 
     # ------------------------------------------------------------------ building
     @contextmanager
@@ -352,7 +337,7 @@ class Bank:
             atomic_write_text(record, text)
             # the lock file exists before any reader can see the generation, so that readers
             # without write access (a read-only mount) can pin it too
-            os.close(os.open(self.root / GENERATIONS / f"{generation}.lock", os.O_RDONLY | os.O_CREAT, 0o644))
+            os.close(open_lock(self.root / GENERATIONS / f"{generation}.lock"))
             atomic_write_text(self.manifest_path, text)
         except OSError as exc:
             for path in published:

@@ -7,12 +7,15 @@ Nothing here reads a manifest: the bank says what to keep.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
+from convbank._atomic import kind_of
 from convbank.errors import DamagedBankError, SetupError
 
 try:  # POSIX: readers pin generations with flock; elsewhere the collector keeps one old generation
@@ -24,7 +27,9 @@ __all__ = [
     "GENERATIONS",
     "PART",
     "STAGING",
+    "open_lock",
     "partition_dirs",
+    "pin",
     "reclaim",
     "refuse_foreign",
     "sweep",
@@ -69,12 +74,65 @@ def refuse_foreign(root: Path) -> None:
         )
 
 
+def open_lock(lock: Path) -> int:
+    """A generation's lock file opened (made if missing) for ``flock``: without blocking and
+    without following a link, so that a FIFO, a device or a link put in its place is an
+    ``OSError`` (``EINVAL``, "a FIFO (named pipe), not a regular file"), never waited on
+    (before: every reader and build waited for ever on a FIFO there).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> os.close(open_lock(folder / "g.lock"))
+    >>> os.mkfifo(folder / "f.lock")
+    >>> open_lock(folder / "f.lock")
+    Traceback (most recent call last):
+    OSError: [Errno 22] a FIFO (named pipe), not a regular file: '...f.lock'
+    """
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW: the last part of the path is a link
+            raise OSError(errno.EINVAL, "a symbolic link, not a regular file", str(lock)) from exc
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"{kind_of(mode)}, not a regular file", str(lock))
+    return fd
+
+
+def pin(lock: Path) -> int | None:
+    """A shared lock on a generation's lock file, held by the descriptor returned (None
+    where locks cannot be taken: a read-only bank, or no flock on this system). A lock file
+    that is not a regular file (:func:`open_lock`) is a damaged bank, one line naming it."""
+    if fcntl is None:
+        return None
+    try:
+        fd = open_lock(lock)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            return None
+        raise DamagedBankError(
+            f"the bank is damaged: {lock} is {exc.strerror}; readers lock it to keep their "
+            "generation of the bank: remove it and run the command again",
+            path=lock,
+        ) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def reclaim(lock: Path, record: Path | None) -> bool:
-    """Delete a generation's record and lock file unless a reader holds the lock."""
+    """Delete a generation's record and lock file unless a reader holds the lock (a lock
+    file that is not a regular file is kept, with its generation: who holds it cannot be
+    told)."""
     if fcntl is None:  # no reader locks: keep the record (one old generation at most)
         return False
     try:
-        fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o644)
+        fd = open_lock(lock)
     except OSError:
         return False
     try:

@@ -23,7 +23,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convbank._workers import Worker, may_fork
+from convbank._workers import WAKE, Worker, may_fork
 from convbank.errors import DamagedBankError, QueryError
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ class SqlSandbox:
                 if self._count < self._limit:
                     self._count += 1
                     break
-                self._cond.wait()
+                self._cond.wait(WAKE)  # in steps: Ctrl-C is acted on at once
         try:
             if self.fork and may_fork():
                 with suppress(QueryError):  # a forked worker that is not ready: start one anew

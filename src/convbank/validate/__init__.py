@@ -13,7 +13,7 @@ from convbank import catalog, registry
 from convbank.errors import NotBuiltError
 from convbank.query import Corpus
 from convbank.store import Bank, connect
-from convbank.store.sql import bank_queries
+from convbank.store.sql import bank_queries, fetched
 from convbank.validate._core import (
     Check,
     CheckResult,
@@ -54,17 +54,23 @@ def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
     con = connect(corpus.snapshot)
     try:
         with bank_queries(corpus.snapshot, con):  # vouched for before it is an answer
-            distinct, duplicates = con.execute(
-                "SELECT count(DISTINCT conversation_id), list(conversation_id) FILTER (WHERE n > 1) FROM "
-                "(SELECT conversation_id, count(*) AS n FROM conversations WHERE dataset = ? GROUP BY 1)",
-                [name],
-            ).fetchone() or (0, None)
+            distinct, duplicates = (  # Ctrl-C stops them at once (fetched)
+                fetched(
+                    con,
+                    "SELECT count(DISTINCT conversation_id), list(conversation_id) FILTER (WHERE n > 1) "
+                    "FROM (SELECT conversation_id, count(*) AS n FROM conversations WHERE dataset = ? "
+                    "GROUP BY 1)",
+                    [name],
+                )
+                or [(0, None)]
+            )[0]
             where = dict(
-                con.execute(
+                fetched(
+                    con,
                     "SELECT conversation_id, string_agg(config || '/' || split, ', ' ORDER BY config, split) "
                     "FROM conversations WHERE dataset = ? AND list_contains(?, conversation_id) GROUP BY 1",
                     [name, duplicates or []],
-                ).fetchall()
+                )
             )
     finally:
         con.close()
