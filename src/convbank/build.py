@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,11 @@ def source_paths(
     return fetcher.fetch(dataset, [*files, *optional], private=private)
 
 
+VOUCHED = 1_000
+"""Records :func:`read_raw` reads before it vouches for them (a ``stat`` of each file of an
+archive's extraction) and yields them."""
+
+
 def read_raw(
     name: str,
     config: str | None = None,
@@ -57,7 +63,14 @@ def read_raw(
 ) -> Iterator[tuple[str, str, Any]]:
     """Yield ``(config, split, raw_record)`` for the source records of a dataset, streamed;
     ``config`` and ``split`` select as :meth:`convbank.datasets.Dataset.parts` says (None:
-    every one)."""
+    every one). Records read from an archive's cached extraction are yielded
+    :data:`VOUCHED` at a time, once the extraction is found unchanged since its check
+    (before: ``convbank raw`` printed a file of it edited after the fetch's check as the
+    publisher's records)::
+
+        for config, split, record in read_raw("casino", split="valid"):
+            print(record.dialogue_id)
+    """
     dataset = catalog.get(name)
     fetcher = fetcher or Fetcher()
     parts = dataset.parts(config, split)
@@ -66,10 +79,13 @@ def read_raw(
         paths = fetcher.fetch(
             dataset, {f.name: f for s in splits for f in dataset.files_for(Part(cfg, s))}.values()
         )
+        shown = {n: fetcher.origin(p) for n, p in paths.items()}
         try:
             for s in splits:
-                for record in dataset.read(paths, Part(cfg, s)):
-                    yield cfg, s, record
+                records = iter(dataset.read(paths, Part(cfg, s)))
+                while chunk := list(islice(records, VOUCHED)):
+                    _read_as_extracted(paths, fetcher.extracted, shown)
+                    yield from ((cfg, s, record) for record in chunk)
         except ConvbankError as exc:  # named after the files, not their private copies
             fetcher.name_origins(exc)
             raise

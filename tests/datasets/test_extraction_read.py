@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,30 @@ def test_an_extraction_edited_after_its_check_is_never_built(
     report = build(["pec"], fetcher=fetcher, bank=bank, fail_fast=True)
     assert report.ok, report
     assert convbank.sql(EDITED, bank=bank).to_pylist() == [{"n": 0}]
+
+
+@pytest.mark.parametrize("edit", ["rewrite", "rename"])
+def test_raw_records_of_an_extraction_edited_after_its_check_are_never_yielded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str
+) -> None:
+    """``convbank raw`` (``read_raw``) streams a source's records: those of an archive's
+    extraction are yielded a thousand at a time once it is found unchanged since its check
+    (before: a file of it edited after the fetch checked it was printed as the publisher's
+    records, exit 0)."""
+    from convbank.build import read_raw
+
+    monkeypatch.setenv("CONVBANK_HOME", str(tmp_path / "home"))
+    archive = _zip_fixture(tmp_path / "src" / "hf_pec.zip")
+    fetcher = _EditedAfterTheCheck(sources=[tmp_path / "src"], root=tmp_path / "home", progress=False)
+    fetcher.edit, fetcher.sha = edit, hashlib.sha256(archive.read_bytes()).hexdigest()
+    yielded: list[Any] = []
+    with pytest.raises(
+        ChecksumError, match=re.escape("extracted from hf_pec.zip, changed while convbank read it; ")
+    ):
+        yielded.extend(read_raw("pec", "happy", "train", fetcher=fetcher))
+    assert yielded == []
+    fetcher.edit = None  # extracted anew from the verified archive: every record, as published
+    records = [record for _, _, record in read_raw("pec", "happy", "train", fetcher=fetcher)]
+    assert len(records) > 0
+    assert not any("EDITED!" in msgspec.json.encode(r).decode() for r in records)
+    assert any("I finally got the job" in msgspec.json.encode(r).decode() for r in records)
