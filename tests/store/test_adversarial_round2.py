@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import threading
 from collections.abc import Callable
@@ -61,6 +60,17 @@ def _same_size_file_of_rows(rows_of: Path, size: int, staged: Path) -> bytes:
     return data
 
 
+def _swap(path: Path, forged: bytes, how: str, staged: Path) -> None:
+    """Put ``forged`` at ``path``: ``rename`` a new file over it (a new inode at the path),
+    else write it into the file in place (the same inode, rewritten)."""
+    if how == "rename":
+        staged.write_bytes(forged)
+        os.replace(staged, path)
+    else:
+        with path.open("r+b") as f:
+            f.write(forged)
+
+
 READS: dict[str, Callable[[Any], int]] = {
     "to_arrow": lambda c: c.to_arrow("turns").num_rows,
     "to_polars": lambda c: c.to_polars("turns").height,
@@ -84,12 +94,7 @@ def test_a_file_replaced_under_a_live_reader_is_refused(
     forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
     corpus = convbank.load("casino", split="train", bank=casino_home)
     sound = READS[read](corpus)
-    if swap == "rename":  # a new inode at the path
-        (tmp_path / "forged.parquet").write_bytes(forged)
-        shutil.move(tmp_path / "forged.parquet", train)
-    else:  # the same inode, rewritten
-        with train.open("r+b") as f:
-            f.write(forged)
+    _swap(train, forged, swap, tmp_path / "forged.parquet")
     with pytest.raises(DamagedBankError) as info:
         got = READS[read](corpus)
         pytest.fail(f"{read}: an answer from the replaced file ({got}; sound {sound})")
@@ -237,12 +242,7 @@ def test_a_file_replaced_while_a_query_runs_is_never_read(
 
     def connect_then_swap(*args: Any, **kwargs: Any) -> Any:
         con = connect(*args, **kwargs)
-        if swap == "rename":
-            (tmp_path / "forged.parquet").write_bytes(forged)
-            os.replace(tmp_path / "forged.parquet", train)
-        else:
-            with train.open("r+b") as f:
-                f.write(forged)
+        _swap(train, forged, swap, tmp_path / "forged.parquet")
         return con
 
     monkeypatch.setattr(queries, "connect", connect_then_swap)
@@ -413,12 +413,7 @@ def test_the_viewers_listing_reads_the_files_it_checked(casino_home: Bank, tmp_p
         train = snap.ref("conversations", "casino", "default", "train").path
         test = snap.ref("conversations", "casino", "default", "test").path
     forged = _same_size_file_of_rows(test, train.stat().st_size, tmp_path / "staged.parquet")
-    if swap == "rename":
-        (tmp_path / "forged.parquet").write_bytes(forged)
-        os.replace(tmp_path / "forged.parquet", train)
-    else:
-        with train.open("r+b") as f:
-            f.write(forged)
+    _swap(train, forged, swap, tmp_path / "forged.parquet")
     page = client.get("/datasets/casino", params={"split": "train"})
     if swap == "rename":  # the generation's own file, still held
         assert page.status_code == 200
