@@ -51,3 +51,33 @@ def test_editing_a_method_of_ones_own_class_computes_the_map_again(casino_home: 
 def test_an_installed_class_goes_by_name_and_a_fingerprint_is_stable() -> None:
     assert fingerprint(Path) == fingerprint(Path)
     assert fingerprint(fingerprint) == fingerprint(fingerprint)
+
+
+WRAPPED = """
+import functools, sys, convbank
+@functools.lru_cache(maxsize=None)
+def scaled(x):
+    return x * FACTOR
+def via_cached(c):
+    sys.argv.append("call")  # counted where no fingerprint looks
+    return {"n": scaled(c.num_turns)}
+print(convbank.load("casino", split="valid").map(via_cached)["n"][0], len(sys.argv) - 1)
+"""
+
+
+def test_editing_a_function_behind_lru_cache_computes_the_map_again(
+    casino_home: Bank, tmp_path: Path
+) -> None:
+    env = {**os.environ, "CONVBANK_HOME": str(casino_home.root.parent)}
+
+    def run(factor: int) -> str:
+        script = tmp_path / "job.py"
+        script.write_text(WRAPPED.replace("FACTOR", str(factor)))
+        done = subprocess.run(
+            [sys.executable, str(script)], check=True, capture_output=True, text=True, env=env
+        )
+        return done.stdout.strip()
+
+    assert run(1) == "12 30"
+    assert run(3) == "36 30"  # before: "12 0", the first script's results
+    assert run(3) == "36 0"

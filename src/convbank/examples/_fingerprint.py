@@ -3,7 +3,8 @@
 A function is fingerprinted by what it computes with, not by where it lives: its code (the
 bytecode, constants and names, nested functions included), its defaults, the values its
 closure and the globals it names hold (modules by name), and for a ``functools.partial`` or a
-bound method the function and what is bound. A class of one's own (defined in the script, a
+bound method the function and what is bound, and for a wrapper (``functools.lru_cache``) the
+function it wraps. A class of one's own (defined in the script, a
 notebook or a module outside the standard library and the installed packages) by its
 bases and its methods' code (not its data: a class attribute may be state, a count of
 calls); an installed one by its name. Any other object (a tokenizer, a dict of settings) by
@@ -98,6 +99,10 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:  # noqa: PLR0911 (one 
     digest.update(f"pickle:{type(obj).__module__}.{type(obj).__qualname__}:".encode())
     digest.update(hashlib.sha256(data).digest())
     _feed(digest, type(obj), seen)  # a pickle names its class; the class's code is fed here
+    wrapped = getattr(obj, "__wrapped__", None) if callable(obj) else None
+    if wrapped is not None:  # a wrapper pickled by name (``functools.lru_cache``): its function
+        digest.update(b"wrapped")
+        _feed(digest, wrapped, seen)
 
 
 _LIBRARIES = tuple(
