@@ -196,3 +196,30 @@ def link_url(url: object) -> str | None:
     (None, None, None)
     """
     return url if isinstance(url, str) and _LINKABLE.fullmatch(url) else None
+
+
+_OPENS_EMBEDDING = frozenset("\u202a\u202b\u202d\u202e")  # LRE RLE LRO RLO, closed by PDF
+_OPENS_ISOLATE = frozenset("\u2066\u2067\u2068")  # LRI RLI FSI, closed by PDI
+
+
+def bidi_closed(value: Any) -> Any:
+    """``value`` (a text) with the bidi embeddings, overrides and isolates it leaves open
+    closed at its end, so that in a page they end with it and never reorder what follows
+    (a title's U+202E turning the rest of its line around); other values as they are. What
+    every HTML template renders through (jinja's ``finalize``). Example:
+    ``bidi_closed("a\\u202eb") == "a\\u202eb\\u202c"``."""
+    if not isinstance(value, str) or not (_OPENS_EMBEDDING | _OPENS_ISOLATE).intersection(value):
+        return value
+    open_: list[str] = []
+    for c in value:
+        if c in _OPENS_EMBEDDING:
+            open_.append("\u202c")
+        elif c in _OPENS_ISOLATE:
+            open_.append("\u2069")
+        elif c == "\u202c" and open_ and open_[-1] == "\u202c":
+            open_.pop()
+        elif c == "\u2069" and "\u2069" in open_:  # closes its isolate and what opened inside it
+            while open_.pop() != "\u2069":
+                pass
+    closers = "".join(reversed(open_))
+    return value + closers if closers else value

@@ -14,7 +14,7 @@ import jinja2
 
 from convbank import catalog
 from convbank._atomic import atomic_write_text
-from convbank._textio import link_url
+from convbank._textio import bidi_closed, link_url
 from convbank._version import __version__
 from convbank.charts import bar_chart, histogram, integer_bins
 from convbank.stats import stats
@@ -29,6 +29,7 @@ _env = jinja2.Environment(
     loader=jinja2.PackageLoader("convbank", "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
+    finalize=bidi_closed,  # a value's bidi controls end with it
 )
 _env.filters["link_url"] = link_url  # a card's homepage is a link only if http(s)
 

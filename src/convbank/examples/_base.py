@@ -361,7 +361,7 @@ class Selected(Derived):
 
 class TableExamples(Examples):
     """Examples held in an Arrow table, one row each (a :meth:`Examples.map` result, read
-    from the map cache by memory map). ``key`` says what the table is (the fingerprint of the
+    from the map cache, read into memory). ``key`` says what the table is (the fingerprint of the
     computation that made it); None makes it the hash of the table's content.
 
     >>> import pyarrow as pa
@@ -404,7 +404,7 @@ class TableExamples(Examples):
         return values
 
     def to_arrow(self) -> pa.Table:
-        """The table itself (memory-mapped when it comes from the map cache)."""
+        """The table itself (read into memory when it comes from the map cache)."""
         return self.table
 
     def __reduce__(self) -> tuple[Any, ...]:

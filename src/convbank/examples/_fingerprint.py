@@ -3,9 +3,15 @@
 A function is fingerprinted by what it computes with, not by where it lives: its code (the
 bytecode, constants and names, nested functions included), its defaults, the values its
 closure and the globals it names hold (modules by name), and for a ``functools.partial`` or a
-bound method the function and what is bound. Any other object (a tokenizer, a dict of
-settings) by its pickle. So editing the body of a function, a constant it uses or a setting
-it closes over gives a new fingerprint; re-running the same script gives the same one.
+bound method the function and what is bound, and for a wrapper (``functools.lru_cache``) the
+function it wraps. A class of one's own (defined in the script, a
+notebook or a module outside the standard library and the installed packages) by its
+bases and its methods' code (not its data: a class attribute may be state, a count of
+calls); an installed one by its name. Any other object (a tokenizer, a dict of settings) by
+its pickle and its class.
+So editing the body of a function, of a method of a class of one's own (an instance given
+as the function, a class it calls), a constant it uses or a setting it closes over gives a
+new fingerprint; re-running the same script gives the same one.
 """
 
 from __future__ import annotations
@@ -13,7 +19,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import pickle
+import sys
+import sysconfig
 import types
+from pathlib import Path
 from typing import Any
 
 __all__ = ["UnhashableError", "fingerprint"]
@@ -77,6 +86,9 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:  # noqa: PLR0911 (one 
     if isinstance(obj, types.CodeType):
         _feed_code(digest, obj, seen)
         return
+    if isinstance(obj, type) and _own(obj):
+        _feed_class(digest, obj, seen)
+        return
     if isinstance(obj, (types.BuiltinFunctionType, type)):
         digest.update(f"ref:{getattr(obj, '__module__', '')}.{obj.__qualname__}".encode())
         return
@@ -86,6 +98,49 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:  # noqa: PLR0911 (one 
         raise UnhashableError(f"{type(obj).__name__} object: {exc}") from None
     digest.update(f"pickle:{type(obj).__module__}.{type(obj).__qualname__}:".encode())
     digest.update(hashlib.sha256(data).digest())
+    _feed(digest, type(obj), seen)  # a pickle names its class; the class's code is fed here
+    wrapped = getattr(obj, "__wrapped__", None) if callable(obj) else None
+    if wrapped is not None:  # a wrapper pickled by name (``functools.lru_cache``): its function
+        digest.update(b"wrapped")
+        _feed(digest, wrapped, seen)
+
+
+_LIBRARIES = tuple(
+    {Path(p) for p in (sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")) if p}
+)
+"""Where the standard library and installed packages live (their classes go by name)."""
+
+
+def _own(cls: type) -> bool:
+    """Whether ``cls`` is a class of one's own: defined in ``__main__`` or in a module file
+    outside the standard library and the installed packages."""
+    if cls.__module__ == "__main__":
+        return True
+    file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    if not file:
+        return False  # a built-in module's
+    return not any(Path(file).is_relative_to(library) for library in _LIBRARIES)
+
+
+def _feed_class(digest: Any, cls: type, seen: set[int]) -> None:
+    """A class of one's own by its bases and the code of its methods (functions, static and
+    class methods, properties, nested classes), not by its data: a class attribute may be
+    state (a count of calls)."""
+    digest.update(f"class:{cls.__module__}.{cls.__qualname__}".encode())
+    for base in cls.__bases__:
+        _feed(digest, base, seen)
+    for name, member in vars(cls).items():
+        if isinstance(member, (staticmethod, classmethod)):
+            code: list[Any] = [member.__func__]
+        elif isinstance(member, property):
+            code = [member.fget, member.fset, member.fdel]
+        elif isinstance(member, (types.FunctionType, type)):
+            code = [member]
+        else:
+            continue
+        digest.update(f"attr:{name}".encode())
+        for part in code:
+            _feed(digest, part, seen)
 
 
 def _feed_code(digest: Any, code: types.CodeType, seen: set[int]) -> None:

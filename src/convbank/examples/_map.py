@@ -1,8 +1,10 @@
 """:meth:`Examples.map`: a function over every example, its result an Arrow table cached
 on disk under the fingerprint of the function and of the view.
 
-The cache is a folder of Arrow IPC files (uncompressed, read back by memory map), one per
-result, written atomically: ``<cache>/<tag>/<fingerprint>.arrow``. For a corpus's views the
+The cache is a folder of Arrow IPC files (uncompressed), one per result, written atomically:
+``<cache>/<tag>/<fingerprint>.<sha256>.arrow``, the fingerprint in its schema metadata too; an
+entry is read into memory and served only when its bytes hash to its name and name its
+fingerprint (see :func:`_read`). For a corpus's views the
 folder is beside the bank (``$CONVBANK_HOME/bank-cache/map/<dataset>``) and the tag is the
 bank generation the corpus reads, so a rebuild makes new entries and the entries of
 generations the bank no longer holds are removed when a new one is written.
@@ -55,11 +57,11 @@ def run_map(
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     options = {"batched": batched, "batch_size": batch_size, "remove_columns": list(remove_columns or [])}
     key = _key(view, function, options) if cache else None
-    path = None
+    folder = None
     if key is not None:
-        folder, tag = view.cache_home()
-        path = Path(folder) / (tag or "any") / f"{key}.arrow"
-        found = _read(path)
+        home, tag = view.cache_home()
+        folder = Path(home) / (tag or "any")
+        found = _read(folder, key)
         if found is not None:
             return found, key
     workers = max(1, min(int(num_proc or 1), len(view) or 1))
@@ -69,9 +71,9 @@ def run_map(
     else:
         pieces = _in_processes(view, function, options, bounds)
     table = _concat(pieces)
-    if path is not None:
-        _write(path, table)
-        _prune(path.parent.parent, keep=path.parent.name, current=view)
+    if folder is not None and key is not None:
+        _write(folder, key, table)
+        _prune(folder.parent, keep=folder.name, current=view)
     return table, key
 
 
@@ -273,37 +275,89 @@ def serve_range(connection: Connection, start: str, stop: str) -> None:  # pragm
 
 
 # ---------------------------------------------------------------------- the cache
-def _read(path: Path) -> pa.Table | None:
-    """A cached result (memory-mapped), or None when there is none or it cannot be read."""
+_KEY = b"convbank.map.key"
+"""The schema metadata key that names the fingerprint an entry was computed for."""
+
+
+def _read(folder: Path, key: str) -> pa.Table | None:
+    """The cached result for ``key``, or None when there is none whose bytes are the ones
+    written: an entry is named ``<key>.<sha256 of its bytes>.arrow`` and names its key inside;
+    it is read into memory through one descriptor (no link followed, only a regular file),
+    and served only if those bytes hash to its name and name ``key``. A damaged, truncated,
+    swapped or linked entry is computed again; one rewritten under a reader changes nothing
+    it holds (no memory map: no ``SIGBUS``)."""
     import pyarrow as pa
 
-    if not path.is_file():
+    for entry in sorted(folder.glob(f"{key}.*.arrow")) if folder.is_dir() else ():
+        data = _verified_bytes(entry, entry.name[len(key) + 1 : -len(".arrow")])
+        if data is None:
+            continue
+        try:
+            table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        except (OSError, pa.ArrowInvalid):
+            continue
+        meta = dict(table.schema.metadata or {})
+        if meta.pop(_KEY, None) != key.encode():
+            continue
+        return table.replace_schema_metadata(meta or None)
+    return None
+
+
+def _verified_bytes(entry: Path, digest: str) -> bytes | None:
+    """The bytes of ``entry`` if it is a regular file (not a link, not a FIFO) whose sha256
+    is ``digest``, else None."""
+    import hashlib
+    import stat
+
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
         return None
     try:
-        return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-    except (OSError, pa.ArrowInvalid):
-        return None  # a damaged entry is computed again and replaced
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if hashlib.sha256(data).hexdigest() == digest else None
 
 
-def _write(path: Path, table: pa.Table) -> None:
-    """Write a result atomically (another process reading it sees all of it or nothing); a
-    cache that cannot be written (a full disk, a read-only folder) is skipped with a warning."""
+def _write(folder: Path, key: str, table: pa.Table) -> None:
+    """Write a result atomically as ``<key>.<sha256>.arrow`` (another process reading it sees
+    all of it or nothing), its key in its schema metadata, and remove the other entries of
+    that key (damaged ones, or another process's result of the same call); a cache that
+    cannot be written (a full disk, a read-only folder) is skipped with a warning."""
+    import hashlib
+
     import pyarrow as pa
 
     from convbank._atomic import temporary_beside
 
+    tagged = table.replace_schema_metadata({**(table.schema.metadata or {}), _KEY: key.encode()})
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = temporary_beside(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = temporary_beside(folder / f"{key}.arrow")
         try:
-            with os.fdopen(fd, "wb") as raw, pa.ipc.new_file(raw, table.schema) as writer:
-                writer.write_table(table)
+            with os.fdopen(fd, "w+b") as raw:
+                with pa.ipc.new_file(raw, tagged.schema) as writer:
+                    writer.write_table(tagged)
+                raw.flush()
+                raw.seek(0)
+                digest = hashlib.file_digest(raw, "sha256").hexdigest()
+            path = folder / f"{key}.{digest}.arrow"
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        warnings.warn(f"map() could not cache its result in {path.parent} ({exc})", stacklevel=4)
+        warnings.warn(f"map() could not cache its result in {folder} ({exc})", stacklevel=4)
+        return
+    for other in folder.glob(f"{key}.*.arrow"):
+        if other != path:
+            other.unlink(missing_ok=True)
 
 
 def _prune(folder: Path, *, keep: str, current: Any) -> None:

@@ -30,7 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from convbank import catalog
-from convbank._textio import CsvRows, json_bytes, link_url
+from convbank._textio import CsvRows, bidi_closed, json_bytes, link_url
 from convbank._version import __version__
 from convbank.errors import (
     ConvbankError,
@@ -99,6 +99,7 @@ _env = jinja2.Environment(
     loader=jinja2.PackageLoader("convbank.web", "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
+    finalize=bidi_closed,  # a value's bidi controls end with it
 )
 _env.filters["show"] = show_value
 _env.filters["link_url"] = link_url  # a card's homepage is a link only if http(s)

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from convbank import catalog
+from convbank._textio import bidi_closed
 from convbank.corpus._filters import unknown_label
 from convbank.datasets import Context, Dataset
 from convbank.errors import UnknownDatasetError, did_you_mean
@@ -401,14 +402,16 @@ def show_value(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, dict):
+    if isinstance(value, dict):  # each key and value closes the bidi controls it opens
         return "; ".join(
-            f"{k}: ({show_value(v)})" if isinstance(v, dict) else f"{k}: {show_value(v)}"
+            f"{bidi_closed(str(k))}: ({show_value(v)})"
+            if isinstance(v, dict)
+            else f"{bidi_closed(str(k))}: {show_value(v)}"
             for k, v in value.items()
         )
     if isinstance(value, list):
         return ", ".join(show_value(v) for v in value)
-    return str(value)
+    return str(bidi_closed(str(value)))
 
 
 def constant_turn_meta(conv: Conversation) -> dict[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from convbank import catalog
+from convbank._textio import bidi_closed
 from convbank.model import Conversation, Part
 from convbank.web.data import constant_turn_meta, show_value, turn_views
 
@@ -32,6 +33,7 @@ _env = jinja2.Environment(
     loader=jinja2.PackageLoader("convbank.web", "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
+    finalize=bidi_closed,  # a value's bidi controls end with it
 )
 _env.filters["show"] = show_value
 

@@ -1,0 +1,83 @@
+"""A ``map()`` result is cached under the fingerprint of what its function computes with; a
+class of one's own is part of that by its content: editing a method of a class defined in
+the script (an instance given as the function, a class the function calls) computes again,
+never serves the result of the code before the edit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from convbank.examples._fingerprint import fingerprint
+from convbank.store import Bank
+
+SCRIPT = """
+import sys, convbank
+class Count:
+    def __call__(self, c):
+        sys.argv.append("call")  # counted where no fingerprint looks
+        return {"n": c.num_turns * FACTOR}
+class Helper:
+    @staticmethod
+    def f(x):
+        return x * FACTOR
+def via_helper(c):
+    sys.argv.append("call")  # counted where no fingerprint looks
+    return {"n": Helper.f(c.num_turns)}
+corpus = convbank.load("casino", split="valid")
+print(corpus.map(Count())["n"][0], corpus.map(via_helper)["n"][0], len(sys.argv) - 1)
+"""
+
+
+def test_editing_a_method_of_ones_own_class_computes_the_map_again(casino_home: Bank, tmp_path: Path) -> None:
+    env = {**os.environ, "CONVBANK_HOME": str(casino_home.root.parent)}
+
+    def run(factor: int) -> str:
+        script = tmp_path / "job.py"
+        script.write_text(SCRIPT.replace("FACTOR", str(factor)))
+        done = subprocess.run(
+            [sys.executable, str(script)], check=True, capture_output=True, text=True, env=env
+        )
+        return done.stdout.strip()
+
+    assert run(1) == "12 12 60"
+    assert run(2) == "24 24 60"  # before: "12 12 0", the first script's results
+    assert run(2) == "24 24 0"  # the same code again: read from the cache
+    assert run(1) == "12 12 0"
+
+
+def test_an_installed_class_goes_by_name_and_a_fingerprint_is_stable() -> None:
+    assert fingerprint(Path) == fingerprint(Path)
+    assert fingerprint(fingerprint) == fingerprint(fingerprint)
+
+
+WRAPPED = """
+import functools, sys, convbank
+@functools.lru_cache(maxsize=None)
+def scaled(x):
+    return x * FACTOR
+def via_cached(c):
+    sys.argv.append("call")  # counted where no fingerprint looks
+    return {"n": scaled(c.num_turns)}
+print(convbank.load("casino", split="valid").map(via_cached)["n"][0], len(sys.argv) - 1)
+"""
+
+
+def test_editing_a_function_behind_lru_cache_computes_the_map_again(
+    casino_home: Bank, tmp_path: Path
+) -> None:
+    env = {**os.environ, "CONVBANK_HOME": str(casino_home.root.parent)}
+
+    def run(factor: int) -> str:
+        script = tmp_path / "job.py"
+        script.write_text(WRAPPED.replace("FACTOR", str(factor)))
+        done = subprocess.run(
+            [sys.executable, str(script)], check=True, capture_output=True, text=True, env=env
+        )
+        return done.stdout.strip()
+
+    assert run(1) == "12 30"
+    assert run(3) == "36 30"  # before: "12 0", the first script's results
+    assert run(3) == "36 0"
