@@ -83,3 +83,36 @@ def test_an_import_config_or_split_of_dots_is_refused(bad: str, tmp_path: Path) 
         result = CliRunner().invoke(cli, ["import", str(chats), "--name", "dots", option, bad])
         assert result.exit_code == 2, result.output  # before: imported; export --format hf then refused it
         assert f"{option} {bad!r} cannot name a part of the bank" in result.stderr, result.stderr
+
+
+def test_a_plugin_named_as_an_imported_dataset_never_builds_over_it(tmp_path: Path) -> None:
+    """Before: a plugin installed after ``convbank import ... --name mine`` whose dataset is
+    named ``mine`` was built over the import, exit 0: the researcher's conversations were
+    gone from the bank and its entry, still marked imported, held the plugin's. Now the
+    build is one line naming the plugin and what to do, exit 5, the import as it was."""
+    home = tmp_path / "home"
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text('{"id": "c1", "messages": [{"role": "user", "content": "mine"}]}\n', encoding="utf-8")
+    done = convbank_with_plugins(home, "import", str(chats), "--name", "mine")
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "mineplugin.py").write_text(
+        "from convbank_tsvdial import TsvDial\n\nclass Mine(TsvDial):\n    name = 'mine'\n", encoding="utf-8"
+    )
+    info = tmp_path / "mineplugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: mineplugin\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nmine = mineplugin:Mine\n", encoding="utf-8")
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    manifest = (home / "bank" / "manifest.json").read_bytes()
+    for args in (["build", "mine", "--source", str(samples)], ["build", "--source", str(samples)]):
+        done = convbank_with_plugins(home, *args, path=(PLUGINS, tmp_path))
+        assert done.returncode == 5, (args, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "mine = mineplugin:Mine" in done.stderr and "convbank remove mine" in done.stderr, done.stderr
+        assert (home / "bank" / "manifest.json").read_bytes() == manifest
+    done = convbank_with_plugins(
+        home, "query", "SELECT text FROM turns WHERE dataset = 'mine'", "--format", "csv"
+    )
+    assert done.stdout.splitlines() == ["text", "mine"], done.stderr
