@@ -30,11 +30,16 @@ class Odd(TsvDial):
     ("value", "said"),
     [
         ("None", "odd/default/train: 3 turns row(s) of no text (null), which the bank never holds"),
-        ("5", "odd/default/train: turns.text: a value that is not string (Expected bytes, got a 'int' object)"),
+        (
+            "5",
+            "odd/default/train: turns.text: a value that is not string (Expected bytes, got a 'int' object)",
+        ),
     ],
     ids=["null", "number"],
 )
-def test_a_value_the_model_cannot_hold_is_one_line_naming_its_column(value: str, said: str, tmp_path: Path) -> None:
+def test_a_value_the_model_cannot_hold_is_one_line_naming_its_column(
+    value: str, said: str, tmp_path: Path
+) -> None:
     (tmp_path / "odd.py").write_text(PLUGIN.format(value=value), encoding="utf-8")
     info = tmp_path / "odd-1.0.dist-info"
     info.mkdir()
@@ -47,5 +52,7 @@ def test_a_value_the_model_cannot_hold_is_one_line_naming_its_column(value: str,
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith(f"error: {said}"), done.stderr
     assert [p for p in home.rglob("*") if "odd" in p.parts] == []  # nothing of it kept
-    built = convbank_with_plugins(home, "build", "tsvdial", "--source", str(samples), path=(PLUGINS, tmp_path))
+    built = convbank_with_plugins(
+        home, "build", "tsvdial", "--source", str(samples), path=(PLUGINS, tmp_path)
+    )
     assert built.returncode == 0, built.stderr  # the bank takes the next build as ever
