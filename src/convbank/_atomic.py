@@ -197,7 +197,10 @@ def temporary_beside(path: Path) -> tuple[int, str]:
     ``.<name>.<pid>.<random>.tmp`` so that a later writer of ``path`` knows whose it is:
     the ones of processes now gone are removed first (:func:`remove_dead_temporaries`)."""
     remove_dead_temporaries(path)
-    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    try:
+        return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    except OSError as exc:  # named after the file asked for, not a temporary one never seen
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
 
 
 @contextmanager

@@ -23,13 +23,14 @@ from convbank.errors import (
     ConvbankError,
     DamagedBankError,
     FormatError,
+    PluginError,
     SetupError,
     SourceError,
 )
 from convbank.fetch import Fetcher
 from convbank.model.schema import paused_gc
 from convbank.store import Bank
-from convbank.store.bank import Staging
+from convbank.store.bank import Staging, imported_clash
 from convbank.store.manifest import ConfigEntry, SplitEntry
 
 __all__ = ["BuildReport", "SplitReport", "build", "read_raw", "source_paths"]
@@ -185,6 +186,10 @@ def build(
     datasets = [catalog.get(n) for n in (names or catalog.names())]
     for ds in datasets:
         ds.parts(config)  # an unknown config name fails before anything is built
+    held = bank.manifest().datasets
+    for ds in datasets:  # a plugin installed after an import of its name never builds over it
+        if ds.name in held and held[ds.name].imported is not None:
+            raise PluginError(imported_clash(ds.name, catalog.catalog.origin(ds.name)), name=ds.name)
     report = report if report is not None else BuildReport()
     start = time.perf_counter()
     try:

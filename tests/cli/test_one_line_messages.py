@@ -102,3 +102,20 @@ def test_an_input_whose_name_is_too_long_is_bad_input(form: str, tmp_path: Path)
         result.stderr
     )  # before: exit 1, "check that the path exists and can be written"
     assert result.stderr == f"error: {path}: File name too long\n"
+
+
+@pytest.mark.parametrize("where", ["a-missing-folder", "under-a-file"])
+def test_a_file_written_whole_into_a_folder_that_cannot_hold_it_is_named_as_given(
+    where: str, tmp_path: Path
+) -> None:
+    """Before: ``report -o missing/r.html`` was ``error: missing/.r.html.30972.ndtg4gt1.tmp: No
+    such file or directory``, naming a temporary file the user never gave (2 of 2 folders,
+    ``/proc`` too); now the message names ``missing/r.html``."""
+    (tmp_path / "chats.jsonl").write_text(CHAT, encoding="utf-8")
+    assert _run("import", str(tmp_path / "chats.jsonl"), "--name", "mine").exit_code == 0
+    (tmp_path / "under-a-file").write_text("a file, not a folder", encoding="utf-8")
+    target = tmp_path / where / "r.html"
+    done = _run("report", "mine", "-o", str(target))
+    assert done.exit_code == 1, done.output
+    assert done.output.startswith(f"error: {target}: "), done.output
+    assert ".tmp" not in done.output and done.output.count("\n") == 1, done.output

@@ -8,6 +8,8 @@ from every command (before: a ``ValueError`` traceback from ``store.snapshot.par
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from convbank import registry
 from convbank.cli.main import cli
 from convbank.datasets import ConfigSpec
 from convbank.errors import PluginError
-from testsupport import PLUGINS, convbank_with_plugins
+from testsupport import PLUGINS, ROOT, convbank_with_plugins
 
 BAD = ["a/b", "a\\b", "..", ".", "a\nb", "a\x00b", "tab\there", "", "x" * 201]
 
@@ -83,3 +85,77 @@ def test_an_import_config_or_split_of_dots_is_refused(bad: str, tmp_path: Path) 
         result = CliRunner().invoke(cli, ["import", str(chats), "--name", "dots", option, bad])
         assert result.exit_code == 2, result.output  # before: imported; export --format hf then refused it
         assert f"{option} {bad!r} cannot name a part of the bank" in result.stderr, result.stderr
+
+
+def test_a_plugin_named_as_an_imported_dataset_never_builds_over_it(tmp_path: Path) -> None:
+    """Before: a plugin installed after ``convbank import ... --name mine`` whose dataset is
+    named ``mine`` was built over the import, exit 0: the researcher's conversations were
+    gone from the bank and its entry, still marked imported, held the plugin's. Now the
+    build is one line naming the plugin and what to do, exit 5, the import as it was."""
+    home = tmp_path / "home"
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text('{"id": "c1", "messages": [{"role": "user", "content": "mine"}]}\n', encoding="utf-8")
+    done = convbank_with_plugins(home, "import", str(chats), "--name", "mine")
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "mineplugin.py").write_text(
+        "from convbank_tsvdial import TsvDial\n\nclass Mine(TsvDial):\n    name = 'mine'\n", encoding="utf-8"
+    )
+    info = tmp_path / "mineplugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: mineplugin\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nmine = mineplugin:Mine\n", encoding="utf-8")
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    manifest = (home / "bank" / "manifest.json").read_bytes()
+    for args in (["build", "mine", "--source", str(samples)], ["build", "--source", str(samples)]):
+        done = convbank_with_plugins(home, *args, path=(PLUGINS, tmp_path))
+        assert done.returncode == 5, (args, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "mine = mineplugin:Mine" in done.stderr and "convbank remove mine" in done.stderr, done.stderr
+        assert (home / "bank" / "manifest.json").read_bytes() == manifest
+    done = convbank_with_plugins(
+        home, "query", "SELECT text FROM turns WHERE dataset = 'mine'", "--format", "csv"
+    )
+    assert done.stdout.splitlines() == ["text", "mine"], done.stderr
+
+
+def test_a_plugins_meta_nested_deeper_than_the_bank_types_is_read_as_json_text(tmp_path: Path) -> None:
+    """What the build accepts, every reader reads. Before: a plugin whose conversations'
+    meta nested 100 deep was built, exit 0, then ``to_arrow`` and ``to_polars`` of it were
+    pyarrow's ``ArrowInvalid: Recursion level in ArrowSchema struct exceeded`` (2 of 2
+    runs). Now places deeper than 32 levels are typed as their JSON text."""
+    (tmp_path / "deepplugin.py").write_text(
+        "from convbank_tsvdial import TsvDial\n\nclass Deep(TsvDial):\n    name = 'deep'\n"
+        "    def to_conversation(self, record, part, index):\n"
+        "        c = super().to_conversation(record, part, index)\n"
+        "        d = {'x': 1}\n        for _ in range(100):\n            d = {'k': d}\n"
+        "        c.meta = d\n        return c\n",
+        encoding="utf-8",
+    )
+    info = tmp_path / "deepplugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: deepplugin\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text("[convbank.datasets]\ndeep = deepplugin:Deep\n", encoding="utf-8")
+    home = tmp_path / "home"
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    done = convbank_with_plugins(home, "build", "deep", "--source", str(samples), path=(PLUGINS, tmp_path))
+    assert done.returncode == 0, done.stderr
+    code = (
+        "import json, convbank\n"
+        "c = convbank.load('deep')\n"
+        "m = c.to_arrow().column('meta')[0].as_py()\n"
+        "for _ in range(32):\n    m = m['k']\n"
+        "assert isinstance(m, str), m\n"
+        "d = json.loads(m)\nfor _ in range(68):\n    d = d['k']\n"
+        "assert d == {'x': 1}, d\n"
+        "print(c.to_polars().height)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(PLUGINS), str(tmp_path)])}
+    env.update(CONVBANK_HOME=str(home), CONVBANK_OFFLINE="1")
+    read = subprocess.run(
+        [sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert read.returncode == 0 and read.stdout.strip() == "5", read.stderr[-2000:]

@@ -18,7 +18,7 @@ import msgspec
 from convbank._lazy import lazy
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._present import Presentation, hook_names
-from convbank.errors import UnknownDatasetError, did_you_mean
+from convbank.errors import FormatError, UnknownDatasetError, did_you_mean
 from convbank.model import Conversation, Part, conversations_to_tables
 
 if TYPE_CHECKING:
@@ -300,7 +300,12 @@ class Dataset(ABC):
         :meth:`to_conversation` and :meth:`raw_row`; a dataset may build the same tables
         column by column, faster (they must be equal: ``convbank.testing`` checks it)."""
         convs = [self.to_conversation(r, part, start + i) for i, r in enumerate(records)]
-        tables = conversations_to_tables(convs)
+        try:
+            tables = conversations_to_tables(convs)
+        except FormatError as exc:
+            raise FormatError(
+                f"{self.name}/{part.config}/{part.split}: {exc}, given by its to_conversation"
+            ) from exc
         tables[f"{self.name}_raw"] = pa.Table.from_pylist(
             [
                 {"conversation_id": c.conversation_id, "source_index": c.source_index, **self.raw_row(r)}

@@ -5,7 +5,9 @@ we see from (``--as``, else the dataset's :meth:`~convbank.datasets.Presentation
 speaks as ``assistant``, everyone else as ``user``; the system message carries what that
 participant privately knew (:meth:`~convbank.datasets.Presentation.chat_system`), each turn is
 written by :meth:`~convbank.datasets.Presentation.chat_content` and the metadata's ``outcome`` comes
-from :meth:`~convbank.datasets.Presentation.chat_outcome`.
+from :meth:`~convbank.datasets.Presentation.chat_outcome`. A corpus imported from chat, seen
+from the side it was read from, is written as it was read: each record's messages, then its
+own keys (``id``, ``tools``...), as a ShareGPT corpus is.
 """
 
 from __future__ import annotations
@@ -84,9 +86,26 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
 
     def lines(conv: Conversation) -> list[bytes]:
         record = chat_record(conv, selection.as_participant, selection.corpus.context(conv))
+        if _read_from_chat(conv, record["metadata"]["as"]):
+            record = {"messages": record["messages"], **conv.meta}
         return [_encode(record) + b"\n"]
 
     return write_lines(selection, directory, SUFFIX, lines)
+
+
+def _read_from_chat(conv: Conversation, me: str) -> bool:
+    """Whether ``conv`` is written as it was read: a conversation imported from chat, seen
+    from the side it was read from, whose record's own keys (``id``, ``tools``...) are its
+    meta, written back beside its messages (as a ShareGPT corpus's are)."""
+    from convbank.datasets._imported import ImportedPresentation
+
+    presentation = catalog.get(conv.dataset).presentation
+    return (
+        isinstance(presentation, ImportedPresentation)
+        and presentation.read_from("chat")
+        and bool(conv.participants)
+        and me == presentation.chat_side(conv)
+    )
 
 
 def content_id(record: Any) -> str:

@@ -52,6 +52,10 @@ _SCALARS = ("bool", "uint", "ubig", "int", "real", "str")
 _SIGNED = 1 << 63
 _LIMIT = 1 << 64
 _NUMBERS = frozenset(("uint", "int", "real"))
+TYPED_DEPTH = 32
+"""The deepest place (the meta object itself 1) typed as a list or a struct; deeper lists
+and objects are their JSON text (an import refuses such meta; Arrow's readers stop at 64
+levels with their tables' own)."""
 _LEAF = {"bool": "BOOLEAN", "uint": "BIGINT", "int": "BIGINT", "real": "DOUBLE", "str": "VARCHAR"}
 
 
@@ -148,25 +152,29 @@ class Structure:
         scalars = {"uint" if kind == "ubig" else kind for kind in self.scalars}
         return [*sorted(scalars), *arrays, *(["obj"] if self.keys is not None else [])]
 
-    def duck(self, *, typed: bool = False) -> Any:
+    def duck(self, *, typed: bool = False, depth: int = 1) -> Any:
         """DuckDB's structure of these values, as JSON-ready Python (``"UBIGINT"``, a list, a
         dict); ``typed``: the structure the readers type them with, where non-negative
         integers are ``"BIGINT"`` unless one of them does not fit it (from 2**63), so that
-        ``json_transform`` keeps every value (a ``BIGINT`` place made 2**63 null)."""
+        ``json_transform`` keeps every value (a ``BIGINT`` place made 2**63 null). A list or
+        an object nested more than :data:`TYPED_DEPTH` deep (``depth`` is this place's) is
+        ``"JSON"``, its text: Arrow types no deeper (a plugin's build may store deeper meta)."""
         kinds = self._kinds()
         if not kinds:
             return "NULL"
-        if len(kinds) > 1:
-            if not _NUMBERS.issuperset(kinds):
+        deep = depth > TYPED_DEPTH and ("arr" in kinds or "obj" in kinds)
+        if deep or len(kinds) > 1:
+            if deep or not _NUMBERS.issuperset(kinds):
                 return "JSON"
             return "DOUBLE" if "real" in kinds else "HUGEINT"
         kind = kinds[0]
         if kind == "arr":
             assert self.items is not None
-            return [self.items.duck(typed=typed)]
+            return [self.items.duck(typed=typed, depth=depth + 1)]
         if kind == "obj":
             assert self.keys is not None
-            return nameable({key: child.duck(typed=typed) for key, child in self.keys.items()})
+            inner = depth + 1
+            return nameable({key: child.duck(typed=typed, depth=inner) for key, child in self.keys.items()})
         unsigned = kind == "uint" and (not typed or "ubig" in self.scalars)
         return "UBIGINT" if unsigned else _LEAF[kind]
 

@@ -40,7 +40,7 @@ from convbank._atomic import atomic_write_text, read_regular
 from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank.datasets._imported import ImportEntry
-from convbank.errors import BuildError, DamagedBankError, NotBuiltError
+from convbank.errors import BuildError, DamagedBankError, NotBuiltError, PluginError
 from convbank.model import SCHEMA_VERSION
 from convbank.settings import bank_root
 from convbank.store.checkup import Checkup, checkup
@@ -97,6 +97,16 @@ def banks() -> list[Bank]:
     default = Bank()
     others = [Bank(Path(p)) for p in reversed(OPENED) if p != os.path.abspath(default.root)]
     return [default, *others]
+
+
+def imported_clash(dataset: str, origin: str = "a dataset of the catalog") -> str:
+    """Said when a dataset of the catalog (a plugin's) takes the name of one imported into
+    the bank, which building it would replace."""
+    return (
+        f"{origin} names a dataset {dataset}, which the bank holds as imported (convbank import); "
+        f"building it would replace those conversations: remove the import first (convbank remove "
+        f"{dataset}), or uninstall the plugin; nothing was built"
+    )
 
 
 class Bank:
@@ -285,6 +295,8 @@ class Bank:
                     splits=entry.splits, sources=entry.sources, files=files, records=records
                 )
             ds = manifest.datasets.setdefault(dataset, DatasetEntry())
+            if imported is None and ds.imported is not None:  # a build never replaces an import
+                raise PluginError(imported_clash(dataset), name=dataset)
             if imported is not None:
                 ds.configs, ds.imported = {}, imported
             ds.configs.update(configs)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from convbank._lazy import lazy
 from convbank._version import __version__
-from convbank.errors import DiskFullError
+from convbank.errors import DiskFullError, FormatError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
 from convbank.model.schema import NotGroupedError, table_schemas
 from convbank.model.structure import Structure
@@ -140,6 +140,12 @@ class Staging:
         Pieces (each written by one writer, possibly in another process on the same
         staging folder) are the split's files in order."""
         key = (table, split, piece)
+        for field, column in zip(data.schema, data.columns, strict=True):
+            if not field.nullable and column.null_count:  # the writer's traceback, said before it
+                raise FormatError(
+                    f"{self.dataset}/{self.config}/{split}: {column.null_count:,} {table} row(s) of no "
+                    f"{field.name} (null), which the bank never holds: a fault of the dataset's code"
+                )
         try:
             writer = self._writers.get(key)
             if writer is None:

@@ -1,0 +1,55 @@
+"""Round trips of a researcher's own data through the formats it was read from: hostile but
+valid content (Unicode forms, bidi and zero-width characters, ids alike but for case or
+normal form, integers past 64 bits, ``-0.0``, subnormals, keys holding dots, slashes and
+quotes) comes back as it went in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import convbank
+from convbank.export import export
+from convbank.imports import import_conversations
+
+HOSTILE = {"big": 2**63 + 5, "f": 0.1 + 0.2, "nz": -0.0, "tiny": 1e-320, "a.b": 1, "a/b": 2, 'q"k': 3}
+CHATS: list[dict[str, Any]] = [
+    {
+        "id": ident,
+        "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {}}}],
+        "parallel_tool_calls": False,
+        "messages": [
+            {"role": "user", "content": text, "x": HOSTILE},
+            {"role": "assistant", "content": "ok \u200b" + text},
+        ],
+    }
+    for ident, text in [
+        ("Abc", "caf\u00e9"),
+        ("abc", "cafe\u0301"),
+        ("caf\u00e9", "\u05e9\u05dc\u05d5\u05dd \u202eabc\u202c"),
+        ("cafe\u0301", "\U0001f468\u200d\U0001f469\u200d\U0001f467"),
+    ]
+]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_chat_corpus_is_exported_to_chat_with_its_records_keys(tmp_path: Path) -> None:
+    """Before: ``export --format chat`` of a corpus imported from chat wrote each record's
+    messages and convbank's ``metadata`` only: the record's own keys (``id``, ``tools``,
+    ``parallel_tool_calls``) were dropped without a word, though the format's ``loses`` says
+    a chat corpus loses nothing, and importing the export back gave each conversation
+    another meta. Now each record comes back as it was read, and so does the bank's corpus."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in CHATS), encoding="utf-8")
+    import_conversations(src, name="mine")
+    out = export(convbank.load("mine"), "chat", tmp_path / "out")
+    assert _lines(out[0]) == CHATS
+    import_conversations(out[0], name="back")
+    before = {c.conversation_id: (c.meta, c.turns) for c in convbank.load("mine")}
+    after = {c.conversation_id: (c.meta, c.turns) for c in convbank.load("back")}
+    assert after == before
+    assert len(after) == 4  # ids alike but for case or normal form are four conversations
