@@ -303,16 +303,15 @@ def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, 
     schema.fill(conversations, columns, _meta)
     return {
         t: pa.Table.from_arrays(
-            [_column(t, values, f) for values, f in zip(columns[t], schema.arrow()[t], strict=True)],
+            [_arrow_column(t, values, f) for values, f in zip(columns[t], schema.arrow()[t], strict=True)],
             schema=schema.arrow()[t],
         )
         for t in schema.tables
     }
 
 
-def _column(table: str, values: list[Any], field: pa.Field) -> pa.Array:
-    """One column of a unified table; a value not of its type is a one-line FormatError naming
-    the column (a fault of the code that made the conversations, not pyarrow's traceback)."""
+def _arrow_column(table: str, values: list[Any], field: pa.Field) -> pa.Array:
+    """One column of a unified table; a value not of its type is a FormatError naming it."""
     try:
         return pa.array(values, field.type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
