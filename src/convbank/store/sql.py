@@ -154,6 +154,7 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
             if any(k not in READ_ONLY_STATEMENTS or k == "EXPLAIN" for k in kinds):
                 kind = f"EXPLAIN of {kinds[0]}"
         if kind not in READ_ONLY_STATEMENTS:
+            kind = "LOAD or INSTALL" if kind == "LOAD" else kind  # DuckDB's one type for both
             raise QueryError(
                 f"only read-only statements are allowed (SELECT, WITH ... SELECT, DESCRIBE, "
                 f"SHOW, EXPLAIN); got {kind}",
