@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from convbank.examples._fingerprint import fingerprint
@@ -31,17 +32,23 @@ print(corpus.map(Count())["n"][0], corpus.map(via_helper)["n"][0], len(sys.argv)
 """
 
 
-def test_editing_a_method_of_ones_own_class_computes_the_map_again(casino_home: Bank, tmp_path: Path) -> None:
-    env = {**os.environ, "CONVBANK_HOME": str(casino_home.root.parent)}
+def _runner(template: str, bank: Bank, tmp_path: Path) -> Callable[[int], str]:
+    """Runs ``template`` with ``FACTOR`` replaced, as a script of its own, in a fresh process."""
+    env = {**os.environ, "CONVBANK_HOME": str(bank.root.parent)}
 
     def run(factor: int) -> str:
         script = tmp_path / "job.py"
-        script.write_text(SCRIPT.replace("FACTOR", str(factor)))
+        script.write_text(template.replace("FACTOR", str(factor)))
         done = subprocess.run(
             [sys.executable, str(script)], check=True, capture_output=True, text=True, env=env
         )
         return done.stdout.strip()
 
+    return run
+
+
+def test_editing_a_method_of_ones_own_class_computes_the_map_again(casino_home: Bank, tmp_path: Path) -> None:
+    run = _runner(SCRIPT, casino_home, tmp_path)
     assert run(1) == "12 12 60"
     assert run(2) == "24 24 60"  # before: "12 12 0", the first script's results
     assert run(2) == "24 24 0"  # the same code again: read from the cache
@@ -68,16 +75,7 @@ print(convbank.load("casino", split="valid").map(via_cached)["n"][0], len(sys.ar
 def test_editing_a_function_behind_lru_cache_computes_the_map_again(
     casino_home: Bank, tmp_path: Path
 ) -> None:
-    env = {**os.environ, "CONVBANK_HOME": str(casino_home.root.parent)}
-
-    def run(factor: int) -> str:
-        script = tmp_path / "job.py"
-        script.write_text(WRAPPED.replace("FACTOR", str(factor)))
-        done = subprocess.run(
-            [sys.executable, str(script)], check=True, capture_output=True, text=True, env=env
-        )
-        return done.stdout.strip()
-
+    run = _runner(WRAPPED, casino_home, tmp_path)
     assert run(1) == "12 30"
     assert run(3) == "36 30"  # before: "12 0", the first script's results
     assert run(3) == "36 0"
