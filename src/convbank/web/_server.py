@@ -65,6 +65,11 @@ MAX_CONNECTIONS = 1000
 closes the idle ones that waited longest, and requests beyond it get 503 until some end.
 Connections still sending a request's headers are not counted (:data:`MAX_UNHEADED`)."""
 
+HEADER_BYTES = 16 * 1024
+"""Bytes of a request's headers held before they are complete: beyond them the answer is 400
+and the connection is closed, so that a connection without its headers costs at most this
+(h11's own limit, said here, as Node's 16 KiB; nginx allows 1 KiB plus 4 of 8 KiB)."""
+
 MAX_UNHEADED = 20000
 """Connections without a request's complete headers held at once (fewer where the open-files
 limit is lower); beyond it, the oldest are closed."""
@@ -262,6 +267,7 @@ def server_config(app: Any, **options: Any) -> uvicorn.Config:
         timeout_graceful_shutdown=5,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         limit_concurrency=MAX_CONNECTIONS,
+        h11_max_incomplete_event_size=HEADER_BYTES,
         **options,
     )
 
