@@ -12,6 +12,7 @@ the C1 controls, the bidi controls and the line separators U+2028/U+2029 written
 
 from __future__ import annotations
 
+import base64
 import csv
 import decimal
 import math
@@ -24,6 +25,8 @@ import msgspec
 __all__ = [
     "BIDI_CONTROLS",
     "CsvRows",
+    "base64_of_bytes",
+    "bidi_closed",
     "json_bytes",
     "link_url",
     "spreadsheet_safe",
@@ -120,6 +123,14 @@ def _number(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def base64_of_bytes(value: Any) -> Any:
+    """A CSV cell of bytes (a BLOB) as base64 text, as every JSON writer writes it (so that a
+    cell never reads ``b'\\xff'``, Python's notation); other values as they are.
+
+    Example: ``base64_of_bytes(b"\\xff\\x00a") == "/wBh"``; ``base64_of_bytes(3) == 3``."""
+    return base64.b64encode(value).decode("ascii") if isinstance(value, (bytes, bytearray)) else value
 
 
 _FORMULA_START = (

@@ -286,3 +286,21 @@ def test_the_viewers_download_gives_the_values_query_gives(bidi_home: Path) -> N
         "'=2",
     ]
     assert page.status_code == 200 and "30 days" not in page.text and "1 month 03:00:00" in page.text
+
+
+def test_a_blob_is_the_same_base64_in_every_csv_and_json(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes are base64 wherever they are written as text (before: ``query --format csv`` and
+    the viewer's download wrote Python's ``b'\\xff\\x00a'``, JSON ``/wBh``)."""
+    sql = "SELECT '\\xFF\\x00a'::BLOB AS b, [1, 2] AS l, NULL::BLOB AS n"
+    written = {
+        fmt: run(bidi_home, monkeypatch, "query", sql, "--format", fmt).stdout for fmt in ("csv", "json")
+    }
+    client = TestClient(create_app(Bank(bidi_home / "bank")), base_url="http://127.0.0.1")
+    written["viewer"] = client.get("/sql", params={"q": sql, "format": "csv"}).text
+    assert written == {
+        "csv": 'b,l,n\n/wBh,"[1,2]",\n',
+        "json": '[{"b":"/wBh","l":[1,2],"n":null}]\n',
+        "viewer": 'b,l,n\n/wBh,"[1,2]",\n',
+    }

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from convbank._textio import CsvRows, json_bytes
+from convbank._textio import CsvRows, base64_of_bytes, json_bytes
 from convbank.cli._console import MAX_CELL, cell, err, json_keys, plural, rows_of, visible
 from convbank.cli._table import Column, draw, fit, single_value
 from convbank.model.schema import JSON_FIELD
@@ -91,11 +91,21 @@ def _batches(items: Iterator[Begin | pa.RecordBatch]) -> Iterator[pa.RecordBatch
 def _csv(schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
     writer = CsvRows(sys.stdout)  # a bare CR in a cell is quoted too: one row stays one line
     writer.writerow(schema.names)
-    nested = [pa.types.is_nested(f.type) for f in schema]
-    for batch in batches:  # column by column: None is "" and values their str() in csv already
+    # column by column: None is "" and values their str() in csv already; lists and objects
+    # are their JSON, bytes their base64 (as JSON writes them)
+    shown = [
+        cell if pa.types.is_nested(f.type) else base64_of_bytes if _binary(f.type) else None for f in schema
+    ]
+    for batch in batches:
         columns = [python_values(c) for c in batch.columns]
-        columns = [[cell(v) for v in c] if n else c for c, n in zip(columns, nested, strict=True)]
+        columns = [c if s is None else [s(v) for v in c] for c, s in zip(columns, shown, strict=True)]
         writer.writerows(zip(*columns, strict=True))
+
+
+def _binary(kind: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)
+    )
 
 
 def _keys(schema: pa.Schema) -> list[str]:

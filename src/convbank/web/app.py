@@ -30,7 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from convbank import catalog
-from convbank._textio import CsvRows, bidi_closed, json_bytes, link_url
+from convbank._textio import CsvRows, base64_of_bytes, bidi_closed, json_bytes, link_url
 from convbank._version import __version__
 from convbank.errors import (
     ConvbankError,
@@ -349,7 +349,7 @@ def _csv(result: Result) -> Response:
     buf = io.StringIO()
     writer = CsvRows(buf, formulas=False)  # a spreadsheet opens it: no cell runs as a formula
     writer.writerow(result.columns)
-    writer.writerows(result.rows)
+    writer.writerows([base64_of_bytes(v) for v in row] for row in result.rows)  # bytes as JSON has them
     shown = len(result.rows)
     name = f"convbank-query-first-{shown}-rows.csv" if result.more else "convbank-query.csv"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "X-Convbank-Rows-Shown": str(shown)}
