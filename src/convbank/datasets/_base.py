@@ -303,9 +303,8 @@ class Dataset(ABC):
         try:
             tables = conversations_to_tables(convs)
         except FormatError as exc:
-            raise FormatError(
-                f"{self.name}/{part.config}/{part.split}: {exc}, given by its to_conversation"
-            ) from exc
+            said = f"{self.name}/{part.config}/{part.split}: {exc}, given by its to_conversation"
+            raise FormatError(said, record=exc.record) from exc
         tables[f"{self.name}_raw"] = pa.Table.from_pylist(
             [
                 {"conversation_id": c.conversation_id, "source_index": c.source_index, **self.raw_row(r)}

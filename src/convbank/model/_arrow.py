@@ -9,6 +9,7 @@ import msgspec
 import msgspec.inspect
 
 from convbank._lazy import lazy
+from convbank.errors import FormatError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -16,7 +17,7 @@ else:
     pa = lazy("pyarrow")
 
 
-__all__ = ["arrow_of", "arrow_type"]
+__all__ = ["arrow_column", "arrow_of", "arrow_type"]
 
 _NONE = msgspec.inspect.NoneType
 
@@ -94,3 +95,21 @@ def _arrow(info: msgspec.inspect.Type) -> pa.DataType:  # noqa: PLR0911 - one ca
     if isinstance(info, mi.StructType):
         return pa.struct(_fields(info))
     raise TypeError(f"no Arrow type for {info!r}")
+
+
+def arrow_column(table: str, values: list[Any], field: pa.Field, ids: list[str]) -> pa.Array:
+    """One column of a unified table; a value not of its type is a FormatError naming it and
+    the ``record``: the conversation id (``ids``, the table's first column) of its row."""
+    try:
+        return pa.array(values, field.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        bad = next((ids[i] for i, v in enumerate(values) if not _holds(v, field.type)), None)
+        said = f"conversation {bad}: {table}.{field.name}: a value that is not {field.type} ({exc})"
+        raise FormatError(said, record=bad) from exc
+
+
+def _holds(value: Any, kind: pa.DataType) -> bool:
+    try:
+        return pa.array([value], kind) is not None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return False

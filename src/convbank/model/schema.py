@@ -32,8 +32,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from convbank._lazy import lazy
-from convbank.errors import FormatError
-from convbank.model._arrow import arrow_of
+from convbank.model._arrow import arrow_column, arrow_of
 from convbank.model.types import Conversation
 
 if TYPE_CHECKING:
@@ -303,19 +302,14 @@ def conversations_to_tables(conversations: Iterable[Conversation]) -> dict[str, 
     schema.fill(conversations, columns, _meta)
     return {
         t: pa.Table.from_arrays(
-            [_arrow_column(t, values, f) for values, f in zip(columns[t], schema.arrow()[t], strict=True)],
+            [
+                arrow_column(t, vs, f, columns[t][0])
+                for vs, f in zip(columns[t], schema.arrow()[t], strict=True)
+            ],
             schema=schema.arrow()[t],
         )
         for t in schema.tables
     }
-
-
-def _arrow_column(table: str, values: list[Any], field: pa.Field) -> pa.Array:
-    """One column of a unified table; a value not of its type is a FormatError naming it."""
-    try:
-        return pa.array(values, field.type)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-        raise FormatError(f"{table}.{field.name}: a value that is not {field.type} ({exc})") from exc
 
 
 def _runs(table: pa.Table | None) -> tuple[dict[str, tuple[int, int]], dict[str, list[Any]]]:

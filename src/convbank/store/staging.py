@@ -142,9 +142,12 @@ class Staging:
         key = (table, split, piece)
         for field, column in zip(data.schema, data.columns, strict=True):
             if not field.nullable and column.null_count:  # the writer's traceback, said before it
+                first = data.column(0)[pc.index(column.is_null(), True).as_py()].as_py()
                 raise FormatError(
                     f"{self.dataset}/{self.config}/{split}: {column.null_count:,} {table} row(s) of no "
-                    f"{field.name} (null), which the bank never holds: a fault of the dataset's code"
+                    f"{field.name} (null), the first of conversation {first}, which the bank never "
+                    "holds: a fault of the dataset's code",
+                    record=first,
                 )
         try:
             writer = self._writers.get(key)
