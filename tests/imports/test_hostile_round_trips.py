@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import convbank
 from convbank.export import export
 from convbank.imports import import_conversations
@@ -53,3 +55,47 @@ def test_a_chat_corpus_is_exported_to_chat_with_its_records_keys(tmp_path: Path)
     after = {c.conversation_id: (c.meta, c.turns) for c in convbank.load("back")}
     assert after == before
     assert len(after) == 4  # ids alike but for case or normal form are four conversations
+
+
+EMPTY = {
+    "chat": [
+        {"id": "e", "messages": []},
+        {"id": "f", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]},
+    ],
+    "sharegpt": [
+        {"id": "e", "conversations": []},
+        {"id": "f", "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]},
+    ],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(EMPTY))
+def test_a_record_of_no_messages_is_exported_back_as_read(tmp_path: Path, fmt: str) -> None:
+    """A record of no messages is a conversation of no participants, seen from nobody: its
+    own format gives it back as read, the other chat format with no messages and ``as`` null,
+    ParlAI with no episode (before: a ``ValueError: ... has no participants`` traceback, exit
+    1, from `chat`, `sharegpt` and `parlai`; 3 of 8 formats for each of 2 formats read)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in EMPTY[fmt]), encoding="utf-8")
+    import_conversations(src, name="mine", format=fmt)
+    corpus = convbank.load("mine")
+    assert _lines(export(corpus, fmt, tmp_path / fmt)[0]) == EMPTY[fmt]
+    other = "sharegpt" if fmt == "chat" else "chat"
+    first = _lines(export(corpus, other, tmp_path / other)[0])[0]
+    assert first == {
+        ("conversations" if other == "sharegpt" else "messages"): [],
+        **({"id": "e"} if other == "sharegpt" else {}),
+        "metadata": {
+            "dataset": "mine",
+            "config": "default",
+            "split": "train",
+            "conversation_id": "e",
+            "as": None,
+            "role": None,
+            "outcome": {},
+        },
+    }
+    assert (
+        export(corpus, "parlai", tmp_path / "parlai")[0].read_text(encoding="utf-8").count("episode_done")
+        == 1
+    )

@@ -38,7 +38,9 @@ def episode_lines(
 ) -> list[str]:
     """The lines of one episode: an example per turn of the chosen side. ParlAI needs labels in
     every example, so turns after that side's last one are left out, and a conversation in
-    which it never speaks gives no episode (no lines)."""
+    which it never speaks (one of no participants included) gives no episode (no lines)."""
+    if not conv.participants and as_participant is None:
+        return []
     record = chat_record(conv, as_participant, context)
     messages = record["messages"]
     meta = record["metadata"]
