@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 import convbank
@@ -63,3 +64,34 @@ def test_a_hugging_face_dataset_of_values_python_cannot_hold_is_imported(tmp_pat
     done = CliRunner().invoke(cli, ["import", str(tmp_path / "odd"), "--name", "mine"])
     assert done.exit_code == 0, done.output
     assert [[t.text for t in c.turns] for c in convbank.load("mine")] == [["hi", "yo"], ["hi", "yo"]]
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (
+            "007,01,5\n007,02,0.50\n7,1,1e3\n7,2,yes\n",
+            [("007", "01", "5"), ("007", "02", "0.50"), ("7", "1", "1e3"), ("7", "2", "yes")],
+        ),
+        ("08,1,hi\n08,2,\n", [("08", "1", "hi"), ("08", "2", "")]),
+        ("1,a,5\n1,b,6\n", [("1", "a", "5"), ("1", "b", "6")]),
+    ],
+    ids=["ids-alike-as-numbers", "an-empty-text", "texts-of-digits"],
+)
+def test_a_csvs_mapped_columns_are_read_as_the_text_they_hold(
+    tmp_path: Path, rows: str, expected: list[tuple[str, str, str]]
+) -> None:
+    """Before: the conversation id, speaker and text columns named by ``--map`` were typed as
+    pyarrow infers: ``007`` and ``7`` were one conversation of four turns, speakers ``01``
+    and ``1`` one speaker, exit 0 (2 of 2 files); a text column of digits, or of empty
+    cells only, was ``expected a string 't'``, exit 2."""
+    (tmp_path / "t.csv").write_text("c,s,t\n" + rows, encoding="utf-8")
+    done = CliRunner().invoke(
+        cli,
+        ["import", str(tmp_path / "t.csv"), "--name", "mine", "--map", "conversation_id=c,speaker=s,text=t"],
+    )
+    assert done.exit_code == 0, done.output
+    got = convbank.sql(
+        "SELECT conversation_id, participant_id, text FROM turns ORDER BY conversation_id, turn_index"
+    ).to_pylist()
+    assert [tuple(r.values()) for r in got] == expected

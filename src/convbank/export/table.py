@@ -182,16 +182,21 @@ class _Builder:
         )
 
 
-def _batches(path: Path) -> tuple[list[str], Iterator[Any]]:
-    """A file's column names and its record batches (CSV/TSV streamed; Parquet by batches)."""
+def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any]]:
+    """A file's column names and its record batches (CSV/TSV streamed; Parquet by batches). A
+    CSV's conversation id, speaker and text columns (``mapping``'s, else convbank's own) are
+    read as the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``)."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096)
     tab = path.name.lower().endswith((".tsv", ".tab"))
     parse = pcsv.ParseOptions(delimiter="\t" if tab else ",", newlines_in_values=True)
     names = pcsv.open_csv(path, parse_options=parse).schema.names
+    texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
-        n: pa.string() for n in names if n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index"
+        n: pa.string()
+        for n in names
+        if n in texts or (n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index")
     }
     return names, pcsv.open_csv(
         path,
@@ -236,7 +241,7 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
     number = 0
     for path in paths:
         try:
-            names, batches = _batches(path)
+            names, batches = _batches(path, options.mapping)
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
             continue
