@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 
 import convbank
 from convbank.cli.main import cli
+from convbank.errors import CorpusImportError, NotBuiltError
 
 
 def test_a_parquet_table_of_values_python_cannot_hold_is_imported_as_their_text(tmp_path: Path) -> None:
@@ -95,3 +97,40 @@ def test_a_csvs_mapped_columns_are_read_as_the_text_they_hold(
         "SELECT conversation_id, participant_id, text FROM turns ORDER BY conversation_id, turn_index"
     ).to_pylist()
     assert [tuple(r.values()) for r in got] == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "column"), [("csv", "x"), ("csv", "t"), ("parquet", "x"), ("dataframe", "x")]
+)
+def test_a_table_whose_columns_repeat_a_name_is_refused_never_halved(
+    tmp_path: Path, kind: str, column: str
+) -> None:
+    """Before: a CSV or Parquet table of two columns ``x`` was imported with the second's
+    values only (``{"x": 2}``, the ``1`` beside it gone), and of two ``t`` (the text) with the
+    second's text, exit 0 (3 of 3 files); a pandas DataFrame's was pyarrow's ``ValueError``.
+    Now each is one line naming the column, nothing imported."""
+    names = ["c", "s", "t", "x", column]
+    rows = [["1", "a", "hi", "1", "2"], ["1", "b", "yo", "3", "4"]]
+    mapping = {"conversation_id": "c", "speaker": "s", "text": "t"}
+    source: Any
+    if kind == "csv":
+        source = tmp_path / "t.csv"
+        source.write_text("\n".join(",".join(r) for r in [names, *rows]) + "\n", encoding="utf-8")
+    elif kind == "parquet":
+        source = tmp_path / "t.parquet"
+        pq.write_table(
+            pa.Table.from_arrays([pa.array(list(c)) for c in zip(*rows, strict=True)], names=names), source
+        )
+    else:
+        import pandas as pd
+
+        source = pd.DataFrame(rows, columns=names)
+    where = "DataFrame" if kind == "dataframe" else str(source)
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(source, name="mine", format="table", mapping=mapping)
+    assert str(info.value) == (
+        f"{where}, file: expected each column named once; {column!r} names 2 columns (rename all but one) "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )
+    with pytest.raises(NotBuiltError):  # the bank as it was: empty
+        convbank.sql("SELECT 1 FROM conversations")

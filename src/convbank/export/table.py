@@ -69,6 +69,9 @@ class _Columns:
     """Which of a table's columns is which: the mapped ones, and the rest (the turn's meta)."""
 
     def __init__(self, names: Sequence[str], mapping: Mapping[str, str], where: Path) -> None:
+        repeated = _repeated(names)
+        if repeated is not None:
+            raise _BadTableError(where, "file", repeated)
         unknown = [k for k in mapping if k not in MAPPED]
         if unknown:
             raise _BadTableError(
@@ -88,6 +91,22 @@ class _Columns:
                 )
         own = {*schema.PARTITION_COLUMNS, "role", "kind", "meta"} if self.ours else set()
         self.rest = [n for n in names if n not in self.map.values() and n not in own]
+
+
+def _repeated(names: Sequence[Any]) -> str | None:
+    """What is wrong with a table whose columns repeat a name (a row holds one value by
+    name, so all but one would be lost), or None.
+
+    >>> _repeated(["c", "x", "x"])
+    "expected each column named once; 'x' names 2 columns (rename all but one)"
+    """
+    for name in dict.fromkeys(names):
+        count = list(names).count(name)
+        if count > 1:
+            return (
+                f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
+            )
+    return None
 
 
 class _BadTableError(Exception):
@@ -260,11 +279,15 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
 
         convs = list(read_frame(df, ReadOptions(dataset="mine", mapping={"conversation_id": "dialog"})))
     """
+    where = Path("DataFrame")
+    repeated = _repeated(list(frame.columns))
+    if repeated is not None:
+        yield Rejected(where, "file", repeated)
+        return
     if hasattr(frame, "to_arrow"):  # polars
         table = frame.to_arrow()
     else:
         table = pa.Table.from_pandas(frame, preserve_index=False)
-    where = Path("DataFrame")
     try:
         yield from _read_batches(
             where, table.schema.names, iter(table.to_batches(4096)), options, number=0, header=False
