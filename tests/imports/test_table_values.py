@@ -134,3 +134,37 @@ def test_a_table_whose_columns_repeat_a_name_is_refused_never_halved(
     )
     with pytest.raises(NotBuiltError):  # the bank as it was: empty
         convbank.sql("SELECT 1 FROM conversations")
+
+
+@pytest.mark.parametrize(
+    ("maps", "error"),
+    [
+        (["conversation_id=c", "speaker=s", "text=t"], None),
+        (["conversation_id=c,speaker=s", "text=t"], None),
+        (
+            ["conversation_id=c,speaker=s,text=t,text=u"],
+            "text is given two columns, 't' and 'u'; give it one",
+        ),
+        (
+            ["conversation_id=c,speaker=s,text=u", "text=t"],
+            "text is given two columns, 'u' and 't'; give it one",
+        ),
+    ],
+    ids=["one-pair-each", "two-maps", "a-name-twice", "a-name-twice-in-two-maps"],
+)
+def test_every_map_given_counts_and_a_name_given_twice_is_refused(
+    tmp_path: Path, maps: list[str], error: str | None
+) -> None:
+    """Before: only the last ``--map`` counted (``--map conversation_id=c --map speaker=s
+    --map text=t`` was `expected a column 'conversation_id'`, exit 2) and a name given twice
+    took its last column without a word (``text=t,text=u`` imported ``u`` as the text, exit 0)."""
+    (tmp_path / "t.csv").write_text("c,s,t,u\n1,a,hi,other\n1,b,yo,other\n", encoding="utf-8")
+    args = [a for m in maps for a in ("--map", m)]
+    done = CliRunner().invoke(cli, ["import", str(tmp_path / "t.csv"), "--name", "mine", *args])
+    if error is None:
+        assert done.exit_code == 0, done.output
+        texts = convbank.sql("SELECT text FROM turns ORDER BY turn_index").column("text").to_pylist()
+        assert texts == ["hi", "yo"]
+    else:
+        assert done.exit_code == 2
+        assert done.output.splitlines()[-1] == f"Error: Invalid value: {error}"
