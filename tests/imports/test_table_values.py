@@ -168,3 +168,26 @@ def test_every_map_given_counts_and_a_name_given_twice_is_refused(
     else:
         assert done.exit_code == 2
         assert done.output.splitlines()[-1] == f"Error: Invalid value: {error}"
+
+
+def test_a_binary_value_is_its_utf8_text_or_a_bad_row_never_replaced(tmp_path: Path) -> None:
+    """Before: a Parquet binary column's bytes that are not UTF-8 were imported with U+FFFD in
+    their place (``b"\\xff\\xfe\\x00"`` as ``"\\ufffd\\ufffd\\x00"``), exit 0, so two values
+    could become one (2 of 2 rows). Now bytes of UTF-8 text are that text, and others are a
+    bad row naming the column."""
+    rows = {"c": ["1", "1"], "s": ["a", "b"], "t": ["hi", "yo"]}
+    good = pa.array([b"ok", "caf\u00e9".encode()], pa.binary())
+    pq.write_table(pa.table({**rows, "u": good}), tmp_path / "good.parquet")
+    pq.write_table(
+        pa.table({**rows, "u": good, "h": pa.array([b"\xff\xfe\x00", b"\x80abc"], pa.binary())}),
+        tmp_path / "bad.parquet",
+    )
+    mapping = {"conversation_id": "c", "speaker": "s", "text": "t"}
+    convbank.import_conversations(tmp_path / "good.parquet", name="good", format="table", mapping=mapping)
+    assert [t.meta for t in convbank.load("good")["1"].turns] == [{"u": "ok"}, {"u": "caf\u00e9"}]
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(tmp_path / "bad.parquet", name="bad", format="table", mapping=mapping)
+    assert str(info.value) == (
+        f"{tmp_path / 'bad.parquet'}, row 1: expected column 'h' to hold text, or bytes of UTF-8 text "
+        "(invalid start byte at byte 0) (nothing was imported; --skip-bad imports the rest)"
+    )

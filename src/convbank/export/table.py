@@ -51,12 +51,14 @@ _decode = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 def _json_value(value: Any) -> Any:
-    """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as UTF-8."""
+    """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as the UTF-8
+    text they hold (bytes that are not UTF-8 raise :class:`UnicodeDecodeError`: nothing is
+    replaced, so no two values are made one)."""
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, (datetime.timedelta, decimal.Decimal, bytes)):
         if isinstance(value, bytes):
-            return value.decode("utf-8", "replace")
+            return value.decode("utf-8")
         return value.total_seconds() if isinstance(value, datetime.timedelta) else str(value)
     if isinstance(value, list):
         return [_json_value(v) for v in value]
@@ -172,7 +174,14 @@ class _Builder:
             if speaker is None or not isinstance(text, str):
                 what = m["speaker"] if speaker is None else m["text"]
                 return rejected(self.path, f"row {number}", f"expected a string {what!r}", row)
-            meta = {k: _json_value(row[k]) for k in self.c.rest}
+            meta = {}
+            for k in self.c.rest:
+                try:
+                    meta[k] = _json_value(row[k])
+                except UnicodeDecodeError as exc:
+                    why = f"{exc.reason} at byte {exc.start}"
+                    expected = f"expected column {k!r} to hold text, or bytes of UTF-8 text ({why})"
+                    return rejected(self.path, f"row {number}", expected, row)
             if "timestamp" in m:
                 meta["timestamp"] = _json_value(row[m["timestamp"]])
             if "turn" in m and row[m["turn"]] != index:  # not the position: kept as it was
