@@ -191,3 +191,28 @@ def test_a_binary_value_is_its_utf8_text_or_a_bad_row_never_replaced(tmp_path: P
         f"{tmp_path / 'bad.parquet'}, row 1: expected column 'h' to hold text, or bytes of UTF-8 text "
         "(invalid start byte at byte 0) (nothing was imported; --skip-bad imports the rest)"
     )
+
+
+def test_a_column_named_timestamp_beside_the_mapped_timestamp_is_refused_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    """Before: with ``--map timestamp=ts``, a column named ``timestamp`` went to the turns'
+    meta ``timestamp`` and was overwritten by ``ts`` (``local-a`` gone), exit 0 (2 of 2 rows).
+    Now it is one line naming both columns; mapping ``timestamp=timestamp`` imports it."""
+    path = tmp_path / "t.csv"
+    path.write_text("c,s,t,ts,timestamp\n1,a,hi,100,local-a\n1,b,yo,200,local-b\n", encoding="utf-8")
+    mapping = {"conversation_id": "c", "speaker": "s", "text": "t", "timestamp": "ts"}
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(path, name="mine", format="table", mapping=mapping)
+    assert str(info.value) == (
+        f"{path}, file: expected no column 'timestamp' beside the timestamp column 'ts' (--map "
+        "timestamp=...), whose values the turns keep as their meta 'timestamp'; rename one (nothing "
+        "was imported; --skip-bad imports the rest)"
+    )
+    convbank.import_conversations(
+        path, name="mine", format="table", mapping={**mapping, "timestamp": "timestamp"}
+    )
+    assert [t.meta for t in convbank.load("mine")["1"].turns] == [
+        {"ts": 100, "timestamp": "local-a"},
+        {"ts": 200, "timestamp": "local-b"},
+    ]

@@ -93,6 +93,13 @@ class _Columns:
                 )
         own = {*schema.PARTITION_COLUMNS, "role", "kind", "meta"} if self.ours else set()
         self.rest = [n for n in names if n not in self.map.values() and n not in own]
+        if "timestamp" in self.map and "timestamp" in self.rest:  # both would be meta "timestamp"
+            raise _BadTableError(
+                where,
+                "file",
+                f"expected no column 'timestamp' beside the timestamp column {self.map['timestamp']!r} "
+                "(--map timestamp=...), whose values the turns keep as their meta 'timestamp'; rename one",
+            )
 
 
 def _repeated(names: Sequence[Any]) -> str | None:
