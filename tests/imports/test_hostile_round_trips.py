@@ -99,3 +99,39 @@ def test_a_record_of_no_messages_is_exported_back_as_read(tmp_path: Path, fmt: s
         export(corpus, "parlai", tmp_path / "parlai")[0].read_text(encoding="utf-8").count("episode_done")
         == 1
     )
+
+
+TRAVEL: list[dict[str, Any]] = [  # the tutorial's corpus (docs/guide/your-conversations.md)
+    {"id": "c1", "messages": [
+        {"role": "system", "content": "You are a travel agent."},
+        {"role": "user", "content": "A quiet beach in May?"},
+        {"role": "assistant", "content": "Try Sesimbra."},
+        {"role": "user", "content": "And a place to stay?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Casa Azul has sea views."}]},
+    ]},
+    {"id": "c2", "messages": [
+        {"role": "user", "content": "Weather in Porto?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "t1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "t1", "content": "18 °C, sunny"},
+        {"role": "assistant", "content": "18 °C and sunny."},
+    ]},
+]  # fmt: skip
+
+
+def test_a_chat_corpus_is_exported_to_parlai_from_its_first_message(tmp_path: Path) -> None:
+    """Before: ``export --format parlai`` of the tutorial's chat corpus was an
+    ``AttributeError: 'list' object has no attribute 'replace'`` traceback, exit 1 (a content
+    of typed parts; ``None`` beside tool calls too), and a conversation opening with no system
+    message lost its first message (``text:`` empty; 2 of 2 corpora). Now a content is its
+    text, and only an opening system message is left out."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in TRAVEL), encoding="utf-8")
+    import_conversations(src, name="travel")
+    (out,) = export(convbank.load("travel"), "parlai", tmp_path / "out")
+    assert out.read_text(encoding="utf-8").splitlines() == [
+        "text:A quiet beach in May?\tlabels:Try Sesimbra.\tid:travel/c1",
+        "text:And a place to stay?\tlabels:Casa Azul has sea views.\tid:travel/c1\tepisode_done:True",
+        "text:Weather in Porto?\tlabels:\tid:travel/c2",
+        "text:18 °C, sunny\tlabels:18 °C and sunny.\tid:travel/c2\tepisode_done:True",
+    ]
