@@ -206,7 +206,7 @@ def temporary_beside(path: Path) -> tuple[int, str]:
 @contextmanager
 def folder_beside(path: Path) -> Iterator[Path]:
     """A new private folder beside ``path`` (``.<name>.<pid>.<random>.tmp``, mode 0700) for
-    a writer that names its own temporary files (pooch's ``tmpXXXXXXXX``), removed with all
+    a writer of a partial file (a download being written), removed with all
     it holds when the block ends; the ones of processes now gone (killed with ``kill -9``
     while they wrote) are removed first, as :func:`remove_dead_temporaries` removes files.
 

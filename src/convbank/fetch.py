@@ -29,7 +29,6 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from convbank._archive import (
     EXTRACT_FLOOR,
@@ -43,6 +42,7 @@ from convbank._archive import (
     stale,
 )
 from convbank._atomic import folder_beside, sha256_file
+from convbank._download import HTTPStatusError, TransferError, UnreachableError, download
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
 from convbank._verified import open_verified, private_copy
@@ -99,7 +99,7 @@ def _sha256_once(path: Path) -> str:
 
 
 def _remember(path: Path, sha: str) -> None:
-    """Record the sha256 of a file verified by other means (pooch checks downloads)."""
+    """Record the sha256 of a file verified by other means (hashed while it was downloaded)."""
     _HASHES[os.path.abspath(path)] = (_signature(path), sha)
 
 
@@ -348,71 +348,62 @@ class Fetcher:
         return copy
 
     def _download(self, dataset: Dataset, file: SourceFile, target: Path) -> Path:
-        import logging
-
-        import pooch
-        import requests
-
-        pooch.get_logger().setLevel(logging.WARNING)  # our own bar and errors say it all
+        """Download a file into the cache (:func:`convbank._download.download`: only a ``200``
+        answer, redirects only to http(s), never more bytes than its declared size), kept only
+        once whole and verified."""
         target.parent.mkdir(parents=True, exist_ok=True)
         expected = file.sha256 or self._recorded.get(file.url)
-        downloader = pooch.HTTPDownloader(
-            progressbar=_progress(file) if self.progress else False, timeout=TIMEOUT
-        )
         where = {"dataset": dataset.name, "file": file.name, "path": target, "url": file.url}
+        put = f"put {file.name} in {target.parent} or in a --source folder"
         with self._lock(dataset, file, "download"):
             if target.is_file():  # another process fetched it meanwhile
                 return target
             try:
-                with folder_beside(target) as private:  # pooch's temporary file, in one of ours
-                    pooch.retrieve(
-                        file.url,
-                        known_hash=f"sha256:{expected}" if expected else None,
-                        fname=target.name,
-                        path=private,
-                        downloader=downloader,
+                with folder_beside(target) as private:  # the partial file, in a folder of ours
+                    bar = _progress(file) if self.progress else None
+                    sha = download(
+                        file.url, private / target.name, size=file.size, timeout=TIMEOUT, progress=bar
                     )
+                    if expected is not None and sha != expected:
+                        raise ChecksumError(
+                            f"{file.url}: the downloaded file's sha256 does not match the expected "
+                            f"{expected}; nothing was kept — the publisher's file may have changed, "
+                            "report it or pass --no-verify with a local copy",
+                            path=file.url,
+                            expected=expected,
+                            actual=sha,
+                        )
                     os.replace(private / target.name, target)
-            except ValueError as exc:
-                if "hash" not in str(exc).lower():
-                    raise
-                raise ChecksumError(
-                    f"{file.url}: the downloaded file's sha256 does not match the expected "
-                    f"{expected}; nothing was kept — the publisher's file may have changed, "
-                    "report it or pass --no-verify with a local copy",
-                    path=file.url,
-                    expected=expected,
-                ) from exc
-            except requests.HTTPError as exc:
-                status = exc.response.status_code if exc.response is not None else "?"
+            except HTTPStatusError as exc:
                 raise DownloadError(
-                    f"{file.url}: HTTP {status}; could not download {file.name} for "
+                    f"{file.url}: HTTP {exc.status}; could not download {file.name} for "
                     f"{dataset.name} — put the file in {target.parent} or in a --source folder"
                     + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
-            except requests.ConnectionError as exc:
+            except UnreachableError as exc:
                 raise DownloadError(
-                    f"{file.url}: cannot connect to {urlsplit(file.url).hostname}; put {file.name} "
-                    f"in {target.parent} or in a --source folder, or retry when online"
+                    f"{file.url}: {exc}; {put}, or retry when online" + self._not_in_sources(dataset, file),
+                    **where,
+                ) from exc
+            except TransferError as exc:
+                raise DownloadError(
+                    f"{file.url}: download failed ({exc}); nothing was kept — retry, or {put}"
                     + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
-            except (requests.RequestException, OSError) as exc:
-                if isinstance(exc, OSError) and (error := home_error(exc, self.root)) is not None:
+            except OSError as exc:
+                if (error := home_error(exc, self.root)) is not None:
                     raise error from exc
                 raise DownloadError(
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
-                    f"nothing was kept — retry, or put {file.name} in {target.parent} or in a "
-                    "--source folder" + self._not_in_sources(dataset, file),
+                    f"nothing was kept — retry, or {put}" + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
         if expected is None:
-            expected = _sha256_once(target)
-            self._recorded.record(file.url, expected)
-        else:
-            _remember(target, expected)  # pooch verified it: extraction need not hash it again
-        self._verified[target] = expected
+            self._recorded.record(file.url, sha)
+        _remember(target, sha)  # hashed as it was written: extraction need not hash it again
+        self._verified[target] = sha
         return target
 
     # ------------------------------------------------------------------ archives
@@ -461,7 +452,7 @@ def _drop_legacy_lock(cached: Path) -> None:
 
 
 def _progress(file: SourceFile) -> Any:
-    """A pooch progress bar drawn with rich on stderr."""
+    """A download's progress bar drawn with rich on stderr."""
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 

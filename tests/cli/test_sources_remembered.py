@@ -85,7 +85,7 @@ def test_every_missing_file_is_named_at_once(casino_source: Path, tmp_path: Path
 
 
 def test_a_failed_download_prints_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No 'Downloading data from' chatter from pooch before the error."""
+    """No chatter (a downloader's "Downloading data from") before the error."""
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -262,7 +262,7 @@ def test_downloaded_archive_is_not_hashed_again_and_no_locks_lie_beside_the_data
     fetcher = Fetcher(root=home, offline=False, progress=False)
     folder = fetcher.fetch(PEC, [published])["hf_pec.zip"]
     assert (folder / "happy" / "train.txt").read_text() == "served\n"
-    assert hashed == []  # pooch verified the download; extraction reused its checksum
+    assert hashed == []  # hashed as it was downloaded; extraction reused its checksum
     assert _tree(home / "downloads") == ["pec", "pec/hf_pec.zip"]
     assert [p for p in _tree(home / "extracted") if p.endswith(".lock")] == []
     assert _tree(home / "locks") == ["pec", "pec/hf_pec.zip.download.lock", "pec/hf_pec.zip.extract.lock"]

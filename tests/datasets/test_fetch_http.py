@@ -3,14 +3,18 @@ interrupted transfer, offline, local sources, trust on first use, archives."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
 import http.server
+import re
 import subprocess
 import sys
 import threading
 import time
 import zipfile
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -50,11 +54,57 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(BODY[:1000])
             self.wfile.flush()
             self.close_connection = True
+        elif self.path in _HOSTILE:
+            _HOSTILE[self.path](self)
         else:
             self.send_error(404)
 
     def log_message(self, *args: object) -> None:
         pass
+
+
+def _answer(status: int, body: bytes = b"", **headers: str) -> Callable[[_Handler], None]:
+    def send(handler: _Handler) -> None:
+        handler.send_response(status)
+        for key, value in {
+            "Content-Length": str(len(body)),
+            **{k.replace("_", "-"): v for k, v in headers.items()},
+        }.items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return send
+
+
+def _endless(handler: _Handler) -> None:  # no length, bytes for ever
+    handler.send_response(200)
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.close_connection = True
+    with contextlib.suppress(OSError):
+        for _ in range(100_000):  # 6.4 GB at most
+            handler.wfile.write(b"x" * 65536)
+
+
+_BOMB = zlib.compressobj(9, zlib.DEFLATED, 31)
+GZIP_BOMB = b"".join(_BOMB.compress(bytes(1 << 20)) for _ in range(256)) + _BOMB.flush()  # 256 MiB of zeros
+_HOSTILE: dict[str, Callable[[_Handler], None]] = {
+    "/html/casino_valid.json": _answer(
+        200, b"<html><h1>Service unavailable</h1></html>", Content_Type="text/html"
+    ),
+    "/empty-302/casino_valid.json": _answer(302),
+    "/partial/casino_valid.json": _answer(206, BODY),
+    "/loop/casino_valid.json": _answer(302, Location="/loop/casino_valid.json"),
+    "/to-file/casino_valid.json": _answer(302, Location="file:///etc/passwd"),
+    "/to-ftp/casino_valid.json": _answer(301, Location="ftp://127.0.0.1/casino_valid.json"),
+    "/moved/casino_valid.json": _answer(307, Location="/casino_valid.json"),
+    "/announces-less/casino_valid.json": _answer(200, BODY[:1000], Content_Length="1000"),
+    "/announces-more/casino_valid.json": _answer(200, BODY, Content_Length=str(8 << 30)),
+    "/endless/casino_valid.json": _endless,
+    "/gzip-bomb/casino_valid.json": _answer(200, GZIP_BOMB, Content_Encoding="gzip"),
+    "/gzip/casino_valid.json": _answer(200, gzip.compress(BODY), Content_Encoding="gzip"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -240,3 +290,66 @@ def test_zip_without_layout_and_bad_zip(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=r"not a valid zip archive"):
         Fetcher(root=tmp_path / "home").extract(pec, f, bad)
     assert not any((tmp_path / "home" / "extracted" / "pec").glob("*/hf_pec"))
+
+
+_HOSTILE_REFUSED = {
+    "html": "the server announces 41 bytes, but the file is 112,116 bytes",
+    "announces-less": "the server announces 1,000 bytes, but the file is 112,116 bytes",
+    "announces-more": "the server announces 8,589,934,592 bytes, but the file is 112,116 bytes",
+    "endless": "the server sent more than the file's 112,116 bytes",
+    "gzip-bomb": "the server sent more than the file's 112,116 bytes",
+    "loop": "more than 10 redirects (the last to {server}/loop/casino_valid.json)",
+    "to-file": "{server}/to-file/casino_valid.json redirects to 'file:///etc/passwd', which is not an http(s) URL",
+    "to-ftp": "{server}/to-ftp/casino_valid.json redirects to 'ftp://127.0.0.1/casino_valid.json', which is not "
+    "an http(s) URL",
+}
+
+
+@pytest.mark.parametrize("sha", [SHA, None], ids=["published", "trust-on-first-use"])
+@pytest.mark.parametrize("case", sorted(_HOSTILE_REFUSED))
+def test_a_hostile_server_gives_one_line_and_keeps_nothing(
+    server: str, tmp_path: Path, case: str, sha: str | None
+) -> None:
+    """Only a 200 answer of the file's declared size, reached through http(s) redirects, is the
+    file; anything else is one line naming why, nothing kept and no checksum recorded (before:
+    an endless body or a gzip bomb was written until the disk filled, 908 MB in 15 s for a file
+    of 112,116 bytes; with no published sha256 an HTML page was recorded as the file; a redirect
+    to file:// or ftp:// blamed CONVBANK_HOME; 2 of 2 runs each)."""
+    url = f"{server}/{case}/casino_valid.json"
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url, sha))
+    cache = tmp_path / "home" / "downloads" / "casino"
+    assert str(info.value) == (
+        f"{url}: download failed ({_HOSTILE_REFUSED[case].format(server=server)}); nothing was kept — "
+        f"retry, or put casino_valid.json in {cache} or in a --source folder"
+    )
+    assert list(cache.iterdir()) == []
+    assert not (tmp_path / "home" / "checksums.json").exists()
+
+
+@pytest.mark.parametrize("case", ["empty-302", "partial"])
+def test_an_answer_other_than_200_is_its_status(server: str, tmp_path: Path, case: str) -> None:
+    """A 302 with no Location or a 206 is not the file (before: kept as it, 0 or 112,116 bytes,
+    its checksum recorded with no published sha256)."""
+    url = f"{server}/{case}/casino_valid.json"
+    with pytest.raises(
+        DownloadError, match=r"^" + re.escape(f"{url}: HTTP {206 if case == 'partial' else 302}; ")
+    ):
+        _fetcher(tmp_path).get(CASINO, _file(url, None))
+    assert not (tmp_path / "home" / "checksums.json").exists()
+
+
+@pytest.mark.parametrize("case", ["moved", "gzip"])
+def test_a_redirect_or_a_gzip_encoding_gives_the_file(server: str, tmp_path: Path, case: str) -> None:
+    path = _fetcher(tmp_path).get(CASINO, _file(f"{server}/{case}/casino_valid.json"))
+    assert path.read_bytes() == BODY
+
+
+def test_a_transfer_that_stalls_says_so(server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that stops sending half way is a stall, not a connection never made (before:
+    `cannot connect to 127.0.0.1 ... or retry when online`)."""
+    monkeypatch.setattr("convbank.fetch.TIMEOUT", (5.0, 1.0))
+    url = f"{server}/slow/casino_valid.json"
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    assert str(info.value).startswith(f"{url}: download failed (the server sent nothing for 1 s")

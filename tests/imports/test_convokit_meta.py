@@ -45,6 +45,18 @@ CASES = {
         {"utterance_meta": {}, "speaker_meta": {}, "conversation": 5},
         "conversations.json, file: expected 'u1' an object whose 'meta' is an object, not int",
     ),
+    # fourteenth pass: a meta key the turn keeps the utterance's own field in (before: the meta's
+    # value overwritten by the utterance's timestamp or parent index, exit 0; 2 of 2 keys)
+    "utterance-timestamp-key": (
+        {"utterance_meta": {"timestamp": "10:01 local"}, "speaker_meta": {}, "conversation": {"meta": {}}},
+        "utterances.jsonl, line 2: expected a meta without 'timestamp', where the turn keeps the "
+        "utterance's own timestamp",
+    ),
+    "utterance-reply-to-key": (
+        {"utterance_meta": {"reply_to": "a note"}, "speaker_meta": {}, "conversation": {"meta": {}}},
+        "utterances.jsonl, line 2: expected a meta without 'reply_to', where the turn keeps the "
+        "utterance's own reply_to",
+    ),
 }
 
 

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import convbank
 from convbank.export import export
 from convbank.imports import import_conversations
@@ -53,3 +55,83 @@ def test_a_chat_corpus_is_exported_to_chat_with_its_records_keys(tmp_path: Path)
     after = {c.conversation_id: (c.meta, c.turns) for c in convbank.load("back")}
     assert after == before
     assert len(after) == 4  # ids alike but for case or normal form are four conversations
+
+
+EMPTY = {
+    "chat": [
+        {"id": "e", "messages": []},
+        {"id": "f", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]},
+    ],
+    "sharegpt": [
+        {"id": "e", "conversations": []},
+        {"id": "f", "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]},
+    ],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(EMPTY))
+def test_a_record_of_no_messages_is_exported_back_as_read(tmp_path: Path, fmt: str) -> None:
+    """A record of no messages is a conversation of no participants, seen from nobody: its
+    own format gives it back as read, the other chat format with no messages and ``as`` null,
+    ParlAI with no episode (before: a ``ValueError: ... has no participants`` traceback, exit
+    1, from `chat`, `sharegpt` and `parlai`; 3 of 8 formats for each of 2 formats read)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in EMPTY[fmt]), encoding="utf-8")
+    import_conversations(src, name="mine", format=fmt)
+    corpus = convbank.load("mine")
+    assert _lines(export(corpus, fmt, tmp_path / fmt)[0]) == EMPTY[fmt]
+    other = "sharegpt" if fmt == "chat" else "chat"
+    first = _lines(export(corpus, other, tmp_path / other)[0])[0]
+    assert first == {
+        ("conversations" if other == "sharegpt" else "messages"): [],
+        **({"id": "e"} if other == "sharegpt" else {}),
+        "metadata": {
+            "dataset": "mine",
+            "config": "default",
+            "split": "train",
+            "conversation_id": "e",
+            "as": None,
+            "role": None,
+            "outcome": {},
+        },
+    }
+    assert (
+        export(corpus, "parlai", tmp_path / "parlai")[0].read_text(encoding="utf-8").count("episode_done")
+        == 1
+    )
+
+
+TRAVEL: list[dict[str, Any]] = [  # the tutorial's corpus (docs/guide/your-conversations.md)
+    {"id": "c1", "messages": [
+        {"role": "system", "content": "You are a travel agent."},
+        {"role": "user", "content": "A quiet beach in May?"},
+        {"role": "assistant", "content": "Try Sesimbra."},
+        {"role": "user", "content": "And a place to stay?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Casa Azul has sea views."}]},
+    ]},
+    {"id": "c2", "messages": [
+        {"role": "user", "content": "Weather in Porto?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "t1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "t1", "content": "18 °C, sunny"},
+        {"role": "assistant", "content": "18 °C and sunny."},
+    ]},
+]  # fmt: skip
+
+
+def test_a_chat_corpus_is_exported_to_parlai_from_its_first_message(tmp_path: Path) -> None:
+    """Before: ``export --format parlai`` of the tutorial's chat corpus was an
+    ``AttributeError: 'list' object has no attribute 'replace'`` traceback, exit 1 (a content
+    of typed parts; ``None`` beside tool calls too), and a conversation opening with no system
+    message lost its first message (``text:`` empty; 2 of 2 corpora). Now a content is its
+    text, and only an opening system message is left out."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in TRAVEL), encoding="utf-8")
+    import_conversations(src, name="travel")
+    (out,) = export(convbank.load("travel"), "parlai", tmp_path / "out")
+    assert out.read_text(encoding="utf-8").splitlines() == [
+        "text:A quiet beach in May?\tlabels:Try Sesimbra.\tid:travel/c1",
+        "text:And a place to stay?\tlabels:Casa Azul has sea views.\tid:travel/c1\tepisode_done:True",
+        "text:Weather in Porto?\tlabels:\tid:travel/c2",
+        "text:18 °C, sunny\tlabels:18 °C and sunny.\tid:travel/c2\tepisode_done:True",
+    ]

@@ -660,3 +660,34 @@ def test_an_imported_dataset_is_served_from_its_record_files_as_its_tables_give_
         pass  # the clean-up a lock runs
     assert not list((bank.root / "records").rglob("*.records"))
     assert bank.doctor().leftovers == []
+
+
+FIRST_LINE_UNREADABLE = {
+    "lone-surrogate": (b'"content": "\\ud800"', "expected JSON (Input data was truncated)"),
+    "number-beyond-a-double": (
+        b'"content": "q", "f": 1e400',
+        "expected JSON (Number out of range - at `$[...][0][...]`)",
+    ),
+    "nan": (b'"content": "q", "f": NaN', "expected JSON (JSON is malformed: invalid character (byte 64))"),
+    "not-utf8": (
+        b'"content": "\xff"',
+        "expected UTF-8 text ('utf-8' codec can't decode byte 0xff in position 55: invalid start byte)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FIRST_LINE_UNREADABLE))
+def test_a_first_line_no_reader_can_read_is_named_with_why(tmp_path: Path, case: str) -> None:
+    """Before: a chat file whose first line held a lone surrogate, ``1e400``, ``NaN`` or a byte
+    that is not UTF-8 was `not a format convbank recognises ...; name it with --format`, no line
+    and no reason (4 of 4 files; with ``--format chat`` each was its line and reason)."""
+    middle, why = FIRST_LINE_UNREADABLE[case]
+    path = _file(
+        tmp_path / "in.jsonl",
+        b'{"id": "g3", "messages": [{"role": "user", ' + middle + b"}]}\n" + _jsonl(CHATS),
+    )
+    assert _run("import", str(path), "--name", "mine") == (
+        2,
+        f"error: {path}, line 1: {why}; no format (hf, convokit, parlai, chat, sharegpt, jsonl, parquet and "
+        "table) could be recognised from it, so nothing was imported\n",
+    )

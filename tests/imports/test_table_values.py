@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 import convbank
 from convbank.cli.main import cli
+from convbank.errors import CorpusImportError, NotBuiltError
 
 
 def test_a_parquet_table_of_values_python_cannot_hold_is_imported_as_their_text(tmp_path: Path) -> None:
@@ -63,3 +66,153 @@ def test_a_hugging_face_dataset_of_values_python_cannot_hold_is_imported(tmp_pat
     done = CliRunner().invoke(cli, ["import", str(tmp_path / "odd"), "--name", "mine"])
     assert done.exit_code == 0, done.output
     assert [[t.text for t in c.turns] for c in convbank.load("mine")] == [["hi", "yo"], ["hi", "yo"]]
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (
+            "007,01,5\n007,02,0.50\n7,1,1e3\n7,2,yes\n",
+            [("007", "01", "5"), ("007", "02", "0.50"), ("7", "1", "1e3"), ("7", "2", "yes")],
+        ),
+        ("08,1,hi\n08,2,\n", [("08", "1", "hi"), ("08", "2", "")]),
+        ("1,a,5\n1,b,6\n", [("1", "a", "5"), ("1", "b", "6")]),
+    ],
+    ids=["ids-alike-as-numbers", "an-empty-text", "texts-of-digits"],
+)
+def test_a_csvs_mapped_columns_are_read_as_the_text_they_hold(
+    tmp_path: Path, rows: str, expected: list[tuple[str, str, str]]
+) -> None:
+    """Before: the conversation id, speaker and text columns named by ``--map`` were typed as
+    pyarrow infers: ``007`` and ``7`` were one conversation of four turns, speakers ``01``
+    and ``1`` one speaker, exit 0 (2 of 2 files); a text column of digits, or of empty
+    cells only, was ``expected a string 't'``, exit 2."""
+    (tmp_path / "t.csv").write_text("c,s,t\n" + rows, encoding="utf-8")
+    done = CliRunner().invoke(
+        cli,
+        ["import", str(tmp_path / "t.csv"), "--name", "mine", "--map", "conversation_id=c,speaker=s,text=t"],
+    )
+    assert done.exit_code == 0, done.output
+    got = convbank.sql(
+        "SELECT conversation_id, participant_id, text FROM turns ORDER BY conversation_id, turn_index"
+    ).to_pylist()
+    assert [tuple(r.values()) for r in got] == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "column"), [("csv", "x"), ("csv", "t"), ("parquet", "x"), ("dataframe", "x")]
+)
+def test_a_table_whose_columns_repeat_a_name_is_refused_never_halved(
+    tmp_path: Path, kind: str, column: str
+) -> None:
+    """Before: a CSV or Parquet table of two columns ``x`` was imported with the second's
+    values only (``{"x": 2}``, the ``1`` beside it gone), and of two ``t`` (the text) with the
+    second's text, exit 0 (3 of 3 files); a pandas DataFrame's was pyarrow's ``ValueError``.
+    Now each is one line naming the column, nothing imported."""
+    names = ["c", "s", "t", "x", column]
+    rows = [["1", "a", "hi", "1", "2"], ["1", "b", "yo", "3", "4"]]
+    mapping = {"conversation_id": "c", "speaker": "s", "text": "t"}
+    source: Any
+    if kind == "csv":
+        source = tmp_path / "t.csv"
+        source.write_text("\n".join(",".join(r) for r in [names, *rows]) + "\n", encoding="utf-8")
+    elif kind == "parquet":
+        source = tmp_path / "t.parquet"
+        pq.write_table(
+            pa.Table.from_arrays([pa.array(list(c)) for c in zip(*rows, strict=True)], names=names), source
+        )
+    else:
+        import pandas as pd
+
+        source = pd.DataFrame(rows, columns=names)
+    where = "DataFrame" if kind == "dataframe" else str(source)
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(source, name="mine", format="table", mapping=mapping)
+    assert str(info.value) == (
+        f"{where}, file: expected each column named once; {column!r} names 2 columns (rename all but one) "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )
+    with pytest.raises(NotBuiltError):  # the bank as it was: empty
+        convbank.sql("SELECT 1 FROM conversations")
+
+
+@pytest.mark.parametrize(
+    ("maps", "error"),
+    [
+        (["conversation_id=c", "speaker=s", "text=t"], None),
+        (["conversation_id=c,speaker=s", "text=t"], None),
+        (
+            ["conversation_id=c,speaker=s,text=t,text=u"],
+            "text is given two columns, 't' and 'u'; give it one",
+        ),
+        (
+            ["conversation_id=c,speaker=s,text=u", "text=t"],
+            "text is given two columns, 'u' and 't'; give it one",
+        ),
+    ],
+    ids=["one-pair-each", "two-maps", "a-name-twice", "a-name-twice-in-two-maps"],
+)
+def test_every_map_given_counts_and_a_name_given_twice_is_refused(
+    tmp_path: Path, maps: list[str], error: str | None
+) -> None:
+    """Before: only the last ``--map`` counted (``--map conversation_id=c --map speaker=s
+    --map text=t`` was `expected a column 'conversation_id'`, exit 2) and a name given twice
+    took its last column without a word (``text=t,text=u`` imported ``u`` as the text, exit 0)."""
+    (tmp_path / "t.csv").write_text("c,s,t,u\n1,a,hi,other\n1,b,yo,other\n", encoding="utf-8")
+    args = [a for m in maps for a in ("--map", m)]
+    done = CliRunner().invoke(cli, ["import", str(tmp_path / "t.csv"), "--name", "mine", *args])
+    if error is None:
+        assert done.exit_code == 0, done.output
+        texts = convbank.sql("SELECT text FROM turns ORDER BY turn_index").column("text").to_pylist()
+        assert texts == ["hi", "yo"]
+    else:
+        assert done.exit_code == 2
+        assert done.output.splitlines()[-1] == f"Error: Invalid value: {error}"
+
+
+def test_a_binary_value_is_its_utf8_text_or_a_bad_row_never_replaced(tmp_path: Path) -> None:
+    """Before: a Parquet binary column's bytes that are not UTF-8 were imported with U+FFFD in
+    their place (``b"\\xff\\xfe\\x00"`` as ``"\\ufffd\\ufffd\\x00"``), exit 0, so two values
+    could become one (2 of 2 rows). Now bytes of UTF-8 text are that text, and others are a
+    bad row naming the column."""
+    rows = {"c": ["1", "1"], "s": ["a", "b"], "t": ["hi", "yo"]}
+    good = pa.array([b"ok", "caf\u00e9".encode()], pa.binary())
+    pq.write_table(pa.table({**rows, "u": good}), tmp_path / "good.parquet")
+    pq.write_table(
+        pa.table({**rows, "u": good, "h": pa.array([b"\xff\xfe\x00", b"\x80abc"], pa.binary())}),
+        tmp_path / "bad.parquet",
+    )
+    mapping = {"conversation_id": "c", "speaker": "s", "text": "t"}
+    convbank.import_conversations(tmp_path / "good.parquet", name="good", format="table", mapping=mapping)
+    assert [t.meta for t in convbank.load("good")["1"].turns] == [{"u": "ok"}, {"u": "caf\u00e9"}]
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(tmp_path / "bad.parquet", name="bad", format="table", mapping=mapping)
+    assert str(info.value) == (
+        f"{tmp_path / 'bad.parquet'}, row 1: expected column 'h' to hold text, or bytes of UTF-8 text "
+        "(invalid start byte at byte 0) (nothing was imported; --skip-bad imports the rest)"
+    )
+
+
+def test_a_column_named_timestamp_beside_the_mapped_timestamp_is_refused_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    """Before: with ``--map timestamp=ts``, a column named ``timestamp`` went to the turns'
+    meta ``timestamp`` and was overwritten by ``ts`` (``local-a`` gone), exit 0 (2 of 2 rows).
+    Now it is one line naming both columns; mapping ``timestamp=timestamp`` imports it."""
+    path = tmp_path / "t.csv"
+    path.write_text("c,s,t,ts,timestamp\n1,a,hi,100,local-a\n1,b,yo,200,local-b\n", encoding="utf-8")
+    mapping = {"conversation_id": "c", "speaker": "s", "text": "t", "timestamp": "ts"}
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(path, name="mine", format="table", mapping=mapping)
+    assert str(info.value) == (
+        f"{path}, file: expected no column 'timestamp' beside the timestamp column 'ts' (--map "
+        "timestamp=...), whose values the turns keep as their meta 'timestamp'; rename one (nothing "
+        "was imported; --skip-bad imports the rest)"
+    )
+    convbank.import_conversations(
+        path, name="mine", format="table", mapping={**mapping, "timestamp": "timestamp"}
+    )
+    assert [t.meta for t in convbank.load("mine")["1"].turns] == [
+        {"ts": 100, "timestamp": "local-a"},
+        {"ts": 200, "timestamp": "local-b"},
+    ]

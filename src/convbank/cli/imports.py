@@ -10,16 +10,21 @@ import click
 __all__ = ["import_", "remove"]
 
 
-def _mapping(value: str | None) -> dict[str, str]:
-    """``conversation_id=dialog,speaker=who,text=utterance`` as a mapping."""
-    if not value:
-        return {}
+def _mapping(values: Sequence[str]) -> dict[str, str]:
+    """Each ``--map`` given (``conversation_id=dialog,speaker=who``, ``text=utterance``) as one
+    mapping; a name given two columns is refused, never the first dropped.
+
+    >>> _mapping(["conversation_id=dialog,speaker=who", "text=utterance"])
+    {'conversation_id': 'dialog', 'speaker': 'who', 'text': 'utterance'}
+    """
     out: dict[str, str] = {}
-    for pair in value.split(","):
-        key, eq, column = pair.partition("=")
-        if not eq or not key.strip() or not column.strip():
+    for pair in (p for value in values for p in value.split(",")):
+        key, eq, column = (part.strip() for part in pair.partition("="))
+        if not eq or not key or not column:
             raise click.BadParameter(f"expected NAME=COLUMN pairs separated by commas, not {pair!r}")
-        out[key.strip()] = column.strip()
+        if out.get(key, column) != column:
+            raise click.BadParameter(f"{key} is given two columns, {out[key]!r} and {column!r}; give it one")
+        out[key] = column
     return out
 
 
@@ -42,8 +47,9 @@ def _mapping(value: str | None) -> dict[str, str]:
 @click.option(
     "--map",
     "mapping",
-    default=None,
-    help="table: the columns, as conversation_id=COL,speaker=COL,text=COL[,turn=COL][,timestamp=COL].",
+    multiple=True,
+    help="table: the columns, as conversation_id=COL,speaker=COL,text=COL[,turn=COL][,timestamp=COL] "
+    "(or one pair per --map).",
 )
 @click.option(
     "--card",
@@ -70,7 +76,7 @@ def import_(
     format_: str | None,
     config: str | None,
     split: str | None,
-    mapping: str | None,
+    mapping: Sequence[str],
     card: Path | None,
     title: str | None,
     license_: str | None,

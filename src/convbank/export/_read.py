@@ -24,6 +24,7 @@ __all__ = [
     "WHOLE_LIMIT",
     "LongLine",
     "decode_json",
+    "first_line_problem",
     "first_record",
     "head",
     "holds_messages",
@@ -282,6 +283,24 @@ def first_record(path: Path) -> Any:
         if value is None:
             value = decode_json(_first_object(start))[0]
     return value if isinstance(value, dict) else None
+
+
+def first_line_problem(path: Path) -> str | None:
+    """Where and why the first line of a file of JSON Lines (one that starts with ``{``) is
+    not JSON (``line 1: expected JSON (...)``), or None: what makes every sniffer say no to a
+    file whose records are of a format but whose first cannot be read."""
+    if not path.is_file() or not head(path, 1 << 16).lstrip().startswith(b"{"):
+        return None
+    first = next(lines(path), None)
+    if not isinstance(first, tuple):
+        return None
+    number, raw = first
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"line {number}: expected UTF-8 text ({exc})"
+    why = decode_json(raw)[1]
+    return None if why is None else f"line {number}: {why}"
 
 
 def _first_object(text: bytes) -> bytes:

@@ -63,8 +63,23 @@ def chat_record(
     conv: Conversation, as_participant: str | None = None, context: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """One conversation as a chat-format record seen from ``as_participant``; ``context`` is
-    what the dataset's side tables say about it (:meth:`convbank.query.Corpus.context`)."""
+    what the dataset's side tables say about it (:meth:`convbank.query.Corpus.context`). A
+    conversation of no participants (an imported record of no messages) is seen from nobody:
+    no messages, ``as`` and ``role`` null."""
     dataset = catalog.get(conv.dataset)
+    if not conv.participants and as_participant is None:
+        return {
+            "messages": [],
+            "metadata": {
+                "dataset": conv.dataset,
+                "config": conv.config,
+                "split": conv.split,
+                "conversation_id": conv.conversation_id,
+                "as": None,
+                "role": None,
+                "outcome": {},
+            },
+        }
     me = side(dataset, conv, as_participant)
     return {
         "messages": dataset.presentation.chat_messages(conv, me, context or {}),
@@ -93,7 +108,7 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
     return write_lines(selection, directory, SUFFIX, lines)
 
 
-def _read_from_chat(conv: Conversation, me: str) -> bool:
+def _read_from_chat(conv: Conversation, me: str | None) -> bool:
     """Whether ``conv`` is written as it was read: a conversation imported from chat, seen
     from the side it was read from, whose record's own keys (``id``, ``tools``...) are its
     meta, written back beside its messages (as a ShareGPT corpus's are)."""
@@ -103,8 +118,7 @@ def _read_from_chat(conv: Conversation, me: str) -> bool:
     return (
         isinstance(presentation, ImportedPresentation)
         and presentation.read_from("chat")
-        and bool(conv.participants)
-        and me == presentation.chat_side(conv)
+        and (not conv.participants or me == presentation.chat_side(conv))
     )
 
 

@@ -314,6 +314,14 @@ def _build(
             return rejected(
                 path, f"line {line}", f"expected utterance id {u['id']!r} used once in {cid!r}", u
             )
+        taken = [
+            k
+            for k in ("timestamp", "reply_to")
+            if not c.ours and k in (u.get("meta") or {}) and _own(u, k) is not None
+        ]
+        if taken:  # the turn's meta holds the utterance's own field there: never one over the other
+            why = f"expected a meta without {taken[0]!r}, where the turn keeps the utterance's own {taken[0]}"
+            return rejected(path, f"line {line}", why, u)
     rows = [(line, u) for line, u in rows if first[u["id"]] is u]
     data = c.conversation(cid, number, options)
     speakers = [*c.scoped.get(cid, ()), *(u.get("speaker", u.get("user")) for _, u in rows)]
@@ -329,6 +337,11 @@ def _build(
         where = f"line {rows[0][0]}" if len(rows) == 1 else f"lines {rows[0][0]}-{rows[-1][0]}"
         return rejected(path, where, f"expected ConvoKit utterances of conversation {cid!r} ({exc})")
     return _parents(path, cid, rows, conv.turns, chained=c.ours) or conv
+
+
+def _own(u: dict[str, Any], key: str) -> Any:
+    """An utterance's own ``timestamp`` or ``reply_to`` (``reply-to`` in older corpora)."""
+    return u.get(key, u.get("reply-to")) if key == "reply_to" else u.get(key)
 
 
 class _Root(msgspec.Struct):

@@ -20,7 +20,7 @@ from convbank import catalog
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import LongLine, head, lines, rejected, suffixed
-from convbank.export.chat import chat_record
+from convbank.export.chat import chat_record, content_text
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = ["FORMAT", "SUFFIX", "episode_lines", "read_parlai", "write_parlai"]
@@ -38,7 +38,9 @@ def episode_lines(
 ) -> list[str]:
     """The lines of one episode: an example per turn of the chosen side. ParlAI needs labels in
     every example, so turns after that side's last one are left out, and a conversation in
-    which it never speaks gives no episode (no lines)."""
+    which it never speaks (one of no participants included) gives no episode (no lines)."""
+    if not conv.participants and as_participant is None:
+        return []
     record = chat_record(conv, as_participant, context)
     messages = record["messages"]
     meta = record["metadata"]
@@ -46,12 +48,15 @@ def episode_lines(
         conv, meta["as"], context or {}
     )
     examples: list[tuple[str, str]] = []
-    for m in messages[1:]:
+    if messages and messages[0]["role"] == "system":  # what the side knew: parlai_context says it
+        messages = messages[1:]
+    for m in messages:  # a content of typed parts is its text parts; null, empty
+        content = content_text(m["content"]) or ""
         if m["role"] == "assistant":
-            examples.append(("\n".join(pending), m["content"]))
+            examples.append(("\n".join(pending), content))
             pending = []
         else:
-            pending.append(m["content"])
+            pending.append(content)
     lines = []
     for i, (text, label) in enumerate(examples):
         line = f"text:{_escape(text)}\tlabels:{_escape(label)}\tid:{conv.dataset}/{meta['conversation_id']}"

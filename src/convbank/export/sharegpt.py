@@ -48,8 +48,8 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
     speakers are all ShareGPT's own) as it was read (its speakers' ``from``, each message's
     keys, the record's keys); any other seen from
     ``as_participant`` (by default the dataset's chat side), through its chat view."""
-    if conv.participants and (
-        _read_from_sharegpt(conv) or all(p.participant_id in ROLES for p in conv.participants)
+    if _read_from_sharegpt(conv) or (
+        conv.participants and all(p.participant_id in ROLES for p in conv.participants)
     ):
         messages = [
             {"from": t.participant_id, "value": t.text, **t.meta.get("message", {})} for t in conv.turns

@@ -51,12 +51,14 @@ _decode = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 def _json_value(value: Any) -> Any:
-    """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as UTF-8."""
+    """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as the UTF-8
+    text they hold (bytes that are not UTF-8 raise :class:`UnicodeDecodeError`: nothing is
+    replaced, so no two values are made one)."""
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, (datetime.timedelta, decimal.Decimal, bytes)):
         if isinstance(value, bytes):
-            return value.decode("utf-8", "replace")
+            return value.decode("utf-8")
         return value.total_seconds() if isinstance(value, datetime.timedelta) else str(value)
     if isinstance(value, list):
         return [_json_value(v) for v in value]
@@ -69,6 +71,9 @@ class _Columns:
     """Which of a table's columns is which: the mapped ones, and the rest (the turn's meta)."""
 
     def __init__(self, names: Sequence[str], mapping: Mapping[str, str], where: Path) -> None:
+        repeated = _repeated(names)
+        if repeated is not None:
+            raise _BadTableError(where, "file", repeated)
         unknown = [k for k in mapping if k not in MAPPED]
         if unknown:
             raise _BadTableError(
@@ -88,6 +93,29 @@ class _Columns:
                 )
         own = {*schema.PARTITION_COLUMNS, "role", "kind", "meta"} if self.ours else set()
         self.rest = [n for n in names if n not in self.map.values() and n not in own]
+        if "timestamp" in self.map and "timestamp" in self.rest:  # both would be meta "timestamp"
+            raise _BadTableError(
+                where,
+                "file",
+                f"expected no column 'timestamp' beside the timestamp column {self.map['timestamp']!r} "
+                "(--map timestamp=...), whose values the turns keep as their meta 'timestamp'; rename one",
+            )
+
+
+def _repeated(names: Sequence[Any]) -> str | None:
+    """What is wrong with a table whose columns repeat a name (a row holds one value by
+    name, so all but one would be lost), or None.
+
+    >>> _repeated(["c", "x", "x"])
+    "expected each column named once; 'x' names 2 columns (rename all but one)"
+    """
+    for name in dict.fromkeys(names):
+        count = list(names).count(name)
+        if count > 1:
+            return (
+                f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
+            )
+    return None
 
 
 class _BadTableError(Exception):
@@ -153,7 +181,14 @@ class _Builder:
             if speaker is None or not isinstance(text, str):
                 what = m["speaker"] if speaker is None else m["text"]
                 return rejected(self.path, f"row {number}", f"expected a string {what!r}", row)
-            meta = {k: _json_value(row[k]) for k in self.c.rest}
+            meta = {}
+            for k in self.c.rest:
+                try:
+                    meta[k] = _json_value(row[k])
+                except UnicodeDecodeError as exc:
+                    why = f"{exc.reason} at byte {exc.start}"
+                    expected = f"expected column {k!r} to hold text, or bytes of UTF-8 text ({why})"
+                    return rejected(self.path, f"row {number}", expected, row)
             if "timestamp" in m:
                 meta["timestamp"] = _json_value(row[m["timestamp"]])
             if "turn" in m and row[m["turn"]] != index:  # not the position: kept as it was
@@ -182,16 +217,21 @@ class _Builder:
         )
 
 
-def _batches(path: Path) -> tuple[list[str], Iterator[Any]]:
-    """A file's column names and its record batches (CSV/TSV streamed; Parquet by batches)."""
+def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any]]:
+    """A file's column names and its record batches (CSV/TSV streamed; Parquet by batches). A
+    CSV's conversation id, speaker and text columns (``mapping``'s, else convbank's own) are
+    read as the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``)."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096)
     tab = path.name.lower().endswith((".tsv", ".tab"))
     parse = pcsv.ParseOptions(delimiter="\t" if tab else ",", newlines_in_values=True)
     names = pcsv.open_csv(path, parse_options=parse).schema.names
+    texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
-        n: pa.string() for n in names if n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index"
+        n: pa.string()
+        for n in names
+        if n in texts or (n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index")
     }
     return names, pcsv.open_csv(
         path,
@@ -236,7 +276,7 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
     number = 0
     for path in paths:
         try:
-            names, batches = _batches(path)
+            names, batches = _batches(path, options.mapping)
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
             continue
@@ -255,11 +295,15 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
 
         convs = list(read_frame(df, ReadOptions(dataset="mine", mapping={"conversation_id": "dialog"})))
     """
+    where = Path("DataFrame")
+    repeated = _repeated(list(frame.columns))
+    if repeated is not None:
+        yield Rejected(where, "file", repeated)
+        return
     if hasattr(frame, "to_arrow"):  # polars
         table = frame.to_arrow()
     else:
         table = pa.Table.from_pandas(frame, preserve_index=False)
-    where = Path("DataFrame")
     try:
         yield from _read_batches(
             where, table.schema.names, iter(table.to_batches(4096)), options, number=0, header=False

@@ -13,6 +13,7 @@ from convbank._atomic import read_regular
 from convbank.datasets._imported import NAME
 from convbank.errors import CorpusImportError
 from convbank.export._format import Format
+from convbank.export._read import first_line_problem
 from convbank.export._registry import formats, joined
 
 __all__ = [
@@ -95,6 +96,12 @@ def detect(paths: Sequence[Path]) -> Format:
         if fmt.reader is not None and fmt.sniff is not None and fmt.sniff(paths):
             return fmt
     names = joined(f.name for f in formats if f.reader is not None)
+    why = first_line_problem(paths[0])
+    if why is not None:  # a record of some format, that no one can read: say where and why
+        raise CorpusImportError(
+            f"{paths[0]}, {why}; no format ({names}) could be recognised from it, so nothing was imported",
+            path=paths[0],
+        )
     raise CorpusImportError(
         f"{paths[0]}: not a format convbank recognises ({names}); name it with --format",
         path=paths[0],

@@ -47,6 +47,7 @@ class Ccpe(JsonListDataset):
             name=FILE,
             url="https://storage.googleapis.com/dialog-data-corpus/CCPE-M-2019/data.json",
             sha256="4ff051ea7ea60cf0f480c911c7e2cfed56434e2e2c9ea8965ac5e26365773f0a",
+            size=5_191_959,  # with the sha256, from Hugging Face's dataset_infos.json
         ),
     )
     configs = (

@@ -63,6 +63,7 @@ class ConvAI2(JsonListDataset):
             name=_FILES["summer_wild"],
             url=_BASE + _FILES["summer_wild"],
             sha256="c96f53c63d36360236aaa0590f4f9f2ab62eb544126c17aeb9f839b3781135d1",
+            size=6_636_788,  # with the sha256, from Hugging Face's dataset_infos.json
         ),
         SourceFile(name=_FILES["tolokers"], url=_BASE + _FILES["tolokers"], sha256=None),
         SourceFile(

@@ -43,6 +43,12 @@ _CITATION = """@inproceedings{rodriguez2020curiosity,
 }"""
 
 _BASE = "https://obj.umiacs.umd.edu/curiosity/"
+_SPLIT_SIZES = {  # with the sha256, from the Git LFS pointers and Hugging Face's dataset_infos.json
+    "curiosity_dialogs.train.json": 66_851_161,
+    "curiosity_dialogs.val.json": 8_772_171,
+    "curiosity_dialogs.test.json": 8_771_731,
+    "curiosity_dialogs.test_zero.json": 7_774_102,
+}
 _SPLIT_FILES = {
     "train": (
         "curiosity_dialogs.train.json",
@@ -76,7 +82,10 @@ class Curiosity(Dataset):
     homepage = "https://github.com/facebookresearch/curiosity"
     version = "1.0.0"
     files = (
-        *(SourceFile(name=name, url=_BASE + name, sha256=sha) for name, sha in _SPLIT_FILES.values()),
+        *(
+            SourceFile(name=name, url=_BASE + name, sha256=sha, size=_SPLIT_SIZES[name])
+            for name, sha in _SPLIT_FILES.values()
+        ),
         # sha256 and size from the Git LFS pointer of dialog_data/wiki_sql.sqlite.db in
         # facebookresearch/curiosity (the publishers' own record of the file)
         SourceFile(

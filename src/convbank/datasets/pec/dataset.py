@@ -78,6 +78,7 @@ class Pec(Dataset):
             name=ARCHIVE,
             url="https://dl.dropboxusercontent.com/s/u04fzuhsnxd0uvw/hf_pec.zip",
             sha256="5daa1e0a1569a8927f045191ed1939fe25769860fd7d78dc414bf5583dab0bf1",
+            size=252_434_681,  # with the sha256, from Hugging Face's dataset_infos.json
             extract_to="hf_pec",
         ),
     )
