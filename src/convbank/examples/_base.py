@@ -77,7 +77,8 @@ class Examples(Tables, ABC):
         >>> convbank.load("casino").examples("turns").column_names[:3]
         ['dataset', 'config', 'split']
         """
-        return list(self[0]) if len(self) else []
+        shape = self._shape_rows(1)
+        return list(shape[0]) if shape else []
 
     def _positions(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
         chosen = np.asarray(indices)
@@ -335,6 +336,15 @@ class Derived(Examples):
     def __getattr__(self, name: str) -> Any:
         return forwarded(self, name)
 
+    def _made_from(self, rows: list[Example]) -> list[Example]:
+        """This view's examples made of the parent's ``rows`` (the same, unless it says)."""
+        return rows
+
+    def _shape_rows(self, most: int = 64) -> list[Example]:
+        if len(self):
+            return super()._shape_rows(most)
+        return self._made_from(self.parent._shape_rows(most))
+
 
 class Selected(Derived):
     """Some examples of another view, at given positions (a slice, a selection, a shuffle,
@@ -419,7 +429,10 @@ class Columns(Derived):
         self.columns = columns
 
     def _fetch(self, indices: np.ndarray) -> list[Example]:
-        return [{c: row[c] for c in self.columns} for row in self.parent._fetch(indices)]
+        return self._made_from(self.parent._fetch(indices))
+
+    def _made_from(self, rows: list[Example]) -> list[Example]:
+        return [{c: row[c] for c in self.columns} for row in rows]
 
     def _key(self) -> tuple[Any, ...]:
         return ("columns", self.parent._key(), self.columns)
@@ -454,7 +467,10 @@ class Tokenized(Derived):
         self._made_by: str | None = None
 
     def _fetch(self, indices: np.ndarray) -> list[Example]:
-        return self.encoder.encode_rows(self.parent._fetch(indices))
+        return self._made_from(self.parent._fetch(indices))
+
+    def _made_from(self, rows: list[Example]) -> list[Example]:
+        return self.encoder.encode_rows(rows)
 
     def _key(self) -> tuple[Any, ...]:
         if self._made_by is None:

@@ -30,6 +30,18 @@ class Tables:
         """Every example, as a list of dicts."""
         return list(self)
 
+    def _shape_rows(self, most: int = 64) -> list[Example]:
+        """Examples that show this view's keys and their types: its first ``most``; a
+        derived view with none (an empty filter's result) shows those it would make of the
+        first of the view it is made from (see ``Derived``). None for a view of nothing.
+
+        >>> turns = convbank.load("casino", split="valid").examples("turns")
+        >>> list(turns.filter(lambda t: False)._shape_rows(1)[0])[:3]
+        ['dataset', 'config', 'split']
+        """
+        n = min(len(self), most)  # type: ignore[arg-type]  # every view has a length
+        return self._fetch(np.arange(n, dtype=np.int64)) if n else []  # type: ignore[attr-defined]
+
     # ------------------------------------------------------------------ labels
     def class_weights(self, scheme: str = "balanced") -> list[float]:
         """Weights per label of the view's ``label_names()``, counted over these examples
@@ -73,8 +85,9 @@ class Tables:
         import pyarrow as pa
 
         rows = self.to_list()
-        if not rows:
-            return pa.table({})
+        if not rows:  # no examples: the columns (and types) the view's examples would have
+            shape = self._shape_rows()
+            return pa.Table.from_pylist(shape).slice(0, 0) if shape else pa.table({})
         return pa.Table.from_pylist(rows)
 
     def to_pandas(self) -> pd.DataFrame:
