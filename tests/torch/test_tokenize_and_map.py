@@ -5,6 +5,7 @@ calls and processes and invalidated by a rebuild."""
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import textwrap
@@ -65,6 +66,38 @@ def test_turn_tokens_are_the_tokenizer_s(built: Bank, tokenizer: Any) -> None:
         ids = tokenizer(x["text"])["input_ids"][:8]
         assert x["input_ids"] == ids and x["attention_mask"] == [1] * len(ids)
     assert view[0]["labels"] == ["strategy:small-talk"]  # a turn's labels stay its names
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("max_length", [3, 8])
+def test_a_cut_text_keeps_the_tokenizer_s_special_tokens(
+    built: Bank, tokenizer: Any, side: str, max_length: int
+) -> None:
+    """A text longer than ``max_length`` is cut as the tokenizer's own truncation cuts it: a
+    BERT-like tokenizer's ``[CLS]`` and ``[SEP]`` stay, the text's tokens go on the
+    truncation side (before: the ids were cut after them, the last ``[SEP]`` gone on the
+    right and the ``[CLS]`` on the left, 2 of 2 sides)."""
+    from tokenizers import processors
+
+    bert = copy.deepcopy(tokenizer)
+    cls, sep = bert.convert_tokens_to_ids(["<s>", "</s>"])
+    bert.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", cls), ("</s>", sep)]
+    )
+    view = load("casino", split="valid").examples("turns")[:60]
+    made = view.tokenize(bert, max_length=max_length, truncation_side=side)
+    bert.truncation_side = side
+    cut = 0
+    for x in made:
+        ids = bert(x["text"], truncation=True, max_length=max_length)["input_ids"]
+        assert x["input_ids"] == ids and ids[0] == cls and ids[-1] == sep and len(ids) <= max_length
+        cut += len(bert(x["text"])["input_ids"]) > max_length
+    assert cut >= 30  # most were cut
+    with pytest.raises(
+        TokenizerError,
+        match=r"^max_length 1 leaves no room for a text beside the tokenizer's 2 special tokens$",
+    ):
+        view.tokenize(bert, max_length=1)[0]
 
 
 def test_response_labels_are_exactly_the_response(built: Bank, tokenizer: Any) -> None:
