@@ -136,7 +136,7 @@ class Corpus(Identity, Frames, Filters, Training):
         where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
         parts = ", ".join(f"{p.config}/{p.split}" for p in self.parts())
         chosen = "" if self._indices is None else f" (selected from {len(self._source):,})"
-        return f"<Corpus {where}: {len(self):,} conversations{chosen} in {parts}>"
+        return f"<Corpus {where}: {len(self):,} conversations{chosen}{f' in {parts}' if parts else ''}>"
 
     # ------------------------------------------------------------------ size and positions
     def __len__(self) -> int:
