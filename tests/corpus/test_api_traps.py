@@ -5,11 +5,14 @@ name, and Corpus equality."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
+import numpy as np
 import pytest
 
 import convbank
 from convbank.errors import UnknownFieldError
+from convbank.examples import mix
 from convbank.store import Bank
 
 
@@ -76,3 +79,43 @@ def test_a_corpus_is_a_value(built: Bank) -> None:
     assert picked != train.select([0, 2, 5]) and train != convbank.load("casino", split="valid")
     assert convbank.load("casino") != train and convbank.load("casino", "default") == convbank.load("casino")
     assert train != "casino"
+
+
+SEEDED = {
+    "Corpus.shuffle": lambda c, s: c.shuffle(seed=s),
+    "Corpus.train_test_split": lambda c, s: c.train_test_split(0.2, seed=s),
+    "Examples.shuffle": lambda c, s: c.examples("turns").shuffle(seed=s),
+    "Examples.train_test_split": lambda c, s: c.examples("turns").train_test_split(0.2, seed=s),
+    "mix": lambda c, s: mix([c.examples("turns"), c.examples("chat")], seed=s),
+    "Mixture.set_epoch": lambda c, s: mix([c.examples("turns"), c.examples("chat")]).set_epoch(s),
+    "IterableCorpusDataset": lambda c, s: _iterable(c, seed=s),
+    "IterableCorpusDataset.set_epoch": lambda c, s: _iterable(c).set_epoch(s),
+}
+
+
+def _iterable(corpus: Any, **options: Any) -> Any:
+    from convbank.torch import IterableCorpusDataset
+
+    return IterableCorpusDataset(corpus, "turns", shuffle=True, **options)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"), [(-1, ValueError), (1.5, TypeError), ("1", TypeError), (True, TypeError)]
+)
+@pytest.mark.parametrize("call", list(SEEDED))
+def test_a_seed_or_epoch_is_a_whole_number_of_at_least_0(
+    built: Bank, call: str, value: Any, error: type[Exception]
+) -> None:
+    """Every seed and epoch is checked alike, by name (before: -1 was NumPy's "expected
+    non-negative integer", 8 of 8 calls; 1.5 was ``int(1.5)``, seed 1's plan, and "1" seed 1,
+    for ``mix``, ``set_epoch`` and the iterable dataset, 6 of 24 cases silent)."""
+    corpus = convbank.load("casino", split="valid")
+    name = "epoch" if call.endswith("set_epoch") else "seed"
+    with pytest.raises(error) as caught:
+        SEEDED[call](corpus, value)
+    assert str(caught.value) == f"{name} must be a whole number of at least 0, not {value!r}"
+    made = SEEDED[call](corpus, np.int64(3))  # NumPy's ints are their value
+    if call == "IterableCorpusDataset":
+        assert made.seed == 3 and type(made.seed) is int
+    else:
+        assert made == SEEDED[call](corpus, 3)

@@ -15,7 +15,7 @@ from convbank.corpus._frames import Frames
 from convbank.corpus._identity import Identity
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
-from convbank.errors import ConversationNotFoundError
+from convbank.errors import ConversationNotFoundError, whole_number
 from convbank.model import Conversation, Part, tables_to_conversations
 from convbank.store import Bank, Snapshot
 
@@ -297,7 +297,7 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> convbank.load("casino").shuffle(seed=0)[0].conversation_id
         '163'
         """
-        order = np.random.default_rng(seed).permutation(len(self))
+        order = np.random.default_rng(None if seed is None else whole_number(seed)).permutation(len(self))
         return self._derive(self._positions()[order])
 
     def shard(self, num_shards: int, index: int, *, contiguous: bool = True) -> Corpus:

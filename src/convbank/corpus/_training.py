@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from convbank.corpus._filters import _decode_meta, _dig, unknown_label
 from convbank.corpus._views import CorpusExamples, view_of
-from convbank.errors import UnknownFieldError, did_you_mean
+from convbank.errors import UnknownFieldError, did_you_mean, whole_number
 from convbank.examples import Examples
 from convbank.examples._rows import split_size, stratified_test
 from convbank.model import schema
@@ -186,6 +186,7 @@ class Training:
         >>> len(parts["train"]), len(parts["test"])
         (810, 90)
         """
+        seed = None if seed is None else whole_number(seed)
         total = len(self)
         n_test = split_size(test_size, total, "conversations")
         positions = self._positions()

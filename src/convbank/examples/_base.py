@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from convbank.errors import UnknownFieldError, did_you_mean
+from convbank.errors import UnknownFieldError, did_you_mean, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
     Example,
@@ -193,6 +193,7 @@ class Examples(Tables, ABC):
 
     def shuffle(self, seed: int | None = None) -> Selected:
         """These examples in a random order (drawn with NumPy from ``seed``), as a view."""
+        seed = None if seed is None else whole_number(seed)
         return Selected(self, np.random.default_rng(seed).permutation(len(self)).astype(np.int64))
 
     def shard(self, num_shards: int, index: int, *, contiguous: bool = True) -> Selected:
@@ -244,6 +245,7 @@ class Examples(Tables, ABC):
         >>> len(parts["train"]), len(parts["test"])
         (3692, 923)
         """
+        seed = None if seed is None else whole_number(seed)
         total = len(self)
         n_test = split_size(test_size, total, "examples")
         if stratify is None:

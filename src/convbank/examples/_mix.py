@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from convbank.errors import whole_number
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
 
@@ -122,7 +123,7 @@ class Mixture(Examples):
         self.weights: tuple[float, ...] = _probabilities(weights, self.sizes)
         if stopping == "all_exhausted":
             _check_reachable(self.names, self.sizes, self.weights)
-        self.seed = int(seed)
+        self.seed = whole_number(seed)
         self.stopping: Stopping = stopping
         self.shuffled = bool(shuffle)
         self.epoch = 0
@@ -132,8 +133,9 @@ class Mixture(Examples):
     def set_epoch(self, epoch: int) -> None:
         """Draw the plan of this epoch: a new order of each view and new draws (the same for
         a seed and an epoch on every machine)."""
-        if int(epoch) != self.epoch:
-            self.epoch = int(epoch)
+        epoch = whole_number(epoch, "epoch")
+        if epoch != self.epoch:
+            self.epoch = epoch
             self._plan = None
 
     @property

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
+from convbank.errors import whole_number
 from convbank.model import schema
 from convbank.model.schema import UnifiedSchema
 
@@ -278,7 +279,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
         self.items = _items(source, items)
         self.transform = transform
         self.shuffle = shuffle
-        self.seed = seed
+        self.seed = whole_number(seed)
         self.rank = rank
         self.world_size = world_size
         self.unit = unit
@@ -289,6 +290,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
         """Shuffle differently in this epoch (call before iterating; workers get the dataset
         again at each epoch, so the number reaches them), and pass the epoch to a source that
         has epochs (a :class:`~convbank.examples.Mixture` draws its plan of the epoch)."""
+        epoch = whole_number(epoch, "epoch")
         self.epoch = epoch
         set_epoch = getattr(self.source, "set_epoch", None)
         if callable(set_epoch):
