@@ -339,6 +339,36 @@ def test_concatenate_views_of_two_datasets(built: Bank) -> None:
     assert Counter(x["dataset"] for x in both.select([0, 401, 402, 4717])) == {"casino": 2, "convai2": 2}
 
 
+@pytest.mark.parametrize("how", ["mix", "concatenate"])
+def test_views_of_two_datasets_keep_every_column(built: Bank, how: str) -> None:
+    """Examples whose keys differ (each dataset's ``conversations`` have its own targets)
+    keep all of them, None where an example has not the key, as Hugging Face aligns the
+    features it interleaves: ``column_names``, ``view[key]``, the tables and ``collate``
+    (before: the tables had the first example's keys alone, the other dataset's targets
+    dropped without a word, ``view["points_scored"]`` an ``UnknownFieldError`` and
+    ``collate`` a bare ``KeyError``; 4 of 4 ways, 2 of 2 combinations)."""
+    from convbank.examples import mix
+    from convbank.torch import collate
+
+    casino = load("casino", split="valid").examples("conversations")
+    convai2 = load("convai2", "volunteers").examples("conversations")
+    both = mix([convai2, casino], seed=0) if how == "mix" else concatenate([convai2, casino])
+    names = list(dict.fromkeys([*convai2.column_names, *casino.column_names]))
+    names += ["source"] if how == "mix" else []
+    assert both.column_names == names and "points_scored" in names and "eval_score" in names
+    table = both.to_arrow()
+    assert table.column_names == names and table.num_rows == len(both)
+    dataset = table.column("dataset").to_pylist()
+    for column, owner in (("points_scored", "casino"), ("eval_score", "convai2")):
+        values = table.column(column).to_pylist()
+        assert {d for d, v in zip(dataset, values, strict=True) if v is not None} == {owner}
+        assert both[column] == values
+    assert both.to_polars().columns == names and list(both.to_pandas().columns) == names
+    rows = [both[i] for i in range(len(both))]
+    batch = collate(rows[:3] + [r for r in rows if r["dataset"] == "casino"][:2])
+    assert set(batch) == set(names) and batch["points_scored"][-1] is not None
+
+
 def test_stratified_splits_keep_the_shares(built: Bank) -> None:
     corpus = load("casino", split="train")
     parts = corpus.train_test_split(0.2, seed=0, stratify="strategy:uv-part")

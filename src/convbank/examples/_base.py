@@ -133,7 +133,7 @@ class Examples(Tables, ABC):
         "Hi friend! I'm very excited to go to the trip"
         """
         self._check_column(name)
-        return [row[name] for row in self]
+        return [row.get(name) for row in self]
 
     def _check_column(self, name: str) -> None:
         known = self.column_names

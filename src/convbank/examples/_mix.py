@@ -193,6 +193,11 @@ class Mixture(Examples):
             self.shuffled,
         )
 
+    @property
+    def column_names(self) -> list[str]:
+        """Every view's keys, in the order they are first met, and ``source``."""
+        return list(dict.fromkeys([*(n for view in self.sources for n in view.column_names), "source"]))
+
     def _describe(self) -> str:
         parts = ", ".join(f"{n} {w:.2f}" for n, w in zip(self.names, self.weights, strict=True))
         return f"Mixture of {parts} ({self.stopping}, seed {self.seed}, epoch {self.epoch})"

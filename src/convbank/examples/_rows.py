@@ -31,10 +31,16 @@ def forwarded(view: Any, name: str) -> Any:
 
 
 def columns_of(rows: Sequence[Example]) -> dict[str, list[Any]]:
-    """Examples (dicts) as a dict of lists, keys in the first example's order."""
-    if not rows:
-        return {}
-    return {key: [row[key] for row in rows] for key in rows[0]}
+    """Examples (dicts) as a dict of lists: every key any of them has, in the order they are
+    first met, None where an example has not that key (examples of a mixture or a
+    concatenation of two datasets' views, each with its own targets), as Hugging Face aligns
+    the features of the datasets it interleaves.
+
+    >>> columns_of([{"a": 1, "b": 2}, {"a": 3, "c": 4}])
+    {'a': [1, 3], 'b': [2, None], 'c': [None, 4]}
+    """
+    keys = dict.fromkeys(key for row in rows for key in row)
+    return {key: [row.get(key) for row in rows] for key in keys}
 
 
 def sort_key(value: Any) -> tuple[int, Any]:

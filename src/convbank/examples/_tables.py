@@ -88,7 +88,11 @@ class Tables:
         if not rows:  # no examples: the columns (and types) the view's examples would have
             shape = self._shape_rows()
             return pa.Table.from_pylist(shape).slice(0, 0) if shape else pa.table({})
-        return pa.Table.from_pylist(rows)
+        from convbank.examples._rows import columns_of
+
+        found = columns_of(rows)  # every example's keys: a later one's are not dropped
+        names = dict.fromkeys([*self.column_names, *found])  # type: ignore[attr-defined]
+        return pa.table({name: found.get(name, [None] * len(rows)) for name in names})
 
     def to_pandas(self) -> pd.DataFrame:
         """Every example as a pandas DataFrame (needs ``convbank[pandas]``)."""

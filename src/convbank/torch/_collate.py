@@ -32,9 +32,8 @@ def collate(batch: Sequence[Any]) -> Any:
     if not batch or not all(isinstance(x, dict) for x in batch):
         return list(batch)
     out: dict[str, Any] = {}
-    for key in batch[0]:
-        values = [x[key] for x in batch]
-        out[key] = _column(values)
+    for key in dict.fromkeys(key for x in batch for key in x):  # a mixture's views' keys may differ
+        out[key] = _column([x.get(key) for x in batch])
     return out
 
 
@@ -162,7 +161,7 @@ class PadCollator:
         if self.pad_to_multiple_of:
             length = -(-length // self.pad_to_multiple_of) * self.pad_to_multiple_of
         token_labels = self.token_labels
-        if token_labels is None and "labels" in batch[0]:
+        if token_labels is None and all("labels" in x for x in batch):
             token_labels = all(_is_token_list(x["labels"], len(t)) for x, t in zip(batch, ids, strict=True))
         pads = {
             "input_ids": self.pad_token_id,
@@ -172,9 +171,13 @@ class PadCollator:
             "token_type_ids": 0,
         }
         out: dict[str, Any] = {}
-        for key in batch[0]:
-            if (key == "labels" and not token_labels) or key not in _PADDED:
-                out[key] = _column([x[key] for x in batch])
+        for key in dict.fromkeys(key for x in batch for key in x):
+            if (
+                (key == "labels" and not token_labels)
+                or key not in _PADDED
+                or any(key not in x for x in batch)
+            ):
+                out[key] = _column([x.get(key) for x in batch])
                 continue
             rows = ids if key == "input_ids" else [_tokens(x[key]) for x in batch]
             out[key] = self._pad(rows, length, pads[key])
