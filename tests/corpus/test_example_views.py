@@ -244,6 +244,21 @@ def test_conversation_targets_are_the_outcomes(built: Bank) -> None:
             ValueError,
             "history is a number of previous turns (0 or more) or None (all), not -1",
         ),
+        (  # before: these three were views of 0 turns, without a word
+            lambda c: c.examples("turns", speaker="mturk_agent1"),
+            UnknownFieldError,
+            "casino has no participant 'mturk_agent1' (speaker=); did you mean mturk_agent_1? participants: mturk_agent_1, mturk_agent_2",
+        ),
+        (
+            lambda c: c.examples("turns", speaker=["mturk_agent_1", "bob"]),
+            UnknownFieldError,
+            "casino has no participant 'bob' (speaker=); participants: mturk_agent_1, mturk_agent_2",
+        ),
+        (
+            lambda c: c.examples("turns", role="negotiatr"),
+            UnknownFieldError,
+            "casino has no role 'negotiatr' (role=); did you mean negotiator? roles: negotiator",
+        ),
     ],
 )
 def test_a_view_or_option_that_does_not_exist_is_named(

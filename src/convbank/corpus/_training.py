@@ -99,10 +99,15 @@ class Training:
 
     def _participant_ids(self) -> list[str]:
         """The participant ids of this corpus's parts, sorted (for checking a ``side=``)."""
+        return self._participant_values("participant_id")
+
+    def _participant_values(self, column: str) -> list[str]:
+        """The values of a ``participants`` column in this corpus's parts, sorted (for checking
+        a ``side=``, ``speaker=`` or ``role=``)."""
         found: set[str] = set()
         for batch in range(len(self._source.batches)):
-            found.update(self._source.read(batch, "participants", ["participant_id"]).column(0).to_pylist())
-        return sorted(found)
+            found.update(self._source.read(batch, "participants", [column]).column(0).to_pylist())
+        return sorted(v for v in found if v is not None)
 
     def map(
         self,

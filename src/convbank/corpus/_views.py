@@ -189,7 +189,26 @@ class TurnExamples(CorpusExamples):
             self.corpus._check_layer(layer)
         if s.get("kind") not in (None, "message", "action"):
             raise ValueError(f"kind is 'message', 'action' or None, not {s.get('kind')!r}")
+        for option, column, what in (("speaker", "participant_id", "participant"), ("role", "role", "role")):
+            if s.get(option) is not None:
+                self._check_known(option, column, what)
         self._names = self.corpus.label_names(layer) if layer is not None else []
+
+    def _check_known(self, option: str, column: str, what: str) -> None:
+        """A ``speaker=`` or ``role=`` (a name or a list of names) names what the corpus's
+        parts hold: a name none has is an error naming the known ones, never an empty view."""
+        given = self.settings[option]
+        known = self.corpus._participant_values(column)
+        for name in [given] if isinstance(given, str) else list(given):
+            if name not in known:
+                raise UnknownFieldError(
+                    f"{self.corpus.dataset.name} has no {what} {name!r} ({option}=); "
+                    + did_you_mean(str(name), known, n=1)
+                    + f"{what}s: {', '.join(known[:12])}"
+                    + (" ..." if len(known) > 12 else ""),
+                    name=str(name),
+                    known=known,
+                )
 
     def label_names(self) -> list[str]:
         """The chosen layer's labels; a label's id is its position (stable: the whole
