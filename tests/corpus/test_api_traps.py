@@ -5,6 +5,7 @@ name, and Corpus equality."""
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -119,3 +120,34 @@ def test_a_seed_or_epoch_is_a_whole_number_of_at_least_0(
         assert made.seed == 3 and type(made.seed) is int
     else:
         assert made == SEEDED[call](corpus, 3)
+
+
+@pytest.mark.parametrize("of", ["corpus", "view"])
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        (np.float32(0.5), (515, 515)),
+        (np.float16(0.25), (772, 258)),
+        (Fraction(1, 5), (824, 206)),
+        (np.int64(5), (1025, 5)),
+        (True, "not True"),
+        ("5", "not '5'"),
+    ],
+)
+def test_a_test_size_is_a_fraction_or_a_count_whatever_its_type(
+    built: Bank, of: str, size: Any, expected: Any
+) -> None:
+    """A NumPy float or a ``Fraction`` is a fraction, a NumPy int a count, and a bool or a
+    string an error (before: each went through ``int()``: ``np.float32(0.5)`` was a count of 0,
+    "test_size 0.5 leaves no train or no test", ``True`` a count of 1 and ``"5"`` of 5; 5 of 6
+    sizes)."""
+    corpus = convbank.load("casino")
+    if of == "view":
+        corpus = corpus.examples("conversations")  # one example a conversation: the same sizes
+    if isinstance(expected, str):
+        with pytest.raises(TypeError) as caught:
+            corpus.train_test_split(size)
+        assert str(caught.value) == f"test_size must be a fraction between 0 and 1 or a count, {expected}"
+        return
+    parts = corpus.train_test_split(size, seed=0)
+    assert (len(parts["train"]), len(parts["test"])) == expected

@@ -4,6 +4,7 @@ derived view knows from the view it is made from."""
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,13 +58,21 @@ def stratum(value: Any) -> Any:
 
 def split_size(test_size: float | int, total: int, what: str = "items") -> int:
     """The size of a test part: ``test_size`` as a fraction of ``total`` (rounded up) or a
-    count, checked to leave both parts some ``what``."""
-    if isinstance(test_size, float):
-        if not 0.0 < test_size < 1.0:
-            raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
-        n_test = math.ceil(test_size * total)
-    else:
+    count, checked to leave both parts some ``what``. A whole number (NumPy's too) is a count,
+    any other real number (a NumPy ``float32``, a ``Fraction``) a fraction; anything else (a
+    bool, a string) is a ``TypeError``, never read as a count.
+
+    >>> split_size(np.float16(0.5), 1030), split_size(np.int64(5), 1030)
+    (515, 5)
+    """
+    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real):
+        raise TypeError(f"test_size must be a fraction between 0 and 1 or a count, not {test_size!r}")
+    if isinstance(test_size, numbers.Integral):
         n_test = int(test_size)
+    else:
+        if not 0.0 < float(test_size) < 1.0:
+            raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
+        n_test = math.ceil(float(test_size) * total)
     if not 0 < n_test < total:
         raise ValueError(f"test_size {test_size} leaves no train or no test among {total:,} {what}")
     return n_test
