@@ -180,6 +180,28 @@ def test_chat_from_both_sides_is_two_examples_per_conversation(built: Bank) -> N
     assert len(corpus.examples("chat")) == 30
 
 
+@pytest.mark.parametrize("table", ["to_arrow", "to_polars", "to_pandas", "to_hf"])
+def test_convai2_chat_examples_make_a_table(built: Bank, table: str) -> None:
+    """ConvAI2's ``outcome`` has one type a field: an empty ``profile_match`` (the publisher's
+    ``""``) is None, as in the ``conversations`` view's targets and the ``hf`` export, and so
+    in the chat export's metadata (before: ``""`` beside 0 and 1, and every table of the
+    ``chat`` view an ``ArrowInvalid``, 4 of 4 tables)."""
+    from convbank.export.chat import chat_record
+
+    corpus = load("convai2", "volunteers")
+    view = corpus.examples("chat")
+    made = getattr(view, table)()
+    assert len(made) == len(view) == 1111
+    outcomes = view.to_arrow().column("outcome").to_pylist()
+    assert sum(o["profile_match"] is None for o in outcomes) == 628
+    assert {o["profile_match"] for o in outcomes} == {None, 0, 1}
+    assert outcomes == [
+        {"eval_score": x["eval_score"], "profile_match": x["profile_match"]}
+        for x in corpus.examples("conversations")
+    ]
+    assert chat_record(corpus[0], view[0]["side"])["metadata"]["outcome"] == view[0]["outcome"]
+
+
 def test_conversation_targets_are_the_outcomes(built: Bank) -> None:
     corpus = load("casino")
     view = corpus.examples("conversations", side="both", target="points_scored")
