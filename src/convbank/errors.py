@@ -455,9 +455,9 @@ def require(module: str, extra: str, what: str) -> None:
         )
 
 
-def whole_number(value: Any, name: str = "seed") -> int:
-    """``value`` (a seed, an epoch) as a Python int of at least 0, or an error naming ``name``:
-    a negative number is a ``ValueError``, anything that is not a whole number (a float such
+def whole_number(value: Any, name: str = "seed", least: int = 0) -> int:
+    """``value`` (a seed, an epoch, a size) as a Python int of at least ``least``, or an error
+    naming ``name``: a smaller number is a ``ValueError``, anything that is not a whole number (a float such
     as 1.5, a string, a bool) a ``TypeError``; an int of NumPy is its value. The same check
     everywhere a seed or an epoch is taken, so that none is rounded or read from its text.
 
@@ -475,7 +475,7 @@ def whole_number(value: Any, name: str = "seed") -> int:
     except TypeError:
         number = None
     if number is None:
-        raise TypeError(f"{name} must be a whole number of at least 0, not {value!r}")
-    if number < 0:
-        raise ValueError(f"{name} must be a whole number of at least 0, not {value!r}")
+        raise TypeError(f"{name} must be a whole number of at least {least}, not {value!r}")
+    if number < least:
+        raise ValueError(f"{name} must be a whole number of at least {least}, not {value!r}")
     return number

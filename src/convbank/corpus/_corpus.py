@@ -307,7 +307,9 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> [len(convbank.load("casino").shard(4, i)) for i in range(4)]
         [258, 258, 257, 257]
         """
-        if num_shards < 1 or not 0 <= index < num_shards:
+        num_shards = whole_number(num_shards, "num_shards", least=1)
+        index = whole_number(index, "index")
+        if index >= num_shards:
             raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
         positions = self._positions()
         if not contiguous:

@@ -300,10 +300,13 @@ class ResponseExamples(CorpusExamples):
 
     def _check(self) -> None:
         history = self.settings.get("history")
-        if history is not None and (not isinstance(history, int) or history < 0):
+        whole = isinstance(history, (int, np.integer)) and not isinstance(history, bool)
+        if history is not None and (not whole or history < 0):
             raise ValueError(
                 f"history is a number of previous turns (0 or more) or None (all), not {history!r}"
             )
+        if history is not None:
+            self.settings["history"] = int(history)  # NumPy's int as its value
         if self.settings.get("kind") not in (None, "message", "action"):
             raise ValueError(f"kind is 'message', 'action' or None, not {self.settings.get('kind')!r}")
         self._check_side()

@@ -120,8 +120,7 @@ class Examples(Tables, ABC):
         >>> next(convbank.load("casino").examples("turns").iter(4))["turn_index"]
         [0, 1, 2, 3]
         """
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        batch_size = whole_number(batch_size, "batch_size", least=1)
         for start in range(0, len(self), batch_size):
             rows = self._fetch(np.arange(start, min(start + batch_size, len(self)), dtype=np.int64))
             yield columns_of(rows)
@@ -198,7 +197,9 @@ class Examples(Tables, ABC):
 
     def shard(self, num_shards: int, index: int, *, contiguous: bool = True) -> Selected:
         """One of ``num_shards`` disjoint shards that together hold every example once."""
-        if num_shards < 1 or not 0 <= index < num_shards:
+        num_shards = whole_number(num_shards, "num_shards", least=1)
+        index = whole_number(index, "index")
+        if index >= num_shards:
             raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
         every = np.arange(len(self), dtype=np.int64)
         if not contiguous:

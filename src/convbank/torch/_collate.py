@@ -125,7 +125,8 @@ class PadCollator:
         if padding_side not in ("right", "left"):
             raise ValueError(f"padding_side must be 'right' or 'left', not {padding_side!r}")
         for name, value in (("pad_to_multiple_of", pad_to_multiple_of), ("max_length", max_length)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            if value is not None and (not whole or value < 1):
                 raise ValueError(f"{name} must be a positive whole number or None, not {value!r}")
         if pad_to_multiple_of and max_length and max_length % pad_to_multiple_of:
             raise ValueError(
@@ -133,9 +134,9 @@ class PadCollator:
             )
         self.pad_token_id = int(pad_token_id)
         self.padding_side = padding_side
-        self.pad_to_multiple_of = pad_to_multiple_of
+        self.pad_to_multiple_of = None if pad_to_multiple_of is None else int(pad_to_multiple_of)
         self.label_pad_id = int(label_pad_id)
-        self.max_length = max_length
+        self.max_length = None if max_length is None else int(max_length)
         self.token_labels = token_labels
 
     def __repr__(self) -> str:

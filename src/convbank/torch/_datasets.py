@@ -301,8 +301,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
             raise ValueError("give both rank= and world_size=, or neither (torch.distributed's then)")
         if world_size is not None and rank is not None and not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} of world_size {world_size}: need 0 <= rank < world_size")
-        if unit < 1:
-            raise ValueError(f"unit must be at least 1 conversation, not {unit}")
+        unit = whole_number(unit, "unit", least=1)
         self.source = source
         self.items = _items(source, items)
         self.transform = transform
