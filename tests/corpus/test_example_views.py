@@ -331,8 +331,9 @@ def test_a_view_is_a_lazy_indexable_picklable_value(built: Bank) -> None:
         lambda v: v.select([]),
         lambda v: v[5:5],
         lambda v: v.shuffle(seed=0).filter(lambda x: False).shuffle(seed=1),
+        lambda v: concatenate([v.select([]), v[3:3]]),
     ],
-    ids=["filter", "select", "slice", "shuffled-filter"],
+    ids=["filter", "select", "slice", "shuffled-filter", "concatenated"],
 )
 @pytest.mark.parametrize(
     ("kind", "options"),

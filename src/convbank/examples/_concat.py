@@ -43,6 +43,11 @@ class Concatenated(Examples):
     def _describe(self) -> str:
         return " + ".join(p._describe() for p in self.parts)
 
+    def _shape_rows(self, most: int = 64) -> list[Example]:
+        if len(self):
+            return super()._shape_rows(most)
+        return [row for part in self.parts for row in part._shape_rows(most)]  # every part's keys
+
     @property
     def column_names(self) -> list[str]:
         """Every part's keys, in the order they are first met (a part lacking one has None)."""

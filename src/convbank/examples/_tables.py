@@ -84,15 +84,16 @@ class Tables:
         """
         import pyarrow as pa
 
-        rows = self.to_list()
-        if not rows:  # no examples: the columns (and types) the view's examples would have
-            shape = self._shape_rows()
-            return pa.Table.from_pylist(shape).slice(0, 0) if shape else pa.table({})
         from convbank.examples._rows import columns_of
 
-        found = columns_of(rows)  # every example's keys: a later one's are not dropped
+        rows = self.to_list()
+        shape = rows or self._shape_rows()  # none: the columns (and types) they would have
+        if not shape:
+            return pa.table({})
+        found = columns_of(shape)  # every example's keys: a later one's are not dropped
         names = dict.fromkeys([*self.column_names, *found])  # type: ignore[attr-defined]
-        return pa.table({name: found.get(name, [None] * len(rows)) for name in names})
+        table = pa.table({name: found.get(name, [None] * len(shape)) for name in names})
+        return table if rows else table.slice(0, 0)
 
     def to_pandas(self) -> pd.DataFrame:
         """Every example as a pandas DataFrame (needs ``convbank[pandas]``)."""
