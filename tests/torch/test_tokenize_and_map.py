@@ -16,6 +16,7 @@ import pytest
 
 from convbank import load
 from convbank.build import build
+from convbank.errors import UnknownFieldError
 from convbank.examples import IGNORE_INDEX, MapError, TokenizerError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
@@ -214,6 +215,50 @@ def test_map_cache_is_reused_by_another_process_and_renewed_by_a_rebuild(
     assert run() == "402"  # a new generation: a new entry
     folders = list((casino_home.root.with_name("bank-cache") / "map" / "casino").iterdir())
     assert len(folders) == 1  # the old generation's entries went with it
+
+
+@pytest.mark.parametrize(
+    ("removed", "expected"),
+    [
+        (
+            ["txt"],
+            "these examples have no column 'txt'; did you mean text? columns: dataset, config, split, "
+            "conversation_id, turn_index, participant_id, role, text, kind, labels",
+        ),
+        (
+            ["text", "nope"],
+            "these examples have no column 'nope'; columns: dataset, config, split, "
+            "conversation_id, turn_index, participant_id, role, text, kind, labels",
+        ),
+        (
+            "text",
+            [
+                "dataset",
+                "config",
+                "split",
+                "conversation_id",
+                "turn_index",
+                "participant_id",
+                "role",
+                "kind",
+                "labels",
+                "n",
+            ],
+        ),
+    ],
+)
+def test_map_s_remove_columns_names_columns_of_the_view(built: Bank, removed: Any, expected: Any) -> None:
+    """``map(remove_columns=...)`` takes columns of the view, one name or a list, as Hugging
+    Face's: a name the view has not is an error naming its columns (before: ignored, the
+    column kept without a word, 2 of 2 lists; and ``"text"`` was read as the letters t, e, x,
+    t and removed nothing)."""
+    view = load("casino", split="valid").examples("turns")
+    if isinstance(expected, str):
+        with pytest.raises(UnknownFieldError) as caught:
+            view.map(lambda t: {"n": 1}, remove_columns=removed, cache=False)
+        assert str(caught.value).strip('"') == expected
+        return
+    assert view.map(lambda t: {"n": 1}, remove_columns=removed, cache=False).column_names == expected
 
 
 def test_a_function_that_does_not_return_a_dict_is_said(built: Bank) -> None:

@@ -55,7 +55,10 @@ def run_map(
     """What :meth:`Examples.map` does (see there): the result table and its cache key."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    options = {"batched": batched, "batch_size": batch_size, "remove_columns": list(remove_columns or [])}
+    removing = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or [])
+    for name in removing:  # a column the view has not is an error naming its columns, never ignored
+        view._check_column(name)
+    options = {"batched": batched, "batch_size": batch_size, "remove_columns": removing}
     key = _key(view, function, options) if cache else None
     folder = None
     if key is not None:
