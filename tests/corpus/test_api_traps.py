@@ -194,3 +194,18 @@ def test_a_size_or_position_is_a_whole_number(built: Bank, call: str, value: Any
     make(corpus, np.int64(2))  # NumPy's ints are their value
     assert len(corpus.examples("responses", history=np.int64(2))[3]["context"]) == 2
     assert PadCollator(0, pad_to_multiple_of=np.int64(8)).pad_to_multiple_of == 8
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (lambda c: c.examples("turns").select_columns("text").column_names, ["text"]),
+        (lambda c: "text" in c.examples("turns").remove_columns("text").column_names, False),
+        (lambda c: next(c.iter_batches("turns", columns="text")).schema.names, ["text"]),
+    ],
+    ids=["select_columns", "remove_columns", "iter_batches"],
+)
+def test_one_column_name_is_a_name_not_its_letters(built: Bank, call: Any, expected: Any) -> None:
+    """Where columns are named, one name is taken as Hugging Face takes it (before: the
+    string was read as its letters, "these examples have no column 't'", 3 of 3 calls)."""
+    assert call(convbank.load("casino", split="valid")) == expected

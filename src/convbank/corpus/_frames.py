@@ -358,6 +358,7 @@ class Frames:
                 f"iter_batches() streams the unified tables ({tables})", name=name, known=UNIFIED_TABLES
             )
         if columns is not None:
+            columns = [columns] if isinstance(columns, str) else list(columns)  # one name, or names
             known = ["dataset", "config", "split", *self._stored_schema(name).names]
             self._known_columns(name, columns, known)
         batch_size = whole_number(batch_size, "batch_size", least=1)

@@ -16,6 +16,7 @@ from convbank.examples._rows import (
     Example,
     columns_of,
     forwarded,
+    names_of,
     sort_key,
     split_size,
     stratified_test,
@@ -180,13 +181,14 @@ class Examples(Tables, ABC):
         >>> convbank.load("casino").examples("turns").select_columns(["text", "kind"])[0]
         {'text': 'Hello!, how are you doing?', 'kind': 'message'}
         """
-        for name in columns:
+        for name in (columns := names_of(columns)):
             self._check_column(name)
         return Columns(self, tuple(columns))
 
     def remove_columns(self, columns: Sequence[str]) -> Columns:
-        """These examples without these keys (Hugging Face's ``remove_columns``)."""
-        for name in columns:
+        """These examples without these keys (Hugging Face's ``remove_columns``; one name or
+        a list of names, as for :meth:`select_columns`)."""
+        for name in (columns := names_of(columns)):
             self._check_column(name)
         return Columns(self, tuple(c for c in self.column_names if c not in set(columns)))
 

@@ -25,7 +25,7 @@ import numpy as np
 from convbank._workers import received
 from convbank.errors import ConvbankError
 from convbank.examples._fingerprint import UnhashableError, fingerprint
-from convbank.examples._rows import Example, columns_of
+from convbank.examples._rows import Example, columns_of, names_of
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -55,7 +55,7 @@ def run_map(
     """What :meth:`Examples.map` does (see there): the result table and its cache key."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    removing = [remove_columns] if isinstance(remove_columns, str) else list(remove_columns or [])
+    removing = names_of(remove_columns or [])
     for name in removing:  # a column the view has not is an error naming its columns, never ignored
         view._check_column(name)
     options = {"batched": batched, "batch_size": batch_size, "remove_columns": removing}

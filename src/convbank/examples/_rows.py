@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "split_size", "stratified_test"]
+__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "names_of", "split_size", "stratified_test"]
 
 Example = dict[str, Any]
 """One example: a dict of its fields."""
@@ -42,6 +42,16 @@ def columns_of(rows: Sequence[Example]) -> dict[str, list[Any]]:
     """
     keys = dict.fromkeys(key for row in rows for key in row)
     return {key: [row.get(key) for row in rows] for key in keys}
+
+
+def names_of(columns: str | Sequence[str]) -> list[str]:
+    """Column names given as one name or a sequence of them, as Hugging Face takes them (a
+    string is a name, never the sequence of its letters).
+
+    >>> names_of("text"), names_of(("text", "kind"))
+    (['text'], ['text', 'kind'])
+    """
+    return [columns] if isinstance(columns, str) else list(columns)
 
 
 def sort_key(value: Any) -> tuple[int, Any]:
