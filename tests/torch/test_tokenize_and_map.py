@@ -261,6 +261,19 @@ def test_map_s_remove_columns_names_columns_of_the_view(built: Bank, removed: An
     assert view.map(lambda t: {"n": 1}, remove_columns=removed, cache=False).column_names == expected
 
 
+@pytest.mark.parametrize("batched", [False, True])
+def test_map_of_no_examples_keeps_the_view_s_columns(built: Bank, batched: bool) -> None:
+    """``map`` over a view of no examples (nothing to call the function on) has the view's
+    columns and types, less those removed, as Hugging Face's (before: a table of 0 columns,
+    2 of 2 ways)."""
+    view = load("casino", split="valid").examples("turns").filter(lambda t: False)
+    schema = view.to_arrow().schema
+    made = view.map(lambda t: {"n": 1}, batched=batched, cache=False)
+    assert made.to_arrow().schema == schema and len(made) == 0 and made["text"] == []
+    kept = view.map(lambda t: {"n": 1}, batched=batched, remove_columns=["text", "labels"], cache=False)
+    assert kept.column_names == [n for n in schema.names if n not in ("text", "labels")]
+
+
 def test_a_function_that_does_not_return_a_dict_is_said(built: Bank) -> None:
     view = load("casino", split="valid").examples("turns")
     with pytest.raises(

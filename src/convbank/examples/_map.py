@@ -74,6 +74,8 @@ def run_map(
     else:
         pieces = _in_processes(view, function, options, bounds)
     table = _concat(pieces)
+    if not len(view) and not table.num_columns:  # nothing to call the function on: the view's
+        table = view.to_arrow().drop_columns(removing)  # own columns stay, as Hugging Face's
     if folder is not None and key is not None:
         _write(folder, key, table)
         _prune(folder.parent, keep=folder.name, current=view)
