@@ -73,6 +73,27 @@ def test_annotated_conversations_are_a_filter_by_layer(built: Bank) -> None:
         load("casino").filter(layer="strat")
 
 
+@pytest.mark.parametrize(
+    ("view", "call"),
+    [
+        (lambda: load("casino", split="valid").examples("turns"), "class_weights"),
+        (lambda: load("convai2", "volunteers").examples("turns"), "class_weights"),
+        (lambda: load("casino", split="valid").examples("turns")[:5], "class_weights"),
+        (lambda: load("casino", split="valid").examples("turns"), "label_names"),
+    ],
+)
+def test_label_ids_and_weights_need_a_layer(built: Bank, view: Any, call: str) -> None:
+    """A turns view without ``layer=`` has labels of every layer (``layer:label``), no ids:
+    ``class_weights()`` and ``label_names()`` say so (before: CaSiNo's a bare ``KeyError:
+    'strategy:small-talk'``, ConvAI2's ``[]`` and ``label_names()`` ``[]``, 4 of 4 cases)."""
+    with pytest.raises(ValueError) as caught:
+        getattr(view(), call)()
+    assert str(caught.value) == (
+        "class_weights() and label_names() need a view of one layer's labels "
+        "(examples('turns', layer=...)); this turns view has every layer's 'layer:label'"
+    )
+
+
 def test_label_ids_are_the_same_in_every_split(built: Bank) -> None:
     assert load("casino", split="test").label_names("strategy") == load("casino").label_names("strategy")
 

@@ -212,7 +212,14 @@ class TurnExamples(CorpusExamples):
 
     def label_names(self) -> list[str]:
         """The chosen layer's labels; a label's id is its position (stable: the whole
-        dataset's labels in the bank, sorted)."""
+        dataset's labels in the bank, sorted). A view without ``layer=`` has no ids (its
+        labels are every layer's ``layer:label``): a ``ValueError`` says so, as
+        :meth:`class_weights` does."""
+        if self.settings.get("layer") is None:
+            raise ValueError(
+                "class_weights() and label_names() need a view of one layer's labels "
+                "(examples('turns', layer=...)); this turns view has every layer's 'layer:label'"
+            )
         return list(self._names)
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
