@@ -94,6 +94,29 @@ def test_label_ids_and_weights_need_a_layer(built: Bank, view: Any, call: str) -
     )
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_sort_puts_none_last_both_ways(built: Bank, reverse: bool) -> None:
+    """``sort`` places examples without a value last, ascending or descending, as Hugging
+    Face's ``sort`` and pandas do; ties and the None keep their order (before: with
+    ``reverse=True`` the 518 unrated ConvAI2 dialogues came first, ahead of the 5s, 1 of 2
+    directions; a column of dicts was Python's bare "'<' not supported")."""
+    view = load("convai2", "volunteers").examples("conversations")
+    scores = view["eval_score"]
+    ordered = view.sort("eval_score", reverse=reverse)
+    rated = sorted((s for s in scores if s is not None), reverse=reverse)
+    assert ordered["eval_score"] == rated + [None] * 518 and len(rated) == 593
+    ids = [x["conversation_id"] for x in view]
+    unrated = [i for i, s in zip(ids, scores, strict=True) if s is None]
+    assert ordered["conversation_id"][593:] == unrated  # in their order
+    fives = [i for i, s in zip(ids, scores, strict=True) if s == 5]
+    assert [x["conversation_id"] for x in ordered if x["eval_score"] == 5] == fives  # stable
+    with pytest.raises(TypeError) as caught:
+        load("convai2", "volunteers").examples("chat").sort("outcome")
+    assert str(caught.value) == (
+        "sort() cannot order column 'outcome': '<' not supported between instances of 'dict' and 'dict'"
+    )
+
+
 def test_label_ids_are_the_same_in_every_split(built: Bank) -> None:
     assert load("casino", split="test").label_names("strategy") == load("casino").label_names("strategy")
 

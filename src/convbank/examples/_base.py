@@ -17,7 +17,7 @@ from convbank.examples._rows import (
     columns_of,
     forwarded,
     names_of,
-    sort_key,
+    sorted_positions,
     split_size,
     stratified_test,
     stratum,
@@ -220,15 +220,14 @@ class Examples(Tables, ABC):
         return Selected(self, np.flatnonzero(keep).astype(np.int64))
 
     def sort(self, column: str, *, reverse: bool = False) -> Selected:
-        """These examples ordered by one column (a stable sort: ties keep their order).
+        """These examples ordered by one column (a stable sort: ties keep their order; None
+        last, with ``reverse=True`` too, as Hugging Face's ``sort``).
 
         >>> turns = convbank.load("casino", split="valid").examples("turns")
         >>> turns.sort("turn_index", reverse=True)[0]["turn_index"]
         18
         """
-        values = self.column(column)
-        # sorted() is stable both ways: ties keep their order with reverse=True too
-        order = sorted(range(len(values)), key=lambda i: sort_key(values[i]), reverse=reverse)
+        order = sorted_positions(self.column(column), reverse, f"column {column!r}")  # None last
         return Selected(self, np.asarray(order, dtype=np.int64))
 
     def train_test_split(

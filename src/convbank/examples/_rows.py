@@ -54,8 +54,20 @@ def names_of(columns: str | Sequence[str]) -> list[str]:
     return [columns] if isinstance(columns, str) else list(columns)
 
 
-def sort_key(value: Any) -> tuple[int, Any]:
-    return (1, 0) if value is None else (0, value)
+def sorted_positions(values: Sequence[Any], reverse: bool = False, name: str = "the column") -> list[int]:
+    """The positions of ``values`` in their order: a stable sort (ties keep their order, with
+    ``reverse`` too), None last both ways, as Hugging Face's ``sort`` and pandas place nulls;
+    values that cannot be compared (dicts) are a ``TypeError`` naming the column.
+
+    >>> sorted_positions([2, None, 3, 1]), sorted_positions([2, None, 3, 1], reverse=True)
+    ([3, 0, 2, 1], [2, 0, 3, 1])
+    """
+    present = [i for i, v in enumerate(values) if v is not None]
+    try:
+        present.sort(key=values.__getitem__, reverse=reverse)
+    except TypeError as exc:
+        raise TypeError(f"sort() cannot order {name}: {exc}") from None
+    return present + [i for i, v in enumerate(values) if v is None]
 
 
 def stratum(value: Any) -> Any:
