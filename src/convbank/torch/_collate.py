@@ -40,6 +40,8 @@ def collate(batch: Sequence[Any]) -> Any:
 def _column(values: list[Any]) -> Any:
     first = values[0]
     kind = type(first)
+    if not all(_fits(v) for v in (values if kind is int else ())):
+        return values  # an int a 64-bit tensor cannot hold (an md5 as a number) stays a list
     if kind in (bool, int, float) and all(type(v) is kind for v in values):
         return torch.tensor(values, dtype={bool: torch.bool, int: torch.int64, float: torch.float32}[kind])
     if kind in (int, float) and all(type(v) in (int, float) for v in values):
@@ -50,7 +52,7 @@ def _column(values: list[Any]) -> Any:
         return torch.stack(values)
     if isinstance(first, (list, tuple)) and first:
         width = len(first)
-        if all(isinstance(v, (list, tuple)) and len(v) == width for v in values):
+        if all(isinstance(v, (list, tuple)) and len(v) == width and all(map(_fits, v)) for v in values):
             kinds = {type(x) for v in values for x in v}
             for allowed, dtype in _VECTOR_KINDS:
                 if kinds <= allowed:
@@ -64,6 +66,11 @@ _VECTOR_KINDS = (
     ({int, float}, torch.float32),
 )
 """What the items of equal-length lists of numbers become: the first kind set holding them."""
+
+
+def _fits(value: Any) -> bool:
+    """Whether ``value`` is not an int outside int64 (the range of the tensors made here)."""
+    return type(value) is not int or -(1 << 63) <= value < (1 << 63)
 
 
 def collate_conversations(batch: Sequence[Conversation]) -> list[Conversation]:
