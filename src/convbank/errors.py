@@ -453,3 +453,29 @@ def require(module: str, extra: str, what: str) -> None:
             module=module,
             extra=extra,
         )
+
+
+def whole_number(value: Any, name: str = "seed", least: int = 0) -> int:
+    """``value`` (a seed, an epoch, a size) as a Python int of at least ``least``, or an error
+    naming ``name``: a smaller number is a ``ValueError``, anything that is not a whole number (a float such
+    as 1.5, a string, a bool) a ``TypeError``; an int of NumPy is its value. The same check
+    everywhere a seed or an epoch is taken, so that none is rounded or read from its text.
+
+    >>> whole_number(3), whole_number(7, "epoch")
+    (3, 7)
+    >>> whole_number(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be a whole number of at least 0, not -1
+    """
+    import operator
+
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        number = None
+    if number is None:
+        raise TypeError(f"{name} must be a whole number of at least {least}, not {value!r}")
+    if number < least:
+        raise ValueError(f"{name} must be a whole number of at least {least}, not {value!r}")
+    return number

@@ -308,7 +308,7 @@ def test_iter_batches_streams_the_tables_and_respects_selections(built: Bank) ->
     streamed = pa.Table.from_batches(list(few.iter_batches("turns")))
     assert sorted(set(streamed.column("conversation_id").to_pylist())) == sorted(few.conversation_ids())
     assert streamed.num_rows == sum(c.num_turns for c in few)
-    with pytest.raises(ValueError, match="batch_size must be at least 1, not 0"):
+    with pytest.raises(ValueError, match="batch_size must be a whole number of at least 1, not 0"):
         next(corpus.iter_batches(batch_size=0))
 
 

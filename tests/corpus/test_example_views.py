@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import pickle
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,50 @@ def test_annotated_conversations_are_a_filter_by_layer(built: Bank) -> None:
     assert len(load("casino").filter(layer="strategy", label="strategy:uv-part")) == 89
     with pytest.raises(UnknownFieldError, match="casino has no annotation layer 'strat'"):
         load("casino").filter(layer="strat")
+
+
+@pytest.mark.parametrize(
+    ("view", "call"),
+    [
+        (lambda: load("casino", split="valid").examples("turns"), "class_weights"),
+        (lambda: load("convai2", "volunteers").examples("turns"), "class_weights"),
+        (lambda: load("casino", split="valid").examples("turns")[:5], "class_weights"),
+        (lambda: load("casino", split="valid").examples("turns"), "label_names"),
+    ],
+)
+def test_label_ids_and_weights_need_a_layer(built: Bank, view: Any, call: str) -> None:
+    """A turns view without ``layer=`` has labels of every layer (``layer:label``), no ids:
+    ``class_weights()`` and ``label_names()`` say so (before: CaSiNo's a bare ``KeyError:
+    'strategy:small-talk'``, ConvAI2's ``[]`` and ``label_names()`` ``[]``, 4 of 4 cases)."""
+    with pytest.raises(ValueError) as caught:
+        getattr(view(), call)()
+    assert str(caught.value) == (
+        "class_weights() and label_names() need a view of one layer's labels "
+        "(examples('turns', layer=...)); this turns view has every layer's 'layer:label'"
+    )
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_sort_puts_none_last_both_ways(built: Bank, reverse: bool) -> None:
+    """``sort`` places examples without a value last, ascending or descending, as Hugging
+    Face's ``sort`` and pandas do; ties and the None keep their order (before: with
+    ``reverse=True`` the 518 unrated ConvAI2 dialogues came first, ahead of the 5s, 1 of 2
+    directions; a column of dicts was Python's bare "'<' not supported")."""
+    view = load("convai2", "volunteers").examples("conversations")
+    scores = view["eval_score"]
+    ordered = view.sort("eval_score", reverse=reverse)
+    rated = sorted((s for s in scores if s is not None), reverse=reverse)
+    assert ordered["eval_score"] == rated + [None] * 518 and len(rated) == 593
+    ids = [x["conversation_id"] for x in view]
+    unrated = [i for i, s in zip(ids, scores, strict=True) if s is None]
+    assert ordered["conversation_id"][593:] == unrated  # in their order
+    fives = [i for i, s in zip(ids, scores, strict=True) if s == 5]
+    assert [x["conversation_id"] for x in ordered if x["eval_score"] == 5] == fives  # stable
+    with pytest.raises(TypeError) as caught:
+        load("convai2", "volunteers").examples("chat").sort("outcome")
+    assert str(caught.value) == (
+        "sort() cannot order column 'outcome': '<' not supported between instances of 'dict' and 'dict'"
+    )
 
 
 def test_label_ids_are_the_same_in_every_split(built: Bank) -> None:
@@ -179,6 +224,28 @@ def test_chat_from_both_sides_is_two_examples_per_conversation(built: Bank) -> N
     assert len(corpus.examples("chat")) == 30
 
 
+@pytest.mark.parametrize("table", ["to_arrow", "to_polars", "to_pandas", "to_hf"])
+def test_convai2_chat_examples_make_a_table(built: Bank, table: str) -> None:
+    """ConvAI2's ``outcome`` has one type a field: an empty ``profile_match`` (the publisher's
+    ``""``) is None, as in the ``conversations`` view's targets and the ``hf`` export, and so
+    in the chat export's metadata (before: ``""`` beside 0 and 1, and every table of the
+    ``chat`` view an ``ArrowInvalid``, 4 of 4 tables)."""
+    from convbank.export.chat import chat_record
+
+    corpus = load("convai2", "volunteers")
+    view = corpus.examples("chat")
+    made = getattr(view, table)()
+    assert len(made) == len(view) == 1111
+    outcomes = view.to_arrow().column("outcome").to_pylist()
+    assert sum(o["profile_match"] is None for o in outcomes) == 628
+    assert {o["profile_match"] for o in outcomes} == {None, 0, 1}
+    assert outcomes == [
+        {"eval_score": x["eval_score"], "profile_match": x["profile_match"]}
+        for x in corpus.examples("conversations")
+    ]
+    assert chat_record(corpus[0], view[0]["side"])["metadata"]["outcome"] == view[0]["outcome"]
+
+
 def test_conversation_targets_are_the_outcomes(built: Bank) -> None:
     corpus = load("casino")
     view = corpus.examples("conversations", side="both", target="points_scored")
@@ -243,6 +310,21 @@ def test_conversation_targets_are_the_outcomes(built: Bank) -> None:
             ValueError,
             "history is a number of previous turns (0 or more) or None (all), not -1",
         ),
+        (  # before: these three were views of 0 turns, without a word
+            lambda c: c.examples("turns", speaker="mturk_agent1"),
+            UnknownFieldError,
+            "casino has no participant 'mturk_agent1' (speaker=); did you mean mturk_agent_1? participants: mturk_agent_1, mturk_agent_2",
+        ),
+        (
+            lambda c: c.examples("turns", speaker=["mturk_agent_1", "bob"]),
+            UnknownFieldError,
+            "casino has no participant 'bob' (speaker=); participants: mturk_agent_1, mturk_agent_2",
+        ),
+        (
+            lambda c: c.examples("turns", role="negotiatr"),
+            UnknownFieldError,
+            "casino has no role 'negotiatr' (role=); did you mean negotiator? roles: negotiator",
+        ),
     ],
 )
 def test_a_view_or_option_that_does_not_exist_is_named(
@@ -286,6 +368,42 @@ def test_a_view_is_a_lazy_indexable_picklable_value(built: Bank) -> None:
     assert repr(view) == "<casino turns (kind='message'): 338 examples>"
 
 
+@pytest.mark.parametrize(
+    "empty",
+    [
+        lambda v: v.filter(lambda x: False),
+        lambda v: v.select([]),
+        lambda v: v[5:5],
+        lambda v: v.shuffle(seed=0).filter(lambda x: False).shuffle(seed=1),
+        lambda v: concatenate([v.select([]), v[3:3]]),
+    ],
+    ids=["filter", "select", "slice", "shuffled-filter", "concatenated"],
+)
+@pytest.mark.parametrize(
+    ("kind", "options"),
+    [("turns", {}), ("turns", {"layer": "strategy", "target": "multi_hot"}), ("responses", {"history": 2})],
+)
+def test_a_view_of_no_examples_keeps_its_columns_and_types(
+    built: Bank, empty: Any, kind: str, options: dict[str, Any]
+) -> None:
+    """An empty view made from a view (a filter that keeps nothing, ``select([])``, ``[5:5]``)
+    has the columns and types of that view's examples, as a Hugging Face ``Dataset`` keeps its
+    features (before: no columns at all, ``view["text"]`` an ``UnknownFieldError`` listing
+    none, and the tables of 0 columns, 4 of 4 ways, 3 of 3 views)."""
+    view = load("casino", split="valid").examples(kind, **options)
+    schema = view.to_arrow().schema
+    none = empty(view)
+    assert len(none) == 0 and none.column_names == view.column_names == schema.names
+    assert none["text" if kind == "turns" else "response"] == []
+    assert none.to_arrow().schema == schema and none.to_arrow().num_rows == 0
+    assert none.to_polars().columns == schema.names and none.to_pandas().shape == (0, len(schema))
+    assert none.to_hf().column_names == schema.names
+    assert none.select_columns(["conversation_id"]).to_arrow().schema.names == ["conversation_id"]
+    words = none.tokenize(lambda text: [len(w) for w in text.split()], template=False)
+    assert words.column_names == [*schema.names, *[c for c in words.column_names if c not in schema.names]]
+    assert "input_ids" in words.column_names and words.to_arrow().num_rows == 0
+
+
 def test_views_of_a_selection_follow_its_order(built: Bank) -> None:
     corpus = load("casino").filter(label="strategy:uv-part").shuffle(seed=3)[:7]
     view = corpus.examples("turns")
@@ -301,6 +419,36 @@ def test_concatenate_views_of_two_datasets(built: Bank) -> None:
     assert len(both) == 402 + 4316
     assert both[401] == casino[401] and both[402] == convai2[0]
     assert Counter(x["dataset"] for x in both.select([0, 401, 402, 4717])) == {"casino": 2, "convai2": 2}
+
+
+@pytest.mark.parametrize("how", ["mix", "concatenate"])
+def test_views_of_two_datasets_keep_every_column(built: Bank, how: str) -> None:
+    """Examples whose keys differ (each dataset's ``conversations`` have its own targets)
+    keep all of them, None where an example has not the key, as Hugging Face aligns the
+    features it interleaves: ``column_names``, ``view[key]``, the tables and ``collate``
+    (before: the tables had the first example's keys alone, the other dataset's targets
+    dropped without a word, ``view["points_scored"]`` an ``UnknownFieldError`` and
+    ``collate`` a bare ``KeyError``; 4 of 4 ways, 2 of 2 combinations)."""
+    from convbank.examples import mix
+    from convbank.torch import collate
+
+    casino = load("casino", split="valid").examples("conversations")
+    convai2 = load("convai2", "volunteers").examples("conversations")
+    both = mix([convai2, casino], seed=0) if how == "mix" else concatenate([convai2, casino])
+    names = list(dict.fromkeys([*convai2.column_names, *casino.column_names]))
+    names += ["source"] if how == "mix" else []
+    assert both.column_names == names and "points_scored" in names and "eval_score" in names
+    table = both.to_arrow()
+    assert table.column_names == names and table.num_rows == len(both)
+    dataset = table.column("dataset").to_pylist()
+    for column, owner in (("points_scored", "casino"), ("eval_score", "convai2")):
+        values = table.column(column).to_pylist()
+        assert {d for d, v in zip(dataset, values, strict=True) if v is not None} == {owner}
+        assert both[column] == values
+    assert both.to_polars().columns == names and list(both.to_pandas().columns) == names
+    rows = [both[i] for i in range(len(both))]
+    batch = collate(rows[:3] + [r for r in rows if r["dataset"] == "casino"][:2])
+    assert set(batch) == set(names) and batch["points_scored"][-1] is not None
 
 
 def test_stratified_splits_keep_the_shares(built: Bank) -> None:

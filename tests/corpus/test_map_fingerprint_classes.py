@@ -79,3 +79,37 @@ def test_editing_a_function_behind_lru_cache_computes_the_map_again(
     assert run(1) == "12 30"
     assert run(3) == "36 30"  # before: "12 0", the first script's results
     assert run(3) == "36 0"
+
+
+SETS = """
+import sys, convbank
+STOP = {"the", "a", "and", "to", "i", "you", "of", "is", "it", "for", "that", "we"}
+PAIRS = frozenset({("water", 1), ("food", 2), ("firewood", 3), ("hello", 4)})
+def words(c, skip=frozenset({"ok", "yes", "no", "hi", "hey"})):
+    sys.argv.append("call")  # counted where no fingerprint looks
+    text = " ".join(t.text.lower() for t in c.turns)
+    kept = [w for w in text.split() if w not in STOP and w not in skip and w not in {"um", "uh", "oh", "so"}]
+    return {"n": len(kept) + len(PAIRS)}
+print(convbank.load("casino", split="valid").map(words)["n"][0], len(sys.argv) - 1)
+"""
+
+
+def test_a_function_using_sets_is_read_back_whatever_the_hash_seed(casino_home: Bank, tmp_path: Path) -> None:
+    """A set (a global, a default, the constant of ``w not in {...}``) is fingerprinted by its
+    items, not its iteration order, which Python's hash seed decides (before: each run with a
+    new seed, the default, computed the map again and wrote another cache entry, 3 of 3
+    runs)."""
+    script = tmp_path / "job.py"
+    script.write_text(SETS)
+
+    def run(seed: str) -> str:
+        env = {**os.environ, "CONVBANK_HOME": str(casino_home.root.parent), "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, str(script)], check=True, capture_output=True, text=True, env=env
+        )
+        return done.stdout.strip()
+
+    first = run("1")
+    assert first.endswith(" 30")  # computed: 30 conversations
+    assert [run(seed) for seed in ("2", "3", "4")] == [first.replace(" 30", " 0")] * 3  # read back
+    assert fingerprint({"b", "a"}) == fingerprint({"a", "b"}) != fingerprint(frozenset({"a", "b"}))

@@ -217,6 +217,27 @@ def test_a_mixture_is_an_examples_view_that_pickles_equal() -> None:
             ValueError,
             "1 names for 2 sources: give one name per source",
         ),
+        (
+            lambda a, b: mix([a, b], weights=[1e-12, 1], stopping="all_exhausted"),
+            ValueError,
+            "source 'a' has probability 1e-12: drawing its 3 examples takes about 3e+12 draws under "
+            "stopping='all_exhausted', more than 268,435,456; give it a larger weight or use "
+            "stopping='first_exhausted'",
+        ),
+        (
+            lambda a, b: mix([a, b], weights=[1, 5e-324], stopping="all_exhausted"),
+            ValueError,
+            "source 'b' has probability 4.94e-324: drawing its 4 examples takes about inf draws under "
+            "stopping='all_exhausted', more than 268,435,456; give it a larger weight or use "
+            "stopping='first_exhausted'",
+        ),
+        (
+            lambda a, b: mix([a, b], weights=[1e308, 5e-324], stopping="all_exhausted"),
+            ValueError,
+            "source 'b' has probability 0: drawing its 4 examples takes about inf draws under "
+            "stopping='all_exhausted', more than 268,435,456; give it a larger weight or use "
+            "stopping='first_exhausted'",
+        ),
     ],
 )
 def test_bad_weights_stopping_and_names_say_what_is_wrong(
@@ -225,6 +246,22 @@ def test_bad_weights_stopping_and_names_say_what_is_wrong(
     with pytest.raises(error) as caught:
         call(numbered(3, "a"), numbered(4, "b"))
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("stopping", ["first_exhausted", "all_exhausted"])
+@pytest.mark.parametrize(
+    ("weights", "shares"),
+    [([1e308, 1e308], (0.5, 0.5)), ([1.5e308, 1e308, 0.5e308], (0.5, 1 / 3, 1 / 6))],
+)
+def test_weights_whose_sum_overflows_are_their_shares(
+    stopping: Any, weights: list[float], shares: tuple[float, ...]
+) -> None:
+    """Positive finite weights are normalised whatever their size (before: 1e308 twice was an
+    ``OverflowError`` from ``math.fsum``); the plan is that of their shares."""
+    views = [numbered(3 + i, n) for i, n in enumerate("abc"[: len(weights)])]
+    m = mix(views, weights=weights, seed=1, stopping=stopping)
+    assert m.weights == pytest.approx(shares)
+    assert plan_of(m) == plan_of(mix(views, weights=list(shares), seed=1, stopping=stopping))
 
 
 @pytest.mark.parametrize("stopping", ["first_exhausted", "all_exhausted"])

@@ -73,6 +73,22 @@ def test_a_selection_counts_its_own_conversations(casino_home: Bank) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "empty",
+    [lambda c: c.select([]), lambda c: c.filter(lambda conv: False), lambda c: c[5:5]],
+    ids=["select", "filter", "slice"],
+)
+def test_a_corpus_of_no_conversations_says_so(casino_home: Bank, empty: Any) -> None:
+    """A selection of nothing reads as one (before: ``repr`` ended ``in >`` and the page
+    showed an empty parts table and "first 0 conversations" over an empty table, 3 of 3
+    ways)."""
+    none = empty(convbank.load("casino"))
+    assert repr(none) == "<Corpus casino: 0 conversations (selected from 1,030)>"
+    html = none._repr_html_()
+    assert "0 conversations (a selection)</p>" in html and '<p class="muted">no conversations</p>' in html
+    assert "<th>config</th>" not in html and "first 0" not in html and "<th>conversation</th>" not in html
+
+
 def test_dataset_text_is_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     records = json.loads((FIXTURES / "ccpe" / "data.json").read_text(encoding="utf-8"))
     hostile = '<script>alert("x")</script><img src=x onerror=alert(1)> & co'

@@ -128,6 +128,27 @@ def test_collate_stacks_equal_length_lists_of_numbers() -> None:
     assert out["ragged"] == [[1, 2], [3]] and out["tags"] == [["x"], ["y"]] and out["none"] == [[], []]
 
 
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([2**63, 1], [2**63, 1]),
+        ([1, 2**70], [1, 2**70]),
+        ([[2**64, 1], [0, 1]], [[2**64, 1], [0, 1]]),
+        ([-(2**63), 1], torch.tensor([-(2**63), 1])),
+    ],
+)
+def test_an_int_a_tensor_cannot_hold_stays_a_list(values: list[Any], expected: Any) -> None:
+    """An int outside int64 (an md5 as a number) keeps its column a list, as anything else
+    that is not a tensor's (before: ``ValueError: Overflow when unpacking long long`` from
+    ``torch.tensor``, 3 of 3 columns); int64's own range is still a tensor."""
+    made = collate([{"key": v, "n": i} for i, v in enumerate(values)])["key"]
+    if isinstance(expected, list):
+        assert made == expected
+    else:
+        assert torch.equal(made, expected)
+    assert PadCollator(0)([{"input_ids": [1], "key": v} for v in values])["key"] is not None
+
+
 def test_the_pad_id_comes_from_a_tokenizer_and_the_collator_pickles() -> None:
     from tokenizers import Tokenizer
     from tokenizers.models import WordLevel

@@ -3,6 +3,7 @@ through a real DataLoader (0 and 2 workers) and two simulated ranks."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import subprocess
 import sys
@@ -17,6 +18,7 @@ torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
 from convbank import load  # noqa: E402
+from convbank.examples import mix  # noqa: E402
 from convbank.store import Bank  # noqa: E402
 from convbank.torch import (  # noqa: E402
     TURN_FIELDS,
@@ -119,6 +121,69 @@ def test_set_epoch_changes_the_order_and_each_epoch_covers_everything_once(built
     assert _keys(
         DataLoader(IterableCorpusDataset(load("casino"), "turns"), batch_size=128, collate_fn=collate)
     ) == list(bank)  # unshuffled: storage order
+
+
+def _mixed_keys(loader: Any) -> list[tuple[str, str, int]]:
+    out: list[tuple[str, str, int]] = []
+    for batch in loader:
+        out += zip(batch["source"], batch["conversation_id"], batch["turn_index"].tolist(), strict=True)
+    return out
+
+
+@pytest.mark.parametrize(
+    "kind", ["iterable turns", "iterable mixture", "map-style mixture", "map-style where"]
+)
+def test_set_epoch_reaches_persistent_workers(built: Bank, kind: str) -> None:
+    """With ``persistent_workers=True`` (workers copy the dataset once), each epoch is the
+    one set: the order, a mixture's plan, ``where``'s positions in it, as without persistent
+    workers (before: every epoch was epoch 0's, the order repeated and a mixture's plan of
+    1,782 examples where epoch 1's has 1,740, 4 of 4 datasets)."""
+    valid = load("casino", split="valid")
+    if kind == "iterable turns":
+
+        def make() -> Any:
+            return IterableCorpusDataset(valid, "turns", shuffle=True, seed=0)
+
+        keys: Any = _keys
+    else:
+        mixture = mix([valid.examples("turns"), load("casino", split="test").examples("turns")], seed=0)
+        keys = _mixed_keys
+        if kind == "iterable mixture":
+
+            def make() -> Any:
+                return IterableCorpusDataset(copy.deepcopy(mixture))
+        else:
+
+            def make() -> Any:
+                where = (lambda x: x["kind"] == "message") if kind == "map-style where" else None
+                return CorpusDataset(copy.deepcopy(mixture), where=where)
+
+    def epochs(persistent: bool) -> list[list[Any]]:
+        data = make()
+        loader = DataLoader(
+            data, batch_size=64, num_workers=2, persistent_workers=persistent, collate_fn=collate
+        )
+        out = []
+        for epoch in (0, 1, 2):
+            data.set_epoch(epoch)
+            out.append(keys(loader))
+        return out
+
+    persistent, fresh = epochs(True), epochs(False)
+    assert persistent == fresh
+    assert persistent[0] != persistent[1] != persistent[2]
+    if kind != "iterable turns":
+        expected = []
+        for epoch in (0, 1, 2):
+            mixture.set_epoch(epoch)
+            made = [
+                (x["source"], x["conversation_id"], x["turn_index"])
+                for x in mixture
+                if x["kind"] == "message" or kind != "map-style where"
+            ]
+            expected.append(made)
+        assert [len(e) for e in expected][:2] == ([1782, 1740] if kind != "map-style where" else [1496, 1465])
+        assert [sorted(e) for e in persistent] == [sorted(e) for e in expected]
 
 
 @pytest.mark.parametrize("workers", [0, 2])

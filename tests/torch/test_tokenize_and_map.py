@@ -5,6 +5,7 @@ calls and processes and invalidated by a rebuild."""
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import pytest
 
 from convbank import load
 from convbank.build import build
+from convbank.errors import UnknownFieldError
 from convbank.examples import IGNORE_INDEX, MapError, TokenizerError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
@@ -65,6 +67,38 @@ def test_turn_tokens_are_the_tokenizer_s(built: Bank, tokenizer: Any) -> None:
         ids = tokenizer(x["text"])["input_ids"][:8]
         assert x["input_ids"] == ids and x["attention_mask"] == [1] * len(ids)
     assert view[0]["labels"] == ["strategy:small-talk"]  # a turn's labels stay its names
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("max_length", [3, 8])
+def test_a_cut_text_keeps_the_tokenizer_s_special_tokens(
+    built: Bank, tokenizer: Any, side: str, max_length: int
+) -> None:
+    """A text longer than ``max_length`` is cut as the tokenizer's own truncation cuts it: a
+    BERT-like tokenizer's ``[CLS]`` and ``[SEP]`` stay, the text's tokens go on the
+    truncation side (before: the ids were cut after them, the last ``[SEP]`` gone on the
+    right and the ``[CLS]`` on the left, 2 of 2 sides)."""
+    from tokenizers import processors
+
+    bert = copy.deepcopy(tokenizer)
+    cls, sep = bert.convert_tokens_to_ids(["<s>", "</s>"])
+    bert.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", cls), ("</s>", sep)]
+    )
+    view = load("casino", split="valid").examples("turns")[:60]
+    made = view.tokenize(bert, max_length=max_length, truncation_side=side)
+    bert.truncation_side = side
+    cut = 0
+    for x in made:
+        ids = bert(x["text"], truncation=True, max_length=max_length)["input_ids"]
+        assert x["input_ids"] == ids and ids[0] == cls and ids[-1] == sep and len(ids) <= max_length
+        cut += len(bert(x["text"])["input_ids"]) > max_length
+    assert cut >= 30  # most were cut
+    with pytest.raises(
+        TokenizerError,
+        match=r"^max_length 1 leaves no room for a text beside the tokenizer's 2 special tokens$",
+    ):
+        view.tokenize(bert, max_length=1)[0]
 
 
 def test_response_labels_are_exactly_the_response(built: Bank, tokenizer: Any) -> None:
@@ -181,6 +215,63 @@ def test_map_cache_is_reused_by_another_process_and_renewed_by_a_rebuild(
     assert run() == "402"  # a new generation: a new entry
     folders = list((casino_home.root.with_name("bank-cache") / "map" / "casino").iterdir())
     assert len(folders) == 1  # the old generation's entries went with it
+
+
+@pytest.mark.parametrize(
+    ("removed", "expected"),
+    [
+        (
+            ["txt"],
+            "these examples have no column 'txt'; did you mean text? columns: dataset, config, split, "
+            "conversation_id, turn_index, participant_id, role, text, kind, labels",
+        ),
+        (
+            ["text", "nope"],
+            "these examples have no column 'nope'; columns: dataset, config, split, "
+            "conversation_id, turn_index, participant_id, role, text, kind, labels",
+        ),
+        (
+            "text",
+            [
+                "dataset",
+                "config",
+                "split",
+                "conversation_id",
+                "turn_index",
+                "participant_id",
+                "role",
+                "kind",
+                "labels",
+                "n",
+            ],
+        ),
+    ],
+)
+def test_map_s_remove_columns_names_columns_of_the_view(built: Bank, removed: Any, expected: Any) -> None:
+    """``map(remove_columns=...)`` takes columns of the view, one name or a list, as Hugging
+    Face's: a name the view has not is an error naming its columns (before: ignored, the
+    column kept without a word, 2 of 2 lists; and ``"text"`` was read as the letters t, e, x,
+    t and removed nothing)."""
+    view = load("casino", split="valid").examples("turns")
+    if isinstance(expected, str):
+        with pytest.raises(UnknownFieldError) as caught:
+            view.map(lambda t: {"n": 1}, remove_columns=removed, cache=False)
+        assert str(caught.value).strip('"') == expected
+        return
+    assert view.map(lambda t: {"n": 1}, remove_columns=removed, cache=False).column_names == expected
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_map_of_no_examples_keeps_the_view_s_columns(built: Bank, batched: bool) -> None:
+    """``map`` over a view of no examples (nothing to call the function on) has the view's
+    columns and types, less those removed, as Hugging Face's (before: a table of 0 columns,
+    2 of 2 ways)."""
+    view = load("casino", split="valid").examples("turns").filter(lambda t: False)
+    schema = view.to_arrow().schema
+    made = view.map(lambda t: {"n": 1}, batched=batched, cache=False)
+    assert made.to_arrow().schema == schema and len(made) == 0 and made["text"] == []
+    kept = view.map(lambda t: {"n": 1}, batched=batched, remove_columns=["text", "labels"], cache=False)
+    assert kept.column_names == [n for n in schema.names if n not in ("text", "labels")]
 
 
 def test_a_function_that_does_not_return_a_dict_is_said(built: Bank) -> None:

@@ -15,7 +15,7 @@ from convbank.corpus._frames import Frames
 from convbank.corpus._identity import Identity
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
-from convbank.errors import ConversationNotFoundError
+from convbank.errors import ConversationNotFoundError, whole_number
 from convbank.model import Conversation, Part, tables_to_conversations
 from convbank.store import Bank, Snapshot
 
@@ -136,7 +136,7 @@ class Corpus(Identity, Frames, Filters, Training):
         where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
         parts = ", ".join(f"{p.config}/{p.split}" for p in self.parts())
         chosen = "" if self._indices is None else f" (selected from {len(self._source):,})"
-        return f"<Corpus {where}: {len(self):,} conversations{chosen} in {parts}>"
+        return f"<Corpus {where}: {len(self):,} conversations{chosen}{f' in {parts}' if parts else ''}>"
 
     # ------------------------------------------------------------------ size and positions
     def __len__(self) -> int:
@@ -297,7 +297,7 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> convbank.load("casino").shuffle(seed=0)[0].conversation_id
         '163'
         """
-        order = np.random.default_rng(seed).permutation(len(self))
+        order = np.random.default_rng(None if seed is None else whole_number(seed)).permutation(len(self))
         return self._derive(self._positions()[order])
 
     def shard(self, num_shards: int, index: int, *, contiguous: bool = True) -> Corpus:
@@ -307,7 +307,9 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> [len(convbank.load("casino").shard(4, i)) for i in range(4)]
         [258, 258, 257, 257]
         """
-        if num_shards < 1 or not 0 <= index < num_shards:
+        num_shards = whole_number(num_shards, "num_shards", least=1)
+        index = whole_number(index, "index")
+        if index >= num_shards:
             raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
         positions = self._positions()
         if not contiguous:

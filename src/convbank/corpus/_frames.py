@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from convbank._workers import ctrl_c_said
 from convbank.corpus._scan import MetaForm
-from convbank.errors import UnknownFieldError, did_you_mean, require
+from convbank.errors import UnknownFieldError, did_you_mean, require, whole_number
 from convbank.model import UNIFIED_TABLES, Part
 
 if TYPE_CHECKING:
@@ -358,10 +358,10 @@ class Frames:
                 f"iter_batches() streams the unified tables ({tables})", name=name, known=UNIFIED_TABLES
             )
         if columns is not None:
+            columns = [columns] if isinstance(columns, str) else list(columns)  # one name, or names
             known = ["dataset", "config", "split", *self._stored_schema(name).names]
             self._known_columns(name, columns, known)
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        batch_size = whole_number(batch_size, "batch_size", least=1)
         source = self._source
         chosen = None if self._indices is None else np.unique(self._indices)
         stored = [c for c in columns if c not in ("dataset", "config", "split")] if columns else None

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from convbank.corpus._filters import _decode_meta, _dig, unknown_label
 from convbank.corpus._views import CorpusExamples, view_of
-from convbank.errors import UnknownFieldError, did_you_mean
+from convbank.errors import UnknownFieldError, did_you_mean, whole_number
 from convbank.examples import Examples
 from convbank.examples._rows import split_size, stratified_test
 from convbank.model import schema
@@ -99,10 +99,15 @@ class Training:
 
     def _participant_ids(self) -> list[str]:
         """The participant ids of this corpus's parts, sorted (for checking a ``side=``)."""
+        return self._participant_values("participant_id")
+
+    def _participant_values(self, column: str) -> list[str]:
+        """The values of a ``participants`` column in this corpus's parts, sorted (for checking
+        a ``side=``, ``speaker=`` or ``role=``)."""
         found: set[str] = set()
         for batch in range(len(self._source.batches)):
-            found.update(self._source.read(batch, "participants", ["participant_id"]).column(0).to_pylist())
-        return sorted(found)
+            found.update(self._source.read(batch, "participants", [column]).column(0).to_pylist())
+        return sorted(v for v in found if v is not None)
 
     def map(
         self,
@@ -186,6 +191,7 @@ class Training:
         >>> len(parts["train"]), len(parts["test"])
         (810, 90)
         """
+        seed = None if seed is None else whole_number(seed)
         total = len(self)
         n_test = split_size(test_size, total, "conversations")
         positions = self._positions()

@@ -189,11 +189,37 @@ class TurnExamples(CorpusExamples):
             self.corpus._check_layer(layer)
         if s.get("kind") not in (None, "message", "action"):
             raise ValueError(f"kind is 'message', 'action' or None, not {s.get('kind')!r}")
+        for option, column, what in (("speaker", "participant_id", "participant"), ("role", "role", "role")):
+            if s.get(option) is not None:
+                self._check_known(option, column, what)
         self._names = self.corpus.label_names(layer) if layer is not None else []
+
+    def _check_known(self, option: str, column: str, what: str) -> None:
+        """A ``speaker=`` or ``role=`` (a name or a list of names) names what the corpus's
+        parts hold: a name none has is an error naming the known ones, never an empty view."""
+        given = self.settings[option]
+        known = self.corpus._participant_values(column)
+        for name in [given] if isinstance(given, str) else list(given):
+            if name not in known:
+                raise UnknownFieldError(
+                    f"{self.corpus.dataset.name} has no {what} {name!r} ({option}=); "
+                    + did_you_mean(str(name), known, n=1)
+                    + f"{what}s: {', '.join(known[:12])}"
+                    + (" ..." if len(known) > 12 else ""),
+                    name=str(name),
+                    known=known,
+                )
 
     def label_names(self) -> list[str]:
         """The chosen layer's labels; a label's id is its position (stable: the whole
-        dataset's labels in the bank, sorted)."""
+        dataset's labels in the bank, sorted). A view without ``layer=`` has no ids (its
+        labels are every layer's ``layer:label``): a ``ValueError`` says so, as
+        :meth:`class_weights` does."""
+        if self.settings.get("layer") is None:
+            raise ValueError(
+                "class_weights() and label_names() need a view of one layer's labels "
+                "(examples('turns', layer=...)); this turns view has every layer's 'layer:label'"
+            )
         return list(self._names)
 
     def _make_plan(self) -> tuple[np.ndarray, np.ndarray]:
@@ -281,10 +307,13 @@ class ResponseExamples(CorpusExamples):
 
     def _check(self) -> None:
         history = self.settings.get("history")
-        if history is not None and (not isinstance(history, int) or history < 0):
+        whole = isinstance(history, (int, np.integer)) and not isinstance(history, bool)
+        if history is not None and (not whole or history < 0):
             raise ValueError(
                 f"history is a number of previous turns (0 or more) or None (all), not {history!r}"
             )
+        if history is not None:
+            self.settings["history"] = int(history)  # NumPy's int as its value
         if self.settings.get("kind") not in (None, "message", "action"):
             raise ValueError(f"kind is 'message', 'action' or None, not {self.settings.get('kind')!r}")
         self._check_side()

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from convbank.errors import UnknownFieldError, did_you_mean
+from convbank.errors import UnknownFieldError, did_you_mean, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
     Example,
     columns_of,
     forwarded,
-    sort_key,
+    names_of,
+    sorted_positions,
     split_size,
     stratified_test,
     stratum,
@@ -77,7 +78,8 @@ class Examples(Tables, ABC):
         >>> convbank.load("casino").examples("turns").column_names[:3]
         ['dataset', 'config', 'split']
         """
-        return list(self[0]) if len(self) else []
+        shape = self._shape_rows(1)
+        return list(shape[0]) if shape else []
 
     def _positions(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
         chosen = np.asarray(indices)
@@ -119,8 +121,7 @@ class Examples(Tables, ABC):
         >>> next(convbank.load("casino").examples("turns").iter(4))["turn_index"]
         [0, 1, 2, 3]
         """
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        batch_size = whole_number(batch_size, "batch_size", least=1)
         for start in range(0, len(self), batch_size):
             rows = self._fetch(np.arange(start, min(start + batch_size, len(self)), dtype=np.int64))
             yield columns_of(rows)
@@ -132,7 +133,7 @@ class Examples(Tables, ABC):
         "Hi friend! I'm very excited to go to the trip"
         """
         self._check_column(name)
-        return [row[name] for row in self]
+        return [row.get(name) for row in self]
 
     def _check_column(self, name: str) -> None:
         known = self.column_names
@@ -180,23 +181,27 @@ class Examples(Tables, ABC):
         >>> convbank.load("casino").examples("turns").select_columns(["text", "kind"])[0]
         {'text': 'Hello!, how are you doing?', 'kind': 'message'}
         """
-        for name in columns:
+        for name in (columns := names_of(columns)):
             self._check_column(name)
         return Columns(self, tuple(columns))
 
     def remove_columns(self, columns: Sequence[str]) -> Columns:
-        """These examples without these keys (Hugging Face's ``remove_columns``)."""
-        for name in columns:
+        """These examples without these keys (Hugging Face's ``remove_columns``; one name or
+        a list of names, as for :meth:`select_columns`)."""
+        for name in (columns := names_of(columns)):
             self._check_column(name)
         return Columns(self, tuple(c for c in self.column_names if c not in set(columns)))
 
     def shuffle(self, seed: int | None = None) -> Selected:
         """These examples in a random order (drawn with NumPy from ``seed``), as a view."""
+        seed = None if seed is None else whole_number(seed)
         return Selected(self, np.random.default_rng(seed).permutation(len(self)).astype(np.int64))
 
     def shard(self, num_shards: int, index: int, *, contiguous: bool = True) -> Selected:
         """One of ``num_shards`` disjoint shards that together hold every example once."""
-        if num_shards < 1 or not 0 <= index < num_shards:
+        num_shards = whole_number(num_shards, "num_shards", least=1)
+        index = whole_number(index, "index")
+        if index >= num_shards:
             raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
         every = np.arange(len(self), dtype=np.int64)
         if not contiguous:
@@ -215,15 +220,14 @@ class Examples(Tables, ABC):
         return Selected(self, np.flatnonzero(keep).astype(np.int64))
 
     def sort(self, column: str, *, reverse: bool = False) -> Selected:
-        """These examples ordered by one column (a stable sort: ties keep their order).
+        """These examples ordered by one column (a stable sort: ties keep their order; None
+        last, with ``reverse=True`` too, as Hugging Face's ``sort``).
 
         >>> turns = convbank.load("casino", split="valid").examples("turns")
         >>> turns.sort("turn_index", reverse=True)[0]["turn_index"]
         18
         """
-        values = self.column(column)
-        # sorted() is stable both ways: ties keep their order with reverse=True too
-        order = sorted(range(len(values)), key=lambda i: sort_key(values[i]), reverse=reverse)
+        order = sorted_positions(self.column(column), reverse, f"column {column!r}")  # None last
         return Selected(self, np.asarray(order, dtype=np.int64))
 
     def train_test_split(
@@ -243,6 +247,7 @@ class Examples(Tables, ABC):
         >>> len(parts["train"]), len(parts["test"])
         (3692, 923)
         """
+        seed = None if seed is None else whole_number(seed)
         total = len(self)
         n_test = split_size(test_size, total, "examples")
         if stratify is None:
@@ -335,6 +340,15 @@ class Derived(Examples):
     def __getattr__(self, name: str) -> Any:
         return forwarded(self, name)
 
+    def _made_from(self, rows: list[Example]) -> list[Example]:
+        """This view's examples made of the parent's ``rows`` (the same, unless it says)."""
+        return rows
+
+    def _shape_rows(self, most: int = 64) -> list[Example]:
+        if len(self):
+            return super()._shape_rows(most)
+        return self._made_from(self.parent._shape_rows(most))
+
 
 class Selected(Derived):
     """Some examples of another view, at given positions (a slice, a selection, a shuffle,
@@ -419,7 +433,10 @@ class Columns(Derived):
         self.columns = columns
 
     def _fetch(self, indices: np.ndarray) -> list[Example]:
-        return [{c: row[c] for c in self.columns} for row in self.parent._fetch(indices)]
+        return self._made_from(self.parent._fetch(indices))
+
+    def _made_from(self, rows: list[Example]) -> list[Example]:
+        return [{c: row[c] for c in self.columns} for row in rows]
 
     def _key(self) -> tuple[Any, ...]:
         return ("columns", self.parent._key(), self.columns)
@@ -454,7 +471,10 @@ class Tokenized(Derived):
         self._made_by: str | None = None
 
     def _fetch(self, indices: np.ndarray) -> list[Example]:
-        return self.encoder.encode_rows(self.parent._fetch(indices))
+        return self._made_from(self.parent._fetch(indices))
+
+    def _made_from(self, rows: list[Example]) -> list[Example]:
+        return self.encoder.encode_rows(rows)
 
     def _key(self) -> tuple[Any, ...]:
         if self._made_by is None:

@@ -43,6 +43,16 @@ class Concatenated(Examples):
     def _describe(self) -> str:
         return " + ".join(p._describe() for p in self.parts)
 
+    def _shape_rows(self, most: int = 64) -> list[Example]:
+        if len(self):
+            return super()._shape_rows(most)
+        return [row for part in self.parts for row in part._shape_rows(most)]  # every part's keys
+
+    @property
+    def column_names(self) -> list[str]:
+        """Every part's keys, in the order they are first met (a part lacking one has None)."""
+        return list(dict.fromkeys(name for part in self.parts for name in part.column_names))
+
     def part_of(self, index: int) -> int:
         """Which part the example at ``index`` comes from."""
         return bisect.bisect_right(self.starts, index) - 1
@@ -51,7 +61,9 @@ class Concatenated(Examples):
 def concatenate(views: Sequence[Examples]) -> Concatenated:
     """Views one after another, as one view (Hugging Face's ``concatenate_datasets``): every
     example of the first, then of the second... Their columns may differ (CaSiNo and ConvAI2
-    turns share theirs); :meth:`Examples.map` over a concatenation needs the same columns.
+    turns share theirs; their conversations have each their own targets): the view has every
+    part's, None where an example has not one; :meth:`Examples.map` over a concatenation needs
+    the same columns.
 
     >>> casino = convbank.load("casino", split="valid").examples("turns")
     >>> convai2 = convbank.load("convai2", "volunteers").examples("turns")

@@ -11,7 +11,9 @@ calls); an installed one by its name. Any other object (a tokenizer, a dict of s
 its pickle and its class.
 So editing the body of a function, of a method of a class of one's own (an instance given
 as the function, a class it calls), a constant it uses or a setting it closes over gives a
-new fingerprint; re-running the same script gives the same one.
+new fingerprint; re-running the same script gives the same one, whatever Python's hash seed
+(a set or frozenset, such as the constant of ``x in {"a", "b"}``, is fed by its items in an
+order of their own, not in its iteration order, which the seed decides).
 """
 
 from __future__ import annotations
@@ -63,6 +65,11 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:  # noqa: PLR0911 (one 
         for item in obj:
             _feed(digest, item, seen)
         return
+    if isinstance(obj, (set, frozenset)):  # in an order of their own: a set's order is the hash seed's
+        digest.update(f"{type(obj).__name__}:{len(obj)}".encode())
+        for part in sorted(_alone(item, seen) for item in obj):
+            digest.update(part)
+        return
     if isinstance(obj, dict):
         digest.update(f"dict:{len(obj)}".encode())
         for key, value in obj.items():
@@ -103,6 +110,13 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:  # noqa: PLR0911 (one 
     if wrapped is not None:  # a wrapper pickled by name (``functools.lru_cache``): its function
         digest.update(b"wrapped")
         _feed(digest, wrapped, seen)
+
+
+def _alone(obj: Any, seen: set[int]) -> bytes:
+    """The sha256 of one item of a set, fed on its own (so the items can be put in order)."""
+    digest = hashlib.sha256()
+    _feed(digest, obj, set(seen))
+    return digest.digest()
 
 
 _LIBRARIES = tuple(

@@ -25,7 +25,7 @@ import numpy as np
 from convbank._workers import received
 from convbank.errors import ConvbankError
 from convbank.examples._fingerprint import UnhashableError, fingerprint
-from convbank.examples._rows import Example, columns_of
+from convbank.examples._rows import Example, columns_of, names_of
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -55,7 +55,10 @@ def run_map(
     """What :meth:`Examples.map` does (see there): the result table and its cache key."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    options = {"batched": batched, "batch_size": batch_size, "remove_columns": list(remove_columns or [])}
+    removing = names_of(remove_columns or [])
+    for name in removing:  # a column the view has not is an error naming its columns, never ignored
+        view._check_column(name)
+    options = {"batched": batched, "batch_size": batch_size, "remove_columns": removing}
     key = _key(view, function, options) if cache else None
     folder = None
     if key is not None:
@@ -71,6 +74,8 @@ def run_map(
     else:
         pieces = _in_processes(view, function, options, bounds)
     table = _concat(pieces)
+    if not len(view) and not table.num_columns:  # nothing to call the function on: the view's
+        table = view.to_arrow().drop_columns(removing)  # own columns stay, as Hugging Face's
     if folder is not None and key is not None:
         _write(folder, key, table)
         _prune(folder.parent, keep=folder.name, current=view)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from convbank.errors import whole_number
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
 
@@ -23,6 +24,11 @@ _FALLBACK = re.compile(r"source\d+")
 
 _BLOCK = 1 << 16
 """Source draws made at a time (a fixed size: the plan does not depend on how it is drawn)."""
+
+MOST_DRAWS = 1 << 28
+"""The most draws a plan may be expected to take (268,435,456: a plan of about 2.4 GB while
+it is drawn); ``stopping="all_exhausted"`` with a view so unlikely that all its examples
+would take more is refused up front, never drawn without end."""
 
 
 def mix(
@@ -115,7 +121,9 @@ class Mixture(Examples):
             if size == 0:
                 raise ValueError(f"source {name!r} has no examples: a mixture cannot draw from it")
         self.weights: tuple[float, ...] = _probabilities(weights, self.sizes)
-        self.seed = int(seed)
+        if stopping == "all_exhausted":
+            _check_reachable(self.names, self.sizes, self.weights)
+        self.seed = whole_number(seed)
         self.stopping: Stopping = stopping
         self.shuffled = bool(shuffle)
         self.epoch = 0
@@ -125,8 +133,9 @@ class Mixture(Examples):
     def set_epoch(self, epoch: int) -> None:
         """Draw the plan of this epoch: a new order of each view and new draws (the same for
         a seed and an epoch on every machine)."""
-        if int(epoch) != self.epoch:
-            self.epoch = int(epoch)
+        epoch = whole_number(epoch, "epoch")
+        if epoch != self.epoch:
+            self.epoch = epoch
             self._plan = None
 
     @property
@@ -183,6 +192,11 @@ class Mixture(Examples):
             self.stopping,
             self.shuffled,
         )
+
+    @property
+    def column_names(self) -> list[str]:
+        """Every view's keys, in the order they are first met, and ``source``."""
+        return list(dict.fromkeys([*(n for view in self.sources for n in view.column_names), "source"]))
 
     def _describe(self) -> str:
         parts = ", ".join(f"{n} {w:.2f}" for n, w in zip(self.names, self.weights, strict=True))
@@ -265,8 +279,35 @@ def _probabilities(
             if not (math.isfinite(float(w)) and float(w) > 0):
                 raise ValueError(f"weight {i} is {w!r}: weights are positive finite numbers")
         values = [float(w) for w in values]
-    total = math.fsum(values)
+    try:
+        total = math.fsum(values)
+    except OverflowError:  # finite weights whose sum is not (1e308 twice): their shares are
+        top = max(values)
+        values = [v / top for v in values]
+        total = math.fsum(values)
     return tuple(v / total for v in values)
+
+
+def _check_reachable(names: tuple[str, ...], sizes: tuple[int, ...], weights: tuple[float, ...]) -> None:
+    """Refuse an ``all_exhausted`` mixture whose views cannot all be drawn in
+    :data:`MOST_DRAWS` expected draws: a view of probability ``p`` and ``n`` examples takes
+    about ``n / p`` draws to give them all (a weight of ``1e-12``, or one that rounds to a
+    probability of 0, would draw without end).
+
+    >>> try:
+    ...     _check_reachable(("a", "b"), (10, 10), (1e-12, 1.0))
+    ... except ValueError as e:
+    ...     print(str(e)[:75])
+    source 'a' has probability 1e-12: drawing its 10 examples takes about 1e+13
+    """
+    for name, size, p in zip(names, sizes, weights, strict=True):
+        expected = size / p if p > 0 else math.inf
+        if expected > MOST_DRAWS:
+            raise ValueError(
+                f"source {name!r} has probability {p:.3g}: drawing its {size:,} examples takes "
+                f"about {expected:.3g} draws under stopping='all_exhausted', more than "
+                f"{MOST_DRAWS:,}; give it a larger weight or use stopping='first_exhausted'"
+            )
 
 
 def _names(views: list[Examples], names: Sequence[str] | None) -> tuple[str, ...]:

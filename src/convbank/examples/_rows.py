@@ -4,12 +4,13 @@ derived view knows from the view it is made from."""
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "split_size", "stratified_test"]
+__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "names_of", "split_size", "stratified_test"]
 
 Example = dict[str, Any]
 """One example: a dict of its fields."""
@@ -31,14 +32,42 @@ def forwarded(view: Any, name: str) -> Any:
 
 
 def columns_of(rows: Sequence[Example]) -> dict[str, list[Any]]:
-    """Examples (dicts) as a dict of lists, keys in the first example's order."""
-    if not rows:
-        return {}
-    return {key: [row[key] for row in rows] for key in rows[0]}
+    """Examples (dicts) as a dict of lists: every key any of them has, in the order they are
+    first met, None where an example has not that key (examples of a mixture or a
+    concatenation of two datasets' views, each with its own targets), as Hugging Face aligns
+    the features of the datasets it interleaves.
+
+    >>> columns_of([{"a": 1, "b": 2}, {"a": 3, "c": 4}])
+    {'a': [1, 3], 'b': [2, None], 'c': [None, 4]}
+    """
+    keys = dict.fromkeys(key for row in rows for key in row)
+    return {key: [row.get(key) for row in rows] for key in keys}
 
 
-def sort_key(value: Any) -> tuple[int, Any]:
-    return (1, 0) if value is None else (0, value)
+def names_of(columns: str | Sequence[str]) -> list[str]:
+    """Column names given as one name or a sequence of them, as Hugging Face takes them (a
+    string is a name, never the sequence of its letters).
+
+    >>> names_of("text"), names_of(("text", "kind"))
+    (['text'], ['text', 'kind'])
+    """
+    return [columns] if isinstance(columns, str) else list(columns)
+
+
+def sorted_positions(values: Sequence[Any], reverse: bool = False, name: str = "the column") -> list[int]:
+    """The positions of ``values`` in their order: a stable sort (ties keep their order, with
+    ``reverse`` too), None last both ways, as Hugging Face's ``sort`` and pandas place nulls;
+    values that cannot be compared (dicts) are a ``TypeError`` naming the column.
+
+    >>> sorted_positions([2, None, 3, 1]), sorted_positions([2, None, 3, 1], reverse=True)
+    ([3, 0, 2, 1], [2, 0, 3, 1])
+    """
+    present = [i for i, v in enumerate(values) if v is not None]
+    try:
+        present.sort(key=values.__getitem__, reverse=reverse)
+    except TypeError as exc:
+        raise TypeError(f"sort() cannot order {name}: {exc}") from None
+    return present + [i for i, v in enumerate(values) if v is None]
 
 
 def stratum(value: Any) -> Any:
@@ -51,13 +80,21 @@ def stratum(value: Any) -> Any:
 
 def split_size(test_size: float | int, total: int, what: str = "items") -> int:
     """The size of a test part: ``test_size`` as a fraction of ``total`` (rounded up) or a
-    count, checked to leave both parts some ``what``."""
-    if isinstance(test_size, float):
-        if not 0.0 < test_size < 1.0:
-            raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
-        n_test = math.ceil(test_size * total)
-    else:
+    count, checked to leave both parts some ``what``. A whole number (NumPy's too) is a count,
+    any other real number (a NumPy ``float32``, a ``Fraction``) a fraction; anything else (a
+    bool, a string) is a ``TypeError``, never read as a count.
+
+    >>> split_size(np.float16(0.5), 1030), split_size(np.int64(5), 1030)
+    (515, 5)
+    """
+    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real):
+        raise TypeError(f"test_size must be a fraction between 0 and 1 or a count, not {test_size!r}")
+    if isinstance(test_size, numbers.Integral):
         n_test = int(test_size)
+    else:
+        if not 0.0 < float(test_size) < 1.0:
+            raise ValueError(f"test_size {test_size} must be a fraction between 0 and 1, or a count")
+        n_test = math.ceil(float(test_size) * total)
     if not 0 < n_test < total:
         raise ValueError(f"test_size {test_size} leaves no train or no test among {total:,} {what}")
     return n_test

@@ -30,6 +30,18 @@ class Tables:
         """Every example, as a list of dicts."""
         return list(self)
 
+    def _shape_rows(self, most: int = 64) -> list[Example]:
+        """Examples that show this view's keys and their types: its first ``most``; a
+        derived view with none (an empty filter's result) shows those it would make of the
+        first of the view it is made from (see ``Derived``). None for a view of nothing.
+
+        >>> turns = convbank.load("casino", split="valid").examples("turns")
+        >>> list(turns.filter(lambda t: False)._shape_rows(1)[0])[:3]
+        ['dataset', 'config', 'split']
+        """
+        n = min(len(self), most)  # type: ignore[arg-type]  # every view has a length
+        return self._fetch(np.arange(n, dtype=np.int64)) if n else []  # type: ignore[attr-defined]
+
     # ------------------------------------------------------------------ labels
     def class_weights(self, scheme: str = "balanced") -> list[float]:
         """Weights per label of the view's ``label_names()``, counted over these examples
@@ -72,10 +84,16 @@ class Tables:
         """
         import pyarrow as pa
 
+        from convbank.examples._rows import columns_of
+
         rows = self.to_list()
-        if not rows:
+        shape = rows or self._shape_rows()  # none: the columns (and types) they would have
+        if not shape:
             return pa.table({})
-        return pa.Table.from_pylist(rows)
+        found = columns_of(shape)  # every example's keys: a later one's are not dropped
+        names = dict.fromkeys([*self.column_names, *found])  # type: ignore[attr-defined]
+        table = pa.table({name: found.get(name, [None] * len(shape)) for name in names})
+        return table if rows else table.slice(0, 0)
 
     def to_pandas(self) -> pd.DataFrame:
         """Every example as a pandas DataFrame (needs ``convbank[pandas]``)."""

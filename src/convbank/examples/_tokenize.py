@@ -7,7 +7,8 @@ tokens of the messages a model learns to write (``train_on="response"``: the res
 ``responses`` example, every ``assistant`` message of a ``chat`` one; ``"all"``: every token)
 with -100 on the rest, as language-model training wants it. Any other example tokenises its
 ``text``. Histories are cut from the left when ``max_length`` is reached (the response is
-kept), texts from the right.
+kept), texts from the right (as the tokenizer's own truncation: the special tokens a Hugging
+Face tokenizer adds are kept).
 """
 
 from __future__ import annotations
@@ -72,8 +73,7 @@ class Encoder:
         if texts:
             if any("text" not in rows[i] for i in texts):
                 raise TokenizerError("tokenize() needs examples with 'text' or 'messages'")
-            for i, made in zip(texts, self._encode([rows[i]["text"] for i in texts]), strict=True):
-                cut = self._cut(made, self.truncation_side or "right")
+            for i, cut in zip(texts, self._encode_texts([rows[i]["text"] for i in texts]), strict=True):
                 rows[i] = {**rows[i], "input_ids": cut, "attention_mask": [1] * len(cut)}
         if chats:
             pieces = self._pieces([rows[i] for i in chats])
@@ -107,6 +107,31 @@ class Encoder:
                 )
             made.append([int(i) for i in ids])
         return made
+
+    def _encode_texts(self, texts: list[str]) -> list[list[int]]:
+        """Texts' ids cut to ``max_length`` as the tokenizer's own truncation cuts them: the
+        special tokens a Hugging Face tokenizer adds (BERT's ``[CLS]`` and ``[SEP]``) are
+        kept, the text's tokens cut on the truncation side."""
+        side = self.truncation_side or "right"
+        tok = self.tokenizer
+        if self.max_length is None or not _is_hf(tok):
+            return [self._cut(ids, side) for ids in self._encode(texts)]
+        made = tok(texts, add_special_tokens=True, return_special_tokens_mask=True)
+        out = []
+        for ids, special in zip(made["input_ids"], made["special_tokens_mask"], strict=True):
+            over = len(ids) - self.max_length
+            if over > 0:
+                text = [k for k, flag in enumerate(special) if not flag]
+                if over > len(text):
+                    raise TokenizerError(
+                        f"max_length {self.max_length} leaves no room for a text beside the "
+                        f"tokenizer's {len(ids) - len(text)} special tokens"
+                    )
+                gone = set(text[len(text) - over :] if side == "right" else text[:over])
+                out.append([t for k, t in enumerate(ids) if k not in gone])
+            else:
+                out.append(list(ids))
+        return out
 
     def _cut(self, ids: list[int], side: str) -> list[int]:
         if self.max_length is None or len(ids) <= self.max_length:

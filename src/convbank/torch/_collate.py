@@ -32,15 +32,16 @@ def collate(batch: Sequence[Any]) -> Any:
     if not batch or not all(isinstance(x, dict) for x in batch):
         return list(batch)
     out: dict[str, Any] = {}
-    for key in batch[0]:
-        values = [x[key] for x in batch]
-        out[key] = _column(values)
+    for key in dict.fromkeys(key for x in batch for key in x):  # a mixture's views' keys may differ
+        out[key] = _column([x.get(key) for x in batch])
     return out
 
 
 def _column(values: list[Any]) -> Any:
     first = values[0]
     kind = type(first)
+    if not all(_fits(v) for v in (values if kind is int else ())):
+        return values  # an int a 64-bit tensor cannot hold (an md5 as a number) stays a list
     if kind in (bool, int, float) and all(type(v) is kind for v in values):
         return torch.tensor(values, dtype={bool: torch.bool, int: torch.int64, float: torch.float32}[kind])
     if kind in (int, float) and all(type(v) in (int, float) for v in values):
@@ -51,7 +52,7 @@ def _column(values: list[Any]) -> Any:
         return torch.stack(values)
     if isinstance(first, (list, tuple)) and first:
         width = len(first)
-        if all(isinstance(v, (list, tuple)) and len(v) == width for v in values):
+        if all(isinstance(v, (list, tuple)) and len(v) == width and all(map(_fits, v)) for v in values):
             kinds = {type(x) for v in values for x in v}
             for allowed, dtype in _VECTOR_KINDS:
                 if kinds <= allowed:
@@ -65,6 +66,11 @@ _VECTOR_KINDS = (
     ({int, float}, torch.float32),
 )
 """What the items of equal-length lists of numbers become: the first kind set holding them."""
+
+
+def _fits(value: Any) -> bool:
+    """Whether ``value`` is not an int outside int64 (the range of the tensors made here)."""
+    return type(value) is not int or -(1 << 63) <= value < (1 << 63)
 
 
 def collate_conversations(batch: Sequence[Conversation]) -> list[Conversation]:
@@ -126,7 +132,8 @@ class PadCollator:
         if padding_side not in ("right", "left"):
             raise ValueError(f"padding_side must be 'right' or 'left', not {padding_side!r}")
         for name, value in (("pad_to_multiple_of", pad_to_multiple_of), ("max_length", max_length)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            if value is not None and (not whole or value < 1):
                 raise ValueError(f"{name} must be a positive whole number or None, not {value!r}")
         if pad_to_multiple_of and max_length and max_length % pad_to_multiple_of:
             raise ValueError(
@@ -134,9 +141,9 @@ class PadCollator:
             )
         self.pad_token_id = int(pad_token_id)
         self.padding_side = padding_side
-        self.pad_to_multiple_of = pad_to_multiple_of
+        self.pad_to_multiple_of = None if pad_to_multiple_of is None else int(pad_to_multiple_of)
         self.label_pad_id = int(label_pad_id)
-        self.max_length = max_length
+        self.max_length = None if max_length is None else int(max_length)
         self.token_labels = token_labels
 
     def __repr__(self) -> str:
@@ -162,7 +169,7 @@ class PadCollator:
         if self.pad_to_multiple_of:
             length = -(-length // self.pad_to_multiple_of) * self.pad_to_multiple_of
         token_labels = self.token_labels
-        if token_labels is None and "labels" in batch[0]:
+        if token_labels is None and all("labels" in x for x in batch):
             token_labels = all(_is_token_list(x["labels"], len(t)) for x, t in zip(batch, ids, strict=True))
         pads = {
             "input_ids": self.pad_token_id,
@@ -172,9 +179,13 @@ class PadCollator:
             "token_type_ids": 0,
         }
         out: dict[str, Any] = {}
-        for key in batch[0]:
-            if (key == "labels" and not token_labels) or key not in _PADDED:
-                out[key] = _column([x[key] for x in batch])
+        for key in dict.fromkeys(key for x in batch for key in x):
+            if (
+                (key == "labels" and not token_labels)
+                or key not in _PADDED
+                or any(key not in x for x in batch)
+            ):
+                out[key] = _column([x.get(key) for x in batch])
                 continue
             rows = ids if key == "input_ids" else [_tokens(x[key]) for x in batch]
             out[key] = self._pad(rows, length, pads[key])

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
+from convbank.errors import whole_number
 from convbank.model import schema
 from convbank.model.schema import UnifiedSchema
 
@@ -46,6 +47,21 @@ TURN_FIELDS = turn_fields()
 
 _UNIT = 2000
 """Conversations read together by an iterable dataset (a stored batch holds at most 2,000)."""
+
+
+def shared_epoch(epoch: int = 0) -> torch.Tensor:
+    """An epoch number that ``DataLoader`` workers share with the process that made it, the
+    persistent ones (``persistent_workers=True``) too: a tensor in shared memory, as Hugging
+    Face's ``IterableDataset`` keeps its epoch. A worker copies a dataset once when it starts;
+    an epoch set afterwards reaches it through this tensor.
+
+    >>> epoch = shared_epoch()
+    >>> _ = epoch.fill_(3); int(epoch), epoch.is_shared()
+    (3, True)
+    """
+    value = torch.tensor(epoch, dtype=torch.int64)
+    value.share_memory_()  # type: ignore[no-untyped-call]  # in place; torch does not type it
+    return value
 
 
 def _items(source: Any, items: Items | None) -> Items:
@@ -127,6 +143,9 @@ class CorpusDataset(Dataset[Any]):
         self._index: np.ndarray | None = None
         """The positions of its items among the source's (None: all, in order)."""
         self._filtered = False
+        self._epoch = shared_epoch() if callable(getattr(source, "set_epoch", None)) else None
+        self._at = 0
+        """The epoch this copy's source and ``where`` positions are of (a worker's may lag)."""
         if where is not None:
             self._refilter()
 
@@ -161,10 +180,19 @@ class CorpusDataset(Dataset[Any]):
 
     def set_epoch(self, epoch: int) -> None:
         """Pass the epoch to a source that has epochs (a :class:`~convbank.examples.Mixture`
-        draws its plan again); ``where`` is then applied to the new plan."""
-        set_epoch = getattr(self.source, "set_epoch", None)
-        if callable(set_epoch):
-            set_epoch(epoch)
+        draws its plan again); ``where`` is then applied to the new plan. ``DataLoader``
+        workers, persistent ones too, draw the same plan before their next items."""
+        epoch = whole_number(epoch, "epoch")
+        if self._epoch is not None:
+            self._epoch.fill_(epoch)
+            self._follow()
+
+    def _follow(self) -> None:
+        """Bring the source (and ``where``'s positions) to the shared epoch, if it moved."""
+        epoch = int(self._epoch) if self._epoch is not None else self._at
+        if epoch != self._at:
+            self.source.set_epoch(epoch)  # type: ignore[union-attr]  # it has one: _epoch is set
+            self._at = epoch
             if self._filtered:
                 self._refilter()
 
@@ -199,6 +227,7 @@ class CorpusDataset(Dataset[Any]):
     def __getitems__(self, indices: Sequence[int]) -> list[Any]:
         """Several items at once (what a ``DataLoader`` with a ``batch_size`` asks for): the
         conversations they come from are fetched together."""
+        self._follow()
         total = len(self)
         wanted = [i + total if i < 0 else i for i in indices]
         for i, j in zip(indices, wanted, strict=True):
@@ -272,27 +301,35 @@ class IterableCorpusDataset(IterableDataset[Any]):
             raise ValueError("give both rank= and world_size=, or neither (torch.distributed's then)")
         if world_size is not None and rank is not None and not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} of world_size {world_size}: need 0 <= rank < world_size")
-        if unit < 1:
-            raise ValueError(f"unit must be at least 1 conversation, not {unit}")
+        unit = whole_number(unit, "unit", least=1)
         self.source = source
         self.items = _items(source, items)
         self.transform = transform
         self.shuffle = shuffle
-        self.seed = seed
+        self.seed = whole_number(seed)
         self.rank = rank
         self.world_size = world_size
         self.unit = unit
         self.where = where
-        self.epoch = 0
+        self._epoch = shared_epoch()
+
+    @property
+    def epoch(self) -> int:
+        """The epoch its order (and a mixture's plan) is drawn for, shared with workers."""
+        return int(self._epoch)
 
     def set_epoch(self, epoch: int) -> None:
-        """Shuffle differently in this epoch (call before iterating; workers get the dataset
-        again at each epoch, so the number reaches them), and pass the epoch to a source that
-        has epochs (a :class:`~convbank.examples.Mixture` draws its plan of the epoch)."""
-        self.epoch = epoch
+        """Shuffle differently in this epoch (call before iterating; the number reaches
+        ``DataLoader`` workers, persistent ones too, through shared memory), and pass the epoch
+        to a source that has epochs (a :class:`~convbank.examples.Mixture` draws its plan of
+        the epoch; a worker's copy draws it before its first item)."""
+        self._epoch.fill_(whole_number(epoch, "epoch"))
+        self._follow()
+
+    def _follow(self) -> None:
         set_epoch = getattr(self.source, "set_epoch", None)
         if callable(set_epoch):
-            set_epoch(epoch)
+            set_epoch(self.epoch)
 
     def shard(self) -> tuple[int, int]:
         """This process's shard and the number of shards: (rank * workers + worker id,
@@ -324,6 +361,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
             # a forked worker shares its parent's heap: the cyclic collector would touch (and
             # so copy) every inherited object again and again; they stay out of its sight
             gc.freeze()
+        self._follow()
         shard, num_shards = self.shard()
         rng = self._rng(shard)
         for unit in self.units(num_shards)[shard::num_shards]:

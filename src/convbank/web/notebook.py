@@ -132,20 +132,20 @@ _CORPUS = _env.from_string(
     """<div class="convbank-conv convbank-corpus"><style>{{ style }}</style>
 <p><b>{{ title }}</b> <span class="muted">({{ name }}{{ where }})</span> ·
 {{ "{:,}".format(size) }} conversations{{ chosen }}</p>
-<table><tr><th>config</th><th>split</th><th>conversations</th></tr>
+{% if parts %}<table><tr><th>config</th><th>split</th><th>conversations</th></tr>
 {% for config, split, n in parts %}
 <tr><td>{{ config }}</td><td>{{ split }}</td><td>{{ "{:,}".format(n) }}</td></tr>
-{% endfor %}</table>
+{% endfor %}</table>{% endif %}
 <h3>labels</h3>
 {% if layers %}<table><tr><th>layer</th><th>annotations</th><th>labels</th></tr>
 {% for layer, n, labels in layers %}
 <tr><td>{{ layer }}</td><td>{{ "{:,}".format(n) }}</td><td>{{ labels }}</td></tr>
 {% endfor %}</table>{% else %}<p class="muted">no annotations</p>{% endif %}
-<h3>first {{ first|length }} conversations</h3>
+{% if first %}<h3>first {{ first|length }} conversations</h3>
 <table><tr><th>conversation</th><th>part</th><th>turns</th><th>first turn</th></tr>
 {% for c in first %}<tr><td>{{ c.conversation_id }}</td><td>{{ c.config }}/{{ c.split }}</td>
 <td>{{ c.num_turns }}</td><td class="text">{{ opening(c) }}</td></tr>
-{% endfor %}</table></div>"""
+{% endfor %}</table>{% else %}<p class="muted">no conversations</p>{% endif %}</div>"""
 )
 
 
@@ -164,7 +164,7 @@ def corpus_html(corpus: Corpus, first: int = FIRST) -> str:
     ds = corpus.dataset
     shown = [corpus[i] for i in range(min(first, len(corpus)))]
     parts = corpus.parts()
-    selection = any(corpus.part_positions(p) is not None for p in parts)
+    selection = not parts or any(corpus.part_positions(p) is not None for p in parts)  # none: chosen
     return _CORPUS.render(
         style=_STYLE,
         title=ds.title,

@@ -65,8 +65,9 @@ class ConvAI2Presentation(Presentation):
         return BOT
 
     def chat_outcome(self, conversation: Conversation, me: str) -> dict[str, Any]:
-        """The human's rating and persona guess."""
-        return {k: conversation.meta.get(k) for k in ("eval_score", "profile_match")}
+        """The human's rating and persona guess, as :meth:`targets` gives them (None where
+        the publisher left ``""``: one type a field, so the ``chat`` view makes a table)."""
+        return self.targets(conversation, me)
 
     target_names: ClassVar[tuple[str, ...]] = ("eval_score", "profile_match")
 
