@@ -103,6 +103,32 @@ def test_jsonl_reads_bom_crlf_no_final_newline_and_rejects_bad_lines(tmp_path: P
     assert sniff([path]) is False
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ({**CONV, "zzz": 1}, "a key 'zzz' it has no place for"),
+        ({**CONV, "turns": [{**CONV["turns"][0], "zzz": 1}]}, "a key 'turns[0].zzz' it has no place for"),  # type: ignore[index]
+        (
+            {**CONV, "participants": [{"participant_id": "a", "role": "user", "age": 3}]},
+            "a key 'participants[0].age' it has no place for",
+        ),
+        ({**CONV, "num_turns": 2}, "num_turns 2 where it has 1 turns"),
+    ],
+    ids=["conversation", "turn", "participant", "num_turns"],
+)
+def test_jsonl_refuses_what_a_conversation_has_no_place_for(
+    tmp_path: Path, line: dict[str, object], said: str
+) -> None:
+    """``jsonl`` loses nothing, so a key the unified model has no place for is a bad line,
+    never dropped (before: imported without it, exit 0, 3 of 3 places), and so is a
+    ``num_turns`` that is not the count of the line's turns; the line as written is read."""
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps({**CONV, "num_turns": 1}) + "\n" + json.dumps(line) + "\n")
+    read, refused = _read("jsonl", [path])
+    assert isinstance(read, Conversation)
+    assert _lines(refused) == f"x.jsonl, line 2: expected a unified conversation ({said})"
+
+
 def test_parquet_needs_its_tables_and_rejects_a_turn_of_no_conversation(tmp_path: Path) -> None:
     import msgspec
     import pyarrow.parquet as pq

@@ -19,7 +19,7 @@ from convbank._textio import CsvRows
 from convbank.export._core import Selection, part_files, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import head, json_lines, rejected, suffixed
-from convbank.model import UNIFIED_TABLES, Conversation, schema
+from convbank.model import UNIFIED_TABLES, Annotation, Conversation, Participant, Turn, schema
 from convbank.model.schema import UnifiedSchema
 
 if TYPE_CHECKING:
@@ -69,8 +69,33 @@ def read_jsonl(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             except msgspec.ValidationError as exc:
                 yield rejected(path, f"line {number}", f"expected a unified conversation ({exc})", value)
                 continue
+            said = _not_held(value, len(conv.turns))
+            if said is not None:  # jsonl loses nothing: what the model would drop is refused
+                yield rejected(path, f"line {number}", f"expected a unified conversation ({said})", value)
+                continue
             conv.dataset = options.dataset
             yield conv
+
+
+_KEYS = {
+    name: {f.name for f in msgspec.structs.fields(kind)}
+    for name, kind in (("participants", Participant), ("turns", Turn), ("annotations", Annotation))
+}
+_CONVERSATION_KEYS = {f.name for f in msgspec.structs.fields(Conversation)} | {"num_turns"}
+
+
+def _not_held(value: dict[str, Any], turns: int) -> str | None:
+    """What of a line a unified conversation has no place for (a key ``turns[3].zzz``, which
+    ``msgspec.convert`` would drop, or a ``num_turns`` other than its turns), else None."""
+    odd = next((str(k) for k in value if k not in _CONVERSATION_KEYS), None)
+    for field, keys in _KEYS.items():
+        for i, item in enumerate(value.get(field) or ()):
+            odd = odd or next((f"{field}[{i}].{k}" for k in item if k not in keys), None)
+    if odd is not None:
+        return f"a key {odd!r} it has no place for"
+    if value.get("num_turns", turns) != turns:
+        return f"num_turns {value['num_turns']!r} where it has {turns} turns"
+    return None
 
 
 def _sniff_jsonl(paths: Sequence[Path]) -> bool:
