@@ -216,3 +216,31 @@ def test_a_column_named_timestamp_beside_the_mapped_timestamp_is_refused_never_o
         {"ts": 100, "timestamp": "local-a"},
         {"ts": 200, "timestamp": "local-b"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "said"),
+    [
+        ("t.csv", '1,a,"hi\n1,b,yo\n2,a,x\n', "t.csv, line 2: expected a closing quote"),
+        ("t.tsv", '1\ta\tok\n1\tb\t"hi\n2\ta\tx\n', "t.tsv, line 3: expected a closing quote"),
+        ("t.csv", '1,a,5\'11"\n1,b,"two\nlines, ""quoted"""\n', None),  # a bare quote: odd, but closed
+    ],
+    ids=["csv", "tsv", "a-bare-quote"],
+)
+def test_a_quote_never_closed_is_refused_never_read_to_the_end(
+    tmp_path: Path, name: str, rows: str, said: str | None
+) -> None:
+    """Before: Arrow's reader took the rest of the file as the open field's text: ``"hi`` and
+    the rows after it one turn, ``hi\\n1,b,yo\\n2,a,x\\n``, exit 0 (2 of 2 files)."""
+    path = tmp_path / name
+    path.write_text(("c\ts\tt\n" if name.endswith(".tsv") else "c,s,t\n") + rows, encoding="utf-8")
+    args = ["import", str(path), "--name", "mine", "--map", "conversation_id=c,speaker=s,text=t"]
+    done = CliRunner().invoke(cli, args)
+    if said is not None:
+        assert done.exit_code == 2 and done.stderr.startswith(f"error: {tmp_path / said}"), done.output
+        with pytest.raises(NotBuiltError):
+            convbank.sql("SELECT * FROM turns")
+        return
+    assert done.exit_code == 0, done.output
+    texts = convbank.sql("SELECT text FROM turns ORDER BY turn_index").to_pylist()
+    assert [r["text"] for r in texts] == ["5'11\"", 'two\nlines, "quoted"']

@@ -16,6 +16,7 @@ read in batches of rows, one conversation held at a time.
 
 from __future__ import annotations
 
+import csv
 import datetime
 import decimal
 from collections.abc import Iterator, Mapping, Sequence
@@ -280,13 +281,44 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
             continue
+        parquet = path.name.lower().endswith((".parquet", ".pq"))
+        if not parquet and (line := _unclosed_quote(path)) is not None:
+            yield Rejected(
+                path,
+                f"line {line}",
+                "expected a closing quote: the quoted field opened here runs to the end of the file",
+            )
+            continue
         try:
-            csv = not path.name.lower().endswith((".parquet", ".pq"))
-            for item in _read_batches(path, names, batches, options, number=number, header=csv):
+            for item in _read_batches(path, names, batches, options, number=number, header=not parquet):
                 number += isinstance(item, Conversation)
                 yield item
         except _BadTableError as bad:
             yield bad.rejected
+
+
+def _unclosed_quote(path: Path) -> int | None:
+    """The line of a CSV or TSV where a quoted field opens that no quote closes, else None:
+    Arrow's reader takes the rest of the file as that field's text (a row of ``"hi`` and every
+    row after it one turn). Looked for only where the file's quotes do not pair up (an odd
+    count, counted at C speed), with :mod:`csv`'s strict reader, which says where the data
+    ended inside quotes.
+
+    Example: a file ``c,s,t\n1,a,"hi\n1,b,yo\n`` gives 2."""
+    with path.open("rb") as f:
+        quotes = sum(chunk.count(b'"') for chunk in iter(lambda: f.read(1 << 20), b""))
+    if quotes % 2 == 0:
+        return None
+    tab = path.name.lower().endswith((".tsv", ".tab"))
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as f:
+        rows = csv.reader(f, delimiter="\t" if tab else ",", strict=True)
+        start = 1
+        try:
+            for _ in rows:
+                start = rows.line_num + 1
+        except csv.Error as exc:  # another departure (``"a"b``) is Arrow's to read as it reads it
+            return start if "end of data" in str(exc) else None
+    return None
 
 
 def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Rejected]:
