@@ -15,8 +15,7 @@ loads, written directly so exporting needs no ConvoKit (and no PyTorch).
 - Conversations: meta ``dataset``, ``config``, ``split``, the conversation's other fields
   (``source_index``) and its meta. Corpus meta: the dataset's card.
 
-Every field list is derived from the model (:mod:`convbank.model.schema`): a field added
-to a Struct is exported with no edit here.
+Every field list is derived from the model: a field added to a Struct is exported as is.
 """
 
 from __future__ import annotations
@@ -492,8 +491,10 @@ FORMAT = Format(
     together=True,
     loses="nothing of what convbank exported, but where a dataset's speaker ids name one person "
     "everywhere (`global_speakers`) a speaker's role, persona and meta are one for the whole corpus "
-    "(the last conversation's); of any ConvoKit corpus: vectors, and speakers' roles (each is "
-    "`speaker`)",
+    "(the last conversation's); of any ConvoKit corpus: vectors, speakers' roles (each is "
+    "`speaker`), and, written back, utterance ids (`<conversation>/<position>`), speaker ids "
+    "(`<conversation>/<speaker>`) and the reply tree (a chain; each reply's parent and "
+    "timestamp stay in its meta)",
     sniff=_sniff_convokit,
 )
 """The ``convokit`` format: written without ConvoKit, so it needs no extra."""

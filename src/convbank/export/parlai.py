@@ -234,7 +234,7 @@ FORMAT = Format(
     "`your persona:` ones come back as the first `user` turn), the other side's "
     "consecutive turns (joined by a newline) and empty ones, turns after our side's last, a "
     "conversation our side never speaks in, kinds, meta, annotations, `source_index`; a literal "
-    "`\\n` or `\\t` in text comes back as a newline or tab",
+    "`\\n` or `\\t` in text comes back as a newline or tab, and `__PIPE__` as `|` (as ParlAI reads it)",
     sniff=_sniff_parlai,
 )
 """The ``parlai`` format."""
