@@ -89,7 +89,9 @@ def ctrl_c_said() -> Iterator[None]:
     the signal, stops its query and raises ``RuntimeError('Query interrupted')`` in place of
     Python's :class:`KeyboardInterrupt`, which a caller's ``except Exception`` would take for
     a failure and go on (before: ``Corpus.to_arrow()``, ``turns_with_labels()`` and
-    ``convbank.stats.stats()`` said so, exit 1, at 1 of 2 signals).
+    ``convbank.stats.stats()`` said so, exit 1, at 1 of 2 signals); and where the signal
+    came while DuckDB called into Python (reading a registered Arrow object's schema), its
+    ``InvalidInputException: ... failed: KeyboardInterrupt``.
 
     >>> with ctrl_c_said():  # another failure is as it was
     ...     raise RuntimeError("Conversion Error")
@@ -98,8 +100,11 @@ def ctrl_c_said() -> Iterator[None]:
     """
     try:
         yield
-    except RuntimeError as exc:
-        if str(exc).startswith("Query interrupted"):
+    except Exception as exc:
+        said = str(exc)
+        if (isinstance(exc, RuntimeError) and said.startswith("Query interrupted")) or (
+            type(exc).__module__ == "_duckdb" and said.endswith("failed: KeyboardInterrupt: ")
+        ):  # the second: Ctrl-C while DuckDB called into Python (an Arrow object's schema)
             raise KeyboardInterrupt from None
         raise
 

@@ -265,6 +265,31 @@ def test_ctrl_c_in_a_corpus_read_is_keyboard_interrupt(casino_home: Bank) -> Non
         assert seconds < 3
 
 
+class _Interrupted:
+    """An Arrow object whose schema, read by DuckDB, is where Ctrl-C lands."""
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        raise KeyboardInterrupt
+
+    def __arrow_c_schema__(self) -> object:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_duckdb_reads_an_arrow_objects_schema_is_keyboard_interrupt() -> None:
+    """Ctrl-C while DuckDB calls into Python came back as its ``InvalidInputException:
+    reading the schema of the object registered as 't' failed: KeyboardInterrupt:`` (before:
+    1 of 8 signals of the test above, on a loaded CI machine); any other such error stays."""
+    import duckdb
+
+    from convbank._workers import ctrl_c_said
+
+    con = duckdb.connect()
+    with pytest.raises(KeyboardInterrupt), ctrl_c_said():
+        con.register("t", _Interrupted())  # DuckDB reads its schema here
+    with pytest.raises(duckdb.CatalogException), ctrl_c_said():
+        con.sql("SELECT * FROM no_such_table").fetchall()
+
+
 STATS_QUERY = """
 import sys
 from convbank.stats import _rows
