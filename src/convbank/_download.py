@@ -68,17 +68,16 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
     redirects to ``http(s)`` URLs."""
     came_from = None
     for _ in range(MAX_REDIRECTS + 1):
-        if urlsplit(url).scheme.lower() not in ("http", "https") or not urlsplit(url).hostname:
+        host = urlsplit(url).hostname
+        if urlsplit(url).scheme.lower() not in ("http", "https") or not host:
             where = f"{came_from} redirects to {url!r}, which" if came_from else f"{url!r}"
             raise TransferError(f"{where} is not an http(s) URL")
         try:
             response = session.get(url, stream=True, timeout=timeout, allow_redirects=False)
-        except requests.ConnectTimeout as exc:
-            raise UnreachableError(f"cannot connect to {urlsplit(url).hostname}") from exc
         except requests.ReadTimeout as exc:
             raise TransferError(f"{url} sent no answer within {timeout[1]:g} s") from exc
-        except requests.ConnectionError as exc:
-            raise UnreachableError(f"cannot connect to {urlsplit(url).hostname}") from exc
+        except requests.ConnectionError as exc:  # ConnectTimeout included
+            raise UnreachableError(f"cannot connect to {host}") from exc
         except requests.RequestException as exc:
             raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
         if not response.is_redirect:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import datetime
 import decimal
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,13 +111,10 @@ def _repeated(names: Sequence[Any]) -> str | None:
     >>> _repeated(["c", "x", "x"])
     "expected each column named once; 'x' names 2 columns (rename all but one)"
     """
-    for name in dict.fromkeys(names):
-        count = list(names).count(name)
-        if count > 1:
-            return (
-                f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
-            )
-    return None
+    name, count = next(((n, k) for n, k in Counter(names).items() if k > 1), (None, 1))
+    if count == 1:
+        return None
+    return f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
 
 
 class _BadTableError(Exception):
@@ -225,8 +223,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096)
-    tab = path.name.lower().endswith((".tsv", ".tab"))
-    parse = pcsv.ParseOptions(delimiter="\t" if tab else ",", newlines_in_values=True)
+    parse = pcsv.ParseOptions(delimiter=_delimiter(path), newlines_in_values=True)
     names = pcsv.open_csv(path, parse_options=parse).schema.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
@@ -297,6 +294,11 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             yield bad.rejected
 
 
+def _delimiter(path: Path) -> str:
+    """A tab for a ``.tsv`` or ``.tab`` file, else a comma."""
+    return "\t" if path.name.lower().endswith((".tsv", ".tab")) else ","
+
+
 def _unclosed_quote(path: Path) -> int | None:
     """The line of a CSV or TSV where a quoted field opens that no quote closes, else None:
     Arrow's reader takes the rest of the file as that field's text (a row of ``"hi`` and every
@@ -304,14 +306,13 @@ def _unclosed_quote(path: Path) -> int | None:
     count, counted at C speed), with :mod:`csv`'s strict reader, which says where the data
     ended inside quotes.
 
-    Example: a file ``c,s,t\n1,a,"hi\n1,b,yo\n`` gives 2."""
+    Example: a file ``c,s,t\\n1,a,"hi\\n1,b,yo\\n`` gives 2."""
     with path.open("rb") as f:
         quotes = sum(chunk.count(b'"') for chunk in iter(lambda: f.read(1 << 20), b""))
     if quotes % 2 == 0:
         return None
-    tab = path.name.lower().endswith((".tsv", ".tab"))
     with path.open(encoding="utf-8-sig", errors="replace", newline="") as f:
-        rows = csv.reader(f, delimiter="\t" if tab else ",", strict=True)
+        rows = csv.reader(f, delimiter=_delimiter(path), strict=True)
         start = 1
         try:
             for _ in rows:

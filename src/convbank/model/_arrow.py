@@ -110,6 +110,7 @@ def arrow_column(table: str, values: list[Any], field: pa.Field, ids: list[str])
 
 def _holds(value: Any, kind: pa.DataType) -> bool:
     try:
-        return pa.array([value], kind) is not None
+        pa.array([value], kind)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         return False
+    return True

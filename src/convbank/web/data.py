@@ -404,9 +404,7 @@ def show_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, dict):  # each key and value closes the bidi controls it opens
         return "; ".join(
-            f"{bidi_closed(str(k))}: ({show_value(v)})"
-            if isinstance(v, dict)
-            else f"{bidi_closed(str(k))}: {show_value(v)}"
+            f"{bidi_closed(str(k))}: " + (f"({show_value(v)})" if isinstance(v, dict) else show_value(v))
             for k, v in value.items()
         )
     if isinstance(value, list):
