@@ -17,10 +17,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 import msgspec
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -105,6 +107,32 @@ _env.filters["show"] = show_value
 _env.filters["link_url"] = link_url  # a card's homepage is a link only if http(s)
 
 
+def conversation_url(name: str, cid: str) -> str:
+    """The viewer's address of conversation ``cid`` of dataset ``name``: its id as the path
+    (a ``/`` kept), or ``?id=`` where a browser would rewrite that path (a segment ``.`` or
+    ``..``, which it resolves however it is escaped)."""
+    base = f"/datasets/{quote(name, safe='')}/conversations/"
+    if any(part in (".", "..") for part in cid.split("/")):
+        return f"{base}?id={quote(cid, safe='')}"
+    return base + quote(cid, safe="/")
+
+
+class _AnyText(Convertor[str]):
+    """A path parameter that is any text: Starlette's ``path`` stops at a line break."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+_env.globals["conversation_url"] = conversation_url
+register_url_convertor("text", _AnyText())
+
+
 def _render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
     html = _env.get_template(template).render(version=__version__, **context)
     return HTMLResponse(html, status_code=status)
@@ -182,7 +210,7 @@ def create_app(
         routes=[
             Route("/", index),
             Route("/datasets/{name}", dataset),
-            Route("/datasets/{name}/conversations/{cid:path}", conversation),  # ids may hold "/"
+            Route("/datasets/{name}/conversations/{cid:text}", conversation),  # ids hold "/", line breaks
             Route("/sql", sql_page),
             Mount("/static", static, name="static"),
         ],
@@ -253,10 +281,11 @@ async def dataset(request: Request) -> Response:
 
 async def conversation(request: Request) -> Response:
     """``/datasets/NAME/conversations/ID``: one conversation in the viewer's layout, with its
-    neighbours (``?format=json``: its unified JSON)."""
+    neighbours (``?format=json``: its unified JSON). ``/datasets/NAME/conversations/?id=ID``
+    is the same page (:func:`conversation_url`)."""
     viewer = _viewer(request)
     ds = _dataset(request.path_params["name"])
-    cid = request.path_params["cid"]
+    cid = request.path_params["cid"] or request.query_params.get("id", "")
     gen = viewer.state.current()
     as_json = request.query_params.get("format") == "json"
 
