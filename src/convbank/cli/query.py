@@ -14,6 +14,10 @@ __all__ = ["DEFAULT_QUERY_SECONDS", "query"]
 DEFAULT_QUERY_SECONDS = 300.0
 """How long `convbank query` lets a query run unless told otherwise."""
 
+SQL_LIMIT = 64 << 20
+"""The most bytes of SQL read from ``--file`` or standard input (``/dev/zero`` is refused,
+never read without end)."""
+
 
 @click.command(cls=SqlArgumentCommand)
 @click.argument("sql_text", metavar="[SQL]", required=False)
@@ -167,10 +171,11 @@ def _sql_text(argument: str | None, file: BinaryIO | None) -> str:
     where, path = "standard input", None
     if file is not None:
         name = str(getattr(file, "name", "-"))
-        data, where = file.read(), ("standard input" if name in ("-", "<stdin>") else f"--file {name}")
+        where = "standard input" if name in ("-", "<stdin>") else f"--file {name}"
         path = None if name in ("-", "<stdin>") else name
+        data = _read_sql(file, where, path)
     elif argument == "-" or (argument is None and not sys.stdin.isatty()):
-        data = sys.stdin.buffer.read()
+        data = _read_sql(sys.stdin.buffer, where, path)
     else:
         data = None
     if argument is None and not data:
@@ -187,3 +192,13 @@ def _sql_text(argument: str | None, file: BinaryIO | None) -> str:
             "save the SQL as UTF-8",
             path=path,
         ) from None
+
+
+def _read_sql(stream: BinaryIO, where: str, path: str | None) -> bytes:
+    """At most :data:`SQL_LIMIT` bytes of ``stream``; more is one line, exit 2."""
+    data = stream.read(SQL_LIMIT + 1)
+    if len(data) > SQL_LIMIT:
+        from convbank.errors import QueryError
+
+        raise QueryError(f"{where} holds over {SQL_LIMIT >> 20} MiB of SQL; give a shorter query", path=path)
+    return data
