@@ -17,12 +17,16 @@ a signal not unwound within :data:`GRACE` seconds kills the workers and ends the
 
 from __future__ import annotations
 
+import _thread
 import contextlib
+import importlib.machinery
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from types import FrameType
 
 __all__ = [
     "EXIT_HUNG_UP",
@@ -60,9 +64,47 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    if _deferred(signum, frame):
+        return
     _interrupt_queries(signum)
     raise Terminated(signum)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C's handler: :class:`KeyboardInterrupt`, as Python's own raises it, once no C
+    extension is being initialised (:func:`_deferred`)."""
+    if not _deferred(signum, frame):
+        raise KeyboardInterrupt
+
+
+def _in_extension_init(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside the initialisation of a C extension module (``import
+    duckdb`` creating its enums): an exception raised there by a signal handler is fatal to
+    some binding libraries (nanobind: ``Critical nanobind error``, the process aborted)."""
+    while frame is not None:
+        if frame.f_code.co_name in ("create_module", "exec_module") and isinstance(
+            frame.f_locals.get("self"), importlib.machinery.ExtensionFileLoader
+        ):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _deferred(signum: int, frame: FrameType | None) -> bool:
+    """Whether the signal waits: raised in the main thread (:func:`_thread.interrupt_main`)
+    once the C extension whose initialisation it arrived in is loaded."""
+    if not _in_extension_init(frame):
+        return False
+
+    def again() -> None:
+        main = threading.main_thread().ident
+        while main is not None and _in_extension_init(sys._current_frames().get(main)):
+            time.sleep(0.01)
+        _thread.interrupt_main(signal.Signals(signum))
+
+    threading.Thread(target=again, name="convbank-signal-deferred", daemon=True).start()
+    return True
 
 
 _EXIT = threading.Lock()
@@ -129,9 +171,14 @@ def _end_now(signum: int) -> None:
 
 def terminate_on_signals() -> None:
     """From the main thread: SIGTERM and SIGHUP raise :class:`Terminated` (unless a handler of
-    the program's own is set). Example: ``terminate_on_signals()`` in ``main()``."""
+    the program's own is set), SIGINT :class:`KeyboardInterrupt` as Python's handler does;
+    either waits while a C extension module is initialised (:func:`_deferred`). Example:
+    ``terminate_on_signals()`` in ``main()``."""
     if threading.current_thread() is not threading.main_thread():
         return
+    with contextlib.suppress(ValueError, OSError):
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(signum) is signal.SIG_DFL:
@@ -180,6 +227,10 @@ def _interrupt_queries(signum: int) -> None:
         interrupt_all()
 
 
+_OURS = (_terminate, _interrupt, signal.default_int_handler)
+"""The handlers that stop a command: a signal another handler takes is not the watcher's."""
+
+
 def _watch(fd: int) -> None:
     while True:
         try:
@@ -189,7 +240,7 @@ def _watch(fd: int) -> None:
         if not data:
             return
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            if signum in data and signal.getsignal(signum) in (_terminate, signal.default_int_handler):
+            if signum in data and signal.getsignal(signum) in _OURS:
                 _interrupt_queries(signum)
                 if _SOON.is_set():
                     timer = threading.Timer(GRACE, _end_now, (signum,))
