@@ -133,13 +133,15 @@ class _Named(io.FileIO):
 def _replaceable(path: Path) -> None:
     """Refuse to replace what is not a file: a FIFO, a device or a socket at ``path``, or a
     link to one (``-o /dev/stdout``), would be renamed over, the node itself gone (as root,
-    ``/dev/full`` replaced by a regular file); a link to a file is replaced, not followed.
-    Raises :class:`OSError` ``EINVAL`` naming the path ("a device, not a regular file")."""
+    ``/dev/full`` replaced by a regular file); a folder (``-o ''``, the current one) is said
+    as itself, not as the rename's error naming the temporary file; a link to a file is
+    replaced, not followed. Raises :class:`OSError` ``EINVAL`` naming the path ("a device,
+    not a regular file")."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return  # nothing there (or a dangling link): the rename says what else is wrong
-    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a folder: the rename refuses it
+    if not stat.S_ISREG(mode):
         raise OSError(errno.EINVAL, f"{kind_of(mode)}, not a regular file", str(path))
 
 

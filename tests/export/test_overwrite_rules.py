@@ -287,6 +287,28 @@ def test_a_report_or_predictions_file_never_replaces_a_fifo_or_a_device(tmp_path
     assert not linked.is_symlink() and target.read_text() == "old"
 
 
+def test_a_report_or_predictions_file_in_a_folders_place_is_said_as_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `report -o ''` (the current folder) was `error: ./..4242.x1y2.tmp: Device or
+    resource busy`, a temporary file never seen named, and `write_predictions(folder)` the
+    rename's error naming the temporary file too; 2 of 2."""
+    from convbank.bench import write_predictions
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert _cli("import", str(chats), "--name", "mine")[0] == 0
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["report", "mine", "-o", ""])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "error: .: a folder, not a regular file; check that the path exists and can be written\n",
+    )
+    with pytest.raises(OSError, match=f"a folder, not a regular file: '{tmp_path}'"):
+        write_predictions(tmp_path, {"a": 1})
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_an_export_folder_whose_path_is_not_utf8_is_one_line(built: Bank, tmp_path: Path, fmt: str) -> None:
     """Before: ``-o $'out\\xff'`` was a ``UnicodeEncodeError`` traceback, exit 1, from pyarrow
