@@ -244,6 +244,27 @@ def test_a_bad_time_limit_and_a_bad_memory_limit_are_facts(casino_home: object) 
     assert (info.value.sql, info.value.limit) == (None, "lots")
 
 
+def test_a_time_limit_or_a_batch_size_that_is_not_a_number_is_one_line(casino_home: object) -> None:
+    """Before: `sql(q, timeout="5")` was a TypeError from comparing it, `timeout=True` a limit
+    of 1 s; `sql_batches(q, batch_rows=0)` DuckDB's RuntimeError, `-1` or `10**30` a
+    binding's TypeError listing its signatures, `2.5` taken; 6 of 6."""
+    from convbank.query import sql, sql_batches
+
+    for timeout, shown in (("5", "'5'"), (True, "True"), (None, None)):
+        if shown is None:
+            assert sql("SELECT 1 AS x", timeout=timeout).num_rows == 1
+            continue
+        with pytest.raises(errors.QueryError) as info:
+            sql("SELECT 1", timeout=timeout)  # type: ignore[arg-type]
+        assert str(info.value) == f"a time limit is a positive number of seconds, not {shown}"
+    for rows, error in ((0, ValueError), (-1, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(error) as failed:
+            list(sql_batches("SELECT 1", batch_rows=rows))  # type: ignore[arg-type]
+        assert str(failed.value) == f"batch_rows must be a whole number of at least 1, not {rows!r}"
+    assert [b.num_rows for b in sql_batches("SELECT * FROM range(10)", batch_rows=10**30)] == [10]
+    assert [b.num_rows for b in sql_batches("SELECT * FROM range(10)", batch_rows=4, timeout=60)] == [4, 4, 2]
+
+
 @pytest.mark.xdist_group("time-limits")
 @pytest.mark.alone
 @pytest.mark.parametrize("hard", [True, False], ids=["worker", "in-process"])

@@ -10,6 +10,7 @@ caller collects it.
 from __future__ import annotations
 
 import atexit
+import numbers
 import sys
 import threading
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from convbank._forksafe import renew_after_fork
-from convbank.errors import NotBuiltError, QueryError
+from convbank.errors import NotBuiltError, QueryError, whole_number
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.sandbox import SqlSandbox, parse_size
 from convbank.store.sql import BATCH_ROWS, Begin, connect, results
@@ -61,6 +62,21 @@ def close_sandboxes() -> None:
         sandbox.close()
 
 
+MOST_BATCH_ROWS = 2**63 - 1
+"""The most rows a batch is asked for (DuckDB's count is 64 bits): a larger ``batch_rows``
+asks for this many, which no result reaches."""
+
+
+def _check_time(query: str, timeout: object) -> None:
+    """Refuse a time limit that is not a positive, finite number of seconds (a bool, a
+    string, ``nan``) in one line, as :class:`QueryError`."""
+    real = isinstance(timeout, numbers.Real) and not isinstance(timeout, bool)
+    if timeout is not None and not (real and 0 < timeout < float("inf")):  # type: ignore[operator]
+        raise QueryError(
+            f"a time limit is a positive number of seconds, not {timeout!r}", sql=query, limit=timeout
+        )
+
+
 def stream(
     query: str,
     *,
@@ -80,10 +96,8 @@ def stream(
     DuckDB (its ``memory_limit`` and an interrupt at the deadline: cheaper, and enough for
     SQL that is not written to escape them). Without either, in this process, unlimited.
     """
-    if timeout is not None and not (0 < timeout < float("inf")):
-        raise QueryError(
-            f"a time limit is a positive number of seconds, not {timeout}", sql=query, limit=timeout
-        )
+    _check_time(query, timeout)
+    batch_rows = min(whole_number(batch_rows, "batch_rows", least=1), MOST_BATCH_ROWS)
     memory = memory_bytes(memory_limit) if memory_limit else 0
     if hard and (timeout or memory):
         pinned = snapshot or (bank or Bank()).snapshot()
