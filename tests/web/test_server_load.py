@@ -191,6 +191,20 @@ def test_serve_prints_its_address_and_refuses_a_busy_port(server: Server, built_
     assert result.output == f"error: 127.0.0.1:{server.port} is already in use; choose another with --port\n"
 
 
+@pytest.mark.parametrize(
+    ("host", "why"),
+    [("256.1.1.1", "Name or service not known"), ("192.0.2.1", "Cannot assign requested address")],
+)
+def test_a_host_that_cannot_be_served_asks_for_another_host(built_home: Path, host: str, why: str) -> None:
+    """Before: `--host 256.1.1.1` (no such address) and `--host 192.0.2.1` (not this
+    machine's) said `choose another with --port`, the port being fine; 2 of 2."""
+    result = CliRunner().invoke(cli, ["serve", "--host", host, "--port", "8000"])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"error: {host}:8000 cannot be used ({why}); choose another with --host\n",
+    )
+
+
 # ---------------------------------------------------------------------- Host header
 @pytest.mark.parametrize(
     ("host", "status"),

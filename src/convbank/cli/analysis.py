@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 import click
 
 from convbank.cli._options import seconds_between, size_option
+from convbank.errors import ServeError
 
 # Each command imports rich, pyarrow and its engine when it runs (`convbank --help` does not).
 
@@ -198,13 +201,11 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     else, within --query-timeout and --query-memory; it is stopped when its client leaves.
     """
     import contextlib
-    import errno
     import signal
-    import socket
     from collections.abc import Iterator
 
     from convbank.cli._console import err
-    from convbank.errors import ServeError, require
+    from convbank.errors import require
 
     require("starlette", "web", "The web viewer")
     require("uvicorn", "web", "The web viewer")
@@ -222,17 +223,7 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
         hosts=allowed_hosts(host, extra_hosts),
         limits=Limits(query_seconds=query_timeout, query_memory=query_memory),
     )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        reason = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
-        raise ServeError(
-            f"{host}:{port} {reason}; choose another with --port", host=host, port=port
-        ) from None
+    sock = _bound(host, port)
     shown = f"[{host}]" if ":" in host else host
     err.print(f"convbank viewer on http://{shown}:{sock.getsockname()[1]}/ (Ctrl+C to stop)", highlight=False)
 
@@ -261,3 +252,25 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
         # this one, so the exit status says "stopped"
         signal.signal(stop, exit_now)
     Server(config).run(sockets=[sock])
+
+
+def _bound(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, or a one-line :class:`ServeError` that says which
+    to change: ``--port`` for a port in use or refused, ``--host`` for an address that is
+    not this machine's or a name that does not resolve."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            reason, option = "is already in use", "--port"
+        else:
+            port_refused = exc.errno in (errno.EACCES, errno.EPERM)  # below 1024, not root
+            reason, option = f"cannot be used ({exc.strerror})", "--port" if port_refused else "--host"
+        raise ServeError(
+            f"{host}:{port} {reason}; choose another with {option}", host=host, port=port
+        ) from None
+    return sock
