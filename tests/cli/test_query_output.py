@@ -254,6 +254,16 @@ def test_a_file_that_is_not_utf8_is_one_line(built: Bank, tmp_path: Path) -> Non
     assert piped.exit_code == 2 and piped.output.startswith("error: standard input is not UTF-8 text")
 
 
+def test_more_rows_than_a_machine_counts_is_every_row(built: Bank) -> None:
+    """Before: `--max-rows 99999999999999999999999` was pyarrow's OverflowError traceback,
+    exit 1, 2 of 2."""
+    for rows in (str(10**23), str(2**63), str(2**63 - 1)):
+        result = run("query", "SELECT * FROM range(3) t(i)", "--max-rows", rows)
+        assert result.exit_code == 0, result.output
+        assert [line.strip("│ ") for line in result.stdout.splitlines()[3:6]] == ["0", "1", "2"]
+        assert result.stderr == "3 rows\n"
+
+
 def test_sql_read_from_a_file_or_stdin_is_bounded(built: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: `query --file /dev/zero` (or `query - < /dev/zero`) read without end, 8 GB of
     memory in 4.5 s, 2 of 2 runs."""

@@ -154,7 +154,7 @@ def _tables(items: Iterator[Begin | pa.RecordBatch], max_rows: int, max_width: i
         if isinstance(item, Begin):
             if preview is not None:
                 _print_table(preview, max_width)
-            if max_rows and max_rows > 0:
+            if 0 < max_rows < sys.maxsize:  # more rows than any result holds is all of them
                 head, tail = (max_rows + 1) // 2, max_rows // 2
             else:
                 head, tail = sys.maxsize, 0
