@@ -85,6 +85,18 @@ def test_a_path_with_a_newline_is_one_line(case: str, odd: str, tmp_path: Path) 
     assert not any(c in result.stderr for c in "\x1b\r\t\u2028\u2029"), repr(result.stderr)
 
 
+def test_a_usage_error_naming_a_path_is_one_line(tmp_path: Path) -> None:
+    """Before: `query -f $'x\\ny'` (click.File's message names the path as it is) broke
+    click's error line at the newline and printed an escape raw; 2 of 2."""
+    for odd in ("x\ny", "e\x1b[2Jz\u2028"):
+        result = _run("query", "-f", str(tmp_path / odd))
+        assert result.exit_code == 2
+        shown = str(tmp_path / odd).replace("\n", "\\n").replace("\x1b", "\\x1b").replace("\u2028", "\\u2028")
+        assert result.stderr.splitlines()[-1] == (
+            f"Error: Invalid value for '-f' / '--file': '{shown}': No such file or directory"
+        )
+
+
 def test_sql_errors_keep_duckdbs_lines(tmp_path: Path) -> None:
     (tmp_path / "chats.jsonl").write_text(CHAT, encoding="utf-8")
     assert _run("import", str(tmp_path / "chats.jsonl"), "--name", "mine").exit_code == 0

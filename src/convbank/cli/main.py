@@ -50,6 +50,19 @@ def _stopped(ctx: click.Context, signum: int) -> None:
     ctx.exit(code)
 
 
+def _one_line(exc: click.ClickException) -> click.ClickException:
+    """``exc`` as one line (:func:`~convbank.cli._console.one_line`): click.File's message
+    names a path as it is, a newline in it breaking click's ``Error:`` line."""
+    from convbank.cli._console import one_line
+
+    text = one_line(exc.format_message())
+    if text == exc.format_message():
+        return exc
+    if isinstance(exc, click.UsageError):  # exit 2, the usage shown above it
+        return click.UsageError(text, exc.ctx)
+    return click.ClickException(text)  # exit 1, as click.FileError
+
+
 class ConvbankGroup(click.Group):
     """Turns convbank errors into one line on stderr and a non-zero exit code; so too any
     ``OSError`` (:func:`convbank._homefiles.os_error`): under ``CONVBANK_HOME`` (a read-only
@@ -69,8 +82,10 @@ class ConvbankGroup(click.Group):
             if isinstance(exc, Terminated):
                 _stopped(ctx, exc.signum)
             _stopped(ctx, last_signal[0] if interrupted.is_set() else signal.SIGINT)  # DuckDB's own
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-            raise  # click's own ends: an exit code chosen, a usage error
+        except (click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own ends: an exit code chosen
+        except click.ClickException as exc:  # a usage error: one line whatever a path in it holds
+            raise _one_line(exc) from None
         except Exception as exc:
             if interrupted.is_set() and not ctx.params.get("debug"):
                 # whatever a signal interrupted failed with (a DuckDB call's RuntimeError "Query
