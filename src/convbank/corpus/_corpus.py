@@ -365,6 +365,11 @@ class Corpus(Identity, Frames, Filters, Training):
         present = set(np.unique(np.asarray([b.part for b in source.batches])[batch_of]).tolist())
         return [part for i, part in enumerate(self._source.parts) if i in present]
 
+    def loaded_parts(self) -> list[Part]:
+        """The (config, split) parts this corpus was loaded with, whatever it selects of them
+        (an empty selection's too: the splits its ``to_hf()`` has, each with no rows)."""
+        return list(self._source.parts)
+
     def by_part(self) -> dict[Part, Corpus]:
         """This corpus's conversations per (config, split), each a corpus in this corpus's
         order (what per-split exports, such as ``to_hf``, write).
