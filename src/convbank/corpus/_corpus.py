@@ -16,6 +16,7 @@ from convbank.corpus._identity import Identity
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
 from convbank.errors import ConversationNotFoundError, whole_number
+from convbank.examples._rows import chosen_positions
 from convbank.model import Conversation, Part, tables_to_conversations
 from convbank.store import Bank, Snapshot
 
@@ -277,18 +278,11 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> convbank.load("casino").select([0, 5, 2]).conversation_ids()
         ['938', '487', '790']
         """
-        chosen = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
-        if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
-            raise TypeError(f"select() takes integer positions, not {chosen.dtype}")
-        chosen = chosen.astype(np.int64, copy=False)
+        given = list(indices) if not isinstance(indices, np.ndarray) else indices
         total = len(self)
-        bad = chosen[(chosen >= total) | (chosen < -total)]
-        if bad.size:
-            raise IndexError(
-                f"position {int(bad[0])} is outside this corpus of {total:,} conversations "
-                f"({bad.size:,} such positions)"
-            )
-        return self._derive(self._positions()[np.where(chosen < 0, chosen + total, chosen)])
+        of = f"this corpus of {total:,} conversations"
+        chosen = chosen_positions(given, total, of=of, refused="select() takes integer positions, not")
+        return self._derive(self._positions()[chosen])
 
     def shuffle(self, seed: int | None = None) -> Corpus:
         """This corpus in a random order (a permutation drawn with NumPy from ``seed``; the
