@@ -325,10 +325,11 @@ class Corpus(Identity, Frames, Filters, Training):
         :class:`Conversation` (``lambda c: c.num_turns > 20``), an annotation (``label=
         "strategy:uv-part"``, ``layer:label``), any annotation of a layer (``layer="strategy"``:
         the annotated conversations) and/or conversation meta values
-        (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``). All given must
-        hold. A label, layer or meta key this dataset does not have is an error that lists
-        the known ones (as an unknown config or split is), never a silent empty corpus; so is
-        a meta value of a type no stored value has (``"5"`` where they are integers).
+        (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``, unless a
+        conversation's meta has a key of that name). All given must hold. A label, layer or
+        meta key this dataset does not have is an error that lists the known ones (as an
+        unknown config or split is), never a silent empty corpus; so is a meta value of a
+        type no stored value has (``"5"`` where they are integers).
 
         >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
         89
