@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "features", "hf_record", "read_hf", "read_hf_dataset", "to_hf", "write_hf"]
 
+_encode = msgspec.json.Encoder().encode
+
 _SHARD = 2000
 """Conversations per generator shard at most (a stored batch holds at most 2,000); smaller
 splits are cut in up to 8 shards of at least 250, for ``DataLoader`` workers."""
@@ -96,8 +98,22 @@ def _rows(shards: list[Corpus], chat: str | None, as_participant: str | None) ->
         for conv in corpus:
             row = hf_record(conv)
             if chat is not None:
-                row[chat] = chat_record(conv, as_participant, corpus.context(conv))["messages"]
+                record = chat_record(conv, as_participant, corpus.context(conv))
+                row[chat] = _role_and_content(record["messages"])
             yield row
+
+
+def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat messages as the chat column's features hold them, ``role`` and ``content`` texts:
+    a content of typed parts (or anything but a text) as its JSON text, never Python's repr
+    nor a cast error; a message's other keys (``name``, ``tool_calls``) are in the ``chat``
+    export."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        text = content if content is None or isinstance(content, str) else _encode(content).decode()
+        out.append({"role": m.get("role"), "content": text})
+    return out
 
 
 def _chat_column(name: str, chat: bool | str) -> str | None:
@@ -173,8 +189,9 @@ def to_hf(
       read from the bank as they are iterated, in shards of at most 2,000 conversations (so
       a ``DataLoader`` with workers splits them); each shard re-opens the bank's generation;
     - ``chat=True`` adds ``messages`` (the chat view of ``export --format chat``, seen from
-      the dataset's default side, or ``as_participant``): what ``Trainer`` and TRL's
-      ``SFTTrainer`` take as is; ``chat="name"`` names that column;
+      the dataset's default side, or ``as_participant``; each message its ``role`` and
+      ``content`` text, a content of typed parts as its JSON text): what ``Trainer`` and
+      TRL's ``SFTTrainer`` take as is; ``chat="name"`` names that column;
     - splits are named as convbank names them (PEC's ``valid``);
       ``loader_split_names=True`` gives the Hugging Face loader's names instead (PEC's
       ``validation``), as ``export --format hf`` writes them.
