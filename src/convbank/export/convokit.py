@@ -265,8 +265,9 @@ FORMAT = Format(
     order=30,
     name="convokit",
     summary="a ConvoKit corpus folder (DIR/<dataset>_convokit)",
-    writes="`DIR/<dataset>_convokit/`: utterances with `reply_to` chains and all turn meta and "
-    "annotations, speakers, conversations, corpus meta",
+    writes="`DIR/<dataset>_convokit/`: utterances with `reply_to` chains (an imported ConvoKit "
+    "corpus's own ids and reply tree) and all turn meta and annotations, speakers, conversations, "
+    "corpus meta",
     read_with="`convokit.Corpus(filename=...)`",
     writer=write_convokit,
     plan=_folder,
