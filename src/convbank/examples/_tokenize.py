@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from convbank.errors import ConvbankError
+from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
 
 __all__ = ["IGNORE_INDEX", "Encoder", "TokenizerError"]
@@ -48,10 +48,8 @@ class Encoder:
             raise ValueError(f"truncation_side is 'left' or 'right', not {truncation_side!r}")
         if train_on not in ("response", "all"):
             raise ValueError(f"train_on is 'response' or 'all', not {train_on!r}")
-        if max_length is not None and max_length < 1:
-            raise ValueError(f"max_length must be at least 1, not {max_length}")
         self.tokenizer = tokenizer
-        self.max_length = max_length
+        self.max_length = None if max_length is None else whole_number(max_length, "max_length", least=1)
         self.truncation_side = truncation_side
         self.template = template
         self.train_on = train_on
