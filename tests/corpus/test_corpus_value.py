@@ -78,9 +78,7 @@ def test_select_shuffle_shard_and_split_are_corpora_of_the_right_conversations(b
     order = corpus.conversation_ids()
     picked = corpus.select([5, 0, 5, -1])
     assert _ids(picked) == [order[5], order[0], order[5], order[-1]]
-    with pytest.raises(
-        IndexError, match=r"position 2000 is outside this corpus of 1,030 conversations \(1 such"
-    ):
+    with pytest.raises(IndexError, match=r"^position 2000 is outside this corpus of 1,030 conversations$"):
         corpus.select([1, 2000])
     shuffled = corpus.shuffle(seed=0)
     assert sorted(_ids(shuffled)) == sorted(order) and _ids(shuffled) != order

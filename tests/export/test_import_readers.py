@@ -197,9 +197,9 @@ def test_convokit_keeps_a_tree_timestamps_and_meta(tmp_path: Path) -> None:
     assert isinstance(first, Conversation) and isinstance(second, Conversation)
     assert _turns(first) == [("ana", "¿Qué tal?"), ("ben", "Bien"), ("ana", "A branch")]
     assert [t.meta for t in first.turns] == [
-        {"timestamp": 100},
-        {"timestamp": 101, "reply_to": 0},
-        {"reply_to": 0},
+        {"utterance_id": "u1", "timestamp": 100},
+        {"utterance_id": "u2", "timestamp": 101, "reply_to": 0},
+        {"utterance_id": "u3", "reply_to": 0},
     ]
     assert [(p.participant_id, p.meta) for p in first.participants] == [("ana", {"age": 30}), ("ben", {})]
     assert first.meta == {"topic": "t", "corpus": {"name": "tiny"}}
@@ -298,9 +298,9 @@ def test_convokit_reads_a_corpus_convokit_dumped(tmp_path: Path) -> None:
     assert isinstance(conv, Conversation)
     assert _turns(conv) == [("ana", "Hola"), ("ben", "Bien"), ("ana", "Otra")]
     assert [t.meta for t in conv.turns] == [
-        {"timestamp": 1},
-        {"timestamp": 2, "reply_to": 0},
-        {"timestamp": 3, "reply_to": 0},
+        {"utterance_id": "u1", "timestamp": 1},
+        {"utterance_id": "u2", "timestamp": 2, "reply_to": 0},
+        {"utterance_id": "u3", "timestamp": 3, "reply_to": 0},
     ]
     assert conv.meta["topic"] == "greetings" and conv.participants[0].meta == {"age": 30}
 

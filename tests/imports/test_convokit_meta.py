@@ -83,6 +83,6 @@ def test_a_meta_of_null_or_an_object_is_imported(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     conv = next(iter(convbank.load("mine")))
     assert [t.meta for t in conv.turns] == [
-        {"score": 3, "timestamp": 1700000000.5},
-        {"timestamp": 1700000001, "reply_to": 0},
+        {"score": 3, "utterance_id": "u1", "timestamp": 1700000000.5},
+        {"utterance_id": "u2", "timestamp": 1700000001, "reply_to": 0},
     ]

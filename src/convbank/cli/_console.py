@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Iterator
@@ -102,6 +103,22 @@ class _Console(Console):
                 yield segment
             else:
                 yield segment._replace(text=segment.text.translate(_KEEP_LINES))
+
+    def on_broken_pipe(self) -> None:
+        """A pipe closed under the console (``convbank import ... | head -1``) is what it is
+        to every other write of the command line: a ``BrokenPipeError``, which ends the
+        command with exit 0 (rich's own ends it with exit 1, so the exit code of a command
+        whose reader left early was a race). Nothing more is written to it."""
+        self.quiet = True
+        try:
+            fd = self.file.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file of the system's (a test's)
+            fd = -1
+        if fd >= 0:  # what is still buffered for it goes nowhere, not to a closed pipe at exit
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 out = _Console(width=None if FITTED else 1 << 16, markup=False, emoji=False, soft_wrap=True)

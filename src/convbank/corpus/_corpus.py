@@ -16,6 +16,7 @@ from convbank.corpus._identity import Identity
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
 from convbank.errors import ConversationNotFoundError, whole_number
+from convbank.examples._rows import chosen_positions
 from convbank.model import Conversation, Part, tables_to_conversations
 from convbank.store import Bank, Snapshot
 
@@ -277,18 +278,11 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> convbank.load("casino").select([0, 5, 2]).conversation_ids()
         ['938', '487', '790']
         """
-        chosen = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
-        if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
-            raise TypeError(f"select() takes integer positions, not {chosen.dtype}")
-        chosen = chosen.astype(np.int64, copy=False)
+        given = list(indices) if not isinstance(indices, np.ndarray) else indices
         total = len(self)
-        bad = chosen[(chosen >= total) | (chosen < -total)]
-        if bad.size:
-            raise IndexError(
-                f"position {int(bad[0])} is outside this corpus of {total:,} conversations "
-                f"({bad.size:,} such positions)"
-            )
-        return self._derive(self._positions()[np.where(chosen < 0, chosen + total, chosen)])
+        of = f"this corpus of {total:,} conversations"
+        chosen = chosen_positions(given, total, of=of, refused="select() takes integer positions, not")
+        return self._derive(self._positions()[chosen])
 
     def shuffle(self, seed: int | None = None) -> Corpus:
         """This corpus in a random order (a permutation drawn with NumPy from ``seed``; the
@@ -331,10 +325,11 @@ class Corpus(Identity, Frames, Filters, Training):
         :class:`Conversation` (``lambda c: c.num_turns > 20``), an annotation (``label=
         "strategy:uv-part"``, ``layer:label``), any annotation of a layer (``layer="strategy"``:
         the annotated conversations) and/or conversation meta values
-        (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``). All given must
-        hold. A label, layer or meta key this dataset does not have is an error that lists
-        the known ones (as an unknown config or split is), never a silent empty corpus; so is
-        a meta value of a type no stored value has (``"5"`` where they are integers).
+        (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``, unless a
+        conversation's meta has a key of that name). All given must hold. A label, layer or
+        meta key this dataset does not have is an error that lists the known ones (as an
+        unknown config or split is), never a silent empty corpus; so is a meta value of a
+        type no stored value has (``"5"`` where they are integers).
 
         >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
         89
@@ -364,6 +359,11 @@ class Corpus(Identity, Frames, Filters, Training):
         batch_of = np.searchsorted(np.asarray(source.starts), self._indices, side="right") - 1
         present = set(np.unique(np.asarray([b.part for b in source.batches])[batch_of]).tolist())
         return [part for i, part in enumerate(self._source.parts) if i in present]
+
+    def loaded_parts(self) -> list[Part]:
+        """The (config, split) parts this corpus was loaded with, whatever it selects of them
+        (an empty selection's too: the splits its ``to_hf()`` has, each with no rows)."""
+        return list(self._source.parts)
 
     def by_part(self) -> dict[Part, Corpus]:
         """This corpus's conversations per (config, split), each a corpus in this corpus's

@@ -123,18 +123,24 @@ class Filters:
     def _meta_positions(self, meta: Mapping[str, Any]) -> np.ndarray:
         known = self.meta_keys()
         for key in meta:
-            self._check_meta_key(key.split(".", 1)[0], known)
+            self._check_meta_key(key if key in known else key.split(".", 1)[0], known)
         out = []
         kinds: dict[str, set[str]] = {key: set() for key in meta}
+        inside: dict[str, set[str]] = {key: set() for key in meta}
         for batch, values in enumerate(self._meta_column()):
             start = self._source.starts[batch]
             for row, text in enumerate(values):
                 data = _decode_meta(text)
-                found = {key: _dig(data, key) for key in meta}
-                for key, stored in found.items():
-                    kinds[key].add(_kind(stored))
-                if all(found[key] == value for key, value in meta.items()):
+                found = {key: _held(data, key) for key in meta}
+                for key, (held, stored) in found.items():
+                    kinds[key].update([_kind(stored), "held"] if held else [])
+                    inside[key].update([] if held else inside_of(data, key))
+                if all(found[key][1] == value for key, value in meta.items()):
                     out.append(start + row)
+        for key in meta:
+            if "held" not in kinds[key]:  # a dotted key none holds: never a silent empty corpus
+                raise unheld_meta_key(self.dataset.name, key, inside[key])
+            kinds[key] -= {"held"}
         for key, value in meta.items():
             problem = _type_problem(self.dataset.name, key, value, kinds[key] - {"null"})
             if problem:
@@ -252,12 +258,37 @@ def _decode_meta(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _dig(data: Any, key: str) -> Any:
+def _held(data: Any, key: str) -> tuple[bool, Any]:
+    """Whether a conversation's meta holds ``key``, and its value there: the key itself
+    where the meta has one of that name (``"a.b"``, literally), else the place its dots
+    lead to (``a``, then ``b`` inside it)."""
+    if isinstance(data, dict) and key in data:
+        return True, data[key]
     for step in key.split("."):
         if not isinstance(data, dict) or step not in data:
-            return None
+            return False, None
         data = data[step]
-    return data
+    return True, data
+
+
+def unheld_meta_key(dataset: str, key: str, inside: set[str]) -> UnknownFieldError:
+    """The error for a dotted meta key no conversation's meta holds (``"a.zzz"``), naming the
+    keys found where it points inside (``inside``: those of ``a``)."""
+    parent = key.rsplit(".", 1)[0]
+    known = [f"{parent}.{k}" for k in sorted(inside)]
+    return UnknownFieldError(
+        f"{dataset} conversations have no meta key {key!r}; "
+        + did_you_mean(key, known)
+        + f"keys in {parent!r}: {', '.join(known) or 'none'}",
+        name=key,
+        known=known,
+    )
+
+
+def inside_of(data: Any, key: str) -> list[str]:
+    """The keys of the object where dotted ``key`` points inside, if there is one."""
+    found, value = _held(data, key.rsplit(".", 1)[0]) if "." in key else (False, None)
+    return list(value) if found and isinstance(value, dict) else []
 
 
 _KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", dict: "object"}

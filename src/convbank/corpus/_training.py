@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow.compute as pc
 
-from convbank.corpus._filters import _decode_meta, _dig, unknown_label
+from convbank.corpus._filters import _decode_meta, _held, inside_of, unheld_meta_key, unknown_label
 from convbank.corpus._views import CorpusExamples, view_of
 from convbank.errors import UnknownFieldError, did_you_mean, whole_number
 from convbank.examples import Examples
@@ -153,16 +153,22 @@ class Training:
                 source.read(b, "conversations", [column]).column(0).to_pylist()
                 for b in range(len(source.batches))
             ]
+            flat = [v for values in by_batch for v in values]
         else:
             self._check_meta(column)
-            by_batch = [[_dig(_decode_meta(t), column) for t in values] for values in self._meta_column()]
-        flat = [v for values in by_batch for v in values]
+            metas = [_decode_meta(t) for values in self._meta_column() for t in values]
+            found = [_held(m, column) for m in metas]
+            if not any(held for held, _ in found):  # a dotted key none holds: never all None
+                raise unheld_meta_key(
+                    self.dataset.name, column, {k for m in metas for k in inside_of(m, column)}
+                )
+            flat = [value for _, value in found]
         return [flat[p] for p in self._positions().tolist()]
 
     def _check_meta(self, key: str) -> None:
         known = self.meta_keys()
         top = key.split(".", 1)[0]
-        if top not in known:
+        if top not in known and key not in known:
             names = [*_stored_columns(), *known]
             raise UnknownFieldError(
                 f"{self.dataset.name} conversations have no column or meta key {key!r}; "

@@ -97,6 +97,20 @@ class CorpusExamples(Examples):
     def __len__(self) -> int:
         return len(self.plan()[0])
 
+    def _shape_rows(self, most: int = 64) -> list[Example]:
+        """Examples that show this view's keys and types: its first ``most``; a view that has
+        none (of an empty selection, or of conversations that give none) shows those the same
+        view makes of the stored conversations it was selected from (its first 64, else all),
+        so its columns are the view's whatever it holds."""
+        if len(self):
+            return super()._shape_rows(most)
+        stored = len(self.corpus._source)
+        for count in dict.fromkeys((min(stored, 64), stored)):
+            whole = type(self)(self.corpus._derive(np.arange(count, dtype=np.int64)), **self.settings)
+            if len(whole):
+                return whole._shape_rows(most)
+        return []
+
     def _fetch(self, indices: np.ndarray) -> list[Example]:
         convs, extra = self.plan()
         wanted = convs[indices]

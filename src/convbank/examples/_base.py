@@ -14,6 +14,7 @@ from convbank.errors import UnknownFieldError, did_you_mean, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
     Example,
+    chosen_positions,
     columns_of,
     forwarded,
     names_of,
@@ -82,16 +83,9 @@ class Examples(Tables, ABC):
         return list(shape[0]) if shape else []
 
     def _positions(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
-        chosen = np.asarray(indices)
-        if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
-            raise TypeError(f"examples are selected by integer positions, not {chosen.dtype}")
-        chosen = chosen.astype(np.int64, copy=False).reshape(-1)
         total = len(self)
-        bad = chosen[(chosen >= total) | (chosen < -total)]
-        if bad.size:
-            more = f" ({bad.size:,} such positions)" if bad.size > 1 else ""
-            raise IndexError(f"position {int(bad[0])} is outside this view of {total:,} examples{more}")
-        return np.where(chosen < 0, chosen + total, chosen)
+        of, refused = f"this view of {total:,} examples", "examples are selected by integer positions, not"
+        return chosen_positions(indices, total, of=of, refused=refused)
 
     def __getitem__(self, key: int | slice | str) -> Any:
         """An example by position (``view[0]``, ``view[-1]``), a view by slice

@@ -105,6 +105,12 @@ def compute(
     for at in range(start, stop, step):
         rows = view._fetch(np.arange(at, min(at + step, stop), dtype=np.int64))
         out = _apply(function, rows, options["batched"], removed, at)
+        named = [k for k in out if not isinstance(k, str)]
+        if named:
+            raise MapError(
+                f"map()'s function returned key {named[0]!r} ({type(named[0]).__name__}) for examples "
+                f"from {at:,}; a column is named by a string"
+            )
         if not columns:
             columns = {k: [] for k in out}
         if set(out) != set(columns):
@@ -116,8 +122,8 @@ def compute(
             columns[k].extend(values)
     try:
         return pa.table(columns) if columns else pa.table({})
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise MapError(f"map()'s results do not make a table: {exc}") from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as exc:
+        raise MapError(f"map()'s results do not make a table: {exc}") from None  # 2**70: OverflowError
 
 
 def _apply(
@@ -145,6 +151,7 @@ def _apply(
             f"map(batched=True)'s function returned {type(result).__name__} for the batch at {at:,}; "
             "it must return a dict of lists"
         )
+    _check_lists(result, at)
     lengths = {k: len(v) for k, v in result.items()}
     kept = {k: v for k, v in given.items() if k not in removed and k not in result}
     if len(set(lengths.values())) > 1:
@@ -170,8 +177,20 @@ def _apply_to_objects(
                 + (" of lists" if batched else "")
             )
     if batched:
+        _check_lists(results[0], at)
         return {k: list(v) for k, v in results[0].items()}
     return columns_of(results)
+
+
+def _check_lists(result: dict[Any, Any], at: int) -> None:
+    """Raise :class:`MapError` unless every value a batched function returned is a list of
+    values (a list, a tuple, an array), not one value (a number, a text, a dict)."""
+    single = [k for k, v in result.items() if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__len__")]
+    if single:
+        raise MapError(
+            f"map(batched=True)'s function returned {type(result[single[0]]).__name__} as column "
+            f"{single[0]!r} for the batch at {at:,}; it must return a dict of lists"
+        )
 
 
 def _concat(pieces: list[pa.Table]) -> pa.Table:

@@ -10,7 +10,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORWARDED", "Example", "columns_of", "forwarded", "names_of", "split_size", "stratified_test"]
+__all__ = [
+    "FORWARDED",
+    "Example",
+    "chosen_positions",
+    "columns_of",
+    "forwarded",
+    "names_of",
+    "split_size",
+    "stratified_test",
+]
 
 Example = dict[str, Any]
 """One example: a dict of its fields."""
@@ -125,3 +134,33 @@ def stratified_test(strata: Sequence[Any], n_test: int, seed: int | None) -> np.
             members = members[rng.permutation(len(members))]
         chosen.extend(members[: counts[k]].tolist())
     return np.sort(np.asarray(chosen, dtype=np.int64))
+
+
+def chosen_positions(
+    indices: Any, total: int, *, of: str, refused: str, word: str = "position"
+) -> np.ndarray:
+    """``indices``, positions among ``total`` items (a negative one counts from the end), as
+    int64 positions from 0, each checked as given before any is cast: one outside (however
+    large: a Python int beyond 64 bits, an unsigned NumPy one that int64 would wrap to a
+    negative) is an ``IndexError`` naming it and ``of`` (``"this corpus of 200
+    conversations"``, ``word`` what it is called); anything but integers a ``TypeError``:
+    ``refused`` and its type.
+
+    >>> chosen_positions(np.array([2**64 - 1], dtype=np.uint64), 3, of="3 items", refused="not")
+    Traceback (most recent call last):
+    ...
+    IndexError: position 18446744073709551615 is outside 3 items
+    """
+    chosen = np.asarray(indices).reshape(-1)
+    if chosen.dtype == object:  # Python ints beyond 64 bits, or a mix: each must be an integer
+        odd = [x for x in chosen if isinstance(x, bool) or not isinstance(x, numbers.Integral)]
+        if odd:
+            raise TypeError(f"{refused} {type(odd[0]).__name__}")
+    elif chosen.size and not np.issubdtype(chosen.dtype, np.integer):
+        raise TypeError(f"{refused} {chosen.dtype}")
+    bad = chosen[(chosen >= total) | (chosen < -total)].tolist() if chosen.size else []
+    if bad:
+        more = f" ({len(bad):,} such {word}s)" if len(bad) > 1 else ""
+        raise IndexError(f"{word} {int(bad[0])} is outside {of}{more}")
+    chosen = chosen.astype(np.int64)
+    return np.where(chosen < 0, chosen + total, chosen)

@@ -77,7 +77,9 @@ class Tables:
 
     # ------------------------------------------------------------------ tables
     def to_arrow(self) -> pa.Table:
-        """Every example as an Arrow table (one column per key).
+        """Every example as an Arrow table (one column per key). A key whose values are of no
+        one type Arrow holds (chat messages whose ``content`` is a text in one and a list of
+        parts in another) is a column of their JSON texts, as such a place of ``meta`` is.
 
         >>> convbank.load("casino", split="valid").examples("turns").to_arrow().num_rows
         402
@@ -92,7 +94,7 @@ class Tables:
             return pa.table({})
         found = columns_of(shape)  # every example's keys: a later one's are not dropped
         names = dict.fromkeys([*self.column_names, *found])  # type: ignore[attr-defined]
-        table = pa.table({name: found.get(name, [None] * len(shape)) for name in names})
+        table = pa.table({name: _column(found.get(name, [None] * len(shape))) for name in names})
         return table if rows else table.slice(0, 0)
 
     def to_pandas(self) -> pd.DataFrame:
@@ -120,3 +122,16 @@ class Tables:
         import datasets
 
         return datasets.Dataset(self.to_arrow())
+
+
+def _column(values: list[Any]) -> pa.Array:
+    """Values as one Arrow column: of the type Arrow infers, else (values of no one type) of
+    their JSON texts, None staying null."""
+    import msgspec
+    import pyarrow as pa
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        encode = msgspec.json.Encoder(enc_hook=str).encode
+        return pa.array([None if v is None else encode(v).decode() for v in values], pa.string())

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from convbank.errors import ConvbankError
+from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
 
 __all__ = ["IGNORE_INDEX", "Encoder", "TokenizerError"]
@@ -48,10 +48,8 @@ class Encoder:
             raise ValueError(f"truncation_side is 'left' or 'right', not {truncation_side!r}")
         if train_on not in ("response", "all"):
             raise ValueError(f"train_on is 'response' or 'all', not {train_on!r}")
-        if max_length is not None and max_length < 1:
-            raise ValueError(f"max_length must be at least 1, not {max_length}")
         self.tokenizer = tokenizer
-        self.max_length = max_length
+        self.max_length = None if max_length is None else whole_number(max_length, "max_length", least=1)
         self.truncation_side = truncation_side
         self.template = template
         self.train_on = train_on
@@ -100,10 +98,11 @@ class Encoder:
         made = []
         for text in texts:
             ids = tok(text)
-            if not isinstance(ids, Sequence) or not all(isinstance(i, (int, np.integer)) for i in ids):
+            wrong = _not_ids(ids)
+            if wrong is not None:
                 raise TokenizerError(
-                    f"the tokenizer returned {type(ids).__name__} for a text; a callable tokenizer "
-                    "must return a list of token ids (a Hugging Face tokenizer object is used as one)"
+                    f"the tokenizer returned {wrong} for a text; a callable tokenizer must return a "
+                    "list of token ids (a Hugging Face tokenizer object is used as one)"
                 )
             made.append([int(i) for i in ids])
         return made
@@ -272,3 +271,13 @@ def _no_template(tokenizer: Any) -> str:
         f"the tokenizer {name!r} has no chat template; set tokenizer.chat_template, or pass "
         "template=False to join the messages as 'role: content' lines"
     )
+
+
+def _not_ids(ids: Any) -> str | None:
+    """What a callable tokenizer returned that is not a list of token ids (``str``, ``a list
+    holding float``, ``a list holding bool``), or None: ids are ints (NumPy's too), never a
+    bool, which Python counts as an int."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+        return type(ids).__name__
+    odd = [i for i in ids if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer))]
+    return f"a {type(ids).__name__} holding {type(odd[0]).__name__}" if odd else None

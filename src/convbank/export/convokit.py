@@ -12,6 +12,9 @@ loads, written directly so exporting needs no ConvoKit (and no PyTorch).
   ``timestamp`` the turn's position in its conversation (none of the datasets times its
   messages, and ConvoKit orders utterances by timestamp); meta the turn's other fields
   (``turn_index``, ``kind``), its meta and its ``annotations`` (each its fields that are set).
+  A conversation read from a ConvoKit corpus is written back with that corpus's utterance
+  ids, reply tree, timestamps and speaker ids (kept in its turns' meta ``utterance_id``,
+  ``reply_to`` and ``timestamp``), so a corpus imported and exported keeps its own.
 - Conversations: meta ``dataset``, ``config``, ``split``, the conversation's other fields
   (``source_index``) and its meta. Corpus meta: the dataset's card.
 
@@ -20,17 +23,25 @@ Every field list is derived from the model: a field added to a Struct is exporte
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from convbank.export._convokit_read import (
+    FILES,
+    ConvoKitCorpus,
+    bad_entry,
+    build_conversation,
+    folder_of,
+    json_file,
+    utterances_of,
+)
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import head, json_lines, lines_in, raw_lines, rejected, whole_json
-from convbank.model import Conversation, Turn, schema
+from convbank.export._read import head
+from convbank.model import Conversation, schema
 
 __all__ = ["FORMAT", "read_convokit", "write_convokit"]
 
@@ -90,42 +101,71 @@ class _Writer:
             "annotations": _meta_fields("annotations", "turn_index"),
         }
 
-    def speaker_id(self, cid: str, pid: str) -> str:
-        return f"{cid}/{pid}" if self.scoped else pid
+        self.taken: set[str] = set()
+        """The utterance ids written that a conversation read from ConvoKit kept (:meth:`own_ids`)."""
+
+    def own_ids(self, conv: Any) -> dict[int, str] | None:
+        """Per turn index, the ConvoKit utterance id a conversation read from a ConvoKit
+        corpus kept (turn meta ``utterance_id``), where every turn has one, none repeats and
+        none was written before; else None (the ids are then ``{conversation_id}/{index}``)."""
+        ids = {t.turn_index: t.meta.get("utterance_id") for t in conv.turns}
+        kept = [i for i in ids.values() if isinstance(i, str)]
+        if not kept or len(kept) != len(ids) or len(set(kept)) != len(kept) or self.taken.intersection(kept):
+            return None
+        self.taken.update(kept)
+        return ids
 
     def utterances(self, conv: Any) -> Iterator[bytes]:
-        """Gather a conversation's speakers and meta; yield its utterances' lines."""
-        cid = conv.conversation_id
+        """Gather a conversation's speakers and meta; yield its utterances' lines: a chain
+        of ``{conversation_id}/{index}`` ids, or the ids, reply tree and timestamps of the
+        ConvoKit corpus it was read from (its speakers then named as there)."""
+        cid, ids = conv.conversation_id, self.own_ids(conv)
+        scoped = self.scoped and ids is None
         for p in conv.participants:
             meta = _fields_of(p, self.fields["speakers"], p.meta)
-            if self.scoped:
+            if scoped:
                 meta = {"participant_id": p.participant_id, **meta}
-            self.speakers[self.speaker_id(cid, p.participant_id)] = {"meta": meta, "vectors": []}
+            self.speakers[f"{cid}/{p.participant_id}" if scoped else p.participant_id] = {
+                "meta": meta,
+                "vectors": [],
+            }
             _index(self.indexes["speakers"], meta)
         cmeta = _fields_of(conv, self.fields["conversations"], conv.meta)
         self.conversations[cid] = {"meta": cmeta, "vectors": []}
         _index(self.indexes["conversations"], cmeta)
         for t in conv.turns:
-            umeta = _fields_of(t, self.fields["utterances"], t.meta)
+            own = dict(t.meta)
+            uid, reply, stamp = _place(own, ids, t.turn_index, cid)
+            umeta = _fields_of(t, self.fields["utterances"], own)
             umeta["annotations"] = [
                 _annotation(a, self.fields["annotations"]) for a in conv.annotations_of(t.turn_index)
             ]
             _index(self.indexes["utterances"], umeta)
-            yield (
-                _encode(
-                    {
-                        "id": f"{cid}/{t.turn_index}",
-                        "conversation_id": cid,
-                        "text": t.text,
-                        "speaker": self.speaker_id(cid, t.participant_id),
-                        "meta": umeta,
-                        "reply_to": f"{cid}/{t.turn_index - 1}" if t.turn_index else None,
-                        "timestamp": t.turn_index,
-                        "vectors": [],
-                    }
-                )
-                + b"\n"
-            )
+            utterance = {
+                "id": uid,
+                "conversation_id": cid,
+                "text": t.text,
+                "speaker": f"{cid}/{t.participant_id}" if scoped else t.participant_id,
+                "meta": umeta,
+                "reply_to": reply,
+                "timestamp": stamp,
+                "vectors": [],
+            }
+            yield _encode(utterance) + b"\n"
+
+
+def _place(meta: dict[str, Any], ids: dict[int, str] | None, index: int, cid: str) -> tuple[str, Any, Any]:
+    """A turn's utterance id, reply-to and timestamp: convbank's chain (``ids`` None), or
+    those the ConvoKit corpus it was read from gave it, taken out of its ``meta`` (a parent
+    that is no turn of its conversation stays there, and the turn is a root)."""
+    if ids is None:
+        return f"{cid}/{index}", f"{cid}/{index - 1}" if index else None, index
+    uid = meta.pop("utterance_id")
+    parent = meta.pop("reply_to", None)
+    reply = ids.get(parent) if isinstance(parent, int) and not isinstance(parent, bool) else None
+    if parent is not None and reply is None:
+        meta["reply_to"] = parent
+    return uid, reply, meta.pop("timestamp", None)
 
 
 def write_convokit(selection: Selection, directory: Path) -> list[Path]:
@@ -175,263 +215,6 @@ def _write_rest(selection: Selection, folder: Path, gathered: _Writer) -> None:
         (folder / name).write_bytes(_encode(data))
 
 
-_FILES = ("utterances.jsonl", "speakers.json", "conversations.json", "corpus.json", "index.json")
-
-
-def _folder_of(paths: Sequence[Path]) -> Path | None:
-    """The corpus folder: the one path given, or the folder of the files given."""
-    folders = {p.parent if p.is_file() else p for p in paths}
-    return folders.pop() if len(folders) == 1 else None
-
-
-def _json_file(path: Path) -> dict[str, Any] | Rejected:
-    """One of the corpus's JSON objects (``{}`` where the file is absent)."""
-    if not path.exists():
-        return {}
-    value, problem = whole_json(path)
-    if problem is not None or not isinstance(value, dict):
-        return Rejected(path, "file", problem or f"expected a JSON object, not {type(value).__name__}")
-    return value
-
-
-def _is_meta(meta: Any) -> bool:
-    """Whether ``meta`` is what ConvoKit keeps as meta: an object, or nothing."""
-    return meta is None or isinstance(meta, dict)
-
-
-def _kind(value: Any) -> str:
-    """``a list``, ``a string``, ``int``: what a JSON value is, for a message."""
-    names: dict[type, str] = {list: "a list", str: "a string"}
-    return names.get(type(value), type(value).__name__)
-
-
-def _bad_entry(folder: Path, speakers: dict[str, Any], conversations: dict[str, Any]) -> Rejected | None:
-    """The first speaker or conversation that is not an object with an object ``meta`` (or
-    none), rejected, so that its meta is never dropped without a word."""
-    for name, entries in (("speakers.json", speakers), ("conversations.json", conversations)):
-        for key, entry in entries.items():
-            if not isinstance(entry, dict) or not _is_meta(entry.get("meta")):
-                what = _kind(entry.get("meta")) if isinstance(entry, dict) else _kind(entry)
-                expected = f"expected {key!r} an object whose 'meta' is an object, not {what}"
-                return Rejected(folder / name, "file", expected)
-    return None
-
-
-def _meta_of(entry: Any) -> dict[str, Any]:
-    meta = entry.get("meta") if isinstance(entry, dict) else None
-    return dict(meta) if isinstance(meta, dict) else {}
-
-
-class _Corpus:
-    """A ConvoKit corpus's speakers and conversations, and whether convbank exported it (its
-    encoding is then inverted exactly)."""
-
-    def __init__(self, folder: Path, speakers: dict[str, Any], conversations: dict[str, Any], ours: bool):
-        self.folder, self.speakers, self.conversations, self.ours = folder, speakers, conversations, ours
-        self.scoped: dict[str, list[str]] = {}
-        """Per conversation, the ids of its speakers written ``{conversation_id}/{participant_id}``."""
-        for sid, entry in speakers.items():
-            pid = _meta_of(entry).get("participant_id")
-            if ours and isinstance(pid, str) and sid.endswith(f"/{pid}"):
-                self.scoped.setdefault(sid[: -len(pid) - 1], []).append(sid)
-
-    def participant(self, sid: str) -> dict[str, Any]:
-        """A speaker as a participant: its ``{conversation_id}/{participant_id}`` id and
-        the role and persona convbank spread into its meta taken back."""
-        meta = _meta_of(self.speakers.get(sid))
-        if not self.ours:
-            return {"participant_id": sid, "role": "speaker", "meta": meta}
-        pid = meta.pop("participant_id", sid)
-        return {
-            "participant_id": pid,
-            "role": meta.pop("role", "speaker"),
-            "persona": meta.pop("persona", []),
-            "meta": meta,
-        }
-
-    def conversation(self, cid: str, number: int, options: ReadOptions) -> dict[str, Any]:
-        """A conversation's fields, its meta and (for convbank's export) where it was."""
-        meta = _meta_of(self.conversations.get(cid))
-        where = {"config": options.config, "split": options.split, "source_index": number}
-        if self.ours:
-            meta.pop("dataset", None)
-            where.update({k: meta.pop(k) for k in ("config", "split", "source_index") if k in meta})
-        return {"dataset": options.dataset, "conversation_id": cid, "meta": meta, **where}
-
-
-def _turn(c: _Corpus, u: dict[str, Any], index: int, ids: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-    """A turn (and its annotations) from an utterance; ``index`` its place in the file's
-    order within its conversation, ``ids`` the participant id of each speaker."""
-    meta = _meta_of(u)
-    marks = meta.pop("annotations", []) if c.ours else []
-    kind = meta.pop("kind", "message") if c.ours else "message"
-    if c.ours:
-        meta.pop("turn_index", None)
-    elif u.get("timestamp") is not None:
-        meta["timestamp"] = u["timestamp"]
-    speaker = ids[str(u.get("speaker", u.get("user")))]
-    turn = {"turn_index": index, "participant_id": speaker, "text": u["text"], "kind": kind, "meta": meta}
-    notes = [{**m, "turn_index": index} if isinstance(m, dict) else m for m in marks]
-    return turn, notes
-
-
-def _parents(
-    path: Path, cid: str, rows: list[tuple[int, dict[str, Any]]], turns: list[Turn], *, chained: bool
-) -> Rejected | None:
-    """Each turn's parent as meta ``reply_to`` (the parent's turn index; a root has none),
-    so a tree stays a tree; where ``chained`` (convbank's export, whose every turn replies
-    to the one before) only a parent that is not the turn before. A reply-to that points
-    outside the conversation is rejected."""
-    at = {u["id"]: i for i, (_, u) in enumerate(rows)}
-    for i, ((number, u), turn) in enumerate(zip(rows, turns, strict=True)):
-        parent = u.get("reply_to", u.get("reply-to"))
-        if parent is not None and parent not in at:
-            expected = f"expected a reply-to inside conversation {cid!r}, not {parent!r}"
-            return rejected(path, f"line {number}", expected, u)
-        index = at[parent] if parent is not None else None
-        if (index is not None and not chained) or (chained and index != (i - 1 if i else None)):
-            turn.meta["reply_to"] = index
-    return None
-
-
-def _build(
-    c: _Corpus,
-    path: Path,
-    cid: str,
-    rows: list[tuple[int, dict[str, Any]]],
-    *,
-    number: int,
-    options: ReadOptions,
-) -> Conversation | Rejected:
-    """One conversation of the corpus from its utterances (lines ``rows`` of ``path``); an
-    exact duplicate of an utterance left out, another utterance with its id rejected."""
-    first: dict[str, dict[str, Any]] = {}
-    for line, u in rows:
-        if not _is_meta(u.get("meta")):  # never dropped: ConvoKit's meta is an object
-            return rejected(path, f"line {line}", f"expected an object 'meta', not {_kind(u['meta'])}", u)
-        if first.setdefault(u["id"], u) != u:
-            return rejected(
-                path, f"line {line}", f"expected utterance id {u['id']!r} used once in {cid!r}", u
-            )
-        taken = [
-            k
-            for k in ("timestamp", "reply_to")
-            if not c.ours and k in (u.get("meta") or {}) and _own(u, k) is not None
-        ]
-        if taken:  # the turn's meta holds the utterance's own field there: never one over the other
-            why = f"expected a meta without {taken[0]!r}, where the turn keeps the utterance's own {taken[0]}"
-            return rejected(path, f"line {line}", why, u)
-    rows = [(line, u) for line, u in rows if first[u["id"]] is u]
-    data = c.conversation(cid, number, options)
-    speakers = [*c.scoped.get(cid, ()), *(u.get("speaker", u.get("user")) for _, u in rows)]
-    people = [c.participant(s) for s in dict.fromkeys(speakers)]
-    ids = {s: p["participant_id"] for s, p in zip(dict.fromkeys(speakers), people, strict=True)}
-    built = [_turn(c, u, i, ids) for i, (_, u) in enumerate(rows)]
-    data.update(
-        participants=people, turns=[t for t, _ in built], annotations=[a for _, n in built for a in n]
-    )
-    try:
-        conv = msgspec.convert(data, Conversation)
-    except msgspec.ValidationError as exc:
-        where = f"line {rows[0][0]}" if len(rows) == 1 else f"lines {rows[0][0]}-{rows[-1][0]}"
-        return rejected(path, where, f"expected ConvoKit utterances of conversation {cid!r} ({exc})")
-    return _parents(path, cid, rows, conv.turns, chained=c.ours) or conv
-
-
-def _own(u: dict[str, Any], key: str) -> Any:
-    """An utterance's own ``timestamp`` or ``reply_to`` (``reply-to`` in older corpora)."""
-    return u.get(key, u.get("reply-to")) if key == "reply_to" else u.get(key)
-
-
-class _Root(msgspec.Struct):
-    """The one field of an utterance that says which conversation it belongs to."""
-
-    conversation_id: Any = None
-    root: Any = None
-
-
-_root = msgspec.json.Decoder(_Root).decode
-
-
-Run = tuple[int, int, int]
-"""Lines of one conversation together in a file: the first's number, and the byte range."""
-
-
-def _scattered(path: Path) -> list[list[Run]] | None:
-    """Where each conversation's lines are (its runs of lines, conversations in the order they
-    first appear; lines that name none first) if some conversation's lines are not together,
-    as in corpora dumped in time order; None if each is one run of lines, read as it streams.
-    Reads only each line's ``conversation_id``, and keeps one entry a run."""
-    runs: dict[str | None, list[Run]] = {None: []}
-    last: str | None = None
-    first = start = offset = 0
-    scattered = False
-    with path.open("rb") as f:
-        for number, (raw, whole) in enumerate(raw_lines(f), 1):
-            try:
-                if not whole:  # too long to hold: rejected where it is read
-                    raise msgspec.DecodeError
-                key = _root(raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw)
-                cid = key.conversation_id if key.conversation_id is not None else key.root
-            except (msgspec.DecodeError, RecursionError):  # read again as JSON, and rejected there
-                if whole and not raw.strip():  # a blank line: part of the run it is in
-                    offset = f.tell()
-                    continue
-                cid = None
-            cid = cid if isinstance(cid, str) else None
-            if first == 0 or cid != last:
-                if first:
-                    runs[last].append((first, start, offset))
-                scattered = scattered or (cid is not None and cid in runs)
-                runs.setdefault(cid, [])
-                first, start, last = number, offset, cid
-            offset = f.tell()
-    if first:
-        runs[last].append((first, start, offset))
-    return list(runs.values()) if scattered else None
-
-
-def _gathered(path: Path, groups: list[list[Run]]) -> Iterator[tuple[int, Any] | Rejected]:
-    """The JSON values of ``path``'s lines, each conversation's together (:func:`_scattered`)."""
-    return json_lines(path, lines_in(path, (run for group in groups for run in group)))
-
-
-def _utterances(path: Path) -> Iterator[tuple[str, list[tuple[int, dict[str, Any]]]] | Rejected]:
-    """The utterances of each conversation, checked for the fields ConvoKit requires; a
-    conversation's lines streamed where they are together, else gathered (:func:`_scattered`)."""
-    run: list[tuple[int, dict[str, Any]]] = []
-    cid: str | None = None
-    groups = _scattered(path)
-    for item in json_lines(path) if groups is None else _gathered(path, groups):
-        if isinstance(item, Rejected):
-            yield item
-            continue
-        number, u = item
-        conv = u.get("conversation_id", u.get("root")) if isinstance(u, dict) else None
-        need = ("id", "text") if isinstance(u, dict) else ()
-        missing = [k for k in need if not isinstance(u.get(k), str)]
-        if (
-            not isinstance(u, dict)
-            or missing
-            or not isinstance(conv, str)
-            or not isinstance(u.get("speaker", u.get("user")), str)
-        ):
-            what = (
-                f"a string {missing[0]!r}"
-                if missing
-                else "an utterance object with string id, speaker, conversation_id and text"
-            )
-            yield rejected(path, f"line {number}", f"expected {what}", u)
-            continue
-        if conv != cid:
-            if cid is not None:
-                yield cid, run
-            cid, run = conv, []
-        run.append((number, u))
-    if cid is not None:
-        yield cid, run
-
-
 def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The conversations of a ConvoKit corpus folder (``paths``: the folder, or its files),
     in the order of ``utterances.jsonl``; speakers, conversation and corpus meta kept (the
@@ -443,27 +226,27 @@ def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conve
 
         for conv in read_convokit([Path("movie-corpus")], ReadOptions(dataset="movies")): ...
     """
-    folder = _folder_of(paths)
+    folder = folder_of(paths)
     if folder is None or not (folder / "utterances.jsonl").is_file():
         where = folder or (paths[0] if paths else Path("."))
         yield Rejected(where, "file", "expected a ConvoKit corpus folder holding utterances.jsonl")
         return
-    loaded = [_json_file(folder / n) for n in _FILES[1:4]]
+    loaded = [json_file(folder / n) for n in FILES[1:4]]
     for bad in (x for x in loaded if isinstance(x, Rejected)):
         yield bad
         return
     speakers, conversations, corpus = (x for x in loaded if isinstance(x, dict))
-    bad_entry = _bad_entry(folder, speakers, conversations)
-    if bad_entry is not None:
-        yield bad_entry
+    wrong = bad_entry(folder, speakers, conversations)
+    if wrong is not None:
+        yield wrong
         return
-    c = _Corpus(folder, speakers, conversations, ours=corpus.get("exported_by") == "convbank")
+    c = ConvoKitCorpus(folder, speakers, conversations, ours=corpus.get("exported_by") == "convbank")
     path = folder / "utterances.jsonl"
-    for number, item in enumerate(_utterances(path)):
+    for number, item in enumerate(utterances_of(path)):
         if isinstance(item, Rejected):
             yield item
             continue
-        conv = _build(c, path, *item, number=number, options=options)
+        conv = build_conversation(c, path, *item, number=number, options=options)
         if not c.ours and corpus and isinstance(conv, Conversation):
             conv.meta = {**conv.meta, "corpus": corpus}
         yield conv
@@ -471,7 +254,7 @@ def read_convokit(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conve
 
 def _sniff_convokit(paths: Sequence[Path]) -> bool:
     """A folder holding ``utterances.jsonl`` whose first line has ConvoKit's keys."""
-    folder = _folder_of(paths)
+    folder = folder_of(paths)
     if folder is None:
         return False
     first = head(folder / "utterances.jsonl").split(b"\n", 1)[0]
@@ -482,8 +265,9 @@ FORMAT = Format(
     order=30,
     name="convokit",
     summary="a ConvoKit corpus folder (DIR/<dataset>_convokit)",
-    writes="`DIR/<dataset>_convokit/`: utterances with `reply_to` chains and all turn meta and "
-    "annotations, speakers, conversations, corpus meta",
+    writes="`DIR/<dataset>_convokit/`: utterances with `reply_to` chains (an imported ConvoKit "
+    "corpus's own ids and reply tree) and all turn meta and annotations, speakers, conversations, "
+    "corpus meta",
     read_with="`convokit.Corpus(filename=...)`",
     writer=write_convokit,
     plan=_folder,
@@ -491,10 +275,9 @@ FORMAT = Format(
     together=True,
     loses="nothing of what convbank exported, but where a dataset's speaker ids name one person "
     "everywhere (`global_speakers`) a speaker's role, persona and meta are one for the whole corpus "
-    "(the last conversation's); of any ConvoKit corpus: vectors, speakers' roles (each is "
-    "`speaker`), and, written back, utterance ids (`<conversation>/<position>`), speaker ids "
-    "(`<conversation>/<speaker>`) and the reply tree (a chain; each reply's parent and "
-    "timestamp stay in its meta)",
+    "(the last conversation's); of any ConvoKit corpus: vectors and speakers' roles (each is "
+    "`speaker`); its utterance ids, reply tree and timestamps are kept in each turn's meta "
+    "(`utterance_id`, `reply_to`, `timestamp`) and written back as they were, with its speaker ids",
     sniff=_sniff_convokit,
 )
 """The ``convokit`` format: written without ConvoKit, so it needs no extra."""

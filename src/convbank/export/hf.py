@@ -28,6 +28,7 @@ from convbank import catalog
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._hf_unfit import unfit
 from convbank.export._read import imported_layout, read_imported, rejected
 from convbank.export.chat import chat_record
 from convbank.model import Conversation, Part, Participant, Turn
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from convbank.corpus import Corpus
 
 __all__ = ["FORMAT", "features", "hf_record", "read_hf", "read_hf_dataset", "to_hf", "write_hf"]
+
+_encode = msgspec.json.Encoder().encode
 
 _SHARD = 2000
 """Conversations per generator shard at most (a stored batch holds at most 2,000); smaller
@@ -95,8 +98,22 @@ def _rows(shards: list[Corpus], chat: str | None, as_participant: str | None) ->
         for conv in corpus:
             row = hf_record(conv)
             if chat is not None:
-                row[chat] = chat_record(conv, as_participant, corpus.context(conv))["messages"]
+                record = chat_record(conv, as_participant, corpus.context(conv))
+                row[chat] = _role_and_content(record["messages"])
             yield row
+
+
+def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat messages as the chat column's features hold them, ``role`` and ``content`` texts:
+    a content of typed parts (or anything but a text) as its JSON text, never Python's repr
+    nor a cast error; a message's other keys (``name``, ``tool_calls``) are in the ``chat``
+    export."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        text = content if content is None or isinstance(content, str) else _encode(content).decode()
+        out.append({"role": m.get("role"), "content": text})
+    return out
 
 
 def _chat_column(name: str, chat: bool | str) -> str | None:
@@ -114,8 +131,8 @@ def _chat_column(name: str, chat: bool | str) -> str | None:
 def _parts(source: Corpus | Selection) -> dict[Part, Corpus]:
     """The corpus per (config, split), each in the corpus's order, restricted to a
     selection's ``where``."""
-    if not isinstance(source, Selection):
-        return source.by_part()
+    if not isinstance(source, Selection):  # an empty corpus: each part it was loaded with, empty
+        return source.by_part() or dict.fromkeys(source.loaded_parts(), source)
     out = {}
     for part, corpus in source.corpus.by_part().items():
         wanted = source.ids(*part)
@@ -172,8 +189,9 @@ def to_hf(
       read from the bank as they are iterated, in shards of at most 2,000 conversations (so
       a ``DataLoader`` with workers splits them); each shard re-opens the bank's generation;
     - ``chat=True`` adds ``messages`` (the chat view of ``export --format chat``, seen from
-      the dataset's default side, or ``as_participant``): what ``Trainer`` and TRL's
-      ``SFTTrainer`` take as is; ``chat="name"`` names that column;
+      the dataset's default side, or ``as_participant``; each message its ``role`` and
+      ``content`` text, a content of typed parts as its JSON text): what ``Trainer`` and
+      TRL's ``SFTTrainer`` take as is; ``chat="name"`` names that column;
     - splits are named as convbank names them (PEC's ``valid``);
       ``loader_split_names=True`` gives the Hugging Face loader's names instead (PEC's
       ``validation``), as ``export --format hf`` writes them.
@@ -207,31 +225,45 @@ def to_hf(
     names = catalog.get(name).presentation.hf_split_names if loader_split_names else {}
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, _quiet():
+        cache = None if streaming else (cache_dir or Path(tmp), cache_dir is None)
         for cfg in [config] if config is not None else configs:
             splits: dict[str, Any] = {}
             for part, corpus in parts.items():
                 if part.config != cfg:
                     continue
-                size = min(_SHARD, max(250, math.ceil(len(corpus) / 8)))
-                kwargs = {
-                    "shards": [corpus[i : i + size] for i in range(0, len(corpus), size)],
-                    "chat": column,
-                    "as_participant": as_participant,
-                }
-                if streaming:
-                    splits[names.get(part.split, part.split)] = datasets.IterableDataset.from_generator(
-                        _rows, features=feats, gen_kwargs=kwargs
-                    )
-                else:
-                    splits[names.get(part.split, part.split)] = datasets.Dataset.from_generator(
-                        _rows,
-                        features=feats,
-                        gen_kwargs=kwargs,
-                        cache_dir=str(cache_dir or tmp),
-                        keep_in_memory=cache_dir is None,
-                    )
+                split = names.get(part.split, part.split)
+                splits[split] = _dataset(
+                    corpus, feats, chat=column, as_participant=as_participant, cache=cache
+                )
             out[cfg] = datasets.IterableDatasetDict(splits) if streaming else datasets.DatasetDict(splits)
     return out[config] if config is not None else out[configs[0]] if len(configs) == 1 else out
+
+
+def _dataset(
+    corpus: Corpus,
+    feats: datasets.Features,
+    *,
+    chat: str | None,
+    as_participant: str | None,
+    cache: tuple[Path, bool] | None,
+) -> Any:
+    """One split of :func:`to_hf`: an ``IterableDataset`` where ``cache`` is None, else a
+    ``Dataset`` made in ``cache[0]`` (kept in memory where ``cache[1]``)."""
+    import datasets
+
+    size = min(_SHARD, max(250, math.ceil(len(corpus) / 8)))
+    kwargs = {
+        "shards": [corpus[i : i + size] for i in range(0, len(corpus), size)],
+        "chat": chat,
+        "as_participant": as_participant,
+    }
+    if cache is None:
+        return datasets.IterableDataset.from_generator(_rows, features=feats, gen_kwargs=kwargs)
+    if not len(corpus):  # a generator of no rows is an error in datasets
+        return datasets.Dataset.from_dict({key: [] for key in feats}, features=feats)
+    return datasets.Dataset.from_generator(
+        _rows, features=feats, gen_kwargs=kwargs, cache_dir=str(cache[0]), keep_in_memory=cache[1]
+    )
 
 
 def _configs(selection: Selection) -> list[str]:
@@ -271,74 +303,6 @@ def _os_cause(exc: BaseException) -> OSError | None:
         seen.add(id(found))
         found = found.__cause__ or found.__context__
     return None
-
-
-def _member(info: Any, key: str | None = None) -> Any:
-    """The type inside ``info`` (its non-null member; a list's item or a field's type)."""
-    import msgspec.inspect as mi
-
-    if isinstance(info, mi.UnionType):
-        info = next((t for t in info.types if not isinstance(t, mi.NoneType)), mi.AnyType())
-    if key is None:
-        return info
-    if isinstance(info, mi.StructType):
-        return next((f.type for f in info.fields if f.encode_name == key), mi.AnyType())
-    return info.value_type if isinstance(info, mi.DictType) else mi.AnyType()
-
-
-def _restored(info: Any, key: str, value: Any) -> tuple[bool, Any]:
-    """Whether a key of a row stays in the raw record, and its value there: not a key the raw
-    type lacks (one the presentation added), nor a null the raw type cannot hold (a key the
-    export filled in where the record had none: a required text's null was its empty text);
-    a number where the raw type holds text, that text."""
-    import msgspec.inspect as mi
-
-    fields = {f.encode_name: f for f in info.fields} if isinstance(info, mi.StructType) else {}
-    if isinstance(info, mi.StructType) and key not in fields:
-        return False, None
-    held = _member(info, key) if isinstance(info, (mi.StructType, mi.DictType)) else info
-    if value is not None:
-        return True, str(value) if isinstance(held, mi.StrType) and isinstance(value, int) else value
-    types = held.types if isinstance(held, mi.UnionType) else (held,)
-    if any(isinstance(t, (mi.NoneType, mi.AnyType)) for t in types):
-        return True, None
-    required = key in fields and fields[key].required
-    texts = any(
-        isinstance(t, mi.StrType) or (isinstance(t, mi.LiteralType) and "" in t.values) for t in types
-    )
-    return (True, "") if required and texts else (False, None)
-
-
-def _record(info: Any, out: dict[str, Any]) -> dict[str, Any]:
-    kept = {k: _restored(info, k, v) for k, v in out.items()}
-    return {k: v for k, (keep, v) in kept.items() if keep}
-
-
-def _unfit(feature: Any, value: Any, info: Any) -> Any:
-    """The inverse of :func:`_fit`, guided by the raw record's type: class ids become their
-    names, and a dict of lists where the raw type holds a list of records becomes that list."""
-    import msgspec.inspect as mi
-    from datasets import ClassLabel, List
-
-    info = _member(info)
-    if value is None:
-        return None
-    if isinstance(feature, ClassLabel):
-        return feature.int2str(value)
-    listed = isinstance(info, (mi.ListType, mi.VarTupleType))
-    if isinstance(feature, dict) and isinstance(value, dict) and listed:
-        item, keys = _member(info.item_type), list(feature)
-        count = len(value[keys[0]]) if keys else 0
-        return [
-            _record(item, {k: _unfit(feature[k].feature, value[k][i], _member(item, k)) for k in keys})
-            for i in range(count)
-        ]
-    if isinstance(feature, dict):
-        return _record(info, {k: _unfit(f, value.get(k), _member(info, k)) for k, f in feature.items()})
-    if isinstance(feature, List):
-        item = info.item_type if listed else mi.AnyType()
-        return [_unfit(feature.feature, v, item) for v in value]
-    return value
 
 
 _MESSAGES = ("messages", "conversations", "conversation", "dialog", "dialogue", "turns", "utterances")
@@ -437,9 +401,9 @@ def _read_export(ds: Any, path: Path, data: Any, options: ReadOptions) -> Iterat
         where = Part(path.name, names.get(split, split))
         for number, row in enumerate(_plain_rows(part)):
             try:
-                raw = ds.presentation.hf_raw(_unfit(dict(feats), row, mi.AnyType()))
+                raw = ds.presentation.hf_raw(unfit(dict(feats), row, mi.AnyType()))
                 if raw is None:
-                    raw = msgspec.convert(_unfit(dict(feats), row, info), ds.raw_type, strict=False)
+                    raw = msgspec.convert(unfit(dict(feats), row, info), ds.raw_type, strict=False)
                 conv = ds.to_conversation(raw, where, number)
             except (msgspec.ValidationError, ValueError, KeyError, TypeError) as exc:
                 yield rejected(path, f"{split} row {number + 1}", f"expected a {ds.name} record ({exc})")

@@ -333,16 +333,31 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
     if repeated is not None:
         yield Rejected(where, "file", repeated)
         return
-    if hasattr(frame, "to_arrow"):  # polars
-        table = frame.to_arrow()
-    else:
-        table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = frame.to_arrow() if hasattr(frame, "to_arrow") else _pandas_table(frame)  # polars: typed
+    if isinstance(table, str):
+        yield Rejected(where, "file", table)
+        return
     try:
         yield from _read_batches(
             where, table.schema.names, iter(table.to_batches(4096)), options, number=0, header=False
         )
     except _BadTableError as bad:
         yield bad.rejected
+
+
+def _pandas_table(frame: Any) -> pa.Table | str:
+    """A pandas DataFrame as Arrow, or what is wrong with the first column Arrow cannot type
+    (values of several types in one ``object`` column, complex numbers, objects of no
+    known type), so that it is one line naming the column, never Arrow's traceback."""
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as whole:
+        for name in frame.columns:
+            try:
+                pa.array(frame[name], from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+                return f"expected column {str(name)!r} to hold values of one type Arrow can store ({exc})"
+        return f"expected columns Arrow can store ({whole})"
 
 
 def _sniff_table(paths: Sequence[Path]) -> bool:

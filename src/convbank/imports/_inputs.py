@@ -54,22 +54,30 @@ def parse_inputs(args: Iterable[str]) -> list[tuple[Path, str | None]]:
     for arg in args:
         split, eq, rest = arg.partition("=")
         if eq and NAME.fullmatch(split) and not Path(arg).exists():
-            out.append((Path(rest), split))
+            out.append((_path(rest, arg), split))
         else:
-            out.append((Path(arg), None))
+            out.append((_path(arg, arg), None))
     return out
+
+
+def _path(text: str | os.PathLike[str], given: str | os.PathLike[str]) -> Path:
+    """A path given, refused where it is empty (``train=``, ``""``), which ``Path`` would read
+    as the current folder: one line naming what was given, never that folder."""
+    if isinstance(text, str) and not text.strip():
+        raise CorpusImportError(f"{str(given)!r}: expected a path (a file or a folder), not an empty one")
+    return Path(text)
 
 
 def inputs_of(source: Source) -> list[tuple[Path, str | None]]:
     if isinstance(source, (str, os.PathLike)):
-        return [(Path(source), None)]
+        return [(_path(source, source), None)]
     if isinstance(source, Mapping):
         return [
-            (Path(p), str(split))
+            (_path(p, f"{split}={p}"), str(split))
             for split, paths in source.items()
             for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)
         ]
-    return [(Path(p), None) for p in source]
+    return [(_path(p, p), None) for p in source]
 
 
 def in_memory(source: Any) -> str | None:

@@ -14,6 +14,7 @@ import pyarrow as pa
 from convbank._atomic import AtomicFile
 from convbank._names import name_problem
 from convbank.build import SeenIds, write_batch
+from convbank.datasets._generic import CHECKS
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
 from convbank.errors import CorpusImportError
 from convbank.export._format import Rejected
@@ -197,6 +198,22 @@ def _meta_problem(item: Conversation) -> str | None:
     return None
 
 
+_STRUCTURE = [c for c in CHECKS if c.name in ("turn_indices", "speakers", "annotation_turns")]
+"""The checks of every dataset whose errors break the unified model itself (what readers of
+the bank index by): a turn's index out of order, a speaker who is no participant, one listed
+twice, an annotation of no turn."""
+
+
+def _model_problem(item: Conversation) -> str | None:
+    """The first error of :data:`_STRUCTURE` in a conversation, as an ``expected``: such a
+    conversation is a bad record, never stored for ``validate`` to find and exports to fail on."""
+    for check in _STRUCTURE:
+        for severity, message in check.run(item) or []:
+            if severity == "error":
+                return f"expected a unified conversation ({message})"
+    return None
+
+
 def store(
     bank: Bank,
     name: str,
@@ -227,7 +244,7 @@ def store(
             if isinstance(item, Rejected):
                 rejects.add(original, item, name)
                 continue
-            named = _part_name_problem(item) or _meta_problem(item)
+            named = _part_name_problem(item) or _meta_problem(item) or _model_problem(item)
             if named is not None:  # its config or split would be a path, not one folder of the bank
                 rejects.add(
                     original, rejected(original, f"conversation {item.conversation_id!r}", named, item), name

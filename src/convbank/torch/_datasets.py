@@ -16,6 +16,7 @@ import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 from convbank.errors import whole_number
+from convbank.examples._rows import chosen_positions
 from convbank.model import schema
 from convbank.model.schema import UnifiedSchema
 
@@ -203,12 +204,9 @@ class CorpusDataset(Dataset[Any]):
         >>> CorpusDataset(convbank.load("casino", split="valid"), "turns").select([2, 0])[1]["turn_index"]
         0
         """
-        chosen = np.asarray(indices, dtype=np.int64).reshape(-1)
         total = len(self)
-        bad = chosen[(chosen >= total) | (chosen < -total)]
-        if bad.size:
-            raise IndexError(f"index {int(bad[0])} is outside this dataset of {total:,} {self.items}")
-        chosen = np.where(chosen < 0, chosen + total, chosen)
+        of, refused = f"this dataset of {total:,} {self.items}", "a dataset selects by integer indices, not"
+        chosen = chosen_positions(indices, total, of=of, refused=refused, word="index")
         new = copy.copy(self)
         new._index = chosen if self._index is None else self._index[chosen]
         new._filtered = False

@@ -1,0 +1,44 @@
+"""A callable tokenizer's ids are ints (NumPy's too), never a bool, and what it returned that
+is not ids is named: ``a list holding float``. Before: ``[True]`` was token id 1, silently,
+and ``[1.5]`` was refused as "the tokenizer returned list", the list it was asked for."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import convbank
+from convbank.examples._tokenize import TokenizerError
+
+
+@pytest.fixture
+def turns(tmp_path: Path) -> Any:
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        json.dumps({"id": "c", "messages": [{"role": "user", "content": "hi"}]}) + "\n", encoding="utf-8"
+    )
+    convbank.import_conversations(path, name="chats")
+    return convbank.load("chats").examples("turns")
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "returned"),
+    [
+        (lambda t: [True], "a list holding bool"),
+        (lambda t: [1.5], "a list holding float"),
+        (lambda t: "ab", "str"),
+    ],
+)
+def test_what_is_not_token_ids_is_named(turns: Any, tokenizer: Callable[[str], Any], returned: str) -> None:
+    with pytest.raises(TokenizerError) as caught:
+        turns.tokenize(tokenizer)[0]
+    assert str(caught.value) == (
+        f"the tokenizer returned {returned} for a text; a callable tokenizer must return a list of "
+        "token ids (a Hugging Face tokenizer object is used as one)"
+    )
+    assert turns.tokenize(lambda t: [np.int32(3), 4])[0]["input_ids"] == [3, 4]

@@ -1,0 +1,38 @@
+"""``to_hf(chat=...)`` of a corpus whose chat messages carry more than a role and a text
+(an imported chat corpus: a ``weight`` key, ``tool_calls`` with a null content, a content of
+typed parts) holds each message's ``role`` and ``content`` text, a content of parts as its
+JSON text, streaming or not. Before: ``DatasetGenerationError`` (a message's ``weight``
+could not be cast to the column's features) and, streaming, the parts as Python's repr
+(``"[{'type': 'text', ...}]"``), 2 of 2 conversations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import convbank
+
+PARTS = [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "http://x"}}]
+ROWS = [
+    {"id": "w", "messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a", "weight": 1.0}]},
+    {"id": "p", "messages": [{"role": "user", "content": PARTS}, {"role": "assistant", "content": None, "tool_calls": []}]},
+]  # fmt: skip
+
+
+def test_the_chat_column_holds_role_and_content_texts(tmp_path: Path) -> None:
+    pytest.importorskip("datasets")
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    convbank.import_conversations(path, name="chats")
+    corpus = convbank.load("chats")
+    expected = [
+        [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}],
+        [
+            {"role": "user", "content": json.dumps(PARTS, separators=(",", ":"))},
+            {"role": "assistant", "content": None},
+        ],
+    ]
+    assert corpus.to_hf(chat="chat")["train"]["chat"] == expected
+    assert [row["chat"] for row in corpus.to_hf(chat="chat", streaming=True)["train"]] == expected

@@ -1,0 +1,40 @@
+"""A pandas DataFrame with a column Arrow cannot type (values of several types in one
+``object`` column, complex numbers, objects of no known type) is one line naming the column,
+nothing imported. Before: pyarrow's ``ArrowInvalid`` or ``ArrowNotImplementedError`` came
+out of ``import_conversations`` as it was (4 of 4 columns)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import convbank
+from convbank.errors import CorpusImportError, UnknownDatasetError
+from convbank.export._format import ReadOptions, Rejected
+from convbank.export.table import read_frame
+
+BASE = {"conversation_id": ["a", "a", "b"], "participant_id": ["u", "v", "u"], "text": ["x", "y", "z"]}
+
+
+@pytest.mark.parametrize(
+    ("values", "why"),
+    [
+        ([1, "a", None], "Could not convert 'a' with type str: tried to convert to int64"),
+        ([{"k": 1}, [1], None], "cannot mix list and non-list, non-null values"),
+        ([1 + 2j, None, None], "Unsupported numpy type 15"),
+    ],
+)
+def test_a_column_arrow_cannot_type_is_one_line_naming_it(values: list[object], why: str) -> None:
+    frame = pd.DataFrame({**BASE, "c": values})
+    (got,) = read_frame(frame, ReadOptions(dataset="mine"))
+    assert isinstance(got, Rejected)
+    assert (
+        got.line()
+        == f"DataFrame, file: expected column 'c' to hold values of one type Arrow can store ({why})"
+    )
+    with pytest.raises(CorpusImportError, match=r"^DataFrame, file: expected column 'c' to hold"):
+        convbank.import_conversations(frame, name="mine")
+    with pytest.raises(UnknownDatasetError):
+        convbank.load("mine")
+    convbank.import_conversations(pd.DataFrame({**BASE, "c": [str(v) for v in values]}), name="mine")
+    assert [t.meta["c"] for t in convbank.load("mine")[0].turns] == [str(values[0]), str(values[1])]
