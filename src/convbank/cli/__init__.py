@@ -1,5 +1,36 @@
-"""The ``convbank`` command line: a thin shell over the library."""
+"""The ``convbank`` command line: a thin shell over the library.
 
-from convbank.cli.main import cli, main
+The script's entry point, :func:`main`, stops on a signal from its first line: SIGINT, SIGTERM
+or SIGHUP while the commands are still being imported ends it with the signal's one line and
+exit code (nothing has been written yet), as one arriving later does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from convbank.cli._signals import stop_while_starting
+
+if TYPE_CHECKING:
+    from convbank.cli.main import cli
 
 __all__ = ["cli", "main"]
+
+
+def main() -> None:
+    """Console-script entry point: ``convbank`` and ``python -m convbank`` run it. Example:
+    ``sys.argv = ["convbank", "list"]; main()``."""
+    stop_while_starting()
+    from convbank.cli.main import main as run
+
+    run()
+
+
+def __getattr__(name: str) -> Any:
+    """The click group, ``cli`` (``CliRunner().invoke(cli, ["list"])``), imported when asked
+    for, so that the script's signal handlers are set before the commands are imported."""
+    if name == "cli":
+        from convbank.cli.main import cli
+
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,6 +41,7 @@ __all__ = [
     "new_command",
     "settled",
     "sigterm_as_interrupt",
+    "stop_while_starting",
     "terminate_on_signals",
     "watch_interrupts",
 ]
@@ -169,6 +170,28 @@ def _end_now(signum: int) -> None:
         os._exit(code)
 
 
+def _while_starting(signum: int, frame: FrameType | None) -> None:
+    """A signal before the command's handlers are set: its line and exit code, at once
+    (the commands are being imported; nothing is written yet)."""
+    line, code = message(signum)
+    with contextlib.suppress(OSError):
+        os.write(2, f"{line}\n".encode())
+    os._exit(code)
+
+
+def stop_while_starting() -> None:
+    """The script's first call: until :func:`terminate_on_signals` replaces them, SIGINT,
+    SIGTERM and SIGHUP end the process with their one line and exit code (a
+    :class:`KeyboardInterrupt` traceback from an import, or no line at all, before). Example:
+    ``stop_while_starting()`` first in the ``convbank`` script."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
+                signal.signal(signum, _while_starting)
+
+
 def terminate_on_signals() -> None:
     """From the main thread: SIGTERM and SIGHUP raise :class:`Terminated` (unless a handler of
     the program's own is set), SIGINT :class:`KeyboardInterrupt` as Python's handler does;
@@ -177,11 +200,11 @@ def terminate_on_signals() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     with contextlib.suppress(ValueError, OSError):
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _while_starting):
             signal.signal(signal.SIGINT, _interrupt)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(signum) is signal.SIG_DFL:
+            if signal.getsignal(signum) in (signal.SIG_DFL, _while_starting):
                 signal.signal(signum, _terminate)
 
 
