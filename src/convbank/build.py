@@ -186,6 +186,8 @@ def build(
     datasets = [catalog.get(n) for n in (names or catalog.names())]
     for ds in datasets:
         ds.parts(config)  # an unknown config name fails before anything is built
+        if (refused := ds.without_sources()) is not None:  # an import is not built from files
+            raise refused
     held = bank.manifest().datasets
     for ds in datasets:  # a plugin installed after an import of its name never builds over it
         if ds.name in held and held[ds.name].imported is not None:

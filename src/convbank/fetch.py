@@ -205,6 +205,8 @@ class Fetcher:
 
             paths = Fetcher(sources=["src"]).fetch(casino, [casino.file("casino_valid.json")])
         """
+        if (refused := dataset.without_sources()) is not None:
+            raise refused
         paths: dict[str, Path] = {}
         missing: list[tuple[SourceFile, SourceError]] = []
         for f in files:

@@ -18,7 +18,7 @@ import msgspec
 from convbank._lazy import lazy
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._present import Presentation, hook_names
-from convbank.errors import FormatError, UnknownDatasetError, did_you_mean
+from convbank.errors import ConvbankError, FormatError, UnknownDatasetError, did_you_mean
 from convbank.model import Conversation, Part, conversations_to_tables
 
 if TYPE_CHECKING:
@@ -215,6 +215,13 @@ class Dataset(ABC):
     @abstractmethod
     def files_for(self, part: Part) -> list[SourceFile]:
         """The source files a stored config's split is read from."""
+
+    def without_sources(self) -> ConvbankError | None:
+        """Why this dataset has no publisher's files to fetch, build or read from (a corpus
+        imported from the researcher's own files says so), or None: fetching, building and
+        ``raw --from-source`` raise it before anything else. Example:
+        ``catalog.get("casino").without_sources() is None``."""
+        return None
 
     def required_files(self, config: str | None = None) -> list[SourceFile]:
         """Every source file needed for a config (all stored configs for ``None``)."""

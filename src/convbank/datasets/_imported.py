@@ -31,6 +31,8 @@ from convbank.model import Conversation, Part
 if TYPE_CHECKING:
     import datasets as hf_datasets
 
+    from convbank.errors import CorpusImportError
+
 __all__ = [
     "CHAT_ROLES",
     "IMPORTED_CHECKS",
@@ -291,16 +293,23 @@ class ImportedDataset(Dataset):
         """Every file of the import (a file's split is the import's business)."""
         return list(self.files)
 
+    def without_sources(self) -> CorpusImportError:
+        """An imported corpus has no publisher's files: its conversations are the bank's, and
+        importing again is how it is rebuilt."""
+        from convbank.errors import CorpusImportError
+
+        return CorpusImportError(
+            f"{self.name} was imported from {self.entry.format} files (convbank import): it has no "
+            f"publisher's files to fetch, build or read; its conversations are in the bank (convbank "
+            f"raw {self.name}), and `convbank import FILE ... --name {self.name} --replace` imports "
+            "them again",
+            name=self.name,
+        )
+
     def read(self, paths: SourcePaths, part: Part) -> Iterator[Any]:
         """An imported corpus is read by its import (:func:`convbank.imports.import_conversations`),
-        not rebuilt from a source folder: this says so."""
-        from convbank.errors import BuildError
-
-        raise BuildError(
-            f"{self.name} was imported from {self.entry.format} files; import it again with "
-            f"`convbank import ... --name {self.name} --replace` to rebuild it",
-            dataset=self.name,
-        )
+        not from source files: this says so."""
+        raise self.without_sources()
 
     def conversation_id(self, record: Any, part: Part, index: int) -> str:
         """The conversation's own id (the import keeps the one its format gives, or makes a
