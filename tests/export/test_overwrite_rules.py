@@ -301,3 +301,31 @@ def test_an_export_folder_whose_path_is_not_utf8_is_one_line(built: Bank, tmp_pa
     with pytest.raises(ExportError) as caught:
         export(load("casino"), fmt, out)
     assert str(caught.value) == f"{out}: {message}"
+
+
+@pytest.mark.parametrize("kind", ["a file", "a FIFO"])
+def test_a_file_or_fifo_in_the_place_of_an_exports_folder_never_poisons_the_folder(
+    built: Bank, tmp_path: Path, kind: str
+) -> None:
+    """Before: a FIFO at ``casino`` (where ``hf`` writes ``casino/default``) passed the check,
+    and a file there with ``--overwrite`` was taken as replaced: the export wrote its moves into
+    the record, failed with ``casino: File exists``, exit 1, and every later export into the
+    folder (``csv`` too) failed the same, 2 of 2 kinds."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "casino").touch() if kind == "a file" else os.mkfifo(out / "casino")
+    code, output = _cli("export", "casino", "--format", "hf", "-o", str(out))
+    assert (code, output) == (
+        2,
+        f"error: {out / 'casino'} exists and convbank did not write it there; the hf export of casino "
+        "(default/train, default/valid, default/test) would replace it: pass --overwrite "
+        "(overwrite=True), or export into another folder\n",
+    )
+    assert sorted(os.listdir(out)) == ["casino"]
+    assert _cli("export", "casino", "--format", "csv", "-o", str(out))[0] == 0
+    code, output = _cli("export", "casino", "--format", "hf", "-o", str(out), "--overwrite")
+    assert (code, output) == (0, f"{out / 'casino' / 'default'}\n")
+    assert datasets.load_from_disk(str(out / "casino" / "default"))["train"].num_rows == 900
+    record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    assert set(record) == {"exports"} and "casino/default" in record["exports"]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [RECORD, LOCK]

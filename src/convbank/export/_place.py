@@ -217,7 +217,7 @@ def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwri
                     format=export.get("format"),
                     path=output / owned,
                 )
-        in_the_way = [p for p in target.parents if output in p.parents and p.is_file()]
+        in_the_way = [p for p in _folders_on_the_way(output, rel) if os.path.lexists(p) and not p.is_dir()]
         if (target.exists() or target.is_symlink()) and rel not in record:
             in_the_way.append(target)
         if in_the_way:
@@ -235,12 +235,26 @@ def _move(output: Path, staging: Path, rel: str) -> None:
     _no_link_on_the_way(output, rel)
     _no_link_on_the_way(staging, rel)  # nor moved in from outside through a link in staging
     target, staged = output / rel, staging / rel
+    for folder in _folders_on_the_way(output, rel):  # a file, a FIFO there: replaced (--overwrite)
+        if os.path.lexists(folder) and not folder.is_dir():
+            _discard(folder, staging)
     target.parent.mkdir(parents=True, exist_ok=True)
     if os.path.lexists(target) and (staged.is_dir() or (target.is_dir() and not target.is_symlink())):
-        trash = staging / ".replaced"
-        trash.mkdir(exist_ok=True)
-        os.replace(target, trash / f"{len(os.listdir(trash))}.{os.urandom(4).hex()}")
+        _discard(target, staging)
     os.replace(staged, target)
+
+
+def _folders_on_the_way(output: Path, rel: str) -> list[Path]:
+    """The folders in ``output`` that hold ``output/rel``, outermost first."""
+    parts = PurePosixPath(rel).parts[:-1]
+    return [output.joinpath(*parts[: n + 1]) for n in range(len(parts))]
+
+
+def _discard(path: Path, staging: Path) -> None:
+    """Move what an export replaces into ``staging``'s ``.replaced``, removed with it."""
+    trash = staging / ".replaced"
+    trash.mkdir(exist_ok=True)
+    os.replace(path, trash / f"{len(os.listdir(trash))}.{os.urandom(4).hex()}")
 
 
 def recover(output: Path) -> None:
