@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -415,3 +416,41 @@ def test_convai2_quality_reports_each_config_never_pooled(built: Bank) -> None:
     assert result.details["dialogues"] == {"volunteers": 593, "intermediate": 198}
     text = CliRunner().invoke(cli, ["bench", "convai2-quality", "-m", "tfidf"]).stdout
     assert "volunteers / spearman" in text and "intermediate / spearman" in text
+
+
+def test_a_span_offset_that_is_a_boolean_is_a_malformed_prediction(built: Bank, tmp_path: Path) -> None:
+    """Before: ``{"start": false, ...}`` (and ``true``) passed the check as an int and was
+    scored as offset 0 (1): the gold spans with their 0 offsets as ``false`` scored micro F1
+    1.0, exit 0, 2 of 2 runs; an offset of ``0.0`` was refused."""
+    runner = CliRunner()
+    assert (
+        runner.invoke(cli, ["bench", "ccpe-preference-spans", "--export", str(tmp_path / "t")]).exit_code == 0
+    )
+    golds = [
+        json.loads(line)
+        for path in sorted((tmp_path / "t" / "ccpe-preference-spans").glob("fold*/test.gold.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    rows = [{"example_id": g["example_id"], "prediction": g["gold"]} for g in golds]
+    right, wrong = tmp_path / "right.jsonl", tmp_path / "wrong.jsonl"
+    right.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    as_booleans = [
+        {
+            **r,
+            "prediction": [
+                {**s, "start": bool(s["start"]) if s["start"] < 2 else s["start"]} for s in r["prediction"]
+            ],
+        }
+        for r in rows
+    ]
+    wrong.write_text("".join(json.dumps(r) + "\n" for r in as_booleans), encoding="utf-8")
+    done = runner.invoke(cli, ["bench", "ccpe-preference-spans", "--predictions", str(right), "--json"])
+    assert done.exit_code == 0 and json.loads(done.stdout)["metrics"]["micro_f1"] == 1.0
+    done = runner.invoke(cli, ["bench", "ccpe-preference-spans", "--predictions", str(wrong)])
+    assert (done.exit_code, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: ccpe-preference-spans: the predictions cannot be scored: 3 malformed prediction(s) "
+        "('CCPE-f0f0c/1', 'CCPE-4b2a1/4', 'CCPE-8e113/3': expected a list of spans {start, end, type}: "
+        "whole-number offsets, a type among ENTITY_NAME, ENTITY_PREFERENCE, ENTITY_DESCRIPTION, "
+        "ENTITY_OTHER)\n"
+    )
