@@ -454,3 +454,35 @@ def test_a_span_offset_that_is_a_boolean_is_a_malformed_prediction(built: Bank, 
         "whole-number offsets, a type among ENTITY_NAME, ENTITY_PREFERENCE, ENTITY_DESCRIPTION, "
         "ENTITY_OTHER)\n"
     )
+
+
+def test_spearman_ranks_ints_a_float_cannot_tell_apart() -> None:
+    """Ints a float cannot tell apart keep their order, mixed with floats too (NumPy would
+    make ``[2**60 + 1, 0.5, 2**60]`` floats, two of them equal), as SciPy ranks ints alone."""
+    big = [2**60 + k for k in (3, 1, 2, 5, 4)]
+    assert spearman([1, 2, 3, 4, 5], big) == pytest.approx(spearmanr([1, 2, 3, 4, 5], big).statistic)
+    assert spearman([1, 2, 3, 4, 5], big) == spearman([1, 2, 3, 4, 5], [3, 1, 2, 5, 4]) == pytest.approx(0.6)
+    rng = random.Random(5)
+    for _ in range(50):
+        x = [rng.choice([1, 2, 2.5, 3, rng.random()]) for _ in range(20)]
+        y = [rng.randint(1, 5) for _ in range(20)]
+        assert spearman(x, y) == pytest.approx(spearmanr(x, y).statistic)
+    assert spearman([2**60 + 1, 0.5, 2**60], [3, 1, 2]) == pytest.approx(1.0)
+    assert spearman([2**60, 2**60], [1, 2]) is None  # constant whatever its size
+
+
+class _Cycling:
+    """A convai2-quality model predicting ``base + 0, 1, 2, 3, 4, 0, ...`` in turn."""
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+
+    def predict(self, examples: list[object]) -> list[int]:
+        return [self.base + i % 5 for i, _ in enumerate(examples)]
+
+
+def test_convai2_quality_ranks_huge_predictions_exactly(built: Bank) -> None:
+    """Before: predictions ``2**60 + k`` scored ``spearman: None`` (constant as floats)."""
+    huge = run("convai2-quality", model=_Cycling(2**60), config="intermediate").metrics
+    small = run("convai2-quality", model=_Cycling(0), config="intermediate").metrics
+    assert huge["spearman"] is not None and huge["spearman"] == small["spearman"]
