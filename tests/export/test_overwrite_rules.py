@@ -329,3 +329,31 @@ def test_a_file_or_fifo_in_the_place_of_an_exports_folder_never_poisons_the_fold
     record = json.loads((out / RECORD).read_text(encoding="utf-8"))
     assert set(record) == {"exports"} and "casino/default" in record["exports"]
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [RECORD, LOCK]
+
+
+def test_the_export_of_another_selection_is_another_export(built: Bank, tmp_path: Path) -> None:
+    """A corpus that is a selection is recorded with it (``selection``: the count and a digest
+    of its ids). Before: ``export(corpus.select(range(5)), ...)`` and then ``export(corpus.filter(
+    "num_turns > 14"), ...)`` into the folder replaced the 5 with 224 without a word, the
+    record saying ``where: null`` for both, 2 of 2 selections."""
+    out = tmp_path / "out"
+    train = load("casino", split="train")
+    export(train.select(range(5)), "jsonl", out)
+    export(train.select([4, 3, 2, 1, 0]), "jsonl", out)  # the same selection, in another order
+    with pytest.raises(ExportError) as caught:
+        export(train.filter("num_turns > 14"), "jsonl", out)
+    file = out / "casino_default_train.jsonl"
+    assert str(caught.value).startswith(
+        f"{file} holds the jsonl export of casino (default/train, selection '5 of 900 conversations "
+    ), str(caught.value)
+    assert "; the jsonl export of casino (default/train, selection '224 of 900 conversations " in str(
+        caught.value
+    )
+    assert len(file.read_bytes().splitlines()) == 5
+    export(train.filter("num_turns > 14"), "jsonl", out, overwrite=True)
+    assert len(file.read_bytes().splitlines()) == 224
+    record = json.loads((out / RECORD).read_text(encoding="utf-8"))["exports"][file.name]
+    assert record["selection"].startswith("224 of 900 conversations ") and record["where"] is None
+    export(train.shuffle(3).select(range(900)), "jsonl", out, overwrite=True)  # every one: no selection
+    export(train, "jsonl", out)
+    assert "selection" not in json.loads((out / RECORD).read_text(encoding="utf-8"))["exports"][file.name]

@@ -69,13 +69,14 @@ RECORD_LIMIT = 64 << 20
 """The largest record read (64 MiB; an entry takes some 200 bytes)."""
 
 Export = dict[str, Any]
-"""One export: ``{"dataset", "format", "parts", "where", "as"}``."""
+"""One export: ``{"dataset", "format", "parts", "where", "as"}`` (and ``"selection"`` for a corpus
+that is a selection: :func:`convbank.export._core._chosen`)."""
 
 
 def describe(export: Export) -> str:
     """``the hf export of casino (default/train, default/test)``, for messages."""
     parts = ", ".join(export.get("parts") or [])
-    options = (("where", "--where"), ("as", "--as"))
+    options = (("where", "--where"), ("as", "--as"), ("selection", "selection"))
     extra = "".join(f", {label} {export[key]!r}" for key, label in options if export.get(key))
     return f"the {export.get('format')} export of {export.get('dataset')} ({parts}{extra})"
 
