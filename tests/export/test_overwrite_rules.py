@@ -357,3 +357,26 @@ def test_the_export_of_another_selection_is_another_export(built: Bank, tmp_path
     export(train.shuffle(3).select(range(900)), "jsonl", out, overwrite=True)  # every one: no selection
     export(train, "jsonl", out)
     assert "selection" not in json.loads((out / RECORD).read_text(encoding="utf-8"))["exports"][file.name]
+
+
+def test_a_source_export_of_a_selection_is_refused_as_its_where_is(built: Bank, tmp_path: Path) -> None:
+    """``source`` writes the publisher's files whole, byte for byte. Before: ``export(corpus.
+    filter("num_turns > 14"), "source", out)`` wrote ``casino_train.json`` of 224 of its 900
+    records under the publisher's name, exit 0, where ``where=`` was refused, 3 of 3
+    selections (``filter``, ``select``, ``shard``)."""
+    out = tmp_path / "out"
+    train = load("casino", split="train")
+    for chosen, count in (
+        (train.filter("num_turns > 14"), 224),
+        (train.select(range(3)), 3),
+        (train.shard(2, 0), 450),
+    ):
+        with pytest.raises(ExportError) as caught:
+            export(chosen, "source", out)
+        assert str(caught.value) == (
+            "the source export rebuilds whole files; it takes no corpus that is a selection "
+            f"({count} of 900 conversations): export the corpus whole"
+        )
+        assert not out.exists()
+    assert export(train.shuffle(2), "source", out) == [out / "casino_train.json"]  # every one, whole
+    assert len(json.loads((out / "casino_train.json").read_text(encoding="utf-8"))) == 900

@@ -48,6 +48,12 @@ def export(
         raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}", format=fmt)
     if form.no_where is not None and where is not None:
         raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where", format=fmt)
+    if form.no_where is not None and selection.chosen is not None:  # a where by other means
+        raise ExportError(
+            f"the {fmt} export {form.no_where}; it takes no corpus that is a selection "
+            f"({selection.chosen.rsplit(' ', 1)[0]}): export the corpus whole",
+            format=fmt,
+        )
     output = Path(output)
     record = {
         "dataset": selection.dataset,
