@@ -486,3 +486,22 @@ def test_convai2_quality_ranks_huge_predictions_exactly(built: Bank) -> None:
     huge = run("convai2-quality", model=_Cycling(2**60), config="intermediate").metrics
     small = run("convai2-quality", model=_Cycling(0), config="intermediate").metrics
     assert huge["spearman"] is not None and huge["spearman"] == small["spearman"]
+
+
+def test_a_tie_among_the_used_facts_does_not_count_against_the_first() -> None:
+    """Before: ``curiosity-fact-ranking`` took the best rank of each used fact counting the
+    other used facts tied with it, so a ranker scoring both used facts top (``[0.9, 0.9,
+    0.1]``, used 0 and 1) had MRR 0.5, a rank no order of the facts gives, and a constant one
+    of 2 used facts of 3 was ranked 3, not 2; 2 of 2 cases."""
+    from convbank.bench import task_named
+    from convbank.tasks import Example, Fold, TaskData
+
+    examples = [Example(f"c/{n}", "c", {"query": "q", "candidates": ["a", "b", "c"]}) for n in range(2)]
+    data = TaskData(examples, [[0, 1], [0, 2]], [Fold("test", (), (0, 1))])
+    scores = {"c/0": [0.9, 0.9, 0.1], "c/1": [0.5, 0.5, 0.5]}
+    assert task_named("curiosity-fact-ranking").score(data, scores) == {"mrr": 0.75}  # was 0.4167
+    from convbank.tasks.metrics import rank_of_first
+
+    assert rank_of_first([0.9, 0.9, 0.1], {0, 1}) == 1
+    assert rank_of_first([0.5, 0.5, 0.5], {0, 2}) == 2  # the unused fact tied counts against
+    assert rank_of_first([0.2, 0.9, 0.5], {0}) == rank_of([0.2, 0.9, 0.5], 0) == 3

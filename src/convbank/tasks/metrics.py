@@ -21,6 +21,7 @@ __all__ = [
     "micro_prf",
     "mrr",
     "rank_of",
+    "rank_of_first",
     "recall_at",
     "span_prf",
     "spearman",
@@ -94,6 +95,18 @@ def rank_of(scores: Sequence[float], true_index: int) -> int:
     constant scorer cannot look good."""
     true = scores[true_index]
     return 1 + sum(bool(s >= true) for i, s in enumerate(scores) if i != true_index)
+
+
+def rank_of_first(scores: Sequence[float], relevant: Collection[int]) -> int:
+    """1-based rank of the best-scored of the ``relevant`` candidates: ties with another
+    candidate count against it (pessimistic), ties among the relevant ones do not (one of
+    them comes first whatever the order); :func:`rank_of` for one relevant candidate.
+
+    >>> rank_of_first([0.9, 0.9, 0.1], {0, 1}), rank_of_first([0.5, 0.5, 0.5], {0, 2})
+    (1, 2)
+    """
+    best = max(scores[i] for i in relevant)
+    return 1 + sum(bool(s >= best) for i, s in enumerate(scores) if i not in relevant)
 
 
 def mrr(ranks: Sequence[int]) -> float:
