@@ -325,6 +325,13 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
         f.close()
     from convbank.store._values import python_values
 
+    repeated = next((n for n in ("example_id", "prediction") if table.column_names.count(n) > 1), None)
+    if repeated is not None:  # a row of it would keep one of them, unsaid which
+        raise BenchError(
+            f"{path}: {table.column_names.count(repeated)} columns named {repeated!r}; a predictions "
+            "file has one example_id and one prediction column",
+            path=path,
+        )
     columns = []
     for name, column in zip(table.column_names, table.columns, strict=True):
         try:  # a date or a time Python cannot hold is its text (a malformed prediction), as in query
