@@ -123,7 +123,7 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
     if not (
         isinstance(paths, list)
         and all(isinstance(p, str) for p in paths)
-        and isinstance(export, dict)
+        and _an_export(export)
         and _a_staging_name(name)
     ):
         raise ExportError(
@@ -138,6 +138,22 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
             path=staging,
         )
     return staging, paths, export
+
+
+def _an_export(value: object) -> bool:
+    """Whether ``value`` is an export as convbank records it (:data:`Export`): its dataset
+    and format text, its parts a list of text, ``where``, ``as`` and ``selection`` text or
+    absent (a damaged entry is no export's, never a traceback in a message)."""
+    if not isinstance(value, dict):
+        return False
+    parts = value.get("parts")
+    return (
+        isinstance(value.get("dataset"), str)
+        and isinstance(value.get("format"), str)
+        and isinstance(parts, list)
+        and all(isinstance(p, str) for p in parts)
+        and all(isinstance(value.get(k), (str, type(None))) for k in ("where", "as", "selection"))
+    )
 
 
 def _a_staging_name(name: object) -> bool:
@@ -157,7 +173,7 @@ def _read(output: Path) -> dict[str, Export]:
     """Which export wrote each path, an export still moving in counted as done (as
     :func:`recover` will make it)."""
     data = _load(output)
-    record = {k: v for k, v in data["exports"].items() if isinstance(v, dict)}
+    record = {k: v for k, v in data["exports"].items() if _an_export(v)}  # others: not convbank's
     moving = _moving(output, data)
     if moving is None:
         return record
