@@ -380,3 +380,22 @@ def test_a_source_export_of_a_selection_is_refused_as_its_where_is(built: Bank, 
         assert not out.exists()
     assert export(train.shuffle(2), "source", out) == [out / "casino_train.json"]  # every one, whole
     assert len(json.loads((out / "casino_train.json").read_text(encoding="utf-8"))) == 900
+
+
+def test_a_failed_export_removes_the_folders_it_made_above_its_own(built: Bank, tmp_path: Path) -> None:
+    """Before: a failed export into ``new/sub/out`` removed ``out`` but left ``new/sub``,
+    made for it, 2 of 2 runs."""
+    code, output = _cli(
+        "export", "casino", "--format", "chat", "--as", "nobody", "-o", str(tmp_path / "new" / "sub" / "out")
+    )
+    assert code == 2 and output.startswith("error: casino conversation 938 has no participant 'nobody'")
+    assert sorted(os.listdir(tmp_path)) == []
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep.txt").write_text("kept\n", encoding="utf-8")
+    assert (
+        _cli(
+            "export", "casino", "--format", "chat", "--as", "nobody", "-o", str(tmp_path / "mine" / "a" / "b")
+        )[0]
+        == 2
+    )
+    assert sorted(os.listdir(tmp_path)) == ["mine"] and os.listdir(tmp_path / "mine") == ["keep.txt"]

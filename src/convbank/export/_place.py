@@ -373,15 +373,15 @@ def refuse_convbanks_own(
 def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[Path, list[Path]]]:
     """A staging folder inside ``output`` and a list to put the paths written in it; on
     success each written path is checked (:func:`check_targets`) and moved to its place in
-    ``output``, and the record updated; on failure ``output`` is left as it was (a folder
-    the export created is removed again)."""
+    ``output``, and the record updated; on failure ``output`` is left as it was (the folders
+    the export created, ``output`` and those above it, are removed again)."""
     problem = path_not_text(output)
     if problem is not None:  # pyarrow and datasets cannot open such a path: refused for every format
         raise ExportError(f"{output}: {problem}, which not every writer can open; rename it", path=output)
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
     refuse_convbanks_own(output)
-    created = not output.exists()
+    made = [p for p in (output, *output.parents) if not os.path.lexists(p)]  # innermost first
     output.mkdir(parents=True, exist_ok=True)
     done = False
     staging: Path | None = None
@@ -403,11 +403,19 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     finally:
         if staging is not None and not _load_moving(output, staging):
             shutil.rmtree(staging, ignore_errors=True)
-        if created and not done:
-            with contextlib.suppress(OSError):
-                if set(os.listdir(output)) <= {LOCK}:
-                    (output / LOCK).unlink(missing_ok=True)
-                    output.rmdir()
+        if made and not done:
+            _unmake(output, made)
+
+
+def _unmake(output: Path, made: list[Path]) -> None:
+    """Remove the folders a failed export made, ``output`` (holding its lock at most) and
+    those above it, innermost first, while each is empty: the disk as it was (a folder
+    another process wrote into meanwhile is kept, and those above it)."""
+    with contextlib.suppress(OSError):
+        if set(os.listdir(output)) <= {LOCK}:
+            (output / LOCK).unlink(missing_ok=True)
+        for folder in made:
+            folder.rmdir()
 
 
 def _load_moving(output: Path, staging: Path) -> bool:
