@@ -300,7 +300,8 @@ def test_a_record_naming_a_staging_folder_outside_moves_and_deletes_nothing(
         (out / staging).mkdir()
         (out / staging / "sub").symlink_to(victim)
         paths = ["sub/keep.txt"]
-    record = {"exports": {}, "moving": {"staging": staging, "paths": paths, "export": {}}}
+    moved = {"dataset": "casino", "format": "csv", "parts": ["default/valid"], "where": None, "as": None}
+    record = {"exports": {}, "moving": {"staging": staging, "paths": paths, "export": moved}}
     (out / RECORD).write_text(json.dumps(record), encoding="utf-8")
     result = CliRunner().invoke(
         cli, ["export", "casino", "--split", "valid", "--format", "csv", "-o", str(out)]
@@ -401,3 +402,40 @@ def test_a_record_killed_while_written_leaves_no_temporary_file(
     export(load("ccpe"), "jsonl", out)  # the next export into the folder
     assert _leftovers(out) == []
     assert {e["dataset"] for e in _record(out).values()} == {"casino", "ccpe"}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"dataset": "casino", "format": "jsonl", "parts": [1]},
+        {"parts": [None]},
+        {"dataset": "casino", "format": "jsonl", "parts": ["default/train"], "where": 3},
+    ],
+)
+def test_a_damaged_entry_of_the_record_is_no_exports_never_a_traceback(
+    built: Bank, tmp_path: Path, entry: dict[str, object]
+) -> None:
+    """Before: an entry whose parts were not text was a ``TypeError: sequence item 0:
+    expected str instance, int found`` traceback, exit 1, as the refusal described it, 2 of 2
+    entries. Now an entry that is not an export as convbank records it is no export's."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "casino_default_train.jsonl").write_text("mine\n", encoding="utf-8")
+    (out / RECORD).write_text(
+        json.dumps({"exports": {"casino_default_train.jsonl": entry}}), encoding="utf-8"
+    )
+    done = CliRunner().invoke(cli, ["export", "casino", "--format", "jsonl", "-o", str(out)])
+    assert (done.exit_code, done.output) == (
+        2,
+        f"error: {out / 'casino_default_train.jsonl'} exists and convbank did not write it there; the jsonl "
+        "export of casino (default/train, default/valid, default/test) would replace it: pass --overwrite "
+        "(overwrite=True), or export into another folder\n",
+    )
+    assert (out / "casino_default_train.jsonl").read_text(encoding="utf-8") == "mine\n"
+    moving = {"staging": f"{STAGING}1.x", "paths": ["casino_default_train.jsonl"], "export": entry}
+    (out / RECORD).write_text(json.dumps({"exports": {}, "moving": moving}), encoding="utf-8")
+    done = CliRunner().invoke(cli, ["export", "casino", "--format", "jsonl", "-o", str(out)])
+    assert (done.exit_code, done.output) == (
+        2,
+        f"error: {out / RECORD} is not convbank's record of exports; remove it, or export elsewhere\n",
+    )

@@ -323,3 +323,101 @@ def test_an_export_folder_whose_path_is_not_utf8_is_one_line(built: Bank, tmp_pa
     with pytest.raises(ExportError) as caught:
         export(load("casino"), fmt, out)
     assert str(caught.value) == f"{out}: {message}"
+
+
+@pytest.mark.parametrize("kind", ["a file", "a FIFO"])
+def test_a_file_or_fifo_in_the_place_of_an_exports_folder_never_poisons_the_folder(
+    built: Bank, tmp_path: Path, kind: str
+) -> None:
+    """Before: a FIFO at ``casino`` (where ``hf`` writes ``casino/default``) passed the check,
+    and a file there with ``--overwrite`` was taken as replaced: the export wrote its moves into
+    the record, failed with ``casino: File exists``, exit 1, and every later export into the
+    folder (``csv`` too) failed the same, 2 of 2 kinds."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "casino").touch() if kind == "a file" else os.mkfifo(out / "casino")
+    code, output = _cli("export", "casino", "--format", "hf", "-o", str(out))
+    assert (code, output) == (
+        2,
+        f"error: {out / 'casino'} exists and convbank did not write it there; the hf export of casino "
+        "(default/train, default/valid, default/test) would replace it: pass --overwrite "
+        "(overwrite=True), or export into another folder\n",
+    )
+    assert sorted(os.listdir(out)) == ["casino"]
+    assert _cli("export", "casino", "--format", "csv", "-o", str(out))[0] == 0
+    code, output = _cli("export", "casino", "--format", "hf", "-o", str(out), "--overwrite")
+    assert (code, output) == (0, f"{out / 'casino' / 'default'}\n")
+    assert datasets.load_from_disk(str(out / "casino" / "default"))["train"].num_rows == 900
+    record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    assert set(record) == {"exports"} and "casino/default" in record["exports"]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [RECORD, LOCK]
+
+
+def test_the_export_of_another_selection_is_another_export(built: Bank, tmp_path: Path) -> None:
+    """A corpus that is a selection is recorded with it (``selection``: the count and a digest
+    of its ids). Before: ``export(corpus.select(range(5)), ...)`` and then ``export(corpus.filter(
+    "num_turns > 14"), ...)`` into the folder replaced the 5 with 224 without a word, the
+    record saying ``where: null`` for both, 2 of 2 selections."""
+    out = tmp_path / "out"
+    train = load("casino", split="train")
+    export(train.select(range(5)), "jsonl", out)
+    export(train.select([4, 3, 2, 1, 0]), "jsonl", out)  # the same selection, in another order
+    with pytest.raises(ExportError) as caught:
+        export(train.filter("num_turns > 14"), "jsonl", out)
+    file = out / "casino_default_train.jsonl"
+    assert str(caught.value).startswith(
+        f"{file} holds the jsonl export of casino (default/train, selection '5 of 900 conversations "
+    ), str(caught.value)
+    assert "; the jsonl export of casino (default/train, selection '224 of 900 conversations " in str(
+        caught.value
+    )
+    assert len(file.read_bytes().splitlines()) == 5
+    export(train.filter("num_turns > 14"), "jsonl", out, overwrite=True)
+    assert len(file.read_bytes().splitlines()) == 224
+    record = json.loads((out / RECORD).read_text(encoding="utf-8"))["exports"][file.name]
+    assert record["selection"].startswith("224 of 900 conversations ") and record["where"] is None
+    export(train.shuffle(3).select(range(900)), "jsonl", out, overwrite=True)  # every one: no selection
+    export(train, "jsonl", out)
+    assert "selection" not in json.loads((out / RECORD).read_text(encoding="utf-8"))["exports"][file.name]
+
+
+def test_a_source_export_of_a_selection_is_refused_as_its_where_is(built: Bank, tmp_path: Path) -> None:
+    """``source`` writes the publisher's files whole, byte for byte. Before: ``export(corpus.
+    filter("num_turns > 14"), "source", out)`` wrote ``casino_train.json`` of 224 of its 900
+    records under the publisher's name, exit 0, where ``where=`` was refused, 3 of 3
+    selections (``filter``, ``select``, ``shard``)."""
+    out = tmp_path / "out"
+    train = load("casino", split="train")
+    for chosen, count in (
+        (train.filter("num_turns > 14"), 224),
+        (train.select(range(3)), 3),
+        (train.shard(2, 0), 450),
+    ):
+        with pytest.raises(ExportError) as caught:
+            export(chosen, "source", out)
+        assert str(caught.value) == (
+            "the source export rebuilds whole files; it takes no corpus that is a selection "
+            f"({count} of 900 conversations): export the corpus whole"
+        )
+        assert not out.exists()
+    assert export(train.shuffle(2), "source", out) == [out / "casino_train.json"]  # every one, whole
+    assert len(json.loads((out / "casino_train.json").read_text(encoding="utf-8"))) == 900
+
+
+def test_a_failed_export_removes_the_folders_it_made_above_its_own(built: Bank, tmp_path: Path) -> None:
+    """Before: a failed export into ``new/sub/out`` removed ``out`` but left ``new/sub``,
+    made for it, 2 of 2 runs."""
+    code, output = _cli(
+        "export", "casino", "--format", "chat", "--as", "nobody", "-o", str(tmp_path / "new" / "sub" / "out")
+    )
+    assert code == 2 and output.startswith("error: casino conversation 938 has no participant 'nobody'")
+    assert sorted(os.listdir(tmp_path)) == []
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep.txt").write_text("kept\n", encoding="utf-8")
+    assert (
+        _cli(
+            "export", "casino", "--format", "chat", "--as", "nobody", "-o", str(tmp_path / "mine" / "a" / "b")
+        )[0]
+        == 2
+    )
+    assert sorted(os.listdir(tmp_path)) == ["mine"] and os.listdir(tmp_path / "mine") == ["keep.txt"]

@@ -217,3 +217,26 @@ def test_a_run_of_several_configs_is_a_row_per_config(built: Bank) -> None:
         "intermediate": pytest.approx(0.4925, abs=0.01),
         "volunteers": pytest.approx(0.2783, abs=0.01),
     }
+
+
+@pytest.mark.parametrize("repeated", ["prediction", "example_id"])
+def test_a_parquet_predictions_file_repeating_a_column_is_refused(
+    built: Bank, tmp_path: Path, repeated: str
+) -> None:
+    """Before: of two columns named ``prediction`` the last was read without a word (a
+    constant 3.0 beside the real ones: ``spearman: null``, exit 0), 2 of 2 files."""
+    import pyarrow as pa
+
+    path = tmp_path / "twice.parquet"
+    ids, scores = ["intermediate-00003", "intermediate-00004"], [1.0, 5.0]
+    other = ids if repeated == "example_id" else [3.0, 3.0]
+    names = ["example_id", "prediction", repeated]
+    pq.write_table(
+        pa.Table.from_arrays([pa.array(ids), pa.array(scores), pa.array(other)], names=names), path
+    )
+    done = CliRunner().invoke(cli, ["bench", "convai2-quality", "--predictions", str(path)])
+    assert (done.exit_code, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"error: {path}: 2 columns named {repeated!r}; a predictions file has one example_id and one "
+        "prediction column\n"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -415,3 +416,92 @@ def test_convai2_quality_reports_each_config_never_pooled(built: Bank) -> None:
     assert result.details["dialogues"] == {"volunteers": 593, "intermediate": 198}
     text = CliRunner().invoke(cli, ["bench", "convai2-quality", "-m", "tfidf"]).stdout
     assert "volunteers / spearman" in text and "intermediate / spearman" in text
+
+
+def test_a_span_offset_that_is_a_boolean_is_a_malformed_prediction(built: Bank, tmp_path: Path) -> None:
+    """Before: ``{"start": false, ...}`` (and ``true``) passed the check as an int and was
+    scored as offset 0 (1): the gold spans with their 0 offsets as ``false`` scored micro F1
+    1.0, exit 0, 2 of 2 runs; an offset of ``0.0`` was refused."""
+    runner = CliRunner()
+    assert (
+        runner.invoke(cli, ["bench", "ccpe-preference-spans", "--export", str(tmp_path / "t")]).exit_code == 0
+    )
+    golds = [
+        json.loads(line)
+        for path in sorted((tmp_path / "t" / "ccpe-preference-spans").glob("fold*/test.gold.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    rows = [{"example_id": g["example_id"], "prediction": g["gold"]} for g in golds]
+    right, wrong = tmp_path / "right.jsonl", tmp_path / "wrong.jsonl"
+    right.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    as_booleans = [
+        {
+            **r,
+            "prediction": [
+                {**s, "start": bool(s["start"]) if s["start"] < 2 else s["start"]} for s in r["prediction"]
+            ],
+        }
+        for r in rows
+    ]
+    wrong.write_text("".join(json.dumps(r) + "\n" for r in as_booleans), encoding="utf-8")
+    done = runner.invoke(cli, ["bench", "ccpe-preference-spans", "--predictions", str(right), "--json"])
+    assert done.exit_code == 0 and json.loads(done.stdout)["metrics"]["micro_f1"] == 1.0
+    done = runner.invoke(cli, ["bench", "ccpe-preference-spans", "--predictions", str(wrong)])
+    assert (done.exit_code, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: ccpe-preference-spans: the predictions cannot be scored: 3 malformed prediction(s) "
+        "('CCPE-f0f0c/1', 'CCPE-4b2a1/4', 'CCPE-8e113/3': expected a list of spans {start, end, type}: "
+        "whole-number offsets, a type among ENTITY_NAME, ENTITY_PREFERENCE, ENTITY_DESCRIPTION, "
+        "ENTITY_OTHER)\n"
+    )
+
+
+def test_spearman_ranks_ints_a_float_cannot_tell_apart() -> None:
+    """Ints a float cannot tell apart keep their order, mixed with floats too (NumPy would
+    make ``[2**60 + 1, 0.5, 2**60]`` floats, two of them equal), as SciPy ranks ints alone."""
+    big = [2**60 + k for k in (3, 1, 2, 5, 4)]
+    assert spearman([1, 2, 3, 4, 5], big) == pytest.approx(spearmanr([1, 2, 3, 4, 5], big).statistic)
+    assert spearman([1, 2, 3, 4, 5], big) == spearman([1, 2, 3, 4, 5], [3, 1, 2, 5, 4]) == pytest.approx(0.6)
+    rng = random.Random(5)
+    for _ in range(50):
+        x = [rng.choice([1, 2, 2.5, 3, rng.random()]) for _ in range(20)]
+        y = [rng.randint(1, 5) for _ in range(20)]
+        assert spearman(x, y) == pytest.approx(spearmanr(x, y).statistic)
+    assert spearman([2**60 + 1, 0.5, 2**60], [3, 1, 2]) == pytest.approx(1.0)
+    assert spearman([2**60, 2**60], [1, 2]) is None  # constant whatever its size
+
+
+class _Cycling:
+    """A convai2-quality model predicting ``base + 0, 1, 2, 3, 4, 0, ...`` in turn."""
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+
+    def predict(self, examples: list[object]) -> list[int]:
+        return [self.base + i % 5 for i, _ in enumerate(examples)]
+
+
+def test_convai2_quality_ranks_huge_predictions_exactly(built: Bank) -> None:
+    """Before: predictions ``2**60 + k`` scored ``spearman: None`` (constant as floats)."""
+    huge = run("convai2-quality", model=_Cycling(2**60), config="intermediate").metrics
+    small = run("convai2-quality", model=_Cycling(0), config="intermediate").metrics
+    assert huge["spearman"] is not None and huge["spearman"] == small["spearman"]
+
+
+def test_a_tie_among_the_used_facts_does_not_count_against_the_first() -> None:
+    """Before: ``curiosity-fact-ranking`` took the best rank of each used fact counting the
+    other used facts tied with it, so a ranker scoring both used facts top (``[0.9, 0.9,
+    0.1]``, used 0 and 1) had MRR 0.5, a rank no order of the facts gives, and a constant one
+    of 2 used facts of 3 was ranked 3, not 2; 2 of 2 cases."""
+    from convbank.bench import task_named
+    from convbank.tasks import Example, Fold, TaskData
+
+    examples = [Example(f"c/{n}", "c", {"query": "q", "candidates": ["a", "b", "c"]}) for n in range(2)]
+    data = TaskData(examples, [[0, 1], [0, 2]], [Fold("test", (), (0, 1))])
+    scores = {"c/0": [0.9, 0.9, 0.1], "c/1": [0.5, 0.5, 0.5]}
+    assert task_named("curiosity-fact-ranking").score(data, scores) == {"mrr": 0.75}  # was 0.4167
+    from convbank.tasks.metrics import rank_of_first
+
+    assert rank_of_first([0.9, 0.9, 0.1], {0, 1}) == 1
+    assert rank_of_first([0.5, 0.5, 0.5], {0, 2}) == 2  # the unused fact tied counts against
+    assert rank_of_first([0.2, 0.9, 0.5], {0}) == rank_of([0.2, 0.9, 0.5], 0) == 3

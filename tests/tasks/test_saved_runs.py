@@ -438,3 +438,33 @@ def test_a_save_killed_while_writing_leaves_nothing_after_the_next_save(
         assert [n for n in os.listdir(folder) if n.endswith(".tmp")] != []
     saved = save(run("casino-strategy", model="random", seed=3), convbank.load("casino"))
     assert sorted(os.listdir(folder)) == [saved.name]
+
+
+def test_the_task_export_of_another_config_is_another_export(built: Bank, tmp_path: Path) -> None:
+    """Before: ``--config intermediate --export DIR`` replaced the ``volunteers`` export there
+    without a word, exit 0, the record unchanged (``parts: ["seed 0"]``), 2 of 2 runs: an
+    export's record said the seed only, not what the task's data was of."""
+    out = tmp_path / "out"
+
+    def export(config: str, *more: str) -> tuple[int, str]:
+        done = CliRunner().invoke(
+            cli, ["bench", "convai2-quality", "-c", config, "--export", str(out), *more]
+        )
+        return done.exit_code, done.output
+
+    def dialogues() -> int:
+        described = json.loads((out / "convai2-quality" / "task.json").read_text(encoding="utf-8"))
+        return int(described["details"]["dialogues"])
+
+    assert export("volunteers") == (0, f"41 files in {out / 'convai2-quality'}\n")
+    assert export("volunteers")[0] == 0  # the same export again replaces its own files
+    code, said = export("intermediate")
+    assert code == 2 and dialogues() == 593
+    assert said.startswith(
+        f"error: {out / 'convai2-quality'} holds the bench task convai2-quality export of convai2 "
+        "(seed 0, 593 examples "
+    ), said
+    assert "; the bench task convai2-quality export of convai2 (seed 0, 198 examples " in said
+    assert export("intermediate", "--overwrite")[0] == 0 and dialogues() == 198
+    record = json.loads((out / ".convbank-exports.json").read_text(encoding="utf-8"))
+    assert record["exports"]["convai2-quality"]["parts"][1].startswith("198 examples ")

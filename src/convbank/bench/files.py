@@ -63,7 +63,7 @@ def export_task(
     target = directory / task.name
     folders = fold_folders([f.name for f in data.folds])
     written: list[Path] = []
-    record = {"dataset": task.dataset, "format": f"bench task {task.name}", "parts": [f"seed {seed}"]}
+    record = {"dataset": task.dataset, "format": f"bench task {task.name}", "parts": _parts(data, seed)}
     with placed(directory, record, overwrite=overwrite) as (top, moved):
         tmp = top / task.name
         tmp.mkdir()
@@ -98,6 +98,18 @@ def export_task(
                     written += [target / folder / f"{stem}.{ext}" for ext in ("jsonl", "parquet")]
         moved.append(tmp)
     return written
+
+
+def _parts(data: TaskData, seed: int) -> list[str]:
+    """What a task's export is of, for its record: the seed and its examples (their count and
+    a digest of their ids and folds), so that the export of another config or corpus is
+    another export, never taken for this one (``['seed 0', '593 examples 1f0c...']``)."""
+    import hashlib
+
+    ids = [e.id for e in data.examples]
+    folds = [[f.name, list(f.train), list(f.test)] for f in data.folds]
+    digest = hashlib.sha256(msgspec.json.encode([ids, folds])).hexdigest()[:16]
+    return [f"seed {seed}", f"{len(ids):,} examples {digest}"]
 
 
 LINE_LIMIT = 1 << 20
@@ -313,6 +325,13 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
         f.close()
     from convbank.store._values import python_values
 
+    repeated = next((n for n in ("example_id", "prediction") if table.column_names.count(n) > 1), None)
+    if repeated is not None:  # a row of it would keep one of them, unsaid which
+        raise BenchError(
+            f"{path}: {table.column_names.count(repeated)} columns named {repeated!r}; a predictions "
+            "file has one example_id and one prediction column",
+            path=path,
+        )
     columns = []
     for name, column in zip(table.column_names, table.columns, strict=True):
         try:  # a date or a time Python cannot hold is its text (a malformed prediction), as in query

@@ -28,6 +28,7 @@ class Selection:
     def __init__(self, corpus: Corpus, where: str | None = None, as_participant: str | None = None) -> None:
         self.where = where
         self.as_participant = as_participant
+        self.chosen = _chosen(corpus)
         if where is not None:
             if not where.strip():
                 raise ExportError("--where is empty; give a SQL condition on the conversations view")
@@ -62,6 +63,27 @@ class Selection:
         """A unified table (with dataset, config, split) restricted to the selection, its
         ``meta`` as stored (JSON text)."""
         return self.corpus.to_arrow(name, meta="json")
+
+
+def _chosen(corpus: Corpus) -> str | None:
+    """What a corpus that is a selection (``select``, ``filter``, ``shard``...) selects, for
+    an export's record: ``'5 of 900 conversations 1f0c...'`` (a digest of the ids), so that
+    the export of another selection is another export; None when it holds every conversation
+    of its parts."""
+    import hashlib
+    import json
+
+    chosen, picked, stored = [], 0, 0
+    for config, split in corpus.parts():
+        ids = corpus.selected_ids(config, split)
+        count = corpus.stored_count(config, split)
+        stored += count
+        picked += count if ids is None else len(ids)
+        chosen.append([config, split, None if ids is None or len(ids) == count else sorted(ids)])
+    if all(ids is None for _, _, ids in chosen):
+        return None
+    digest = hashlib.sha256(json.dumps(chosen).encode("utf-8")).hexdigest()[:16]
+    return f"{picked:,} of {stored:,} conversations {digest}"
 
 
 def _where_problem(where: str, exc: QueryError) -> str:

@@ -69,13 +69,14 @@ RECORD_LIMIT = 64 << 20
 """The largest record read (64 MiB; an entry takes some 200 bytes)."""
 
 Export = dict[str, Any]
-"""One export: ``{"dataset", "format", "parts", "where", "as"}``."""
+"""One export: ``{"dataset", "format", "parts", "where", "as"}`` (and ``"selection"`` for a corpus
+that is a selection: :func:`convbank.export._core._chosen`)."""
 
 
 def describe(export: Export) -> str:
     """``the hf export of casino (default/train, default/test)``, for messages."""
     parts = ", ".join(export.get("parts") or [])
-    options = (("where", "--where"), ("as", "--as"))
+    options = (("where", "--where"), ("as", "--as"), ("selection", "selection"))
     extra = "".join(f", {label} {export[key]!r}" for key, label in options if export.get(key))
     return f"the {export.get('format')} export of {export.get('dataset')} ({parts}{extra})"
 
@@ -122,7 +123,7 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
     if not (
         isinstance(paths, list)
         and all(isinstance(p, str) for p in paths)
-        and isinstance(export, dict)
+        and _an_export(export)
         and _a_staging_name(name)
     ):
         raise ExportError(
@@ -137,6 +138,22 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
             path=staging,
         )
     return staging, paths, export
+
+
+def _an_export(value: object) -> bool:
+    """Whether ``value`` is an export as convbank records it (:data:`Export`): its dataset
+    and format text, its parts a list of text, ``where``, ``as`` and ``selection`` text or
+    absent (a damaged entry is no export's, never a traceback in a message)."""
+    if not isinstance(value, dict):
+        return False
+    parts = value.get("parts")
+    return (
+        isinstance(value.get("dataset"), str)
+        and isinstance(value.get("format"), str)
+        and isinstance(parts, list)
+        and all(isinstance(p, str) for p in parts)
+        and all(isinstance(value.get(k), (str, type(None))) for k in ("where", "as", "selection"))
+    )
 
 
 def _a_staging_name(name: object) -> bool:
@@ -156,7 +173,7 @@ def _read(output: Path) -> dict[str, Export]:
     """Which export wrote each path, an export still moving in counted as done (as
     :func:`recover` will make it)."""
     data = _load(output)
-    record = {k: v for k, v in data["exports"].items() if isinstance(v, dict)}
+    record = {k: v for k, v in data["exports"].items() if _an_export(v)}  # others: not convbank's
     moving = _moving(output, data)
     if moving is None:
         return record
@@ -217,7 +234,7 @@ def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwri
                     format=export.get("format"),
                     path=output / owned,
                 )
-        in_the_way = [p for p in target.parents if output in p.parents and p.is_file()]
+        in_the_way = [p for p in _folders_on_the_way(output, rel) if os.path.lexists(p) and not p.is_dir()]
         if (target.exists() or target.is_symlink()) and rel not in record:
             in_the_way.append(target)
         if in_the_way:
@@ -235,12 +252,26 @@ def _move(output: Path, staging: Path, rel: str) -> None:
     _no_link_on_the_way(output, rel)
     _no_link_on_the_way(staging, rel)  # nor moved in from outside through a link in staging
     target, staged = output / rel, staging / rel
+    for folder in _folders_on_the_way(output, rel):  # a file, a FIFO there: replaced (--overwrite)
+        if os.path.lexists(folder) and not folder.is_dir():
+            _discard(folder, staging)
     target.parent.mkdir(parents=True, exist_ok=True)
     if os.path.lexists(target) and (staged.is_dir() or (target.is_dir() and not target.is_symlink())):
-        trash = staging / ".replaced"
-        trash.mkdir(exist_ok=True)
-        os.replace(target, trash / f"{len(os.listdir(trash))}.{os.urandom(4).hex()}")
+        _discard(target, staging)
     os.replace(staged, target)
+
+
+def _folders_on_the_way(output: Path, rel: str) -> list[Path]:
+    """The folders in ``output`` that hold ``output/rel``, outermost first."""
+    parts = PurePosixPath(rel).parts[:-1]
+    return [output.joinpath(*parts[: n + 1]) for n in range(len(parts))]
+
+
+def _discard(path: Path, staging: Path) -> None:
+    """Move what an export replaces into ``staging``'s ``.replaced``, removed with it."""
+    trash = staging / ".replaced"
+    trash.mkdir(exist_ok=True)
+    os.replace(path, trash / f"{len(os.listdir(trash))}.{os.urandom(4).hex()}")
 
 
 def recover(output: Path) -> None:
@@ -342,15 +373,15 @@ def refuse_convbanks_own(
 def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[Path, list[Path]]]:
     """A staging folder inside ``output`` and a list to put the paths written in it; on
     success each written path is checked (:func:`check_targets`) and moved to its place in
-    ``output``, and the record updated; on failure ``output`` is left as it was (a folder
-    the export created is removed again)."""
+    ``output``, and the record updated; on failure ``output`` is left as it was (the folders
+    the export created, ``output`` and those above it, are removed again)."""
     problem = path_not_text(output)
     if problem is not None:  # pyarrow and datasets cannot open such a path: refused for every format
         raise ExportError(f"{output}: {problem}, which not every writer can open; rename it", path=output)
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
     refuse_convbanks_own(output)
-    created = not output.exists()
+    made = [p for p in (output, *output.parents) if not os.path.lexists(p)]  # innermost first
     output.mkdir(parents=True, exist_ok=True)
     done = False
     staging: Path | None = None
@@ -372,11 +403,19 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     finally:
         if staging is not None and not _load_moving(output, staging):
             shutil.rmtree(staging, ignore_errors=True)
-        if created and not done:
-            with contextlib.suppress(OSError):
-                if set(os.listdir(output)) <= {LOCK}:
-                    (output / LOCK).unlink(missing_ok=True)
-                    output.rmdir()
+        if made and not done:
+            _unmake(output, made)
+
+
+def _unmake(output: Path, made: list[Path]) -> None:
+    """Remove the folders a failed export made, ``output`` (holding its lock at most) and
+    those above it, innermost first, while each is empty: the disk as it was (a folder
+    another process wrote into meanwhile is kept, and those above it)."""
+    with contextlib.suppress(OSError):
+        if set(os.listdir(output)) <= {LOCK}:
+            (output / LOCK).unlink(missing_ok=True)
+        for folder in made:
+            folder.rmdir()
 
 
 def _load_moving(output: Path, staging: Path) -> bool:

@@ -27,9 +27,10 @@ def export(
     """Export ``corpus`` (or the conversations ``where`` selects) in format ``fmt`` into the
     folder ``output``; return the paths written. Files appear only once complete.
 
-    An export replaces only what the same export (dataset, format, parts, ``where``, ``as``)
-    wrote there before; another export's files, or files convbank did not write, make it
-    raise :class:`ExportError` unless ``overwrite``::
+    An export replaces only what the same export (dataset, format, parts, ``where``, ``as``,
+    and the conversations ``corpus`` holds if it is a selection) wrote there before; another
+    export's files, or files convbank did not write, make it raise :class:`ExportError`
+    unless ``overwrite``::
 
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
@@ -47,6 +48,12 @@ def export(
         raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}", format=fmt)
     if form.no_where is not None and where is not None:
         raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where", format=fmt)
+    if form.no_where is not None and selection.chosen is not None:  # a where by other means
+        raise ExportError(
+            f"the {fmt} export {form.no_where}; it takes no corpus that is a selection "
+            f"({selection.chosen.rsplit(' ', 1)[0]}): export the corpus whole",
+            format=fmt,
+        )
     output = Path(output)
     record = {
         "dataset": selection.dataset,
@@ -55,6 +62,8 @@ def export(
         "where": where,
         "as": as_participant,
     }
+    if selection.chosen is not None:  # a corpus that is a selection: which one
+        record["selection"] = selection.chosen
     planned = form.plan(selection) if form.plan is not None else []
     refuse_convbanks_own(output, corpus.bank.root, planned, fmt)  # the folder, then each path
     check_targets(output, planned, record, overwrite=overwrite)  # before the work

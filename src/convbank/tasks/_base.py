@@ -346,18 +346,25 @@ def _ranking(task: Task, example: Example, prediction: Any) -> str | None:
     return None if ok else f"a list of {n} finite scores, one per candidate"
 
 
+def _offset(value: Any) -> bool:
+    """A character offset: an int, never a boolean (``true`` would be taken as 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _spans(task: Task, example: Example, prediction: Any) -> str | None:
     def span(value: Any) -> bool:
         return (
             isinstance(value, dict)
-            and isinstance(value.get("start"), int)
-            and isinstance(value.get("end"), int)
+            and _offset(value.get("start"))
+            and _offset(value.get("end"))
             and value.get("type") in task.labels
         )
 
     if isinstance(prediction, list) and all(span(x) for x in prediction):
         return None
-    return f"a list of spans {{start, end, type}} with a type among {', '.join(task.labels)}"
+    return (
+        f"a list of spans {{start, end, type}}: whole-number offsets, a type among {', '.join(task.labels)}"
+    )
 
 
 _CHECKS = {"labels": _labels, "label": _label, "score": _score, "ranking": _ranking, "spans": _spans}

@@ -21,6 +21,7 @@ __all__ = [
     "micro_prf",
     "mrr",
     "rank_of",
+    "rank_of_first",
     "recall_at",
     "span_prf",
     "spearman",
@@ -96,6 +97,18 @@ def rank_of(scores: Sequence[float], true_index: int) -> int:
     return 1 + sum(bool(s >= true) for i, s in enumerate(scores) if i != true_index)
 
 
+def rank_of_first(scores: Sequence[float], relevant: Collection[int]) -> int:
+    """1-based rank of the best-scored of the ``relevant`` candidates: ties with another
+    candidate count against it (pessimistic), ties among the relevant ones do not (one of
+    them comes first whatever the order); :func:`rank_of` for one relevant candidate.
+
+    >>> rank_of_first([0.9, 0.9, 0.1], {0, 1}), rank_of_first([0.5, 0.5, 0.5], {0, 2})
+    (1, 2)
+    """
+    best = max(scores[i] for i in relevant)
+    return 1 + sum(bool(s >= best) for i, s in enumerate(scores) if i not in relevant)
+
+
 def mrr(ranks: Sequence[int]) -> float:
     """Mean reciprocal rank."""
     if not ranks:
@@ -112,13 +125,34 @@ def recall_at(ranks: Sequence[int], k: int) -> float:
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman's rho (SciPy's: ties averaged); None when either side is constant or there
-    are fewer than 2 items (SciPy would warn and give NaN)."""
+    are fewer than 2 items (SciPy would warn and give NaN). The values are ranked as they
+    are, so ints a float cannot tell apart (``2**60`` and ``2**60 + 1``) keep their order."""
     from scipy.stats import spearmanr
 
     _same_length(x, y)
     if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
         return None
-    return float(spearmanr(list(x), list(y)).statistic)
+    return float(spearmanr(_ranks(x), _ranks(y)).statistic)
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties given their mean rank (as SciPy's ``rankdata``), from Python's
+    exact comparison of the values (an int and a float compare exactly).
+
+    >>> _ranks([2**60 + 1, 2**60, 3.5, 3.5])
+    [4.0, 3.0, 1.5, 1.5]
+    """
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for i in order[start : end + 1]:
+            ranks[i] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
 
 
 def mean_absolute_error(gold: Sequence[float], predicted: Sequence[float]) -> float:

@@ -239,12 +239,12 @@ class ConvAI2Quality(Task):
         metrics: dict[str, Any] = {}
         for config in data.context["configs"]:
             rows = [i for f in data.folds for i in f.test if data.examples[i]["config"] == config]
-            gold = [float(data.gold[i]) for i in rows]
-            guess = [float(predictions[data.examples[i].id]) for i in rows]
+            gold = [data.gold[i] for i in rows]
+            guess = [predictions[data.examples[i].id] for i in rows]  # ranked as given, exactly
             rho = spearman(gold, guess)
             metrics[config] = {
                 "spearman": None if rho is None else round(rho, 4),
-                "mae": round(mean_absolute_error(gold, guess), 4),
+                "mae": round(mean_absolute_error([float(g) for g in gold], [float(p) for p in guess]), 4),
             }
         return next(iter(metrics.values())) if len(metrics) == 1 else metrics
 

@@ -15,7 +15,7 @@ from convbank.errors import BenchError
 from convbank.model import Conversation
 from convbank.tasks import CorpusLike, Example, Figure, Fold, Model, Ranker, Task, TaskData
 from convbank.tasks.features import embed, fit_binary, fit_tfidf
-from convbank.tasks.metrics import accuracy, micro_prf, mrr, rank_of
+from convbank.tasks.metrics import accuracy, micro_prf, mrr, rank_of_first
 
 TEST_SPLIT = "test"
 PAPER = "Rodriguez et al. 2020 (EMNLP), Table 4"
@@ -351,9 +351,9 @@ class CuriosityFactRanking(Task):
         )
 
     def score(self, data: TaskData, predictions: Mapping[str, Any]) -> dict[str, Any]:
-        """MRR of the best-ranked used fact (ties pessimistic)."""
+        """MRR of the best-ranked used fact (ties with an unused fact pessimistic)."""
         ranks = [
-            min(rank_of(list(predictions[data.examples[i].id]), u) for u in data.gold[i])
+            rank_of_first(list(predictions[data.examples[i].id]), set(data.gold[i]))
             for f in data.folds
             for i in f.test
         ]
