@@ -8,8 +8,10 @@ is the publisher's file and nothing else:
 - redirects are followed one by one, at most :data:`MAX_REDIRECTS`, and only to ``http`` or
   ``https`` URLs (a ``file://`` or ``ftp://`` target is refused, never opened);
 - with the file's size declared, the transfer stops as soon as it outgrows it (an endless
-  body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused;
-- a transfer that stalls or breaks says after how many bytes.
+  body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused; with no
+  size declared, as soon as it outgrows ``most``;
+- a transfer that stalls, trickles (fewer than :data:`SLOWEST` bytes a second over a read
+  timeout's span) or breaks says after how many bytes.
 
 Each failure is :class:`UnreachableError` (no connection was made) or :class:`TransferError`, whose message
 says what happened in one line; the caller names the file and where to put it.
@@ -23,18 +25,48 @@ from urllib.parse import urljoin, urlsplit
 
 from convbank._archive import first_line
 from convbank._lazy import lazy
+from convbank.settings import env_number
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import requests
+    import urllib3
 else:
     requests = lazy("requests")
+    urllib3 = lazy("urllib3")
 
-__all__ = ["MAX_REDIRECTS", "HTTPStatusError", "Progress", "TransferError", "UnreachableError", "download"]
+__all__ = [
+    "DOWNLOAD_MAX",
+    "MAX_REDIRECTS",
+    "SLOWEST",
+    "HTTPStatusError",
+    "Progress",
+    "TransferError",
+    "UnreachableError",
+    "download",
+    "download_limit",
+]
 
 MAX_REDIRECTS = 10
 """Redirects followed before a download is refused."""
 
+SLOWEST = 1024
+"""Bytes a second a transfer must average over each span of the read timeout: a server that
+trickles (a byte a second, never idle for a whole read timeout) is stopped after one span."""
+
+DOWNLOAD_MAX = 1 << 30
+"""The most bytes downloaded for a file of no published size, unless
+``CONVBANK_DOWNLOAD_MAX_BYTES`` says otherwise."""
+
 _CHUNK = 1 << 16
+_BEYOND = "the most taken for a file of no published size (CONVBANK_DOWNLOAD_MAX_BYTES raises it)"
+
+
+def download_limit() -> int:
+    """The most bytes downloaded for a file of no published size: ``CONVBANK_DOWNLOAD_MAX_BYTES``
+    (``8G``, ``500M``), by default :data:`DOWNLOAD_MAX`."""
+    return env_number("CONVBANK_DOWNLOAD_MAX_BYTES", DOWNLOAD_MAX, size=True)
 
 
 class TransferError(Exception):
@@ -95,38 +127,34 @@ def download(
     out: Path,
     *,
     size: int | None,
+    most: int,
     timeout: tuple[float, float],
     progress: Progress | None = None,
 ) -> str:
     """Write the body of ``url`` to the new file ``out`` and return its sha256; with ``size``
-    declared, refuse a body of any other size before writing a byte more than it."""
+    declared, refuse a body of any other size before writing a byte more than it; without,
+    refuse one of more than ``most`` bytes as soon as it outgrows them."""
     import hashlib  # here: the catalog's commands import this module, and no hashing
 
     digest = hashlib.sha256()
     got = 0
     try:
         with requests.Session() as session, _answer(session, url, timeout) as response:
-            announced = response.headers.get("Content-Length", "")
-            coding = response.headers.get("Content-Encoding", "identity").strip().lower()
-            encoded = coding not in ("", "identity")
-            if size is not None and announced.isdigit() and not encoded and int(announced) != size:
-                raise TransferError(
-                    f"the server announces {int(announced):,} bytes, but the file is {size:,} bytes"
-                )
+            announced = _announced(response)
+            _refuse_announced(announced, size, most)
             if progress is not None:
-                progress.total = size if size is not None or not announced.isdigit() else int(announced)
+                progress.total = size if size is not None else announced
             with out.open("xb") as written:
-                try:
-                    for chunk in response.iter_content(_CHUNK):
-                        got += len(chunk)
-                        if size is not None and got > size:
-                            raise TransferError(f"the server sent more than the file's {size:,} bytes")
-                        digest.update(chunk)
-                        written.write(chunk)
-                        if progress is not None:
-                            progress.update(len(chunk))
-                except requests.RequestException as exc:
-                    raise TransferError(_broken(exc, got, timeout[1])) from exc
+                for chunk in _chunks(response, timeout[1]):
+                    got += len(chunk)
+                    if size is not None and got > size:
+                        raise TransferError(f"the server sent more than the file's {size:,} bytes")
+                    if size is None and got > most:
+                        raise TransferError(f"the server sent more than {most:,} bytes, {_BEYOND}")
+                    digest.update(chunk)
+                    written.write(chunk)
+                    if progress is not None:
+                        progress.update(len(chunk))
     finally:
         if progress is not None:
             progress.close()
@@ -135,12 +163,56 @@ def download(
     return digest.hexdigest()
 
 
-def _broken(exc: requests.RequestException, got: int, read_timeout: float) -> str:
-    """Why a transfer under way stopped, with the bytes it had sent (requests wraps a read
-    that timed out in a ``ConnectionError``)."""
-    import urllib3
+def _announced(response: requests.Response) -> int | None:
+    """The body's size the server announces, where it is that of the file (no
+    ``Content-Encoding``)."""
+    announced = response.headers.get("Content-Length", "")
+    coding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    return int(announced) if announced.isdigit() and coding in ("", "identity") else None
 
+
+def _refuse_announced(announced: int | None, size: int | None, most: int) -> None:
+    """A :class:`TransferError` for a body announced at another size than the file's, or at
+    more than ``most`` bytes for a file of no published size."""
+    if announced is None:
+        return
+    if size is not None and announced != size:
+        raise TransferError(f"the server announces {announced:,} bytes, but the file is {size:,} bytes")
+    if size is None and announced > most:
+        raise TransferError(f"the server announces {announced:,} bytes, more than {most:,}, {_BEYOND}")
+
+
+def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
+    """The decoded body as each read brings it (never waiting to fill a chunk, which a
+    trickling server never would), stopped where it averages fewer than :data:`SLOWEST`
+    bytes a second over a span of ``span`` seconds; a broken or stalled read is a
+    :class:`TransferError` saying after how many bytes."""
+    import time
+
+    got = 0
+    since, at = time.monotonic(), 0  # the span's start, and the bytes got by then
+    while True:
+        try:
+            chunk = response.raw.read1(_CHUNK, decode_content=True)
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            raise TransferError(_broken(exc, got, span)) from exc
+        if not chunk:
+            return
+        got += len(chunk)
+        yield chunk
+        if (now := time.monotonic()) - since >= span:
+            if got - at < SLOWEST * (now - since):
+                raise TransferError(
+                    f"the server sent {got - at:,} bytes in {now - since:.0f} s, fewer than "
+                    f"{SLOWEST:,} a second" + (f", after {at:,} bytes" if at else "")
+                )
+            since, at = now, got
+
+
+def _broken(exc: Exception, got: int, read_timeout: float) -> str:
+    """Why a transfer under way stopped, with the bytes it had sent (urllib3's errors, or
+    requests' wrapping them: a read that timed out in a ``ConnectionError``)."""
     timeout = urllib3.exceptions.TimeoutError
-    if isinstance(exc, requests.Timeout) or any(isinstance(a, timeout) for a in exc.args):
+    if isinstance(exc, (requests.Timeout, timeout)) or any(isinstance(a, timeout) for a in exc.args):
         return f"the server sent nothing for {read_timeout:g} s" + (f" after {got:,} bytes" if got else "")
     return f"the transfer broke after {got:,} bytes ({type(exc).__name__}: {first_line(exc)})"

@@ -42,7 +42,7 @@ from convbank._archive import (
     stale,
 )
 from convbank._atomic import folder_beside, sha256_file
-from convbank._download import HTTPStatusError, TransferError, UnreachableError, download
+from convbank._download import HTTPStatusError, TransferError, UnreachableError, download, download_limit
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
 from convbank._verified import open_verified, private_copy
@@ -362,7 +362,12 @@ class Fetcher:
                 with folder_beside(target) as private:  # the partial file, in a folder of ours
                     bar = _progress(file) if self.progress else None
                     sha = download(
-                        file.url, private / target.name, size=file.size, timeout=TIMEOUT, progress=bar
+                        file.url,
+                        private / target.name,
+                        size=file.size,
+                        most=download_limit(),
+                        timeout=TIMEOUT,
+                        progress=bar,
                     )
                     if expected is not None and sha != expected:
                         raise ChecksumError(

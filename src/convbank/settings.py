@@ -8,6 +8,8 @@ Every ``CONVBANK_*`` variable is read here, and only here:
 - ``CONVBANK_SOURCE``: a path list of folders holding source files;
 - ``CONVBANK_EXTRACT_MAX_BYTES`` and ``CONVBANK_EXTRACT_MAX_MEMBERS``: what an archive may
   expand to (see :mod:`convbank._archive`);
+- ``CONVBANK_DOWNLOAD_MAX_BYTES``: the most bytes downloaded for a file of no published size
+  (see :mod:`convbank._download`);
 - ``CONVBANK_TEST_PAUSE``: for tests only, ``POINT:FILE`` makes a command stop at ``POINT``
   (:func:`pause_at`: an export's steps, a source file's reading) until ``FILE``, which it
   creates, is removed.
@@ -210,3 +212,4 @@ def check() -> None:
     is_offline()
     env_number("CONVBANK_EXTRACT_MAX_BYTES", 1, size=True)
     env_number("CONVBANK_EXTRACT_MAX_MEMBERS", 1, size=False)
+    env_number("CONVBANK_DOWNLOAD_MAX_BYTES", 1, size=True)

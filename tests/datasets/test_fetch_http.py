@@ -87,6 +87,27 @@ def _endless(handler: _Handler) -> None:  # no length, bytes for ever
             handler.wfile.write(b"x" * 65536)
 
 
+def _trickle(handler: _Handler) -> None:  # its length announced, then a byte every 0.1 s
+    handler.send_response(200)
+    handler.send_header("Content-Length", str(len(BODY)))
+    handler.end_headers()
+    with contextlib.suppress(OSError):
+        for byte in BODY[:100]:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(0.1)
+
+
+def _chunked(handler: _Handler) -> None:  # no length: the body in chunks of 10,000 bytes
+    handler.send_response(200)
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    for at in range(0, len(BODY), 10_000):
+        piece = BODY[at : at + 10_000]
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+    handler.wfile.write(b"0\r\n\r\n")
+
+
 _BOMB = zlib.compressobj(9, zlib.DEFLATED, 31)
 GZIP_BOMB = b"".join(_BOMB.compress(bytes(1 << 20)) for _ in range(256)) + _BOMB.flush()  # 256 MiB of zeros
 _HOSTILE: dict[str, Callable[[_Handler], None]] = {
@@ -102,6 +123,8 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/announces-less/casino_valid.json": _answer(200, BODY[:1000], Content_Length="1000"),
     "/announces-more/casino_valid.json": _answer(200, BODY, Content_Length=str(8 << 30)),
     "/endless/casino_valid.json": _endless,
+    "/trickle/casino_valid.json": _trickle,
+    "/chunked/casino_valid.json": _chunked,
     "/gzip-bomb/casino_valid.json": _answer(200, GZIP_BOMB, Content_Encoding="gzip"),
     "/gzip/casino_valid.json": _answer(200, gzip.compress(BODY), Content_Encoding="gzip"),
 }
@@ -353,3 +376,55 @@ def test_a_transfer_that_stalls_says_so(server: str, tmp_path: Path, monkeypatch
     with pytest.raises(DownloadError) as info:
         _fetcher(tmp_path).get(CASINO, _file(url))
     assert str(info.value).startswith(f"{url}: download failed (the server sent nothing for 1 s")
+
+
+def test_a_server_that_trickles_is_stopped(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server sending a byte every 0.1 s, never idle for a whole read timeout, is stopped once
+    it averages fewer than 1,024 bytes a second over a read timeout's span (before: read on for
+    ever, 120 s allowed for each byte; 2 of 2 runs still reading when killed)."""
+    monkeypatch.setattr("convbank.fetch.TIMEOUT", (5.0, 1.0))
+    url = f"{server}/trickle/casino_valid.json"
+    began = time.monotonic()
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    assert time.monotonic() - began < 3
+    assert re.fullmatch(
+        re.escape(f"{url}: download failed (the server sent ")
+        + r"\d+ bytes in 1 s, fewer than 1,024 a second\); nothing was kept .*",
+        str(info.value),
+    )
+    assert list((tmp_path / "home" / "downloads" / "casino").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("endless", "the server sent more than 65,536 bytes"),
+        ("announces-more", "the server announces 8,589,934,592 bytes, more than 65,536"),
+        ("chunked", "the server sent more than 65,536 bytes"),
+    ],
+)
+def test_a_file_of_no_published_size_is_bounded(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, why: str
+) -> None:
+    """A file with no published size (ConvAI2's data_tolokers.json) is read no further than
+    CONVBANK_DOWNLOAD_MAX_BYTES (default 1 GiB), nothing kept and no checksum recorded
+    (before: an endless body was written until the disk filled, 3.5 GB in 6 s, 2 of 2 runs)."""
+    monkeypatch.setenv("CONVBANK_DOWNLOAD_MAX_BYTES", "64K")
+    url = f"{server}/{case}/casino_valid.json"
+    unsized = SourceFile(name="casino_valid.json", url=url, sha256=None)
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, unsized)
+    cache = tmp_path / "home" / "downloads" / "casino"
+    assert str(info.value) == (
+        f"{url}: download failed ({why}, the most taken for a file of no published size "
+        "(CONVBANK_DOWNLOAD_MAX_BYTES raises it)); nothing was kept — retry, or put "
+        f"casino_valid.json in {cache} or in a --source folder"
+    )
+    assert list(cache.iterdir()) == []
+    assert not (tmp_path / "home" / "checksums.json").exists()
+    monkeypatch.setenv("CONVBANK_DOWNLOAD_MAX_BYTES", "1M")  # the file, sent in chunks of no length
+    chunked = SourceFile(name="casino_valid.json", url=f"{server}/chunked/casino_valid.json", sha256=None)
+    assert _fetcher(tmp_path).get(CASINO, chunked).read_bytes() == BODY

@@ -99,6 +99,12 @@ def _convbank(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
             "(4,611,686,018,427,387,904); fix or unset it\n",
         ),
         (
+            "CONVBANK_DOWNLOAD_MAX_BYTES",
+            "lots",
+            "error: CONVBANK_DOWNLOAD_MAX_BYTES='lots' is not a size in bytes, optionally with K, M, G or "
+            "T (powers of 1024), e.g. 8G; fix or unset it\n",
+        ),
+        (
             "CONVBANK_HOME",
             "~nosuchuser/x",
             "error: CONVBANK_HOME='~nosuchuser/x': ~nosuchuser names no user's home folder; use an "
