@@ -109,6 +109,8 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
         except requests.ReadTimeout as exc:
             raise TransferError(f"{url} sent no answer within {timeout[1]:g} s") from exc
         except requests.ConnectionError as exc:  # ConnectTimeout included
+            if _connected(exc):
+                raise TransferError(f"{host} sent no valid HTTP answer ({_reason(exc)})") from exc
             raise UnreachableError(f"cannot connect to {host}") from exc
         except requests.RequestException as exc:
             raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
@@ -120,6 +122,28 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
         came_from, url = url, urljoin(url, response.headers["Location"])
         response.close()
     raise TransferError(f"more than {MAX_REDIRECTS} redirects (the last to {url})")
+
+
+def _connected(exc: requests.ConnectionError) -> bool:
+    """Whether a connection was made before it failed (the server closed it, sent something
+    other than HTTP, too many or too long headers, a TLS failure), rather than none at all
+    (refused, unresolved, timed out connecting, a proxy's failure)."""
+    cause = exc.args[0] if exc.args else None
+    reason = getattr(cause, "reason", cause)
+    never = (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ProxyError)  # and subclasses
+    return not isinstance(exc, requests.exceptions.ProxyError) and not isinstance(reason, never)
+
+
+def _reason(exc: requests.ConnectionError) -> str:
+    """The innermost reason of a failed request: ``RemoteDisconnected: Remote end closed
+    connection without response``."""
+    inner: BaseException = exc
+    for _ in range(8):  # requests' error, urllib3's, http.client's or ssl's
+        deeper = getattr(inner, "reason", inner.args[-1] if inner.args else None)
+        if not isinstance(deeper, BaseException):
+            break
+        inner = deeper
+    return f"{type(inner).__name__}: {first_line(inner)}"
 
 
 def download(

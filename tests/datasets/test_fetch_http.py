@@ -108,6 +108,14 @@ def _chunked(handler: _Handler) -> None:  # no length: the body in chunks of 10,
     handler.wfile.write(b"0\r\n\r\n")
 
 
+def _raw(reply: bytes) -> Callable[[_Handler], None]:  # bytes that are no HTTP answer, then close
+    def send(handler: _Handler) -> None:
+        handler.wfile.write(reply)
+        handler.close_connection = True
+
+    return send
+
+
 _BOMB = zlib.compressobj(9, zlib.DEFLATED, 31)
 GZIP_BOMB = b"".join(_BOMB.compress(bytes(1 << 20)) for _ in range(256)) + _BOMB.flush()  # 256 MiB of zeros
 _HOSTILE: dict[str, Callable[[_Handler], None]] = {
@@ -125,6 +133,9 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/endless/casino_valid.json": _endless,
     "/trickle/casino_valid.json": _trickle,
     "/chunked/casino_valid.json": _chunked,
+    "/closes/casino_valid.json": _raw(b""),
+    "/ssh/casino_valid.json": _raw(b"SSH-2.0-OpenSSH_9.6\r\n"),
+    "/headers/casino_valid.json": _raw(b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 200 + b"\r\n"),
     "/gzip-bomb/casino_valid.json": _answer(200, GZIP_BOMB, Content_Encoding="gzip"),
     "/gzip/casino_valid.json": _answer(200, gzip.compress(BODY), Content_Encoding="gzip"),
 }
@@ -428,3 +439,25 @@ def test_a_file_of_no_published_size_is_bounded(
     monkeypatch.setenv("CONVBANK_DOWNLOAD_MAX_BYTES", "1M")  # the file, sent in chunks of no length
     chunked = SourceFile(name="casino_valid.json", url=f"{server}/chunked/casino_valid.json", sha256=None)
     assert _fetcher(tmp_path).get(CASINO, chunked).read_bytes() == BODY
+
+
+_NOT_HTTP = {
+    "closes": "RemoteDisconnected: Remote end closed connection without response",
+    "ssh": "BadStatusLine: SSH-2.0-OpenSSH_9.6",
+    "headers": "HTTPException: got more than 100 headers",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NOT_HTTP))
+def test_a_server_that_answers_no_http_is_not_unreachable(server: str, tmp_path: Path, case: str) -> None:
+    """A server that takes the connection and closes it, or sends something other than an HTTP
+    answer, is named as such (before: `cannot connect to 127.0.0.1 ... or retry when online`,
+    4 of 4 such servers, 2 of 2 runs each)."""
+    url = f"{server}/{case}/casino_valid.json"
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    assert str(info.value) == (
+        f"{url}: download failed (127.0.0.1 sent no valid HTTP answer ({_NOT_HTTP[case]})); nothing "
+        f"was kept — retry, or put casino_valid.json in {tmp_path / 'home' / 'downloads' / 'casino'} "
+        "or in a --source folder"
+    )
