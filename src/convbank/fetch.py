@@ -257,6 +257,8 @@ class Fetcher:
             if self.verify and known.is_file():
                 self._check(known, file, source="remembered source")
             return known
+        with _home_writes(self.root), suppress(FileNotFoundError):
+            cached.lstat()  # a file in place of downloads/<dataset> is the home's error
         self._refuse_stand_in(cached, dataset, file)
         if cached.is_file():
             _drop_legacy_lock(cached)
