@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -128,8 +129,18 @@ class _Recorded(_Store):
         super().__init__(root, "checksums.json", "url to sha256")
 
     def get(self, url: str) -> str | None:
+        """The sha256 recorded for ``url``; one that is not 64 hexadecimal digits is a
+        :class:`FormatError` naming the file (never compared with a download as the publisher's)."""
         value = self.load().get(url)
-        return str(value) if value is not None else None
+        if value is None:
+            return None
+        if not isinstance(value, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", value):
+            raise FormatError(
+                f"{self.path}: the sha256 recorded for {url} is {value!r}, not 64 hexadecimal digits; "
+                "delete it to record anew",
+                path=self.path,
+            )
+        return value.lower()
 
     def record(self, url: str, sha: str) -> None:
         self.update(url, sha)

@@ -1,8 +1,10 @@
 """What fetching keeps under ``CONVBANK_HOME`` is checked before it is used: a file standing
-where the download cache needs a folder is the home's one-line error (exit 5)."""
+where the download cache needs a folder is the home's one-line error (exit 5), and a checksum
+recorded on first use that is not a sha256 is a one-line error naming ``checksums.json``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,8 @@ from click.testing import CliRunner
 
 from convbank import catalog
 from convbank.cli import cli
-from convbank.errors import SetupError
+from convbank.datasets import SourceFile
+from convbank.errors import FormatError, SetupError
 from convbank.fetch import Fetcher
 
 CASINO = catalog.get("casino")
@@ -34,3 +37,20 @@ def test_a_file_in_place_of_the_cache_folder_is_the_home_error(tmp_path: Path, b
         cli, ["fetch", "casino"], env={"CONVBANK_HOME": str(home), "CONVBANK_OFFLINE": "1"}
     )
     assert (done.exit_code, done.output) == (5, f"error: {said}\n")
+
+
+@pytest.mark.parametrize("recorded", [5, "zz", ["a"], "a" * 63], ids=["int", "not-hex", "list", "short"])
+def test_a_recorded_checksum_that_is_no_sha256_is_refused(tmp_path: Path, recorded: object) -> None:
+    """Before: a download compared with it, `the downloaded file's sha256 does not match the
+    expected 5; ... the publisher's file may have changed` (2 of 2 values)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    url = "http://127.0.0.1:9/data_tolokers.json"
+    (home / "checksums.json").write_text(json.dumps({url: recorded}), encoding="utf-8")
+    unsized = SourceFile(name="data_tolokers.json", url=url, sha256=None)
+    with pytest.raises(FormatError) as info:
+        Fetcher(root=home, offline=False, progress=False).get(catalog.get("convai2"), unsized)
+    assert str(info.value) == (
+        f"{home / 'checksums.json'}: the sha256 recorded for {url} is {recorded!r}, not 64 hexadecimal "
+        "digits; delete it to record anew"
+    )
