@@ -239,7 +239,7 @@ def _build_all(
                     raise
                 report.errors[part] = exc
                 continue
-            except Exception as exc:  # a plugin's own fault
+            except (Exception, SystemExit) as exc:  # a plugin's own fault (sys.exit() included)
                 report.errors[part] = _plugin_fault(ds, part, exc, fail_fast)
                 continue
             try:
@@ -262,17 +262,18 @@ def _build_all(
                     raise
                 report.errors[part] = exc
                 continue
-            except Exception as exc:  # a plugin's own fault
+            except (Exception, SystemExit) as exc:  # a plugin's own fault (sys.exit() included)
                 report.errors[part] = _plugin_fault(ds, part, exc, fail_fast)
                 continue
             report.splits.extend(built)
 
 
-def _plugin_fault(ds: Dataset, part: str, exc: Exception, fail_fast: bool) -> BuildError:
+def _plugin_fault(ds: Dataset, part: str, exc: BaseException, fail_fast: bool) -> BuildError:
     """The one-line :class:`BuildError` (exit 1) of a plugin's dataset code that raised
-    something other than a convbank error: its config fails, naming the plugin, and the other
-    configs and datasets are still built (unless ``fail_fast``). A fault of convbank's own
-    datasets is convbank's, re-raised with its traceback."""
+    something other than a convbank error (or called ``sys.exit()``): its config fails,
+    naming the plugin, and the other configs and datasets are still built (unless
+    ``fail_fast``). A fault of convbank's own datasets is convbank's, re-raised with its
+    traceback."""
     origin = catalog.catalog.origin(ds.name)
     if not origin.startswith("entry point"):
         raise exc

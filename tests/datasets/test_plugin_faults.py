@@ -31,6 +31,7 @@ FAULTS = {
         "AttributeError: 'NoneType' object has no attribute",
     ),
     "files_for": ("files_for", "raise KeyError('train')", "KeyError: 'train'"),
+    "exit": ("read", "raise SystemExit(0)", "SystemExit: 0"),
 }
 
 
