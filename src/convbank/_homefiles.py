@@ -28,10 +28,13 @@ else:
 __all__ = ["home_error", "os_error"]
 
 
-def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
+def home_error(exc: OSError, root: Path | None = None, *, writing: Path | None = None) -> SetupError | None:
     """The one-line :class:`SetupError` for an ``OSError`` on a path under ``root`` (default
     ``CONVBANK_HOME``): a file in place of a folder, a read-only or unwritable folder, a full
-    disk. ``None`` when the error concerns a path elsewhere."""
+    disk. ``None`` when the error concerns a path elsewhere. ``writing``: the file being
+    written, for a write that names none (a full disk, a file-size limit)."""
+    if writing is not None and exc.filename is None and exc.errno is not None:
+        exc = OSError(exc.errno, exc.strerror, str(writing))
     base = Path(os.path.abspath(root if root is not None else home()))
     names = [n for n in (exc.filename, exc.filename2) if isinstance(n, (str, bytes, os.PathLike))]
     paths = [Path(os.path.abspath(os.fsdecode(n))) for n in names]

@@ -399,8 +399,8 @@ class Fetcher:
                     + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
-            except OSError as exc:
-                if (error := home_error(exc, self.root)) is not None:
+            except OSError as exc:  # a write of the file names none: a full disk, a size limit
+                if (error := home_error(exc, self.root, writing=target)) is not None:
                     raise error from exc
                 raise DownloadError(
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
