@@ -9,7 +9,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +43,8 @@ def home_error(exc: OSError, root: Path | None = None, *, writing: Path | None =
         return None
     where = f"CONVBANK_HOME {base}"
     fix = "point CONVBANK_HOME at a writable folder"
-    dangling = next((p for p in (*reversed(path.parents), path) if p.is_symlink() and not p.exists()), None)
+    chain = (*reversed(path.parents), path)
+    dangling = _first(chain, lambda p: p.is_symlink() and not p.exists())
     if dangling is not None:
         return SetupError(
             f"{where}: {dangling} is a link to {os.readlink(dangling)}, which does not exist; "
@@ -51,7 +52,7 @@ def home_error(exc: OSError, root: Path | None = None, *, writing: Path | None =
             path=dangling,
         )
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
-        blocker = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), None)
+        blocker = _first(chain, lambda p: p.exists() and not p.is_dir())
         if blocker is not None:
             return SetupError(
                 f"{where}: {blocker} is a file, not a folder; move it away or {fix}", path=blocker
@@ -63,6 +64,16 @@ def home_error(exc: OSError, root: Path | None = None, *, writing: Path | None =
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return DiskFullError(f"{where}: no space left writing {path}; free some space or {fix}", path=path)
     return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}", path=path)
+
+
+def _first(paths: tuple[Path, ...], test: Callable[[Path], bool]) -> Path | None:
+    """The first of ``paths`` that passes ``test``; one the system cannot even look at (a
+    path over 4,096 bytes) passes none."""
+    for path in paths:
+        with suppress(OSError):
+            if test(path):
+                return path
+    return None
 
 
 def os_error(exc: OSError) -> ConvbankError:
