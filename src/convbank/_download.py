@@ -100,10 +100,10 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
     redirects to ``http(s)`` URLs."""
     came_from = None
     for _ in range(MAX_REDIRECTS + 1):
-        host = urlsplit(url).hostname
-        if urlsplit(url).scheme.lower() not in ("http", "https") or not host:
+        host, refused = _http_host(url)
+        if refused is not None:
             where = f"{came_from} redirects to {url!r}, which" if came_from else f"{url!r}"
-            raise TransferError(f"{where} is not an http(s) URL")
+            raise TransferError(f"{where} {refused}")
         try:
             response = session.get(url, stream=True, timeout=timeout, allow_redirects=False)
         except requests.ReadTimeout as exc:
@@ -112,7 +112,7 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
             if _connected(exc):
                 raise TransferError(f"{host} sent no valid HTTP answer ({_reason(exc)})") from exc
             raise UnreachableError(f"cannot connect to {host}") from exc
-        except requests.RequestException as exc:
+        except (requests.RequestException, ValueError) as exc:  # urllib3's LocationParseError
             raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
         if not response.is_redirect:
             if response.status_code != 200:
@@ -122,6 +122,18 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
         came_from, url = url, urljoin(url, response.headers["Location"])
         response.close()
     raise TransferError(f"more than {MAX_REDIRECTS} redirects (the last to {url})")
+
+
+def _http_host(url: str) -> tuple[str, str | None]:
+    """The host of an http(s) URL, and why another is refused (None: it is not)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # http://[zz/x
+        return "", f"is not a valid URL ({first_line(exc)})"
+    return (
+        (host, None) if parts.scheme.lower() in ("http", "https") and host else ("", "is not an http(s) URL")
+    )
 
 
 def _connected(exc: requests.ConnectionError) -> bool:

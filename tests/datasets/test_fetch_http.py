@@ -133,6 +133,8 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/endless/casino_valid.json": _endless,
     "/trickle/casino_valid.json": _trickle,
     "/chunked/casino_valid.json": _chunked,
+    "/to-bad-ipv6/casino_valid.json": _answer(302, Location="http://[zz/casino_valid.json"),
+    "/to-long-host/casino_valid.json": _answer(302, Location=f"http://{'a' * 300}.org/casino_valid.json"),
     "/closes/casino_valid.json": _raw(b""),
     "/ssh/casino_valid.json": _raw(b"SSH-2.0-OpenSSH_9.6\r\n"),
     "/headers/casino_valid.json": _raw(b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 200 + b"\r\n"),
@@ -459,5 +461,28 @@ def test_a_server_that_answers_no_http_is_not_unreachable(server: str, tmp_path:
     assert str(info.value) == (
         f"{url}: download failed (127.0.0.1 sent no valid HTTP answer ({_NOT_HTTP[case]})); nothing "
         f"was kept — retry, or put casino_valid.json in {tmp_path / 'home' / 'downloads' / 'casino'} "
+        "or in a --source folder"
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("to-bad-ipv6", "ValueError: Invalid IPv6 URL"),
+        ("to-long-host", "LocationParseError: Failed to parse: "),
+    ],
+)
+def test_a_redirect_to_a_url_that_cannot_be_parsed_is_one_line(
+    server: str, tmp_path: Path, case: str, why: str
+) -> None:
+    """Before: Python's `ValueError: Invalid IPv6 URL` or urllib3's `LocationParseError`
+    escaped `fetch` as a traceback, exit 1 (2 of 2 runs each)."""
+    url = f"{server}/{case}/casino_valid.json"
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    said = str(info.value)
+    assert said.startswith(f"{url}: download failed (") and why in said, said
+    assert said.endswith(
+        f"); nothing was kept — retry, or put casino_valid.json in {tmp_path / 'home' / 'downloads' / 'casino'} "
         "or in a --source folder"
     )
