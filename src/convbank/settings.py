@@ -20,6 +20,7 @@ A module of its own, at the bottom of the layers, so that readers of the bank (`
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -63,7 +64,8 @@ def env_flag(name: str) -> bool:
 
 def home() -> Path:
     """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank. A
-    ``~user`` that names no user, or a path that is not UTF-8 text, is a :class:`SetupError`."""
+    ``~user`` that names no user, a path that is not UTF-8 text, or one the system cannot look
+    at (a symbolic link loop, a path too long), is a :class:`SetupError`."""
     env = os.environ.get("CONVBANK_HOME")
     if not env:
         import platformdirs  # its Unix module loads tempfile and shutil: only when asked
@@ -78,6 +80,14 @@ def home() -> Path:
             "point CONVBANK_HOME at a folder whose path is UTF-8",
             variable="CONVBANK_HOME",
         )
+    try:  # a home the system cannot look at is the home's fault, never a damaged bank
+        path.stat()
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            raise SetupError(
+                f"CONVBANK_HOME {path}: {exc.strerror}; point CONVBANK_HOME at a folder convbank can use",
+                variable="CONVBANK_HOME",
+            ) from exc
     return path
 
 

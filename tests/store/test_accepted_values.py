@@ -117,6 +117,22 @@ def test_impossible_settings_are_one_line(name: str, value: str, message: str) -
     assert (done.returncode, done.stderr) == (5, message)
 
 
+@pytest.mark.parametrize("under", [False, True], ids=["the-home", "a-folder-in-it"])
+def test_a_home_that_is_a_link_loop_is_the_homes_error(tmp_path: Path, under: bool) -> None:
+    """Before: `build` and `list` said `the bank is damaged: .../manifest.json is unreadable
+    (Too many levels of symbolic links); run convbank doctor`, exit 4 (2 of 2 runs each)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    home = loop / "sub" if under else loop
+    said = (
+        f"error: CONVBANK_HOME {home}: Too many levels of symbolic links; point CONVBANK_HOME at a "
+        "folder convbank can use\n"
+    )
+    for args in (["build", "casino", "--source", str(SHARED)], ["list"]):
+        done = _convbank(*args, env={"CONVBANK_HOME": str(home)})
+        assert (done.returncode, done.stdout, done.stderr) == (5, "", said)
+
+
 @pytest.mark.parametrize(
     "args", [["build", "casino", "--source", str(SHARED)], ["list"], ["query", "SELECT 1"]]
 )
