@@ -11,7 +11,8 @@ is the publisher's file and nothing else:
   body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused; with no
   size declared, as soon as it outgrows ``most``;
 - a transfer that stalls, trickles (fewer than :data:`SLOWEST` bytes a second over a read
-  timeout's span) or breaks says after how many bytes.
+  timeout's span, watched from a thread that shuts the socket) or breaks says after how many
+  bytes.
 
 Each failure is :class:`UnreachableError` (no connection was made) or :class:`TransferError`, whose message
 says what happened in one line; the caller names the file and where to put it.
@@ -19,8 +20,9 @@ says what happened in one line; the caller names the file and where to put it.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from convbank._archive import first_line
@@ -220,35 +222,54 @@ def _refuse_announced(announced: int | None, size: int | None, most: int) -> Non
 
 def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
     """The decoded body as each read brings it (never waiting to fill a chunk, which a
-    trickling server never would), stopped where it averages fewer than :data:`SLOWEST`
-    bytes a second over a span of ``span`` seconds; a broken or stalled read is a
-    :class:`TransferError` saying after how many bytes."""
-    import time
+    trickling server never would), stopped by :func:`_watch` where it averages fewer than
+    :data:`SLOWEST` bytes a second over a span of ``span`` seconds; a broken or stalled read
+    is a :class:`TransferError` saying after how many bytes."""
+    import threading
 
-    got = 0
-    since, at = time.monotonic(), 0  # the span's start, and the bytes got by then
-    while True:
-        try:
-            chunk = response.raw.read1(_CHUNK, decode_content=True)
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            raise TransferError(_broken(exc, got, span)) from exc
-        if not chunk:
+    got = [0]  # the decoded bytes so far, which the watch reads
+    slow: list[str] = []  # why the watch stopped the transfer
+    done = threading.Event()
+    threading.Thread(target=_watch, args=(response, got, slow, done, span), daemon=True).start()
+    try:
+        while True:
+            try:
+                chunk = response.raw.read1(_CHUNK, decode_content=True)
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+                raise TransferError(_broken(exc, got[0], span, slow)) from exc
+            if slow:  # checked before an end, which the watch's shutdown may have made
+                raise TransferError(slow[0])
+            if not chunk:
+                return
+            got[0] += len(chunk)
+            yield chunk
+    finally:
+        done.set()
+
+
+def _watch(response: requests.Response, got: list[int], slow: list[str], done: Any, span: float) -> None:
+    """Every ``span`` seconds until ``done`` is set: where fewer than :data:`SLOWEST` bytes a
+    second came (a trickle, or a ``gzip`` body of empty blocks that decodes to nothing, inside
+    one read that never returns), say why in ``slow`` and shut the socket, which ends the read."""
+    last = 0
+    while not done.wait(span):
+        if got[0] - last < SLOWEST * span:
+            after = f", after {last:,} bytes" if last else ""
+            sent = f"the server sent {got[0] - last:,} bytes in {span:g} s"
+            slow.append(f"{sent}, fewer than {SLOWEST:,} a second{after}")
+            with suppress(Exception):  # urllib3 before 2.3 cannot: the next read that returns says it
+                response.raw.shutdown()
             return
-        got += len(chunk)
-        yield chunk
-        if (now := time.monotonic()) - since >= span:
-            if got - at < SLOWEST * (now - since):
-                raise TransferError(
-                    f"the server sent {got - at:,} bytes in {now - since:.0f} s, fewer than "
-                    f"{SLOWEST:,} a second" + (f", after {at:,} bytes" if at else "")
-                )
-            since, at = now, got
+        last = got[0]
 
 
-def _broken(exc: Exception, got: int, read_timeout: float) -> str:
+def _broken(exc: Exception, got: int, read_timeout: float, slow: list[str]) -> str:
     """Why a transfer under way stopped, with the bytes it had sent (urllib3's errors, or
-    requests' wrapping them: a read that timed out in a ``ConnectionError``)."""
+    requests' wrapping them: a read that timed out in a ``ConnectionError``); a read broken
+    by the watch's shutdown says the watch's reason."""
     timeout = urllib3.exceptions.TimeoutError
     if isinstance(exc, (requests.Timeout, timeout)) or any(isinstance(a, timeout) for a in exc.args):
         return f"the server sent nothing for {read_timeout:g} s" + (f" after {got:,} bytes" if got else "")
+    if slow:
+        return slow[0]
     return f"the transfer broke after {got:,} bytes ({type(exc).__name__}: {first_line(exc)})"

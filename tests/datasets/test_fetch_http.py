@@ -98,6 +98,20 @@ def _trickle(handler: _Handler) -> None:  # its length announced, then a byte ev
             time.sleep(0.1)
 
 
+def _gzip_trickle(
+    handler: _Handler,
+) -> None:  # a gzip body of empty blocks: 25 bytes a second, nothing decoded
+    handler.send_response(200)
+    handler.send_header("Content-Encoding", "gzip")
+    handler.end_headers()
+    with contextlib.suppress(OSError):
+        handler.wfile.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")
+        for _ in range(50):
+            handler.wfile.write(b"\x00\x00\x00\xff\xff")  # a stored block of no bytes, not the last
+            handler.wfile.flush()
+            time.sleep(0.2)
+
+
 def _chunked(handler: _Handler) -> None:  # no length: the body in chunks of 10,000 bytes
     handler.send_response(200)
     handler.send_header("Transfer-Encoding", "chunked")
@@ -132,6 +146,7 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/announces-more/casino_valid.json": _answer(200, BODY, Content_Length=str(8 << 30)),
     "/endless/casino_valid.json": _endless,
     "/trickle/casino_valid.json": _trickle,
+    "/gzip-trickle/casino_valid.json": _gzip_trickle,
     "/chunked/casino_valid.json": _chunked,
     "/to-bad-ipv6/casino_valid.json": _answer(302, Location="http://[zz/casino_valid.json"),
     "/to-long-host/casino_valid.json": _answer(302, Location=f"http://{'a' * 300}.org/casino_valid.json"),
@@ -391,14 +406,16 @@ def test_a_transfer_that_stalls_says_so(server: str, tmp_path: Path, monkeypatch
     assert str(info.value).startswith(f"{url}: download failed (the server sent nothing for 1 s")
 
 
+@pytest.mark.parametrize("case", ["trickle", "gzip-trickle"])
 def test_a_server_that_trickles_is_stopped(
-    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
-    """A server sending a byte every 0.1 s, never idle for a whole read timeout, is stopped once
-    it averages fewer than 1,024 bytes a second over a read timeout's span (before: read on for
-    ever, 120 s allowed for each byte; 2 of 2 runs still reading when killed)."""
+    """A server sending a byte every 0.1 s, never idle for a whole read timeout, or a gzip body
+    of empty blocks that decodes to nothing (inside one read that never returns), is stopped
+    once it averages fewer than 1,024 bytes a second over a read timeout's span (before: read
+    on for ever, 120 s allowed for each byte; 2 of 2 runs still reading when killed)."""
     monkeypatch.setattr("convbank.fetch.TIMEOUT", (5.0, 1.0))
-    url = f"{server}/trickle/casino_valid.json"
+    url = f"{server}/{case}/casino_valid.json"
     began = time.monotonic()
     with pytest.raises(DownloadError) as info:
         _fetcher(tmp_path).get(CASINO, _file(url))
