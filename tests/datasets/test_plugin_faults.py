@@ -68,3 +68,24 @@ def test_a_plugins_fault_fails_its_config_and_the_others_are_built(tmp_path: Pat
         path=(PLUGINS, tmp_path),
     )
     assert listed.stdout.split() == ["dataset", "tsvdial"]
+
+
+def test_a_plugins_fault_in_files_for_never_stops_the_list(tmp_path: Path) -> None:
+    """`convbank list` says a plugin's fault in a warning and lists every dataset, the faulty
+    one's sources `?` (before: `KeyError` traceback of about 40 lines, exit 1, nothing listed,
+    2 of 2 runs)."""
+    method, body, said = FAULTS["files_for"]
+    (tmp_path / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
+    info = tmp_path / "faulty-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nfaulty = faulty:Faulty\n", encoding="utf-8")
+    done = convbank_with_plugins(tmp_path / "home", "list", path=(PLUGINS, tmp_path))
+    origin = "entry point faulty = faulty:Faulty of group convbank.datasets (package faulty 1.0)"
+    assert (done.returncode, done.stderr) == (0, f"warning: faulty: the code of {origin} failed ({said})\n")
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[5].strip()
+        for line in done.stdout.splitlines()
+        if "│" in line
+    }
+    assert rows["faulty"] == "?" and rows["casino"] == "none" and rows["tsvdial"] == "none"
