@@ -7,6 +7,7 @@ into place, so a refused archive leaves nothing behind.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -165,13 +166,11 @@ def safe_extract(
         with zipfile.ZipFile(opened if opened is not None else archive) as zf:
             budget = max_bytes
             for info, parts in _plan(archive, zf.infolist(), root, max_bytes, max_members):
-                target = dest.joinpath(*parts)
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
+                made = _create(archive, info, dest.joinpath(*parts))
+                if made is None:  # a folder
                     continue
-                target.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    with zf.open(info) as src, target.open("xb") as out:
+                    with zf.open(info) as src, made as out:
                         written = 0
                         while block := src.read(1 << 20):
                             written += len(block)
@@ -201,6 +200,28 @@ def safe_extract(
         raise FormatError(
             f"{archive}: not a valid zip archive ({exc}); re-fetch the file", path=archive
         ) from exc
+
+
+_UNNAMEABLE = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)
+"""What the system says of a path it cannot create as named (too long, not valid here)."""
+
+
+def _create(archive: Path, info: zipfile.ZipInfo, target: Path) -> BinaryIO | None:
+    """Make a member's folder, or its file's folder and the file, open for writing; a path
+    the system cannot create as named (a name over 255 bytes, a path over 4,096) is the
+    archive's :class:`FormatError`, not the home's."""
+    try:
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target.open("xb")
+    except OSError as exc:
+        if exc.errno not in _UNNAMEABLE:
+            raise
+        name = info.filename
+        shown = name if len(name) <= 120 else f"{name[:100]}...({len(name):,} characters)"
+        raise _refuse(archive, f"member {shown!r} cannot be created here ({exc.strerror})") from exc
 
 
 def first_line(exc: BaseException) -> str:

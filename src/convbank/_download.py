@@ -8,8 +8,11 @@ is the publisher's file and nothing else:
 - redirects are followed one by one, at most :data:`MAX_REDIRECTS`, and only to ``http`` or
   ``https`` URLs (a ``file://`` or ``ftp://`` target is refused, never opened);
 - with the file's size declared, the transfer stops as soon as it outgrows it (an endless
-  body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused;
-- a transfer that stalls or breaks says after how many bytes.
+  body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused; with no
+  size declared, as soon as it outgrows ``most``;
+- a transfer that stalls, trickles (fewer than :data:`SLOWEST` bytes a second over a read
+  timeout's span, watched from a thread that shuts the socket) or breaks says after how many
+  bytes.
 
 Each failure is :class:`UnreachableError` (no connection was made) or :class:`TransferError`, whose message
 says what happened in one line; the caller names the file and where to put it.
@@ -17,24 +20,55 @@ says what happened in one line; the caller names the file and where to put it.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from convbank._archive import first_line
 from convbank._lazy import lazy
+from convbank.settings import env_number
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import requests
+    import urllib3
 else:
     requests = lazy("requests")
+    urllib3 = lazy("urllib3")
 
-__all__ = ["MAX_REDIRECTS", "HTTPStatusError", "Progress", "TransferError", "UnreachableError", "download"]
+__all__ = [
+    "DOWNLOAD_MAX",
+    "MAX_REDIRECTS",
+    "SLOWEST",
+    "HTTPStatusError",
+    "Progress",
+    "TransferError",
+    "UnreachableError",
+    "download",
+    "download_limit",
+]
 
 MAX_REDIRECTS = 10
 """Redirects followed before a download is refused."""
 
+SLOWEST = 1024
+"""Bytes a second a transfer must average over each span of the read timeout: a server that
+trickles (a byte a second, never idle for a whole read timeout) is stopped after one span."""
+
+DOWNLOAD_MAX = 1 << 30
+"""The most bytes downloaded for a file of no published size, unless
+``CONVBANK_DOWNLOAD_MAX_BYTES`` says otherwise."""
+
 _CHUNK = 1 << 16
+_BEYOND = "the most taken for a file of no published size (CONVBANK_DOWNLOAD_MAX_BYTES raises it)"
+
+
+def download_limit() -> int:
+    """The most bytes downloaded for a file of no published size: ``CONVBANK_DOWNLOAD_MAX_BYTES``
+    (``8G``, ``500M``), by default :data:`DOWNLOAD_MAX`."""
+    return env_number("CONVBANK_DOWNLOAD_MAX_BYTES", DOWNLOAD_MAX, size=True)
 
 
 class TransferError(Exception):
@@ -68,17 +102,19 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
     redirects to ``http(s)`` URLs."""
     came_from = None
     for _ in range(MAX_REDIRECTS + 1):
-        host = urlsplit(url).hostname
-        if urlsplit(url).scheme.lower() not in ("http", "https") or not host:
+        host, refused = _http_host(url)
+        if refused is not None:
             where = f"{came_from} redirects to {url!r}, which" if came_from else f"{url!r}"
-            raise TransferError(f"{where} is not an http(s) URL")
+            raise TransferError(f"{where} {refused}")
         try:
             response = session.get(url, stream=True, timeout=timeout, allow_redirects=False)
         except requests.ReadTimeout as exc:
             raise TransferError(f"{url} sent no answer within {timeout[1]:g} s") from exc
         except requests.ConnectionError as exc:  # ConnectTimeout included
+            if _connected(exc):
+                raise TransferError(f"{host} sent no valid HTTP answer ({_reason(exc)})") from exc
             raise UnreachableError(f"cannot connect to {host}") from exc
-        except requests.RequestException as exc:
+        except (requests.RequestException, ValueError) as exc:  # urllib3's LocationParseError
             raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
         if not response.is_redirect:
             if response.status_code != 200:
@@ -90,43 +126,73 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
     raise TransferError(f"more than {MAX_REDIRECTS} redirects (the last to {url})")
 
 
+def _http_host(url: str) -> tuple[str, str | None]:
+    """The host of an http(s) URL, and why another is refused (None: it is not)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # http://[zz/x
+        return "", f"is not a valid URL ({first_line(exc)})"
+    return (
+        (host, None) if parts.scheme.lower() in ("http", "https") and host else ("", "is not an http(s) URL")
+    )
+
+
+def _connected(exc: requests.ConnectionError) -> bool:
+    """Whether a connection was made before it failed (the server closed it, sent something
+    other than HTTP, too many or too long headers, a TLS failure), rather than none at all
+    (refused, unresolved, timed out connecting, a proxy's failure)."""
+    cause = exc.args[0] if exc.args else None
+    reason = getattr(cause, "reason", cause)
+    never = (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ProxyError)  # and subclasses
+    return not isinstance(exc, requests.exceptions.ProxyError) and not isinstance(reason, never)
+
+
+def _reason(exc: requests.ConnectionError) -> str:
+    """The innermost reason of a failed request: ``RemoteDisconnected: Remote end closed
+    connection without response``."""
+    inner: BaseException = exc
+    for _ in range(8):  # requests' error, urllib3's, http.client's or ssl's
+        deeper = getattr(inner, "reason", inner.args[-1] if inner.args else None)
+        if not isinstance(deeper, BaseException):
+            break
+        inner = deeper
+    return f"{type(inner).__name__}: {first_line(inner)}"
+
+
 def download(
     url: str,
     out: Path,
     *,
     size: int | None,
+    most: int,
     timeout: tuple[float, float],
     progress: Progress | None = None,
 ) -> str:
     """Write the body of ``url`` to the new file ``out`` and return its sha256; with ``size``
-    declared, refuse a body of any other size before writing a byte more than it."""
+    declared, refuse a body of any other size before writing a byte more than it; without,
+    refuse one of more than ``most`` bytes as soon as it outgrows them."""
     import hashlib  # here: the catalog's commands import this module, and no hashing
 
     digest = hashlib.sha256()
     got = 0
     try:
         with requests.Session() as session, _answer(session, url, timeout) as response:
-            announced = response.headers.get("Content-Length", "")
-            coding = response.headers.get("Content-Encoding", "identity").strip().lower()
-            encoded = coding not in ("", "identity")
-            if size is not None and announced.isdigit() and not encoded and int(announced) != size:
-                raise TransferError(
-                    f"the server announces {int(announced):,} bytes, but the file is {size:,} bytes"
-                )
+            announced = _announced(response)
+            _refuse_announced(announced, size, most)
             if progress is not None:
-                progress.total = size if size is not None or not announced.isdigit() else int(announced)
+                progress.total = size if size is not None else announced
             with out.open("xb") as written:
-                try:
-                    for chunk in response.iter_content(_CHUNK):
-                        got += len(chunk)
-                        if size is not None and got > size:
-                            raise TransferError(f"the server sent more than the file's {size:,} bytes")
-                        digest.update(chunk)
-                        written.write(chunk)
-                        if progress is not None:
-                            progress.update(len(chunk))
-                except requests.RequestException as exc:
-                    raise TransferError(_broken(exc, got, timeout[1])) from exc
+                for chunk in _chunks(response, timeout[1]):
+                    got += len(chunk)
+                    if size is not None and got > size:
+                        raise TransferError(f"the server sent more than the file's {size:,} bytes")
+                    if size is None and got > most:
+                        raise TransferError(f"the server sent more than {most:,} bytes, {_BEYOND}")
+                    digest.update(chunk)
+                    written.write(chunk)
+                    if progress is not None:
+                        progress.update(len(chunk))
     finally:
         if progress is not None:
             progress.close()
@@ -135,12 +201,75 @@ def download(
     return digest.hexdigest()
 
 
-def _broken(exc: requests.RequestException, got: int, read_timeout: float) -> str:
-    """Why a transfer under way stopped, with the bytes it had sent (requests wraps a read
-    that timed out in a ``ConnectionError``)."""
-    import urllib3
+def _announced(response: requests.Response) -> int | None:
+    """The body's size the server announces, where it is that of the file (no
+    ``Content-Encoding``)."""
+    announced = response.headers.get("Content-Length", "")
+    coding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    return int(announced) if announced.isdigit() and coding in ("", "identity") else None
 
+
+def _refuse_announced(announced: int | None, size: int | None, most: int) -> None:
+    """A :class:`TransferError` for a body announced at another size than the file's, or at
+    more than ``most`` bytes for a file of no published size."""
+    if announced is None:
+        return
+    if size is not None and announced != size:
+        raise TransferError(f"the server announces {announced:,} bytes, but the file is {size:,} bytes")
+    if size is None and announced > most:
+        raise TransferError(f"the server announces {announced:,} bytes, more than {most:,}, {_BEYOND}")
+
+
+def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
+    """The decoded body as each read brings it (never waiting to fill a chunk, which a
+    trickling server never would), stopped by :func:`_watch` where it averages fewer than
+    :data:`SLOWEST` bytes a second over a span of ``span`` seconds; a broken or stalled read
+    is a :class:`TransferError` saying after how many bytes."""
+    import threading
+
+    got = [0]  # the decoded bytes so far, which the watch reads
+    slow: list[str] = []  # why the watch stopped the transfer
+    done = threading.Event()
+    threading.Thread(target=_watch, args=(response, got, slow, done, span), daemon=True).start()
+    try:
+        while True:
+            try:
+                chunk = response.raw.read1(_CHUNK, decode_content=True)
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+                raise TransferError(_broken(exc, got[0], span, slow)) from exc
+            if slow:  # checked before an end, which the watch's shutdown may have made
+                raise TransferError(slow[0])
+            if not chunk:
+                return
+            got[0] += len(chunk)
+            yield chunk
+    finally:
+        done.set()
+
+
+def _watch(response: requests.Response, got: list[int], slow: list[str], done: Any, span: float) -> None:
+    """Every ``span`` seconds until ``done`` is set: where fewer than :data:`SLOWEST` bytes a
+    second came (a trickle, or a ``gzip`` body of empty blocks that decodes to nothing, inside
+    one read that never returns), say why in ``slow`` and shut the socket, which ends the read."""
+    last = 0
+    while not done.wait(span):
+        if got[0] - last < SLOWEST * span:
+            after = f", after {last:,} bytes" if last else ""
+            sent = f"the server sent {got[0] - last:,} bytes in {span:g} s"
+            slow.append(f"{sent}, fewer than {SLOWEST:,} a second{after}")
+            with suppress(Exception):  # urllib3 before 2.3 cannot: the next read that returns says it
+                response.raw.shutdown()
+            return
+        last = got[0]
+
+
+def _broken(exc: Exception, got: int, read_timeout: float, slow: list[str]) -> str:
+    """Why a transfer under way stopped, with the bytes it had sent (urllib3's errors, or
+    requests' wrapping them: a read that timed out in a ``ConnectionError``); a read broken
+    by the watch's shutdown says the watch's reason."""
     timeout = urllib3.exceptions.TimeoutError
-    if isinstance(exc, requests.Timeout) or any(isinstance(a, timeout) for a in exc.args):
+    if isinstance(exc, (requests.Timeout, timeout)) or any(isinstance(a, timeout) for a in exc.args):
         return f"the server sent nothing for {read_timeout:g} s" + (f" after {got:,} bytes" if got else "")
+    if slow:
+        return slow[0]
     return f"the transfer broke after {got:,} bytes ({type(exc).__name__}: {first_line(exc)})"

@@ -7,8 +7,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,10 +28,13 @@ else:
 __all__ = ["home_error", "os_error"]
 
 
-def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
+def home_error(exc: OSError, root: Path | None = None, *, writing: Path | None = None) -> SetupError | None:
     """The one-line :class:`SetupError` for an ``OSError`` on a path under ``root`` (default
     ``CONVBANK_HOME``): a file in place of a folder, a read-only or unwritable folder, a full
-    disk. ``None`` when the error concerns a path elsewhere."""
+    disk. ``None`` when the error concerns a path elsewhere. ``writing``: the file being
+    written, for a write that names none (a full disk, a file-size limit)."""
+    if writing is not None and exc.filename is None and exc.errno is not None:
+        exc = OSError(exc.errno, exc.strerror, str(writing))
     base = Path(os.path.abspath(root if root is not None else home()))
     names = [n for n in (exc.filename, exc.filename2) if isinstance(n, (str, bytes, os.PathLike))]
     paths = [Path(os.path.abspath(os.fsdecode(n))) for n in names]
@@ -39,7 +43,8 @@ def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
         return None
     where = f"CONVBANK_HOME {base}"
     fix = "point CONVBANK_HOME at a writable folder"
-    dangling = next((p for p in (*reversed(path.parents), path) if p.is_symlink() and not p.exists()), None)
+    chain = (*reversed(path.parents), path)
+    dangling = _first(chain, lambda p: p.is_symlink() and not p.exists())
     if dangling is not None:
         return SetupError(
             f"{where}: {dangling} is a link to {os.readlink(dangling)}, which does not exist; "
@@ -47,7 +52,7 @@ def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
             path=dangling,
         )
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
-        blocker = next((p for p in (*reversed(path.parents), path) if p.exists() and not p.is_dir()), None)
+        blocker = _first(chain, lambda p: p.exists() and not p.is_dir())
         if blocker is not None:
             return SetupError(
                 f"{where}: {blocker} is a file, not a folder; move it away or {fix}", path=blocker
@@ -59,6 +64,16 @@ def home_error(exc: OSError, root: Path | None = None) -> SetupError | None:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return DiskFullError(f"{where}: no space left writing {path}; free some space or {fix}", path=path)
     return SetupError(f"{where}: {exc.strerror or type(exc).__name__}: {path}; check it or {fix}", path=path)
+
+
+def _first(paths: tuple[Path, ...], test: Callable[[Path], bool]) -> Path | None:
+    """The first of ``paths`` that passes ``test``; one the system cannot even look at (a
+    path over 4,096 bytes) passes none."""
+    for path in paths:
+        with suppress(OSError):
+            if test(path):
+                return path
+    return None
 
 
 def os_error(exc: OSError) -> ConvbankError:
@@ -128,8 +143,18 @@ class _Recorded(_Store):
         super().__init__(root, "checksums.json", "url to sha256")
 
     def get(self, url: str) -> str | None:
+        """The sha256 recorded for ``url``; one that is not 64 hexadecimal digits is a
+        :class:`FormatError` naming the file (never compared with a download as the publisher's)."""
         value = self.load().get(url)
-        return str(value) if value is not None else None
+        if value is None:
+            return None
+        if not isinstance(value, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", value):
+            raise FormatError(
+                f"{self.path}: the sha256 recorded for {url} is {value!r}, not 64 hexadecimal digits; "
+                "delete it to record anew",
+                path=self.path,
+            )
+        return value.lower()
 
     def record(self, url: str, sha: str) -> None:
         self.update(url, sha)

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from convbank import catalog
-from convbank._archive import intact
+from convbank._archive import first_line, intact
 from convbank.datasets import Dataset, Part
 from convbank.engines import Engine, WrittenPiece
 from convbank.engines.local import BATCH, LocalEngine
@@ -241,6 +241,9 @@ def _build_all(
                     raise
                 report.errors[part] = exc
                 continue
+            except (Exception, SystemExit) as exc:  # a plugin's own fault (sys.exit() included)
+                report.errors[part] = _plugin_fault(ds, part, exc, fail_fast)
+                continue
             try:
                 built = _build_config(
                     ds,
@@ -261,7 +264,29 @@ def _build_all(
                     raise
                 report.errors[part] = exc
                 continue
+            except (Exception, SystemExit) as exc:  # a plugin's own fault (sys.exit() included)
+                report.errors[part] = _plugin_fault(ds, part, exc, fail_fast)
+                continue
             report.splits.extend(built)
+
+
+def _plugin_fault(ds: Dataset, part: str, exc: BaseException, fail_fast: bool) -> BuildError:
+    """The one-line :class:`BuildError` (exit 1) of a plugin's dataset code that raised
+    something other than a convbank error (or called ``sys.exit()``): its config fails,
+    naming the plugin, and the other configs and datasets are still built (unless
+    ``fail_fast``). A fault of convbank's own datasets is convbank's, re-raised with its
+    traceback."""
+    origin = catalog.catalog.origin(ds.name)
+    if not origin.startswith("entry point"):
+        raise exc
+    fault = BuildError(
+        f"the code of {origin} failed building {part} ({type(exc).__name__}: {first_line(exc)}); "
+        "nothing of it was kept — report it to its authors (--debug shows the traceback)"
+    )
+    if fail_fast:
+        raise fault from exc
+    fault.__cause__ = exc
+    return fault
 
 
 class SeenIds:

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from convbank._archive import first_line
 from convbank.datasets import Dataset
 from convbank.datasets._imported import ImportedDataset
+from convbank.errors import ConvbankError
 from convbank.registry import Registry, imported_from
 from convbank.registry import datasets as catalog
 
@@ -79,8 +81,7 @@ def summary(ds: Dataset, manifest: Manifest, fetcher: Fetcher | None = None) -> 
             "files": len(ds.files),
         }
     elif fetcher is not None:
-        files = ds.required_files()
-        row["sources"] = {"present": sum(fetcher.find(ds, f) is not None for f in files), "files": len(files)}
+        row["sources"] = _sources(ds, fetcher)
     row["built"] = sorted(manifest.configs(ds.name))
     row["conversations"] = {
         f"{c}/{s}": info.conversations
@@ -90,6 +91,21 @@ def summary(ds: Dataset, manifest: Manifest, fetcher: Fetcher | None = None) -> 
     row["origin"] = _origin(ds)
     row["imported"] = isinstance(ds, ImportedDataset)
     return row
+
+
+def _sources(ds: Dataset, fetcher: Fetcher) -> dict[str, Any]:
+    """How many of a dataset's required source files are present; for a plugin whose code
+    fails to say which they are, none known and the ``error`` (one plugin never stops the
+    listing of all)."""
+    try:
+        files = ds.required_files()
+        return {"present": sum(fetcher.find(ds, f) is not None for f in files), "files": len(files)}
+    except (Exception, SystemExit) as exc:
+        origin = _origin(ds)
+        if isinstance(exc, ConvbankError) or not origin.startswith("entry point"):
+            raise
+        why = f"the code of {origin} failed ({type(exc).__name__}: {first_line(exc)})"
+        return {"present": None, "files": None, "error": why}
 
 
 def listing(manifest: Manifest, fetcher: Fetcher | None = None) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ from convbank._archive import (
     stale,
 )
 from convbank._atomic import folder_beside, sha256_file
-from convbank._download import HTTPStatusError, TransferError, UnreachableError, download
+from convbank._download import HTTPStatusError, TransferError, UnreachableError, download, download_limit
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
 from convbank._verified import open_verified, private_copy
@@ -259,6 +259,8 @@ class Fetcher:
             if self.verify and known.is_file():
                 self._check(known, file, source="remembered source")
             return known
+        with _home_writes(self.root), suppress(FileNotFoundError):
+            cached.lstat()  # a file in place of downloads/<dataset> is the home's error
         self._refuse_stand_in(cached, dataset, file)
         if cached.is_file():
             _drop_legacy_lock(cached)
@@ -364,7 +366,12 @@ class Fetcher:
                 with folder_beside(target) as private:  # the partial file, in a folder of ours
                     bar = _progress(file) if self.progress else None
                     sha = download(
-                        file.url, private / target.name, size=file.size, timeout=TIMEOUT, progress=bar
+                        file.url,
+                        private / target.name,
+                        size=file.size,
+                        most=download_limit(),
+                        timeout=TIMEOUT,
+                        progress=bar,
                     )
                     if expected is not None and sha != expected:
                         raise ChecksumError(
@@ -394,8 +401,8 @@ class Fetcher:
                     + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
-            except OSError as exc:
-                if (error := home_error(exc, self.root)) is not None:
+            except OSError as exc:  # a write of the file names none: a full disk, a size limit
+                if (error := home_error(exc, self.root, writing=target)) is not None:
                     raise error from exc
                 raise DownloadError(
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "

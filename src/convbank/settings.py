@@ -8,6 +8,8 @@ Every ``CONVBANK_*`` variable is read here, and only here:
 - ``CONVBANK_SOURCE``: a path list of folders holding source files;
 - ``CONVBANK_EXTRACT_MAX_BYTES`` and ``CONVBANK_EXTRACT_MAX_MEMBERS``: what an archive may
   expand to (see :mod:`convbank._archive`);
+- ``CONVBANK_DOWNLOAD_MAX_BYTES``: the most bytes downloaded for a file of no published size
+  (see :mod:`convbank._download`);
 - ``CONVBANK_TEST_PAUSE``: for tests only, ``POINT:FILE`` makes a command stop at ``POINT``
   (:func:`pause_at`: an export's steps, a source file's reading) until ``FILE``, which it
   creates, is removed.
@@ -18,6 +20,7 @@ A module of its own, at the bottom of the layers, so that readers of the bank (`
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -61,7 +64,8 @@ def env_flag(name: str) -> bool:
 
 def home() -> Path:
     """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank. A
-    ``~user`` that names no user, or a path that is not UTF-8 text, is a :class:`SetupError`."""
+    ``~user`` that names no user, a path that is not UTF-8 text, or one the system cannot look
+    at (a symbolic link loop, a path too long), is a :class:`SetupError`."""
     env = os.environ.get("CONVBANK_HOME")
     if not env:
         import platformdirs  # its Unix module loads tempfile and shutil: only when asked
@@ -76,6 +80,14 @@ def home() -> Path:
             "point CONVBANK_HOME at a folder whose path is UTF-8",
             variable="CONVBANK_HOME",
         )
+    try:  # a home the system cannot look at is the home's fault, never a damaged bank
+        path.stat()
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            raise SetupError(
+                f"CONVBANK_HOME {path}: {exc.strerror}; point CONVBANK_HOME at a folder convbank can use",
+                variable="CONVBANK_HOME",
+            ) from exc
     return path
 
 
@@ -210,3 +222,4 @@ def check() -> None:
     is_offline()
     env_number("CONVBANK_EXTRACT_MAX_BYTES", 1, size=True)
     env_number("CONVBANK_EXTRACT_MAX_MEMBERS", 1, size=False)
+    env_number("CONVBANK_DOWNLOAD_MAX_BYTES", 1, size=True)

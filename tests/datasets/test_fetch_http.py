@@ -87,6 +87,49 @@ def _endless(handler: _Handler) -> None:  # no length, bytes for ever
             handler.wfile.write(b"x" * 65536)
 
 
+def _trickle(handler: _Handler) -> None:  # its length announced, then a byte every 0.1 s
+    handler.send_response(200)
+    handler.send_header("Content-Length", str(len(BODY)))
+    handler.end_headers()
+    with contextlib.suppress(OSError):
+        for byte in BODY[:100]:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(0.1)
+
+
+def _gzip_trickle(
+    handler: _Handler,
+) -> None:  # a gzip body of empty blocks: 25 bytes a second, nothing decoded
+    handler.send_response(200)
+    handler.send_header("Content-Encoding", "gzip")
+    handler.end_headers()
+    with contextlib.suppress(OSError):
+        handler.wfile.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")
+        for _ in range(50):
+            handler.wfile.write(b"\x00\x00\x00\xff\xff")  # a stored block of no bytes, not the last
+            handler.wfile.flush()
+            time.sleep(0.2)
+
+
+def _chunked(handler: _Handler) -> None:  # no length: the body in chunks of 10,000 bytes
+    handler.send_response(200)
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    for at in range(0, len(BODY), 10_000):
+        piece = BODY[at : at + 10_000]
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+    handler.wfile.write(b"0\r\n\r\n")
+
+
+def _raw(reply: bytes) -> Callable[[_Handler], None]:  # bytes that are no HTTP answer, then close
+    def send(handler: _Handler) -> None:
+        handler.wfile.write(reply)
+        handler.close_connection = True
+
+    return send
+
+
 _BOMB = zlib.compressobj(9, zlib.DEFLATED, 31)
 GZIP_BOMB = b"".join(_BOMB.compress(bytes(1 << 20)) for _ in range(256)) + _BOMB.flush()  # 256 MiB of zeros
 _HOSTILE: dict[str, Callable[[_Handler], None]] = {
@@ -102,6 +145,14 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/announces-less/casino_valid.json": _answer(200, BODY[:1000], Content_Length="1000"),
     "/announces-more/casino_valid.json": _answer(200, BODY, Content_Length=str(8 << 30)),
     "/endless/casino_valid.json": _endless,
+    "/trickle/casino_valid.json": _trickle,
+    "/gzip-trickle/casino_valid.json": _gzip_trickle,
+    "/chunked/casino_valid.json": _chunked,
+    "/to-bad-ipv6/casino_valid.json": _answer(302, Location="http://[zz/casino_valid.json"),
+    "/to-long-host/casino_valid.json": _answer(302, Location=f"http://{'a' * 300}.org/casino_valid.json"),
+    "/closes/casino_valid.json": _raw(b""),
+    "/ssh/casino_valid.json": _raw(b"SSH-2.0-OpenSSH_9.6\r\n"),
+    "/headers/casino_valid.json": _raw(b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 200 + b"\r\n"),
     "/gzip-bomb/casino_valid.json": _answer(200, GZIP_BOMB, Content_Encoding="gzip"),
     "/gzip/casino_valid.json": _answer(200, gzip.compress(BODY), Content_Encoding="gzip"),
 }
@@ -353,3 +404,102 @@ def test_a_transfer_that_stalls_says_so(server: str, tmp_path: Path, monkeypatch
     with pytest.raises(DownloadError) as info:
         _fetcher(tmp_path).get(CASINO, _file(url))
     assert str(info.value).startswith(f"{url}: download failed (the server sent nothing for 1 s")
+
+
+@pytest.mark.parametrize("case", ["trickle", "gzip-trickle"])
+def test_a_server_that_trickles_is_stopped(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """A server sending a byte every 0.1 s, never idle for a whole read timeout, or a gzip body
+    of empty blocks that decodes to nothing (inside one read that never returns), is stopped
+    once it averages fewer than 1,024 bytes a second over a read timeout's span (before: read
+    on for ever, 120 s allowed for each byte; 2 of 2 runs still reading when killed)."""
+    monkeypatch.setattr("convbank.fetch.TIMEOUT", (5.0, 1.0))
+    url = f"{server}/{case}/casino_valid.json"
+    began = time.monotonic()
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    assert time.monotonic() - began < 3
+    assert re.fullmatch(
+        re.escape(f"{url}: download failed (the server sent ")
+        + r"\d+ bytes in 1 s, fewer than 1,024 a second\); nothing was kept .*",
+        str(info.value),
+    )
+    assert list((tmp_path / "home" / "downloads" / "casino").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("endless", "the server sent more than 65,536 bytes"),
+        ("announces-more", "the server announces 8,589,934,592 bytes, more than 65,536"),
+        ("chunked", "the server sent more than 65,536 bytes"),
+    ],
+)
+def test_a_file_of_no_published_size_is_bounded(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, why: str
+) -> None:
+    """A file with no published size (ConvAI2's data_tolokers.json) is read no further than
+    CONVBANK_DOWNLOAD_MAX_BYTES (default 1 GiB), nothing kept and no checksum recorded
+    (before: an endless body was written until the disk filled, 3.5 GB in 6 s, 2 of 2 runs)."""
+    monkeypatch.setenv("CONVBANK_DOWNLOAD_MAX_BYTES", "64K")
+    url = f"{server}/{case}/casino_valid.json"
+    unsized = SourceFile(name="casino_valid.json", url=url, sha256=None)
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, unsized)
+    cache = tmp_path / "home" / "downloads" / "casino"
+    assert str(info.value) == (
+        f"{url}: download failed ({why}, the most taken for a file of no published size "
+        "(CONVBANK_DOWNLOAD_MAX_BYTES raises it)); nothing was kept — retry, or put "
+        f"casino_valid.json in {cache} or in a --source folder"
+    )
+    assert list(cache.iterdir()) == []
+    assert not (tmp_path / "home" / "checksums.json").exists()
+    monkeypatch.setenv("CONVBANK_DOWNLOAD_MAX_BYTES", "1M")  # the file, sent in chunks of no length
+    chunked = SourceFile(name="casino_valid.json", url=f"{server}/chunked/casino_valid.json", sha256=None)
+    assert _fetcher(tmp_path).get(CASINO, chunked).read_bytes() == BODY
+
+
+_NOT_HTTP = {
+    "closes": "RemoteDisconnected: Remote end closed connection without response",
+    "ssh": "BadStatusLine: SSH-2.0-OpenSSH_9.6",
+    "headers": "HTTPException: got more than 100 headers",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NOT_HTTP))
+def test_a_server_that_answers_no_http_is_not_unreachable(server: str, tmp_path: Path, case: str) -> None:
+    """A server that takes the connection and closes it, or sends something other than an HTTP
+    answer, is named as such (before: `cannot connect to 127.0.0.1 ... or retry when online`,
+    4 of 4 such servers, 2 of 2 runs each)."""
+    url = f"{server}/{case}/casino_valid.json"
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    assert str(info.value) == (
+        f"{url}: download failed (127.0.0.1 sent no valid HTTP answer ({_NOT_HTTP[case]})); nothing "
+        f"was kept — retry, or put casino_valid.json in {tmp_path / 'home' / 'downloads' / 'casino'} "
+        "or in a --source folder"
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("to-bad-ipv6", "ValueError: Invalid IPv6 URL"),
+        ("to-long-host", "LocationParseError: Failed to parse: "),
+    ],
+)
+def test_a_redirect_to_a_url_that_cannot_be_parsed_is_one_line(
+    server: str, tmp_path: Path, case: str, why: str
+) -> None:
+    """Before: Python's `ValueError: Invalid IPv6 URL` or urllib3's `LocationParseError`
+    escaped `fetch` as a traceback, exit 1 (2 of 2 runs each)."""
+    url = f"{server}/{case}/casino_valid.json"
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    said = str(info.value)
+    assert said.startswith(f"{url}: download failed (") and why in said, said
+    assert said.endswith(
+        f"); nothing was kept — retry, or put casino_valid.json in {tmp_path / 'home' / 'downloads' / 'casino'} "
+        "or in a --source folder"
+    )

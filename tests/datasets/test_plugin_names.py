@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from click.testing import CliRunner
 
@@ -54,6 +55,26 @@ def test_a_plugins_name_that_is_not_one_folder_is_a_plugin_error(where: str, bad
     message = str(caught.value)
     assert message.startswith("entry point bad = badplugin:Bad: badplugin.Bad: "), message
     assert repr(bad) in message and "cannot name a folder of the bank" in message, message
+
+
+@pytest.mark.parametrize("bad", [*BAD[:-1], "/tmp/escaped.tsv", "../../../escaped.tsv"])
+@pytest.mark.parametrize("where", ["name", "extract_to"])
+def test_a_source_file_name_that_is_not_one_file_is_a_plugin_error(where: str, bad: str) -> None:
+    """A source file named ``../../../escaped.tsv`` or ``/tmp/escaped.tsv`` would be downloaded
+    outside ``CONVBANK_HOME`` (before: ``fetch`` wrote it and its lock there, exit 0, 2 of 2
+    names), and looked for outside the ``--source`` folders: it is refused as the plugin loads."""
+    base = _tsvdial()
+    train = base.files[0]
+    named = msgspec.structs.replace(train, **{where: bad})
+    plugin = type("Bad", (base,), {"files": (named, *base.files[1:]), "__module__": "badplugin"})
+    with pytest.raises(PluginError) as caught:
+        registry._dataset(plugin, "entry point bad = badplugin:Bad")
+    what = "a source file" if where == "name" else "an archive's folder"
+    assert str(caught.value).startswith(
+        f"entry point bad = badplugin:Bad: badplugin.Bad: {what} {bad!r} cannot name one file of the "
+        "download cache and of a source folder: "
+    )
+    assert str(caught.value).endswith("; rename it") and "\n" not in str(caught.value).replace(bad, "")
 
 
 def test_every_command_says_it_in_one_line_exit_5(tmp_path: Path) -> None:

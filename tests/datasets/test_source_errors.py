@@ -101,6 +101,19 @@ def invalid_utf8(folder: Path) -> tuple[str, str]:
     )
 
 
+def invalid_utf8_in_json(folder: Path) -> tuple[str, str]:
+    """Before: `Invalid UTF-8 encoded string`, no place (2 of 2 files: CaSiNo, ConvAI2)."""
+    path = folder / "summer_wild_evaluation_dialogs.json"
+    head = b'[{"dialog_id": "0x1",\n  "dialog": [{"id": 1, "sender": "participant1", "text": "caf'
+    path.write_bytes(head + b'\xe9"}]}]')
+    column = len(head) - head.index(b"\n")  # the bad byte's, counted from 1
+    return "convai2", (
+        f"{path}: malformed JSON at line 2, column {column} (byte {len(head)}): "
+        "invalid UTF-8 (invalid continuation byte); expected well-formed JSON — re-fetch the file (it may "
+        "be truncated or corrupted)"
+    )
+
+
 def empty_json_list(folder: Path) -> tuple[str, str]:
     (folder / "ccpe").mkdir()
     path = folder / "ccpe" / "data.json"
@@ -134,6 +147,7 @@ CASES: list[Callable[[Path], tuple[str, str]]] = [
     nested_200000_deep,
     text_in_a_number_column,
     invalid_utf8,
+    invalid_utf8_in_json,
     empty_json_list,
     empty_dialogs,
     empty_pec_split,

@@ -99,6 +99,12 @@ def _convbank(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
             "(4,611,686,018,427,387,904); fix or unset it\n",
         ),
         (
+            "CONVBANK_DOWNLOAD_MAX_BYTES",
+            "lots",
+            "error: CONVBANK_DOWNLOAD_MAX_BYTES='lots' is not a size in bytes, optionally with K, M, G or "
+            "T (powers of 1024), e.g. 8G; fix or unset it\n",
+        ),
+        (
             "CONVBANK_HOME",
             "~nosuchuser/x",
             "error: CONVBANK_HOME='~nosuchuser/x': ~nosuchuser names no user's home folder; use an "
@@ -109,6 +115,22 @@ def _convbank(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
 def test_impossible_settings_are_one_line(name: str, value: str, message: str) -> None:
     done = _convbank("list", env={name: value})
     assert (done.returncode, done.stderr) == (5, message)
+
+
+@pytest.mark.parametrize("under", [False, True], ids=["the-home", "a-folder-in-it"])
+def test_a_home_that_is_a_link_loop_is_the_homes_error(tmp_path: Path, under: bool) -> None:
+    """Before: `build` and `list` said `the bank is damaged: .../manifest.json is unreadable
+    (Too many levels of symbolic links); run convbank doctor`, exit 4 (2 of 2 runs each)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    home = loop / "sub" if under else loop
+    said = (
+        f"error: CONVBANK_HOME {home}: Too many levels of symbolic links; point CONVBANK_HOME at a "
+        "folder convbank can use\n"
+    )
+    for args in (["build", "casino", "--source", str(SHARED)], ["list"]):
+        done = _convbank(*args, env={"CONVBANK_HOME": str(home)})
+        assert (done.returncode, done.stdout, done.stderr) == (5, "", said)
 
 
 @pytest.mark.parametrize(

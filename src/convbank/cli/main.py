@@ -133,7 +133,7 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
     from rich.table import Table
 
     from convbank import catalog
-    from convbank.cli._console import echo_json, out
+    from convbank.cli._console import echo_json, out, say
     from convbank.store.bank import Bank
 
     rows = catalog.listing(Bank().manifest(), _fetcher(sources, no_verify))
@@ -150,6 +150,9 @@ def list_(as_json: bool, sources: Sequence[Path], no_verify: bool) -> None:
         )
         present, total = row["sources"]["present"], row["sources"]["files"]
         sources_text = "all" if present == total else ("none" if present == 0 else f"{present}/{total}")
+        if "error" in row["sources"]:  # a plugin whose code failed: said, and the others listed
+            say(f"warning: {row['name']}: {row['sources']['error']}")
+            sources_text = "?"
         table.add_row(
             row["name"], row["title"], configs, row["license"], sources_text, ", ".join(row["built"]) or "no"
         )

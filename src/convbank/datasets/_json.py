@@ -3,6 +3,7 @@ the JSON path or position of the problem."""
 
 from __future__ import annotations
 
+import codecs
 import re
 from pathlib import Path
 from typing import Any
@@ -171,9 +172,30 @@ def _decode_message(exc: msgspec.DecodeError, data: bytes) -> str:
         return f"malformed JSON: the input ends early (at byte {len(data)})"
     if "(byte " in message:
         detail, _, pos = message.rpartition("(byte ")
-        offset = int(pos.rstrip(")"))
-        line = data.count(b"\n", 0, offset) + 1
-        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        detail = detail.replace("JSON is malformed: ", "").strip()
-        return f"malformed JSON at line {line}, column {column} (byte {offset}): {detail}"
-    return message
+        return _malformed_at(data, int(pos.rstrip(")")), detail.replace("JSON is malformed: ", "").strip())
+    bad = _bad_utf8(data)  # msgspec says "Invalid UTF-8 encoded string", not where
+    return message if bad is None else _malformed_at(data, bad[0], f"invalid UTF-8 ({bad[1]})")
+
+
+def _malformed_at(data: bytes, offset: int, detail: str) -> str:
+    """``malformed JSON at line L, column C (byte N): detail``."""
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"malformed JSON at line {line}, column {column} (byte {offset}): {detail}"
+
+
+def _bad_utf8(data: bytes, step: int = 1 << 20) -> tuple[int, str] | None:
+    """The offset of the first byte that is not UTF-8, and why, or None; decoded ``step``
+    bytes at a time, so that finding it holds no copy of the whole text.
+
+    >>> _bad_utf8("café".encode() + b"\\xff"), _bad_utf8(b"ok")
+    ((5, 'invalid start byte'), None)
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for at in range(0, len(data), step):
+        pending = len(decoder.getstate()[0])  # the bytes of a character the last piece began
+        try:
+            decoder.decode(data[at : at + step], final=at + step >= len(data))
+        except UnicodeDecodeError as exc:
+            return at - pending + exc.start, exc.reason
+    return None

@@ -1,0 +1,91 @@
+"""A plugin whose dataset code raises something other than a convbank error (a bug: a
+``RuntimeError``, a ``KeyError``, ``None`` where a conversation is due) fails its config with
+one line naming the plugin, exit 1, and every other dataset asked for is still built (before:
+a traceback of some 50 lines, exit 1, and the datasets after it never built)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from testsupport import PLUGINS, convbank_with_plugins
+
+PLUGIN = """\
+from convbank_tsvdial import TsvDial
+
+
+class Faulty(TsvDial):
+    name = "faulty"
+
+    def {method}(self, *args):
+        {body}
+"""
+
+FAULTS = {
+    "read": ("read", "raise RuntimeError('boom\\nsecond line')", "RuntimeError: boom"),
+    "to_conversation": (
+        "to_conversation",
+        "return None",
+        "AttributeError: 'NoneType' object has no attribute",
+    ),
+    "files_for": ("files_for", "raise KeyError('train')", "KeyError: 'train'"),
+    "exit": ("read", "raise SystemExit(0)", "SystemExit: 0"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_plugins_fault_fails_its_config_and_the_others_are_built(tmp_path: Path, fault: str) -> None:
+    method, body, said = FAULTS[fault]
+    (tmp_path / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
+    info = tmp_path / "faulty-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nfaulty = faulty:Faulty\n", encoding="utf-8")
+    home = tmp_path / "home"
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    done = convbank_with_plugins(
+        home, "build", "faulty", "tsvdial", "--source", str(samples), path=(PLUGINS, tmp_path)
+    )
+    origin = "entry point faulty = faulty:Faulty of group convbank.datasets (package faulty 1.0)"
+    assert done.returncode == 1, done.stderr
+    failed, summary = done.stderr.splitlines()  # the one line, then the build's summary
+    assert failed.startswith(
+        f"failed faulty/default: the code of {origin} failed building faulty/default ({said}"
+    )
+    assert failed.endswith(
+        "); nothing of it was kept — report it to its authors (--debug shows the traceback)"
+    )
+    assert re.fullmatch(r"2 splits built in [\d.]+ s, 1 config failed", summary), summary
+    assert not [p for p in home.rglob("*") if "dataset=faulty" in p.parts]
+    listed = convbank_with_plugins(
+        home,
+        "query",
+        "SELECT DISTINCT dataset FROM conversations",
+        "--format",
+        "csv",
+        path=(PLUGINS, tmp_path),
+    )
+    assert listed.stdout.split() == ["dataset", "tsvdial"]
+
+
+def test_a_plugins_fault_in_files_for_never_stops_the_list(tmp_path: Path) -> None:
+    """`convbank list` says a plugin's fault in a warning and lists every dataset, the faulty
+    one's sources `?` (before: `KeyError` traceback of about 40 lines, exit 1, nothing listed,
+    2 of 2 runs)."""
+    method, body, said = FAULTS["files_for"]
+    (tmp_path / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
+    info = tmp_path / "faulty-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nfaulty = faulty:Faulty\n", encoding="utf-8")
+    done = convbank_with_plugins(tmp_path / "home", "list", path=(PLUGINS, tmp_path))
+    origin = "entry point faulty = faulty:Faulty of group convbank.datasets (package faulty 1.0)"
+    assert (done.returncode, done.stderr) == (0, f"warning: faulty: the code of {origin} failed ({said})\n")
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[5].strip()
+        for line in done.stdout.splitlines()
+        if "│" in line
+    }
+    assert rows["faulty"] == "?" and rows["casino"] == "none" and rows["tsvdial"] == "none"
