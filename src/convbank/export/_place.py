@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from convbank._atomic import (
     atomic_write_text,
@@ -140,7 +140,7 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
     return staging, paths, export
 
 
-def _an_export(value: object) -> bool:
+def _an_export(value: object) -> TypeGuard[Export]:
     """Whether ``value`` is an export as convbank records it (:data:`Export`): its dataset
     and format text, its parts a list of text, ``where``, ``as`` and ``selection`` text or
     absent (a damaged entry is no export's, never a traceback in a message)."""
