@@ -33,26 +33,31 @@ FAULTS = {
     "files_for": ("files_for", "raise KeyError('train')", "KeyError: 'train'"),
     "exit": ("read", "raise SystemExit(0)", "SystemExit: 0"),
 }
+ORIGIN = "entry point faulty = faulty:Faulty of group convbank.datasets (package faulty 1.0)"
+
+
+def _install(folder: Path, method: str, body: str) -> None:
+    """The plugin ``faulty`` (a TsvDial whose ``method`` runs ``body``), installed in ``folder``."""
+    (folder / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
+    info = folder / "faulty-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nfaulty = faulty:Faulty\n", encoding="utf-8")
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_a_plugins_fault_fails_its_config_and_the_others_are_built(tmp_path: Path, fault: str) -> None:
     method, body, said = FAULTS[fault]
-    (tmp_path / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
-    info = tmp_path / "faulty-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nfaulty = faulty:Faulty\n", encoding="utf-8")
+    _install(tmp_path, method, body)
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(
         home, "build", "faulty", "tsvdial", "--source", str(samples), path=(PLUGINS, tmp_path)
     )
-    origin = "entry point faulty = faulty:Faulty of group convbank.datasets (package faulty 1.0)"
     assert done.returncode == 1, done.stderr
     failed, summary = done.stderr.splitlines()  # the one line, then the build's summary
     assert failed.startswith(
-        f"failed faulty/default: the code of {origin} failed building faulty/default ({said}"
+        f"failed faulty/default: the code of {ORIGIN} failed building faulty/default ({said}"
     )
     assert failed.endswith(
         "); nothing of it was kept — report it to its authors (--debug shows the traceback)"
@@ -75,17 +80,27 @@ def test_a_plugins_fault_in_files_for_never_stops_the_list(tmp_path: Path) -> No
     one's sources `?` (before: `KeyError` traceback of about 40 lines, exit 1, nothing listed,
     2 of 2 runs)."""
     method, body, said = FAULTS["files_for"]
-    (tmp_path / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
-    info = tmp_path / "faulty-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nfaulty = faulty:Faulty\n", encoding="utf-8")
+    _install(tmp_path, method, body)
     done = convbank_with_plugins(tmp_path / "home", "list", path=(PLUGINS, tmp_path))
-    origin = "entry point faulty = faulty:Faulty of group convbank.datasets (package faulty 1.0)"
-    assert (done.returncode, done.stderr) == (0, f"warning: faulty: the code of {origin} failed ({said})\n")
+    assert (done.returncode, done.stderr) == (0, f"warning: faulty: the code of {ORIGIN} failed ({said})\n")
     rows = {
         line.split("│")[1].strip(): line.split("│")[5].strip()
         for line in done.stdout.splitlines()
         if "│" in line
     }
     assert rows["faulty"] == "?" and rows["casino"] == "none" and rows["tsvdial"] == "none"
+
+
+@pytest.mark.parametrize("command", [["fetch", "faulty"], ["raw", "faulty", "--from-source"]])
+def test_a_plugins_fault_in_fetch_or_raw_is_one_line_naming_it(tmp_path: Path, command: list[str]) -> None:
+    """`fetch` and `raw` of a plugin whose code raises say whose code failed in one line, exit
+    1 (before: a traceback of about 40 lines, 2 of 2 commands); convbank's own faults keep
+    their tracebacks, and `--debug` shows the plugin's."""
+    method, body, said = FAULTS["files_for"]
+    _install(tmp_path, method, body)
+    home = tmp_path / "home"
+    done = convbank_with_plugins(home, *command, path=(PLUGINS, tmp_path))
+    line = f"error: the code of {ORIGIN} failed ({said}); report it to its authors (--debug shows the traceback)\n"
+    assert (done.returncode, done.stderr) == (1, line)
+    debug = convbank_with_plugins(home, "--debug", *command, path=(PLUGINS, tmp_path))
+    assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr

@@ -92,6 +92,7 @@ class ConvbankGroup(click.Group):
                 # interrupted", a worker's broken pipe, an error of ours) is the signal's doing
                 _stopped(ctx, last_signal[0])
             if not isinstance(exc, (ConvbankError, OSError)):
+                _blame_plugin(ctx, exc)
                 raise
             from convbank._homefiles import os_error
 
@@ -106,6 +107,17 @@ class ConvbankGroup(click.Group):
             else:
                 say(f"error: {error}")  # one line, whatever a path in it holds
             ctx.exit(error.exit_code)
+
+
+def _blame_plugin(ctx: click.Context, exc: Exception) -> None:
+    """A plugin's own fault (:func:`~convbank.cli._faults.plugin_fault`): its one line, exit 1."""
+    from convbank.cli._faults import plugin_fault
+
+    if not ctx.params.get("debug") and (line := plugin_fault(exc)) is not None:
+        from convbank.cli._console import say
+
+        say(f"error: {line}")
+        ctx.exit(1)
 
 
 @click.group(cls=ConvbankGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,0 +1,48 @@
+"""A plugin's own fault on the command line: one line naming the plugin, not a traceback.
+
+A dataset installed from another package (an entry point of ``convbank.datasets``) runs its
+own code inside convbank's commands (``files_for``, ``read``, ``to_conversation``). When that
+code raises something other than a convbank error (its bug), the command says whose code
+failed, in one line, exit 1; convbank's own faults keep their tracebacks (``--debug`` shows
+the plugin's too).
+"""
+
+from __future__ import annotations
+
+from convbank._archive import first_line
+
+__all__ = ["plugin_fault"]
+
+
+def _plugin_packages() -> dict[str, str]:
+    """The top-level package of each plugin dataset's class, with the plugin's origin."""
+    from convbank import catalog
+
+    owners: dict[str, str] = {}
+    try:
+        for ds in catalog.catalog:
+            origin = catalog.catalog.origin(ds.name)
+            if origin.startswith("entry point"):
+                owners[type(ds).__module__.partition(".")[0]] = origin
+    except Exception:  # a catalog that cannot be listed blames no one
+        return {}
+    return owners
+
+
+def plugin_fault(exc: BaseException) -> str | None:
+    """The line that says a plugin's code raised ``exc``: the innermost frame of its traceback
+    in a plugin's package names it; None when no plugin's code is in it (convbank's fault).
+    Example: ``plugin_fault(KeyError("train"))`` is None (no traceback through a plugin)."""
+    owners = _plugin_packages()
+    blamed = None
+    tb = exc.__traceback__
+    while tb is not None:
+        package = str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0]
+        blamed = owners.get(package, blamed)
+        tb = tb.tb_next
+    if blamed is None:
+        return None
+    return (
+        f"the code of {blamed} failed ({type(exc).__name__}: {first_line(exc)}); report it to its "
+        "authors (--debug shows the traceback)"
+    )
