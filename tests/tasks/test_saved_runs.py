@@ -111,6 +111,15 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
         b'{"task": "\xff\xfe", "model": "x", "seed": 0, "metrics": {}}',
         "Invalid UTF-8 encoded string",
     ),
+    # before: listed with {'x': 0.5} as its score (2 of 2 files)
+    "headline-not-a-number": (
+        b'{"task": "casino-strategy", "model": "x", "seed": 0, "metrics": {"mean_f1": {"x": 0.5}}}',
+        "its mean_f1 is not a number",
+    ),
+    "config-headline-not-a-number": (
+        b'{"task": "convai2-quality", "model": "x", "seed": 0, "metrics": {"a": {"spearman": {"x": 1}}}}',
+        "its spearman is not a number",
+    ),
     # before: a RecursionError traceback from the decoder, exit 1, no run listed
     "deep-extra-field": (
         b'{"task": "casino-strategy", "model": "x", "seed": 0, "metrics": {}, "extra": '
@@ -140,7 +149,7 @@ def test_a_file_that_is_not_a_saved_run_is_one_warning_and_the_others_are_listed
         f"skipped {folder / f'bad-{name}.json'}: not a saved run ({why})"
         for name, (_, why) in BAD_FILES.items()
     )
-    assert len(BAD_FILES) == 13
+    assert len(BAD_FILES) == 15
     listed = CliRunner().invoke(cli, ["bench", "--results"])
     assert listed.exit_code == 0, listed.output
     warned = [line for line in listed.stderr.splitlines() if line.startswith("warning: skipped ")]

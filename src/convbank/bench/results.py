@@ -245,15 +245,14 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
             headline = registry.tasks.get(saved.task).metric
         except KeyError:
             headline = ""
-        metrics = saved.metrics
-        if headline in metrics or not any(isinstance(v, dict) and headline in v for v in metrics.values()):
-            score = metrics.get(headline)
-            rows.append({**record, "metric": headline, "score": score, "file": path.name})
+        scores = _headline_scores(saved.metrics, headline)
+        if any(v is not None and not isinstance(v, (int, float)) for v in scores.values()):
+            why = f"skipped {path}: not a saved run (its {headline} is not a number)"
+            warnings.warn(why, UserWarning, stacklevel=2)
             continue
-        for config, per_config in metrics.items():  # a run of several configs: a row for each
-            if isinstance(per_config, dict) and headline in per_config:
-                row = {**record, "config": config, "metric": headline, "score": per_config[headline]}
-                rows.append({**row, "file": path.name})
+        for config, score in scores.items():
+            row = {**record, "config": config} if config is not None else record
+            rows.append({**row, "metric": headline, "score": score, "file": path.name})
 
     def order(row: dict[str, Any]) -> tuple[str, float]:
         value = row["score"]
@@ -265,6 +264,14 @@ def leaderboard(task: str | None = None) -> list[dict[str, Any]]:
 
 
 _LOWER_IS_BETTER = frozenset({"mae"})
+
+
+def _headline_scores(metrics: Metrics, headline: str) -> dict[str | None, Any]:
+    """A run's figures of the headline metric: ``{None: figure}`` (null if it has none), or
+    one per config for a run of several (``{"volunteers": 0.3, "intermediate": 0.2}``)."""
+    if headline in metrics or not any(isinstance(v, dict) and headline in v for v in metrics.values()):
+        return {None: metrics.get(headline)}
+    return {c: v[headline] for c, v in metrics.items() if isinstance(v, dict) and headline in v}
 
 
 def _saved_files(folder: Path) -> list[Path]:
