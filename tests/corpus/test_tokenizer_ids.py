@@ -42,3 +42,23 @@ def test_what_is_not_token_ids_is_named(turns: Any, tokenizer: Callable[[str], A
         "token ids (a Hugging Face tokenizer object is used as one)"
     )
     assert turns.tokenize(lambda t: [np.int32(3), 4])[0]["input_ids"] == [3, 4]
+
+
+def test_content_parts_are_their_json_text_in_role_content_lines(tmp_path: Path) -> None:
+    """A message whose content is typed parts is its JSON text in the ``role: content`` lines a
+    tokenizer without a template reads, as the ``chat`` column of ``to_hf`` has it (before:
+    Python's repr, ``[{'type': 'text', ...}]``, 2 of 2 chats)."""
+    path = tmp_path / "parts.jsonl"
+    parts = [{"type": "text", "text": "hé"}]
+    messages = [{"role": "user", "content": parts}, {"role": "assistant", "content": "yo"}]
+    path.write_text(json.dumps({"id": "c", "messages": messages}) + "\n", encoding="utf-8")
+    convbank.import_conversations(path, name="parts")
+    seen: list[str] = []
+
+    def tokenizer(text: str) -> list[int]:
+        seen.append(text)
+        return [7] * len(text)
+
+    row = convbank.load("parts").examples("chat").tokenize(tokenizer, template=False)[0]
+    assert seen == ['user: [{"type":"text","text":"hé"}]\nassistant: ', "yo\n"]
+    assert row["labels"] == [-100] * len(seen[0]) + [7] * 3

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from convbank._textio import json_bytes
 from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
 
@@ -199,7 +200,8 @@ class Encoder:
                     texts[i] = text
             return texts
         header = "assistant: " if prompt else ""
-        return ["".join(f"{m['role']}: {m['content']}\n" for m in messages) + header for messages in chats]
+        lines = ("".join(f"{m['role']}: {_text(m['content'])}\n" for m in messages) for messages in chats)
+        return [text + header for text in lines]
 
     def _direct_renderer(self, sample: list[dict[str, Any]], prompt: bool) -> Any:
         """The tokenizer's compiled chat template, rendered directly (``apply_chat_template``
@@ -281,3 +283,9 @@ def _not_ids(ids: Any) -> str | None:
         return type(ids).__name__
     odd = [i for i in ids if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer))]
     return f"a {type(ids).__name__} holding {type(odd[0]).__name__}" if odd else None
+
+
+def _text(content: Any) -> str:
+    """A message's content in a ``role: content`` line: a text as it is, typed parts (or
+    anything but a text) as their JSON text, never Python's repr."""
+    return content if isinstance(content, str) else json_bytes(content).decode()
