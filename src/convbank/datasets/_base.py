@@ -306,7 +306,14 @@ class Dataset(ABC):
         unified tables and the ``<dataset>_raw`` table. By default through
         :meth:`to_conversation` and :meth:`raw_row`; a dataset may build the same tables
         column by column, faster (they must be equal: ``convbank.testing`` checks it)."""
-        convs = [self.to_conversation(r, part, start + i) for i, r in enumerate(records)]
+        try:
+            convs = [self.to_conversation(r, part, start + i) for i, r in enumerate(records)]
+        except FormatError as exc:  # a record its reader took that cannot be mapped: name its file
+            if exc.path is not None:
+                raise
+            names = [f.name for f in self.files_for(part)]
+            said = f"{', '.join(names)}: {exc}"
+            raise FormatError(said, path=names[0] if len(names) == 1 else None, record=exc.record) from exc
         try:
             tables = conversations_to_tables(convs)
         except FormatError as exc:
