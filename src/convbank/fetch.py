@@ -247,7 +247,8 @@ class Fetcher:
         if local is not None:
             self._refuse_unverifiable(local, dataset, file)
             sha = self._check(local, file, source="local source") if self.verify and local.is_file() else None
-            self._known.remember(dataset, file, local, sha)
+            if sha is not None or not local.is_file():  # only a file verified is remembered
+                self._known.remember(dataset, file, local, sha)
             return local
         cached = self.cache_path(dataset, file)
         places = [base / file.name for folder in self.sources for base in (folder, folder / dataset.name)]

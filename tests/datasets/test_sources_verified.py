@@ -122,3 +122,18 @@ def test_a_source_folder_without_the_files_is_not_passed_over(src: Path, tmp_pat
         f"{src / 'casino_train.json'} is used only without --source)"
     )
     assert invoke("build", "casino")[0] == 0  # without --source, the remembered folder
+
+
+def test_a_source_used_without_verifying_is_not_remembered(src: Path, tmp_path: Path) -> None:
+    """A file used with --no-verify is the user's choice for that command, never remembered
+    in place of a verified copy (before: it replaced the remembered path, and the next plain
+    `build casino` failed its checksum on it, 2 of 2 runs)."""
+    assert invoke("build", "casino", "--source", src)[0] == 0
+    edited = tmp_path / "edited"
+    shutil.copytree(src, edited)
+    _edit_in_place(edited / VALID.name)
+    assert invoke("build", "casino", "--source", edited, "--no-verify")[0] == 0
+    code, output = invoke("build", "casino")  # the verified folder, remembered
+    assert code == 0, output
+    query = "SELECT count(*) AS n FROM participants WHERE meta::VARCHAR LIKE '%EXTREMely%'"
+    assert invoke("query", query, "--format", "csv") == (0, "n\n0\n")  # the publisher's text
