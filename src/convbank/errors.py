@@ -213,10 +213,12 @@ class OfflineError(SourceError):
 
 
 class DownloadError(SourceError):
-    """An HTTP error, a refused connection or an interrupted transfer (of ``url``)."""
+    """An HTTP error, a refused connection or an interrupted transfer (of ``url``), and
+    ``why`` in a few words (``HTTP 404``)."""
 
-    facts = ("url",)
+    facts = ("url", "why")
     url: str | None
+    why: str | None
 
 
 class ChecksumError(ConvbankError):

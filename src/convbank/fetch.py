@@ -225,7 +225,8 @@ class Fetcher:
         if len(missing) == 1:
             raise missing[0][1]
         if missing:
-            names = ", ".join(f.name for f, _ in missing)
+            why = {f.name: e.why for f, e in missing if isinstance(e, DownloadError) and e.why}
+            names = ", ".join(f"{f.name} ({why[f.name]})" if f.name in why else f.name for f, _ in missing)
             kind = OfflineError if all(isinstance(e, OfflineError) for _, e in missing) else DownloadError
             how = (
                 "are not available offline (CONVBANK_OFFLINE is set)"
@@ -389,17 +390,20 @@ class Fetcher:
                     f"{file.url}: HTTP {exc.status}; could not download {file.name} for "
                     f"{dataset.name} — put the file in {target.parent} or in a --source folder"
                     + self._not_in_sources(dataset, file),
+                    why=f"HTTP {exc.status}",
                     **where,
                 ) from exc
             except UnreachableError as exc:
                 raise DownloadError(
                     f"{file.url}: {exc}; {put}, or retry when online" + self._not_in_sources(dataset, file),
+                    why=first_line(exc),
                     **where,
                 ) from exc
             except TransferError as exc:
                 raise DownloadError(
                     f"{file.url}: download failed ({exc}); nothing was kept — retry, or {put}"
                     + self._not_in_sources(dataset, file),
+                    why=first_line(exc),
                     **where,
                 ) from exc
             except OSError as exc:  # a write of the file names none: a full disk, a size limit
@@ -408,6 +412,7 @@ class Fetcher:
                 raise DownloadError(
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
                     f"nothing was kept — retry, or {put}" + self._not_in_sources(dataset, file),
+                    why=f"{type(exc).__name__}: {first_line(exc)}",
                     **where,
                 ) from exc
         if expected is None:

@@ -254,6 +254,25 @@ def test_a_download_killed_leaves_nothing_after_the_next(server: str, tmp_path: 
     assert sorted(p.name for p in cache.iterdir()) == ["casino_valid.json"]
 
 
+def test_several_files_not_fetched_say_why_each(server: str, tmp_path: Path) -> None:
+    """Files that could not be fetched are each named with why (before: only their names,
+    `2 files could not be fetched: a.json, b.json`, 2 of 2 runs)."""
+    files = [
+        SourceFile(
+            name="casino_valid.json", url=f"{server}/missing/casino_valid.json", sha256=SHA, size=len(BODY)
+        ),
+        SourceFile(
+            name="casino_test.json", url="http://127.0.0.1:9/casino_test.json", sha256=SHA, size=len(BODY)
+        ),
+    ]
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).fetch(CASINO, files)
+    assert str(info.value).startswith(
+        "casino: 2 files could not be fetched: casino_valid.json (HTTP 404), casino_test.json "
+        "(cannot connect to 127.0.0.1"
+    )
+
+
 def test_connection_refused(tmp_path: Path) -> None:
     with pytest.raises(DownloadError, match=r"cannot connect to 127.0.0.1; put casino_valid.json in"):
         _fetcher(tmp_path).get(CASINO, _file("http://127.0.0.1:9/casino_valid.json"))
