@@ -64,7 +64,9 @@ def _path(text: str | os.PathLike[str], given: str | os.PathLike[str]) -> Path:
     """A path given, refused where it is empty (``train=``, ``""``), which ``Path`` would read
     as the current folder: one line naming what was given, never that folder."""
     if isinstance(text, str) and not text.strip():
-        raise CorpusImportError(f"{str(given)!r}: expected a path (a file or a folder), not an empty one")
+        raise CorpusImportError(
+            f"{str(given)!r}: expected a path (a file or a folder), not an empty one", path=str(given)
+        )
     return Path(text)
 
 
