@@ -165,14 +165,17 @@ def download(
     out: Path,
     *,
     size: int | None,
-    most: int,
     timeout: tuple[float, float],
     progress: Progress | None = None,
+    most: int | None = None,
 ) -> str:
     """Write the body of ``url`` to the new file ``out`` and return its sha256; with ``size``
     declared, refuse a body of any other size before writing a byte more than it; without,
-    refuse one of more than ``most`` bytes as soon as it outgrows them."""
+    refuse one of more than ``most`` bytes (:func:`download_limit` by default) as soon as it
+    outgrows them."""
     import hashlib  # here: the catalog's commands import this module, and no hashing
+
+    most = download_limit() if most is None else most
 
     digest = hashlib.sha256()
     got = 0

@@ -182,11 +182,16 @@ class _Known(_Store):
 
     def remember(self, dataset: Dataset, file: SourceFile, path: Path, sha: str | None) -> None:
         """Note where a file was found (a convenience: a home that cannot be written, or a
-        full disk, keeps nothing, and the command goes on)."""
+        full disk, keeps nothing, and the command goes on); a file used unverified (``sha``
+        None, ``--no-verify``) never takes the place of a verified one still there."""
+        key = f"{dataset.name}/{file.name}"
+        known = self.load().get(key)
+        if sha is None and isinstance(known, dict) and known.get("sha256") and self.get(dataset, file):
+            return
         st = path.stat()
         entry = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha}
         with suppress(SetupError):
-            self.update(f"{dataset.name}/{file.name}", entry)
+            self.update(key, entry)
 
 
 _KINDS = {

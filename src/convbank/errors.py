@@ -213,12 +213,10 @@ class OfflineError(SourceError):
 
 
 class DownloadError(SourceError):
-    """An HTTP error, a refused connection or an interrupted transfer (of ``url``), and
-    ``why`` in a few words (``HTTP 404``)."""
+    """An HTTP error, a refused connection or an interrupted transfer (of ``url``)."""
 
-    facts = ("url", "why")
+    facts = ("url",)
     url: str | None
-    why: str | None
 
 
 class ChecksumError(ConvbankError):

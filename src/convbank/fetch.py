@@ -42,7 +42,7 @@ from convbank._archive import (
     stale,
 )
 from convbank._atomic import folder_beside, sha256_file
-from convbank._download import HTTPStatusError, TransferError, UnreachableError, download, download_limit
+from convbank._download import HTTPStatusError, TransferError, UnreachableError, download
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
 from convbank._verified import open_verified, private_copy
@@ -205,7 +205,7 @@ class Fetcher:
 
             paths = Fetcher(sources=["src"]).fetch(casino, [casino.file("casino_valid.json")])
         """
-        if (refused := dataset.without_sources()) is not None:
+        if (refused := dataset.without_sources()) is not None:  # an import: no publisher's files
             raise refused
         paths: dict[str, Path] = {}
         missing: list[tuple[SourceFile, SourceError]] = []
@@ -225,8 +225,8 @@ class Fetcher:
         if len(missing) == 1:
             raise missing[0][1]
         if missing:
-            why = {f.name: e.why for f, e in missing if isinstance(e, DownloadError) and e.why}
-            names = ", ".join(f"{f.name} ({why[f.name]})" if f.name in why else f.name for f, _ in missing)
+            said = {f.name: first_line(e.__cause__) for f, e in missing if e.__cause__ is not None}
+            names = ", ".join(f"{f.name} ({said[f.name]})" if f.name in said else f.name for f, _ in missing)
             kind = OfflineError if all(isinstance(e, OfflineError) for _, e in missing) else DownloadError
             how = (
                 "are not available offline (CONVBANK_OFFLINE is set)"
@@ -248,8 +248,7 @@ class Fetcher:
         if local is not None:
             self._refuse_unverifiable(local, dataset, file)
             sha = self._check(local, file, source="local source") if self.verify and local.is_file() else None
-            if sha is not None or not local.is_file():  # only a file verified is remembered
-                self._known.remember(dataset, file, local, sha)
+            self._known.remember(dataset, file, local, sha)
             return local
         cached = self.cache_path(dataset, file)
         places = [base / file.name for folder in self.sources for base in (folder, folder / dataset.name)]
@@ -368,12 +367,7 @@ class Fetcher:
                 with folder_beside(target) as private:  # the partial file, in a folder of ours
                     bar = _progress(file) if self.progress else None
                     sha = download(
-                        file.url,
-                        private / target.name,
-                        size=file.size,
-                        most=download_limit(),
-                        timeout=TIMEOUT,
-                        progress=bar,
+                        file.url, private / target.name, size=file.size, timeout=TIMEOUT, progress=bar
                     )
                     if expected is not None and sha != expected:
                         raise ChecksumError(
@@ -390,20 +384,17 @@ class Fetcher:
                     f"{file.url}: HTTP {exc.status}; could not download {file.name} for "
                     f"{dataset.name} — put the file in {target.parent} or in a --source folder"
                     + self._not_in_sources(dataset, file),
-                    why=f"HTTP {exc.status}",
                     **where,
                 ) from exc
             except UnreachableError as exc:
                 raise DownloadError(
                     f"{file.url}: {exc}; {put}, or retry when online" + self._not_in_sources(dataset, file),
-                    why=first_line(exc),
                     **where,
                 ) from exc
             except TransferError as exc:
                 raise DownloadError(
                     f"{file.url}: download failed ({exc}); nothing was kept — retry, or {put}"
                     + self._not_in_sources(dataset, file),
-                    why=first_line(exc),
                     **where,
                 ) from exc
             except OSError as exc:  # a write of the file names none: a full disk, a size limit
@@ -412,7 +403,6 @@ class Fetcher:
                 raise DownloadError(
                     f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
                     f"nothing was kept — retry, or {put}" + self._not_in_sources(dataset, file),
-                    why=f"{type(exc).__name__}: {first_line(exc)}",
                     **where,
                 ) from exc
         if expected is None:

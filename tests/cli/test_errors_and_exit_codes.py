@@ -50,7 +50,7 @@ FACTS = {
     "UnknownFieldError": ("name", "known"),
     "SourceError": ("dataset", "file", "path"),
     "OfflineError": ("dataset", "file", "path"),
-    "DownloadError": ("dataset", "file", "path", "url", "why"),
+    "DownloadError": ("dataset", "file", "path", "url"),
     "ChecksumError": ("path", "expected", "actual"),
     "FormatError": ("path", "line", "json_path", "record"),
     "NotBuiltError": ("dataset", "config", "split", "path"),

@@ -124,10 +124,10 @@ def test_a_source_folder_without_the_files_is_not_passed_over(src: Path, tmp_pat
     assert invoke("build", "casino")[0] == 0  # without --source, the remembered folder
 
 
-def test_a_source_used_without_verifying_is_not_remembered(src: Path, tmp_path: Path) -> None:
+def test_a_source_used_without_verifying_never_replaces_a_verified_one(src: Path, tmp_path: Path) -> None:
     """A file used with --no-verify is the user's choice for that command, never remembered
-    in place of a verified copy (before: it replaced the remembered path, and the next plain
-    `build casino` failed its checksum on it, 2 of 2 runs)."""
+    in place of a verified copy still there (before: it replaced the remembered path, and the
+    next plain `build casino` failed its checksum on it, 2 of 2 runs)."""
     assert invoke("build", "casino", "--source", src)[0] == 0
     edited = tmp_path / "edited"
     shutil.copytree(src, edited)
