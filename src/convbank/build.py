@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from convbank import catalog
-from convbank._archive import first_line, intact
+from convbank._archive import intact
 from convbank.datasets import Dataset, Part
 from convbank.engines import Engine, WrittenPiece
 from convbank.engines.local import BATCH, LocalEngine
@@ -280,8 +280,8 @@ def _plugin_fault(ds: Dataset, part: str, exc: BaseException, fail_fast: bool) -
     if not origin.startswith("entry point"):
         raise exc
     fault = BuildError(
-        f"the code of {origin} failed building {part} ({type(exc).__name__}: {first_line(exc)}); "
-        "nothing of it was kept — report it to its authors (--debug shows the traceback)"
+        f"{catalog.code_failed(origin, exc, f'building {part}')}; nothing of it was kept — report it "
+        "to its authors (--debug shows the traceback)"
     )
     if fail_fast:
         raise fault from exc

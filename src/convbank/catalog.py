@@ -20,7 +20,19 @@ if TYPE_CHECKING:
     from convbank.fetch import Fetcher
     from convbank.store.manifest import Manifest
 
-__all__ = ["Catalog", "built", "card", "catalog", "every", "get", "listing", "names", "register", "summary"]
+__all__ = [
+    "Catalog",
+    "built",
+    "card",
+    "catalog",
+    "code_failed",
+    "every",
+    "get",
+    "listing",
+    "names",
+    "register",
+    "summary",
+]
 
 
 class Catalog(Registry[Dataset]):
@@ -104,8 +116,17 @@ def _sources(ds: Dataset, fetcher: Fetcher) -> dict[str, Any]:
         origin = _origin(ds)
         if isinstance(exc, ConvbankError) or not origin.startswith("entry point"):
             raise
-        why = f"the code of {origin} failed ({type(exc).__name__}: {first_line(exc)})"
+        why = code_failed(origin, exc)
         return {"present": None, "files": None, "error": why}
+
+
+def code_failed(origin: str, exc: BaseException, doing: str = "") -> str:
+    """What a plugin's own fault says, wherever it shows (``build``, ``list``, any command):
+    whose code failed, doing what, and its exception's first line. Example:
+    ``code_failed("entry point x = x:X", KeyError("a"), "building x/default")`` is
+    ``"the code of entry point x = x:X failed building x/default (KeyError: 'a')"``."""
+    failed = f"failed {doing}" if doing else "failed"
+    return f"the code of {origin} {failed} ({type(exc).__name__}: {first_line(exc)})"
 
 
 def listing(manifest: Manifest, fetcher: Fetcher | None = None) -> list[dict[str, Any]]:

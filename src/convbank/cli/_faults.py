@@ -9,15 +9,13 @@ the plugin's too).
 
 from __future__ import annotations
 
-from convbank._archive import first_line
+from convbank import catalog
 
 __all__ = ["plugin_fault"]
 
 
 def _plugin_packages() -> dict[str, str]:
     """The top-level package of each plugin dataset's class, with the plugin's origin."""
-    from convbank import catalog
-
     owners: dict[str, str] = {}
     try:
         for ds in catalog.catalog:
@@ -42,7 +40,4 @@ def plugin_fault(exc: BaseException) -> str | None:
         tb = tb.tb_next
     if blamed is None:
         return None
-    return (
-        f"the code of {blamed} failed ({type(exc).__name__}: {first_line(exc)}); report it to its "
-        "authors (--debug shows the traceback)"
-    )
+    return f"{catalog.code_failed(blamed, exc)}; report it to its authors (--debug shows the traceback)"
