@@ -172,7 +172,11 @@ class _Known(_Store):
 
     def get(self, dataset: Dataset, file: SourceFile) -> Path | None:
         """The remembered path, while a file (or an archive's extracted folder) is there."""
-        entry = self.load().get(f"{dataset.name}/{file.name}")
+        return self._there(self.load().get(f"{dataset.name}/{file.name}"), file)
+
+    @staticmethod
+    def _there(entry: object, file: SourceFile) -> Path | None:
+        """An entry's path, while a file (or an archive's extracted folder) is there."""
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             return None
         path = Path(entry["path"])
@@ -185,9 +189,10 @@ class _Known(_Store):
         full disk, keeps nothing, and the command goes on); a file used unverified (``sha``
         None, ``--no-verify``) never takes the place of a verified one still there."""
         key = f"{dataset.name}/{file.name}"
-        known = self.load().get(key)
-        if sha is None and isinstance(known, dict) and known.get("sha256") and self.get(dataset, file):
-            return
+        if sha is None:  # read only then: sources.json once, on --no-verify's path alone
+            known = self.load().get(key)
+            if isinstance(known, dict) and known.get("sha256") and self._there(known, file):
+                return
         st = path.stat()
         entry = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha}
         with suppress(SetupError):
