@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import convbank
 from convbank import catalog
 from convbank.build import build
 from convbank.fetch import Fetcher
@@ -160,6 +161,15 @@ def casino_home_with(root: Path, text: str, label: str) -> Path:
         mp.undo()
     (home / "dialogue").write_text(str(record["dialogue_id"]), encoding="utf-8")
     return home
+
+
+def imported_chats(folder: Path, count: int) -> convbank.Corpus:
+    """A corpus imported as ``chats`` from ``count`` one-message chats, ``c0`` ... (``q0`` ...)."""
+    path = folder / "chats.jsonl"
+    rows = ({"id": f"c{i}", "messages": [{"role": "user", "content": f"q{i}"}]} for i in range(count))
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    convbank.import_conversations(path, name="chats")
+    return convbank.load("chats")
 
 
 def convbank_with_plugins(

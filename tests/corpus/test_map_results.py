@@ -7,7 +7,6 @@ batched ``{"v": "abc"}`` over 3 examples was the column ``['a', 'b', 'c']``, sil
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,12 @@ import pytest
 
 import convbank
 from convbank.examples._map import MapError
+from testsupport import imported_chats
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> convbank.Corpus:
-    path = tmp_path / "chats.jsonl"
-    rows = ({"id": f"c{i}", "messages": [{"role": "user", "content": f"q{i}"}]} for i in range(3))
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    convbank.import_conversations(path, name="chats")
-    return convbank.load("chats")
+    return imported_chats(tmp_path, 3)
 
 
 @pytest.mark.parametrize(

@@ -7,22 +7,18 @@ dtype=np.uint64))`` was the last conversation, silently; ``select([2**63])`` nam
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import convbank
+from testsupport import imported_chats
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> convbank.Corpus:
-    path = tmp_path / "chats.jsonl"
-    rows = ({"id": f"c{i}", "messages": [{"role": "user", "content": f"q{i}"}]} for i in range(5))
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    convbank.import_conversations(path, name="chats")
-    return convbank.load("chats")
+    return imported_chats(tmp_path, 5)
 
 
 @pytest.mark.parametrize(
