@@ -40,6 +40,7 @@ __all__ = [
     "message",
     "new_command",
     "settled",
+    "signal_of",
     "sigterm_as_interrupt",
     "stop_while_starting",
     "terminate_on_signals",
@@ -157,6 +158,15 @@ def message(signum: int) -> tuple[str, int]:
     else:
         code = EXIT_HUNG_UP if signum == signal.SIGHUP else EXIT_TERMINATED
     return f"{stopped_by(signum)}: stopped; nothing half-written was kept", code
+
+
+def signal_of(exc: KeyboardInterrupt) -> int:
+    """The signal a :class:`KeyboardInterrupt` stands for: a :class:`Terminated`'s own, else
+    the last one that arrived (DuckDB raises its own for an interrupted query), else SIGINT.
+    Example: ``message(signal_of(exc))`` in an ``except KeyboardInterrupt as exc``."""
+    if isinstance(exc, Terminated):
+        return exc.signum
+    return last_signal[0] if interrupted.is_set() else int(signal.SIGINT)
 
 
 def _end_now(signum: int) -> None:

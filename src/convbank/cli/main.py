@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -21,13 +20,13 @@ from convbank.cli._options import (
 )
 from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import (
-    Terminated,
     claim_exit,
     interrupted,
     last_signal,
     message,
     new_command,
     settled,
+    signal_of,
     terminate_on_signals,
     watch_interrupts,
 )
@@ -79,9 +78,7 @@ class ConvbankGroup(click.Group):
         except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
             if ctx.params.get("debug"):
                 raise
-            if isinstance(exc, Terminated):
-                _stopped(ctx, exc.signum)
-            _stopped(ctx, last_signal[0] if interrupted.is_set() else signal.SIGINT)  # DuckDB's own
+            _stopped(ctx, signal_of(exc))
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise  # click's own ends: an exit code chosen
         except click.ClickException as exc:  # a usage error: one line whatever a path in it holds
@@ -490,5 +487,13 @@ def main() -> None:
     terminate_on_signals()
     try:
         cli(prog_name="convbank")
+    except KeyboardInterrupt as exc:
+        # a signal handled as the command's SystemExit was on its way out, after its line:
+        # Python would end the process by SIGINT (-2) in place of the command's exit code
+        settled()
+        line, code = message(signal_of(exc))
+        if claim_exit():
+            click.echo(line, err=True)
+        sys.exit(code)
     finally:
         settled()  # the command is over: a signal now cannot take its exit code
