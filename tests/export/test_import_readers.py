@@ -328,6 +328,29 @@ def test_parlai_reads_escapes_colons_and_episodes(tmp_path: Path) -> None:
     assert (second.conversation_id, _turns(second)) == ("1", [("user", "second"), ("assistant", "ok")])
 
 
+def test_parlai_episodes_end_where_parlais_own_reader_ends_them(tmp_path: Path) -> None:
+    """ParlAI's ``str_to_msg`` (1.7.2) takes ``episode_done`` as ``bool`` of its text, the
+    last of a line's fields winning: any value but an empty one ends the episode, ``False``
+    too (before: only ``episode_done:True``, so ``true`` and ``1`` ran episodes together, and
+    a later empty field did not undo an earlier one)."""
+    path = tmp_path / "task.txt"
+    path.write_text(
+        "text:a\tlabels:b\tepisode_done:true\n"
+        "text:c\tlabels:d\tepisode_done:\n"
+        "text:e\tlabels:f\tepisode_done:False\n"
+        "text:g\tlabels:h\tepisode_done:True\tepisode_done:\n"
+        "text:i\tlabels:j\tepisode_done:1\n"
+        "text:k\tlabels:l\n"
+    )
+    got = _read("parlai", [path])
+    assert [[t.text for t in c.turns] for c in got] == [  # type: ignore[union-attr]
+        ["a", "b"],
+        ["c", "d", "e", "f"],
+        ["g", "h", "i", "j"],
+        ["k", "l"],
+    ]
+
+
 def test_parlai_rejects_a_field_without_key_and_drops_its_episode(tmp_path: Path) -> None:
     path = tmp_path / "task.txt"
     path.write_text(
@@ -335,7 +358,9 @@ def test_parlai_rejects_a_field_without_key_and_drops_its_episode(tmp_path: Path
     )
     got = _read("parlai", [path])
     assert _lines(got[0]) == "task.txt, line 2: expected tab-separated key:value fields, not 'no colon here'"
-    assert got[0].takes == "; its episode, to the next line holding episode_done:True, is left out with it"
+    assert got[0].takes == (
+        "; its episode, to the next line that ends one (an episode_done of any value), is left out with it"
+    )
     assert (
         _lines(got[1])
         == "task.txt, line 3: expected a text: or labels: field (ParlAI's tab-separated key:value fields)"

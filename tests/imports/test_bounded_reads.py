@@ -118,7 +118,7 @@ def test_the_line_limit_is_exact_and_skip_bad_imports_the_rest(fmt: str, tmp_pat
 
 
 _ROOM = LINE_LIMIT + 5  # what the reader takes of a line at once (the limit, a BOM, a CRLF)
-DONE_AT = {  # where episode_done:True is in a line over the limit: its offset, or None for none
+DONE_AT = {  # where episode_done:true is in a line over the limit: its offset, or None for none
     "its start": 0,
     "the first block read": 1 << 20,
     "across the first block's end": _ROOM - 10,
@@ -135,13 +135,14 @@ def test_a_parlai_line_over_the_limit_that_ends_its_episode_keeps_the_next(
     place: str, tmp_path: Path
 ) -> None:
     """A ParlAI line over the limit is read past in blocks, watching for its
-    ``episode_done:True`` field: one that holds it ends its episode (rejected with it, the
-    reason says so) and the next episode is imported (before: dropped with it); one that
-    does not takes its episode to the next line ending one, and says so."""
+    ``episode_done`` field: one that holds it (of any value, as ParlAI reads it) ends its
+    episode (rejected with it, the reason says so) and the next episode is imported
+    (before: dropped with it); one that does not takes its episode to the next line ending
+    one, and says so."""
     at = DONE_AT[place]
     size = LINE_LIMIT + (3 << 20)
     first = b"text:hello\tlabels:hi\tepisode_done:True\n"
-    field = b"episode_done:True" if at == 0 else b"\tepisode_done:True"
+    field = b"episode_done:true" if at == 0 else b"\tepisode_done:true"  # ParlAI: any value but ""
     path = tmp_path / "p.txt"
     with path.open("wb") as f:
         f.write(first)
@@ -176,7 +177,7 @@ def test_a_parlai_line_over_the_limit_that_ends_its_episode_keeps_the_next(
         ]
     else:
         assert code == 0 and "1 conversation" in output, output
-    said = "the episode it ends is left out with it" if ends else "to the next line holding episode_done:True"
+    said = "the episode it ends is left out with it" if ends else "to the next line that ends one"
     assert said in reject["expected"], reject["expected"]
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "first_record",
     "head",
     "holds_messages",
+    "holds_value",
     "imported_layout",
     "json_lines",
     "json_records",
@@ -88,9 +89,8 @@ def raw_lines(f: BinaryIO, stop: int | None = None) -> Iterator[tuple[bytes, boo
 
 def _watched_lines(f: BinaryIO, stop: int | None, field: bytes | None) -> Iterator[tuple[bytes, bool, bool]]:
     """:func:`raw_lines`, each line read past with whether it held the tab-separated field
-    ``field`` (``\\tepisode_done:True``: after a tab or at the line's start, before a tab or
-    at its end), looked for in its blocks; a whole line comes with False (its reader has it
-    all, and looks itself)."""
+    ``field`` with a value (:func:`holds_value`), looked for in its blocks; a whole line
+    comes with False (its reader has it all, and looks itself)."""
     while stop is None or f.tell() < stop:
         raw = f.readline(_ROOM)
         if not raw:
@@ -104,24 +104,23 @@ def _watched_lines(f: BinaryIO, stop: int | None, field: bytes | None) -> Iterat
             block = carry + rest
             end = rest.endswith(b"\n")
             if field is not None and not found:
-                found = _holds(block, field, end)
+                found = holds_value(block, field)
             if end:
                 break
             carry = block[-len(field) - 1 :] if field is not None else b""
             rest = f.readline(1 << 20)
-            if not rest and field is not None and not found:  # the file ends the line
-                found = _holds(carry, field, True)
         yield start, False, found
 
 
-def _holds(block: bytes, field: bytes, ends: bool) -> bool:
-    """Whether ``block`` holds ``\\t`` + ``field`` followed by a tab or a line end (or by
-    the block's end, where ``ends`` says the line ends there)."""
+def holds_value(block: bytes, field: bytes) -> bool:
+    """Whether ``block`` holds ``\\t`` + ``field`` (``b"episode_done:"``) with a value after
+    it, a byte other than a tab or a line end: ParlAI's ``str_to_msg`` takes an
+    ``episode_done`` of any value but an empty one as true. Example:
+    ``holds_value(b"\\ttext:a\\tepisode_done:true\\n", b"episode_done:") is True``."""
     key = b"\t" + field
     at = block.find(key)
     while at >= 0:
-        after = block[at + len(key) : at + len(key) + 1]
-        if after in (b"\t", b"\n", b"\r") or (after == b"" and ends):
+        if block[at + len(key) : at + len(key) + 1] not in (b"", b"\t", b"\n", b"\r"):
             return True
         at = block.find(key, at + 1)
     return False
@@ -131,7 +130,7 @@ def _holds(block: bytes, field: bytes, ends: bool) -> bool:
 class LongLine(Rejected):
     """A line longer than :data:`LINE_LIMIT`, read past: :class:`Rejected`, and whether it
     held the field a reader watched for (:func:`lines`' ``field``), as ParlAI's
-    ``episode_done:True`` ends an episode."""
+    ``episode_done`` ends an episode."""
 
     held: bool = False
 
@@ -145,7 +144,7 @@ def _numbered(
         line = _line(raw, number)
         if not whole or len(line) > LINE_LIMIT:
             # a line held whole, just over the limit, is looked at here (read past: in its blocks)
-            held = _holds(b"\t" + raw, field, True) if whole and field is not None else read_past_held
+            held = holds_value(b"\t" + raw, field) if whole and field is not None else read_past_held
             cut = rejected(
                 path,
                 f"line {number}",
@@ -161,7 +160,8 @@ def lines(path: Path, field: bytes | None = None) -> Iterator[tuple[int, bytes] 
     """A file's lines, numbered from 1, without their line ends (``\\n`` or ``\\r\\n``),
     the byte-order mark of the first left out; blank lines skipped; read one at a time, a
     line longer than :data:`LINE_LIMIT` a :class:`LongLine` (read past, never held), which
-    says whether it held the tab-separated field ``field`` (``b"episode_done:True"``)."""
+    says whether it held the tab-separated field ``field`` with a value (``b"episode_done:"``,
+    :func:`holds_value`)."""
     with path.open("rb") as f:
         yield from _numbered(path, f, 1, field=field)
 

@@ -19,7 +19,7 @@ from typing import Any
 from convbank import catalog
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import LongLine, head, lines, rejected, suffixed
+from convbank.export._read import LongLine, head, holds_value, lines, rejected, suffixed
 from convbank.export.chat import chat_record, content_text
 from convbank.model import Conversation, Participant, Turn
 
@@ -159,22 +159,24 @@ class _Episode:
         )
 
 
-_DONE = b"episode_done:True"
-"""The field that ends an episode."""
+_DONE = b"episode_done:"
+"""The field that ends an episode: of any value but an empty one (``True``, ``true``, even
+``False``), as ParlAI's ``str_to_msg`` reads it (``bool`` of the text)."""
 
 
 def _left_out(ends: bool) -> str:
     """What a rejected line takes with it: its episode, to this line or the next that ends one."""
     if ends:
         return "; the episode it ends is left out with it"
-    return "; its episode, to the next line holding episode_done:True, is left out with it"
+    return "; its episode, to the next line that ends one (an episode_done of any value), is left out with it"
 
 
 def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The episodes of ParlAI text files, one conversation each (of participants ``user``,
-    the text side, and ``assistant``, the labels side); an episode ends at
-    ``episode_done:True`` (or its file's end). Its id is the ``id`` field's part after the
-    first ``/`` (convbank writes ``dataset/conversation_id``), else its number; extra
+    the text side, and ``assistant``, the labels side); an episode ends at an
+    ``episode_done`` of any value but an empty one, as ParlAI reads it (or at its file's
+    end). Its id is the ``id`` field's part after the first ``/`` (convbank writes
+    ``dataset/conversation_id``), else its number; extra
     fields are the labels turn's meta; alternatives in ``labels`` (``a|b``) its meta
     ``labels``::
 
@@ -197,7 +199,11 @@ def read_parlai(paths: Sequence[Path], options: ReadOptions) -> Iterator[Convers
                 fields = _fields(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:
                 fields = f"expected UTF-8 text ({exc})"
-            done = raw.endswith(b"episode_done:True") or b"\tepisode_done:True\t" in raw
+            # ParlAI's str_to_msg: a line's last episode_done field, true unless empty
+            if isinstance(fields, dict):
+                done = bool(fields.get("episode_done"))
+            else:
+                done = holds_value(b"\t" + raw, _DONE)
             if isinstance(fields, str):
                 yield replace(rejected(path, f"line {line_number}", fields, raw), takes=_left_out(done))
                 broken = True  # the rest of its episode goes with it
