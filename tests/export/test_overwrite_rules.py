@@ -421,3 +421,23 @@ def test_a_failed_export_removes_the_folders_it_made_above_its_own(built: Bank, 
         == 2
     )
     assert sorted(os.listdir(tmp_path)) == ["mine"] and os.listdir(tmp_path / "mine") == ["keep.txt"]
+
+
+@pytest.mark.parametrize("under", ["", "sub", "sub/deeper"])
+def test_a_file_where_the_exports_folder_or_one_above_it_goes_is_one_line(
+    built: Bank, tmp_path: Path, under: str
+) -> None:
+    """A file at the output folder, or at a folder above it the export would make its own in,
+    is one line naming that file, exit 2, the file kept (before: ``-o FILE/sub`` exited 1
+    with the system's "Not a directory", where ``-o FILE`` exited 2, click's usage error)."""
+    in_the_way = tmp_path / "notes.txt"
+    in_the_way.write_text("mine\n")
+    output = in_the_way / under if under else in_the_way
+    with pytest.raises(ExportError) as caught:
+        export(load("casino"), "jsonl", output)
+    where = f"{output} under it" if under else "there"
+    assert str(caught.value) == f"{in_the_way} is a file; the export writes a folder {where}"
+    if under:  # -o FILE is click's usage error, exit 2 too
+        code, said = _cli("export", "casino", "--format", "jsonl", "-o", str(output))
+        assert (code, said) == (2, f"error: {caught.value}\n")
+    assert os.listdir(tmp_path) == ["notes.txt"] and in_the_way.read_text() == "mine\n"

@@ -378,10 +378,12 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     problem = path_not_text(output)
     if problem is not None:  # pyarrow and datasets cannot open such a path: refused for every format
         raise ExportError(f"{output}: {problem}, which not every writer can open; rename it", path=output)
-    if output.exists() and not output.is_dir():
-        raise ExportError(f"{output} is a file; the export writes a folder there", path=output)
-    refuse_convbanks_own(output)
     made = [p for p in (output, *output.parents) if not os.path.lexists(p)]  # innermost first
+    there = made[-1].parent if made else output  # the folder the export makes its own in
+    if there.exists() and not there.is_dir():
+        where = "there" if not made else f"{output} under it"
+        raise ExportError(f"{there} is a file; the export writes a folder {where}", path=there)
+    refuse_convbanks_own(output)
     output.mkdir(parents=True, exist_ok=True)
     done = False
     staging: Path | None = None
