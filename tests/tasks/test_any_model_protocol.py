@@ -240,3 +240,35 @@ def test_a_parquet_predictions_file_repeating_a_column_is_refused(
         f"error: {path}: 2 columns named {repeated!r}; a predictions file has one example_id and one "
         "prediction column\n"
     )
+
+
+@pytest.mark.parametrize(
+    "kind", ["Decimal", "Fraction", "numpy float32", "torch tensor"], ids=lambda k: k.replace(" ", "-")
+)
+def test_numbers_of_every_kind_a_model_returns_score_as_floats(built: Bank, kind: str) -> None:
+    """A score a model gives as a ``Decimal``, a ``Fraction``, a numpy ``float32`` or a 0-d
+    PyTorch tensor is scored as the float it rounds to (before: ``Decimal``, ``Fraction`` and a
+    tensor were "malformed prediction(s) ... expected a finite number", 3 of 4 kinds); one that
+    has no float (a signalling NaN) is malformed, in one line."""
+    import decimal
+    import fractions
+
+    import numpy as np
+    import torch
+
+    task = TASKS["convai2-quality"]
+    data = task.data(convbank.load("convai2", config="volunteers"), 0)
+    gold = dict(zip((e.id for e in data.examples), data.gold, strict=True))
+    as_kind = {
+        "Decimal": lambda x: decimal.Decimal(str(x)),
+        "Fraction": fractions.Fraction,
+        "numpy float32": np.float32,
+        "torch tensor": lambda x: torch.tensor(float(x)),
+    }[kind]
+    predictions = {i: as_kind(gold[i]) for i in data.test_ids()}
+    metrics = score(task, predictions, config="volunteers").metrics
+    assert (metrics["spearman"], metrics["mae"]) == (1.0, 0.0)
+    first = data.test_ids()[0]
+    with pytest.raises(BenchError) as caught:
+        score(task, {**predictions, first: decimal.Decimal("sNaN")}, config="volunteers")
+    assert str(caught.value).endswith(f"1 malformed prediction(s) ({first!r}: expected a finite number)")

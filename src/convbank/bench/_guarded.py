@@ -8,6 +8,9 @@ use runs none of the model's code."""
 
 from __future__ import annotations
 
+import decimal
+import fractions
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -113,7 +116,8 @@ class Foreign:
 
 def plain(value: Any, depth: int = 0) -> Any:
     """``value`` as plain data: ``None``, ``bool``, ``int``, ``float``, ``str``, lists and
-    dicts of them (numpy's values as Python's; a set sorted into a list), read through the
+    dicts of them (numpy's and PyTorch's values as Python's, a ``Decimal`` or ``Fraction`` as
+    a float; a set sorted into a list), read through the
     built-in types' own methods, so that a subclass's (a ``list`` whose ``__iter__`` raises, a
     ``str`` whose ``__eq__`` does) run here and never later; any other object a
     :class:`Foreign`. A value nested more than :data:`MAX_DEPTH` deep raises
@@ -132,7 +136,23 @@ def plain(value: Any, depth: int = 0) -> Any:
     for kind, read in _READ:
         if isinstance(value, kind):
             return read(value, depth)
+    torch = sys.modules.get("torch")  # a model's tensor (imported by the model, never here)
+    if torch is not None and isinstance(value, torch.Tensor):
+        return plain(torch.Tensor.tolist(value), depth)
     return Foreign(type(value).__name__)
+
+
+def _as_float(value: decimal.Decimal | fractions.Fraction) -> float | Foreign:
+    """A ``Decimal`` or ``Fraction`` as the float it rounds to, by the standard library's own
+    code; one that has none (a signalling NaN, a fraction past a float's range) a
+    :class:`Foreign`, refused as any malformed prediction is."""
+    try:
+        if isinstance(value, decimal.Decimal):
+            return decimal.Decimal.__float__(value)
+        num, den = fractions.Fraction.numerator.fget(value), fractions.Fraction.denominator.fget(value)  # type: ignore[attr-defined]
+        return int.__truediv__(num, den)
+    except (ValueError, OverflowError):
+        return Foreign(type(value).__name__)
 
 
 _READ: tuple[tuple[type | tuple[type, ...], Callable[[Any, int], Any]], ...] = (
@@ -146,6 +166,7 @@ _READ: tuple[tuple[type | tuple[type, ...], Callable[[Any, int], Any]], ...] = (
     (frozenset, lambda v, d: _sorted([plain(x, d + 1) for x in frozenset.__iter__(v)])),
     (np.ndarray, lambda v, d: plain(v.tolist(), d)),
     (np.generic, lambda v, d: plain(v.item(), d)),
+    ((decimal.Decimal, fractions.Fraction), lambda v, _: _as_float(v)),
 )
 """How each kind of value is read, by the built-in type's own methods (a subclass's never)."""
 
