@@ -445,7 +445,7 @@ class ReturnsMixedSets:
             "casino-strategy, fold1: the model {m} returned a prediction nested more than 64 deep "
             "(example '543/0')",
         ),
-        ("ReturnsHugeLabel", "('" + "x" * 79 + "… (10,000,002 characters) is not)"),
+        ("ReturnsHugeLabel", "('" + "x" * 79 + "… (10,000,000 characters) is not)"),
         (
             "ReturnsMixedSets",
             "4,615 malformed prediction(s) ('543/0', '543/1', '543/2', ...: expected a list of labels)",
