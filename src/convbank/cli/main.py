@@ -487,13 +487,9 @@ def main() -> None:
     terminate_on_signals()
     try:
         cli(prog_name="convbank")
-    except KeyboardInterrupt as exc:
-        # a signal handled as the command's SystemExit was on its way out, after its line:
-        # Python would end the process by SIGINT (-2) in place of the command's exit code
-        settled()
-        line, code = message(signal_of(exc))
-        if claim_exit():
-            click.echo(line, err=True)
-        sys.exit(code)
     finally:
         settled()  # the command is over: a signal now cannot take its exit code
+        # CPython remembers a KeyboardInterrupt that ended a string's exec (a dataclass's
+        # made methods, at import) even once handled, and `python -m convbank` then ends by
+        # SIGINT in place of the exit code chosen: a string exec of its own forgets it
+        exec("")
