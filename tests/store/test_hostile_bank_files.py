@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -42,3 +43,45 @@ def test_a_manifest_table_named_as_no_folder_is_damage(casino_home: Bank, table:
             )
             + ")); run `convbank doctor`, or delete the bank folder and build again\n",
         )
+
+
+def _unlisted_split(manifest: dict[str, Any], bank: Bank) -> str:
+    files = manifest["datasets"]["casino"]["configs"]["default"]["files"]["turns"]
+    files["zzz"] = {**files["test"], "path": files["test"]["path"].replace("split=test", "split=zzz")}
+    (bank.root / files["zzz"]["path"]).parent.mkdir(parents=True)
+    shutil.copy(bank.root / files["test"]["path"], bank.root / files["zzz"]["path"])
+    return "names a turns file of casino/default/zzz, a split it does not list"
+
+
+def _unfiled_split(manifest: dict[str, Any], bank: Bank) -> str:
+    del manifest["datasets"]["casino"]["configs"]["default"]["files"]["turns"]["test"]
+    return "says casino/default/test has 1,394 turns where it names no turns file"
+
+
+def _listed_split_without_files(manifest: dict[str, Any], bank: Bank) -> str:
+    splits = manifest["datasets"]["casino"]["configs"]["default"]["splits"]
+    splits["zzz"] = splits["test"]
+    return "says casino/default/zzz has 100 conversations where it names no conversations file"
+
+
+@pytest.mark.parametrize("edit", [_unlisted_split, _unfiled_split, _listed_split_without_files])
+def test_a_split_and_its_files_that_disagree_are_damage(casino_home: Bank, edit: Any) -> None:
+    """A manifest whose splits and table files disagree (a turns file of a split it does not
+    list, a split listed without its turns file or without any file) is damage in `doctor`
+    and every reader (before: `doctor` said the bank sound, exit 0, and `query` counted 1,394
+    turns of an unlisted split `zzz`, or none of the listed test split, as data)."""
+    manifest = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    problem = edit(manifest, casino_home)
+    casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    doctor = CliRunner().invoke(cli, ["doctor", "--quick"])
+    assert doctor.exit_code == 4
+    assert (
+        f"damaged: {casino_home.manifest_path}: {problem} (rebuild with `convbank build casino`)\n"
+        in doctor.output
+    )
+    query = CliRunner().invoke(cli, ["query", "SELECT count(*) FROM turns"])
+    assert (query.exit_code, query.output) == (
+        4,
+        f"error: the bank is damaged: {casino_home.manifest_path} {problem}; run `convbank doctor` to "
+        "check every file, then rebuild that dataset\n",
+    )
