@@ -483,9 +483,9 @@ for _command in (
 
 def main() -> None:
     """Console-script entry point."""
-    watch_interrupts()
-    terminate_on_signals()
     try:
+        watch_interrupts()
+        terminate_on_signals()  # a signal pending as the handler is set runs it here
         cli(prog_name="convbank")
     except KeyboardInterrupt as exc:
         # a signal handled as the command's SystemExit was on its way out, after its line:
