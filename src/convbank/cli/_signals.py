@@ -228,6 +228,19 @@ def settled() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signum, signal.SIG_IGN)
+    _forget_handled_interrupt()
+
+
+def _forget_handled_interrupt() -> None:
+    """Clear CPython's mark of an unhandled :class:`KeyboardInterrupt`: code run through
+    ``PyRun_String`` that a ``KeyboardInterrupt`` left leaves it set though the command
+    handled it, and ``python -m convbank`` then ends by SIGINT (-2) in place of the exit
+    code chosen. Running ``pass`` that way clears it (CPython sets it where such code
+    starts)."""
+    import ctypes
+
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.pythonapi.PyRun_SimpleStringFlags(b"pass", None)
 
 
 @contextlib.contextmanager
