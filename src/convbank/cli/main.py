@@ -483,13 +483,18 @@ for _command in (
 
 def main() -> None:
     """Console-script entry point."""
-    watch_interrupts()
-    terminate_on_signals()
     try:
+        watch_interrupts()
+        terminate_on_signals()  # a signal pending as the handler is set runs it here
         cli(prog_name="convbank")
+    except KeyboardInterrupt as exc:  # before click's handling: as the handlers were set
+        settled()
+        line, code = message(signal_of(exc))
+        if claim_exit():
+            click.echo(line, err=True)
+        sys.exit(code)
     finally:
         settled()  # the command is over: a signal now cannot take its exit code
-        # CPython remembers a KeyboardInterrupt that ended a string's exec (a dataclass's
-        # made methods, at import) even once handled, and `python -m convbank` then ends by
-        # SIGINT in place of the exit code chosen: a string exec of its own forgets it
+        # CPython remembers a KeyboardInterrupt that ended a string's exec (a dataclass's made
+        # methods) though handled, and `python -m` ends by SIGINT: a string exec forgets it
         exec("")

@@ -28,7 +28,7 @@ from convbank._lazy import lazy
 from convbank.errors import DamagedBankError, SchemaVersionError
 from convbank.model import schema as unified
 from convbank.model.schema import SCHEMA_VERSION
-from convbank.store.manifest import RECORDS, FileRef, Manifest, pieces
+from convbank.store.manifest import RECORDS, ConfigEntry, FileRef, Manifest, SplitEntry, pieces
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -190,30 +190,48 @@ def count_problems(
 ) -> list[tuple[str, str]]:
     """Where a split's counts in the manifest differ from the rows of its files, as (dataset,
     what): the rows the manifest records for each file, or those of ``footers`` (rows by the
-    file's path in the manifest, as read from its Parquet footer). No I/O."""
+    file's path in the manifest, as read from its Parquet footer); a split listed without a
+    file of a counted table, or a counted table's or record file of a split not listed, is
+    such a difference too. No I/O."""
     found = []
     for name, entry in manifest.datasets.items():
         if dataset is not None and name != dataset:
             continue
         for config, cfg in entry.configs.items():
+            where = f"{name}/{config}"
+            # a dataset's own tables may hold splits of their own (curiosity_facts' "all")
+            counted = [(t, cfg.files[t]) for t in COUNTED if t in cfg.files]
+            for table, by_split in (*counted, (RECORDS, cfg.records)):
+                found += [
+                    (name, f"names a {table} file of {where}/{s}, a split it does not list")
+                    for s in by_split
+                    if s not in cfg.splits
+                ]
             for split, info in cfg.splits.items():
-                for table in (*COUNTED, RECORDS):
-                    by_split = cfg.records if table == RECORDS else cfg.files.get(table, {})
-                    files = by_split.get(split)
-                    if files is None:
-                        continue
-                    held = [f.rows if footers is None else footers.get(f.path) for f in pieces(files)]
-                    counts = [n for n in held if n is not None]
-                    said: int = getattr(info, "conversations" if table == RECORDS else table)
-                    if len(counts) == len(held) and sum(counts) != said:
-                        found.append(
-                            (
-                                name,
-                                f"says {name}/{config}/{split} has {said:,} "
-                                f"{'conversations' if table == RECORDS else table} where its "
-                                f"{'record ' if table == RECORDS else ''}files hold {sum(counts):,}",
-                            )
-                        )
+                found += [
+                    (name, p) for p in _split_count_problems(f"{where}/{split}", split, info, cfg, footers)
+                ]
+    return found
+
+
+def _split_count_problems(
+    where: str, split: str, info: SplitEntry, cfg: ConfigEntry, footers: dict[str, int] | None
+) -> list[str]:
+    """Where the counts of one split (``where``: dataset/config/split) differ from its files'."""
+    found = []
+    for table in (*COUNTED, RECORDS):
+        files = (cfg.records if table == RECORDS else cfg.files.get(table, {})).get(split)
+        said: int = getattr(info, "conversations" if table == RECORDS else table)
+        if files is None:
+            if table != RECORDS:  # banks written before record files have none
+                found.append(f"says {where} has {said:,} {table} where it names no {table} file")
+            continue
+        held = [f.rows if footers is None else footers.get(f.path) for f in pieces(files)]
+        counts = [n for n in held if n is not None]
+        if len(counts) == len(held) and sum(counts) != said:
+            kind = "conversations" if table == RECORDS else table
+            record = "record " if table == RECORDS else ""
+            found.append(f"says {where} has {said:,} {kind} where its {record}files hold {sum(counts):,}")
     return found
 
 

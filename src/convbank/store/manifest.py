@@ -34,6 +34,7 @@ from typing import Any
 
 import msgspec
 
+from convbank._names import name_problem
 from convbank.datasets._imported import ImportEntry
 from convbank.model import Part
 
@@ -258,6 +259,8 @@ def _path_problem(manifest: Manifest) -> str | None:
     for dataset, entry in manifest.datasets.items():
         for config, cfg in entry.configs.items():
             for table, splits in cfg.files.items():
+                if problem := name_problem(table):  # "..", "" or "." would name files outside the bank
+                    return f"table {table!r} is not a name ({problem})"
                 for split, files in splits.items():
                     expected = (table, f"dataset={dataset}", f"config={config}", f"split={split}")
                     for f in pieces(files):
