@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import msgspec
 
 from convbank import catalog
+from convbank._textio import content_text
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "features", "hf_record", "read_hf", "read_hf_dataset", "to_hf", "write_hf"]
 
-_encode = msgspec.json.Encoder().encode
 
 _SHARD = 2000
 """Conversations per generator shard at most (a stored batch holds at most 2,000); smaller
@@ -111,7 +111,7 @@ def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for m in messages:
         content = m.get("content")
-        text = content if content is None or isinstance(content, str) else _encode(content).decode()
+        text = None if content is None else content_text(content)
         out.append({"role": m.get("role"), "content": text})
     return out
 
