@@ -30,7 +30,7 @@ from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._hf_unfit import unfit
-from convbank.export._read import imported_layout, read_imported, rejected
+from convbank.export._read import imported_layout, non_finite, read_imported, rejected
 from convbank.export.chat import chat_record
 from convbank.model import Conversation, Part, Participant, Turn
 
@@ -332,6 +332,9 @@ def _generic(row: dict[str, Any], column: str, number: int, options: ReadOptions
             return f"expected message {i} of {column!r} to have a speaker ({'/'.join(_SPEAKER)}) and a text"
         turns.append(Turn(turn_index=i, participant_id=speaker, text=text, meta=meta))
         people.setdefault(speaker, Participant(participant_id=speaker, role=speaker))
+    odd = non_finite(row)
+    if odd is not None:
+        return f"expected finite numbers, not {odd!r} (JSON has no such number)"
     meta = {k: v for k, v in row.items() if k != column}
     cid = next((str(meta.pop(k)) for k in ("conversation_id", "id") if meta.get(k) is not None), str(number))
     return Conversation(
