@@ -43,7 +43,7 @@ def test_content_parts_are_the_same_text_in_to_hf_and_tokenize(tmp_path: Path) -
     ``role: content`` lines a tokenizer reads, escapes and all (before: ``to_hf`` wrote U+2028
     and the C1 control U+0085 raw, ``tokenize`` as ``\\u`` escapes, 2 of 2 characters)."""
     pytest.importorskip("datasets")
-    from convbank._textio import content_text
+    from convbank._textio import content_json
 
     parts = [{"type": "text", "text": "a\u2028b\x85c"}]
     path = tmp_path / "parts.jsonl"
@@ -56,6 +56,6 @@ def test_content_parts_are_the_same_text_in_to_hf_and_tokenize(tmp_path: Path) -
     seen: list[str] = []
     corpus.examples("chat").tokenize(lambda t: seen.append(t) or [1], template=False)[0]
     text = '[{"type":"text","text":"a\\u2028b\\u0085c"}]'
-    assert content_text(parts) == text
+    assert content_json(parts) == text
     assert seen[0] == f"user: {text}\nassistant: "
     assert corpus.to_hf(chat="chat")["train"]["chat"][0][0] == {"role": "user", "content": text}

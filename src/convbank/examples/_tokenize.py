@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from convbank._textio import content_text
+from convbank._textio import content_json
 from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
 
@@ -287,5 +287,5 @@ def _not_ids(ids: Any) -> str | None:
 
 def _text(content: Any) -> str:
     """A message's content in a ``role: content`` line: a text as it is, typed parts (or
-    anything but a text) as their JSON text, never Python's repr: :func:`content_text`."""
-    return content_text(content)
+    anything but a text) as their JSON text, never Python's repr: :func:`content_json`."""
+    return content_json(content)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import msgspec
 
 from convbank import catalog
-from convbank._textio import content_text
+from convbank._textio import content_json
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
@@ -111,7 +111,7 @@ def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for m in messages:
         content = m.get("content")
-        text = None if content is None else content_text(content)
+        text = None if content is None else content_json(content)
         out.append({"role": m.get("role"), "content": text})
     return out
 
