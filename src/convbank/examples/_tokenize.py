@@ -277,12 +277,16 @@ def _no_template(tokenizer: Any) -> str:
 
 def _not_ids(ids: Any) -> str | None:
     """What a callable tokenizer returned that is not a list of token ids (``str``, ``a list
-    holding float``, ``a list holding bool``), or None: ids are ints (NumPy's too), never a
-    bool, which Python counts as an int."""
+    holding float``, ``a list holding bool``, ``a list holding -5, not an id from 0 to 2**63 -
+    1``), or None: ids are ints (NumPy's too), never a bool, which Python counts as an int, and
+    each one a 64-bit table column and a tensor hold (never a column of texts)."""
     if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
         return type(ids).__name__
     odd = [i for i in ids if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer))]
-    return f"a {type(ids).__name__} holding {type(odd[0]).__name__}" if odd else None
+    if odd:
+        return f"a {type(ids).__name__} holding {type(odd[0]).__name__}"
+    out = [int(i) for i in ids if not 0 <= int(i) < 2**63]
+    return f"a {type(ids).__name__} holding {out[0]}, not an id from 0 to 2**63 - 1" if out else None
 
 
 def _text(content: Any) -> str:
