@@ -27,6 +27,7 @@ __all__ = [
     "CsvRows",
     "base64_of_bytes",
     "bidi_closed",
+    "content_json",
     "json_bytes",
     "link_url",
     "spreadsheet_safe",
@@ -105,6 +106,16 @@ def json_bytes(data: Any) -> bytes:
 
         plain = _finite(msgspec.to_builtins(data, builtin_types=(decimal.Decimal,), enc_hook=_other))
         return json.dumps(plain, separators=(",", ":"), default=_number).encode("ascii")
+
+
+def content_json(content: Any) -> str:
+    """A chat message's content as one text, the one way every view writes it (the ``role:
+    content`` lines a tokenizer reads, the ``chat`` column of ``to_hf``): a text as it is,
+    typed parts (or anything but a text) as their :func:`json_bytes` text, never Python's repr.
+
+    Example: ``content_json([{"type": "text", "text": "a\u2028"}])
+    == '[{"type":"text","text":"a\\u2028"}]'``."""
+    return content if isinstance(content, str) else json_bytes(content).decode()
 
 
 def _finite(value: Any) -> Any:

@@ -32,6 +32,8 @@ def turns(tmp_path: Path) -> Any:
         (lambda t: [True], "a list holding bool"),
         (lambda t: [1.5], "a list holding float"),
         (lambda t: "ab", "str"),
+        (lambda t: [2**70], "a list holding 1180591620717411303424, not an id from 0 to 2**63 - 1"),
+        (lambda t: [3, -5], "a list holding -5, not an id from 0 to 2**63 - 1"),
     ],
 )
 def test_what_is_not_token_ids_is_named(turns: Any, tokenizer: Callable[[str], Any], returned: str) -> None:

@@ -36,3 +36,26 @@ def test_the_chat_column_holds_role_and_content_texts(tmp_path: Path) -> None:
     ]
     assert corpus.to_hf(chat="chat")["train"]["chat"] == expected
     assert [row["chat"] for row in corpus.to_hf(chat="chat", streaming=True)["train"]] == expected
+
+
+def test_content_parts_are_the_same_text_in_to_hf_and_tokenize(tmp_path: Path) -> None:
+    """A content of typed parts is one JSON text in the ``chat`` column of ``to_hf`` and in the
+    ``role: content`` lines a tokenizer reads, escapes and all (before: ``to_hf`` wrote U+2028
+    and the C1 control U+0085 raw, ``tokenize`` as ``\\u`` escapes, 2 of 2 characters)."""
+    pytest.importorskip("datasets")
+    from convbank._textio import content_json
+
+    parts = [{"type": "text", "text": "a\u2028b\x85c"}]
+    path = tmp_path / "parts.jsonl"
+    rows = [
+        {"id": "c", "messages": [{"role": "user", "content": parts}, {"role": "assistant", "content": "y"}]}
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    convbank.import_conversations(path, name="parts")
+    corpus = convbank.load("parts")
+    seen: list[str] = []
+    corpus.examples("chat").tokenize(lambda t: seen.append(t) or [1], template=False)[0]
+    text = '[{"type":"text","text":"a\\u2028b\\u0085c"}]'
+    assert content_json(parts) == text
+    assert seen[0] == f"user: {text}\nassistant: "
+    assert corpus.to_hf(chat="chat")["train"]["chat"][0][0] == {"role": "user", "content": text}

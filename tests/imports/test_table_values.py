@@ -244,3 +244,45 @@ def test_a_quote_never_closed_is_refused_never_read_to_the_end(
     assert done.exit_code == 0, done.output
     texts = convbank.sql("SELECT text FROM turns ORDER BY turn_index").to_pylist()
     assert [r["text"] for r in texts] == ["5'11\"", 'two\nlines, "quoted"']
+
+
+@pytest.mark.parametrize(
+    ("header", "cell", "mapping", "expected"),
+    [
+        ("x", "1e400", "", "column 'x' to hold a finite number, not inf"),
+        ("x", "-inf", "", "column 'x' to hold a finite number, not -inf"),
+        ("turn", "1e400", ",turn=turn", "column 'turn' to hold a finite number, not inf"),
+        ("timestamp", "inf", ",timestamp=timestamp", "column 'timestamp' to hold a finite number, not inf"),
+    ],
+)
+def test_a_number_json_cannot_hold_is_a_bad_row_never_null(
+    tmp_path: Path, header: str, cell: str, mapping: str, expected: str
+) -> None:
+    """Sixteenth pass. Before: a CSV cell read as an infinity (``1e400``, ``-inf``) was
+    imported as meta ``null``, its turn order or timestamp too, exit 0 (4 of 4 columns). Now a
+    row naming the column, exit 2, as a JSON line holding ``1e400`` is; ``--skip-bad`` imports
+    the rest."""
+    (tmp_path / "t.csv").write_text(f"c,s,t,{header}\n1,a,hi,1\n2,b,yo,{cell}\n", encoding="utf-8")
+    args = [
+        "import",
+        str(tmp_path / "t.csv"),
+        "--name",
+        "mine",
+        "--map",
+        f"conversation_id=c,speaker=s,text=t{mapping}",
+    ]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 2, done.output
+    assert f"t.csv, row 3: expected {expected} (nothing was imported" in done.output
+    kept = CliRunner().invoke(cli, [*args, "--skip-bad", str(tmp_path / "bad.jsonl")])
+    assert kept.exit_code == 0, kept.output
+    assert convbank.sql("SELECT conversation_id FROM turns").to_pylist() == [{"conversation_id": "1"}]
+
+
+def test_a_nan_in_a_parquet_list_is_a_bad_row_never_null(tmp_path: Path) -> None:
+    """Before: a NaN in a Parquet list column was imported as ``[null]``, exit 0."""
+    table = {"conversation_id": ["1"], "participant_id": ["a"], "text": ["x"], "v": [[float("nan")]]}
+    pq.write_table(pa.table(table), tmp_path / "t.parquet")
+    done = CliRunner().invoke(cli, ["import", str(tmp_path / "t.parquet"), "--name", "mine"])
+    assert done.exit_code == 2, done.output
+    assert "t.parquet, row 1: expected column 'v' to hold a finite number, not nan" in done.output

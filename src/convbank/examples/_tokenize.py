@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from convbank._textio import json_bytes
+from convbank._textio import content_json
 from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
 
@@ -277,15 +277,19 @@ def _no_template(tokenizer: Any) -> str:
 
 def _not_ids(ids: Any) -> str | None:
     """What a callable tokenizer returned that is not a list of token ids (``str``, ``a list
-    holding float``, ``a list holding bool``), or None: ids are ints (NumPy's too), never a
-    bool, which Python counts as an int."""
+    holding float``, ``a list holding bool``, ``a list holding -5, not an id from 0 to 2**63 -
+    1``), or None: ids are ints (NumPy's too), never a bool, which Python counts as an int, and
+    each one a 64-bit table column and a tensor hold (never a column of texts)."""
     if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
         return type(ids).__name__
     odd = [i for i in ids if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer))]
-    return f"a {type(ids).__name__} holding {type(odd[0]).__name__}" if odd else None
+    if odd:
+        return f"a {type(ids).__name__} holding {type(odd[0]).__name__}"
+    out = [int(i) for i in ids if not 0 <= int(i) < 2**63]
+    return f"a {type(ids).__name__} holding {out[0]}, not an id from 0 to 2**63 - 1" if out else None
 
 
 def _text(content: Any) -> str:
     """A message's content in a ``role: content`` line: a text as it is, typed parts (or
-    anything but a text) as their JSON text, never Python's repr."""
-    return content if isinstance(content, str) else json_bytes(content).decode()
+    anything but a text) as their JSON text, never Python's repr: :func:`content_json`."""
+    return content_json(content)

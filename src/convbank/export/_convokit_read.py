@@ -19,6 +19,7 @@ from convbank.model import Conversation, Turn
 
 __all__ = [
     "FILES",
+    "IDS",
     "ConvoKitCorpus",
     "bad_entry",
     "build_conversation",
@@ -29,6 +30,11 @@ __all__ = [
 
 
 FILES = ("utterances.jsonl", "speakers.json", "conversations.json", "corpus.json", "index.json")
+
+IDS = "convbank_ids"
+"""The key of a conversation (beside its ``meta``) in convbank's export that says whose its
+utterance ids are: ``"chain"``, convbank's ``{conversation_id}/{index}``, or ``"kept"``, those
+of the ConvoKit corpus it was read from."""
 
 
 def folder_of(paths: Sequence[Path]) -> Path | None:
@@ -199,11 +205,14 @@ def build_conversation(
 
 def _own_numbering(c: ConvoKitCorpus, cid: str, rows: list[tuple[int, dict[str, Any]]]) -> bool:
     """Whether a conversation's utterances keep ids, a reply tree and timestamps of their own:
-    any ConvoKit corpus's, and convbank's export of one (whose ids or timestamps are not its
-    chain's ``{conversation_id}/{index}`` and ``index``), so they are written back as read."""
-    return not c.ours or any(
-        u["id"] != f"{cid}/{i}" or u.get("timestamp") != i for i, (_, u) in enumerate(rows)
-    )
+    any ConvoKit corpus's, and convbank's export of one, which says so (:data:`IDS` ``kept``),
+    whatever its ids look like; one it marks as its chain (or an older export, unmarked) where
+    its ids or timestamps are not the chain's ``{conversation_id}/{index}`` and ``index``. So
+    they are written back as read."""
+    entry = c.conversations.get(cid)
+    if not c.ours or (isinstance(entry, dict) and entry.get(IDS) == "kept"):
+        return True
+    return any(u["id"] != f"{cid}/{i}" or u.get("timestamp") != i for i, (_, u) in enumerate(rows))
 
 
 def _own(u: dict[str, Any], key: str) -> Any:

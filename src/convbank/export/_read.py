@@ -8,6 +8,7 @@ Nothing heavy here: a format's module imports it at its own import.
 from __future__ import annotations
 
 import codecs
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ __all__ = [
     "json_records",
     "lines",
     "lines_in",
+    "non_finite",
     "raw_lines",
     "read_imported",
     "record_conversations",
@@ -377,3 +379,19 @@ def holds_messages(paths: Sequence[Path], key: str, speaker: str) -> bool:
     record = first_record(paths[0])
     messages = record.get(key) if record else None
     return isinstance(messages, list) and all(isinstance(m, dict) and speaker in m for m in messages)
+
+
+def non_finite(value: Any) -> float | None:
+    """The first NaN or infinity ``value`` holds, in its lists and objects however deep
+    (found without recursion), or None: JSON has no such number (it would be made null), so
+    a record holding one is a bad record, never stored without it."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return None

@@ -16,7 +16,11 @@ loads, written directly so exporting needs no ConvoKit (and no PyTorch).
   ids, reply tree, timestamps and speaker ids (kept in its turns' meta ``utterance_id``,
   ``reply_to`` and ``timestamp``), so a corpus imported and exported keeps its own.
 - Conversations: meta ``dataset``, ``config``, ``split``, the conversation's other fields
-  (``source_index``) and its meta. Corpus meta: the dataset's card.
+  (``source_index``) and its meta; beside its meta, ``convbank_ids``: ``"chain"`` where its
+  utterance ids are convbank's chain, ``"kept"`` where they are those of the ConvoKit corpus
+  it was read from, so that reading the export back never takes one for the other (an
+  export without it, older, is read as a chain where its ids and timestamps are one).
+  Corpus meta: the dataset's card and ``exported_by: convbank``.
 
 Every field list is derived from the model: a field added to a Struct is exported as is.
 """
@@ -31,6 +35,7 @@ import msgspec
 
 from convbank.export._convokit_read import (
     FILES,
+    IDS,
     ConvoKitCorpus,
     bad_entry,
     build_conversation,
@@ -131,7 +136,7 @@ class _Writer:
             }
             _index(self.indexes["speakers"], meta)
         cmeta = _fields_of(conv, self.fields["conversations"], conv.meta)
-        self.conversations[cid] = {"meta": cmeta, "vectors": []}
+        self.conversations[cid] = {"meta": cmeta, "vectors": [], IDS: "chain" if ids is None else "kept"}
         _index(self.indexes["conversations"], cmeta)
         for t in conv.turns:
             own = dict(t.meta)

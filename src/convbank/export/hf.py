@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import msgspec
 
 from convbank import catalog
+from convbank._textio import content_json
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._hf_unfit import unfit
-from convbank.export._read import imported_layout, read_imported, rejected
+from convbank.export._read import imported_layout, non_finite, read_imported, rejected
 from convbank.export.chat import chat_record
 from convbank.model import Conversation, Part, Participant, Turn
 
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "features", "hf_record", "read_hf", "read_hf_dataset", "to_hf", "write_hf"]
 
-_encode = msgspec.json.Encoder().encode
 
 _SHARD = 2000
 """Conversations per generator shard at most (a stored batch holds at most 2,000); smaller
@@ -111,7 +111,7 @@ def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for m in messages:
         content = m.get("content")
-        text = content if content is None or isinstance(content, str) else _encode(content).decode()
+        text = None if content is None else content_json(content)
         out.append({"role": m.get("role"), "content": text})
     return out
 
@@ -332,6 +332,9 @@ def _generic(row: dict[str, Any], column: str, number: int, options: ReadOptions
             return f"expected message {i} of {column!r} to have a speaker ({'/'.join(_SPEAKER)}) and a text"
         turns.append(Turn(turn_index=i, participant_id=speaker, text=text, meta=meta))
         people.setdefault(speaker, Participant(participant_id=speaker, role=speaker))
+    odd = non_finite(row)
+    if odd is not None:
+        return f"expected finite numbers, not {odd!r} (JSON has no such number)"
     meta = {k: v for k, v in row.items() if k != column}
     cid = next((str(meta.pop(k)) for k in ("conversation_id", "id") if meta.get(k) is not None), str(number))
     return Conversation(

@@ -6,7 +6,8 @@ Read as a conversation per record, every message a turn whose speaker is its ``f
 empty ``value`` kept as an empty turn), the message's other keys in the turn's meta
 ``message``, the record's other keys (``id``, ``system``, ``tools``...) the conversation's
 meta. Written from one side, as ``chat`` is: the participant seen from speaks as ``gpt``,
-everyone else as ``human``; a corpus read from ShareGPT is written back as it was read.
+everyone else as ``human``; a corpus read from ShareGPT is written back as it was read, and
+one read from chat with each message's other keys and the record's own.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import msgspec
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import holds_messages, record_conversations
-from convbank.export.chat import chat_record, content_text, record_conversation
+from convbank.export.chat import _read_from_chat, chat_record, content_text, record_conversation
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = ["FORMAT", "ROLES", "SUFFIX", "read_sharegpt", "sharegpt_record", "write_sharegpt"]
@@ -56,11 +57,18 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
         ]
         return {"conversations": messages, **conv.meta}
     record = chat_record(conv, as_participant)
-    messages = [
-        {"from": _FROM.get(m["role"], m["role"]), "value": content_text(m["content"]) or ""}
-        for m in record["messages"]
-    ]
+    if _read_from_chat(conv, record["metadata"]["as"]):  # a chat corpus: its keys, as chat keeps them
+        messages = [_from_chat(m, keep=True) for m in record["messages"]]
+        return {"conversations": messages, **conv.meta}
+    messages = [_from_chat(m, keep=False) for m in record["messages"]]
     return {"id": conv.conversation_id, "conversations": messages, "metadata": record["metadata"]}
+
+
+def _from_chat(m: dict[str, Any], *, keep: bool) -> dict[str, Any]:
+    """A chat message as a ShareGPT one: its role as ``from``, its content's text as ``value``
+    and, where ``keep``, its other keys (``name``, ``weight``...), as ShareGPT's are read."""
+    said = {"from": _FROM.get(m["role"], m["role"]), "value": content_text(m["content"]) or ""}
+    return {**said, **{k: v for k, v in m.items() if keep and k not in ("role", "content", *said)}}
 
 
 def _read_from_sharegpt(conv: Conversation) -> bool:
@@ -130,6 +138,9 @@ FORMAT = Format(
     sided=True,
     reader=read_sharegpt,
     sniff=_sniff_sharegpt,
-    loses="of a ShareGPT corpus, nothing; of another, what `chat` loses (one side's view)",
+    loses=(
+        "of a ShareGPT corpus, nothing; of a chat corpus, a content's parts but its text (each "
+        "message's other keys and the record's are kept); of another, what `chat` loses (one side's view)"
+    ),
 )
 """The ``sharegpt`` format."""

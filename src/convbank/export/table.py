@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import datetime
 import decimal
+import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -54,8 +55,11 @@ _decode = msgspec.json.Decoder(dict[str, Any]).decode
 
 def _json_value(value: Any) -> Any:
     """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as the UTF-8
-    text they hold (bytes that are not UTF-8 raise :class:`UnicodeDecodeError`: nothing is
-    replaced, so no two values are made one)."""
+    text they hold (bytes that are not UTF-8 raise :class:`UnicodeDecodeError`, a number JSON
+    cannot hold, NaN or an infinity, :class:`ValueError`: nothing is replaced, so no two
+    values are made one, and none is made null)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"a finite number, not {value!r}")
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, (datetime.timedelta, decimal.Decimal, bytes)):
@@ -115,6 +119,26 @@ def _repeated(names: Sequence[Any]) -> str | None:
     if count == 1:
         return None
     return f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
+
+
+def _meta(row: dict[str, Any], rest: Sequence[str], m: Mapping[str, str], index: int) -> dict[str, Any] | str:
+    """A row's turn meta: its other columns, its timestamp and (where it is not the turn's
+    position) its turn, each as JSON meta (:func:`_json_value`); or what was expected of the
+    first cell that JSON cannot hold as it is."""
+    cells = [(k, k) for k in rest]
+    cells += [("timestamp", m["timestamp"])] if "timestamp" in m else []
+    if "turn" in m and row[m["turn"]] != index:  # not the position: kept as it was
+        cells.append((m["turn"], m["turn"]))
+    meta = {}
+    for key, column in cells:
+        try:
+            meta[key] = _json_value(row[column])
+        except UnicodeDecodeError as exc:
+            why = f"{exc.reason} at byte {exc.start}"
+            return f"expected column {column!r} to hold text, or bytes of UTF-8 text ({why})"
+        except ValueError as exc:
+            return f"expected column {column!r} to hold {exc}"
+    return meta
 
 
 class _BadTableError(Exception):
@@ -180,18 +204,9 @@ class _Builder:
             if speaker is None or not isinstance(text, str):
                 what = m["speaker"] if speaker is None else m["text"]
                 return rejected(self.path, f"row {number}", f"expected a string {what!r}", row)
-            meta = {}
-            for k in self.c.rest:
-                try:
-                    meta[k] = _json_value(row[k])
-                except UnicodeDecodeError as exc:
-                    why = f"{exc.reason} at byte {exc.start}"
-                    expected = f"expected column {k!r} to hold text, or bytes of UTF-8 text ({why})"
-                    return rejected(self.path, f"row {number}", expected, row)
-            if "timestamp" in m:
-                meta["timestamp"] = _json_value(row[m["timestamp"]])
-            if "turn" in m and row[m["turn"]] != index:  # not the position: kept as it was
-                meta[m["turn"]] = _json_value(row[m["turn"]])
+            meta = _meta(row, self.c.rest, m, index)
+            if isinstance(meta, str):
+                return rejected(self.path, f"row {number}", meta, row)
             turn = Turn(turn_index=index, participant_id=str(speaker), text=text, meta=meta)
             if self.c.ours:
                 turn.kind, turn.meta = row["kind"], _decode(row["meta"] or "{}")

@@ -18,7 +18,7 @@ from convbank.datasets._generic import CHECKS
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
 from convbank.errors import CorpusImportError
 from convbank.export._format import Rejected
-from convbank.export._read import rejected
+from convbank.export._read import non_finite, rejected
 from convbank.model import Conversation, conversations_to_tables
 from convbank.store import Bank
 from convbank.store.bank import Staging
@@ -169,9 +169,14 @@ Arrow structs and lists, which readers take to 64 levels at most with their tabl
 own; a conversation holding deeper meta is a bad record, never stored."""
 
 
-def _too_deep(value: Any, limit: int = META_DEPTH) -> bool:
-    """Whether ``value`` nests lists and objects more than ``limit`` deep (itself 1), found
-    without recursion (a value may nest far deeper than Python's stack)."""
+def _unfit(value: Any, limit: int = META_DEPTH) -> str | None:
+    """What of ``value`` the bank cannot hold, as an ``expected``'s end, or None: lists and
+    objects nested more than ``limit`` deep (itself 1), or a number JSON cannot hold (NaN, an
+    infinity: JSON would make it null). Found without recursion (a value may nest far deeper
+    than Python's stack)."""
+    odd = non_finite(value)
+    if odd is not None:
+        return f"finite numbers, not {odd!r}"
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -181,20 +186,24 @@ def _too_deep(value: Any, limit: int = META_DEPTH) -> bool:
         if children is None:
             continue
         if depth > limit:
-            return True
+            return f"nested at most {limit} deep"
         stack.extend((child, depth + 1) for child in children)
-    return False
+    return None
 
 
 def _meta_problem(item: Conversation) -> str | None:
-    """What of a conversation's meta is nested too deep for the bank, as an ``expected``."""
+    """What of a conversation's meta the bank cannot hold (:func:`_unfit`), as an
+    ``expected``: nested too deep, or a NaN or an infinity, never stored as null."""
     metas = [("its meta", item.meta)]
     metas += [(f"participant {p.participant_id!r}'s meta", p.meta) for p in item.participants]
     metas += [(f"turn {t.turn_index}'s meta", t.meta) for t in item.turns]
     metas += [(f"an annotation of turn {a.turn_index}'s meta", a.meta) for a in item.annotations]
     for what, meta in metas:
-        if _too_deep(meta):
-            return f"meta nested at most {META_DEPTH} deep ({what} is deeper)"
+        unfit = _unfit(meta)
+        if unfit is not None and unfit.startswith("nested"):
+            return f"meta {unfit} ({what} is deeper)"
+        if unfit is not None:
+            return f"meta of {unfit} ({what})"
     return None
 
 
