@@ -10,6 +10,8 @@ is the publisher's file and nothing else:
 - with the file's size declared, the transfer stops as soon as it outgrows it (an endless
   body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused; with no
   size declared, as soon as it outgrows ``most``;
+- an answer whose status line and headers are not whole within the read timeout (a server
+  trickling them, each read within it) is a timeout, as one never begun (:mod:`._headerclock`);
 - a transfer that stalls, trickles (fewer than :data:`SLOWEST` bytes a second over a read
   timeout's span, watched from a thread that shuts the socket) or breaks says after how many
   bytes.
@@ -175,12 +177,14 @@ def download(
     outgrows them."""
     import hashlib  # here: the catalog's commands import this module, and no hashing
 
+    from convbank._headerclock import bounded_session
+
     most = download_limit() if most is None else most
 
     digest = hashlib.sha256()
     got = 0
     try:
-        with requests.Session() as session, _answer(session, url, timeout) as response:
+        with bounded_session() as session, _answer(session, url, timeout) as response:
             announced = _announced(response)
             _refuse_announced(announced, size, most)
             if progress is not None:

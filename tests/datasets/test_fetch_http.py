@@ -112,6 +112,24 @@ def _gzip_trickle(
             time.sleep(0.2)
 
 
+def _slow_head(pieces: list[bytes], pause: float) -> Callable[[_Handler], None]:
+    """An answer's head sent a piece every ``pause`` seconds, each within the read timeout."""
+
+    def send(handler: _Handler) -> None:
+        with contextlib.suppress(OSError):
+            for piece in pieces:
+                handler.wfile.write(piece)
+                handler.wfile.flush()
+                time.sleep(pause)
+            handler.wfile.write(BODY)
+        handler.close_connection = True
+
+    return send
+
+
+_HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY)
+
+
 def _chunked(handler: _Handler) -> None:  # no length: the body in chunks of 10,000 bytes
     handler.send_response(200)
     handler.send_header("Transfer-Encoding", "chunked")
@@ -148,6 +166,10 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/trickle/casino_valid.json": _trickle,
     "/gzip-trickle/casino_valid.json": _gzip_trickle,
     "/chunked/casino_valid.json": _chunked,
+    "/head-bytes/casino_valid.json": _slow_head([bytes([b]) for b in _HEAD], 0.2),
+    "/head-lines/casino_valid.json": _slow_head(
+        [b"HTTP/1.1 200 OK\r\n", *(b"X-%d: y\r\n" % i for i in range(98)), _HEAD[17:]], 0.5
+    ),
     "/to-bad-ipv6/casino_valid.json": _answer(302, Location="http://[zz/casino_valid.json"),
     "/to-long-host/casino_valid.json": _answer(302, Location=f"http://{'a' * 300}.org/casino_valid.json"),
     "/closes/casino_valid.json": _raw(b""),
@@ -445,6 +467,27 @@ def test_a_server_that_trickles_is_stopped(
         str(info.value),
     )
     assert list((tmp_path / "home" / "downloads" / "casino").iterdir()) == []
+
+
+@pytest.mark.parametrize("case", ["head-bytes", "head-lines"])
+def test_a_server_that_trickles_its_headers_is_stopped(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """An answer's status line and headers must be whole within the read timeout, not each read
+    of them: a byte every 0.2 s, or 100 headers each 0.5 s apart, with a read timeout of 1 s, is
+    the timeout (before: read for 19.7 s and 79.9 s, each read within the timeout, 2 of 2 runs)."""
+    monkeypatch.setattr("convbank.fetch.TIMEOUT", (5.0, 1.0))
+    url = f"{server}/{case}/casino_valid.json"
+    began = time.monotonic()
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, _file(url))
+    assert time.monotonic() - began < 2.5
+    cache = tmp_path / "home" / "downloads" / "casino"
+    assert str(info.value) == (
+        f"{url}: download failed ({url} sent no answer within 1 s); nothing was kept — retry, "
+        f"or put casino_valid.json in {cache} or in a --source folder"
+    )
+    assert list(cache.iterdir()) == []
 
 
 @pytest.mark.parametrize(
