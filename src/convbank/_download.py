@@ -12,6 +12,8 @@ is the publisher's file and nothing else:
   size declared, as soon as it outgrows ``most``;
 - an answer whose status line and headers are not whole within the read timeout (a server
   trickling them, each read within it) is a timeout, as one never begun (:mod:`._headerclock`);
+- a body in a ``Content-Encoding`` is decoded by :mod:`._decoding`, each coding read to its
+  end (a compressed stream cut short is refused, never taken as the file);
 - a transfer that stalls, trickles (fewer than :data:`SLOWEST` bytes a second over a read
   timeout's span, watched from a thread that shuts the socket) or breaks says after how many
   bytes.
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from convbank._archive import first_line
+from convbank._decoding import ASKED, EncodingError, decoded, finish, streams
 from convbank._lazy import lazy
 from convbank.settings import env_number
 
@@ -109,7 +112,9 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
             where = f"{came_from} redirects to {url!r}, which" if came_from else f"{url!r}"
             raise TransferError(f"{where} {refused}")
         try:
-            response = session.get(url, stream=True, timeout=timeout, allow_redirects=False)
+            response = session.get(
+                url, stream=True, timeout=timeout, allow_redirects=False, headers={"Accept-Encoding": ASKED}
+            )
         except requests.ReadTimeout as exc:
             raise TransferError(f"{url} sent no answer within {timeout[1]:g} s") from exc
         except requests.ConnectionError as exc:  # ConnectTimeout included
@@ -228,10 +233,11 @@ def _refuse_announced(announced: int | None, size: int | None, most: int) -> Non
 
 
 def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
-    """The decoded body as each read brings it (never waiting to fill a chunk, which a
-    trickling server never would), stopped by :func:`_watch` where it averages fewer than
-    :data:`SLOWEST` bytes a second over a span of ``span`` seconds; a broken or stalled read
-    is a :class:`TransferError` saying after how many bytes."""
+    """The body as each read brings it (never waiting to fill a chunk, which a trickling server
+    never would), decoded by :mod:`._decoding` (each coding read to its end), stopped by
+    :func:`_watch` where it averages fewer than :data:`SLOWEST` bytes a second over a span of
+    ``span`` seconds; a broken or stalled read is a :class:`TransferError` saying after how
+    many bytes."""
     import threading
 
     got = [0]  # the decoded bytes so far, which the watch reads
@@ -239,17 +245,22 @@ def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
     done = threading.Event()
     threading.Thread(target=_watch, args=(response, got, slow, done, span), daemon=True).start()
     try:
+        chain = streams(response.headers.get("Content-Encoding", ""))
         while True:
             try:
-                chunk = response.raw.read1(_CHUNK, decode_content=True)
+                read = response.raw.read1(_CHUNK, decode_content=False)
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 raise TransferError(_broken(exc, got[0], span, slow)) from exc
             if slow:  # checked before an end, which the watch's shutdown may have made
                 raise TransferError(slow[0])
-            if not chunk:
+            if not read:
+                finish(chain, got[0])
                 return
-            got[0] += len(chunk)
-            yield chunk
+            for chunk in decoded(chain, read):
+                got[0] += len(chunk)
+                yield chunk
+    except EncodingError as exc:
+        raise TransferError(str(exc)) from exc
     finally:
         done.set()
 

@@ -112,8 +112,9 @@ def _gzip_trickle(
             time.sleep(0.2)
 
 
-def _slow_head(pieces: list[bytes], pause: float) -> Callable[[_Handler], None]:
-    """An answer's head sent a piece every ``pause`` seconds, each within the read timeout."""
+def _slow_head(pieces: list[bytes], pause: float, body: bytes = BODY) -> Callable[[_Handler], None]:
+    """An answer's head sent a piece every ``pause`` seconds, each within the read timeout,
+    then ``body``; the connection closed."""
 
     def send(handler: _Handler) -> None:
         with contextlib.suppress(OSError):
@@ -121,12 +122,13 @@ def _slow_head(pieces: list[bytes], pause: float) -> Callable[[_Handler], None]:
                 handler.wfile.write(piece)
                 handler.wfile.flush()
                 time.sleep(pause)
-            handler.wfile.write(BODY)
+            handler.wfile.write(body)
         handler.close_connection = True
 
     return send
 
 
+_CODED = b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nConnection: close\r\n\r\n"
 _HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY)
 
 
@@ -166,6 +168,9 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/trickle/casino_valid.json": _trickle,
     "/gzip-trickle/casino_valid.json": _gzip_trickle,
     "/chunked/casino_valid.json": _chunked,
+    "/gzip-cut/casino_valid.json": _slow_head([_CODED % b"gzip"], 0, gzip.compress(BODY)[:-9]),
+    "/deflate-cut/casino_valid.json": _slow_head([_CODED % b"deflate"], 0, zlib.compress(BODY)[:-9]),
+    "/brotli/casino_valid.json": _answer(200, b"\x8b\x00\x80ab\x03", Content_Encoding="br"),
     "/head-bytes/casino_valid.json": _slow_head([bytes([b]) for b in _HEAD], 0.2),
     "/head-lines/casino_valid.json": _slow_head(
         [b"HTTP/1.1 200 OK\r\n", *(b"X-%d: y\r\n" % i for i in range(98)), _HEAD[17:]], 0.5
@@ -488,6 +493,32 @@ def test_a_server_that_trickles_its_headers_is_stopped(
         f"or put casino_valid.json in {cache} or in a --source folder"
     )
     assert list(cache.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("gzip-cut", "the gzip body ends before its stream does, after 112,116 decoded bytes"),
+        ("deflate-cut", "the deflate body ends before its stream does, after 112,088 decoded bytes"),
+        ("brotli", "the body is in the 'br' coding, not one asked for (gzip, deflate)"),
+    ],
+)
+def test_a_compressed_body_cut_short_is_refused(server: str, tmp_path: Path, case: str, why: str) -> None:
+    """A body whose transfer ended but whose gzip or deflate stream did not (or in a coding
+    not asked for) is refused, nothing kept and no checksum recorded for a file of no published
+    size (before: the bytes decoded before the cut were kept as the file and their sha256
+    recorded as its checksum, 3 of 3 cuts; a `br` body was kept undecoded)."""
+    url = f"{server}/{case}/casino_valid.json"
+    unsized = SourceFile(name="casino_valid.json", url=url, sha256=None)
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, unsized)
+    cache = tmp_path / "home" / "downloads" / "casino"
+    assert str(info.value) == (
+        f"{url}: download failed ({why}); nothing was kept — retry, or put casino_valid.json in "
+        f"{cache} or in a --source folder"
+    )
+    assert list(cache.iterdir()) == []
+    assert not (tmp_path / "home" / "checksums.json").exists()
 
 
 @pytest.mark.parametrize(
