@@ -215,10 +215,11 @@ def download(
 
 def _announced(response: requests.Response) -> int | None:
     """The body's size the server announces, where it is that of the file (no
-    ``Content-Encoding``)."""
-    announced = response.headers.get("Content-Length", "")
+    ``Content-Encoding``): its ``Content-Length`` as urllib3 reads the body by it (none where
+    the header is no length: ``²``, thousands of digits, ``-1``, chunked)."""
     coding = response.headers.get("Content-Encoding", "identity").strip().lower()
-    return int(announced) if announced.isdigit() and coding in ("", "identity") else None
+    announced: int | None = response.raw.length_remaining
+    return announced if coding in ("", "identity") else None
 
 
 def _refuse_announced(announced: int | None, size: int | None, most: int) -> None:
