@@ -176,11 +176,16 @@ class _Known(_Store):
 
     @staticmethod
     def _there(entry: object, file: SourceFile) -> Path | None:
-        """An entry's path, while a file (or an archive's extracted folder) is there."""
+        """An entry's path, while a file (or an archive's extracted folder) is there; a path
+        that cannot even be looked at (too long, a folder that cannot be entered) is not."""
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             return None
         path = Path(entry["path"])
-        if path.is_file() or (file.extract_to is not None and path.is_dir()):
+        try:
+            mode = path.stat().st_mode
+        except (OSError, ValueError):  # ValueError: a NUL in the path
+            return None
+        if stat.S_ISREG(mode) or (file.extract_to is not None and stat.S_ISDIR(mode)):
             return path
         return None
 
