@@ -221,6 +221,8 @@ def _stand_in(path: Path) -> str | None:
     except FileNotFoundError:
         return "a symbolic link to nothing" if path.is_symlink() else None
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # a path no file can have: nothing is there
+            return None
         return "a symbolic link loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
