@@ -46,6 +46,9 @@ class Stream:
             if self._obj.eof:  # a gzip body's next member; nothing may follow a deflate stream
                 if self.coding == "deflate":
                     raise EncodingError("the deflate body goes on after its stream ends")
+                data = data.lstrip(b"\0")  # zeros padding a member, as Python's gzip reads them
+                if not data:
+                    return
                 self._obj = zlib.decompressobj(_WBITS[self.coding])
             try:
                 out = self._obj.decompress(data, _PIECE)

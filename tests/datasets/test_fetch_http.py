@@ -171,6 +171,12 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "/gzip-cut/casino_valid.json": _slow_head([_CODED % b"gzip"], 0, gzip.compress(BODY)[:-9]),
     "/deflate-cut/casino_valid.json": _slow_head([_CODED % b"deflate"], 0, zlib.compress(BODY)[:-9]),
     "/brotli/casino_valid.json": _answer(200, b"\x8b\x00\x80ab\x03", Content_Encoding="br"),
+    "/gzip-padded/casino_valid.json": _answer(
+        200, gzip.compress(BODY) + bytes(1000), Content_Encoding="gzip"
+    ),
+    "/gzip-members/casino_valid.json": _answer(
+        200, gzip.compress(BODY[:1000]) + bytes(9) + gzip.compress(BODY[1000:]), Content_Encoding="gzip"
+    ),
     "/length-superscript/casino_valid.json": _answer(200, BODY, Content_Length="\u00b2"),
     "/length-digits/casino_valid.json": _answer(200, BODY, Content_Length="9" * 5000),
     "/head-bytes/casino_valid.json": _slow_head([bytes([b]) for b in _HEAD], 0.2),
@@ -438,7 +444,7 @@ def test_an_answer_other_than_200_is_its_status(server: str, tmp_path: Path, cas
     assert not (tmp_path / "home" / "checksums.json").exists()
 
 
-@pytest.mark.parametrize("case", ["moved", "gzip"])
+@pytest.mark.parametrize("case", ["moved", "gzip", "gzip-padded", "gzip-members"])
 def test_a_redirect_or_a_gzip_encoding_gives_the_file(server: str, tmp_path: Path, case: str) -> None:
     path = _fetcher(tmp_path).get(CASINO, _file(f"{server}/{case}/casino_valid.json"))
     assert path.read_bytes() == BODY
