@@ -95,8 +95,8 @@ def within_timeout(connection: Any, getresponse: Any) -> Any:
     response = None
     try:
         response = getresponse()
-    except Exception as exc:
-        if _stop(clock, lock, state):
+    except BaseException as exc:  # the clock stopped whatever ends the wait (Ctrl-C too)
+        if _stop(clock, lock, state) and isinstance(exc, Exception):
             raise HeadTooSlowError(f"no whole answer within {span:g} s") from exc
         raise
     if _stop(clock, lock, state):  # the head came as the clock rang: the socket is shut
