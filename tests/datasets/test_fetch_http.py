@@ -179,6 +179,7 @@ _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     ),
     "/length-superscript/casino_valid.json": _answer(200, BODY, Content_Length="\u00b2"),
     "/length-digits/casino_valid.json": _answer(200, BODY, Content_Length="9" * 5000),
+    "/head-continues/casino_valid.json": _slow_head([b"HTTP/1.1 100 Continue\r\n\r\n"] * 100, 0.5),
     "/head-bytes/casino_valid.json": _slow_head([bytes([b]) for b in _HEAD], 0.2),
     "/head-lines/casino_valid.json": _slow_head(
         [b"HTTP/1.1 200 OK\r\n", *(b"X-%d: y\r\n" % i for i in range(98)), _HEAD[17:]], 0.5
@@ -490,13 +491,15 @@ def test_a_server_that_trickles_is_stopped(
     assert list((tmp_path / "home" / "downloads" / "casino").iterdir()) == []
 
 
-@pytest.mark.parametrize("case", ["head-bytes", "head-lines"])
+@pytest.mark.parametrize("case", ["head-bytes", "head-lines", "head-continues"])
 def test_a_server_that_trickles_its_headers_is_stopped(
     server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
     """An answer's status line and headers must be whole within the read timeout, not each read
     of them: a byte every 0.2 s, or 100 headers each 0.5 s apart, with a read timeout of 1 s, is
-    the timeout (before: read for 19.7 s and 79.9 s, each read within the timeout, 2 of 2 runs)."""
+    the timeout, as is an endless run of `100 Continue` answers each 0.5 s apart (before: read for
+    19.7 s and 79.9 s, each read within the timeout, 2 of 2 runs; the 100s for ever, still read
+    when killed at 30 s)."""
     monkeypatch.setattr("convbank.fetch.TIMEOUT", (5.0, 1.0))
     url = f"{server}/{case}/casino_valid.json"
     began = time.monotonic()
