@@ -26,6 +26,7 @@ __all__ = [
     "kind_of",
     "open_regular",
     "process_alive",
+    "read_json",
     "read_regular",
     "remove_dead_temporaries",
     "sha256_file",
@@ -266,6 +267,28 @@ def kind_of(mode: int) -> str:
     'a FIFO (named pipe)'
     """
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def read_json(path: Path, limit: int) -> Any:
+    """The JSON value of the UTF-8 file ``path`` (:func:`read_regular`, at most ``limit``
+    bytes). Raises :class:`OSError` as :func:`read_regular` does, and :class:`ValueError` for
+    any text that is not one JSON value, a document nested too deep for Python's reader
+    (``[[[[...``) included.
+
+    >>> import tempfile
+    >>> deep = Path(tempfile.mkdtemp()) / "deep.json"
+    >>> _ = deep.write_text("[" * 100_000 + "]" * 100_000)
+    >>> read_json(deep, 1 << 20)
+    Traceback (most recent call last):
+    ValueError: nested deeper than Python's JSON reader goes
+    """
+    import json
+
+    text = read_regular(path, limit).decode("utf-8")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested deeper than Python's JSON reader goes") from None
 
 
 def read_regular(path: Path, limit: int) -> bytes:

@@ -10,6 +10,10 @@ is the publisher's file and nothing else:
 - with the file's size declared, the transfer stops as soon as it outgrows it (an endless
   body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused; with no
   size declared, as soon as it outgrows ``most``;
+- an answer whose status line and headers are not whole within the read timeout (a server
+  trickling them, each read within it) is a timeout, as one never begun (:mod:`._headerclock`);
+- a body in a ``Content-Encoding`` is decoded by :mod:`._decoding`, each coding read to its
+  end (a compressed stream cut short is refused, never taken as the file);
 - a transfer that stalls, trickles (fewer than :data:`SLOWEST` bytes a second over a read
   timeout's span, watched from a thread that shuts the socket) or breaks says after how many
   bytes.
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from convbank._archive import first_line
+from convbank._decoding import ASKED, EncodingError, decoded, finish, streams
 from convbank._lazy import lazy
 from convbank.settings import env_number
 
@@ -107,7 +112,9 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
             where = f"{came_from} redirects to {url!r}, which" if came_from else f"{url!r}"
             raise TransferError(f"{where} {refused}")
         try:
-            response = session.get(url, stream=True, timeout=timeout, allow_redirects=False)
+            response = session.get(
+                url, stream=True, timeout=timeout, allow_redirects=False, headers={"Accept-Encoding": ASKED}
+            )
         except requests.ReadTimeout as exc:
             raise TransferError(f"{url} sent no answer within {timeout[1]:g} s") from exc
         except requests.ConnectionError as exc:  # ConnectTimeout included
@@ -175,12 +182,14 @@ def download(
     outgrows them."""
     import hashlib  # here: the catalog's commands import this module, and no hashing
 
+    from convbank._headerclock import bounded_session
+
     most = download_limit() if most is None else most
 
     digest = hashlib.sha256()
     got = 0
     try:
-        with requests.Session() as session, _answer(session, url, timeout) as response:
+        with bounded_session() as session, _answer(session, url, timeout) as response:
             announced = _announced(response)
             _refuse_announced(announced, size, most)
             if progress is not None:
@@ -206,10 +215,11 @@ def download(
 
 def _announced(response: requests.Response) -> int | None:
     """The body's size the server announces, where it is that of the file (no
-    ``Content-Encoding``)."""
-    announced = response.headers.get("Content-Length", "")
+    ``Content-Encoding``): its ``Content-Length`` as urllib3 reads the body by it (none where
+    the header is no length: ``²``, thousands of digits, ``-1``, chunked)."""
     coding = response.headers.get("Content-Encoding", "identity").strip().lower()
-    return int(announced) if announced.isdigit() and coding in ("", "identity") else None
+    announced: int | None = response.raw.length_remaining
+    return announced if coding in ("", "identity") else None
 
 
 def _refuse_announced(announced: int | None, size: int | None, most: int) -> None:
@@ -224,10 +234,11 @@ def _refuse_announced(announced: int | None, size: int | None, most: int) -> Non
 
 
 def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
-    """The decoded body as each read brings it (never waiting to fill a chunk, which a
-    trickling server never would), stopped by :func:`_watch` where it averages fewer than
-    :data:`SLOWEST` bytes a second over a span of ``span`` seconds; a broken or stalled read
-    is a :class:`TransferError` saying after how many bytes."""
+    """The body as each read brings it (never waiting to fill a chunk, which a trickling server
+    never would), decoded by :mod:`._decoding` (each coding read to its end), stopped by
+    :func:`_watch` where it averages fewer than :data:`SLOWEST` bytes a second over a span of
+    ``span`` seconds; a broken or stalled read is a :class:`TransferError` saying after how
+    many bytes."""
     import threading
 
     got = [0]  # the decoded bytes so far, which the watch reads
@@ -235,17 +246,22 @@ def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
     done = threading.Event()
     threading.Thread(target=_watch, args=(response, got, slow, done, span), daemon=True).start()
     try:
+        chain = streams(response.headers.get("Content-Encoding", ""))
         while True:
             try:
-                chunk = response.raw.read1(_CHUNK, decode_content=True)
+                read = response.raw.read1(_CHUNK, decode_content=False)
             except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
                 raise TransferError(_broken(exc, got[0], span, slow)) from exc
             if slow:  # checked before an end, which the watch's shutdown may have made
                 raise TransferError(slow[0])
-            if not chunk:
+            if not read:
+                finish(chain, got[0])
                 return
-            got[0] += len(chunk)
-            yield chunk
+            for chunk in decoded(chain, read):
+                got[0] += len(chunk)
+                yield chunk
+    except EncodingError as exc:
+        raise TransferError(str(exc)) from exc
     finally:
         done.set()
 

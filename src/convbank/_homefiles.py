@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text, read_regular
+from convbank._atomic import atomic_write_text, read_json
 from convbank._lazy import lazy
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ConvbankError, DiskFullError, FormatError, SetupError
@@ -110,7 +110,7 @@ class _Store:
 
     def load(self) -> dict[str, Any]:
         try:  # a FIFO or a device in its place refused, never waited on or read without end
-            data = json.loads(read_regular(self.path, _STORE_LIMIT).decode("utf-8"))
+            data = read_json(self.path, _STORE_LIMIT)
         except (FileNotFoundError, NotADirectoryError):
             return {}
         except (OSError, ValueError) as exc:
@@ -176,11 +176,16 @@ class _Known(_Store):
 
     @staticmethod
     def _there(entry: object, file: SourceFile) -> Path | None:
-        """An entry's path, while a file (or an archive's extracted folder) is there."""
+        """An entry's path, while a file (or an archive's extracted folder) is there; a path
+        that cannot even be looked at (too long, a folder that cannot be entered) is not."""
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             return None
         path = Path(entry["path"])
-        if path.is_file() or (file.extract_to is not None and path.is_dir()):
+        try:
+            mode = path.stat().st_mode
+        except (OSError, ValueError):  # ValueError: a NUL in the path
+            return None
+        if stat.S_ISREG(mode) or (file.extract_to is not None and stat.S_ISDIR(mode)):
             return path
         return None
 
@@ -216,6 +221,8 @@ def _stand_in(path: Path) -> str | None:
     except FileNotFoundError:
         return "a symbolic link to nothing" if path.is_symlink() else None
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # a path no file can have: nothing is there
+            return None
         return "a symbolic link loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 

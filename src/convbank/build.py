@@ -107,9 +107,10 @@ class SplitReport:
     seconds: float
 
 
-_BANK_WIDE = (BuildError, DamagedBankError, SetupError)
+_BANK_WIDE = (BuildError, DamagedBankError, SetupError, KeyboardInterrupt)
 """Errors of the bank or the machine (a held lock, a full disk, a damaged bank, an unusable
-home), not of one dataset's sources: they stop a build at once, whatever ``fail_fast`` says."""
+home), not of one dataset's sources, and Ctrl-C or a signal: they stop a build at once,
+whatever ``fail_fast`` says. Anything else a plugin's code raises is its fault."""
 
 
 @dataclass
@@ -241,7 +242,7 @@ def _build_all(
                     raise
                 report.errors[part] = exc
                 continue
-            except (Exception, SystemExit) as exc:  # a plugin's own fault (sys.exit() included)
+            except BaseException as exc:  # a plugin's own fault (sys.exit(), GeneratorExit included)
                 report.errors[part] = _plugin_fault(ds, part, exc, fail_fast)
                 continue
             try:
@@ -264,7 +265,7 @@ def _build_all(
                     raise
                 report.errors[part] = exc
                 continue
-            except (Exception, SystemExit) as exc:  # a plugin's own fault (sys.exit() included)
+            except BaseException as exc:  # a plugin's own fault (sys.exit(), GeneratorExit included)
                 report.errors[part] = _plugin_fault(ds, part, exc, fail_fast)
                 continue
             report.splits.extend(built)

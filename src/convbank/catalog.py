@@ -112,9 +112,9 @@ def _sources(ds: Dataset, fetcher: Fetcher) -> dict[str, Any]:
     try:
         files = ds.required_files()
         return {"present": sum(fetcher.find(ds, f) is not None for f in files), "files": len(files)}
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:  # sys.exit(), GeneratorExit: a plugin's fault as any other
         origin = _origin(ds)
-        if isinstance(exc, ConvbankError) or not origin.startswith("entry point"):
+        if isinstance(exc, (ConvbankError, KeyboardInterrupt)) or not origin.startswith("entry point"):
             raise
         why = code_failed(origin, exc)
         return {"present": None, "files": None, "error": why}

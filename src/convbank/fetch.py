@@ -166,10 +166,10 @@ class Fetcher:
     def _in_sources(self, dataset: Dataset, file: SourceFile) -> Path | None:
         for folder in self.sources:
             for base in (folder, folder / dataset.name):
-                candidate = base / file.name
-                if candidate.is_file():
+                candidate = base / file.name  # os.path's tests: a name too long holds no file
+                if os.path.isfile(candidate):
                     return candidate
-                if file.extract_to and (base / file.extract_to).is_dir():
+                if file.extract_to and os.path.isdir(base / file.extract_to):
                     return base / file.extract_to
         return None
 

@@ -315,7 +315,9 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
                 origin=_where(ep),
                 name=ep.name,
             ) from exc
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # GeneratorExit, a BaseException of its own: its fault too
             raise PluginError(
                 f"{_where(ep)} cannot be loaded: {type(exc).__name__}: {exc}", origin=_where(ep), name=ep.name
             ) from exc

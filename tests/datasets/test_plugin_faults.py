@@ -104,3 +104,24 @@ def test_a_plugins_fault_in_fetch_or_raw_is_one_line_naming_it(tmp_path: Path, c
     assert (done.returncode, done.stderr) == (1, line)
     debug = convbank_with_plugins(home, "--debug", *command, path=(PLUGINS, tmp_path))
     assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr
+
+
+@pytest.mark.parametrize("command", ["list", "fetch", "build"])
+def test_a_plugins_generator_exit_is_its_fault_as_any_other(tmp_path: Path, command: str) -> None:
+    """A plugin's code raising `GeneratorExit` (or a bare `BaseException`) is its fault as a
+    `KeyError` is: `list` warns and lists, `fetch` one line, exit 1, `build` fails its config
+    (before: a traceback, exit 1, in `build`, `list` and `fetch`, 3 of 3, 2 of 2 runs)."""
+    _install(tmp_path, "files_for", "raise GeneratorExit('closed')")
+    args = [command] if command == "list" else [command, "faulty"]
+    done = convbank_with_plugins(tmp_path / "home", *args, path=(PLUGINS, tmp_path))
+    said = f"the code of {ORIGIN} failed"
+    tail = "; report it to its authors (--debug shows the traceback)"
+    assert (done.returncode, done.stderr.splitlines()[0]) == {
+        "list": (0, f"warning: faulty: {said} (GeneratorExit: closed)"),
+        "fetch": (1, f"error: {said} (GeneratorExit: closed){tail}"),
+        "build": (
+            1,
+            f"error: {said} building faulty/default (GeneratorExit: closed); nothing of it was kept "
+            "— report it to its authors (--debug shows the traceback)",
+        ),
+    }[command]

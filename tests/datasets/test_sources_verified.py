@@ -137,3 +137,36 @@ def test_a_source_used_without_verifying_never_replaces_a_verified_one(src: Path
     assert code == 0, output
     query = "SELECT count(*) AS n FROM participants WHERE meta::VARCHAR LIKE '%EXTREMely%'"
     assert invoke("query", query, "--format", "csv") == (0, "n\n0\n")  # the publisher's text
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "a/" * 2100])
+def test_a_remembered_path_that_cannot_be_looked_at_is_not_there(tmp_path: Path, name: str) -> None:
+    """A `sources.json` path too long to look at (a name of 300 bytes, a path of 4,200) is a copy
+    no longer there, as a moved one is (before: `error: /tmp/...: File name too long; check that
+    the path exists and can be written`, exit 1, from `list`, `info` and `fetch`, 2 of 2 paths)."""
+    import json
+
+    from convbank.fetch import Fetcher
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "sources.json").write_text(json.dumps({"casino/casino_valid.json": {"path": f"/tmp/{name}"}}))
+    assert Fetcher(root=home, offline=True).find_local(CASINO, VALID) is None
+    assert invoke("info", "casino")[0] == 0
+
+
+def test_a_source_folder_whose_name_is_too_long_holds_no_file(tmp_path: Path) -> None:
+    """A `--source` (or `CONVBANK_SOURCE`) folder whose name is too long for any file to have is
+    one that does not exist (before: `error: /tmp/...: File name too long; check that the path
+    exists and can be written`, exit 1, for `--source`, `CONVBANK_SOURCE` and a path of 4,200
+    bytes alike, 3 of 3, 2 of 2 runs)."""
+    from convbank.errors import OfflineError
+    from convbank.fetch import Fetcher
+
+    folder = tmp_path / ("c" * 300)
+    assert invoke("fetch", "casino", "--source", folder) == (
+        2,
+        f"error: source folder {folder} does not exist; check the --source path\n",
+    )
+    with pytest.raises(OfflineError):
+        Fetcher(sources=[folder], root=tmp_path / "home", offline=True).get(CASINO, VALID)

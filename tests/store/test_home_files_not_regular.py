@@ -112,3 +112,36 @@ def test_a_generation_lock_that_is_not_a_regular_file_is_a_damaged_bank_at_once(
     assert lock.is_symlink() or lock.exists()  # its generation kept: who holds it cannot be told
     done = _convbank("query", "SELECT count(*) AS n FROM turns", "--format", "csv")
     assert (done.returncode, done.stdout) == (0, "n\n14297\n"), done.stderr
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_a_record_nested_too_deep_is_damaged_never_a_traceback(tmp_path: Path) -> None:
+    """`sources.json` (and `checksums.json`), an export's record or an extraction's, nested
+    deeper than Python's JSON reader goes, is a damaged record like any other (before:
+    `RecursionError: maximum recursion depth exceeded` escaped `list`, `info` and `fetch` as a
+    traceback, exit 1, 3 of 3 commands; the export's and extraction's records alike)."""
+    from convbank._archive import RECORD, intact
+    from convbank.errors import ExportError
+    from convbank.export._place import RECORD as EXPORTS
+    from convbank.export._place import _load
+
+    home = Path(os.environ["CONVBANK_HOME"])
+    home.mkdir(parents=True)
+    (home / "sources.json").write_text(DEEP, encoding="utf-8")
+    done = _convbank("list")
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"error: {home / 'sources.json'}: not a JSON object of source files to their paths (nested "
+        "deeper than Python's JSON reader goes); delete it to record anew\n",
+    )
+    (tmp_path / RECORD).write_text(DEEP, encoding="utf-8")
+    assert intact(tmp_path) is False
+    (tmp_path / EXPORTS).write_text(DEEP, encoding="utf-8")
+    with pytest.raises(ExportError) as info:
+        _load(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / EXPORTS} is unreadable (nested deeper than Python's JSON reader goes); remove it, "
+        "or export into another folder"
+    )

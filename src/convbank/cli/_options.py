@@ -67,9 +67,11 @@ def _existing_sources(
 ) -> tuple[Path, ...]:
     """Warn on stderr about each ``--source`` folder that does not exist; stop with exit code 2
     when none of them does."""
+    import os.path
+
     from convbank.cli._console import say
 
-    missing = [p for p in value if not p.exists()]
+    missing = [p for p in value if not os.path.exists(p)]  # nor can one be: a name too long
     if missing and len(missing) == len(value):
         if len(missing) == 1:
             say(f"error: source folder {missing[0]} does not exist; check the --source path")

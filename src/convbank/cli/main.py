@@ -83,7 +83,7 @@ class ConvbankGroup(click.Group):
             raise  # click's own ends: an exit code chosen
         except click.ClickException as exc:  # a usage error: one line whatever a path in it holds
             raise _one_line(exc) from None
-        except Exception as exc:
+        except BaseException as exc:  # a plugin's code may raise any (GeneratorExit)
             if interrupted.is_set() and not ctx.params.get("debug"):
                 # whatever a signal interrupted failed with (a DuckDB call's RuntimeError "Query
                 # interrupted", a worker's broken pipe, an error of ours) is the signal's doing
@@ -106,7 +106,7 @@ class ConvbankGroup(click.Group):
             ctx.exit(error.exit_code)
 
 
-def _blame_plugin(ctx: click.Context, exc: Exception) -> None:
+def _blame_plugin(ctx: click.Context, exc: BaseException) -> None:
     """A plugin's own fault (:func:`~convbank.cli._faults.plugin_fault`): its one line, exit 1."""
     from convbank.cli._faults import plugin_fault
 
