@@ -514,6 +514,20 @@ def test_a_server_that_trickles_its_headers_is_stopped(
     assert list(cache.iterdir()) == []
 
 
+def _unsized_refused(server: str, tmp_path: Path, case: str) -> tuple[str, str, Path]:
+    """``casino_valid.json`` fetched as a file of no published size from the server's ``case``:
+    refused, with nothing kept in the cache and no checksum recorded; the refusal's message,
+    the URL and the cache folder."""
+    url = f"{server}/{case}/casino_valid.json"
+    unsized = SourceFile(name="casino_valid.json", url=url, sha256=None)
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, unsized)
+    cache = tmp_path / "home" / "downloads" / "casino"
+    assert list(cache.iterdir()) == []
+    assert not (tmp_path / "home" / "checksums.json").exists()
+    return str(info.value), url, cache
+
+
 @pytest.mark.parametrize(
     ("case", "why"),
     [
@@ -527,17 +541,11 @@ def test_a_compressed_body_cut_short_is_refused(server: str, tmp_path: Path, cas
     not asked for) is refused, nothing kept and no checksum recorded for a file of no published
     size (before: the bytes decoded before the cut were kept as the file and their sha256
     recorded as its checksum, 3 of 3 cuts; a `br` body was kept undecoded)."""
-    url = f"{server}/{case}/casino_valid.json"
-    unsized = SourceFile(name="casino_valid.json", url=url, sha256=None)
-    with pytest.raises(DownloadError) as info:
-        _fetcher(tmp_path).get(CASINO, unsized)
-    cache = tmp_path / "home" / "downloads" / "casino"
-    assert str(info.value) == (
+    said, url, cache = _unsized_refused(server, tmp_path, case)
+    assert said == (
         f"{url}: download failed ({why}); nothing was kept — retry, or put casino_valid.json in "
         f"{cache} or in a --source folder"
     )
-    assert list(cache.iterdir()) == []
-    assert not (tmp_path / "home" / "checksums.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -555,18 +563,12 @@ def test_a_file_of_no_published_size_is_bounded(
     CONVBANK_DOWNLOAD_MAX_BYTES (default 1 GiB), nothing kept and no checksum recorded
     (before: an endless body was written until the disk filled, 3.5 GB in 6 s, 2 of 2 runs)."""
     monkeypatch.setenv("CONVBANK_DOWNLOAD_MAX_BYTES", "64K")
-    url = f"{server}/{case}/casino_valid.json"
-    unsized = SourceFile(name="casino_valid.json", url=url, sha256=None)
-    with pytest.raises(DownloadError) as info:
-        _fetcher(tmp_path).get(CASINO, unsized)
-    cache = tmp_path / "home" / "downloads" / "casino"
-    assert str(info.value) == (
+    said, url, cache = _unsized_refused(server, tmp_path, case)
+    assert said == (
         f"{url}: download failed ({why}, the most taken for a file of no published size "
         "(CONVBANK_DOWNLOAD_MAX_BYTES raises it)); nothing was kept — retry, or put "
         f"casino_valid.json in {cache} or in a --source folder"
     )
-    assert list(cache.iterdir()) == []
-    assert not (tmp_path / "home" / "checksums.json").exists()
     monkeypatch.setenv("CONVBANK_DOWNLOAD_MAX_BYTES", "1M")  # the file, sent in chunks of no length
     chunked = SourceFile(name="casino_valid.json", url=f"{server}/chunked/casino_valid.json", sha256=None)
     assert _fetcher(tmp_path).get(CASINO, chunked).read_bytes() == BODY
