@@ -23,9 +23,16 @@ class Selection:
     be a selection: filtered, sliced, shuffled), or those whose row in the ``conversations``
     view matches the SQL condition ``where`` (see :meth:`convbank.Corpus.filter`); and, for
     a format seen from one side (``chat``, ``parlai``), the participant each conversation is
-    seen from (``as_participant``, ``--as``; None: the dataset's choice)."""
+    seen from (``as_participant``, ``--as``; None: the dataset's choice). ``where``'s query
+    runs for at most ``timeout`` seconds (:class:`QueryError` past it; None: no limit)."""
 
-    def __init__(self, corpus: Corpus, where: str | None = None, as_participant: str | None = None) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        where: str | None = None,
+        as_participant: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
         self.where = where
         self.as_participant = as_participant
         self.chosen = _chosen(corpus)
@@ -33,8 +40,10 @@ class Selection:
             if not where.strip():
                 raise ExportError("--where is empty; give a SQL condition on the conversations view")
             try:
-                corpus = corpus.filter(where)
+                corpus = corpus.filter(where, timeout=timeout)
             except QueryError as exc:
+                if exc.limit is not None:  # ran past ``timeout``: as `convbank query` says it
+                    raise QueryError(f"--where {where!r}: {exc}", sql=exc.sql, limit=exc.limit) from None
                 raise ExportError(_where_problem(where, exc)) from exc
         self.corpus = corpus
 
