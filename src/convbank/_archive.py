@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from convbank._atomic import read_regular
+from convbank._atomic import read_json
 from convbank.errors import FormatError
 from convbank.settings import env_number, pause_at
 
@@ -291,7 +291,7 @@ def intact(target: Path) -> bool:
     False
     """
     try:
-        recorded = json.loads(read_regular(target / RECORD, 16 * 2**20))
+        recorded = read_json(target / RECORD, 16 * 2**20)
         return isinstance(recorded, dict) and recorded == _states(target)
     except (OSError, ValueError):
         return False

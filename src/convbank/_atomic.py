@@ -26,6 +26,7 @@ __all__ = [
     "kind_of",
     "open_regular",
     "process_alive",
+    "read_json",
     "read_regular",
     "remove_dead_temporaries",
     "sha256_file",
@@ -303,6 +304,28 @@ def read_regular(path: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_json(path: Path, limit: int) -> Any:
+    """The JSON value of ``path``, read as :func:`read_regular` reads it (at most ``limit``
+    bytes), as UTF-8. Any way it is not readable JSON is :class:`OSError` or
+    :class:`ValueError`, nesting deeper than the decoder recurses included (``[[[[...``:
+    a ``RecursionError`` the caller would never expect).
+
+    >>> import tempfile
+    >>> deep = Path(tempfile.mkdtemp()) / "deep.json"
+    >>> _ = deep.write_text("[" * 100_000)
+    >>> read_json(deep, 1 << 20)
+    Traceback (most recent call last):
+    ValueError: nested deeper than JSON is read here
+    """
+    import json
+
+    text = read_regular(path, limit).decode("utf-8")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested deeper than JSON is read here") from None
 
 
 def open_regular(path: Path) -> BinaryIO:

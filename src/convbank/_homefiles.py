@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text, read_regular
+from convbank._atomic import atomic_write_text, read_json
 from convbank._lazy import lazy
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ConvbankError, DiskFullError, FormatError, SetupError
@@ -110,7 +110,7 @@ class _Store:
 
     def load(self) -> dict[str, Any]:
         try:  # a FIFO or a device in its place refused, never waited on or read without end
-            data = json.loads(read_regular(self.path, _STORE_LIMIT).decode("utf-8"))
+            data = read_json(self.path, _STORE_LIMIT)
         except (FileNotFoundError, NotADirectoryError):
             return {}
         except (OSError, ValueError) as exc:

@@ -34,7 +34,7 @@ from convbank._atomic import (
     atomic_write_text,
     kind_of,
     process_alive,
-    read_regular,
+    read_json,
     remove_dead_temporaries,
 )
 from convbank._lazy import lazy
@@ -95,7 +95,7 @@ def _load(output: Path) -> dict[str, Any]:
             path=output / RECORD,
         )
     try:  # a FIFO or a device there is refused, never waited on or read without end
-        data = json.loads(read_regular(output / RECORD, RECORD_LIMIT).decode("utf-8"))
+        data = read_json(output / RECORD, RECORD_LIMIT)
     except FileNotFoundError:
         return {"exports": {}}
     except (OSError, ValueError) as exc:
