@@ -467,3 +467,19 @@ def test_a_record_nested_past_the_decoders_depth_is_one_line(built: Bank, tmp_pa
         f"{tmp_path / 'checksums.json'}: not a JSON object of url to sha256 (nested deeper than JSON "
         "is read here); delete it to record anew"
     )
+
+
+def test_a_folder_where_no_lock_can_be_made_is_one_line_not_a_wait(built: Bank, tmp_path: Path) -> None:
+    """Pass 16. Before: ``export -o /proc/self`` (a folder that is there, in which a file
+    cannot be created: ``ENOENT``) waited for ever, FileLock retrying the lock's creation
+    (killed at 120 s, 2 of 2 tries). Now the lock's file is made before FileLock runs:
+    one line, exit 1, as the folder's own creation failing is."""
+    command = [sys.executable, "-m", "convbank", "export", "casino", "--split", "valid", "--format", "csv"]
+    done = subprocess.run(
+        [*command, "-o", "/proc/self"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: /proc/self/.convbank-exports.lock: No such file or directory; check that the path "
+        "exists and can be written\n",
+    )
