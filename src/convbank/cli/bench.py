@@ -120,6 +120,10 @@ def bench(
     if run_name is not None and not run_name.strip():
         raise click.BadParameter("a run's name cannot be empty", param_hint="--name")
     chosen = task_named(task)
+    if write_file is not None:  # before the model runs, not after its minutes
+        from convbank.bench.files import refuse_convbanks_own
+
+        refuse_convbanks_own(write_file)
     if export_dir is not None:
         data = chosen.data(load(chosen.dataset, config), seed)
         written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
