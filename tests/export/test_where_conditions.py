@@ -160,6 +160,9 @@ def test_a_condition_on_a_config_whose_name_holds_a_quote(tmp_path: Path) -> Non
 
 SLOW_WHERE = "(SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range * b.range = -1) = 0"
 """A condition whose query runs for hours: a trillion-row join."""
+ESCAPING_WHERE = "list_sort(range(30000000)) IS NOT NULL"
+"""A condition whose query DuckDB does not interrupt (a sort of one value): only a worker
+killed on time stops it (before, with --timeout 0.5: 22 s, exit 0)."""
 
 
 def test_a_where_query_is_held_to_the_time_limit_query_has(
@@ -167,7 +170,8 @@ def test_a_where_query_is_held_to_the_time_limit_query_has(
 ) -> None:
     """Before: `export --where` ran an expensive condition without end (only Ctrl-C or
     SIGTERM stopped it); now by default as long as `convbank query` lets a query run
-    (shortened here), or --timeout's seconds, then one line, exit 2, nothing written."""
+    (shortened here), or --timeout's seconds in a worker killed on time, as `query
+    --timeout` holds them, then one line, exit 2, nothing written."""
     import convbank.cli.export
     from convbank import load
     from convbank.export import export
@@ -175,11 +179,22 @@ def test_a_where_query_is_held_to_the_time_limit_query_has(
     out = tmp_path / "out"
     told = CliRunner().invoke(
         cli,
-        ["export", "casino", "--format", "jsonl", "-o", str(out), "--where", SLOW_WHERE, "--timeout", "0.3"],
+        [
+            "export",
+            "casino",
+            "--format",
+            "jsonl",
+            "-o",
+            str(out),
+            "--where",
+            ESCAPING_WHERE,
+            "--timeout",
+            "0.5",
+        ],
     )
     assert (told.exit_code, told.stderr) == (
         2,
-        f"error: --where {SLOW_WHERE!r}: the query ran past its time limit of 0.3 s and was stopped\n",
+        f"error: --where {ESCAPING_WHERE!r}: the query ran past its time limit of 0.5 s and was stopped\n",
     )
     monkeypatch.setattr(convbank.cli.export, "DEFAULT_QUERY_SECONDS", 0.3)
     default = CliRunner().invoke(

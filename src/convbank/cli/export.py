@@ -75,8 +75,9 @@ def _as_help() -> str:
     callback=seconds_option,
     metavar="SECONDS",
     default=None,
-    help=f"Stop the --where condition's query after this many seconds (exit 2; 0: never), held by "
-    f"DuckDB in this process as `convbank query`'s default is. Default: {DEFAULT_QUERY_SECONDS:g} s.",
+    help=f"Stop the --where condition's query after this many seconds (exit 2; 0: never); then it runs "
+    f"in a child process that is killed on time, as `convbank query --timeout` does. Default: "
+    f"{DEFAULT_QUERY_SECONDS:g} s, held by DuckDB in this process.",
 )
 @click.option("--as", "as_participant", default=None, cls=LateHelpOption, help_text=_as_help)
 def export(
@@ -112,6 +113,7 @@ def export(
                 as_participant=as_participant,
                 overwrite=overwrite,
                 timeout=limit,
+                hard=bool(timeout),  # given: held as `query --timeout` holds it
             )
         except QueryError as exc:  # the --where query ran past its time limit
             if timeout is None and exc.limit is not None:

@@ -320,6 +320,7 @@ class Corpus(Identity, Frames, Filters, Training):
         layer: str | None = None,
         meta: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        hard: bool = False,
     ) -> Corpus:
         """The conversations that match, in this corpus's order, as a corpus: a SQL condition
         on the ``conversations`` view (``where="num_turns > 20"``), a function of a
@@ -331,7 +332,7 @@ class Corpus(Identity, Frames, Filters, Training):
         meta key this dataset does not have is an error that lists the known ones (as an
         unknown config or split is), never a silent empty corpus; so is a meta value of a
         type no stored value has (``"5"`` where they are integers). A SQL condition's query
-        runs for at most ``timeout`` seconds (as :meth:`sql`'s; None: no limit).
+        runs for at most ``timeout`` seconds, held as :meth:`sql` holds it (None: no limit).
 
         >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
         89
@@ -345,7 +346,7 @@ class Corpus(Identity, Frames, Filters, Training):
         if meta:
             keep &= np.isin(positions, self._meta_positions(meta))
         if isinstance(where, str):
-            keep &= np.isin(positions, self._where_positions(where, timeout))
+            keep &= np.isin(positions, self._where_positions(where, timeout, hard))
         elif where is not None:
             test = where
             keep &= np.fromiter((bool(test(c)) for c in self), dtype=bool, count=len(self))
@@ -449,15 +450,16 @@ class Corpus(Identity, Frames, Filters, Training):
 
         return to_hf(self, config, streaming=streaming, chat=chat, as_participant=as_participant)
 
-    def sql(self, query: str, *, timeout: float | None = None) -> pa.Table:
+    def sql(self, query: str, *, timeout: float | None = None, hard: bool = False) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
-        the generation this corpus reads (in this process, Ctrl-C interrupts it), stopped by
-        DuckDB after ``timeout`` seconds (:class:`QueryError`), as `convbank query`'s
-        default time limit is (see :func:`convbank.sql` for limits held in a worker)."""
+        the generation this corpus reads (in this process, Ctrl-C interrupts it), stopped
+        after ``timeout`` seconds (:class:`QueryError`): by DuckDB, as `convbank query`'s
+        default time limit is, or with ``hard`` in a worker process killed on time, as
+        :func:`convbank.sql` and `query --timeout` hold it (no SQL escapes that)."""
         from convbank.store.queries import stream
         from convbank.store.sql import collect
 
-        return collect(stream(query, snapshot=self.snapshot, timeout=timeout, hard=False, last_only=True))
+        return collect(stream(query, snapshot=self.snapshot, timeout=timeout, hard=hard, last_only=True))
 
     def _repr_html_(self) -> str:
         """Jupyter's view: dataset, parts, label layers, first conversations (escaped)."""
