@@ -272,3 +272,22 @@ def test_bench_runs_one_of_model_predictions_and_export(built: Bank, tmp_path: P
             result.stderr
         )
     assert not out.exists()
+
+
+def test_an_empty_folder_to_write_into_is_refused(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 16. Before: ``export casino --format csv -o ""`` (``-o "$UNSET"``) and ``bench
+    TASK --export ""`` wrote into the current folder, exit 0 (2 of 2 tries each): the empty
+    path read as ``.``. Now one line, exit 2, nothing written; ``.`` still names it."""
+    monkeypatch.chdir(tmp_path)
+    export = ["export", "casino", "--split", "valid", "--format", "csv", "-o"]
+    for args, option in ((export, "-o"), (["bench", "casino-strategy", "--export"], "--export")):
+        result = CliRunner().invoke(cli, [*args, ""])
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"error: {option}: is empty; name a folder ('.' for the current one)\n",
+        )
+    assert list(tmp_path.iterdir()) == []
+    assert CliRunner().invoke(cli, [*export, "."]).exit_code == 0
+    assert (tmp_path / "casino_default_valid.turns.csv").exists()

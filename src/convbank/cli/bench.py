@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from convbank.cli._options import config_option
+from convbank.cli._options import config_option, folder_option
 
 if TYPE_CHECKING:
     from convbank.bench import Result, Task
@@ -42,7 +42,8 @@ __all__ = ["bench"]
 @click.option(
     "--export",
     "export_dir",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(file_okay=False),
+    callback=folder_option,
     help="Write the task's examples and gold answers per fold (JSONL and Parquet) under DIR/<task>/.",
 )
 @click.option("--overwrite", is_flag=True, help="Let --export replace another export's files in DIR.")

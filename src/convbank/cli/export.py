@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from convbank.cli._options import LateChoice, LateHelpOption, config_option, seconds_option, split_option
+from convbank.cli._options import (
+    LateChoice,
+    LateHelpOption,
+    config_option,
+    folder_option,
+    seconds_option,
+    split_option,
+)
 from convbank.cli.query import DEFAULT_QUERY_SECONDS
 
 __all__ = ["export"]
@@ -56,7 +63,8 @@ def _as_help() -> str:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
+    callback=folder_option,
     required=True,
     help="Folder to write into (created; files appear once complete). An export replaces only "
     "what the same export wrote there before.",
