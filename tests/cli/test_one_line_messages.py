@@ -43,7 +43,7 @@ def _export_under_a_file(tmp: Path, odd: str) -> tuple[list[str], int]:
     (tmp / "chats.jsonl").write_text(CHAT, encoding="utf-8")
     assert _run("import", str(tmp / "chats.jsonl"), "--name", "mine").exit_code == 0
     (tmp / odd).write_text("a file, not a folder", encoding="utf-8")
-    return ["export", "mine", "--format", "chat", "-o", str(tmp / odd / "out")], 1
+    return ["export", "mine", "--format", "chat", "-o", str(tmp / odd / "out")], 2
 
 
 def _build_source(tmp: Path, odd: str) -> tuple[list[str], int]:
