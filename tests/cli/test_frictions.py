@@ -246,3 +246,48 @@ def test_every_public_submodule_is_an_attribute_after_import_convbank() -> None:
     )
     printed = run_probe(probe)
     assert printed == ["['module']", "True", "True", "casino-strategy", "True"]
+
+
+def test_bench_runs_one_of_model_predictions_and_export(built: Bank, tmp_path: Path) -> None:
+    """Pass 16. Before: ``bench casino-strategy --predictions mine.jsonl -m tfidf`` scored the
+    file and dropped ``-m`` unsaid (exit 0, the run named after the file), and
+    ``--export DIR`` with either (or with ``--save``, ``--write-predictions``, ``--name``)
+    wrote the export, nothing run, scored, saved or written (2 of 2 tries each).
+    Now a usage line, exit 2, nothing written."""
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text('{"example_id": "543/0", "prediction": []}\n', encoding="utf-8")
+    out = tmp_path / "tasks"
+    cases = {
+        ("-m", "tfidf", "--predictions", str(mine)): "--model and --predictions",
+        ("--predictions", str(mine), "--export", str(out)): "--predictions and --export",
+        ("-m", "random", "--export", str(out)): "--model and --export",
+        ("--export", str(out), "--save"): "--export and --save",
+        ("--export", str(out), "--write-predictions", str(mine)): "--export and --write-predictions",
+        ("--export", str(out), "--name", "mine"): "--export and --name",
+    }
+    for args, said in cases.items():
+        result = CliRunner().invoke(cli, ["bench", "casino-strategy", *args])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.endswith(f"Error: {said} ask for different runs; give one of them\n"), (
+            result.stderr
+        )
+    assert not out.exists()
+
+
+def test_an_empty_folder_to_write_into_is_refused(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 16. Before: ``export casino --format csv -o ""`` (``-o "$UNSET"``) and ``bench
+    TASK --export ""`` wrote into the current folder, exit 0 (2 of 2 tries each): the empty
+    path read as ``.``. Now one line, exit 2, nothing written; ``.`` still names it."""
+    monkeypatch.chdir(tmp_path)
+    export = ["export", "casino", "--split", "valid", "--format", "csv", "-o"]
+    for args, option in ((export, "-o"), (["bench", "casino-strategy", "--export"], "--export")):
+        result = CliRunner().invoke(cli, [*args, ""])
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"error: {option}: is empty; name a folder ('.' for the current one)\n",
+        )
+    assert list(tmp_path.iterdir()) == []
+    assert CliRunner().invoke(cli, [*export, "."]).exit_code == 0
+    assert (tmp_path / "casino_default_valid.turns.csv").exists()

@@ -439,3 +439,47 @@ def test_a_damaged_entry_of_the_record_is_no_exports_never_a_traceback(
         2,
         f"error: {out / RECORD} is not convbank's record of exports; remove it, or export elsewhere\n",
     )
+
+
+def test_a_record_nested_past_the_decoders_depth_is_one_line(built: Bank, tmp_path: Path) -> None:
+    """Pass 16. Before: a ``.convbank-exports.json`` (or a home's ``sources.json``,
+    ``checksums.json``) of 100,000 ``[`` was a RecursionError traceback, exit 1, 2 of 2
+    tries; every small JSON file convbank keeps is now read by one reader
+    (``_atomic.read_json``), which says it in one line."""
+    from convbank._homefiles import _Recorded
+    from convbank.errors import FormatError
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / RECORD).write_text("[" * 100_000, encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["export", "casino", "--split", "valid", "--format", "csv", "-o", str(out)]
+    )
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: {out / RECORD} is unreadable (nested deeper than Python's JSON reader goes); remove it, "
+        "or export into another folder\n",
+    )
+    (tmp_path / "checksums.json").write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(FormatError) as raised:
+        _Recorded(tmp_path).get("https://example.org/a.json")
+    assert str(raised.value) == (
+        f"{tmp_path / 'checksums.json'}: not a JSON object of url to sha256 (nested deeper than JSON "
+        "is read here); delete it to record anew"
+    )
+
+
+def test_a_folder_where_no_lock_can_be_made_is_one_line_not_a_wait(built: Bank, tmp_path: Path) -> None:
+    """Pass 16. Before: ``export -o /proc/self`` (a folder that is there, in which a file
+    cannot be created: ``ENOENT``) waited for ever, FileLock retrying the lock's creation
+    (killed at 120 s, 2 of 2 tries). Now the lock's file is made before FileLock runs:
+    one line, exit 1, as the folder's own creation failing is."""
+    command = [sys.executable, "-m", "convbank", "export", "casino", "--split", "valid", "--format", "csv"]
+    done = subprocess.run(
+        [*command, "-o", "/proc/self"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: /proc/self/.convbank-exports.lock: No such file or directory; check that the path "
+        "exists and can be written\n",
+    )

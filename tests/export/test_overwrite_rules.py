@@ -441,3 +441,34 @@ def test_a_file_where_the_exports_folder_or_one_above_it_goes_is_one_line(
         code, said = _cli("export", "casino", "--format", "jsonl", "-o", str(output))
         assert (code, said) == (2, f"error: {caught.value}\n")
     assert os.listdir(tmp_path) == ["notes.txt"] and in_the_way.read_text() == "mine\n"
+
+
+def test_predictions_into_the_bank_are_refused(built: Bank, tmp_path: Path) -> None:
+    """Pass 16. Before: ``bench casino-strategy -m random --write-predictions
+    $CONVBANK_HOME/bank/manifest.json`` replaced the manifest with predictions, exit 0, every
+    later command exit 4 (2 of 2 tries), where ``report -o`` there is refused. Now one line,
+    exit 2, before the model runs; ``write_predictions`` refuses it too."""
+    from convbank.bench import write_predictions
+    from convbank.errors import BenchError
+
+    manifest = built.root / "manifest.json"
+    before = manifest.read_bytes()
+    for target in (manifest, built.root / ".." / "bench" / "mine.parquet"):
+        result = CliRunner().invoke(
+            cli, ["bench", "casino-strategy", "-m", "random", "--write-predictions", str(target)]
+        )
+        where = (
+            f"in the bank ({built.root})"
+            if target == manifest
+            else f"under CONVBANK_HOME ({built.root.parent / 'bench'})"
+        )
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"error: {target}: predictions may not be written {where}, where convbank keeps its own "
+            "files; name a file elsewhere\n",
+        )
+        assert "folds" not in result.output
+    with pytest.raises(BenchError, match="predictions may not be written in the bank"):
+        write_predictions(manifest, {"543/0": []})
+    assert manifest.read_bytes() == before
+    assert not (built.root.parent / "bench" / "mine.parquet").exists()

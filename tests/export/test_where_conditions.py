@@ -156,3 +156,71 @@ def test_a_condition_on_a_config_whose_name_holds_a_quote(tmp_path: Path) -> Non
     )
     assert done.exit_code == 0, done.stderr
     assert [p.name for p in out.glob("*.jsonl")] == ["quoted_x'y_train.jsonl"]
+
+
+SLOW_WHERE = "(SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range * b.range = -1) = 0"
+"""A condition whose query runs for hours: a trillion-row join."""
+ESCAPING_WHERE = "list_sort(range(30000000)) IS NOT NULL"
+"""A condition whose query DuckDB does not interrupt (a sort of one value): only a worker
+killed on time stops it (before, with --timeout 0.5: 22 s, exit 0)."""
+
+
+def test_a_where_query_is_held_to_the_time_limit_query_has(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `export --where` ran an expensive condition without end (only Ctrl-C or
+    SIGTERM stopped it); now by default as long as `convbank query` lets a query run
+    (shortened here), or --timeout's seconds in a worker killed on time, as `query
+    --timeout` holds them, then one line, exit 2, nothing written."""
+    import convbank.cli.export
+    from convbank import load
+    from convbank.export import export
+
+    out = tmp_path / "out"
+    told = CliRunner().invoke(
+        cli,
+        [
+            "export",
+            "casino",
+            "--format",
+            "jsonl",
+            "-o",
+            str(out),
+            "--where",
+            ESCAPING_WHERE,
+            "--timeout",
+            "0.5",
+        ],
+    )
+    assert (told.exit_code, told.stderr) == (
+        2,
+        f"error: --where {ESCAPING_WHERE!r}: the query ran past its time limit of 0.5 s and was stopped\n",
+    )
+    monkeypatch.setattr(convbank.cli.export, "DEFAULT_QUERY_SECONDS", 0.3)
+    default = CliRunner().invoke(
+        cli, ["export", "casino", "--format", "hf", "-o", str(out), "--where", SLOW_WHERE]
+    )
+    assert (default.exit_code, default.stderr) == (
+        2,
+        f"error: --where {SLOW_WHERE!r}: the query ran past its time limit of 0.3 s and was stopped "
+        "(a default of `convbank export`: --timeout SECONDS lifts it, 0: never)\n",
+    )
+    with pytest.raises(QueryError, match=r"ran past its time limit of 0\.2 s") as raised:
+        export(load("casino"), "csv", out, where=SLOW_WHERE, timeout=0.2)
+    assert raised.value.limit == 0.2 and not out.exists()
+    kept = CliRunner().invoke(
+        cli,
+        [
+            "export",
+            "casino",
+            "--format",
+            "jsonl",
+            "-o",
+            str(out),
+            "--where",
+            "num_turns > 20",
+            "--timeout",
+            "0",
+        ],
+    )
+    assert kept.exit_code == 0 and kept.stdout.count("\n") == 2, kept.stderr

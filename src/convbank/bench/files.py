@@ -362,10 +362,28 @@ def _open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def refuse_convbanks_own(path: Path) -> None:
+    """Refuse (:class:`BenchError`) a predictions file in the bank or among convbank's own
+    files under ``CONVBANK_HOME`` (:func:`convbank.settings.convbanks_own`), as a report
+    there is: it would replace the bank's own files (its manifest)."""
+    from convbank.settings import convbanks_own
+
+    where = convbanks_own(path)
+    if where is not None:
+        raise BenchError(
+            f"{path}: predictions may not be written {where}, where convbank keeps its own files; "
+            "name a file elsewhere",
+            path=path,
+        )
+
+
 def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
     """Write ``{example_id, prediction}`` rows (JSONL, or Parquet for a ``.parquet`` name),
-    atomically; what :func:`read_predictions` and ``--predictions`` read back."""
+    atomically; what :func:`read_predictions` and ``--predictions`` read back. A ``path``
+    among convbank's own files is refused (:func:`refuse_convbanks_own`)."""
     from convbank._atomic import atomic_write
+
+    refuse_convbanks_own(path)
 
     rows = [{"example_id": k, "prediction": v} for k, v in predictions.items()]
     if path.suffix == ".parquet":

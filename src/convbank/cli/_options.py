@@ -173,6 +173,15 @@ def size_option(ctx: click.Context, param: click.Parameter, value: str | None) -
     return value
 
 
+def folder_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """A click callback: a folder to write into (its option of ``type=click.Path(file_okay=
+    False)``, text), as a Path; never the empty path (``-o "$UNSET"``), which Path takes
+    for the current folder: one line, exit 2 (``.`` names that one)."""
+    if value == "":
+        raise _bad(param, "is empty; name a folder ('.' for the current one)")
+    return None if value is None else Path(value)
+
+
 def _bad(param: click.Parameter, message: str) -> Exception:
     """One line on stderr and exit 2 (the error edge prints it): bad input for an option."""
     from convbank.errors import FormatError

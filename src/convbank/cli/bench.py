@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from convbank.cli._options import config_option
+from convbank.cli._options import config_option, folder_option
 
 if TYPE_CHECKING:
     from convbank.bench import Result, Task
@@ -42,7 +42,8 @@ __all__ = ["bench"]
 @click.option(
     "--export",
     "export_dir",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(file_okay=False),
+    callback=folder_option,
     help="Write the task's examples and gold answers per fold (JSONL and Parquet) under DIR/<task>/.",
 )
 @click.option("--overwrite", is_flag=True, help="Let --export replace another export's files in DIR.")
@@ -117,9 +118,14 @@ def bench(
         return
     from convbank.query import load
 
+    _one_run(model, predictions_file, export_dir, save, write_file, run_name)
     if run_name is not None and not run_name.strip():
         raise click.BadParameter("a run's name cannot be empty", param_hint="--name")
     chosen = task_named(task)
+    if write_file is not None:  # before the model runs, not after its minutes
+        from convbank.bench.files import refuse_convbanks_own
+
+        refuse_convbanks_own(write_file)
     if export_dir is not None:
         data = chosen.data(load(chosen.dataset, config), seed)
         written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
@@ -177,6 +183,25 @@ def _list_tasks(as_json: bool) -> None:
     for t in TASKS:
         table.add_row(t.name, t.dataset, ", ".join(t.models), t.description)
     out.print(table)
+
+
+def _one_run(
+    model: str | None,
+    predictions_file: Path | None,
+    export_dir: Path | None,
+    save: bool,
+    write_file: Path | None,
+    run_name: str | None,
+) -> None:
+    """A usage error when two of --model, --predictions and --export are given, or --export
+    with what only a run takes (--save, --write-predictions, --name): one would be dropped
+    unsaid, the run scored (or saved, or written) not the one asked for."""
+    runs = [("--model", model), ("--predictions", predictions_file), ("--export", export_dir)]
+    taken = [("--save", save), ("--write-predictions", write_file), ("--name", run_name)]
+    for options in (runs, [runs[2], *taken] if export_dir is not None else []):
+        asked = [name for name, value in options if value]
+        if len(asked) > 1:
+            raise click.UsageError(f"{' and '.join(asked)} ask for different runs; give one of them")
 
 
 def _measured(

@@ -12,8 +12,6 @@ import click
 from convbank import settings
 from convbank._version import __version__
 from convbank.cli._options import (
-    LateChoice,
-    LateHelpOption,
     config_option,
     source_options,
     split_option,
@@ -366,92 +364,6 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
     )
 
 
-def _format_names() -> list[str]:
-    """The export formats' names (the registry's, plugins included)."""
-    from convbank.export._registry import written
-
-    return written()
-
-
-def _format_help() -> str:
-    """``--format``'s help: each format's summary, as its :class:`~convbank.export.Format` says."""
-    from convbank.export import formats
-
-    return (
-        "; ".join(f"{f.name}: {f.summary}" for f in formats if f.writer is not None)
-        + ". Every other format's paths name the dataset, so that several datasets and formats share "
-        "a folder; source's names are the publisher's."
-    )
-
-
-def _as_help() -> str:
-    """``--as``'s help, naming the formats seen from one side."""
-    from convbank.export._registry import joined, sided
-
-    return (
-        f"{joined(sided())}: the participant seen from (default: the dataset's choice, usually the "
-        "assistant or bot side; the record's metadata says which)."
-    )
-
-
-@cli.command()
-@click.argument("name")
-@config_option
-@split_option
-@click.option(
-    "--format",
-    "fmt",
-    cls=LateHelpOption,
-    type=LateChoice(_format_names),
-    required=True,
-    help_text=_format_help,
-)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Folder to write into (created; files appear once complete). An export replaces only "
-    "what the same export wrote there before.",
-)
-@click.option(
-    "--overwrite",
-    is_flag=True,
-    help="Replace another export's files (or files convbank did not write) at the paths this "
-    "export writes; without it, such a path is an error (exit 2).",
-)
-@click.option(
-    "--where", default=None, help="SQL condition on the conversations view selecting what to export."
-)
-@click.option("--as", "as_participant", default=None, cls=LateHelpOption, help_text=_as_help)
-def export(
-    name: str,
-    config: str | None,
-    split: str | None,
-    fmt: str,
-    output: Path,
-    where: str | None,
-    as_participant: str | None,
-    overwrite: bool,
-) -> None:
-    """Export a built dataset to the formats other tools read; prints the paths written.
-
-    Example: convbank export convai2 --config volunteers --format chat --where
-    "(meta->>'eval_score')::INT >= 4" -o out/
-    """
-    from convbank.cli._signals import sigterm_as_interrupt
-    from convbank.export import export as run_export
-    from convbank.query import load
-
-    corpus = load(name, config, split)
-    with sigterm_as_interrupt():  # SIGTERM removes the staging folder, as Ctrl-C does
-        written = run_export(
-            corpus, fmt, output, where=where, as_participant=as_participant, overwrite=overwrite
-        )
-    for path in written:
-        click.echo(str(path))
-
-
 @cli.command()
 def where() -> None:
     """Print convbank's folders: home, downloads (the cache of fetched files) and bank."""
@@ -461,6 +373,7 @@ def where() -> None:
 from convbank.cli._build import build_ as build_command  # noqa: E402
 from convbank.cli.analysis import report, serve, stats, validate  # noqa: E402
 from convbank.cli.bench import bench  # noqa: E402
+from convbank.cli.export import export  # noqa: E402
 from convbank.cli.imports import import_, remove  # noqa: E402
 from convbank.cli.query import query  # noqa: E402
 from convbank.cli.upkeep import doctor, new_dataset  # noqa: E402
@@ -474,6 +387,7 @@ for _command in (
     stats,
     report,
     bench,
+    export,
     serve,
     doctor,
     new_dataset,

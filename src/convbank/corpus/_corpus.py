@@ -319,6 +319,8 @@ class Corpus(Identity, Frames, Filters, Training):
         label: str | None = None,
         layer: str | None = None,
         meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        hard: bool = False,
     ) -> Corpus:
         """The conversations that match, in this corpus's order, as a corpus: a SQL condition
         on the ``conversations`` view (``where="num_turns > 20"``), a function of a
@@ -329,7 +331,8 @@ class Corpus(Identity, Frames, Filters, Training):
         conversation's meta has a key of that name). All given must hold. A label, layer or
         meta key this dataset does not have is an error that lists the known ones (as an
         unknown config or split is), never a silent empty corpus; so is a meta value of a
-        type no stored value has (``"5"`` where they are integers).
+        type no stored value has (``"5"`` where they are integers). A SQL condition's query
+        runs for at most ``timeout`` seconds, held as :meth:`sql` holds it (None: no limit).
 
         >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
         89
@@ -343,7 +346,7 @@ class Corpus(Identity, Frames, Filters, Training):
         if meta:
             keep &= np.isin(positions, self._meta_positions(meta))
         if isinstance(where, str):
-            keep &= np.isin(positions, self._where_positions(where))
+            keep &= np.isin(positions, self._where_positions(where, timeout, hard))
         elif where is not None:
             test = where
             keep &= np.fromiter((bool(test(c)) for c in self), dtype=bool, count=len(self))
@@ -447,14 +450,16 @@ class Corpus(Identity, Frames, Filters, Training):
 
         return to_hf(self, config, streaming=streaming, chat=chat, as_participant=as_participant)
 
-    def sql(self, query: str) -> pa.Table:
+    def sql(self, query: str, *, timeout: float | None = None, hard: bool = False) -> pa.Table:
         """Run read-only SQL over the bank's views (all datasets; filter on ``dataset``), in
-        the generation this corpus reads (in this process, Ctrl-C interrupts it: see
-        :func:`convbank.sql` for limits)."""
+        the generation this corpus reads (in this process, Ctrl-C interrupts it), stopped
+        after ``timeout`` seconds (:class:`QueryError`): by DuckDB, as `convbank query`'s
+        default time limit is, or with ``hard`` in a worker process killed on time, as
+        :func:`convbank.sql` and `query --timeout` hold it (no SQL escapes that)."""
         from convbank.store.queries import stream
         from convbank.store.sql import collect
 
-        return collect(stream(query, snapshot=self.snapshot, last_only=True))
+        return collect(stream(query, snapshot=self.snapshot, timeout=timeout, hard=hard, last_only=True))
 
     def _repr_html_(self) -> str:
         """Jupyter's view: dataset, parts, label layers, first conversations (escaped)."""

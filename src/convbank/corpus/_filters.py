@@ -65,7 +65,7 @@ class Filters:
         @property
         def snapshot(self) -> Snapshot: ...
 
-        def sql(self, query: str) -> pa.Table: ...
+        def sql(self, query: str, *, timeout: float | None = None, hard: bool = False) -> pa.Table: ...
 
     def _label_positions(self, label: str) -> np.ndarray:
         layer, _, name = label.partition(":")
@@ -157,7 +157,7 @@ class Filters:
                 known=known,
             )
 
-    def _where_positions(self, where: str) -> np.ndarray:
+    def _where_positions(self, where: str, timeout: float | None = None, hard: bool = False) -> np.ndarray:
         one_condition(where)
         named = {m.group(1) or m.group(2) for m in _META_KEY.finditer(where)}
         if named:
@@ -176,7 +176,7 @@ class Filters:
             f"{_literal(self.dataset.name)} AND ({parts})) AS c WHERE (\n{where}\n)"
         )
         try:
-            ids = self.sql(query).column(0).to_pylist()
+            ids = self.sql(query, timeout=timeout, hard=hard).column(0).to_pylist()
         except QueryError as exc:  # its LINE n: counted from the condition's first line
             from convbank.store.sql import line_up
 

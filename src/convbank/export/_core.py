@@ -23,9 +23,18 @@ class Selection:
     be a selection: filtered, sliced, shuffled), or those whose row in the ``conversations``
     view matches the SQL condition ``where`` (see :meth:`convbank.Corpus.filter`); and, for
     a format seen from one side (``chat``, ``parlai``), the participant each conversation is
-    seen from (``as_participant``, ``--as``; None: the dataset's choice)."""
+    seen from (``as_participant``, ``--as``; None: the dataset's choice). ``where``'s query
+    runs for at most ``timeout`` seconds (:class:`QueryError` past it; None: no limit), held
+    as :meth:`convbank.Corpus.sql` holds it (``hard``: in a worker killed on time)."""
 
-    def __init__(self, corpus: Corpus, where: str | None = None, as_participant: str | None = None) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        where: str | None = None,
+        as_participant: str | None = None,
+        timeout: float | None = None,
+        hard: bool = False,
+    ) -> None:
         self.where = where
         self.as_participant = as_participant
         self.chosen = _chosen(corpus)
@@ -33,8 +42,10 @@ class Selection:
             if not where.strip():
                 raise ExportError("--where is empty; give a SQL condition on the conversations view")
             try:
-                corpus = corpus.filter(where)
+                corpus = corpus.filter(where, timeout=timeout, hard=hard)
             except QueryError as exc:
+                if exc.limit is not None:  # ran past ``timeout``: as `convbank query` says it
+                    raise QueryError(f"--where {where!r}: {exc}", sql=exc.sql, limit=exc.limit) from None
                 raise ExportError(_where_problem(where, exc)) from exc
         self.corpus = corpus
 

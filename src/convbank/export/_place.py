@@ -316,10 +316,20 @@ def _locked(output: Path) -> Iterator[None]:
             f"{lock} is {what}, not convbank's lock of exports; remove it, or export into another folder",
             path=lock,
         )
+    _create(lock)
     with filelock.FileLock(str(lock)):
         recover(output)
         _remove_dead_staging(output)
         yield
+
+
+def _create(lock: Path) -> None:
+    """Create the lock's file unless it is there, never through a link: a folder in which
+    no file can be made says so here, as :class:`OSError` naming it. FileLock takes a
+    failure to create it (``ENOENT`` in a folder that exists: ``/proc/self``) for another
+    process's lock gone meanwhile, and tries again for ever."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    os.close(os.open(lock, flags, 0o644))
 
 
 def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwrite: bool) -> None:

@@ -23,6 +23,8 @@ def export(
     where: str | None = None,
     as_participant: str | None = None,
     overwrite: bool = False,
+    timeout: float | None = None,
+    hard: bool = False,
 ) -> list[Path]:
     """Export ``corpus`` (or the conversations ``where`` selects) in format ``fmt`` into the
     folder ``output``; return the paths written. Files appear only once complete.
@@ -30,7 +32,9 @@ def export(
     An export replaces only what the same export (dataset, format, parts, ``where``, ``as``,
     and the conversations ``corpus`` holds if it is a selection) wrote there before; another
     export's files, or files convbank did not write, make it raise :class:`ExportError`
-    unless ``overwrite``::
+    unless ``overwrite``. ``where``'s query runs for at most ``timeout`` seconds, held by
+    DuckDB in this process, or with ``hard`` in a worker process killed on time (past it,
+    :class:`QueryError`; None: no limit)::
 
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
@@ -42,7 +46,7 @@ def export(
     assert form.writer is not None  # a format in written()
     if as_participant is not None and not form.sided:
         raise ExportError(f"--as applies to the {joined(sided())} formats, not {fmt}", format=fmt)
-    selection = Selection(corpus, where, as_participant)
+    selection = Selection(corpus, where, as_participant, timeout, hard)
     parts = selection.parts()
     if not parts:
         raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}", format=fmt)
