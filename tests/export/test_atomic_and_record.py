@@ -457,15 +457,15 @@ def test_a_record_nested_past_the_decoders_depth_is_one_line(built: Bank, tmp_pa
     )
     assert (result.exit_code, result.stderr) == (
         2,
-        f"error: {out / RECORD} is unreadable (nested deeper than Python's JSON reader goes); remove it, "
-        "or export into another folder\n",
+        f"error: {out / RECORD} is unreadable (nested deeper than Python's JSON reader goes); "
+        "remove it, or export into another folder\n",
     )
     (tmp_path / "checksums.json").write_text("[" * 100_000, encoding="utf-8")
     with pytest.raises(FormatError) as raised:
         _Recorded(tmp_path).get("https://example.org/a.json")
     assert str(raised.value) == (
-        f"{tmp_path / 'checksums.json'}: not a JSON object of url to sha256 (nested deeper than JSON "
-        "is read here); delete it to record anew"
+        f"{tmp_path / 'checksums.json'}: not a JSON object of url to sha256 (nested deeper than "
+        "Python's JSON reader goes); delete it to record anew"
     )
 
 
