@@ -43,6 +43,13 @@ from convbank.store import Bank  # noqa: E402
 from testsupport import ALL_COUNTS, SHARED, make_fixture_sources, sample_dirs  # noqa: E402
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` (a minute or more each on a loaded machine) first, the rest in
+    their order: pytest-xdist hands tests out in this order, and a long one handed out last
+    keeps one worker busy while the other has nothing left to run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 class _AloneLock:
     """Under pytest-xdist, a test marked ``alone`` (its queries have time limits, its load test
     counts requests a second) runs while no other worker runs a test: it takes a lock file

@@ -56,6 +56,7 @@ def _lint(folder: Path) -> None:
         assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_plugin_project_passes_its_own_test(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli, ["new-dataset", "shopchat", "--dir", str(tmp_path), "--title", "Shop chats"]
@@ -89,6 +90,7 @@ def test_a_plugin_project_passes_its_own_test(tmp_path: Path) -> None:
     assert "from: entry point shopchat = convbank_shopchat:Shopchat" in " ".join(listed.stdout.split())
 
 
+@pytest.mark.slow
 def test_mypy_strict_accepts_the_generated_package(tmp_path: Path) -> None:
     mypy = Path(sys.executable).with_name("mypy")
     if not mypy.exists():

@@ -32,6 +32,7 @@ def _harness(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(600)  # the harness's own limit below; a loaded machine needs more than 300 s
+@pytest.mark.slow
 def test_quick_harness_runs(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     # every contender and the start-up table, on CaSiNo alone (the full and quick runs add
@@ -103,6 +104,7 @@ def test_quick_harness_runs(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.slow
 def test_the_storage_goals_run_alone(tmp_path: Path) -> None:
     """``--storage-only`` (what CI runs, with ``--quick``): the goals table's contenders and
     nothing else, each row printed with its goal and whether this run met it."""

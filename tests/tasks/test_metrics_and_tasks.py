@@ -174,6 +174,7 @@ def test_negation_marking() -> None:
     )
 
 
+@pytest.mark.slow
 def test_casino_finetune_on_a_few_real_dialogues(built: Bank) -> None:
     """The fine-tuned model end to end on 12 annotated dialogues (the full run takes
     minutes): five folds, its probabilities averaged with the linear model's."""
