@@ -200,7 +200,9 @@ class Encoder:
                     texts[i] = text
             return texts
         header = "assistant: " if prompt else ""
-        lines = ("".join(f"{m['role']}: {_text(m['content'])}\n" for m in messages) for messages in chats)
+        lines = (
+            "".join(f"{m['role']}: {content_json(m['content'])}\n" for m in messages) for messages in chats
+        )
         return [text + header for text in lines]
 
     def _direct_renderer(self, sample: list[dict[str, Any]], prompt: bool) -> Any:
@@ -287,9 +289,3 @@ def _not_ids(ids: Any) -> str | None:
         return f"a {type(ids).__name__} holding {type(odd[0]).__name__}"
     out = [int(i) for i in ids if not 0 <= int(i) < 2**63]
     return f"a {type(ids).__name__} holding {out[0]}, not an id from 0 to 2**63 - 1" if out else None
-
-
-def _text(content: Any) -> str:
-    """A message's content in a ``role: content`` line: a text as it is, typed parts (or
-    anything but a text) as their JSON text, never Python's repr: :func:`content_json`."""
-    return content_json(content)
