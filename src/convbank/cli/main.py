@@ -38,13 +38,19 @@ if TYPE_CHECKING:
 # `--version`, `--help` and `where` start in a few hundredths of a second.
 
 
-def _stopped(ctx: click.Context, signum: int) -> None:
-    """One line and the signal's exit code (130, 143, 129), unless the grace timer of
-    :func:`convbank.cli._signals.exit_soon_on_signals` is ending the process already."""
+def _said_stopped(signum: int) -> int:
+    """The signal's one line on stderr, unless the grace timer of
+    :func:`convbank.cli._signals.exit_soon_on_signals` is ending the process already; its
+    exit code (130, 143, 129)."""
     line, code = message(signum)
     if claim_exit():
         click.echo(line, err=True)
-    ctx.exit(code)
+    return code
+
+
+def _stopped(ctx: click.Context, signum: int) -> None:
+    """:func:`_said_stopped`, then the command's exit with its code."""
+    ctx.exit(_said_stopped(signum))
 
 
 def _one_line(exc: click.ClickException) -> click.ClickException:
@@ -403,10 +409,7 @@ def main() -> None:
         cli(prog_name="convbank")
     except KeyboardInterrupt as exc:  # before click's handling: as the handlers were set
         settled()
-        line, code = message(signal_of(exc))
-        if claim_exit():
-            click.echo(line, err=True)
-        sys.exit(code)
+        sys.exit(_said_stopped(signal_of(exc)))
     finally:
         settled()  # the command is over: a signal now cannot take its exit code
         # CPython remembers a KeyboardInterrupt that ended a string's exec (a dataclass's made
