@@ -169,14 +169,9 @@ Arrow structs and lists, which readers take to 64 levels at most with their tabl
 own; a conversation holding deeper meta is a bad record, never stored."""
 
 
-def _unfit(value: Any, limit: int = META_DEPTH) -> str | None:
-    """What of ``value`` the bank cannot hold, as an ``expected``'s end, or None: lists and
-    objects nested more than ``limit`` deep (itself 1), or a number JSON cannot hold (NaN, an
-    infinity: JSON would make it null). Found without recursion (a value may nest far deeper
-    than Python's stack)."""
-    odd = non_finite(value)
-    if odd is not None:
-        return f"finite numbers, not {odd!r}"
+def _too_deep(value: Any, limit: int = META_DEPTH) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` deep (itself 1), found
+    without recursion (a value may nest far deeper than Python's stack)."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -186,24 +181,25 @@ def _unfit(value: Any, limit: int = META_DEPTH) -> str | None:
         if children is None:
             continue
         if depth > limit:
-            return f"nested at most {limit} deep"
+            return True
         stack.extend((child, depth + 1) for child in children)
-    return None
+    return False
 
 
 def _meta_problem(item: Conversation) -> str | None:
-    """What of a conversation's meta the bank cannot hold (:func:`_unfit`), as an
-    ``expected``: nested too deep, or a NaN or an infinity, never stored as null."""
+    """What of a conversation's meta the bank cannot hold, as an ``expected``: a NaN or an
+    infinity (:func:`~convbank.export._read.non_finite`: JSON would make it null, never
+    stored so), or lists and objects nested too deep (:func:`_too_deep`)."""
     metas = [("its meta", item.meta)]
     metas += [(f"participant {p.participant_id!r}'s meta", p.meta) for p in item.participants]
     metas += [(f"turn {t.turn_index}'s meta", t.meta) for t in item.turns]
     metas += [(f"an annotation of turn {a.turn_index}'s meta", a.meta) for a in item.annotations]
     for what, meta in metas:
-        unfit = _unfit(meta)
-        if unfit is not None and unfit.startswith("nested"):
-            return f"meta {unfit} ({what} is deeper)"
-        if unfit is not None:
-            return f"meta of {unfit} ({what})"
+        odd = non_finite(meta)
+        if odd is not None:
+            return f"meta of finite numbers, not {odd!r} ({what})"
+        if _too_deep(meta):
+            return f"meta nested at most {META_DEPTH} deep ({what} is deeper)"
     return None
 
 
