@@ -34,6 +34,7 @@ __all__ = [
     "content_id",
     "content_text",
     "read_chat",
+    "read_from_chat",
     "record_conversation",
     "side",
     "write_chat",
@@ -101,17 +102,19 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
 
     def lines(conv: Conversation) -> list[bytes]:
         record = chat_record(conv, selection.as_participant, selection.corpus.context(conv))
-        if _read_from_chat(conv, record["metadata"]["as"]):
+        if read_from_chat(conv, record["metadata"]["as"]):
             record = {"messages": record["messages"], **conv.meta}
         return [_encode(record) + b"\n"]
 
     return write_lines(selection, directory, SUFFIX, lines)
 
 
-def _read_from_chat(conv: Conversation, me: str | None) -> bool:
+def read_from_chat(conv: Conversation, me: str | None) -> bool:
     """Whether ``conv`` is written as it was read: a conversation imported from chat, seen
     from the side it was read from, whose record's own keys (``id``, ``tools``...) are its
-    meta, written back beside its messages (as a ShareGPT corpus's are)."""
+    meta, written back beside its messages (as a ShareGPT corpus's are); what ``chat`` and
+    ``sharegpt`` ask before writing a record. Example:
+    ``read_from_chat(conv, chat_record(conv)["metadata"]["as"])``."""
     from convbank.datasets._imported import ImportedPresentation
 
     presentation = catalog.get(conv.dataset).presentation

@@ -21,7 +21,7 @@ import msgspec
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import holds_messages, record_conversations
-from convbank.export.chat import _read_from_chat, chat_record, content_text, record_conversation
+from convbank.export.chat import chat_record, content_text, read_from_chat, record_conversation
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = ["FORMAT", "ROLES", "SUFFIX", "read_sharegpt", "sharegpt_record", "write_sharegpt"]
@@ -57,7 +57,7 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
         ]
         return {"conversations": messages, **conv.meta}
     record = chat_record(conv, as_participant)
-    if _read_from_chat(conv, record["metadata"]["as"]):  # a chat corpus: its keys, as chat keeps them
+    if read_from_chat(conv, record["metadata"]["as"]):  # a chat corpus: its keys, as chat keeps them
         messages = [_from_chat(m, keep=True) for m in record["messages"]]
         return {"conversations": messages, **conv.meta}
     messages = [_from_chat(m, keep=False) for m in record["messages"]]
