@@ -97,8 +97,14 @@ def test_mypy_strict_accepts_the_generated_package(tmp_path: Path) -> None:
         pytest.skip("mypy is not installed")
     assert CliRunner().invoke(cli, ["new-dataset", "typed_talk", "--dir", str(tmp_path)]).exit_code == 0
     package = tmp_path / "convbank-typed_talk" / "src" / "convbank_typed_talk"
+    # the checkout's own settings (strict), and its cache where the checkout's mypy left one (CI
+    # runs mypy first): convbank's modules are then read from the cache, not analysed again
+    # (measured here: 5 s against 42 s); a changed module is analysed again, as mypy does
+    cache = tmp_path / "mypy-cache"
+    if (ROOT / ".mypy_cache").is_dir():
+        shutil.copytree(ROOT / ".mypy_cache", cache)
     done = subprocess.run(
-        [str(mypy), "--strict", "--no-incremental", "--ignore-missing-imports", str(package)],
+        [str(mypy), "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(cache), str(package)],
         env={**os.environ, "MYPYPATH": str(ROOT / "src")},
         capture_output=True,
         text=True,
