@@ -126,3 +126,43 @@ def test_only_the_script_is_guarded(
     monkeypatch.setattr(sys, "orig_argv", orig_argv)
     monkeypatch.setattr(sys.modules["__main__"], "__spec__", main_spec, raising=False)
     assert _starting.is_script() is guarded
+
+
+AS_AN_ERROR_IS_SAID = """
+import os, signal, sys
+sys.argv = ["convbank", *sys.argv[1:]]
+from convbank.cli import main
+
+def tracer(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "WHERE":
+        sys.settrace(None)
+        os.kill(os.getpid(), signal.SIGNUM)
+    return None
+
+sys.settrace(tracer)
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "args"),
+    [("_one_line", ["query", "--format", "jsonl"]), ("say", ["show", "casino", "1"])],
+)
+def test_a_signal_as_an_error_is_said_is_the_signals_line(
+    tmp_path: Path, where: str, args: list[str]
+) -> None:
+    """A signal landing while a command's error is said (a usage error made one line, the
+    console imported to say a bank not built) is the signal's line and exit code (before:
+    click's blank line and ``Aborted!``, exit 1; 1 of 10 SIGHUPs to `query --format jsonl`
+    at 0.1-1.5 s, 2 of 2 made certain by a tracer)."""
+    script = AS_AN_ERROR_IS_SAID.replace("SIGNUM", "SIGHUP").replace("WHERE", where)
+    env = {**os.environ, "CONVBANK_HOME": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (CODE[signal.SIGHUP], LINE[signal.SIGHUP])

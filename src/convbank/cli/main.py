@@ -87,18 +87,25 @@ class ConvbankGroup(click.Group):
             raise click.exceptions.Exit(_said_stopped(signal_of(exc))) from None
 
     def invoke(self, ctx: click.Context) -> Any:
-        new_command()
+        """The command, its errors said in one line; a signal, wherever it lands (in the
+        command, or while one of its errors is said), its line and exit code (before: one
+        landing as a usage error was said, importing the console, was click's ``Aborted!``)."""
+        try:
+            new_command()
+            return self._run(ctx)
+        except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
+            if ctx.params.get("debug"):
+                raise
+            _stopped(ctx, signal_of(exc))
+
+    def _run(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
             sys.stderr.close()
             ctx.exit(0)
-        except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
-            if ctx.params.get("debug"):
-                raise
-            _stopped(ctx, signal_of(exc))
-        except (click.exceptions.Exit, click.exceptions.Abort):
-            raise  # click's own ends: an exit code chosen
+        except (KeyboardInterrupt, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # a signal, said by invoke; click's own ends: an exit code chosen
         except click.ClickException as exc:  # a usage error: one line whatever a path in it holds
             raise _one_line(exc) from None
         except BaseException as exc:  # a plugin's code may raise any (GeneratorExit)
