@@ -7,6 +7,11 @@ model, stored as Parquet and queried with DuckDB.
 'Hello!, how are you doing?'
 """
 
+# ruff: noqa: E402 (the script's signal handlers are set before anything else is imported)
+from convbank import _starting
+
+_starting.guard()  # the convbank script's signal handlers, before anything else is imported
+
 import importlib as _importlib
 import sys as _sys
 import types as _types

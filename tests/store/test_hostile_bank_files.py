@@ -85,3 +85,21 @@ def test_a_split_and_its_files_that_disagree_are_damage(casino_home: Bank, edit:
         f"error: the bank is damaged: {casino_home.manifest_path} {problem}; run `convbank doctor` to "
         "check every file, then rebuild that dataset\n",
     )
+
+
+@pytest.mark.parametrize(("field", "value"), [("footer", "x"), ("footer", "AB" * 32), ("sha256", "0" * 63)])
+def test_a_digest_the_manifest_misstates_is_damage(casino_home: Bank, field: str, value: str) -> None:
+    """A file's sha256 or footer digest that is no sha256 in the manifest (not 64 lowercase
+    hex digits) is a damaged manifest, one line, exit 4, in `show` as in every command
+    (before: a footer of ``"x"`` was ``bytes.fromhex``'s ValueError traceback in `show`,
+    exit 1, 1 of 60 manifest fields fuzzed with 6 values each)."""
+    manifest = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    manifest["datasets"]["casino"]["configs"]["default"]["files"]["turns"]["test"][field] = value
+    casino_home.manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["show", "casino", "1005"])
+    assert (result.exit_code, result.output) == (
+        4,
+        f"error: the bank is damaged: {casino_home.manifest_path} is not a convbank manifest (Expected `str` "
+        f"matching regex '^[0-9a-f]{{64}}$' - at `$.datasets[...].configs[...].files[...][...].{field}`); "
+        "run `convbank doctor`, or delete the bank folder and build again\n",
+    )

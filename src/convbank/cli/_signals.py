@@ -28,6 +28,8 @@ import time
 from collections.abc import Iterator
 from types import FrameType
 
+from convbank._starting import LINES, STOPPED, record, while_starting
+
 __all__ = [
     "EXIT_HUNG_UP",
     "EXIT_INTERRUPTED",
@@ -67,6 +69,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
+    record(signum)
     if _deferred(signum, frame):
         return
     _interrupt_queries(signum)
@@ -76,6 +79,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """Ctrl-C's handler: :class:`KeyboardInterrupt`, as Python's own raises it, once no C
     extension is being initialised (:func:`_deferred`)."""
+    record(signum)
     if not _deferred(signum, frame):
         raise KeyboardInterrupt
 
@@ -153,11 +157,8 @@ def message(signum: int) -> tuple[str, int]:
     """The one line a command stopped by ``signum`` prints, and its exit code. Example:
     ``message(signal.SIGHUP) == ("terminated (SIGHUP): stopped; nothing half-written was
     kept", 129)``."""
-    if signum == signal.SIGINT:
-        code = EXIT_INTERRUPTED
-    else:
-        code = EXIT_HUNG_UP if signum == signal.SIGHUP else EXIT_TERMINATED
-    return f"{stopped_by(signum)}: stopped; nothing half-written was kept", code
+    said, code = LINES[int(signum)]
+    return f"{said}: {STOPPED}", code
 
 
 def signal_of(exc: KeyboardInterrupt) -> int:
@@ -180,15 +181,6 @@ def _end_now(signum: int) -> None:
         os._exit(code)
 
 
-def _while_starting(signum: int, frame: FrameType | None) -> None:
-    """A signal before the command's handlers are set: its line and exit code, at once
-    (the commands are being imported; nothing is written yet)."""
-    line, code = message(signum)
-    with contextlib.suppress(OSError):
-        os.write(2, f"{line}\n".encode())
-    os._exit(code)
-
-
 def stop_while_starting() -> None:
     """The script's first call: until :func:`terminate_on_signals` replaces them, SIGINT,
     SIGTERM and SIGHUP end the process with their one line and exit code (a
@@ -199,7 +191,7 @@ def stop_while_starting() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
-                signal.signal(signum, _while_starting)
+                signal.signal(signum, while_starting)
 
 
 def terminate_on_signals() -> None:
@@ -210,11 +202,11 @@ def terminate_on_signals() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     with contextlib.suppress(ValueError, OSError):
-        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _while_starting):
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, while_starting):
             signal.signal(signal.SIGINT, _interrupt)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(signum) in (signal.SIG_DFL, _while_starting):
+            if signal.getsignal(signum) in (signal.SIG_DFL, while_starting):
                 signal.signal(signum, _terminate)
 
 

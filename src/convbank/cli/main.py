@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from convbank import settings
+from convbank._starting import received
 from convbank._version import __version__
 from convbank.cli._options import (
     config_option,
@@ -18,6 +19,9 @@ from convbank.cli._options import (
 )
 from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import (
+    EXIT_HUNG_UP,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     claim_exit,
     interrupted,
     last_signal,
@@ -72,19 +76,36 @@ class ConvbankGroup(click.Group):
     home, a file in place of a folder) a :class:`SetupError`, a full disk anywhere exit 1,
     another path (an export's folder in ``/proc``) the path and what the system said."""
 
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        """click's, with a signal while the group's options are parsed said as in a command
+        (click says ``Aborted!``, exit 1)."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt as exc:
+            raise click.exceptions.Exit(_said_stopped(signal_of(exc))) from None
+
     def invoke(self, ctx: click.Context) -> Any:
-        new_command()
+        """The command, its errors said in one line; a signal, wherever it lands (in the
+        command, or while one of its errors is said), its line and exit code (before: one
+        landing as a usage error was said, importing the console, was click's ``Aborted!``)."""
+        try:
+            new_command()
+            return self._run(ctx)
+        except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
+            if ctx.params.get("debug"):
+                raise
+            _stopped(ctx, signal_of(exc))
+
+    def _run(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
             sys.stderr.close()
             ctx.exit(0)
-        except KeyboardInterrupt as exc:  # Ctrl-C: queries interrupted, workers killed, staging dropped
-            if ctx.params.get("debug"):
-                raise
-            _stopped(ctx, signal_of(exc))
-        except (click.exceptions.Exit, click.exceptions.Abort):
-            raise  # click's own ends: an exit code chosen
+        except (KeyboardInterrupt, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # a signal, said by invoke; click's own ends: an exit code chosen
         except click.ClickException as exc:  # a usage error: one line whatever a path in it holds
             raise _one_line(exc) from None
         except BaseException as exc:  # a plugin's code may raise any (GeneratorExit)
@@ -401,8 +422,21 @@ for _command in (
     cli.add_command(_command)
 
 
+def _kept_after_signal(exc: SystemExit) -> None:
+    """Raise ``exc``, the command's exit, unless a signal arrived whose exception never
+    unwound it (CPython drops one raised in a weakref callback; click's own ends take one
+    outside the command as ``Aborted!``): then the signal's line and exit code, so that a
+    command stopped by a signal never exits 0 (before: 1 of 30 ``report`` runs Ctrl-C'd
+    ran to their end, exit 0)."""
+    code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    if received and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_HUNG_UP):
+        sys.exit(_said_stopped(received[-1]))
+    raise exc
+
+
 def main() -> None:
     """Console-script entry point."""
+    received.clear()  # until now a signal ended the process at once (while_starting)
     try:
         watch_interrupts()
         terminate_on_signals()  # a signal pending as the handler is set runs it here
@@ -410,6 +444,9 @@ def main() -> None:
     except KeyboardInterrupt as exc:  # before click's handling: as the handlers were set
         settled()
         sys.exit(_said_stopped(signal_of(exc)))
+    except SystemExit as exc:
+        settled()
+        _kept_after_signal(exc)
     finally:
         settled()  # the command is over: a signal now cannot take its exit code
         # CPython remembers a KeyboardInterrupt that ended a string's exec (a dataclass's made

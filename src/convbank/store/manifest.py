@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -65,6 +65,12 @@ RECORDS = "records"
 """The folder of the record files, and the ``table`` of their :class:`FileRef`."""
 
 
+Digest = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+"""A sha256 as the bank writes it (``hexdigest()``): a reader turns it into bytes (before: a
+footer of ``"x"`` in the manifest was ``bytes.fromhex``'s ``ValueError`` traceback in
+``show``, exit 1, where any other misstated field is a damaged manifest)."""
+
+
 class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One table partition's file: its path relative to the bank, size, sha256, rows and the
     sha256 of its Parquet footer (checked each time a reader opens the file; None in banks
@@ -78,9 +84,9 @@ class FileEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     path: str
     bytes: int | None = None
-    sha256: str | None = None
+    sha256: Digest | None = None
     rows: int | None = None
-    footer: str | None = None
+    footer: Digest | None = None
     groups: list[int] | None = None
     id_range: list[str] | None = None
     structure: str | None = None

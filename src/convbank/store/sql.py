@@ -357,8 +357,8 @@ def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
             handoff.put(("error", exc))
 
     worker = threading.Thread(target=produce, name="convbank-sql", daemon=True)
-    worker.start()
     try:
+        worker.start()  # within the try: a signal as it starts still waits for the helper below
         while True:
             kind, value = taken(handoff)  # a wait Ctrl-C ends at once
             if kind == "end":
@@ -369,9 +369,9 @@ def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
     finally:
         if worker.is_alive():  # Ctrl-C, or the caller left early: stop DuckDB, free the helper
             stop.set()
-            with suppress(duckdb.Error):
-                con.interrupt()
-            while worker.is_alive():
+            while worker.is_alive():  # interrupted again each turn: one sent before its query began is lost
+                with suppress(duckdb.Error):
+                    con.interrupt()
                 with suppress(queue.Empty):
                     handoff.get(timeout=0.05)
         close = getattr(items, "close", None)
