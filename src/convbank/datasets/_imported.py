@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
+from convbank._keys import beside
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths
 from convbank.datasets._checks import Check, CheckList, Problem
 from convbank.datasets._present import Context, Presentation
@@ -234,7 +235,7 @@ def message(role: str, text: str, meta: Mapping[str, Any]) -> dict[str, Any]:
     {'role': 'user', 'content': 'hi', 'name': 'ann'}
     """
     content: Any = meta.get("content_parts", text)
-    return {"role": role, "content": content, **meta.get("message", {})}
+    return beside({"role": role, "content": content}, meta.get("message", {}))
 
 
 # ---------------------------------------------------------------------- the dataset
