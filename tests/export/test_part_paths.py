@@ -1,0 +1,53 @@
+"""Two parts never share a file: a config's and a split's names run together in a file's name
+(``{dataset}_{config}_{split}``), so ``x_y``/``train`` and ``x``/``y_train`` would both be
+``chats_x_y_train``. Before: the second part's file replaced the first's, exit 0, 1 of 2
+conversations lost (chat, sharegpt, parlai, jsonl, csv: 5 of 5 formats written per part)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import convbank
+from convbank.errors import ExportError
+from convbank.export import export
+
+RECORDS = [
+    {
+        "id": "a",
+        "messages": [{"role": "user", "content": "one"}],
+        "metadata": {"config": "x_y", "split": "train"},
+    },
+    {
+        "id": "b",
+        "messages": [{"role": "user", "content": "two"}],
+        "metadata": {"config": "x", "split": "y_train"},
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"),
+    [
+        ("chat", "chats_x_y_train.chat.jsonl"),
+        ("jsonl", "chats_x_y_train.jsonl"),
+        ("csv", "chats_x_y_train.turns.csv"),
+    ],
+)
+def test_two_parts_whose_names_run_together_are_refused_not_one_file(
+    tmp_path: Path, fmt: str, name: str
+) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
+    convbank.import_conversations(path, name="chats")
+    with pytest.raises(ExportError) as caught:
+        export(convbank.load("chats"), fmt, tmp_path / "out")
+    assert str(caught.value) == (
+        f"the parts x/y_train and x_y/train of chats would both be written to {name} (the config's "
+        "and the split's names run together); export them one at a time (--config, --split)"
+    )
+    assert not (tmp_path / "out").exists()
+    (one,) = export(convbank.load("chats", config="x"), fmt, tmp_path / "x")
+    assert one.name == name
