@@ -341,7 +341,61 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
                 f"{path}: column {name!r} holds a value Python cannot read ({exc})", path=path
             ) from exc
     rows = (dict(zip(table.column_names, values, strict=True)) for values in zip(*columns, strict=True))
+    if (table.schema.metadata or {}).get(JSON_PREDICTIONS) == b"json":
+        rows = (_json_prediction(path, n, row) for n, row in enumerate(rows, 1))
     return list(enumerate(rows, 1))
+
+
+def _json_prediction(path: Path, number: int, row: dict[str, Any]) -> dict[str, Any]:
+    """A row of a Parquet file whose predictions are their JSON text (:data:`JSON_PREDICTIONS`),
+    its prediction decoded (nested at most :data:`MAX_DEPTH` deep); a row without one is left
+    for :func:`read_predictions` to name."""
+    if "prediction" not in row:
+        return row
+    text = row["prediction"]
+    try:
+        if isinstance(text, str) and not _too_deep(text.encode()):
+            return {**row, "prediction": msgspec.json.decode(text)}
+    except msgspec.DecodeError:
+        pass
+    raise BenchError(
+        f"{path}: row {number:,}'s prediction is not JSON text nested at most {MAX_DEPTH} deep, "
+        "as the file's metadata says its predictions are",
+        path=path,
+        line=number,
+    )
+
+
+JSON_PREDICTIONS = b"convbank.predictions"
+"""The key of a Parquet predictions file's metadata saying (``json``) that each prediction is
+its JSON text: what :func:`write_predictions` writes when no Arrow type holds them as they are."""
+
+
+def _parquet_bytes(rows: list[dict[str, Any]]) -> bytes:
+    """A Parquet file of ``rows``: the predictions typed as Arrow infers them where they read
+    back the same, else (a label that is a string here and a boolean there, an int beyond 64
+    bits, spans whose keys differ) each as its JSON text, the file's metadata saying so
+    (:data:`JSON_PREDICTIONS`), so that :func:`read_predictions` reads back what was written."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    try:
+        table = pa.Table.from_pylist(rows)
+        pq.write_table(table, buffer)
+        same = pq.read_table(pa.BufferReader(buffer.getvalue())).to_pylist() == rows
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        same = False
+    if same:
+        return buffer.getvalue()
+    ids = pa.array([str(r["example_id"]) for r in rows], pa.string())
+    texts = pa.array([msgspec.json.encode(r["prediction"]).decode() for r in rows], pa.string())
+    table = pa.table({"example_id": ids, "prediction": texts})
+    buffer = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata({JSON_PREDICTIONS: b"json"}), buffer)
+    return buffer.getvalue()
 
 
 def _open_regular(path: Path) -> BinaryIO:
@@ -387,14 +441,7 @@ def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
 
     rows = [{"example_id": k, "prediction": v} for k, v in predictions.items()]
     if path.suffix == ".parquet":
-        import io
-
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        buffer = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(rows), buffer)
-        atomic_write(path, buffer.getvalue())
+        atomic_write(path, _parquet_bytes(rows))
     else:
         atomic_write(path, b"".join(msgspec.json.encode(r) + b"\n" for r in rows))
     return path

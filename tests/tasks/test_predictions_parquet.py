@@ -1,0 +1,48 @@
+"""``write_predictions`` to a ``.parquet`` name writes any predictions a task's check takes and
+reads them back as they were: typed where Arrow holds them as they are, else each as its JSON
+text, the file's metadata saying so. Before: a label that is a string here and a boolean
+there, an int beyond 64 bits (``2**64``: a finite score) and spans whose keys differ were a
+pyarrow traceback (``bench --write-predictions p.parquet`` after the whole run, nothing
+printed or saved), and spans whose extra keys differ read back with ``"note": None`` added
+(5 of 6 kinds of predictions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from convbank.bench import BenchError, read_predictions, write_predictions
+
+SPAN = {"start": 0, "end": 1, "type": "x"}
+CASES = {
+    "labels": {"a": ["x"], "b": []},
+    "string and boolean": {"a": "yes", "b": True},
+    "beyond 64 bits": {"a": 2**64, "b": 3},
+    "keys that differ": {"a": [{**SPAN, "note": 1}], "b": [SPAN]},
+    "values that differ": {"a": [{**SPAN, "note": 1}], "b": [{**SPAN, "note": "s"}]},
+    "an empty object": {"a": [{}]},
+}
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_parquet_predictions_read_back_as_they_were_written(tmp_path: Path, kind: str) -> None:
+    predictions: dict[str, Any] = CASES[kind]
+    path = write_predictions(tmp_path / "p.parquet", predictions)
+    assert read_predictions(path) == predictions
+    metadata = pq.read_schema(path).metadata or {}
+    assert (metadata.get(b"convbank.predictions") == b"json") == (kind not in ("labels",))
+
+
+def test_a_json_prediction_that_is_not_json_is_one_line(tmp_path: Path) -> None:
+    table = pa.table({"example_id": ["a"], "prediction": ["[1,"]})
+    pq.write_table(table.replace_schema_metadata({b"convbank.predictions": b"json"}), tmp_path / "p.parquet")
+    with pytest.raises(BenchError) as caught:
+        read_predictions(tmp_path / "p.parquet")
+    assert str(caught.value) == (
+        f"{tmp_path / 'p.parquet'}: row 1's prediction is not JSON text nested at most 64 deep, "
+        "as the file's metadata says its predictions are"
+    )
