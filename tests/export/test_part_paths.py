@@ -51,3 +51,18 @@ def test_two_parts_whose_names_run_together_are_refused_not_one_file(
     assert not (tmp_path / "out").exists()
     (one,) = export(convbank.load("chats", config="x"), fmt, tmp_path / "x")
     assert one.name == name
+
+
+def test_a_split_named_as_hugging_faces_own_file_is_one_line(tmp_path: Path) -> None:
+    """Before: ``FileExistsError`` naming the staging folder, exit 1 (1 of 1 tries)."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"messages": RECORDS[0]["messages"]}) + "\n", encoding="utf-8")
+    convbank.import_conversations({"dataset_dict.json": path}, name="dd")
+    with pytest.raises(ExportError) as caught:
+        export(convbank.load("dd"), "hf", tmp_path / "out")
+    assert str(caught.value) == (
+        "dd's split default/dataset_dict.json cannot be written as Hugging Face data: save_to_disk "
+        "keeps that name for its own file; export the other splits (--split) or import it under "
+        "another split name"
+    )
+    assert not (tmp_path / "out").exists()
