@@ -3,7 +3,8 @@
 loads, written directly so exporting needs no ConvoKit (and no PyTorch).
 
 - Speakers: a participant of one conversation, id ``{conversation_id}/{participant_id}``
-  (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue), unless the dataset
+  (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue; a ``%`` or ``/`` in
+  the conversation's id written ``%25``, ``%2F``, so that no two share one), unless the dataset
   says its participant ids name the same person everywhere
   (:attr:`~convbank.datasets.Presentation.global_speakers`: PEC's Reddit authors keep their
   names). Speaker meta: the participant's fields (role, persona), its meta and, for
@@ -41,6 +42,7 @@ from convbank.export._convokit_read import (
     build_conversation,
     folder_of,
     json_file,
+    speaker_id,
     utterances_of,
 )
 from convbank.export._core import Selection
@@ -130,7 +132,7 @@ class _Writer:
             meta = _fields_of(p, self.fields["speakers"], p.meta)
             if scoped:
                 meta = {"participant_id": p.participant_id, **meta}
-            self.speakers[f"{cid}/{p.participant_id}" if scoped else p.participant_id] = {
+            self.speakers[speaker_id(cid, p.participant_id) if scoped else p.participant_id] = {
                 "meta": meta,
                 "vectors": [],
             }
@@ -150,7 +152,7 @@ class _Writer:
                 "id": uid,
                 "conversation_id": cid,
                 "text": t.text,
-                "speaker": f"{cid}/{t.participant_id}" if scoped else t.participant_id,
+                "speaker": speaker_id(cid, t.participant_id) if scoped else t.participant_id,
                 "meta": umeta,
                 "reply_to": reply,
                 "timestamp": stamp,
