@@ -66,3 +66,21 @@ def test_a_split_named_as_hugging_faces_own_file_is_one_line(tmp_path: Path) -> 
         "another split name"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_an_imported_corpus_source_export_never_writes_one_file_for_two_parts(tmp_path: Path) -> None:
+    """Before: ``export --format source`` wrote ``x_y_train.jsonl`` for both parts, the second
+    over the first, exit 0, 1 of 2 conversations lost (1 of 1 tries)."""
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
+    convbank.import_conversations(path, name="chats")
+    with pytest.raises(ExportError) as caught:
+        export(convbank.load("chats"), "source", tmp_path / "out")
+    assert str(caught.value) == (
+        "the part x_y/train of chats would be written to x_y_train.jsonl, which another of its parts "
+        "was (the config's and the split's names run together); export them one at a time "
+        "(--config, --split)"
+    )
+    assert not (tmp_path / "out").exists()
+    (one,) = export(convbank.load("chats", config="x_y"), "source", tmp_path / "x_y")
+    assert one.name == "x_y_train.jsonl" and len(one.read_text(encoding="utf-8").splitlines()) == 1
