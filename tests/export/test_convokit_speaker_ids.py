@@ -53,3 +53,21 @@ def test_scoped_speakers_of_ids_holding_a_slash_stay_apart(tmp_path: Path) -> No
         assert [(t.participant_id, t.text) for t in got.turns] == [
             (t.participant_id, t.text) for t in conv.turns
         ]
+
+
+def test_a_kept_utterance_id_that_is_another_conversations_chain_id_is_not_kept(tmp_path: Path) -> None:
+    """Before: conversation ``p`` kept its utterance id ``q/0``, conversation ``q``'s chain wrote
+    ``q/0`` too: two utterances of one id, which ConvoKit keeps one of (1 of 1 pairs, either
+    order)."""
+    kept = _conversation("p", "u", "user", "quiet")
+    kept.turns[0].meta = {"utterance_id": "q/0"}
+    convs = [kept, _conversation("q", "u", "user", "quiet")]
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"".join(msgspec.json.encode(c) + b"\n" for c in convs))
+    convbank.import_conversations(path, name="chains", format="jsonl")
+    (out,) = export(convbank.load("chains"), "convokit", tmp_path / "out")
+    lines = (out / "utterances.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["p/0", "q/0"]
+    convbank.import_conversations(out, name="chains_back")
+    back = [(c.conversation_id, [(t.text, t.meta) for t in c.turns]) for c in convbank.load("chains_back")]
+    assert back == [("p", [("said in p", {"utterance_id": "q/0"})]), ("q", [("said in q", {})])]

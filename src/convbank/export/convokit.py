@@ -96,8 +96,11 @@ class _Writer:
     """The speakers, conversations and type indexes of an export, gathered as its utterances
     are written."""
 
-    def __init__(self, scoped: bool) -> None:
+    def __init__(self, scoped: bool, conversations: Iterable[str] = ()) -> None:
         self.scoped = scoped
+        self.chains = set(conversations)
+        """The ids of the export's conversations: a kept id of the form ``{one of them}/{n}``
+        could be another's chain id (:meth:`own_ids`)."""
         self.indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
         self.speakers: dict[str, dict[str, Any]] = {}
         self.conversations: dict[str, dict[str, Any]] = {}
@@ -113,14 +116,23 @@ class _Writer:
 
     def own_ids(self, conv: Any) -> dict[int, str] | None:
         """Per turn index, the ConvoKit utterance id a conversation read from a ConvoKit
-        corpus kept (turn meta ``utterance_id``), where every turn has one, none repeats and
-        none was written before; else None (the ids are then ``{conversation_id}/{index}``)."""
+        corpus kept (turn meta ``utterance_id``), where every turn has one, none repeats, none
+        was written before and none is of the form of another conversation's chain id; else None
+        (the ids are then ``{conversation_id}/{index}``, the kept ones staying in meta)."""
         ids = {t.turn_index: t.meta.get("utterance_id") for t in conv.turns}
         kept = [i for i in ids.values() if isinstance(i, str)]
         if not kept or len(kept) != len(ids) or len(set(kept)) != len(kept) or self.taken.intersection(kept):
             return None
+        if any(self._anothers_chain(i, conv.conversation_id) for i in kept):  # one id an utterance
+            return None
         self.taken.update(kept)
         return ids
+
+    def _anothers_chain(self, uid: str, own: str) -> bool:
+        """Whether ``uid`` is of the form of a chain id, ``{conversation_id}/{n}``, of one of
+        the export's conversations but ``own`` (whose chain is not written where it keeps its ids)."""
+        cid, slash, index = uid.rpartition("/")
+        return bool(slash) and index.isdigit() and cid != own and cid in self.chains
 
     def utterances(self, conv: Any) -> Iterator[bytes]:
         """Gather a conversation's speakers and meta; yield its utterances' lines: a chain
@@ -179,7 +191,10 @@ def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     """Write the corpus folder ``{dataset}_convokit/`` and return it."""
     folder = directory / _folder(selection)[0]
     folder.mkdir()
-    gathered = _Writer(scoped=not selection.corpus.dataset.presentation.global_speakers)
+    gathered = _Writer(
+        scoped=not selection.corpus.dataset.presentation.global_speakers,
+        conversations=selection.corpus.conversation_ids(),
+    )
     with (folder / "utterances.jsonl").open("wb") as f:
         for conv in selection:
             f.writelines(gathered.utterances(conv))
