@@ -46,3 +46,39 @@ def test_a_json_prediction_that_is_not_json_is_one_line(tmp_path: Path) -> None:
         f"{tmp_path / 'p.parquet'}: row 1's prediction is not JSON text nested at most 64 deep, "
         "as the file's metadata says its predictions are"
     )
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_a_file_name_the_system_holds_is_written_whole_however_long(tmp_path: Path, suffix: str) -> None:
+    """Before: a name of 220 to 255 bytes, which the file itself can hold, was ``File name too
+    long`` (its temporary file's name, ``.<name>.<pid>.<random>.tmp``, was not), 2 of 2 names."""
+    path = tmp_path / ("x" * (255 - len(suffix)) + suffix)
+    write_predictions(path, {"a": ["x"]})
+    assert read_predictions(path) == {"a": ["x"]}
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("", "error: --write-predictions: is empty; name a file\n"),
+        (
+            "nodir/p.jsonl",
+            "error: nodir/p.jsonl: its folder nodir is not there; make it first, or name a file elsewhere\n",
+        ),
+    ],
+)
+def test_a_predictions_file_that_cannot_be_written_is_said_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, said: str
+) -> None:
+    """Before: the model ran every fold, then the file could not be written: exit 1, the run
+    neither printed nor saved (``""`` read as the current folder), 2 of 2 names."""
+    from click.testing import CliRunner
+
+    from convbank.cli.main import cli
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "-m", "random", "--write-predictions", name]
+    )
+    assert (result.exit_code, result.stderr) == (2, said)

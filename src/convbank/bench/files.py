@@ -36,6 +36,7 @@ __all__ = [
     "export_task",
     "fold_folders",
     "read_predictions",
+    "refuse_unwritable",
     "write_predictions",
 ]
 
@@ -429,6 +430,25 @@ def refuse_convbanks_own(path: Path) -> None:
             "name a file elsewhere",
             path=path,
         )
+
+
+def refuse_unwritable(path: Path) -> None:
+    """Refuse (:class:`BenchError`, exit 2) a predictions file that cannot be written, before
+    a run rather than after its minutes: one among convbank's own files
+    (:func:`refuse_convbanks_own`), one whose folder is not there, is not a folder or cannot
+    be written in, one that is a folder."""
+    refuse_convbanks_own(path)
+    folder = path.parent
+    if not folder.is_dir():
+        why = "is not there" if not os.path.lexists(folder) else "is not a folder"
+        problem = f"its folder {folder} {why}; make it first, or name a file elsewhere"
+    elif path.is_dir():
+        problem = "a folder, not a file to write the predictions to"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"its folder {folder} cannot be written in; name a file elsewhere"
+    else:
+        return
+    raise BenchError(f"{path}: {problem}", path=path)
 
 
 def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
