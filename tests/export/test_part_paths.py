@@ -84,3 +84,19 @@ def test_an_imported_corpus_source_export_never_writes_one_file_for_two_parts(tm
     assert not (tmp_path / "out").exists()
     (one,) = export(convbank.load("chats", config="x_y"), "source", tmp_path / "x_y")
     assert one.name == "x_y_train.jsonl" and len(one.read_text(encoding="utf-8").splitlines()) == 1
+
+
+def test_a_file_name_longer_than_a_name_may_be_is_said_before_the_work(tmp_path: Path) -> None:
+    """Before: ``File name too long`` naming a file in the export's staging folder (gone by
+    then), exit 1, after the work (1 of 1 tries)."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"messages": RECORDS[0]["messages"]}) + "\n", encoding="utf-8")
+    convbank.import_conversations(path, name="longn", config="c" * 120, split="s" * 120)
+    with pytest.raises(ExportError) as caught:
+        export(convbank.load("longn"), "chat", tmp_path / "out")
+    assert str(caught.value) == (
+        f"longn_{'c' * 54}…: the chat export would write a file name of 258 bytes, more than the 255 "
+        "a name may hold (its dataset's, config's and split's names together); import the part "
+        "under a shorter config or split name"
+    )
+    assert not (tmp_path / "out").exists()
