@@ -82,3 +82,48 @@ def test_a_predictions_file_that_cannot_be_written_is_said_before_the_run(
         cli, ["bench", "casino-strategy", "-m", "random", "--write-predictions", name]
     )
     assert (result.exit_code, result.stderr) == (2, said)
+
+
+def _footer_saying(path: Path, size: int, told: int) -> None:
+    """Rewrite ``path``'s footer so that its row group's ``total_byte_size`` says ``told``
+    where it says ``size`` (Thrift's zigzag varint, padded to the same length)."""
+    import struct
+
+    def varint(n: int) -> bytearray:
+        out = bytearray()
+        while True:
+            out.append((n & 0x7F) | (0x80 if n >> 7 else 0))
+            n >>= 7
+            if not n:
+                return out
+
+    data = bytearray(path.read_bytes())
+    length = struct.unpack("<I", data[-8:-4])[0]
+    start = len(data) - 8 - length
+    was, now = varint(size << 1), varint(told << 1)
+    while len(now) < len(was):
+        now[-1] |= 0x80
+        now.append(0)
+    footer = bytes(data[start : start + length])
+    assert footer.count(bytes(was)) == 1
+    data[start : start + length] = footer.replace(bytes(was), bytes(now))
+    path.write_bytes(bytes(data))
+
+
+def test_a_parquet_footer_that_says_less_than_its_pages_hold_is_refused_unread(tmp_path: Path) -> None:
+    """Before: a file of 3 KB whose footer said its 8 MiB row group was 100 bytes was read
+    whole (for a task of 300 MiB: 989 MB held, 1 of 1 files); the pages' own headers say what
+    reading unpacks."""
+    path = tmp_path / "p.parquet"
+    table = pa.table({"example_id": ["a"], "prediction": pa.array(["x" * (8 << 20)], pa.string())})
+    pq.write_table(table, path, compression="zstd", use_dictionary=False)
+    size = pq.ParquetFile(path).metadata.row_group(0).total_byte_size
+    _footer_saying(path, size, 100)
+    assert pq.ParquetFile(path).metadata.row_group(0).total_byte_size == 100
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path, examples=1)
+    assert str(caught.value) == (
+        f"{path}: 1 rows, 8 MiB uncompressed: more than a predictions file of this task holds "
+        "(102 rows, 1 MiB at most)"
+    )
+    assert read_predictions(path) == {"a": "x" * (8 << 20)}  # no task, no bound: read

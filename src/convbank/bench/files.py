@@ -303,23 +303,14 @@ def _too_deep(line: bytes) -> bool:
 
 def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[tuple[int, Any]]:
     """The rows of a Parquet predictions file, numbered; one larger (uncompressed) than
-    ``limit`` or of more than ``most_rows`` rows is refused from its footer, unread."""
+    ``limit`` or of more than ``most_rows`` rows is refused unread: from its footer, then from
+    its pages' own headers (a footer may say less than its pages hold), then as its batches
+    are read (a dictionary's values repeated)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     f = _open_regular(path)
     try:
-        parquet = pq.ParquetFile(f)
-        footer = parquet.metadata
-        if limit is not None and footer.num_rows and most_rows is not None:
-            size = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
-            if footer.num_rows > most_rows or size > limit:
-                raise BenchError(
-                    f"{path}: {footer.num_rows:,} rows, {_mib(size)} uncompressed: more than a predictions "
-                    f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)",
-                    path=path,
-                )
-        table = parquet.read()
+        table = _bounded_table(path, f, limit, most_rows)
     except (OSError, pa.ArrowException) as exc:
         raise BenchError(f"{path}: not a readable Parquet file ({exc})", path=path) from exc
     finally:
@@ -345,6 +336,44 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
     if (table.schema.metadata or {}).get(JSON_PREDICTIONS) == b"json":
         rows = (_json_prediction(path, n, row) for n, row in enumerate(rows, 1))
     return list(enumerate(rows, 1))
+
+
+def _bounded_table(path: Path, f: BinaryIO, limit: int | None, most_rows: int | None) -> Any:
+    """The table of the Parquet file ``f``, read within ``limit`` bytes and ``most_rows`` rows
+    (both None: read whole)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from convbank.bench._parquet_size import UnreadablePagesError, unpacked_bytes
+
+    parquet = pq.ParquetFile(f)
+    footer = parquet.metadata
+    if limit is None or most_rows is None:
+        return parquet.read()
+    size = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
+    if footer.num_rows > most_rows or size > limit:
+        raise _too_large(path, footer.num_rows, size, limit, most_rows)
+    try:
+        size = unpacked_bytes(f, footer)
+    except UnreadablePagesError as exc:
+        raise BenchError(f"{path}: not a readable Parquet file ({exc})", path=path) from exc
+    if size > limit:
+        raise _too_large(path, footer.num_rows, size, limit, most_rows)
+    batches, rows, held = [], 0, 0
+    for batch in parquet.iter_batches(batch_size=256):
+        rows, held = rows + batch.num_rows, held + batch.nbytes
+        if rows > most_rows or held > limit:
+            raise _too_large(path, rows, held, limit, most_rows)
+        batches.append(batch)
+    return pa.Table.from_batches(batches, schema=parquet.schema_arrow)
+
+
+def _too_large(path: Path, rows: int, size: int, limit: int, most_rows: int) -> BenchError:
+    return BenchError(
+        f"{path}: {rows:,} rows, {_mib(size)} uncompressed: more than a predictions "
+        f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)",
+        path=path,
+    )
 
 
 def _json_prediction(path: Path, number: int, row: dict[str, Any]) -> dict[str, Any]:
