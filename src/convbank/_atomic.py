@@ -158,6 +158,28 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+_NAME_ROOM = 255 - 36
+"""The bytes of a temporary file's name left for its file's name: a name holds 255, and
+``.<pid>.<random>.tmp`` takes up to 36 (a pid of 20 digits, 8 random characters, dots)."""
+
+
+def _owner(path: Path) -> str:
+    """What the temporary files of ``path`` are named after: ``.<name>``, or, where the name
+    would leave them too long a name (one of 220 bytes or more, which the file itself can
+    hold), its first bytes and ``~`` and a digest of it, one for each name.
+
+    >>> _owner(Path("out.jsonl")), len(os.fsencode(_owner(Path("x" * 250 + ".jsonl"))))
+    ('.out.jsonl', 219)
+    """
+    name = os.fsencode(path.name)
+    if len(name) + 1 <= _NAME_ROOM:
+        return f".{path.name}"
+    import hashlib
+
+    digest = hashlib.sha256(name).hexdigest()[:16]
+    return "." + os.fsdecode(name[: _NAME_ROOM - 18]) + "~" + digest
+
+
 def remove_dead_temporaries(path: Path, *, folders: bool = False) -> None:
     """Remove the temporary files of ``path`` (``.<name>.<pid>.<random>.tmp``, as
     :class:`AtomicFile` names them) that a process now gone was writing: killed (``kill -9``)
@@ -182,7 +204,7 @@ def remove_dead_temporaries(path: Path, *, folders: bool = False) -> None:
         # read from the end: the random part holds no dot, the name may (``r.jsonl``, ``r.5``)
         owner, _, random = entry.name.removesuffix(".tmp").rpartition(".")
         base, _, pid = owner.rpartition(".")
-        if not entry.name.endswith(".tmp") or not random or base != f".{path.name}" or not pid.isdigit():
+        if not entry.name.endswith(".tmp") or not random or base != _owner(path) or not pid.isdigit():
             continue
         if int(pid) == os.getpid() or process_alive(int(pid)):
             continue
@@ -201,7 +223,7 @@ def temporary_beside(path: Path) -> tuple[int, str]:
     the ones of processes now gone are removed first (:func:`remove_dead_temporaries`)."""
     remove_dead_temporaries(path)
     try:
-        return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+        return tempfile.mkstemp(dir=path.parent, prefix=f"{_owner(path)}.{os.getpid()}.", suffix=".tmp")
     except OSError as exc:  # named after the file asked for, not a temporary one never seen
         raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
 
@@ -224,7 +246,7 @@ def folder_beside(path: Path) -> Iterator[Path]:
     []
     """
     remove_dead_temporaries(path, folders=True)
-    made = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp"))
+    made = Path(tempfile.mkdtemp(dir=path.parent, prefix=f"{_owner(path)}.{os.getpid()}.", suffix=".tmp"))
     try:
         yield made
     finally:

@@ -423,6 +423,16 @@ def test_a_failed_export_removes_the_folders_it_made_above_its_own(built: Bank, 
     assert sorted(os.listdir(tmp_path)) == ["mine"] and os.listdir(tmp_path / "mine") == ["keep.txt"]
 
 
+def test_a_folder_that_cannot_be_made_leaves_none_of_those_made_above_it(built: Bank, tmp_path: Path) -> None:
+    """Before: ``-o x/y/<300 characters>/z`` made ``x/y``, then failed (the name too long)
+    and left them behind, 2 of 2 runs: the folders were made before the export's cleanup
+    held, which also stopped at the first folder never made."""
+    long = "a" * 300
+    with pytest.raises(OSError, match="File name too long"):
+        export(load("casino", split="valid"), "chat", tmp_path / "x" / "y" / long / "z")
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("under", ["", "sub", "sub/deeper"])
 def test_a_file_where_the_exports_folder_or_one_above_it_goes_is_one_line(
     built: Bank, tmp_path: Path, under: str

@@ -50,3 +50,56 @@ def test_a_chat_corpus_keeps_its_keys_in_sharegpt(tmp_path: Path) -> None:
         [{"message": {"name": "ana"}}, {"message": {"weight": 0}}],
         [{}, {}],
     ]
+
+
+CLASHING = [
+    {
+        "id": "c1",
+        "messages": [
+            {"role": "user", "content": "hi", "from": "ann", "value": 3},
+            {"role": "assistant", "content": "yo", "convbank_keys": {"from": 1}},
+        ],
+        "conversations": "C",
+    }
+]
+
+
+def test_keys_sharegpt_names_itself_are_kept_under_convbank_keys_and_read_back(tmp_path: Path) -> None:
+    """Before: the message's ``from`` and ``value`` were dropped and the record's
+    ``conversations`` took the messages' place (the file no longer read as ShareGPT), 3 of 3 keys."""
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in CLASHING), encoding="utf-8")
+    convbank.import_conversations(path, name="clash")
+    (out,) = export(convbank.load("clash"), "sharegpt", tmp_path / "out")
+    assert json.loads(out.read_text(encoding="utf-8")) == {
+        "conversations": [
+            {"from": "human", "value": "hi", "convbank_keys": {"from": "ann", "value": 3}},
+            {"from": "gpt", "value": "yo", "convbank_keys": {"convbank_keys": {"from": 1}}},
+        ],
+        "id": "c1",
+        "convbank_keys": {"conversations": "C"},
+    }
+    convbank.import_conversations(out, name="clash_back")
+    (back,) = convbank.load("clash_back")
+    assert [(t.text, t.meta) for t in back.turns] == [
+        ("hi", {"message": {"from": "ann", "value": 3}}),
+        ("yo", {"message": {"convbank_keys": {"from": 1}}}),
+    ]
+    assert back.meta == {"id": "c1", "conversations": "C"}
+    (again,) = export(convbank.load("clash_back"), "sharegpt", tmp_path / "again")
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_a_sharegpt_messages_role_or_content_is_kept_in_chat_never_in_their_place(tmp_path: Path) -> None:
+    """Before: a ShareGPT message's own ``content`` and ``role`` keys replaced its text and
+    role in the chat export (``"hi"`` written as ``"X"``, ``user`` as ``R``), 2 of 2 keys."""
+    record = {"conversations": [{"from": "user", "value": "hi", "content": "X", "role": "R"}]}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    convbank.import_conversations(path, name="sg_clash", format="sharegpt")
+    (out,) = export(convbank.load("sg_clash"), "chat", tmp_path / "out")
+    (message,) = json.loads(out.read_text(encoding="utf-8"))["messages"]
+    assert message == {"role": "user", "content": "hi", "convbank_keys": {"content": "X", "role": "R"}}
+    convbank.import_conversations(out, name="sg_clash_back")
+    (turn,) = next(iter(convbank.load("sg_clash_back"))).turns
+    assert (turn.text, turn.meta) == ("hi", {"message": {"content": "X", "role": "R"}})

@@ -272,3 +272,24 @@ def test_numbers_of_every_kind_a_model_returns_score_as_floats(built: Bank, kind
     with pytest.raises(BenchError) as caught:
         score(task, {**predictions, first: decimal.Decimal("sNaN")}, config="volunteers")
     assert str(caught.value).endswith(f"1 malformed prediction(s) ({first!r}: expected a finite number)")
+
+
+def test_an_endless_iterator_of_predictions_is_refused_in_bounded_memory() -> None:
+    """Before: ``list()`` of what ``predict`` returned read ``itertools.repeat([])`` until the
+    memory ran out (a ``MemoryError`` after 4 GB under ``ulimit -v``, 1 of 1 tries)."""
+    from convbank.bench._guarded import answers_of
+
+    read = 0
+
+    def endless() -> Any:
+        nonlocal read
+        while True:
+            read += 1
+            yield []
+
+    with pytest.raises(BenchError) as caught:
+        answers_of("casino-strategy", "Endless", "fold1", "predict", endless(), ids=["a", "b"])
+    assert str(caught.value) == (
+        "casino-strategy, fold1: the model Endless returned more than 2 predictions for 2 examples"
+    )
+    assert read == 3  # one too many, no further

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import decimal
 import fractions
+import itertools
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -69,7 +70,8 @@ def answers_of(task: str, model: str, fold: str, method: str, answers: Any, *, i
     """What ``predict``/``rank`` returned, as a list of plain predictions (:func:`plain`), one
     per example of ``ids``: anything but a sequence or an iterator of them (None, a number,
     a string, another count) is one line naming the model and the fold, and so is whatever
-    iterating or reading them raises."""
+    iterating or reading them raises; no more than one prediction beyond the examples is
+    read (an endless iterator is refused in bounded memory)."""
     if isinstance(answers, (str, bytes, Mapping)) or not isinstance(answers, Iterable):
         kind = "None" if answers is None else f"a {type(answers).__name__}"
         raise BenchError(
@@ -79,10 +81,11 @@ def answers_of(task: str, model: str, fold: str, method: str, answers: Any, *, i
             model=model,
         )
     with _guard(task, model, fold, f"in {method}()"):  # a generator's body is the model's too
-        items = list(answers)
+        items = list(itertools.islice(answers, len(ids) + 1))  # an endless one: one too many
     if len(items) != len(ids):
+        count = f"more than {len(ids)}" if len(items) > len(ids) else str(len(items))
         raise BenchError(
-            f"{task}, {fold}: the model {model} returned {len(items)} predictions for {len(ids)} examples",
+            f"{task}, {fold}: the model {model} returned {count} predictions for {len(ids)} examples",
             task=task,
             model=model,
         )

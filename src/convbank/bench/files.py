@@ -36,6 +36,7 @@ __all__ = [
     "export_task",
     "fold_folders",
     "read_predictions",
+    "refuse_unwritable",
     "write_predictions",
 ]
 
@@ -302,23 +303,14 @@ def _too_deep(line: bytes) -> bool:
 
 def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[tuple[int, Any]]:
     """The rows of a Parquet predictions file, numbered; one larger (uncompressed) than
-    ``limit`` or of more than ``most_rows`` rows is refused from its footer, unread."""
+    ``limit`` or of more than ``most_rows`` rows is refused unread: from its footer, then from
+    its pages' own headers (a footer may say less than its pages hold), then as its batches
+    are read (a dictionary's values repeated)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     f = _open_regular(path)
     try:
-        parquet = pq.ParquetFile(f)
-        footer = parquet.metadata
-        if limit is not None and footer.num_rows and most_rows is not None:
-            size = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
-            if footer.num_rows > most_rows or size > limit:
-                raise BenchError(
-                    f"{path}: {footer.num_rows:,} rows, {_mib(size)} uncompressed: more than a predictions "
-                    f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)",
-                    path=path,
-                )
-        table = parquet.read()
+        table = _bounded_table(path, f, limit, most_rows)
     except (OSError, pa.ArrowException) as exc:
         raise BenchError(f"{path}: not a readable Parquet file ({exc})", path=path) from exc
     finally:
@@ -341,7 +333,99 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
                 f"{path}: column {name!r} holds a value Python cannot read ({exc})", path=path
             ) from exc
     rows = (dict(zip(table.column_names, values, strict=True)) for values in zip(*columns, strict=True))
+    if (table.schema.metadata or {}).get(JSON_PREDICTIONS) == b"json":
+        rows = (_json_prediction(path, n, row) for n, row in enumerate(rows, 1))
     return list(enumerate(rows, 1))
+
+
+def _bounded_table(path: Path, f: BinaryIO, limit: int | None, most_rows: int | None) -> Any:
+    """The table of the Parquet file ``f``, read within ``limit`` bytes and ``most_rows`` rows
+    (both None: read whole)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from convbank.bench._parquet_size import UnreadablePagesError, unpacked_bytes
+
+    parquet = pq.ParquetFile(f)
+    footer = parquet.metadata
+    if limit is None or most_rows is None:
+        return parquet.read()
+    size = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
+    if footer.num_rows > most_rows or size > limit:
+        raise _too_large(path, footer.num_rows, size, limit, most_rows)
+    try:
+        size = unpacked_bytes(f, footer)
+    except UnreadablePagesError as exc:
+        raise BenchError(f"{path}: not a readable Parquet file ({exc})", path=path) from exc
+    if size > limit:
+        raise _too_large(path, footer.num_rows, size, limit, most_rows)
+    batches, rows, held = [], 0, 0
+    for batch in parquet.iter_batches(batch_size=256):
+        rows, held = rows + batch.num_rows, held + batch.nbytes
+        if rows > most_rows or held > limit:
+            raise _too_large(path, rows, held, limit, most_rows)
+        batches.append(batch)
+    return pa.Table.from_batches(batches, schema=parquet.schema_arrow)
+
+
+def _too_large(path: Path, rows: int, size: int, limit: int, most_rows: int) -> BenchError:
+    return BenchError(
+        f"{path}: {rows:,} rows, {_mib(size)} uncompressed: more than a predictions "
+        f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)",
+        path=path,
+    )
+
+
+def _json_prediction(path: Path, number: int, row: dict[str, Any]) -> dict[str, Any]:
+    """A row of a Parquet file whose predictions are their JSON text (:data:`JSON_PREDICTIONS`),
+    its prediction decoded (nested at most :data:`MAX_DEPTH` deep); a row without one is left
+    for :func:`read_predictions` to name."""
+    if "prediction" not in row:
+        return row
+    text = row["prediction"]
+    try:
+        if isinstance(text, str) and not _too_deep(text.encode()):
+            return {**row, "prediction": msgspec.json.decode(text)}
+    except msgspec.DecodeError:
+        pass
+    raise BenchError(
+        f"{path}: row {number:,}'s prediction is not JSON text nested at most {MAX_DEPTH} deep, "
+        "as the file's metadata says its predictions are",
+        path=path,
+        line=number,
+    )
+
+
+JSON_PREDICTIONS = b"convbank.predictions"
+"""The key of a Parquet predictions file's metadata saying (``json``) that each prediction is
+its JSON text: what :func:`write_predictions` writes when no Arrow type holds them as they are."""
+
+
+def _parquet_bytes(rows: list[dict[str, Any]]) -> bytes:
+    """A Parquet file of ``rows``: the predictions typed as Arrow infers them where they read
+    back the same, else (a label that is a string here and a boolean there, an int beyond 64
+    bits, spans whose keys differ) each as its JSON text, the file's metadata saying so
+    (:data:`JSON_PREDICTIONS`), so that :func:`read_predictions` reads back what was written."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    try:
+        table = pa.Table.from_pylist(rows)
+        pq.write_table(table, buffer)
+        same = pq.read_table(pa.BufferReader(buffer.getvalue())).to_pylist() == rows
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        same = False
+    if same:
+        return buffer.getvalue()
+    ids = pa.array([str(r["example_id"]) for r in rows], pa.string())
+    texts = pa.array([msgspec.json.encode(r["prediction"]).decode() for r in rows], pa.string())
+    table = pa.table({"example_id": ids, "prediction": texts})
+    buffer = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata({JSON_PREDICTIONS: b"json"}), buffer)
+    return buffer.getvalue()
 
 
 def _open_regular(path: Path) -> BinaryIO:
@@ -377,6 +461,25 @@ def refuse_convbanks_own(path: Path) -> None:
         )
 
 
+def refuse_unwritable(path: Path) -> None:
+    """Refuse (:class:`BenchError`, exit 2) a predictions file that cannot be written, before
+    a run rather than after its minutes: one among convbank's own files
+    (:func:`refuse_convbanks_own`), one whose folder is not there, is not a folder or cannot
+    be written in, one that is a folder."""
+    refuse_convbanks_own(path)
+    folder = path.parent
+    if not folder.is_dir():
+        why = "is not there" if not os.path.lexists(folder) else "is not a folder"
+        problem = f"its folder {folder} {why}; make it first, or name a file elsewhere"
+    elif path.is_dir():
+        problem = "a folder, not a file to write the predictions to"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"its folder {folder} cannot be written in; name a file elsewhere"
+    else:
+        return
+    raise BenchError(f"{path}: {problem}", path=path)
+
+
 def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
     """Write ``{example_id, prediction}`` rows (JSONL, or Parquet for a ``.parquet`` name),
     atomically; what :func:`read_predictions` and ``--predictions`` read back. A ``path``
@@ -387,14 +490,7 @@ def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
 
     rows = [{"example_id": k, "prediction": v} for k, v in predictions.items()]
     if path.suffix == ".parquet":
-        import io
-
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        buffer = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(rows), buffer)
-        atomic_write(path, buffer.getvalue())
+        atomic_write(path, _parquet_bytes(rows))
     else:
         atomic_write(path, b"".join(msgspec.json.encode(r) + b"\n" for r in rows))
     return path

@@ -182,6 +182,15 @@ def folder_option(ctx: click.Context, param: click.Parameter, value: str | None)
     return None if value is None else Path(value)
 
 
+def file_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """A click callback: a file to write (its option of ``type=click.Path(dir_okay=False,
+    path_type=Path)``); never the empty path (``--write-predictions "$UNSET"``), which Path
+    takes for the current folder: one line, exit 2."""
+    if value is not None and str(value) in ("", "."):
+        raise _bad(param, "is empty; name a file")
+    return value
+
+
 def _bad(param: click.Parameter, message: str) -> Exception:
     """One line on stderr and exit 2 (the error edge prints it): bad input for an option."""
     from convbank.errors import FormatError

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from convbank.cli._options import config_option, folder_option
+from convbank.cli._options import config_option, file_option, folder_option
 
 if TYPE_CHECKING:
     from convbank.bench import Result, Task
@@ -64,6 +64,7 @@ __all__ = ["bench"]
     "--write-predictions",
     "write_file",
     type=click.Path(path_type=Path, dir_okay=False),
+    callback=file_option,
     help="Also write the model's predictions (JSONL, or Parquet for a .parquet name).",
 )
 @click.option(
@@ -123,9 +124,9 @@ def bench(
         raise click.BadParameter("a run's name cannot be empty", param_hint="--name")
     chosen = task_named(task)
     if write_file is not None:  # before the model runs, not after its minutes
-        from convbank.bench.files import refuse_convbanks_own
+        from convbank.bench.files import refuse_unwritable
 
-        refuse_convbanks_own(write_file)
+        refuse_unwritable(write_file)
     if export_dir is not None:
         data = chosen.data(load(chosen.dataset, config), seed)
         written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)

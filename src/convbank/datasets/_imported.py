@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
+from convbank._keys import beside
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths
 from convbank.datasets._checks import Check, CheckList, Problem
 from convbank.datasets._present import Context, Presentation
+from convbank.errors import ExportError
 from convbank.model import Conversation, Part
 
 if TYPE_CHECKING:
@@ -234,7 +236,7 @@ def message(role: str, text: str, meta: Mapping[str, Any]) -> dict[str, Any]:
     {'role': 'user', 'content': 'hi', 'name': 'ann'}
     """
     content: Any = meta.get("content_parts", text)
-    return {"role": role, "content": content, **meta.get("message", {})}
+    return beside({"role": role, "content": content}, meta.get("message", {}))
 
 
 # ---------------------------------------------------------------------- the dataset
@@ -329,10 +331,22 @@ class ImportedDataset(Dataset):
         self, records: Iterable[Any], part: Part, file_meta: Mapping[str, Any], directory: Path
     ) -> list[Path]:
         """``<config>_<split>.jsonl``: the conversations as convbank's ``jsonl`` format holds
-        them (what ``convbank import`` reads back exactly)."""
+        them (what ``convbank import`` reads back exactly). A file another part wrote (whose
+        names run together: ``x_y``/``train``, ``x``/``y_train``) is never replaced: an
+        :class:`~convbank.errors.ExportError`."""
         path = directory / f"{part.config}_{part.split}.jsonl"
         encode = msgspec.json.Encoder().encode
-        with path.open("wb") as f:
+        try:
+            f = path.open("xb")
+        except FileExistsError:
+            raise ExportError(
+                f"the part {part.config}/{part.split} of {self.name} would be written to {path.name}, "
+                "which another of its parts was (the config's and the split's names run together); "
+                "export them one at a time (--config, --split)",
+                format="source",
+                path=path.name,
+            ) from None
+        with f:
             for conv in records:
                 f.write(encode(conv.to_dict()) + b"\n")
         return [path]

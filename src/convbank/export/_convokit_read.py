@@ -7,6 +7,7 @@ inverted exactly.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "build_conversation",
     "folder_of",
     "json_file",
+    "speaker_id",
     "utterances_of",
 ]
 
@@ -35,6 +37,27 @@ IDS = "convbank_ids"
 """The key of a conversation (beside its ``meta``) in convbank's export that says whose its
 utterance ids are: ``"chain"``, convbank's ``{conversation_id}/{index}``, or ``"kept"``, those
 of the ConvoKit corpus it was read from."""
+
+
+def speaker_id(cid: str, participant_id: str) -> str:
+    """A participant's speaker id where speakers are scoped to their conversation:
+    ``{conversation_id}/{participant_id}``, a ``%`` and a ``/`` in the conversation's id
+    written ``%25`` and ``%2F``, so that its first ``/`` ends the id and no two participants
+    share one (``a/b`` with ``c``, ``a`` with ``b/c``); :func:`_conversation_of` reads it back.
+
+    >>> speaker_id("a/b", "c"), speaker_id("a", "b/c")
+    ('a%2Fb/c', 'a/b/c')
+    """
+    return f"{cid.replace('%', '%25').replace('/', '%2F')}/{participant_id}"
+
+
+def _conversation_of(written: str) -> str:
+    """The conversation id a scoped speaker id was written with (:func:`speaker_id`).
+
+    >>> _conversation_of("a%2Fb%25")
+    'a/b%'
+    """
+    return re.sub("%(25|2F)", lambda m: "%" if m.group(1) == "25" else "/", written)
 
 
 def folder_of(paths: Sequence[Path]) -> Path | None:
@@ -92,7 +115,7 @@ class ConvoKitCorpus:
         for sid, entry in speakers.items():
             pid = _meta_of(entry).get("participant_id")
             if ours and isinstance(pid, str) and sid.endswith(f"/{pid}"):
-                self.scoped.setdefault(sid[: -len(pid) - 1], []).append(sid)
+                self.scoped.setdefault(_conversation_of(sid[: -len(pid) - 1]), []).append(sid)
 
     def participant(self, sid: str) -> dict[str, Any]:
         """A speaker as a participant: its ``{conversation_id}/{participant_id}`` id and

@@ -394,10 +394,10 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
         where = "there" if not made else f"{output} under it"
         raise ExportError(f"{there} is a file; the export writes a folder {where}", path=there)
     refuse_convbanks_own(output)
-    output.mkdir(parents=True, exist_ok=True)
     done = False
     staging: Path | None = None
     try:
+        output.mkdir(parents=True, exist_ok=True)  # in the try: a folder it made goes if one fails
         with _locked(output):  # leftovers of dead exports go first
             staging = Path(tempfile.mkdtemp(dir=output, prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp"))
         written: list[Path] = []
@@ -423,11 +423,15 @@ def _unmake(output: Path, made: list[Path]) -> None:
     """Remove the folders a failed export made, ``output`` (holding its lock at most) and
     those above it, innermost first, while each is empty: the disk as it was (a folder
     another process wrote into meanwhile is kept, and those above it)."""
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # ``output`` itself may never have been made
         if set(os.listdir(output)) <= {LOCK}:
             (output / LOCK).unlink(missing_ok=True)
-        for folder in made:
-            folder.rmdir()
+    for folder in made:
+        if os.path.lexists(folder):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or not ours to remove): it and those above it stay
+                return
 
 
 def _load_moving(output: Path, staging: Path) -> bool:

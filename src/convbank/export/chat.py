@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from convbank import catalog
+from convbank._keys import apart, beside
 from convbank.datasets import Dataset
 from convbank.errors import ExportError
 from convbank.export._core import Selection, per_part, write_lines
@@ -103,7 +104,7 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
     def lines(conv: Conversation) -> list[bytes]:
         record = chat_record(conv, selection.as_participant, selection.corpus.context(conv))
         if read_from_chat(conv, record["metadata"]["as"]):
-            record = {"messages": record["messages"], **conv.meta}
+            record = beside({"messages": record["messages"]}, conv.meta)
         return [_encode(record) + b"\n"]
 
     return write_lines(selection, directory, SUFFIX, lines)
@@ -174,10 +175,9 @@ def _chat_conversation(value: Any, number: int, options: ReadOptions) -> Convers
         meta: dict[str, Any] = {}
         if not plain:
             meta["content_parts"] = content
-        if len(m) > 2 or "content" not in m:
-            rest = {k: v for k, v in m.items() if k not in {"role", "content"}}
-            if rest:
-                meta["message"] = rest
+        rest = apart(m, ("role", "content"))
+        if rest:
+            meta["message"] = rest
         turns.append(Turn(turn_index=i, participant_id=pid, text=text, meta=meta))
     return record_conversation(value, "messages", people, turns, number=number, options=options)
 
@@ -195,7 +195,7 @@ def record_conversation(
     record's other keys are its meta; its id is ``id`` (or convbank's own
     ``metadata.conversation_id``), else :func:`content_id`; its config and split convbank's
     ``metadata`` ones, else ``options``'."""
-    meta = {k: v for k, v in value.items() if k != key}
+    meta = apart(value, (key,))
     ours: dict[str, Any] = meta["metadata"] if isinstance(meta.get("metadata"), dict) else {}
     given = value.get("id", ours.get("conversation_id"))
     return Conversation(

@@ -3,7 +3,8 @@
 loads, written directly so exporting needs no ConvoKit (and no PyTorch).
 
 - Speakers: a participant of one conversation, id ``{conversation_id}/{participant_id}``
-  (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue), unless the dataset
+  (CaSiNo's ``mturk_agent_1`` is a different person in every dialogue; a ``%`` or ``/`` in
+  the conversation's id written ``%25``, ``%2F``, so that no two share one), unless the dataset
   says its participant ids name the same person everywhere
   (:attr:`~convbank.datasets.Presentation.global_speakers`: PEC's Reddit authors keep their
   names). Speaker meta: the participant's fields (role, persona), its meta and, for
@@ -41,6 +42,7 @@ from convbank.export._convokit_read import (
     build_conversation,
     folder_of,
     json_file,
+    speaker_id,
     utterances_of,
 )
 from convbank.export._core import Selection
@@ -94,8 +96,11 @@ class _Writer:
     """The speakers, conversations and type indexes of an export, gathered as its utterances
     are written."""
 
-    def __init__(self, scoped: bool) -> None:
+    def __init__(self, scoped: bool, conversations: Iterable[str] = ()) -> None:
         self.scoped = scoped
+        self.chains = set(conversations)
+        """The ids of the export's conversations: a kept id of the form ``{one of them}/{n}``
+        could be another's chain id (:meth:`own_ids`)."""
         self.indexes: dict[str, dict[str, set[str]]] = {"utterances": {}, "speakers": {}, "conversations": {}}
         self.speakers: dict[str, dict[str, Any]] = {}
         self.conversations: dict[str, dict[str, Any]] = {}
@@ -111,14 +116,23 @@ class _Writer:
 
     def own_ids(self, conv: Any) -> dict[int, str] | None:
         """Per turn index, the ConvoKit utterance id a conversation read from a ConvoKit
-        corpus kept (turn meta ``utterance_id``), where every turn has one, none repeats and
-        none was written before; else None (the ids are then ``{conversation_id}/{index}``)."""
+        corpus kept (turn meta ``utterance_id``), where every turn has one, none repeats, none
+        was written before and none is of the form of another conversation's chain id; else None
+        (the ids are then ``{conversation_id}/{index}``, the kept ones staying in meta)."""
         ids = {t.turn_index: t.meta.get("utterance_id") for t in conv.turns}
         kept = [i for i in ids.values() if isinstance(i, str)]
         if not kept or len(kept) != len(ids) or len(set(kept)) != len(kept) or self.taken.intersection(kept):
             return None
+        if any(self._anothers_chain(i, conv.conversation_id) for i in kept):  # one id an utterance
+            return None
         self.taken.update(kept)
         return ids
+
+    def _anothers_chain(self, uid: str, own: str) -> bool:
+        """Whether ``uid`` is of the form of a chain id, ``{conversation_id}/{n}``, of one of
+        the export's conversations but ``own`` (whose chain is not written where it keeps its ids)."""
+        cid, slash, index = uid.rpartition("/")
+        return bool(slash) and index.isdigit() and cid != own and cid in self.chains
 
     def utterances(self, conv: Any) -> Iterator[bytes]:
         """Gather a conversation's speakers and meta; yield its utterances' lines: a chain
@@ -130,7 +144,7 @@ class _Writer:
             meta = _fields_of(p, self.fields["speakers"], p.meta)
             if scoped:
                 meta = {"participant_id": p.participant_id, **meta}
-            self.speakers[f"{cid}/{p.participant_id}" if scoped else p.participant_id] = {
+            self.speakers[speaker_id(cid, p.participant_id) if scoped else p.participant_id] = {
                 "meta": meta,
                 "vectors": [],
             }
@@ -150,7 +164,7 @@ class _Writer:
                 "id": uid,
                 "conversation_id": cid,
                 "text": t.text,
-                "speaker": f"{cid}/{t.participant_id}" if scoped else t.participant_id,
+                "speaker": speaker_id(cid, t.participant_id) if scoped else t.participant_id,
                 "meta": umeta,
                 "reply_to": reply,
                 "timestamp": stamp,
@@ -177,7 +191,10 @@ def write_convokit(selection: Selection, directory: Path) -> list[Path]:
     """Write the corpus folder ``{dataset}_convokit/`` and return it."""
     folder = directory / _folder(selection)[0]
     folder.mkdir()
-    gathered = _Writer(scoped=not selection.corpus.dataset.presentation.global_speakers)
+    gathered = _Writer(
+        scoped=not selection.corpus.dataset.presentation.global_speakers,
+        conversations=selection.corpus.conversation_ids(),
+    )
     with (folder / "utterances.jsonl").open("wb") as f:
         for conv in selection:
             f.writelines(gathered.utterances(conv))

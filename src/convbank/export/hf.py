@@ -281,6 +281,7 @@ def write_hf(selection: Selection, directory: Path) -> list[Path]:
         try:
             with tempfile.TemporaryDirectory(dir=directory) as cache:
                 dataset_dict = to_hf(selection, config, cache_dir=Path(cache), loader_split_names=True)
+                _no_split_named_as_its_file(selection, config, dataset_dict)
                 with _quiet():
                     dataset_dict.save_to_disk(str(directory / selection.dataset / config))
         except Exception as exc:  # datasets wraps a full disk in its own errors: say what it was
@@ -290,6 +291,18 @@ def write_hf(selection: Selection, directory: Path) -> list[Path]:
             raise cause from None
         written.append(directory / selection.dataset / config)
     return written
+
+
+def _no_split_named_as_its_file(selection: Selection, config: str, dataset_dict: Any) -> None:
+    """Refuse (one line) a split named ``dataset_dict.json``: ``save_to_disk`` writes that file
+    of its own beside each split's folder, where the split's folder would go."""
+    if "dataset_dict.json" in dataset_dict:
+        raise ExportError(
+            f"{selection.dataset}'s split {config}/dataset_dict.json cannot be written as Hugging Face "
+            "data: save_to_disk keeps that name for its own file; export the other splits (--split) "
+            "or import it under another split name",
+            format="hf",
+        )
 
 
 def _os_cause(exc: BaseException) -> OSError | None:

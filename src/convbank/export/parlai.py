@@ -5,8 +5,8 @@ One line per example, tab-separated ``field:value`` pairs; each episode ends wit
 other side's preceding turns are the ``text``. The first example's text starts with what
 that side privately knew (:meth:`~convbank.datasets.Presentation.parlai_context`: by default one
 ``your persona: ...`` line per persona sentence, as the ConvAI2 and PersonaChat tasks present
-it). Tabs, newlines and ``|`` in text are escaped as ParlAI's ``msg_to_str`` does (``\\t``,
-``\\n``, ``__PIPE__``).
+it). Tabs, newlines and ``|`` in text and in the ``id`` field are escaped as ParlAI's
+``msg_to_str`` does (``\\t``, ``\\n``, ``__PIPE__``).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def episode_lines(
             pending.append(content)
     lines = []
     for i, (text, label) in enumerate(examples):
-        line = f"text:{_escape(text)}\tlabels:{_escape(label)}\tid:{conv.dataset}/{meta['conversation_id']}"
+        where = _escape(f"{conv.dataset}/{meta['conversation_id']}")
+        line = f"text:{_escape(text)}\tlabels:{_escape(label)}\tid:{where}"
         lines.append(line + ("\tepisode_done:True" if i == len(examples) - 1 else ""))
     return lines
 
@@ -126,8 +127,8 @@ class _Episode:
                 else:
                     self.persona[side].append(line.split(":", 1)[1].strip())
             text = "\n".join(kept)
-        self.id = self.id or fields.pop("id", None)
-        fields.pop("id", None)
+        given = fields.pop("id", None)
+        self.id = self.id or (None if given is None else _unescape(given))
         if text:
             self.turns.append(Turn(turn_index=len(self.turns), participant_id="user", text=text))
         label = fields.pop("labels", None) or fields.pop("eval_labels", None)

@@ -7,7 +7,10 @@ empty ``value`` kept as an empty turn), the message's other keys in the turn's m
 ``message``, the record's other keys (``id``, ``system``, ``tools``...) the conversation's
 meta. Written from one side, as ``chat`` is: the participant seen from speaks as ``gpt``,
 everyone else as ``human``; a corpus read from ShareGPT is written back as it was read, and
-one read from chat with each message's other keys and the record's own.
+one read from chat with each message's other keys and the record's own. A key that ShareGPT
+names itself (a chat message's ``from`` or ``value``, a chat record's ``conversations``) is
+written under ``convbank_keys`` and read back from there under its own name
+(:mod:`convbank._keys`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from convbank._keys import apart, beside
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import holds_messages, record_conversations
@@ -53,22 +57,23 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
         conv.participants and all(p.participant_id in ROLES for p in conv.participants)
     ):
         messages = [
-            {"from": t.participant_id, "value": t.text, **t.meta.get("message", {})} for t in conv.turns
+            beside({"from": t.participant_id, "value": t.text}, t.meta.get("message", {})) for t in conv.turns
         ]
-        return {"conversations": messages, **conv.meta}
+        return beside({"conversations": messages}, conv.meta)
     record = chat_record(conv, as_participant)
     if read_from_chat(conv, record["metadata"]["as"]):  # a chat corpus: its keys, as chat keeps them
         messages = [_from_chat(m, keep=True) for m in record["messages"]]
-        return {"conversations": messages, **conv.meta}
+        return beside({"conversations": messages}, conv.meta)
     messages = [_from_chat(m, keep=False) for m in record["messages"]]
     return {"id": conv.conversation_id, "conversations": messages, "metadata": record["metadata"]}
 
 
 def _from_chat(m: dict[str, Any], *, keep: bool) -> dict[str, Any]:
     """A chat message as a ShareGPT one: its role as ``from``, its content's text as ``value``
-    and, where ``keep``, its other keys (``name``, ``weight``...), as ShareGPT's are read."""
+    and, where ``keep``, its other keys (``name``, ``weight``...), as ShareGPT's are read (one
+    named ``from`` or ``value`` under ``convbank_keys``: :func:`~convbank._keys.beside`)."""
     said = {"from": _FROM.get(m["role"], m["role"]), "value": content_text(m["content"]) or ""}
-    return {**said, **{k: v for k, v in m.items() if keep and k not in ("role", "content", *said)}}
+    return beside(said, apart(m, ("role", "content")) if keep else {})
 
 
 def _read_from_sharegpt(conv: Conversation) -> bool:
@@ -106,7 +111,7 @@ def _conversation(value: Any, number: int, options: ReadOptions) -> Conversation
             return f'expected message {i}\'s "value" as a string, not {type(text).__name__}'
         who: str = m["from"]
         people.setdefault(who, Participant(participant_id=who, role=ROLES.get(who) or who))
-        rest = {k: v for k, v in m.items() if k not in ("from", "value")}
+        rest = apart(m, ("from", "value"))
         meta = {"message": rest} if rest else {}
         turns.append(Turn(turn_index=i, participant_id=who, text=text, meta=meta))
     return record_conversation(value, "conversations", people, turns, number=number, options=options)
@@ -140,7 +145,8 @@ FORMAT = Format(
     sniff=_sniff_sharegpt,
     loses=(
         "of a ShareGPT corpus, nothing; of a chat corpus, a content's parts but its text (each "
-        "message's other keys and the record's are kept); of another, what `chat` loses (one side's view)"
+        "message's other keys and the record's are kept, a `from`, `value` or `conversations` "
+        "under `convbank_keys`); of another, what `chat` loses (one side's view)"
     ),
 )
 """The ``sharegpt`` format."""

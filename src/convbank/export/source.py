@@ -45,15 +45,33 @@ def side_reader(corpus: Corpus, config: str) -> SideTable:
         if name not in corpus.dataset.side_tables:
             raise KeyError(f"{corpus.dataset.name} has no side table {name!r}")
         try:
-            table = corpus.sql(
-                f"SELECT * FROM \"{name}\" WHERE dataset = '{corpus.dataset.name}' AND config = '{config}'"
-            )
+            table = corpus.sql(_rows_query(name, corpus.dataset.name, config))
         except QueryError:  # not built (a bank from before the table existed)
             return None
         keys = [c for c in ("dataset", "config", "split") if c in table.column_names]
         return table.drop_columns(keys) if table.num_rows else None
 
     return read
+
+
+def _rows_query(table: str, dataset: str, config: str) -> str:
+    """The SQL of a side table's rows of one dataset's config, each name quoted whatever it
+    holds (a plugin's config ``x' OR '1'='1`` is a name, not SQL).
+
+    >>> print(_rows_query("t", "d", "x'y"))
+    SELECT * FROM "t" WHERE dataset = 'd' AND config = 'x''y'
+    """
+    return f"SELECT * FROM {_identifier(table)} WHERE dataset = {_text(dataset)} AND config = {_text(config)}"
+
+
+def _identifier(name: str) -> str:
+    """``name`` as an SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _text(value: str) -> str:
+    """``value`` as an SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def write_source(selection: Selection, directory: Path) -> list[Path]:

@@ -1,0 +1,132 @@
+"""What reading a Parquet file will cost, from the file's pages rather than its footer.
+
+A Parquet footer says how large each row group is uncompressed, but nothing checks that it
+says true: a file of 10 KB whose footer claims 100 bytes may hold a page that unpacks to
+2 GiB. The reader allocates what each page's own header says (``uncompressed_page_size``),
+so :func:`unpacked_bytes` walks the page headers of every column chunk (Thrift's compact
+encoding, read here without a Thrift library) and sums those: the bytes reading will unpack,
+found before any page is unpacked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+__all__ = ["UnreadablePagesError", "unpacked_bytes"]
+
+_HEADER_MOST = 16 << 20
+"""The longest page header read (what Arrow's reader allows by default)."""
+
+
+class UnreadablePagesError(ValueError):
+    """A column chunk whose page headers cannot be read (truncated, not Thrift)."""
+
+
+class _Compact:
+    """A reader of Thrift's compact encoding over ``data``, enough to skip any value and to
+    take a struct's top-level 32-bit integers."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def byte(self) -> int:
+        if self.pos >= len(self.data):
+            raise UnreadablePagesError("a page header runs past its bytes")
+        self.pos += 1
+        return self.data[self.pos - 1]
+
+    def varint(self) -> int:
+        out = shift = 0
+        while True:
+            b = self.byte()
+            out |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return out
+            shift += 7
+            if shift > 63:
+                raise UnreadablePagesError("a page header's number runs past 64 bits")
+
+    def skip(self, kind: int, depth: int, in_list: bool = False) -> None:
+        """Skip a value of the compact type ``kind`` (a boolean in a list takes a byte)."""
+        if depth > 32:
+            raise UnreadablePagesError("a page header nests more than 32 deep")
+        if kind in (1, 2):
+            self.pos += 1 if in_list else 0
+        elif kind == 3:
+            self.pos += 1
+        elif kind in (4, 5, 6):
+            self.varint()
+        elif kind == 7:
+            self.pos += 8
+        elif kind == 8:
+            size = self.varint()  # read first: ``self.pos += self.varint()`` would drop its bytes
+            self.pos += size
+        elif kind in (9, 10):
+            head = self.byte()
+            size = head >> 4 if head >> 4 != 15 else self.varint()
+            for _ in range(size):
+                self.skip(head & 0x0F, depth + 1, in_list=True)
+        elif kind == 11:
+            size = self.varint()
+            types = self.byte() if size else 0
+            for _ in range(size):
+                self.skip(types >> 4, depth + 1, in_list=True)
+                self.skip(types & 0x0F, depth + 1, in_list=True)
+        elif kind == 12:
+            self.struct(depth + 1)
+        else:
+            raise UnreadablePagesError(f"a page header holds a value of unknown type {kind}")
+        if self.pos > len(self.data):
+            raise UnreadablePagesError("a page header runs past its bytes")
+
+    def struct(self, depth: int = 0) -> dict[int, int]:
+        """Read a struct; its top-level 32- and 64-bit integers by field id."""
+        fields: dict[int, int] = {}
+        last = 0
+        while True:
+            head = self.byte()
+            if head == 0:
+                return fields
+            delta, kind = head >> 4, head & 0x0F
+            if delta:
+                last += delta
+            else:
+                raw = self.varint()
+                last = (raw >> 1) ^ -(raw & 1)
+            if kind in (5, 6) and depth == 0:
+                raw = self.varint()
+                fields[last] = (raw >> 1) ^ -(raw & 1)
+            else:
+                self.skip(kind, depth)
+
+
+def _chunk_bytes(f: BinaryIO, start: int, length: int) -> int:
+    """The bytes the pages of one column chunk (``length`` bytes from ``start``) unpack to."""
+    total, pos, end = 0, start, start + length
+    while pos < end:
+        f.seek(pos)
+        data = f.read(min(_HEADER_MOST, max(end - pos, 0)))
+        reader = _Compact(data)
+        header = reader.struct()
+        unpacked, packed = header.get(2), header.get(3)
+        if unpacked is None or packed is None or unpacked < 0 or packed < 0:
+            raise UnreadablePagesError("a page header without its sizes")
+        total += unpacked
+        pos += reader.pos + packed
+    return total
+
+
+def unpacked_bytes(f: BinaryIO, metadata: Any) -> int:
+    """The bytes every page of the Parquet file ``f`` (its ``pyarrow`` ``FileMetaData``)
+    unpacks to, read from the pages' own headers; :class:`UnreadablePagesError` where one cannot
+    be read."""
+    total = 0
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        for c in range(group.num_columns):
+            column = group.column(c)
+            start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
+            if start is None or start < 0 or column.total_compressed_size < 0:
+                raise UnreadablePagesError("a column chunk without its place in the file")
+            total += _chunk_bytes(f, start, column.total_compressed_size)
+    return total

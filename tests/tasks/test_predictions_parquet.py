@@ -1,0 +1,129 @@
+"""``write_predictions`` to a ``.parquet`` name writes any predictions a task's check takes and
+reads them back as they were: typed where Arrow holds them as they are, else each as its JSON
+text, the file's metadata saying so. Before: a label that is a string here and a boolean
+there, an int beyond 64 bits (``2**64``: a finite score) and spans whose keys differ were a
+pyarrow traceback (``bench --write-predictions p.parquet`` after the whole run, nothing
+printed or saved), and spans whose extra keys differ read back with ``"note": None`` added
+(5 of 6 kinds of predictions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from convbank.bench import BenchError, read_predictions, write_predictions
+
+SPAN = {"start": 0, "end": 1, "type": "x"}
+CASES = {
+    "labels": {"a": ["x"], "b": []},
+    "string and boolean": {"a": "yes", "b": True},
+    "beyond 64 bits": {"a": 2**64, "b": 3},
+    "keys that differ": {"a": [{**SPAN, "note": 1}], "b": [SPAN]},
+    "values that differ": {"a": [{**SPAN, "note": 1}], "b": [{**SPAN, "note": "s"}]},
+    "an empty object": {"a": [{}]},
+}
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_parquet_predictions_read_back_as_they_were_written(tmp_path: Path, kind: str) -> None:
+    predictions: dict[str, Any] = CASES[kind]
+    path = write_predictions(tmp_path / "p.parquet", predictions)
+    assert read_predictions(path) == predictions
+    metadata = pq.read_schema(path).metadata or {}
+    assert (metadata.get(b"convbank.predictions") == b"json") == (kind not in ("labels",))
+
+
+def test_a_json_prediction_that_is_not_json_is_one_line(tmp_path: Path) -> None:
+    table = pa.table({"example_id": ["a"], "prediction": ["[1,"]})
+    pq.write_table(table.replace_schema_metadata({b"convbank.predictions": b"json"}), tmp_path / "p.parquet")
+    with pytest.raises(BenchError) as caught:
+        read_predictions(tmp_path / "p.parquet")
+    assert str(caught.value) == (
+        f"{tmp_path / 'p.parquet'}: row 1's prediction is not JSON text nested at most 64 deep, "
+        "as the file's metadata says its predictions are"
+    )
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_a_file_name_the_system_holds_is_written_whole_however_long(tmp_path: Path, suffix: str) -> None:
+    """Before: a name of 220 to 255 bytes, which the file itself can hold, was ``File name too
+    long`` (its temporary file's name, ``.<name>.<pid>.<random>.tmp``, was not), 2 of 2 names."""
+    path = tmp_path / ("x" * (255 - len(suffix)) + suffix)
+    write_predictions(path, {"a": ["x"]})
+    assert read_predictions(path) == {"a": ["x"]}
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("", "error: --write-predictions: is empty; name a file\n"),
+        (
+            "nodir/p.jsonl",
+            "error: nodir/p.jsonl: its folder nodir is not there; make it first, or name a file elsewhere\n",
+        ),
+    ],
+)
+def test_a_predictions_file_that_cannot_be_written_is_said_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, said: str
+) -> None:
+    """Before: the model ran every fold, then the file could not be written: exit 1, the run
+    neither printed nor saved (``""`` read as the current folder), 2 of 2 names."""
+    from click.testing import CliRunner
+
+    from convbank.cli.main import cli
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "-m", "random", "--write-predictions", name]
+    )
+    assert (result.exit_code, result.stderr) == (2, said)
+
+
+def _footer_saying(path: Path, size: int, told: int) -> None:
+    """Rewrite ``path``'s footer so that its row group's ``total_byte_size`` says ``told``
+    where it says ``size`` (Thrift's zigzag varint, padded to the same length)."""
+    import struct
+
+    def varint(n: int) -> bytearray:
+        out = bytearray()
+        while True:
+            out.append((n & 0x7F) | (0x80 if n >> 7 else 0))
+            n >>= 7
+            if not n:
+                return out
+
+    data = bytearray(path.read_bytes())
+    length = struct.unpack("<I", data[-8:-4])[0]
+    start = len(data) - 8 - length
+    was, now = varint(size << 1), varint(told << 1)
+    while len(now) < len(was):
+        now[-1] |= 0x80
+        now.append(0)
+    footer = bytes(data[start : start + length])
+    assert footer.count(bytes(was)) == 1
+    data[start : start + length] = footer.replace(bytes(was), bytes(now))
+    path.write_bytes(bytes(data))
+
+
+def test_a_parquet_footer_that_says_less_than_its_pages_hold_is_refused_unread(tmp_path: Path) -> None:
+    """Before: a file of 3 KB whose footer said its 8 MiB row group was 100 bytes was read
+    whole (for a task of 300 MiB: 989 MB held, 1 of 1 files); the pages' own headers say what
+    reading unpacks."""
+    path = tmp_path / "p.parquet"
+    table = pa.table({"example_id": ["a"], "prediction": pa.array(["x" * (8 << 20)], pa.string())})
+    pq.write_table(table, path, compression="zstd", use_dictionary=False)
+    size = pq.ParquetFile(path).metadata.row_group(0).total_byte_size
+    _footer_saying(path, size, 100)
+    assert pq.ParquetFile(path).metadata.row_group(0).total_byte_size == 100
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path, examples=1)
+    assert str(caught.value) == (
+        f"{path}: 1 rows, 8 MiB uncompressed: more than a predictions file of this task holds "
+        "(102 rows, 1 MiB at most)"
+    )
+    assert read_predictions(path) == {"a": "x" * (8 << 20)}  # no task, no bound: read
