@@ -358,26 +358,9 @@ def _names_problem(cls: type[Dataset]) -> str | None:
         problem = name_problem(value)
         if problem is not None:
             return f"{where}: {what} {value!r} cannot name a folder of the bank: {problem}; rename it"
-    return _file_names_problem(cls, where)
+    from convbank.datasets._declared import files_problem
 
-
-def _file_names_problem(cls: type[Dataset], where: str) -> str | None:
-    """Why the name of one of a dataset's source files (or of an archive's folder) cannot be
-    one file of the download cache and of a source folder, in one line, or None: a name
-    holding ``..`` or ``/``, or an absolute one, would have a download written outside
-    ``CONVBANK_HOME``."""
-    from convbank._names import name_problem
-
-    files = getattr(cls, "files", ())
-    for file in files if isinstance(files, (tuple, list)) else ():
-        for what, value in (("a source file", file.name), ("an archive's folder", file.extract_to)):
-            problem = None if value is None and what != "a source file" else name_problem(value)
-            if problem is not None:
-                return (
-                    f"{where}: {what} {value!r} cannot name one file of the download cache and of a "
-                    f"source folder: {problem.split(';')[0]}; rename it"
-                )
-    return None
+    return files_problem(getattr(cls, "files", ()), where)
 
 
 def _load_datasets() -> Iterator[tuple[Dataset, str]]:

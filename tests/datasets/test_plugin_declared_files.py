@@ -1,0 +1,110 @@
+"""A plugin's declared source files are checked as it is loaded: a size, a sha256 or a URL
+that no download or source could be checked against, a file that is no ``SourceFile``, or two
+files of one name, is a :class:`~convbank.errors.PluginError` naming the plugin, the file and
+the field in one line, exit 5, while the built-in datasets still fetch and build (before: a
+size of ``-5`` was taken and the file used, a sha256 of ``'ZZ'`` or in capitals blamed the
+publisher's file as changed, exit 2, and two files of one name failed the build with a
+``KeyError``, exit 1)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from convbank import registry
+from convbank.errors import PluginError
+from testsupport import PLUGINS, SHARED, convbank_with_plugins
+
+WHERE = "entry point bad = badplugin:Bad: badplugin.Bad: "
+
+
+def _tsvdial() -> Any:
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        from convbank_tsvdial import TsvDial
+    finally:
+        sys.path.remove(str(PLUGINS))
+    return TsvDial
+
+
+def _plugin(files: object) -> type:
+    return type("Bad", (_tsvdial(),), {"files": files, "__module__": "badplugin"})
+
+
+def _train(**fields: object) -> object:
+    return msgspec.structs.replace(_tsvdial().files[0], **fields)
+
+
+SHA = "34b080e610bffb059748873a2875d960a673595c8bb0f64046970dc200dcb456"
+FIELDS = [
+    ("size", -5, "a whole number of bytes from 0, or None where it is not known"),
+    ("size", True, "a whole number of bytes from 0, or None where it is not known"),
+    ("size", 2.5, "a whole number of bytes from 0, or None where it is not known"),
+    ("size", "12", "a whole number of bytes from 0, or None where it is not known"),
+    ("sha256", "ZZ", "64 lowercase hexadecimal digits, or None where the publisher gives none"),
+    ("sha256", SHA.upper(), "64 lowercase hexadecimal digits, or None where the publisher gives none"),
+    ("sha256", SHA + "0", "64 lowercase hexadecimal digits, or None where the publisher gives none"),
+    ("sha256", b"x", "64 lowercase hexadecimal digits, or None where the publisher gives none"),
+    ("url", None, "text (the publisher's URL)"),
+]
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), FIELDS, ids=[f"{f}={v!r:.12}" for f, v, _ in FIELDS])
+def test_a_declared_field_no_file_can_be_checked_against_is_a_plugin_error(
+    field: str, value: object, expected: str
+) -> None:
+    with pytest.raises(PluginError) as caught:
+        registry._dataset(_plugin((_train(**{field: value}),)), "entry point bad = badplugin:Bad")
+    assert str(caught.value) == (
+        f"{WHERE}source file 'tsvdial_train.tsv': its {field} {value!r} is not {expected}; fix it"
+    )
+
+
+def test_files_that_are_not_source_files_or_share_a_name_are_a_plugin_error() -> None:
+    train, test = _tsvdial().files
+    said = {}
+    for key, files in {
+        "dup": (train, msgspec.structs.replace(test, name=train.name)),
+        "text": (train, "tsvdial_test.tsv"),
+        "not-a-tuple": "tsvdial_train.tsv",
+    }.items():
+        with pytest.raises(PluginError) as caught:
+            registry._dataset(_plugin(files), "entry point bad = badplugin:Bad")
+        said[key] = str(caught.value)
+    assert said == {
+        "dup": f"{WHERE}two source files are named 'tsvdial_train.tsv'; a name is one file of the cache; rename one",
+        "text": f"{WHERE}a source file is a str, not a SourceFile: 'tsvdial_test.tsv'; fix it",
+        "not-a-tuple": f"{WHERE}its files are a str, not a tuple of SourceFile; fix them",
+    }
+
+
+def test_a_plugin_declaring_a_bad_size_is_one_line_exit_5_and_the_built_ins_still_fetch(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "badsrc.py").write_text(
+        "import msgspec\nfrom convbank_tsvdial import TsvDial\n\nclass BadSrc(TsvDial):\n    name = 'badsrc'\n"
+        "    files = (msgspec.structs.replace(TsvDial.files[0], size=-5), *TsvDial.files[1:])\n",
+        encoding="utf-8",
+    )
+    info = tmp_path / "badsrc-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: badsrc\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nbadsrc = badsrc:BadSrc\n", encoding="utf-8")
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    for args in (["list"], ["fetch", "badsrc", "--source", str(samples)]):
+        done = convbank_with_plugins(tmp_path / "home", *args, path=(PLUGINS, tmp_path))
+        assert (done.returncode, done.stderr) == (
+            5,
+            "error: entry point badsrc = badsrc:BadSrc of group convbank.datasets (package badsrc 1.0): "
+            "badsrc.BadSrc: source file 'tsvdial_train.tsv': its size -5 is not a whole number of bytes "
+            "from 0, or None where it is not known; fix it\n",
+        ), args
+    done = convbank_with_plugins(
+        tmp_path / "home", "fetch", "casino", "--source", str(SHARED / "casino"), path=(PLUGINS, tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "casino_train.json" in done.stdout
