@@ -332,35 +332,13 @@ def _dataset(value: Any, origin: str) -> Dataset:
         raise PluginError(
             f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}", origin=origin
         )
-    problem = contract_problem(cls) or _names_problem(cls)
+    from convbank.datasets._declared import declared_problem
+
+    problem = contract_problem(cls) or declared_problem(cls)
     if problem is not None:
         raise PluginError(f"{origin}: {problem}", origin=origin)
     dataset: Dataset = value() if isinstance(value, type) else value
     return dataset
-
-
-def _names_problem(cls: type[Dataset]) -> str | None:
-    """Why a dataset's name or one of its configs' or splits' names cannot be one folder of
-    the bank (:func:`convbank._names.name_problem`), in one line, or None: checked as the
-    plugin is loaded, so no command reaches a path made of it."""
-    from convbank._names import name_problem
-
-    where = f"{cls.__module__}.{cls.__qualname__}"
-    named = [("its name", getattr(cls, "name", None))]
-    for cfg in getattr(cls, "configs", ()):
-        config = getattr(cfg, "name", None)
-        named.append(("a config", config))
-        named += [(f"config {config!r}: a split", split) for split in getattr(cfg, "splits", {}) or {}]
-        named += [
-            (f"config {config!r}: a part (union_of)", part) for part in getattr(cfg, "union_of", ()) or ()
-        ]
-    for what, value in named:
-        problem = name_problem(value)
-        if problem is not None:
-            return f"{where}: {what} {value!r} cannot name a folder of the bank: {problem}; rename it"
-    from convbank.datasets._declared import files_problem
-
-    return files_problem(getattr(cls, "files", ()), where)
 
 
 def _load_datasets() -> Iterator[tuple[Dataset, str]]:

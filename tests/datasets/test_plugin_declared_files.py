@@ -1,10 +1,13 @@
-"""A plugin's declared source files are checked as it is loaded: a size, a sha256 or a URL
-that no download or source could be checked against, a file that is no ``SourceFile``, or two
-files of one name, is a :class:`~convbank.errors.PluginError` naming the plugin, the file and
-the field in one line, exit 5, while the built-in datasets still fetch and build (before: a
-size of ``-5`` was taken and the file used, a sha256 of ``'ZZ'`` or in capitals blamed the
-publisher's file as changed, exit 2, and two files of one name failed the build with a
-``KeyError``, exit 1)."""
+"""A plugin's declaration is checked as it is loaded: a source file's size, sha256 or URL that
+no download or source could be checked against, a file that is no ``SourceFile``, two files of
+one name, configs that are no tuple of ``ConfigSpec`` (or none, or two of one name), a split's
+count that is no count, a union's part that is no other config, a card field that is no text,
+is a :class:`~convbank.errors.PluginError` naming the plugin and the field in one line, exit 5,
+while the built-in datasets still fetch and build (before: a size of ``-5`` was taken and the
+file used, a sha256 of ``'ZZ'`` or in capitals blamed the publisher's file as changed, exit 2,
+two files of one name failed the build with a ``KeyError``, exit 1; configs of ``None``, a
+title of ``None`` were tracebacks from ``list``, ``info`` or ``build``, exit 1, no config or a
+self-union built nothing, exit 3, and two configs of one name were built twice)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import msgspec
 import pytest
 
 from convbank import registry
+from convbank.datasets import ConfigSpec
 from convbank.errors import PluginError
 from testsupport import PLUGINS, SHARED, convbank_with_plugins
 
@@ -108,3 +112,69 @@ def test_a_plugin_declaring_a_bad_size_is_one_line_exit_5_and_the_built_ins_stil
     )
     assert done.returncode == 0, done.stderr
     assert "casino_train.json" in done.stdout
+
+
+def _configs(*configs: object) -> dict[str, object]:
+    return {"configs": configs}
+
+
+_SPLITS = {"train": 3, "test": 2}
+DECLARED = [
+    ({"configs": None}, "its configs are a NoneType, not a tuple of ConfigSpec; fix them"),
+    (
+        {"configs": property(lambda self: ())},
+        "its configs are a property, not a tuple of ConfigSpec; fix them",
+    ),
+    (_configs(), "it declares no config; declare at least one ConfigSpec"),
+    (_configs("default"), "a config is a str, not a ConfigSpec: 'default'; fix it"),
+    (
+        _configs(
+            ConfigSpec(name="a", description="x", splits=_SPLITS),
+            ConfigSpec(name="a", description="y", splits=_SPLITS),
+        ),
+        "two configs are named 'a'; rename one",
+    ),
+    (
+        _configs(ConfigSpec(name="a", description="x", splits=None)),  # type: ignore[arg-type]
+        "config 'a': its splits None are not split names with their published counts; fix them",
+    ),
+    (
+        _configs(ConfigSpec(name="a", description="x", splits={})),
+        "config 'a': its splits {} are not split names with their published counts; fix them",
+    ),
+    (
+        _configs(ConfigSpec(name="a", description=None, splits=_SPLITS)),  # type: ignore[arg-type]
+        "config 'a': its description None is not text; fix it",
+    ),
+    (
+        _configs(ConfigSpec(name="a", description="x", splits={"train": -3})),
+        "config 'a': split 'train': its count -3 is not a whole number of conversations from 0, or None "
+        "where none is published; fix it",
+    ),
+    (
+        _configs(ConfigSpec(name="a", description="x", splits={"train": 2.5})),  # type: ignore[dict-item]
+        "config 'a': split 'train': its count 2.5 is not a whole number of conversations from 0, or None "
+        "where none is published; fix it",
+    ),
+    (
+        _configs(ConfigSpec(name="a", description="x", splits=_SPLITS, union_of=("a",))),
+        "config 'a': its part (union_of) 'a' is not another config of the dataset that is no union; fix it",
+    ),
+    (
+        _configs(
+            ConfigSpec(name="a", description="x", splits=_SPLITS),
+            ConfigSpec(name="u", description="x", splits=_SPLITS, union_of=("a", "nope")),
+        ),
+        "config 'u': its part (union_of) 'nope' is not another config of the dataset that is no union; fix it",
+    ),
+    ({"title": None}, "its title None is not text; fix it"),
+    ({"version": 3}, "its version 3 is not text; fix it"),
+]
+
+
+@pytest.mark.parametrize(("attrs", "said"), DECLARED, ids=[s[:30] for _, s in DECLARED])
+def test_configs_or_a_card_no_command_can_use_are_a_plugin_error(attrs: dict[str, object], said: str) -> None:
+    plugin = type("Bad", (_tsvdial(),), {**attrs, "__module__": "badplugin"})
+    with pytest.raises(PluginError) as caught:
+        registry._dataset(plugin, "entry point bad = badplugin:Bad")
+    assert str(caught.value) == WHERE + said
