@@ -11,7 +11,9 @@ self-union built nothing, exit 3, and two configs of one name were built twice).
 
 from __future__ import annotations
 
+import http.server
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,11 @@ import msgspec
 import pytest
 
 from convbank import registry
-from convbank.datasets import ConfigSpec
+from convbank.build import source_paths
+from convbank.datasets import ConfigSpec, SourceFile
+from convbank.datasets._base import UndeclaredError
 from convbank.errors import PluginError
+from convbank.fetch import Fetcher
 from testsupport import PLUGINS, SHARED, convbank_with_plugins
 
 WHERE = "entry point bad = badplugin:Bad: badplugin.Bad: "
@@ -178,3 +183,71 @@ def test_configs_or_a_card_no_command_can_use_are_a_plugin_error(attrs: dict[str
     with pytest.raises(PluginError) as caught:
         registry._dataset(plugin, "entry point bad = badplugin:Bad")
     assert str(caught.value) == WHERE + said
+
+
+def _escaping(url: str) -> Any:
+    """A plugin whose ``files_for`` gives a file it does not declare, named to land outside
+    ``CONVBANK_HOME``."""
+    escaping = SourceFile(name="../../../escaped.tsv", url=url, sha256=None)
+    plugin = type(
+        "Bad", (_tsvdial(),), {"files_for": lambda self, part: [escaping], "__module__": "badplugin"}
+    )
+    return plugin()
+
+
+def test_a_file_files_for_gives_and_the_dataset_does_not_declare_is_never_fetched(tmp_path: Path) -> None:
+    """A name made of ``..`` in ``files_for``, not in ``files``, was downloaded outside
+    ``CONVBANK_HOME`` with its lock (before: ``fetch`` wrote ``../../../escaped.tsv`` beside the
+    home, exit 0, 2 of 2 runs): the fetch is refused as the dataset's fault, nothing written."""
+    body = (PLUGINS / "convbank_tsvdial" / "samples" / "tsvdial_train.tsv").read_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    home = tmp_path / "a" / "b" / "home"
+    home.mkdir(parents=True)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        dataset = _escaping(f"http://127.0.0.1:{httpd.server_address[1]}/tsvdial_train.tsv")
+        try:
+            with pytest.raises(UndeclaredError) as caught:
+                source_paths(dataset, None, Fetcher(root=home, offline=False, progress=False))
+        finally:
+            httpd.shutdown()
+    assert str(caught.value) == (
+        "files_for(default/train) gave the source file '../../../escaped.tsv', which tsvdial does not "
+        "declare in its files"
+    )
+    assert sorted(p.name for p in tmp_path.rglob("*") if not p.is_dir()) == []
+
+
+def test_a_file_not_declared_is_one_line_naming_the_plugin(tmp_path: Path) -> None:
+    (tmp_path / "undeclared.py").write_text(
+        "from convbank.datasets import SourceFile\nfrom convbank_tsvdial import TsvDial\n\n"
+        "class Undeclared(TsvDial):\n    name = 'undeclared'\n\n    def files_for(self, part):\n"
+        "        return [SourceFile(name='../x.tsv', url='http://127.0.0.1:9/x.tsv', sha256=None)]\n",
+        encoding="utf-8",
+    )
+    info = tmp_path / "undeclared-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: undeclared\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[convbank.datasets]\nundeclared = undeclared:Undeclared\n", encoding="utf-8"
+    )
+    done = convbank_with_plugins(tmp_path / "home", "fetch", "undeclared", path=(PLUGINS, tmp_path))
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: the code of entry point undeclared = undeclared:Undeclared of group convbank.datasets "
+        "(package undeclared 1.0) failed (UndeclaredError: files_for(default/train) gave the source file "
+        "'../x.tsv', which undeclared does not declare in its files); report it to its authors (--debug "
+        "shows the traceback)\n",
+    )
