@@ -174,6 +174,20 @@ DECLARED = [
     ),
     ({"title": None}, "its title None is not text; fix it"),
     ({"version": 3}, "its version 3 is not text; fix it"),
+    ({"raw_type": None}, "its raw_type None is not a msgspec.Struct class; fix it"),
+    ({"raw_type": dict}, "its raw_type <class 'dict'> is not a msgspec.Struct class; fix it"),
+    (
+        {"presentation_class": None},
+        "its presentation_class None is not a convbank.datasets.Presentation class; fix it",
+    ),
+    (
+        {"optional_files": ("nope.tsv",)},
+        "its optional file 'nope.tsv' is not one of the source files it declares (files); fix it",
+    ),
+    (
+        {"optional_files": "tsvdial_train.tsv"},
+        "its optional_files are a str, not a tuple of file names; fix them",
+    ),
 ]
 
 

@@ -3,14 +3,15 @@ declaration it cannot use (before, each was found where it was first used: a tra
 ``info``, a config built twice, a size of ``-5`` taken, a sha256 of ``'ZZ'`` blamed on the file):
 
 - its card (``title``, ``description``, ``license``, ``citation``, ``homepage``, ``version``)
-  is text;
+  is text, its ``raw_type`` a msgspec Struct, its ``presentation_class`` a :class:`Presentation`;
 - its configs are one or more :class:`ConfigSpec` of distinct names, each with a description,
   one or more splits whose published counts are whole numbers from 0 or None, and a union's
   parts other configs of the dataset that are no unions;
 - its dataset, config and split names are each one folder of the bank;
 - its source files are each a :class:`SourceFile` whose name is one file of the download cache
   and of a source folder, no two of one name, with a URL of text, a sha256 of 64 lowercase
-  hexadecimal digits or none, a size of a whole number of bytes or none.
+  hexadecimal digits or none, a size of a whole number of bytes or none; its
+  ``optional_files`` name files it declares.
 
 :func:`declared_problem` says the first that does not hold in one line naming the field."""
 
@@ -19,8 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+import msgspec
+
 from convbank._names import name_problem
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile
+from convbank.datasets._present import Presentation
 
 __all__ = ["declared_problem"]
 
@@ -38,12 +42,39 @@ def declared_problem(cls: type[Dataset]) -> str | None:
             return f"{where}: its {field} {value!r:.80} is not text; fix it"
     configs = getattr(cls, "configs", None)
     problem = (
-        _configs_problem(configs)
+        _types_problem(cls)
+        or _configs_problem(configs)
         or _names_problem(cls)
         or _counts_and_parts_problem(cls.configs)
         or _files_problem(getattr(cls, "files", ()))
+        or _optional_problem(cls)
     )
     return None if problem is None else f"{where}: {problem}"
+
+
+def _types_problem(cls: type[Dataset]) -> str | None:
+    """Why the dataset's ``raw_type`` is no msgspec Struct, or its ``presentation_class`` no
+    :class:`Presentation`, or None."""
+    raw = getattr(cls, "raw_type", None)
+    if not (isinstance(raw, type) and issubclass(raw, msgspec.Struct)):
+        return f"its raw_type {raw!r:.80} is not a msgspec.Struct class; fix it"
+    shown = cls.presentation_class
+    if not (isinstance(shown, type) and issubclass(shown, Presentation)):
+        return f"its presentation_class {shown!r:.80} is not a convbank.datasets.Presentation class; fix it"
+    return None
+
+
+def _optional_problem(cls: type[Dataset]) -> str | None:
+    """Why the dataset's ``optional_files`` are not names of files it declares, or None."""
+    optional, declared = cls.optional_files, {f.name for f in cls.files}
+    if not isinstance(optional, (tuple, list)):
+        return f"its optional_files are a {type(optional).__name__}, not a tuple of file names; fix them"
+    for name in optional:
+        if name not in declared:
+            return (
+                f"its optional file {name!r:.80} is not one of the source files it declares (files); fix it"
+            )
+    return None
 
 
 def _configs_problem(configs: object) -> str | None:
