@@ -144,16 +144,34 @@ def _get(
         )
     except requests.ConnectionError as exc:  # ConnectTimeout included
         if _late_connection(exc):
-            raise UnreachableError(f"cannot connect to {host} within {timeout[0]:g} s{_of(hops)}") from exc
+            raise UnreachableError(
+                f"cannot connect to {host}{_through(url)} within {timeout[0]:g} s{_of(hops)}"
+            ) from exc
         if _connected(exc):
             raise TransferError(f"{host} sent no valid HTTP answer ({_reason(exc)})") from exc
-        raise UnreachableError(f"cannot connect to {host}") from exc
+        raise UnreachableError(f"cannot connect to {host}{_through(url)}") from exc
     except requests.ReadTimeout as exc:
         if _late_connection(exc):
-            raise UnreachableError(f"cannot connect to {host} within {timeout[0]:g} s{_of(hops)}") from exc
+            raise UnreachableError(
+                f"cannot connect to {host}{_through(url)} within {timeout[0]:g} s{_of(hops)}"
+            ) from exc
         raise TransferError(f"{url} sent no answer within {timeout[1]:g} s{_of(hops)}") from exc
     except (requests.RequestException, ValueError) as exc:  # urllib3's LocationParseError
         raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
+
+
+def _through(url: str) -> str:
+    """`` through the proxy HOST:PORT`` where the environment (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``, less ``NO_PROXY``) sends ``url`` through one, its credentials left out; else
+    nothing: a connection that failed is the proxy's as much as the server's."""
+    try:
+        proxy = requests.utils.select_proxy(url, requests.utils.get_environ_proxies(url))
+        if not proxy:
+            return ""
+        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        return f" through the proxy {parts.netloc.rpartition('@')[2]}"
+    except ValueError:  # a proxy URL that is none: requests has said so already
+        return ""
 
 
 def _of(hops: int) -> str:

@@ -135,7 +135,26 @@ def test_a_proxy_trickling_its_connect_answer_is_held_to_the_connect_timeout(
     cache = tmp_path / "home" / "downloads" / "casino"
     assert took < 1.6, took
     assert str(info.value) == (
-        f"{url}: cannot connect to example.invalid within 1 s; put casino_valid.json in {cache} or in "
-        "a --source folder, or retry when online"
+        f"{url}: cannot connect to example.invalid through the proxy 127.0.0.1:{port} within 1 s; put "
+        f"casino_valid.json in {cache} or in a --source folder, or retry when online"
     )
     assert list(cache.iterdir()) == []
+
+
+def test_a_proxy_that_cannot_be_reached_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A download through a proxy that refuses connections names the proxy, its credentials
+    left out (before: `cannot connect to example.invalid`, the server, which may well be up,
+    2 of 2 runs)."""
+    for name in ("NO_PROXY", "no_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HTTPS_PROXY", f"http://me:secret@127.0.0.1:{port}")
+    url = "https://example.invalid/casino_valid.json"
+    with pytest.raises(DownloadError) as info:
+        _fetcher(tmp_path).get(CASINO, SourceFile(name="casino_valid.json", url=url, sha256=None))
+    cache = tmp_path / "home" / "downloads" / "casino"
+    assert str(info.value) == (
+        f"{url}: cannot connect to example.invalid through the proxy 127.0.0.1:{port}; put casino_valid.json "
+        f"in {cache} or in a --source folder, or retry when online"
+    )
