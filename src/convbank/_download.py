@@ -11,7 +11,9 @@ is the publisher's file and nothing else:
   body, a ``Content-Encoding: gzip`` bomb), and a body of any other size is refused; with no
   size declared, as soon as it outgrows ``most``;
 - an answer whose status line and headers are not whole within the read timeout (a server
-  trickling them, each read within it) is a timeout, as one never begun (:mod:`._headerclock`);
+  trickling them, each read within it) is a timeout, as one never begun, and so is a connection
+  not made within the connect timeout (a proxy trickling its answer to ``CONNECT``); a chain of
+  redirects shares the two timeouts, as one answer (:mod:`._headerclock`);
 - a body in a ``Content-Encoding`` is decoded by :mod:`._decoding`, each coding read to its
   end (a compressed stream cut short is refused, never taken as the file);
 - a transfer that stalls, trickles (fewer than :data:`SLOWEST` bytes a second over a read
@@ -104,25 +106,23 @@ class Progress(Protocol):
 
 def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -> requests.Response:
     """The streamed ``200`` answer for ``url``, following at most :data:`MAX_REDIRECTS`
-    redirects to ``http(s)`` URLs."""
+    redirects to ``http(s)`` URLs, their connections and heads within the connect and read
+    timeouts in all (:func:`._headerclock.shared_bounds`)."""
+    from convbank._headerclock import shared_bounds
+
+    with shared_bounds(*timeout):
+        return _followed(session, url, timeout)
+
+
+def _followed(session: requests.Session, url: str, timeout: tuple[float, float]) -> requests.Response:
+    """The streamed ``200`` answer for ``url`` and the redirects it leads to."""
     came_from = None
-    for _ in range(MAX_REDIRECTS + 1):
+    for hops in range(MAX_REDIRECTS + 1):
         host, refused = _http_host(url)
         if refused is not None:
             where = f"{came_from} redirects to {url!r}, which" if came_from else f"{url!r}"
             raise TransferError(f"{where} {refused}")
-        try:
-            response = session.get(
-                url, stream=True, timeout=timeout, allow_redirects=False, headers={"Accept-Encoding": ASKED}
-            )
-        except requests.ReadTimeout as exc:
-            raise TransferError(f"{url} sent no answer within {timeout[1]:g} s") from exc
-        except requests.ConnectionError as exc:  # ConnectTimeout included
-            if _connected(exc):
-                raise TransferError(f"{host} sent no valid HTTP answer ({_reason(exc)})") from exc
-            raise UnreachableError(f"cannot connect to {host}") from exc
-        except (requests.RequestException, ValueError) as exc:  # urllib3's LocationParseError
-            raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
+        response = _get(session, url, host, timeout, hops)
         if not response.is_redirect:
             if response.status_code != 200:
                 response.close()
@@ -131,6 +131,68 @@ def _answer(session: requests.Session, url: str, timeout: tuple[float, float]) -
         came_from, url = url, urljoin(url, response.headers["Location"])
         response.close()
     raise TransferError(f"more than {MAX_REDIRECTS} redirects (the last to {url})")
+
+
+def _get(
+    session: requests.Session, url: str, host: str, timeout: tuple[float, float], hops: int
+) -> requests.Response:
+    """The streamed answer for ``url`` of ``host``, the ``hops``-th redirect's target; what
+    went wrong, a :class:`TransferError` saying it in one line."""
+    try:
+        return session.get(
+            url, stream=True, timeout=timeout, allow_redirects=False, headers={"Accept-Encoding": ASKED}
+        )
+    except requests.ConnectionError as exc:  # ConnectTimeout included
+        if _late_connection(exc):
+            raise UnreachableError(
+                f"cannot connect to {host}{_through(url)} within {timeout[0]:g} s{_of(hops)}"
+            ) from exc
+        if _connected(exc):
+            raise TransferError(f"{host} sent no valid HTTP answer ({_reason(exc)})") from exc
+        raise UnreachableError(f"cannot connect to {host}{_through(url)}") from exc
+    except requests.ReadTimeout as exc:
+        if _late_connection(exc):
+            raise UnreachableError(
+                f"cannot connect to {host}{_through(url)} within {timeout[0]:g} s{_of(hops)}"
+            ) from exc
+        raise TransferError(f"{url} sent no answer within {timeout[1]:g} s{_of(hops)}") from exc
+    except (requests.RequestException, ValueError) as exc:  # urllib3's LocationParseError
+        raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
+
+
+def _through(url: str) -> str:
+    """`` through the proxy HOST:PORT`` where the environment (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``, less ``NO_PROXY``) sends ``url`` through one, its credentials left out; else
+    nothing: a connection that failed is the proxy's as much as the server's."""
+    try:
+        proxy = requests.utils.select_proxy(url, requests.utils.get_environ_proxies(url))
+        if not proxy:
+            return ""
+        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        return f" through the proxy {parts.netloc.rpartition('@')[2]}"
+    except ValueError:  # a proxy URL that is none: requests has said so already
+        return ""
+
+
+def _of(hops: int) -> str:
+    """What a time bound covers where ``hops`` redirects came before: all of them too."""
+    return f" (in all, with the {hops} redirect{'s' * (hops > 1)} before it)" if hops else ""
+
+
+def _late_connection(exc: BaseException) -> bool:
+    """Whether ``exc`` comes of a connection not made within the connect timeout as a whole
+    (a proxy trickling its answer to ``CONNECT``): a :class:`._headerclock.ConnectTooSlowError`
+    among its causes, reasons or arguments."""
+    from convbank._headerclock import ConnectTooSlowError
+
+    seen: BaseException | None = exc
+    for _ in range(12):  # requests' error, urllib3's, the clock's
+        if seen is None or isinstance(seen, ConnectTooSlowError):
+            break
+        first = seen.args[0] if seen.args else None
+        deeper = seen.__cause__ or seen.__context__ or getattr(seen, "reason", None) or first
+        seen = deeper if isinstance(deeper, BaseException) else None
+    return isinstance(seen, ConnectTooSlowError)
 
 
 def _http_host(url: str) -> tuple[str, str | None]:

@@ -1,25 +1,38 @@
-"""A ``requests`` session whose every answer's status line and headers come within the read
-timeout as a whole.
+"""A ``requests`` session whose connections are made, and whose answers' status lines and
+headers come, within their timeouts as a whole, and a whole download attempt's within them too.
 
 ``http.client`` reads an answer's head line by line, each read allowed the whole read timeout:
 a server sending a byte of its headers every few seconds, or 100 headers each just under the
-timeout, held a download for a hundred timeouts. :func:`bounded_session` mounts an adapter whose
-connections (of whatever pool a manager uses: plain, TLS, SOCKS) start a clock as they wait for
-an answer; when the read timeout has passed before the head is whole, the clock shuts the
-socket, which ends the read, and the answer is a read timeout, as one that never began.
+timeout, held a download for a hundred timeouts; a proxy's answer to ``CONNECT`` (an https URL
+through an http proxy) was read the same way, each read allowed the connect timeout.
+:func:`bounded_session` mounts an adapter whose connections (of whatever pool a manager uses:
+plain, TLS, SOCKS) start a clock as they connect and as they wait for an answer; when the
+timeout has passed before the connection is made or the head is whole, the clock shuts the
+socket, which ends the read, and the answer is a timeout, as one that never began.
+
+Within :func:`shared_bounds`, the connections and the heads of a chain of redirects share the
+two timeouts, as one answer's: ten redirects each trickling its head within the read timeout
+take the read timeout in all, not eleven of them.
 """
 
 from __future__ import annotations
 
 import socket
 import threading
-from contextlib import suppress
+import time
+from contextlib import contextmanager, suppress
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
-__all__ = ["HeadTooSlowError", "bounded_session"]
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+__all__ = ["ConnectTooSlowError", "HeadTooSlowError", "bounded_session", "shared_bounds"]
+
+_RETRY = 0.05
+"""Seconds between a late clock's tries to shut a socket not yet made (a TCP connect under way)."""
 
 
 class HeadTooSlowError(TimeoutError):
@@ -27,8 +40,29 @@ class HeadTooSlowError(TimeoutError):
     ``TimeoutError``, which urllib3 reports as a read timeout."""
 
 
+class ConnectTooSlowError(TimeoutError):
+    """A connection (a proxy's answer to ``CONNECT`` included) not made within the connect timeout."""
+
+
+_LATE = {"connect": ConnectTooSlowError, "head": HeadTooSlowError}
+_left = threading.local()  # .seconds: {"connect": s, "head": s} left to this thread's attempt
+
+
+@contextmanager
+def shared_bounds(connect: float, head: float) -> Iterator[None]:
+    """Within it, this thread's connections take ``connect`` seconds and its answers' heads
+    ``head`` seconds in all (a chain of redirects, as one answer), each still within its own
+    timeout."""
+    _left.seconds = {"connect": connect, "head": head}
+    try:
+        yield
+    finally:
+        _left.seconds = None
+
+
 def bounded_session() -> requests.Session:
-    """A session whose answers' heads each come whole within the read timeout, or not at all."""
+    """A session whose connections are made, and whose answers' heads come, each whole within
+    its timeout, or not at all."""
     session = requests.Session()
     adapter = _adapter_class()()
     session.mount("http://", adapter)
@@ -61,55 +95,88 @@ def _adapter_class() -> type[requests.adapters.HTTPAdapter]:
 
 @cache
 def _bounded_pool(pool: type[Any]) -> type[Any]:
-    """``pool``, its connections' heads bounded (one class per pool class, made once)."""
+    """``pool``, its connections' connects and heads bounded (one class per pool class, made once)."""
     if getattr(pool, "_head_bounded", False):
         return pool
     connection = pool.ConnectionCls
 
     class Bounded(connection):  # type: ignore[misc, valid-type]
+        def connect(self) -> None:
+            within_timeout(self, super().connect, "connect")
+
         def getresponse(self) -> Any:
             return within_timeout(self, super().getresponse)
 
     return type(pool.__name__, (pool,), {"ConnectionCls": Bounded, "_head_bounded": True})
 
 
-def within_timeout(connection: Any, getresponse: Any) -> Any:
-    """``getresponse()``, the head read within ``connection.timeout`` seconds in all (the read
-    timeout urllib3 has just set), or :class:`HeadTooSlowError` once the clock has shut the socket."""
-    span, sock = connection.timeout, connection.sock
-    if not isinstance(span, (int, float)) or sock is None:  # no read timeout: none to keep
-        return getresponse()
+def within_timeout(connection: Any, call: Callable[[], Any], phase: str = "head") -> Any:
+    """``call()`` (``getresponse``, or ``connect`` for ``phase`` ``"connect"``) within
+    ``connection.timeout`` seconds in all (the timeout urllib3 has just set), and within what
+    :func:`shared_bounds` leaves of the phase; :class:`HeadTooSlowError` (or
+    :class:`ConnectTooSlowError`) once the clock has shut the socket."""
+    span = connection.timeout
+    if not isinstance(span, (int, float)):  # no timeout: none to keep
+        return call()
+    left = (getattr(_left, "seconds", None) or {}).get(phase)
+    span = span if left is None else min(span, left)
+    if span <= 0:
+        raise _LATE[phase](f"no whole answer within the time left ({left:g} s)")
+    began = time.monotonic()
+    try:
+        return _clocked(connection, span, call, phase)
+    finally:
+        if left is not None:
+            _left.seconds[phase] = left - (time.monotonic() - began)
+
+
+def _clocked(connection: Any, span: float, call: Callable[[], Any], phase: str) -> Any:
+    """``call()``, the socket of ``connection`` shut once ``span`` seconds have passed."""
     lock = threading.Lock()
-    state: list[str] = []  # "late" once the clock shut the socket; "done" once the head came
+    state: list[str] = []  # "late" once the clock rang; "done" once the call returned
+    clocks: list[threading.Timer] = []
 
     def ring() -> None:
         with lock:
+            if state and state[-1] == "done":
+                return
             if not state:
                 state.append("late")
-                with suppress(OSError):  # the plain socket's: a TLS one's state is left to its reader
-                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            sock = connection.sock
+            if sock is None:  # still connecting: shut the socket as soon as it is there
+                _start(clocks, _RETRY, ring)
+                return
+            with suppress(OSError):  # the plain socket's: a TLS one's state is left to its reader
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
-    clock = threading.Timer(span, ring)
-    clock.daemon = True
-    clock.start()
+    _start(clocks, span, ring)
     response = None
     try:
-        response = getresponse()
+        response = call()
     except BaseException as exc:  # the clock stopped whatever ends the wait (Ctrl-C too)
-        if _stop(clock, lock, state) and isinstance(exc, Exception):
-            raise HeadTooSlowError(f"no whole answer within {span:g} s") from exc
+        if _stop(clocks, lock, state) and isinstance(exc, Exception):
+            raise _LATE[phase](f"no whole answer within {span:g} s") from exc
         raise
-    if _stop(clock, lock, state):  # the head came as the clock rang: the socket is shut
+    if _stop(clocks, lock, state):  # done as the clock rang: the socket is shut
         with suppress(Exception):
-            response.close()
-        raise HeadTooSlowError(f"no whole answer within {span:g} s")
+            (response if response is not None else connection).close()
+        raise _LATE[phase](f"no whole answer within {span:g} s")
     return response
 
 
-def _stop(clock: threading.Timer, lock: threading.Lock, state: list[str]) -> bool:
-    """Stop ``clock``; whether it had rung."""
-    clock.cancel()
+def _start(clocks: list[threading.Timer], span: float, ring: Callable[[], None]) -> None:
+    """Start a clock ringing ``ring`` after ``span`` seconds, kept in ``clocks``."""
+    clock = threading.Timer(span, ring)
+    clock.daemon = True
+    clocks.append(clock)
+    clock.start()
+
+
+def _stop(clocks: list[threading.Timer], lock: threading.Lock, state: list[str]) -> bool:
+    """Stop the clocks; whether one had rung."""
     with lock:
+        for clock in clocks:
+            clock.cancel()
         late = bool(state)
         state.append("done")
     return late

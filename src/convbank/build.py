@@ -78,7 +78,7 @@ def read_raw(
     for cfg in dict.fromkeys(p.config for p in parts):
         splits = [p.split for p in parts if p.config == cfg]
         paths = fetcher.fetch(
-            dataset, {f.name: f for s in splits for f in dataset.files_for(Part(cfg, s))}.values()
+            dataset, {f.name: f for s in splits for f in dataset.sources_for(Part(cfg, s))}.values()
         )
         shown = {n: fetcher.origin(p) for n, p in paths.items()}
         try:
@@ -401,7 +401,7 @@ def _build_config(
     seen = SeenIds()
 
     def files(split: str) -> str:
-        return ", ".join(str(shown[f.name]) for f in ds.files_for(Part(config, split)) if f.name in shown)
+        return ", ".join(str(shown[f.name]) for f in ds.sources_for(Part(config, split)) if f.name in shown)
 
     def where(split: str) -> str:
         return f"{files(split)} ({ds.name}/{config}/{split})"

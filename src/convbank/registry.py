@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -296,10 +297,8 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
     skipped = set(skip)
     if not _others_declared(group, skipped):
         return
-    from importlib.metadata import entry_points
-
     found = sorted(
-        (ep for ep in entry_points(group=group) if ep.value not in skipped),
+        (ep for ep in _entry_points(group) if ep.value not in skipped),
         key=lambda ep: (_package(ep) != _OWN, _package(ep), ep.name),
     )
     seen: set[tuple[str, str]] = set()
@@ -324,6 +323,31 @@ def load_entry_points(group: str, skip: Iterable[str] = ()) -> Iterator[tuple[An
         yield value, _OWN if _package(ep) == _OWN else _where(ep)
 
 
+def _entry_points(group: str) -> Iterator[EntryPoint]:
+    """The entry points of ``group`` of each installed distribution (the first of a name); one whose
+    ``entry_points.txt`` names the group but cannot be read (a line without ``=``) is a
+    :class:`PluginError` naming it (one that does not name it is not convbank's to judge)."""
+    from importlib.metadata import distributions
+
+    seen: set[str] = set()
+    for dist in distributions():
+        name = re.sub(r"[-_.]+", "-", str(dist.name or "")).lower()
+        if name and name in seen:  # a distribution on sys.path twice: the first, as importlib takes it
+            continue
+        seen.add(name)
+        try:
+            yield from (ep for ep in dist.entry_points if ep.group == group)
+        except Exception as exc:
+            if group not in (dist.read_text("entry_points.txt") or ""):
+                continue
+            where = f"package {dist.name} {dist.version}"
+            raise PluginError(
+                f"{where}: its entry points cannot be read ({type(exc).__name__}: {exc}); reinstall or "
+                "uninstall it",
+                origin=where,
+            ) from exc
+
+
 def _dataset(value: Any, origin: str) -> Dataset:
     """A registered dataset: a :class:`Dataset` instance, or a subclass instantiated, that
     follows the contract of this version (else a :class:`PluginError` saying what to change)."""
@@ -332,52 +356,19 @@ def _dataset(value: Any, origin: str) -> Dataset:
         raise PluginError(
             f"{origin} is not a convbank.datasets.Dataset (class or instance): {value!r}", origin=origin
         )
-    problem = contract_problem(cls) or _names_problem(cls)
+    from convbank.datasets._declared import declared_problem
+
+    problem = contract_problem(cls) or declared_problem(cls)
     if problem is not None:
         raise PluginError(f"{origin}: {problem}", origin=origin)
-    dataset: Dataset = value() if isinstance(value, type) else value
-    return dataset
-
-
-def _names_problem(cls: type[Dataset]) -> str | None:
-    """Why a dataset's name or one of its configs' or splits' names cannot be one folder of
-    the bank (:func:`convbank._names.name_problem`), in one line, or None: checked as the
-    plugin is loaded, so no command reaches a path made of it."""
-    from convbank._names import name_problem
-
-    where = f"{cls.__module__}.{cls.__qualname__}"
-    named = [("its name", getattr(cls, "name", None))]
-    for cfg in getattr(cls, "configs", ()):
-        config = getattr(cfg, "name", None)
-        named.append(("a config", config))
-        named += [(f"config {config!r}: a split", split) for split in getattr(cfg, "splits", {}) or {}]
-        named += [
-            (f"config {config!r}: a part (union_of)", part) for part in getattr(cfg, "union_of", ()) or ()
-        ]
-    for what, value in named:
-        problem = name_problem(value)
-        if problem is not None:
-            return f"{where}: {what} {value!r} cannot name a folder of the bank: {problem}; rename it"
-    return _file_names_problem(cls, where)
-
-
-def _file_names_problem(cls: type[Dataset], where: str) -> str | None:
-    """Why the name of one of a dataset's source files (or of an archive's folder) cannot be
-    one file of the download cache and of a source folder, in one line, or None: a name
-    holding ``..`` or ``/``, or an absolute one, would have a download written outside
-    ``CONVBANK_HOME``."""
-    from convbank._names import name_problem
-
-    files = getattr(cls, "files", ())
-    for file in files if isinstance(files, (tuple, list)) else ():
-        for what, value in (("a source file", file.name), ("an archive's folder", file.extract_to)):
-            problem = None if value is None and what != "a source file" else name_problem(value)
-            if problem is not None:
-                return (
-                    f"{where}: {what} {value!r} cannot name one file of the download cache and of a "
-                    f"source folder: {problem.split(';')[0]}; rename it"
-                )
-    return None
+    if not isinstance(value, type):
+        return value  # type: ignore[no-any-return]
+    try:
+        return value()  # type: ignore[no-any-return]
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # its __init__ (sys.exit() too): its fault, as an import that fails
+        raise PluginError(f"{origin} cannot be loaded: {type(exc).__name__}: {exc}", origin=origin) from exc
 
 
 def _load_datasets() -> Iterator[tuple[Dataset, str]]:

@@ -153,7 +153,7 @@ def print_report(report: BuildReport) -> None:
     reason and a count (stderr). The bank's path is a line of its own, never wrapped."""
     from rich.table import Table
 
-    from convbank.cli._console import out, plural, visible
+    from convbank.cli._console import one_line, out, plural, visible
 
     table = Table()
     columns = ("dataset", "config", "split", "conversations", "participants", "turns", "annotations")
@@ -179,7 +179,7 @@ def print_report(report: BuildReport) -> None:
             dataset, _, config = part.partition("/")
             table.add_row(dataset, config, "", "", "", "", "", "", status)
     if report.splits or report.errors:  # only skipped: their lines say it all
-        click.echo(f"bank at {bank_root()}")
+        click.echo(f"bank at {one_line(str(bank_root()))}")
         out.print(table)
     for name, message in report.failures.items():
         click.echo(f"not built {name}: {visible(message, keep_newlines=False)}", err=True)

@@ -31,8 +31,10 @@ def plugin_fault(exc: BaseException) -> str | None:
     """The line that says a plugin's code raised ``exc``: the innermost frame of its traceback
     in a plugin's package names it; None when no plugin's code is in it (convbank's fault).
     Example: ``plugin_fault(KeyError("train"))`` is None (no traceback through a plugin)."""
+    from convbank.datasets._base import UndeclaredError
+
     owners = _plugin_packages()
-    blamed = None
+    blamed = _origin(exc.dataset) if isinstance(exc, UndeclaredError) else None
     tb = exc.__traceback__
     while tb is not None:
         package = str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0]
@@ -41,3 +43,12 @@ def plugin_fault(exc: BaseException) -> str | None:
     if blamed is None:
         return None
     return f"{catalog.code_failed(blamed, exc)}; report it to its authors (--debug shows the traceback)"
+
+
+def _origin(dataset: str) -> str | None:
+    """The entry point of the plugin whose dataset is named ``dataset`` (None: convbank's own)."""
+    try:
+        origin = catalog.catalog.origin(dataset)
+    except Exception:  # a catalog that cannot be listed blames no one
+        return None
+    return origin if origin.startswith("entry point") else None

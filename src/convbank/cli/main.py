@@ -250,6 +250,7 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
     --source folder are remembered: later commands find them without --source."""
     from convbank import catalog
     from convbank.build import source_paths
+    from convbank.cli._console import one_line
 
     ds = catalog.get(name)
     fetcher = _fetcher(sources, no_verify)
@@ -264,7 +265,7 @@ def fetch(name: str, config: str | None, sources: Sequence[Path], no_verify: boo
         for fname, path in paths.items():
             if fname not in shown:
                 shown.add(fname)
-                click.echo(f"{fname}\t{path}")
+                click.echo(f"{one_line(fname)}\t{one_line(str(path))}")  # a path's ESC drives no terminal
     from convbank.cli._console import say
 
     for line in failures:
@@ -393,8 +394,12 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 
 @cli.command()
 def where() -> None:
-    """Print convbank's folders: home, downloads (the cache of fetched files) and bank."""
-    click.echo(f"home\t{home()}\ndownloads\t{downloads_root()}\nbank\t{bank_root()}")
+    """Print convbank's folders: home, downloads (the cache of fetched files) and bank, each
+    on its line (a control character or a newline in a path shown as an escape, ``\\x1b``)."""
+    from convbank.cli._console import one_line
+
+    for what, path in (("home", home()), ("downloads", downloads_root()), ("bank", bank_root())):
+        click.echo(f"{what}\t{one_line(str(path))}")
 
 
 from convbank.cli._build import build_ as build_command  # noqa: E402

@@ -84,6 +84,16 @@ SideTable = Callable[[str], "pa.Table | None"]
 """Reads one side table of a config from the bank by name (None when the bank has none)."""
 
 
+class UndeclaredError(ValueError):
+    """A dataset's code gave what the dataset does not declare (a source file :meth:`Dataset.files_for`
+    names that is not in its ``files``): a fault of its code, as an exception it raised is,
+    blamed on the dataset named ``dataset``."""
+
+    def __init__(self, message: str, *, dataset: str) -> None:
+        super().__init__(message)
+        self.dataset = dataset
+
+
 class Dataset(ABC):
     """A dataset of the catalog: one package, ``convbank.datasets.<name>`` for the built-in
     ones, any importable package for a plugin (entry-point group ``convbank.datasets``).
@@ -216,6 +226,22 @@ class Dataset(ABC):
     def files_for(self, part: Part) -> list[SourceFile]:
         """The source files a stored config's split is read from."""
 
+    def sources_for(self, part: Part) -> list[SourceFile]:
+        """:meth:`files_for`, each file one the dataset declares in :attr:`files` (whose names
+        and fields were checked as it was loaded): what convbank fetches, reads and names. A
+        file it does not declare (a name such as ``../../x``) is a ``ValueError`` of the
+        dataset's code, never a path made of its name."""
+        files = list(self.files_for(part))
+        for f in files:
+            if f not in self.files:
+                named = f"the source file {f.name!r:.80}" if isinstance(f, SourceFile) else f"{f!r:.80}"
+                raise UndeclaredError(
+                    f"files_for({part.config}/{part.split}) gave {named}, which {self.name} does not "
+                    "declare in its files",
+                    dataset=self.name,
+                )
+        return files
+
     def without_sources(self) -> ConvbankError | None:
         """Why this dataset has no publisher's files to fetch, build or read from (a corpus
         imported from the researcher's own files says so), or None: fetching, building and
@@ -227,7 +253,7 @@ class Dataset(ABC):
         """Every source file needed for a config (all stored configs for ``None``)."""
         needed: dict[str, SourceFile] = {}
         for part in self.parts(config):
-            for f in self.files_for(part):
+            for f in self.sources_for(part):
                 needed[f.name] = f
         return list(needed.values())
 
@@ -241,7 +267,7 @@ class Dataset(ABC):
         default the sizes of the files :meth:`files_for` names."""
         return sum(
             path.stat().st_size
-            for f in self.files_for(part)
+            for f in self.sources_for(part)
             if (path := paths.get(f.name)) is not None and path.is_file()
         )
 
@@ -311,7 +337,7 @@ class Dataset(ABC):
         except FormatError as exc:  # a record its reader took that cannot be mapped: name its file
             if exc.path is not None:
                 raise
-            names = [f.name for f in self.files_for(part)]
+            names = [f.name for f in self.sources_for(part)]
             said = f"{', '.join(names)}: {exc}"
             raise FormatError(said, path=names[0] if len(names) == 1 else None, record=exc.record) from exc
         try:

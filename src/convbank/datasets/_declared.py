@@ -1,0 +1,197 @@
+"""What a dataset declares, checked as its plugin is loaded, so that no command meets a
+declaration it cannot use (before, each was found where it was first used: a traceback from
+``info``, a config built twice, a size of ``-5`` taken, a sha256 of ``'ZZ'`` blamed on the file):
+
+- its card (``title``, ``description``, ``license``, ``citation``, ``homepage``, ``version``)
+  is text, its ``raw_type`` a msgspec Struct, its ``presentation_class`` a :class:`Presentation`;
+- its configs are one or more :class:`ConfigSpec` of distinct names, each with a description,
+  one or more splits whose published counts are whole numbers from 0 or None, and a union's
+  parts other configs of the dataset that are no unions;
+- its dataset, config and split names are each one folder of the bank;
+- its source files are each a :class:`SourceFile` whose name is one file of the download cache
+  and of a source folder, no two of one name, with a URL of text, a sha256 of 64 lowercase
+  hexadecimal digits or none, a size of a whole number of bytes or none; its
+  ``optional_files`` name files it declares.
+
+:func:`declared_problem` says the first that does not hold in one line naming the field."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import msgspec
+
+from convbank._names import name_problem
+from convbank.datasets._base import ConfigSpec, Dataset, SourceFile
+from convbank.datasets._present import Presentation
+
+__all__ = ["declared_problem"]
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_CARD = ("title", "description", "license", "citation", "homepage", "version")
+
+
+def declared_problem(cls: type[Dataset]) -> str | None:
+    """Why the dataset class ``cls`` declares what no command can use, in one line beginning
+    with its module and name, or None."""
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    for field in _CARD:
+        value = getattr(cls, field, None)
+        if not isinstance(value, str):
+            return f"{where}: its {field} {value!r:.80} is not text; fix it"
+    configs = getattr(cls, "configs", None)
+    problem = (
+        _types_problem(cls)
+        or _configs_problem(configs)
+        or _names_problem(cls)
+        or _counts_and_parts_problem(cls.configs)
+        or _files_problem(getattr(cls, "files", ()))
+        or _optional_problem(cls)
+    )
+    return None if problem is None else f"{where}: {problem}"
+
+
+def _types_problem(cls: type[Dataset]) -> str | None:
+    """Why the dataset's ``raw_type`` is no msgspec Struct, or its ``presentation_class`` no
+    :class:`Presentation`, or None."""
+    raw = getattr(cls, "raw_type", None)
+    if not (isinstance(raw, type) and issubclass(raw, msgspec.Struct)):
+        return f"its raw_type {raw!r:.80} is not a msgspec.Struct class; fix it"
+    shown = cls.presentation_class
+    if not (isinstance(shown, type) and issubclass(shown, Presentation)):
+        return f"its presentation_class {shown!r:.80} is not a convbank.datasets.Presentation class; fix it"
+    return None
+
+
+def _optional_problem(cls: type[Dataset]) -> str | None:
+    """Why the dataset's ``optional_files`` are not names of files it declares, or None."""
+    optional, declared = cls.optional_files, {f.name for f in cls.files}
+    if not isinstance(optional, (tuple, list)):
+        return f"its optional_files are a {type(optional).__name__}, not a tuple of file names; fix them"
+    for name in optional:
+        if name not in declared:
+            return (
+                f"its optional file {name!r:.80} is not one of the source files it declares (files); fix it"
+            )
+    return None
+
+
+def _configs_problem(configs: object) -> str | None:
+    """Why ``configs`` is not one or more configs of distinct names, each with a
+    description, its splits and a tuple of parts, or None."""
+    if not isinstance(configs, (tuple, list)):
+        return f"its configs are a {type(configs).__name__}, not a tuple of ConfigSpec; fix them"
+    if not configs:
+        return "it declares no config; declare at least one ConfigSpec"
+    names: list[object] = []
+    for cfg in configs:
+        if not isinstance(cfg, ConfigSpec):
+            return f"a config is a {type(cfg).__name__}, not a ConfigSpec: {cfg!r:.80}; fix it"
+        if cfg.name in names:
+            return f"two configs are named {cfg.name!r}; rename one"
+        names.append(cfg.name)
+        problem = _shape_problem(cfg)
+        if problem is not None:
+            return f"config {cfg.name!r:.80}: {problem}"
+    return None
+
+
+def _shape_problem(cfg: ConfigSpec) -> str | None:
+    """Why one config's description, splits or parts are not of their types, or None."""
+    if not isinstance(cfg.description, str):
+        return f"its description {cfg.description!r:.80} is not text; fix it"
+    if not isinstance(cfg.splits, Mapping) or not cfg.splits:
+        return f"its splits {cfg.splits!r:.80} are not split names with their published counts; fix them"
+    if not isinstance(cfg.union_of, (tuple, list)):
+        return f"its parts (union_of) {cfg.union_of!r:.80} are not a tuple of config names; fix them"
+    return None
+
+
+def _counts_and_parts_problem(configs: tuple[ConfigSpec, ...]) -> str | None:
+    """Why a config's published count is no count, or a union's part no other config of
+    the dataset that is no union, or None."""
+    stored = {c.name for c in configs if not c.union_of}
+    for cfg in configs:
+        problem = _config_problem(cfg, stored)
+        if problem is not None:
+            return f"config {cfg.name!r:.80}: {problem}"
+    return None
+
+
+def _config_problem(cfg: ConfigSpec, stored: set[str]) -> str | None:
+    """Why one config's counts or parts cannot be built or read, or None; ``stored``: the
+    names of the dataset's configs that are no unions."""
+    for split, count in cfg.splits.items():
+        if count is not None and (type(count) is not int or count < 0):
+            return (
+                f"split {split!r:.80}: its count {count!r:.80} is not a whole number of conversations "
+                "from 0, or None where none is published; fix it"
+            )
+    for part in cfg.union_of:
+        if part not in stored or part == cfg.name:
+            return f"its part (union_of) {part!r:.80} is not another config of the dataset that is no union; fix it"
+    return None
+
+
+def _names_problem(cls: type[Dataset]) -> str | None:
+    """Why the dataset's name or one of its configs' or splits' names cannot be one folder of
+    the bank (:func:`convbank._names.name_problem`), or None: checked as the plugin is
+    loaded, so no command reaches a path made of it."""
+    named = [("its name", getattr(cls, "name", None))]
+    for cfg in cls.configs:
+        named.append(("a config", cfg.name))
+        named += [(f"config {cfg.name!r}: a split", split) for split in cfg.splits]
+        named += [(f"config {cfg.name!r}: a part (union_of)", part) for part in cfg.union_of]
+    for what, value in named:
+        problem = name_problem(value)
+        if problem is not None:
+            return f"{what} {value!r} cannot name a folder of the bank: {problem}; rename it"
+    return None
+
+
+def _files_problem(files: object) -> str | None:
+    """Why the source files ``files`` cannot be fetched as declared, or None."""
+    if not isinstance(files, (tuple, list)):
+        return f"its files are a {type(files).__name__}, not a tuple of SourceFile; fix them"
+    seen: set[str] = set()
+    for file in files:
+        if not isinstance(file, SourceFile):
+            return f"a source file is a {type(file).__name__}, not a SourceFile: {file!r:.80}; fix it"
+        problem = _file_names(file) or _fields(file)
+        if problem is not None:
+            return problem
+        if file.name in seen:
+            return f"two source files are named {file.name!r}; a name is one file of the cache; rename one"
+        seen.add(file.name)
+    return None
+
+
+def _file_names(file: SourceFile) -> str | None:
+    """Why the file's name, or its archive's folder, is not one file of the download cache
+    and of a source folder (``..``, ``/`` or an absolute name would have a download written
+    outside ``CONVBANK_HOME``), or None."""
+    for what, value in (("a source file", file.name), ("an archive's folder", file.extract_to)):
+        problem = None if value is None and what != "a source file" else name_problem(value)
+        if problem is not None:
+            return (
+                f"{what} {value!r} cannot name one file of the download cache and of a "
+                f"source folder: {problem.split(';')[0]}; rename it"
+            )
+    return None
+
+
+def _fields(file: SourceFile) -> str | None:
+    """Why the file's URL, sha256 or size is not what a download checks against, or None."""
+    url, sha, size = file.url, file.sha256, file.size
+    wrong: tuple[str, object, str]
+    if not isinstance(url, str):
+        wrong = ("url", url, "text (the publisher's URL)")
+    elif sha is not None and not (isinstance(sha, str) and _SHA256.fullmatch(sha)):
+        wrong = ("sha256", sha, "64 lowercase hexadecimal digits, or None where the publisher gives none")
+    elif size is not None and (type(size) is not int or size < 0):
+        wrong = ("size", size, "a whole number of bytes from 0, or None where it is not known")
+    else:
+        return None
+    field, value, expected = wrong
+    return f"source file {file.name!r}: its {field} {value!r:.80} is not {expected}; fix it"

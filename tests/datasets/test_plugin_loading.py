@@ -1,0 +1,53 @@
+"""A plugin's distribution whose ``entry_points.txt`` cannot be read, or whose dataset class
+cannot be made (its ``__init__`` raises), is one line naming it, exit 5, as a plugin that
+cannot be imported is (before: a ``TypeError: Pair.__new__() missing 1 required positional
+argument`` traceback from :mod:`importlib.metadata`, and the ``__init__``'s ``RuntimeError``
+traceback, from ``list``, exit 1, 2 of 2 runs each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testsupport import PLUGINS, convbank_with_plugins
+
+
+def _installed(folder: Path, name: str, entry_points: str, module: str) -> None:
+    info = folder / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    (folder / f"{name}mod.py").write_text(module, encoding="utf-8")
+
+
+CASES = {
+    "unreadable": (
+        "[convbank.datasets]\nno equals here\n",
+        "",
+        "error: package unreadable 1.0: its entry points cannot be read (TypeError: Pair.__new__() missing 1 "
+        "required positional argument: 'value'); reinstall or uninstall it\n",
+    ),
+    "badinit": (
+        "[convbank.datasets]\nbadinit = badinitmod:P\n",
+        "from convbank_tsvdial import TsvDial\n\nclass P(TsvDial):\n    name = 'badinit'\n\n"
+        "    def __init__(self):\n        raise RuntimeError('no')\n",
+        "error: entry point badinit = badinitmod:P of group convbank.datasets (package badinit 1.0) cannot be "
+        "loaded: RuntimeError: no\n",
+    ),
+    "exitinit": (
+        "[convbank.datasets]\nexitinit = exitinitmod:P\n",
+        "import sys\nfrom convbank_tsvdial import TsvDial\n\nclass P(TsvDial):\n    name = 'exitinit'\n\n"
+        "    def __init__(self):\n        sys.exit(0)\n",
+        "error: entry point exitinit = exitinitmod:P of group convbank.datasets (package exitinit 1.0) cannot "
+        "be loaded: SystemExit: 0\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_plugin_that_cannot_be_read_or_made_is_one_line_exit_5(tmp_path: Path, case: str) -> None:
+    entry_points, module, said = CASES[case]
+    _installed(tmp_path / "site", case, entry_points, module)
+    done = convbank_with_plugins(tmp_path / "home", "list", path=(PLUGINS, tmp_path / "site"))
+    assert (done.returncode, done.stderr) == (5, said)

@@ -1,0 +1,48 @@
+"""A plugin is trusted code in convbank's process: one that ends the process itself
+(``os._exit(0)`` inside ``read``) ends ``build`` with its own code and no word, which nothing in
+the process can see (a documented limit: docs/guide/reliability.md). What holds is what holds
+after ``kill -9``: nothing half-written is in the bank, the next ``doctor`` names the staging
+left behind and ``doctor --clean`` removes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testsupport import PLUGINS, convbank_with_plugins
+
+_PLUGIN = """\
+import os
+from convbank_tsvdial import TsvDial
+
+class ExitP(TsvDial):
+    name = 'exitp'
+
+    def read(self, paths, part):
+        yield from super().read(paths, part)
+        os._exit(0)
+"""
+
+
+def test_a_plugin_ending_the_process_leaves_what_a_kill_leaves(tmp_path: Path) -> None:
+    (tmp_path / "exitp.py").write_text(_PLUGIN, encoding="utf-8")
+    info = tmp_path / "exitp-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: exitp\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[convbank.datasets]\nexitp = exitp:ExitP\n", encoding="utf-8")
+    home, path = tmp_path / "home", (PLUGINS, tmp_path)
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    done = convbank_with_plugins(home, "build", "exitp", "--source", str(samples), path=path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")  # the limit: the plugin's exit, unsaid
+    bank = home / "bank"
+    assert not (bank / "manifest.json").exists() and sorted(p.name for p in bank.iterdir()) == [
+        ".lock",
+        ".staging",
+    ]
+    done = convbank_with_plugins(home, "doctor", path=path)
+    assert (done.returncode, done.stdout + done.stderr) == (
+        0,
+        f"leftover: {bank / '.staging'} (removed by `convbank doctor --clean` or the next build)\n"
+        f"bank at {bank}: 0 files, 0 bytes checked, sound\n",
+    )
+    done = convbank_with_plugins(home, "doctor", "--clean", path=path)
+    assert done.returncode == 0 and sorted(p.name for p in bank.iterdir()) == [".lock"]
