@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank import catalog
+from convbank._arguments import a_flag
 from convbank._workers import resolved
 from convbank.corpus._filters import Filters
 from convbank.corpus._frames import Frames
@@ -65,6 +66,7 @@ class Corpus(Identity, Frames, Filters, Training):
         cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         dataset = catalog.get(name)
+        cache_bytes = whole_number(cache_bytes, "cache_bytes")
         own = snapshot is None
         pinned = snapshot or (bank or Bank()).snapshot()
         try:
@@ -306,7 +308,7 @@ class Corpus(Identity, Frames, Filters, Training):
         if index >= num_shards:
             raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
         positions = self._positions()
-        if not contiguous:
+        if not a_flag(contiguous, "contiguous"):
             return self._derive(positions[index::num_shards])
         size, extra = divmod(len(positions), num_shards)
         start = index * size + min(index, extra)

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from convbank._arguments import a_flag
 from convbank._workers import ctrl_c_said
 from convbank.corpus._scan import MetaForm
 from convbank.errors import UnknownFieldError, did_you_mean, require, whole_number
@@ -79,8 +80,9 @@ class Frames:
         True
         """
         name = self._table_name(table)
+        flatten = a_flag(flatten_meta, "flatten_meta")
         whole = next(self._rows(name, meta=meta))
-        return _flatten(whole) if flatten_meta else whole
+        return _flatten(whole) if flatten else whole
 
     def _rows(
         self,

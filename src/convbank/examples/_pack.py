@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from convbank._arguments import a_flag
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
 from convbank.examples._tokenize import IGNORE_INDEX
@@ -84,7 +85,7 @@ class Packed(Examples):
         self.view = view
         self.seq_len = int(seq_len)
         self.pad_token_id = pad_token_id
-        self.mask_boundaries = bool(mask_boundaries)
+        self.mask_boundaries = a_flag(mask_boundaries, "mask_boundaries")
         lengths = _lengths(view)
         self.truncated = int((lengths > self.seq_len).sum())
         """Examples longer than ``seq_len``, cut to it."""
