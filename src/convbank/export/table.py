@@ -29,7 +29,7 @@ import msgspec
 
 from convbank._lazy import lazy
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import rejected, suffixed
+from convbank.export._read import encoding_problem, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
@@ -288,12 +288,15 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
     """
     number = 0
     for path in paths:
+        parquet = path.name.lower().endswith((".parquet", ".pq"))
+        if not parquet and (problem := encoding_problem(path)) is not None:
+            yield Rejected(path, "file", problem)
+            continue
         try:
             names, batches = _batches(path, options.mapping)
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
             continue
-        parquet = path.name.lower().endswith((".parquet", ".pq"))
         if not parquet and (line := _unclosed_quote(path)) is not None:
             yield Rejected(
                 path,
