@@ -79,3 +79,22 @@ def test_a_convokit_corpus_file_in_utf16_is_named_and_skip_bad_imports_the_rest(
     assert code == 0 and len(convbank.load("mine")) == 1
     (reject,) = [json.loads(line) for line in (tmp_path / "rej.jsonl").read_text().splitlines()]
     assert (reject["where"], reject["expected"]) == ("file", f"expected UTF-8 text, found {FOUND['utf-16']}")
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.tsv"])
+def test_a_table_whose_header_is_not_utf8_is_one_line(tmp_path: Path, name: str) -> None:
+    """Before: a `UnicodeDecodeError` traceback from Arrow's column names, exit 1 (2 of 2
+    files); a value that is not UTF-8 was already one line."""
+    sep = "\t" if name.endswith(".tsv") else ","
+    path = tmp_path / name
+    path.write_bytes(
+        sep.join(["conversation_id", "speaker", "t\xe9xt"]).encode("latin-1")
+        + b"\n1"
+        + 2 * sep.encode()
+        + b"\n"
+    )
+    assert _run("import", str(path), "--name", "mine") == (
+        2,
+        f"error: {path}, line 1: expected column names of UTF-8 text ('utf-8' codec can't decode byte 0xe9 in "
+        f"position 1: invalid continuation byte) {NOT_READ}\n",
+    )

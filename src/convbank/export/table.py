@@ -297,6 +297,10 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
             continue
+        except UnicodeDecodeError as exc:  # Arrow decodes the column names as it gives them
+            where = "file" if parquet else "line 1"
+            yield Rejected(path, where, f"expected column names of UTF-8 text ({exc})")
+            continue
         if not parquet and (line := _unclosed_quote(path)) is not None:
             yield Rejected(
                 path,
