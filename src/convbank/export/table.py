@@ -6,9 +6,10 @@ The columns are named by ``--map`` (:attr:`ReadOptions.mapping`): ``conversation
 else the rows') and ``timestamp`` (the turn's meta ``timestamp``); by default the columns
 of convbank's own CSV export (:func:`~convbank.export.tables.csv_columns`). Every other
 column is kept in the turn's meta, typed as the file types it (Parquet's types, or those
-pyarrow infers from a CSV). A file convbank exported (its header is exactly
-:data:`~convbank.export.tables.CSV_COLUMNS`) is read back as written: its rows' config and
-split, the speakers' ``role``, the turns' ``kind`` and ``meta``.
+pyarrow infers from a CSV; a CSV column of numbers is read from its text, each cell as its
+own number, so that an integer is one whatever its size: :func:`_number`). A file convbank
+exported (its header is exactly :data:`~convbank.export.tables.CSV_COLUMNS`) is read back as
+written: its rows' config and split, the speakers' ``role``, the turns' ``kind`` and ``meta``.
 
 A conversation's rows are next to each other (a table sorted by conversation); files are
 read in batches of rows, one conversation held at a time.
@@ -20,6 +21,7 @@ import csv
 import datetime
 import decimal
 import math
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -51,6 +53,9 @@ _DEFAULTS = {"conversation_id": schema.KEY, "speaker": "participant_id", "text":
 """The columns of convbank's CSV export, the mapping when none is given."""
 
 _decode = msgspec.json.Decoder(dict[str, Any]).decode
+_NULLS = frozenset(("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                    "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"))  # fmt: skip
+"""The texts Arrow's CSV reader takes as null in a column of numbers (its default)."""
 
 
 def _json_value(value: Any) -> Any:
@@ -231,34 +236,76 @@ class _Builder:
         )
 
 
-def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any]]:
-    """A file's column names and its record batches (CSV/TSV streamed; Parquet by batches). A
-    CSV's conversation id, speaker and text columns (``mapping``'s, else convbank's own) are
-    read as the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``)."""
+def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any], frozenset[str]]:
+    """A file's column names, its record batches (CSV/TSV streamed; Parquet by batches) and
+    the columns of numbers read as text (each cell typed by :func:`_number`). A CSV's
+    conversation id, speaker and text columns (``mapping``'s, else convbank's own) are read as
+    the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``); a column
+    Arrow infers as numbers is read as text too, and each cell made a number from it: Arrow
+    makes a column holding an integer beyond 64 bits floats (``2**70`` rounded, ``1`` made
+    ``1.0``), and refuses a later block whose cells its first block's type cannot hold."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
-        return f.schema_arrow.names, f.iter_batches(batch_size=4096)
+        return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
     parse = pcsv.ParseOptions(delimiter=_delimiter(path), newlines_in_values=True)
-    names = pcsv.open_csv(path, parse_options=parse).schema.names
+    inferred = pcsv.open_csv(path, parse_options=parse).schema
+    names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
         n: pa.string()
         for n in names
         if n in texts or (n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index")
     }
-    return names, pcsv.open_csv(
-        path,
-        parse_options=parse,
-        convert_options=pcsv.ConvertOptions(column_types=strings),
-        read_options=pcsv.ReadOptions(block_size=1 << 20),
+    numbers = frozenset(
+        f.name
+        for f in inferred
+        if f.name not in strings and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))
+    )
+    strings.update(dict.fromkeys(numbers, pa.string()))
+    return (
+        names,
+        pcsv.open_csv(
+            path,
+            parse_options=parse,
+            convert_options=pcsv.ConvertOptions(column_types=strings),
+            read_options=pcsv.ReadOptions(block_size=1 << 20),
+        ),
+        numbers,
     )
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity)", re.IGNORECASE)
+_DIGITS = 4000
+"""The most digits of an integer read as one (Python's int reads at most 4,300); a longer one
+is a float, as Arrow reads it: an infinity, a bad row."""
+
+
+def _number(text: str | None) -> Any:
+    """A cell of a CSV column of numbers, from its text: an integer exactly, whatever its size
+    (up to :data:`_DIGITS` digits), a real a float, one of Arrow's null texts (``""``,
+    ``NA``, ``null``...) None, anything else its text (a later block's word, which Arrow
+    refused). Example: ``_number("1180591620717411303424") == 2**70``."""
+    if text is None or text in _NULLS:
+        return None
+    if _INTEGER.fullmatch(text) and len(text) <= _DIGITS:
+        return int(text)
+    return float(text) if _REAL.fullmatch(text) else text
+
+
 def _read_batches(
-    path: Path, names: list[str], batches: Iterator[Any], options: ReadOptions, *, number: int, header: bool
+    path: Path,
+    names: list[str],
+    batches: Iterator[Any],
+    options: ReadOptions,
+    *,
+    number: int,
+    header: bool,
+    numbers: frozenset[str] = frozenset(),
 ) -> Iterator[Conversation | Rejected]:
     """The conversations of one table's batches; ``number`` the first's source index; rows
-    numbered from 1, the header (of a CSV) row 1."""
+    numbered from 1, the header (of a CSV) row 1; ``numbers``: columns of numbers read as
+    text, each cell made its number (:func:`_number`)."""
     columns = _Columns(names, options.mapping, path)
     if columns.ours:  # convbank's CSV: the turns' and speakers' own columns are its
         columns.map = dict(_DEFAULTS)
@@ -270,6 +317,8 @@ def _read_batches(
         for batch in batches:
             for row in python_rows(batch):  # a value Python cannot hold: its text
                 seen += 1
+                for name in numbers:
+                    row[name] = _number(row[name])
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         yield Rejected(path, f"rows after row {seen}", f"expected rows of the same columns and types ({exc})")
@@ -293,7 +342,7 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             yield Rejected(path, "file", problem)
             continue
         try:
-            names, batches = _batches(path, options.mapping)
+            names, batches, numbers = _batches(path, options.mapping)
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
             continue
@@ -309,7 +358,10 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             )
             continue
         try:
-            for item in _read_batches(path, names, batches, options, number=number, header=not parquet):
+            read = _read_batches(
+                path, names, batches, options, number=number, header=not parquet, numbers=numbers
+            )
+            for item in read:
                 number += isinstance(item, Conversation)
                 yield item
         except _BadTableError as bad:

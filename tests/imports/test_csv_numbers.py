@@ -1,0 +1,44 @@
+"""A CSV column of numbers is read from its text, each cell its own number: an integer is one
+exactly whatever its size, as a JSON import keeps it, and a column whose cells change kind
+after Arrow's first block of 1 MiB is read as a smaller file is, never refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import convbank
+from convbank.imports import import_conversations
+
+
+def _metas(name: str) -> list[dict]:
+    return [turn.meta for conv in convbank.load(name) for turn in conv.turns]
+
+
+def test_an_integer_beyond_64_bits_keeps_its_value_and_its_column_its_ints(tmp_path: Path) -> None:
+    """Before: ``2**70`` was imported as ``1.1805916207174113e+21`` and the column's ``1`` as
+    ``1.0`` (2 of 2 cells); a JSON import kept both."""
+    path = tmp_path / "t.csv"
+    path.write_text(
+        f"conversation_id,participant_id,text,x,y\n1,a,hi,1,0.5\n1,b,yo,{2**70},NA\n1,a,ok,-{2**64},7\n"
+    )
+    import_conversations(path, name="mine")
+    assert _metas("mine") == [{"x": 1, "y": 0.5}, {"x": 2**70, "y": None}, {"x": -(2**64), "y": 7}]
+    assert [type(m["x"]) for m in _metas("mine")] == [int, int, int]
+
+
+def test_a_column_that_changes_kind_after_the_first_block_is_read_as_a_small_file_is(tmp_path: Path) -> None:
+    """Before: a CSV of over 1 MiB whose column held ints in Arrow's first block and ``1.5``
+    or a word later was refused whole (`rows after row 21214: expected rows of the same columns
+    and types (In CSV column #3: CSV conversion error to int64: invalid value '1.5')`), where
+    the same rows in a smaller file were imported (2 of 2 files)."""
+    rows = [f"c{i // 2},p{i % 2},hello there this is a line of text,{i}" for i in range(40_000)]
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "\n".join(["conversation_id,participant_id,text,x", *rows, "cz,a,hi,1.5", "cz,b,yo,abc"]) + "\n"
+    )
+    assert path.stat().st_size > 1 << 20
+    import_conversations(path, name="mine")
+    corpus = convbank.load("mine")
+    assert len(corpus) == 20_001
+    assert [t.meta for t in corpus["cz"].turns] == [{"x": 1.5}, {"x": "abc"}]
+    assert [t.meta for t in corpus["c19999"].turns] == [{"x": 39_998}, {"x": 39_999}]
