@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import convbank
 from convbank.imports import import_conversations
 
@@ -42,3 +44,33 @@ def test_a_column_that_changes_kind_after_the_first_block_is_read_as_a_small_fil
     assert len(corpus) == 20_001
     assert [t.meta for t in corpus["cz"].turns] == [{"x": 1.5}, {"x": "abc"}]
     assert [t.meta for t in corpus["c19999"].turns] == [{"x": 39_998}, {"x": 39_999}]
+
+
+@pytest.mark.parametrize("quoted", [False, True], ids=["one-line", "quoted-lines"])
+def test_a_row_longer_than_arrows_block_is_read(tmp_path: Path, quoted: bool) -> None:
+    """Before: a CSV whose text cell held 2.1 MB (on one line, or quoted over 2,100 lines) was
+    refused whole, `expected a CSV, TSV or Parquet table (straddling object straddles two block
+    boundaries (try to increase block size?))`, where a JSON line of up to 64 MiB is read (2 of
+    2 files); a row beyond the bound is now said as one."""
+    text = ("x" * 999 + "\n") * 2100 if quoted else "x" * (2100 * 1000)
+    path = tmp_path / "t.csv"
+    cell = f'"{text}"' if quoted else text
+    path.write_text(f"conversation_id,participant_id,text\n1,a,{cell}\n1,b,yo\n")
+    import_conversations(path, name="mine")
+    assert [t.text for t in convbank.load("mine")["1"].turns] == [text, "yo"]
+
+
+def test_a_row_beyond_the_line_limit_is_said_as_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row longer than the bound (made 512 KiB here) is one line saying so, nothing imported."""
+    from convbank.errors import CorpusImportError
+    from convbank.export import table
+
+    monkeypatch.setattr(table, "LINE_LIMIT", 1 << 19)
+    path = tmp_path / "t.csv"
+    path.write_text("conversation_id,participant_id,text\n1,a," + "x" * (3 << 20) + "\n1,b,yo\n")
+    with pytest.raises(CorpusImportError) as caught:
+        import_conversations(path, name="mine")
+    assert str(caught.value) == (
+        f"{path}, file: expected rows of at most 524,288 bytes (a row of the file is longer) "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )

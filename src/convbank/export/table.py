@@ -31,7 +31,7 @@ import msgspec
 
 from convbank._lazy import lazy
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import encoding_problem, rejected, suffixed
+from convbank.export._read import LINE_LIMIT, encoding_problem, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
@@ -248,7 +248,8 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
     parse = pcsv.ParseOptions(delimiter=_delimiter(path), newlines_in_values=True)
-    inferred = pcsv.open_csv(path, parse_options=parse).schema
+    blocks = pcsv.ReadOptions(block_size=_block_size(path))
+    inferred = pcsv.open_csv(path, parse_options=parse, read_options=blocks).schema
     names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
@@ -268,7 +269,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
             path,
             parse_options=parse,
             convert_options=pcsv.ConvertOptions(column_types=strings),
-            read_options=pcsv.ReadOptions(block_size=1 << 20),
+            read_options=blocks,
         ),
         numbers,
     )
@@ -321,7 +322,8 @@ def _read_batches(
                     row[name] = _number(row[name])
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        yield Rejected(path, f"rows after row {seen}", f"expected rows of the same columns and types ({exc})")
+        why = _long_row(exc) or f"expected rows of the same columns and types ({exc})"
+        yield Rejected(path, f"rows after row {seen}", why)
         return
     except (TypeError, ValueError, OverflowError) as exc:  # a value of a kind not even text holds
         yield Rejected(path, f"rows after row {seen}", f"expected values Python can read ({exc})")
@@ -344,7 +346,9 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
         try:
             names, batches, numbers = _batches(path, options.mapping)
         except (OSError, pa.ArrowInvalid) as exc:
-            yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
+            yield Rejected(
+                path, "file", _long_row(exc) or f"expected a CSV, TSV or Parquet table ({_first(exc)})"
+            )
             continue
         except UnicodeDecodeError as exc:  # Arrow decodes the column names as it gives them
             where = "file" if parquet else "line 1"
@@ -371,6 +375,38 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
 def _delimiter(path: Path) -> str:
     """A tab for a ``.tsv`` or ``.tab`` file, else a comma."""
     return "\t" if path.name.lower().endswith((".tsv", ".tab")) else ","
+
+
+def _first(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _long_row(exc: BaseException) -> str | None:
+    """What Arrow's refusal of a row longer than its blocks means (:func:`_block_size`)."""
+    if "straddl" not in str(exc):
+        return None
+    return f"expected rows of at most {LINE_LIMIT:,} bytes (a row of the file is longer)"
+
+
+def _block_size(path: Path) -> int:
+    """The bytes Arrow's CSV reader takes at once: 1 MiB, or more where a row is longer (Arrow
+    refuses a row spanning more than two blocks: "straddling object straddles two block
+    boundaries"), up to :data:`LINE_LIMIT`, as a JSON line's. A row ends at a line end
+    outside quotes; a bare quote (``5'11"``) only makes the bound larger."""
+    import numpy as np
+
+    longest, end, quotes, at = 0, -1, 0, 0
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            marks, breaks = np.flatnonzero(data == 0x22), np.flatnonzero(data == 0x0A)
+            ends = breaks[(np.searchsorted(marks, breaks) + quotes) % 2 == 0] + at
+            if ends.size:
+                longest = max(longest, int(ends[0]) - end, int(np.diff(ends).max(initial=0)))
+                end = int(ends[-1])
+            quotes, at = quotes + marks.size, at + len(chunk)
+    longest = max(longest, at - end)
+    return min(max(1 << 20, longest), LINE_LIMIT)
 
 
 def _unclosed_quote(path: Path) -> int | None:
