@@ -28,22 +28,38 @@ def test_an_integer_beyond_64_bits_keeps_its_value_and_its_column_its_ints(tmp_p
     assert [type(m["x"]) for m in _metas("mine")] == [int, int, int]
 
 
-def test_a_column_that_changes_kind_after_the_first_block_is_read_as_a_small_file_is(tmp_path: Path) -> None:
-    """Before: a CSV of over 1 MiB whose column held ints in Arrow's first block and ``1.5``
-    or a word later was refused whole (`rows after row 21214: expected rows of the same columns
-    and types (In CSV column #3: CSV conversion error to int64: invalid value '1.5')`), where
-    the same rows in a smaller file were imported (2 of 2 files)."""
-    rows = [f"c{i // 2},p{i % 2},hello there this is a line of text,{i}" for i in range(40_000)]
+LATER = {
+    "ints": (str, ["1.5", "abc"], [{"x": 1.5}, {"x": "abc"}], [{"x": 39_998}, {"x": 39_999}]),
+    "bools": (
+        lambda i: "true",
+        ["maybe", "FALSE"],
+        [{"x": "maybe"}, {"x": False}],
+        [{"x": True}, {"x": True}],
+    ),
+    "nulls": (lambda i: "", ["5", "NA"], [{"x": 5}, {"x": None}], [{"x": None}, {"x": None}]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LATER))
+def test_a_column_that_changes_kind_after_the_first_block_is_read_as_a_small_file_is(
+    tmp_path: Path, kind: str
+) -> None:
+    """Before: a CSV of over 1 MiB whose column held ints, ``true`` or nothing in Arrow's first
+    block and ``1.5``, ``maybe`` or ``5`` later was refused whole (`rows after row 21214:
+    expected rows of the same columns and types (In CSV column #3: CSV conversion error to
+    int64: invalid value '1.5')`, `... to bool: invalid value 'maybe'`, `... to null: invalid
+    value '5'`), where the same rows in a smaller file were imported (3 of 3 files)."""
+    cell, later, read_later, read_first = LATER[kind]
+    rows = [f"c{i // 2},p{i % 2},hello there this is a line of text,{cell(i)}" for i in range(40_000)]
     path = tmp_path / "t.csv"
-    path.write_text(
-        "\n".join(["conversation_id,participant_id,text,x", *rows, "cz,a,hi,1.5", "cz,b,yo,abc"]) + "\n"
-    )
+    tail = [f"cz,a,hi,{later[0]}", f"cz,b,yo,{later[1]}"]
+    path.write_text("\n".join(["conversation_id,participant_id,text,x", *rows, *tail]) + "\n")
     assert path.stat().st_size > 1 << 20
     import_conversations(path, name="mine")
     corpus = convbank.load("mine")
     assert len(corpus) == 20_001
-    assert [t.meta for t in corpus["cz"].turns] == [{"x": 1.5}, {"x": "abc"}]
-    assert [t.meta for t in corpus["c19999"].turns] == [{"x": 39_998}, {"x": 39_999}]
+    assert [t.meta for t in corpus["cz"].turns] == read_later
+    assert [t.meta for t in corpus["c19999"].turns] == read_first
 
 
 @pytest.mark.parametrize("quoted", [False, True], ids=["one-line", "quoted-lines"])

@@ -56,6 +56,11 @@ _decode = msgspec.json.Decoder(dict[str, Any]).decode
 _NULLS = frozenset(("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
                     "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"))  # fmt: skip
 """The texts Arrow's CSV reader takes as null in a column of numbers (its default)."""
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+"""The texts Arrow's CSV reader takes as booleans (but ``1`` and ``0``, which are numbers)."""
+_SCALAR_KINDS = ("is_integer", "is_floating", "is_boolean", "is_null")
+"""The kinds of column (``pyarrow.types``' tests) a CSV's cells are read as text for, each
+typed by itself (:func:`_number`)."""
 
 
 def _json_value(value: Any) -> Any:
@@ -241,9 +246,10 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     the columns of numbers read as text (each cell typed by :func:`_number`). A CSV's
     conversation id, speaker and text columns (``mapping``'s, else convbank's own) are read as
     the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``); a column
-    Arrow infers as numbers is read as text too, and each cell made a number from it: Arrow
-    makes a column holding an integer beyond 64 bits floats (``2**70`` rounded, ``1`` made
-    ``1.0``), and refuses a later block whose cells its first block's type cannot hold."""
+    Arrow infers as numbers, booleans or nulls is read as text too, and each cell typed from
+    it: Arrow makes a column holding an integer beyond 64 bits floats (``2**70`` rounded,
+    ``1`` made ``1.0``), and refuses a later block whose cells its first block's type cannot
+    hold (ints, then ``1.5``; empty cells, then ``5``; ``true``, then ``maybe``)."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
@@ -260,7 +266,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     numbers = frozenset(
         f.name
         for f in inferred
-        if f.name not in strings and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))
+        if f.name not in strings and any(getattr(pa.types, kind)(f.type) for kind in _SCALAR_KINDS)
     )
     strings.update(dict.fromkeys(numbers, pa.string()))
     return (
@@ -283,15 +289,18 @@ is a float, as Arrow reads it: an infinity, a bad row."""
 
 
 def _number(text: str | None) -> Any:
-    """A cell of a CSV column of numbers, from its text: an integer exactly, whatever its size
-    (up to :data:`_DIGITS` digits), a real a float, one of Arrow's null texts (``""``,
-    ``NA``, ``null``...) None, anything else its text (a later block's word, which Arrow
-    refused). Example: ``_number("1180591620717411303424") == 2**70``."""
+    """A cell of a CSV column of numbers, booleans or nulls, from its text: an integer exactly,
+    whatever its size (up to :data:`_DIGITS` digits), a real a float, one of Arrow's null
+    texts (``""``, ``NA``, ``null``...) None, ``true`` or ``False`` a bool, anything else its
+    text (a later block's word, which Arrow refused). Example: ``_number("1180591620717411303424")
+    == 2**70``."""
     if text is None or text in _NULLS:
         return None
     if _INTEGER.fullmatch(text) and len(text) <= _DIGITS:
         return int(text)
-    return float(text) if _REAL.fullmatch(text) else text
+    if _REAL.fullmatch(text):
+        return float(text)
+    return _BOOLS.get(text, text)
 
 
 def _read_batches(
