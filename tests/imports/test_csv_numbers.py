@@ -90,3 +90,12 @@ def test_a_row_beyond_the_line_limit_is_said_as_one(tmp_path: Path, monkeypatch:
         f"{path}, file: expected rows of at most 524,288 bytes (a row of the file is longer) "
         "(nothing was imported; --skip-bad imports the rest)"
     )
+
+
+def test_a_number_read_from_its_text_is_read_as_arrow_reads_one(tmp_path: Path) -> None:
+    """Spaces around a number are left out and ``0x10`` is 16, as Arrow's reader takes them
+    (read from its text, `` 5`` was kept as text where Arrow read 5, 3 of 3 columns)."""
+    path = tmp_path / "t.csv"
+    path.write_text(f"conversation_id,participant_id,text,x,y,z\n1,a,hi, 5,0x10, {2**70}\n1,b,yo,6 ,0x11,1\n")
+    import_conversations(path, name="mine")
+    assert _metas("mine") == [{"x": 5, "y": 16, "z": 2**70}, {"x": 6, "y": 17, "z": 1}]

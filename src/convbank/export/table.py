@@ -281,7 +281,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     )
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INTEGER = re.compile(r"[+-]?[0-9]+|0[xX][0-9a-fA-F]+")
 _REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity)", re.IGNORECASE)
 _DIGITS = 4000
 """The most digits of an integer read as one (Python's int reads at most 4,300); a longer one
@@ -290,16 +290,18 @@ is a float, as Arrow reads it: an infinity, a bad row."""
 
 def _number(text: str | None) -> Any:
     """A cell of a CSV column of numbers, booleans or nulls, from its text: an integer exactly,
-    whatever its size (up to :data:`_DIGITS` digits), a real a float, one of Arrow's null
-    texts (``""``, ``NA``, ``null``...) None, ``true`` or ``False`` a bool, anything else its
-    text (a later block's word, which Arrow refused). Example: ``_number("1180591620717411303424")
-    == 2**70``."""
+    whatever its size (up to :data:`_DIGITS` digits; ``0x1F`` too, as Arrow reads it), a real
+    a float (each with the spaces around it left out, as Arrow leaves them), one of Arrow's
+    null texts (``""``, ``NA``, ``null``...) None, ``true`` or ``False`` a bool, anything else
+    its text (a later block's word, which Arrow refused). Example:
+    ``_number(" 1180591620717411303424") == 2**70``."""
     if text is None or text in _NULLS:
         return None
-    if _INTEGER.fullmatch(text) and len(text) <= _DIGITS:
-        return int(text)
-    if _REAL.fullmatch(text):
-        return float(text)
+    bare = text.strip(" \t")
+    if _INTEGER.fullmatch(bare) and len(bare) <= _DIGITS:
+        return int(bare, 16 if bare[:2] in ("0x", "0X") else 10)
+    if _REAL.fullmatch(bare):
+        return float(bare)
     return _BOOLS.get(text, text)
 
 
