@@ -79,9 +79,9 @@ def test_a_row_longer_than_arrows_block_is_read(tmp_path: Path, quoted: bool) ->
 def test_a_row_beyond_the_line_limit_is_said_as_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A row longer than the bound (made 512 KiB here) is one line saying so, nothing imported."""
     from convbank.errors import CorpusImportError
-    from convbank.export import table
+    from convbank.export import _csv_text
 
-    monkeypatch.setattr(table, "LINE_LIMIT", 1 << 19)
+    monkeypatch.setattr(_csv_text, "LINE_LIMIT", 1 << 19)
     path = tmp_path / "t.csv"
     path.write_text("conversation_id,participant_id,text\n1,a," + "x" * (3 << 20) + "\n1,b,yo\n")
     with pytest.raises(CorpusImportError) as caught:

@@ -7,9 +7,10 @@ else the rows') and ``timestamp`` (the turn's meta ``timestamp``); by default th
 of convbank's own CSV export (:func:`~convbank.export.tables.csv_columns`). Every other
 column is kept in the turn's meta, typed as the file types it (Parquet's types, or those
 pyarrow infers from a CSV; a CSV column of numbers is read from its text, each cell as its
-own number, so that an integer is one whatever its size: :func:`_number`). A file convbank
-exported (its header is exactly :data:`~convbank.export.tables.CSV_COLUMNS`) is read back as
-written: its rows' config and split, the speakers' ``role``, the turns' ``kind`` and ``meta``.
+own number, so that an integer is one whatever its size:
+:func:`~convbank.export._csv_text.typed_cell`). A file convbank exported (its header is
+exactly :data:`~convbank.export.tables.CSV_COLUMNS`) is read back as written: its rows'
+config and split, the speakers' ``role``, the turns' ``kind`` and ``meta``.
 
 A conversation's rows are next to each other (a table sorted by conversation); files are
 read in batches of rows, one conversation held at a time.
@@ -21,7 +22,6 @@ import csv
 import datetime
 import decimal
 import math
-import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convbank._lazy import lazy
+from convbank.export._csv_text import SCALAR_KINDS, block_size, first_line_of, long_row, typed_cell
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import LINE_LIMIT, encoding_problem, rejected, suffixed
+from convbank.export._read import encoding_problem, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
@@ -53,14 +54,6 @@ _DEFAULTS = {"conversation_id": schema.KEY, "speaker": "participant_id", "text":
 """The columns of convbank's CSV export, the mapping when none is given."""
 
 _decode = msgspec.json.Decoder(dict[str, Any]).decode
-_NULLS = frozenset(("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-                    "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"))  # fmt: skip
-"""The texts Arrow's CSV reader takes as null in a column of numbers (its default)."""
-_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-"""The texts Arrow's CSV reader takes as booleans (but ``1`` and ``0``, which are numbers)."""
-_SCALAR_KINDS = ("is_integer", "is_floating", "is_boolean", "is_null")
-"""The kinds of column (``pyarrow.types``' tests) a CSV's cells are read as text for, each
-typed by itself (:func:`_number`)."""
 
 
 def _json_value(value: Any) -> Any:
@@ -243,7 +236,8 @@ class _Builder:
 
 def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any], frozenset[str]]:
     """A file's column names, its record batches (CSV/TSV streamed; Parquet by batches) and
-    the columns of numbers read as text (each cell typed by :func:`_number`). A CSV's
+    the columns of numbers read as text (each cell typed by
+    :func:`~convbank.export._csv_text.typed_cell`). A CSV's
     conversation id, speaker and text columns (``mapping``'s, else convbank's own) are read as
     the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``); a column
     Arrow infers as numbers, booleans or nulls is read as text too, and each cell typed from
@@ -254,7 +248,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
     parse = pcsv.ParseOptions(delimiter=_delimiter(path), newlines_in_values=True)
-    blocks = pcsv.ReadOptions(block_size=_block_size(path))
+    blocks = pcsv.ReadOptions(block_size=block_size(path))
     inferred = pcsv.open_csv(path, parse_options=parse, read_options=blocks).schema
     names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
@@ -266,7 +260,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     numbers = frozenset(
         f.name
         for f in inferred
-        if f.name not in strings and any(getattr(pa.types, kind)(f.type) for kind in _SCALAR_KINDS)
+        if f.name not in strings and any(getattr(pa.types, kind)(f.type) for kind in SCALAR_KINDS)
     )
     strings.update(dict.fromkeys(numbers, pa.string()))
     return (
@@ -281,30 +275,6 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     )
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]+|0[xX][0-9a-fA-F]+")
-_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity)", re.IGNORECASE)
-_DIGITS = 4000
-"""The most digits of an integer read as one (Python's int reads at most 4,300); a longer one
-is a float, as Arrow reads it: an infinity, a bad row."""
-
-
-def _number(text: str | None) -> Any:
-    """A cell of a CSV column of numbers, booleans or nulls, from its text: an integer exactly,
-    whatever its size (up to :data:`_DIGITS` digits; ``0x1F`` too, as Arrow reads it), a real
-    a float (each with the spaces around it left out, as Arrow leaves them), one of Arrow's
-    null texts (``""``, ``NA``, ``null``...) None, ``true`` or ``False`` a bool, anything else
-    its text (a later block's word, which Arrow refused). Example:
-    ``_number(" 1180591620717411303424") == 2**70``."""
-    if text is None or text in _NULLS:
-        return None
-    bare = text.strip(" \t")
-    if _INTEGER.fullmatch(bare) and len(bare) <= _DIGITS:
-        return int(bare, 16 if bare[:2] in ("0x", "0X") else 10)
-    if _REAL.fullmatch(bare):
-        return float(bare)
-    return _BOOLS.get(text, text)
-
-
 def _read_batches(
     path: Path,
     names: list[str],
@@ -317,7 +287,7 @@ def _read_batches(
 ) -> Iterator[Conversation | Rejected]:
     """The conversations of one table's batches; ``number`` the first's source index; rows
     numbered from 1, the header (of a CSV) row 1; ``numbers``: columns of numbers read as
-    text, each cell made its number (:func:`_number`)."""
+    text, each cell made its number (:func:`~convbank.export._csv_text.typed_cell`)."""
     columns = _Columns(names, options.mapping, path)
     if columns.ours:  # convbank's CSV: the turns' and speakers' own columns are its
         columns.map = dict(_DEFAULTS)
@@ -330,10 +300,10 @@ def _read_batches(
             for row in python_rows(batch):  # a value Python cannot hold: its text
                 seen += 1
                 for name in numbers:
-                    row[name] = _number(row[name])
+                    row[name] = typed_cell(row[name])
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        why = _long_row(exc) or f"expected rows of the same columns and types ({exc})"
+        why = long_row(exc) or f"expected rows of the same columns and types ({exc})"
         yield Rejected(path, f"rows after row {seen}", why)
         return
     except (TypeError, ValueError, OverflowError) as exc:  # a value of a kind not even text holds
@@ -358,7 +328,7 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             names, batches, numbers = _batches(path, options.mapping)
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(
-                path, "file", _long_row(exc) or f"expected a CSV, TSV or Parquet table ({_first(exc)})"
+                path, "file", long_row(exc) or f"expected a CSV, TSV or Parquet table ({first_line_of(exc)})"
             )
             continue
         except UnicodeDecodeError as exc:  # Arrow decodes the column names as it gives them
@@ -386,38 +356,6 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
 def _delimiter(path: Path) -> str:
     """A tab for a ``.tsv`` or ``.tab`` file, else a comma."""
     return "\t" if path.name.lower().endswith((".tsv", ".tab")) else ","
-
-
-def _first(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-
-
-def _long_row(exc: BaseException) -> str | None:
-    """What Arrow's refusal of a row longer than its blocks means (:func:`_block_size`)."""
-    if "straddl" not in str(exc):
-        return None
-    return f"expected rows of at most {LINE_LIMIT:,} bytes (a row of the file is longer)"
-
-
-def _block_size(path: Path) -> int:
-    """The bytes Arrow's CSV reader takes at once: 1 MiB, or more where a row is longer (Arrow
-    refuses a row spanning more than two blocks: "straddling object straddles two block
-    boundaries"), up to :data:`LINE_LIMIT`, as a JSON line's. A row ends at a line end
-    outside quotes; a bare quote (``5'11"``) only makes the bound larger."""
-    import numpy as np
-
-    longest, end, quotes, at = 0, -1, 0, 0
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            data = np.frombuffer(chunk, dtype=np.uint8)
-            marks, breaks = np.flatnonzero(data == 0x22), np.flatnonzero(data == 0x0A)
-            ends = breaks[(np.searchsorted(marks, breaks) + quotes) % 2 == 0] + at
-            if ends.size:
-                longest = max(longest, int(ends[0]) - end, int(np.diff(ends).max(initial=0)))
-                end = int(ends[-1])
-            quotes, at = quotes + marks.size, at + len(chunk)
-    longest = max(longest, at - end)
-    return min(max(1 << 20, longest), LINE_LIMIT)
 
 
 def _unclosed_quote(path: Path) -> int | None:
