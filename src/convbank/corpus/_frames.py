@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from convbank._arguments import a_flag
 from convbank._workers import ctrl_c_said
-from convbank.corpus._scan import MetaForm
+from convbank.corpus._scan import MetaForm, meta_form
 from convbank.errors import UnknownFieldError, did_you_mean, require, whole_number
 from convbank.model import UNIFIED_TABLES, Part
 
@@ -81,7 +81,7 @@ class Frames:
         """
         name = self._table_name(table)
         flatten = a_flag(flatten_meta, "flatten_meta")
-        whole = next(self._rows(name, meta=meta))
+        whole = next(self._rows(name, meta=meta_form(meta)))
         return _flatten(whole) if flatten else whole
 
     def _rows(
@@ -316,7 +316,7 @@ class Frames:
         require("polars", "polars", "scan()")
         from convbank.corpus._scan import scan
 
-        return scan(self, self._table_name(table), meta)
+        return scan(self, self._table_name(table), meta_form(meta))
 
     def side_table(
         self, table: str, *, columns: list[str] | None = None, filters: Any = None

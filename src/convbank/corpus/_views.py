@@ -216,7 +216,7 @@ class TurnExamples(CorpusExamples):
         parts hold: a name none has is an error naming the known ones, never an empty view."""
         given = self.settings[option]
         known = self.corpus._participant_values(column)
-        for name in [given] if isinstance(given, str) else list(given):
+        for name in list(given) if isinstance(given, (list, tuple, set, frozenset)) else [given]:
             if name not in known:
                 raise UnknownFieldError(
                     f"{self.corpus.dataset.name} has no {what} {name!r} ({option}=); "
