@@ -22,6 +22,7 @@ BASE = {"conversation_id": ["a", "a", "b"], "participant_id": ["u", "v", "u"], "
         ([1, "a", None], "Could not convert 'a' with type str: tried to convert to int64"),
         ([{"k": 1}, [1], None], "cannot mix list and non-list, non-null values"),
         ([1 + 2j, None, None], "Unsupported numpy type 15"),
+        ([2**70, 1, None], "Python int too large to convert to C long"),  # before: an OverflowError
     ],
 )
 def test_a_column_arrow_cannot_type_is_one_line_naming_it(values: list[object], why: str) -> None:

@@ -408,13 +408,14 @@ def _pandas_table(frame: Any) -> pa.Table | str:
     """A pandas DataFrame as Arrow, or what is wrong with the first column Arrow cannot type
     (values of several types in one ``object`` column, complex numbers, objects of no
     known type), so that it is one line naming the column, never Arrow's traceback."""
+    unfit = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
     try:
         return pa.Table.from_pandas(frame, preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as whole:
+    except unfit as whole:  # OverflowError: an int of an object column beyond 64 bits
         for name in frame.columns:
             try:
                 pa.array(frame[name], from_pandas=True)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            except unfit as exc:
                 return f"expected column {str(name)!r} to hold values of one type Arrow can store ({exc})"
         return f"expected columns Arrow can store ({whole})"
 
