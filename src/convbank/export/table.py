@@ -410,7 +410,7 @@ def _pandas_table(frame: Any) -> pa.Table | str:
     known type), so that it is one line naming the column, never Arrow's traceback."""
     unfit = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
     try:
-        return pa.Table.from_pandas(frame, preserve_index=False)
+        return _nested_as_held(frame, pa.Table.from_pandas(frame, preserve_index=False))
     except unfit as whole:  # OverflowError: an int of an object column beyond 64 bits
         for name in frame.columns:
             try:
@@ -418,6 +418,26 @@ def _pandas_table(frame: Any) -> pa.Table | str:
             except unfit as exc:
                 return f"expected column {str(name)!r} to hold values of one type Arrow can store ({exc})"
         return f"expected columns Arrow can store ({whole})"
+
+
+def _nested_as_held(frame: Any, table: pa.Table) -> pa.Table:
+    """``table`` with its list and struct columns made again from ``frame``'s values as they
+    are: pandas takes a NaN as missing, and Arrow's ``from_pandas`` makes null every NaN
+    inside a list or a dict too (``[1.0, nan]`` read as ``[1.0, None]``); only a cell that is
+    itself missing is null here, so that a NaN held inside is one, a bad row as a Parquet
+    list's is, never made null."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_nested(field.type):
+            cells = [None if _missing(v) else v for v in frame.iloc[:, i]]
+            column = pa.array(cells, from_pandas=False)  # typed anew: a NaN made null typed a place null
+            table = table.set_column(i, field.with_type(column.type), column)
+    return table
+
+
+def _missing(value: Any) -> bool:
+    """Whether a pandas cell is missing: None, NaN, ``pd.NA`` or ``pd.NaT``."""
+    kind = type(value).__name__
+    return value is None or (isinstance(value, float) and math.isnan(value)) or kind in ("NAType", "NaTType")
 
 
 def _sniff_table(paths: Sequence[Path]) -> bool:
