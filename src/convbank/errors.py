@@ -480,3 +480,13 @@ def whole_number(value: Any, name: str = "seed", least: int | None = 0) -> int:
     if least is not None and number < least:
         raise ValueError(f"{name} must be {what}, not {value!r}")
     return number
+
+
+def printable(text: str) -> str:
+    """``text`` as a line a terminal shows as it is: each character that is not printable
+    (ESC, BEL, a newline, a bidi override) as its escape, as ``repr`` writes it.
+
+    >>> printable("ann\\x1b[2J\\u202e")
+    'ann\\\\x1b[2J\\\\u202e'
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

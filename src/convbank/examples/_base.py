@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank._arguments import a_flag
-from convbank.errors import UnknownFieldError, did_you_mean, whole_number
+from convbank.errors import UnknownFieldError, did_you_mean, printable, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
     Example,
@@ -142,7 +142,7 @@ class Examples(Tables, ABC):
             )
 
     def __repr__(self) -> str:
-        return f"<{self._describe()}: {len(self):,} examples>"
+        return f"<{printable(self._describe())}: {len(self):,} examples>"  # names given: a newline, an ESC
 
     def __eq__(self, other: object) -> bool:
         """Equal: the same examples made the same way from the same data (compares how they
