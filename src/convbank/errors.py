@@ -455,7 +455,7 @@ def require(module: str, extra: str, what: str) -> None:
         )
 
 
-def whole_number(value: Any, name: str = "seed", least: int = 0) -> int:
+def whole_number(value: Any, name: str = "seed", least: int | None = 0) -> int:
     """``value`` (a seed, an epoch, a size) as a Python int of at least ``least``, or an error
     naming ``name``: a smaller number is a ``ValueError``, anything that is not a whole number (a float such
     as 1.5, a string, a bool) a ``TypeError``; an int of NumPy is its value. The same check
@@ -474,8 +474,19 @@ def whole_number(value: Any, name: str = "seed", least: int = 0) -> int:
         number = None if isinstance(value, bool) else operator.index(value)
     except TypeError:
         number = None
+    what = "a whole number" if least is None else f"a whole number of at least {least}"
     if number is None:
-        raise TypeError(f"{name} must be a whole number of at least {least}, not {value!r}")
-    if number < least:
-        raise ValueError(f"{name} must be a whole number of at least {least}, not {value!r}")
+        raise TypeError(f"{name} must be {what}, not {value!r}")
+    if least is not None and number < least:
+        raise ValueError(f"{name} must be {what}, not {value!r}")
     return number
+
+
+def printable(text: str) -> str:
+    """``text`` as a line a terminal shows as it is: each character that is not printable
+    (ESC, BEL, a newline, a bidi override) as its escape, as ``repr`` writes it.
+
+    >>> printable("ann\\x1b[2J\\u202e")
+    'ann\\\\x1b[2J\\\\u202e'
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -22,6 +22,7 @@ BASE = {"conversation_id": ["a", "a", "b"], "participant_id": ["u", "v", "u"], "
         ([1, "a", None], "Could not convert 'a' with type str: tried to convert to int64"),
         ([{"k": 1}, [1], None], "cannot mix list and non-list, non-null values"),
         ([1 + 2j, None, None], "Unsupported numpy type 15"),
+        ([2**70, 1, None], "Python int too large to convert to C long"),  # before: an OverflowError
     ],
 )
 def test_a_column_arrow_cannot_type_is_one_line_naming_it(values: list[object], why: str) -> None:
@@ -38,3 +39,20 @@ def test_a_column_arrow_cannot_type_is_one_line_naming_it(values: list[object], 
         convbank.load("mine")
     convbank.import_conversations(pd.DataFrame({**BASE, "c": [str(v) for v in values]}), name="mine")
     assert [t.meta["c"] for t in convbank.load("mine")[0].turns] == [str(values[0]), str(values[1])]
+
+
+@pytest.mark.parametrize("cell", [[1.0, float("nan")], {"a": float("nan")}], ids=["list", "dict"])
+def test_a_nan_inside_a_frames_list_or_dict_is_a_bad_row_never_null(cell: object) -> None:
+    """Before: Arrow's ``from_pandas`` made it null, ``[1.0, None]`` and ``{"a": None}``, exit 0
+    (2 of 2 cells), where an infinity there and a NaN in a Parquet list are bad rows; a cell
+    that is itself missing (NaN, None) is still null."""
+    frame = pd.DataFrame({**BASE, "c": [cell, None, float("nan")]})
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(frame, name="mine")
+    assert str(caught.value) == (
+        "DataFrame, row 1: expected column 'c' to hold a finite number, not nan "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )
+    frame = pd.DataFrame({**BASE, "c": [[1.0] if isinstance(cell, list) else {"a": 1.0}, None, float("nan")]})
+    convbank.import_conversations(frame, name="mine")
+    assert [t.meta.get("c") for c in convbank.load("mine") for t in c.turns][1:] == [None, None]

@@ -138,3 +138,15 @@ def test_a_chat_corpus_is_exported_to_parlai_from_its_first_message(tmp_path: Pa
         "text:Weather in Porto?\tlabels:\tid:travel/c2",
         "text:18 °C, sunny\tlabels:18 °C and sunny.\tid:travel/c2\tepisode_done:True",
     ]
+
+
+def test_a_sharegpt_value_of_null_is_written_back_null(tmp_path: Path) -> None:
+    """Before: ``"value": null`` was exported back as ``"value": ""`` (1 of 1 messages), where
+    ShareGPT's own corpus loses nothing; written as chat, it is a null content, as chat's is."""
+    records = [{"conversations": [{"from": "human", "value": None}, {"from": "gpt", "value": ""}]}]
+    (path := tmp_path / "in.json").write_text(json.dumps(records))
+    import_conversations(path, name="mine", format="sharegpt")
+    corpus = convbank.load("mine")
+    assert _lines(export(corpus, "sharegpt", tmp_path / "out")[0]) == records
+    (line,) = _lines(export(corpus, "chat", tmp_path / "chat")[0])
+    assert line["messages"] == [{"role": "user", "content": None}, {"role": "assistant", "content": ""}]

@@ -118,3 +118,13 @@ def test_packing_says_what_it_needs() -> None:
         pack(bad, 8)[0]
     assert str(caught.value) == "an example has 3 input_ids and 2 labels: token labels are one per token"
     assert isinstance(pack(tokenised([]), 4), Packed) and len(pack(tokenised([]), 4)) == 0
+
+
+def test_a_pad_token_id_of_numpy_is_its_value() -> None:
+    """As ``PadCollator`` and ``seq_len`` take them (before: ``pad_token_id=np.int64(0)`` was
+    `pad_token_id must be a token id (an int) or None, not np.int64(0)`; ``True`` still is)."""
+    packed = pack(tokenised([2, 9, 0, 3]), 5, pad_token_id=np.int64(0))
+    assert packed.pad_token_id == 0 and type(packed.pad_token_id) is int
+    assert packed[0]["input_ids"] == [0, 1, 0, 0, 0]
+    with pytest.raises(TypeError, match=r"^pad_token_id must be a token id \(an int\) or None, not True$"):
+        pack(tokenised([3]), 4, pad_token_id=True)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank import catalog
+from convbank._arguments import a_flag
 from convbank._workers import resolved
-from convbank.corpus._filters import Filters
+from convbank.corpus._filters import Filters, check_filter
 from convbank.corpus._frames import Frames
 from convbank.corpus._identity import Identity
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
@@ -65,6 +66,7 @@ class Corpus(Identity, Frames, Filters, Training):
         cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         dataset = catalog.get(name)
+        cache_bytes = whole_number(cache_bytes, "cache_bytes")
         own = snapshot is None
         pinned = snapshot or (bank or Bank()).snapshot()
         try:
@@ -213,6 +215,8 @@ class Corpus(Identity, Frames, Filters, Training):
     def neighbours(self, conversation_id: str) -> tuple[str | None, str | None]:
         """The ids before and after a conversation in this corpus's order (source order for
         a corpus that is not a selection), None at either end."""
+        if not isinstance(conversation_id, str):
+            raise TypeError(f"neighbours() takes a conversation id (a str), not {conversation_id!r}")
         position = self._position_of(conversation_id)
         at = position if self._indices is None else int(np.flatnonzero(self._indices == position)[0])
         before = self._id_at(at - 1) if at > 0 else None
@@ -253,8 +257,10 @@ class Corpus(Identity, Frames, Filters, Training):
 
         >>> [c.num_turns for c in convbank.load("casino").take(["938", "1"])]
         [13, 13]
+
+        One id (a str) is taken as one, not as its letters.
         """
-        wanted = list(conversation_ids)
+        wanted = [conversation_ids] if isinstance(conversation_ids, str) else list(conversation_ids)
         odd = next((cid for cid in wanted if not isinstance(cid, str)), None)
         if odd is not None:
             raise TypeError(
@@ -306,7 +312,7 @@ class Corpus(Identity, Frames, Filters, Training):
         if index >= num_shards:
             raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
         positions = self._positions()
-        if not contiguous:
+        if not a_flag(contiguous, "contiguous"):
             return self._derive(positions[index::num_shards])
         size, extra = divmod(len(positions), num_shards)
         start = index * size + min(index, extra)
@@ -337,6 +343,7 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> len(convbank.load("casino").filter(label="strategy:uv-part"))
         89
         """
+        check_filter(where, label, layer, meta)
         positions = self._positions()
         keep = np.ones(len(positions), dtype=bool)
         if label is not None:

@@ -184,6 +184,22 @@ class Filters:
         return np.fromiter(self._source.positions(ids).values(), dtype=np.int64)
 
 
+def check_filter(where: Any, label: Any, layer: Any, meta: Any) -> None:
+    """A ``TypeError`` naming the first of :meth:`Corpus.filter`'s arguments given as what it
+    never is: a condition that is neither a SQL text nor a function, a label or a layer that
+    is not a text, meta that is not a mapping (before, each failed inside, as Python's
+    ``AttributeError: 'int' object has no attribute 'partition'``)."""
+    if where is not None and not (isinstance(where, str) or callable(where)):
+        raise TypeError(f"where is a SQL condition (a str) or a function of a Conversation, not {where!r}")
+    for name, value, example in (("label", label, "strategy:uv-part"), ("layer", layer, "strategy")):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} is a text such as {example!r}, not {value!r}")
+    if meta is not None and not isinstance(meta, Mapping):
+        raise TypeError(
+            f"meta is a mapping of meta keys to values, such as {{'eval_score': 5}}, not {meta!r}"
+        )
+
+
 def one_condition(where: str) -> None:
     """Raise :class:`QueryError` unless ``where`` is one condition as DuckDB reads its tokens:
     each parenthesis it closes one it opened, none left open, no ``;``. Put between

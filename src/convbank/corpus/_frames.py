@@ -11,8 +11,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from convbank._arguments import a_flag
 from convbank._workers import ctrl_c_said
-from convbank.corpus._scan import MetaForm
+from convbank.corpus._scan import MetaForm, meta_form
 from convbank.errors import UnknownFieldError, did_you_mean, require, whole_number
 from convbank.model import UNIFIED_TABLES, Part
 
@@ -79,8 +80,9 @@ class Frames:
         True
         """
         name = self._table_name(table)
-        whole = next(self._rows(name, meta=meta))
-        return _flatten(whole) if flatten_meta else whole
+        flatten = a_flag(flatten_meta, "flatten_meta")
+        whole = next(self._rows(name, meta=meta_form(meta)))
+        return _flatten(whole) if flatten else whole
 
     def _rows(
         self,
@@ -314,7 +316,7 @@ class Frames:
         require("polars", "polars", "scan()")
         from convbank.corpus._scan import scan
 
-        return scan(self, self._table_name(table), meta)
+        return scan(self, self._table_name(table), meta_form(meta))
 
     def side_table(
         self, table: str, *, columns: list[str] | None = None, filters: Any = None

@@ -36,10 +36,19 @@ if TYPE_CHECKING:
 
     from convbank.store import FileRef, Snapshot
 
-__all__ = ["SCAN_BYTES", "MetaForm", "lazy_frame", "scan"]
+__all__ = ["SCAN_BYTES", "MetaForm", "lazy_frame", "meta_form", "scan"]
 
 MetaForm = Literal["struct", "json"]
 """How a table's ``meta`` is given: typed (``struct``) or as the stored JSON text."""
+
+
+def meta_form(meta: Any) -> MetaForm:
+    """``meta=`` as given, or a ``ValueError`` naming what it takes: another word is never
+    read as one of them (``"xml"`` gave the JSON text in one reader, types in another)."""
+    if isinstance(meta, str) and meta in ("struct", "json"):
+        return "struct" if meta == "struct" else "json"
+    raise ValueError(f"meta is 'struct' (typed) or 'json' (the stored text), not {meta!r}")
+
 
 Corpus = Any
 """A :class:`convbank.Corpus` (its table views, :mod:`convbank.corpus._frames`, import this

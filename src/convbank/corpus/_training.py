@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow.compute as pc
 
+from convbank._arguments import a_flag
 from convbank.corpus._filters import _decode_meta, _held, inside_of, unheld_meta_key, unknown_label
 from convbank.corpus._views import CorpusExamples, view_of
 from convbank.errors import UnknownFieldError, did_you_mean, whole_number
@@ -139,6 +140,7 @@ class Training:
         >>> convbank.load("casino").sort("num_turns", reverse=True)[0].num_turns
         39
         """
+        reverse = a_flag(reverse, "reverse")
         values = self._column_values(column)
         order = sorted(range(len(values)), key=lambda i: _present_first(values[i], reverse), reverse=reverse)
         return self._derive(self._positions()[np.asarray(order, dtype=np.int64)])
@@ -198,6 +200,7 @@ class Training:
         (810, 90)
         """
         seed = None if seed is None else whole_number(seed)
+        shuffle = a_flag(shuffle, "shuffle")
         total = len(self)
         n_test = split_size(test_size, total, "conversations")
         positions = self._positions()

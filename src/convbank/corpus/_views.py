@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pyarrow.compute as pc
 
+from convbank._arguments import a_flag
 from convbank.corpus._plans import chat_sides, numpy_mask, plan_of, speaker_keys, stored, strings, turn_keys
 from convbank.errors import UnknownFieldError, did_you_mean
 from convbank.examples import Examples
@@ -195,6 +196,8 @@ class TurnExamples(CorpusExamples):
     def _check(self) -> None:
         s = self.settings
         layer, target = s.get("layer"), s.get("target")
+        if s.get("annotated") is not None:
+            s["annotated"] = a_flag(s["annotated"], "annotated")
         if target not in (None, "multi_hot", "class"):
             raise ValueError(f"target is 'multi_hot', 'class' or None, not {target!r}")
         if (target or s.get("annotated")) and layer is None:
@@ -213,7 +216,7 @@ class TurnExamples(CorpusExamples):
         parts hold: a name none has is an error naming the known ones, never an empty view."""
         given = self.settings[option]
         known = self.corpus._participant_values(column)
-        for name in [given] if isinstance(given, str) else list(given):
+        for name in list(given) if isinstance(given, (list, tuple, set, frozenset)) else [given]:
             if name not in known:
                 raise UnknownFieldError(
                     f"{self.corpus.dataset.name} has no {what} {name!r} ({option}=); "

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from convbank.errors import UnknownFieldError, did_you_mean, whole_number
+from convbank._arguments import a_flag
+from convbank.errors import UnknownFieldError, did_you_mean, printable, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
     Example,
@@ -141,7 +142,7 @@ class Examples(Tables, ABC):
             )
 
     def __repr__(self) -> str:
-        return f"<{self._describe()}: {len(self):,} examples>"
+        return f"<{printable(self._describe())}: {len(self):,} examples>"  # names given: a newline, an ESC
 
     def __eq__(self, other: object) -> bool:
         """Equal: the same examples made the same way from the same data (compares how they
@@ -198,7 +199,7 @@ class Examples(Tables, ABC):
         if index >= num_shards:
             raise ValueError(f"shard {index} of {num_shards}: need 0 <= index < num_shards")
         every = np.arange(len(self), dtype=np.int64)
-        if not contiguous:
+        if not a_flag(contiguous, "contiguous"):
             return Selected(self, every[index::num_shards])
         return Selected(self, np.array_split(every, num_shards)[index])
 
@@ -242,6 +243,7 @@ class Examples(Tables, ABC):
         (3692, 923)
         """
         seed = None if seed is None else whole_number(seed)
+        shuffle = a_flag(shuffle, "shuffle")
         total = len(self)
         n_test = split_size(test_size, total, "examples")
         if stratify is None:

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from convbank._arguments import a_flag
 from convbank._workers import received
-from convbank.errors import ConvbankError
+from convbank.errors import ConvbankError, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import Example, columns_of, names_of
 
@@ -53,8 +54,9 @@ def run_map(
     cache: bool,
 ) -> tuple[pa.Table, str | None]:
     """What :meth:`Examples.map` does (see there): the result table and its cache key."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    batched, cache = a_flag(batched, "batched"), a_flag(cache, "cache")
+    batch_size = whole_number(batch_size, "batch_size", least=1)
+    num_proc = None if num_proc is None else whole_number(num_proc, "num_proc", least=1)
     removing = names_of(remove_columns or [])
     for name in removing:  # a column the view has not is an error naming its columns, never ignored
         view._check_column(name)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from convbank._arguments import a_flag
 from convbank.errors import whole_number
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
@@ -125,7 +126,7 @@ class Mixture(Examples):
             _check_reachable(self.names, self.sizes, self.weights)
         self.seed = whole_number(seed)
         self.stopping: Stopping = stopping
-        self.shuffled = bool(shuffle)
+        self.shuffled = a_flag(shuffle, "shuffle")
         self.epoch = 0
         self._plan: tuple[np.ndarray, np.ndarray] | None = None
 

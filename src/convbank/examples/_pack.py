@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from convbank._arguments import a_flag
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
 from convbank.examples._tokenize import IGNORE_INDEX
@@ -79,12 +80,13 @@ class Packed(Examples):
     ) -> None:
         if isinstance(seq_len, bool) or not isinstance(seq_len, (int, np.integer)) or seq_len < 1:
             raise ValueError(f"seq_len must be a whole number of tokens, at least 1, not {seq_len!r}")
-        if pad_token_id is not None and (isinstance(pad_token_id, bool) or not isinstance(pad_token_id, int)):
+        whole = isinstance(pad_token_id, (int, np.integer)) and not isinstance(pad_token_id, bool)
+        if pad_token_id is not None and not whole:
             raise TypeError(f"pad_token_id must be a token id (an int) or None, not {pad_token_id!r}")
         self.view = view
         self.seq_len = int(seq_len)
-        self.pad_token_id = pad_token_id
-        self.mask_boundaries = bool(mask_boundaries)
+        self.pad_token_id = None if pad_token_id is None else int(pad_token_id)  # NumPy's as its value
+        self.mask_boundaries = a_flag(mask_boundaries, "mask_boundaries")
         lengths = _lengths(view)
         self.truncated = int((lengths > self.seq_len).sum())
         """Examples longer than ``seq_len``, cut to it."""

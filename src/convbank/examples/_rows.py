@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from convbank._arguments import a_flag
+
 __all__ = [
     "FORWARDED",
     "Example",
@@ -72,6 +74,7 @@ def sorted_positions(values: Sequence[Any], reverse: bool = False, name: str = "
     ([3, 0, 2, 1], [2, 0, 3, 1])
     """
     present = [i for i, v in enumerate(values) if v is not None]
+    reverse = a_flag(reverse, "reverse")
     try:
         present.sort(key=values.__getitem__, reverse=reverse)
     except TypeError as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from convbank._arguments import a_flag_or_none
 from convbank._textio import content_json
 from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
@@ -52,7 +53,7 @@ class Encoder:
         self.tokenizer = tokenizer
         self.max_length = None if max_length is None else whole_number(max_length, "max_length", least=1)
         self.truncation_side = truncation_side
-        self.template = template
+        self.template = a_flag_or_none(template, "template")
         self.train_on = train_on
         if template and not _has_template(tokenizer):
             raise TokenizerError(_no_template(tokenizer))

@@ -25,6 +25,7 @@ __all__ = [
     "WHOLE_LIMIT",
     "LongLine",
     "decode_json",
+    "encoding_problem",
     "first_line_problem",
     "first_record",
     "head",
@@ -68,6 +69,46 @@ def head(path: Path, size: int = 4096) -> bytes:
     except OSError:
         return b""
     return start.removeprefix(codecs.BOM_UTF8)
+
+
+_FOREIGN_MARKS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+"""The byte-order marks of the encodings that are not UTF-8 (UTF-32's first: its
+little-endian mark starts as UTF-16's does), each with the encoding's name."""
+
+
+def encoding_problem(path: Path) -> str | None:
+    """Why a text file is not UTF-8 text as its first bytes show it, or None: a UTF-16 or
+    UTF-32 byte-order mark, or UTF-16 or UTF-32 text without one (NULs where text holds none).
+    Every reader of text reads UTF-8 alone (a UTF-8 byte-order mark is left out), so such a
+    file is refused as a whole, naming the encoding found, never read as lines of NULs.
+    Example: a file starting ``FF FE 7B 00`` gives ``expected UTF-8 text, found a UTF-16
+    byte-order mark (FF FE); save it as UTF-8 (iconv -f UTF-16 -t UTF-8)``."""
+    start = head(path, 4)
+    for mark, encoding in _FOREIGN_MARKS:
+        if start.startswith(mark):
+            found = f"a {encoding} byte-order mark ({mark.hex(' ').upper()})"
+            break
+    else:
+        unmarked = _unmarked(start)
+        if unmarked is None:
+            return None
+        encoding, found = unmarked, f"{unmarked} text without a byte-order mark (NULs between its characters)"
+    return f"expected UTF-8 text, found {found}; save it as UTF-8 (iconv -f {encoding} -t UTF-8)"
+
+
+def _unmarked(start: bytes) -> str | None:
+    """The encoding, byte order named (``UTF-16LE``), where four bytes are one ASCII
+    character of UTF-32 (``7B 00 00 00``) or two of UTF-16 (``7B 00 22 00``), else None."""
+    if len(start) < 4 or start.count(0) not in (2, 3):
+        return None
+    if start.count(0) == 3:
+        return "UTF-32LE" if start[0] else "UTF-32BE" if start[3] else None
+    return "UTF-16LE" if start[1::2] == b"\0\0" else "UTF-16BE" if start[0::2] == b"\0\0" else None
 
 
 def _line(raw: bytes, number: int) -> bytes:
@@ -163,7 +204,12 @@ def lines(path: Path, field: bytes | None = None) -> Iterator[tuple[int, bytes] 
     the byte-order mark of the first left out; blank lines skipped; read one at a time, a
     line longer than :data:`LINE_LIMIT` a :class:`LongLine` (read past, never held), which
     says whether it held the tab-separated field ``field`` with a value (``b"episode_done:"``,
-    :func:`holds_value`)."""
+    :func:`holds_value`). A file that is not UTF-8 text (:func:`encoding_problem`) is one
+    :class:`Rejected` naming it."""
+    problem = encoding_problem(path)
+    if problem is not None:
+        yield rejected(path, "file", problem)
+        return
     with path.open("rb") as f:
         yield from _numbered(path, f, 1, field=field)
 
@@ -171,6 +217,10 @@ def lines(path: Path, field: bytes | None = None) -> Iterator[tuple[int, bytes] 
 def lines_in(path: Path, runs: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, bytes] | Rejected]:
     """The lines of byte ranges of a file, each ``(number of its first line, start, end)``
     with its ends at line ends, in that order, as :func:`lines` gives them."""
+    problem = encoding_problem(path)
+    if problem is not None:
+        yield rejected(path, "file", problem)
+        return
     with path.open("rb") as f:
         for first, start, end in runs:
             f.seek(start)
@@ -193,6 +243,9 @@ def whole_json(path: Path) -> tuple[Any, str | None]:
     :data:`WHOLE_LIMIT`, or too large for the memory this process may take (never a
     ``MemoryError``: JSON Lines stream, a record at a time)."""
     size = path.stat().st_size
+    problem = encoding_problem(path)
+    if problem is not None:
+        return None, problem
     lines_instead = "write it as JSON Lines (one record a line), which is read a record at a time"
     if size > WHOLE_LIMIT:
         return (

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import msgspec
 
 from convbank import catalog
+from convbank._arguments import a_flag
 from convbank._textio import content_json
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
@@ -117,9 +118,15 @@ def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _chat_column(name: str, chat: bool | str) -> str | None:
+    """The chat column's name (None: no chat column): ``chat`` is a switch or a name."""
+    if not isinstance(chat, str) or not chat:
+        try:
+            chat = a_flag(chat, "chat")
+        except TypeError:
+            raise TypeError(f"chat must be True, False or a column's name, not {chat!r}") from None
     if chat is False:
         return None
-    column = "messages" if chat is True else str(chat)
+    column = "messages" if chat is True else chat
     if column in features(name):
         raise ExportError(
             f"{name} rows already have a column {column!r}; name the chat column, e.g. chat='chat_messages'",
@@ -206,6 +213,8 @@ def to_hf(
 
     name = source.dataset if isinstance(source, Selection) else source.dataset.name
     column = _chat_column(name, chat)
+    streaming = a_flag(streaming, "streaming")
+    loader_split_names = a_flag(loader_split_names, "loader_split_names")
     parts = _parts(source)
     configs = list(dict.fromkeys(p.config for p in parts))
     if config is not None and config not in configs:

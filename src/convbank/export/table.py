@@ -6,9 +6,11 @@ The columns are named by ``--map`` (:attr:`ReadOptions.mapping`): ``conversation
 else the rows') and ``timestamp`` (the turn's meta ``timestamp``); by default the columns
 of convbank's own CSV export (:func:`~convbank.export.tables.csv_columns`). Every other
 column is kept in the turn's meta, typed as the file types it (Parquet's types, or those
-pyarrow infers from a CSV). A file convbank exported (its header is exactly
-:data:`~convbank.export.tables.CSV_COLUMNS`) is read back as written: its rows' config and
-split, the speakers' ``role``, the turns' ``kind`` and ``meta``.
+pyarrow infers from a CSV; a CSV column of numbers is read from its text, each cell as its
+own number, so that an integer is one whatever its size:
+:func:`~convbank.export._csv_text.typed_cell`). A file convbank exported (its header is
+exactly :data:`~convbank.export.tables.CSV_COLUMNS`) is read back as written: its rows'
+config and split, the speakers' ``role``, the turns' ``kind`` and ``meta``.
 
 A conversation's rows are next to each other (a table sorted by conversation); files are
 read in batches of rows, one conversation held at a time.
@@ -28,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convbank._lazy import lazy
+from convbank.export._csv_text import SCALAR_KINDS, block_size, first_line_of, long_row, typed_cell
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import rejected, suffixed
+from convbank.export._read import encoding_problem, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
@@ -231,34 +234,60 @@ class _Builder:
         )
 
 
-def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any]]:
-    """A file's column names and its record batches (CSV/TSV streamed; Parquet by batches). A
-    CSV's conversation id, speaker and text columns (``mapping``'s, else convbank's own) are
-    read as the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``)."""
+def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any], frozenset[str]]:
+    """A file's column names, its record batches (CSV/TSV streamed; Parquet by batches) and
+    the columns of numbers read as text (each cell typed by
+    :func:`~convbank.export._csv_text.typed_cell`). A CSV's
+    conversation id, speaker and text columns (``mapping``'s, else convbank's own) are read as
+    the text they hold, never as numbers (``007`` stays ``007``, apart from ``7``); a column
+    Arrow infers as numbers, booleans or nulls is read as text too, and each cell typed from
+    it: Arrow makes a column holding an integer beyond 64 bits floats (``2**70`` rounded,
+    ``1`` made ``1.0``), and refuses a later block whose cells its first block's type cannot
+    hold (ints, then ``1.5``; empty cells, then ``5``; ``true``, then ``maybe``)."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
-        return f.schema_arrow.names, f.iter_batches(batch_size=4096)
+        return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
     parse = pcsv.ParseOptions(delimiter=_delimiter(path), newlines_in_values=True)
-    names = pcsv.open_csv(path, parse_options=parse).schema.names
+    blocks = pcsv.ReadOptions(block_size=block_size(path))
+    inferred = pcsv.open_csv(path, parse_options=parse, read_options=blocks).schema
+    names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
         n: pa.string()
         for n in names
         if n in texts or (n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index")
     }
-    return names, pcsv.open_csv(
-        path,
-        parse_options=parse,
-        convert_options=pcsv.ConvertOptions(column_types=strings),
-        read_options=pcsv.ReadOptions(block_size=1 << 20),
+    numbers = frozenset(
+        f.name
+        for f in inferred
+        if f.name not in strings and any(getattr(pa.types, kind)(f.type) for kind in SCALAR_KINDS)
+    )
+    strings.update(dict.fromkeys(numbers, pa.string()))
+    return (
+        names,
+        pcsv.open_csv(
+            path,
+            parse_options=parse,
+            convert_options=pcsv.ConvertOptions(column_types=strings),
+            read_options=blocks,
+        ),
+        numbers,
     )
 
 
 def _read_batches(
-    path: Path, names: list[str], batches: Iterator[Any], options: ReadOptions, *, number: int, header: bool
+    path: Path,
+    names: list[str],
+    batches: Iterator[Any],
+    options: ReadOptions,
+    *,
+    number: int,
+    header: bool,
+    numbers: frozenset[str] = frozenset(),
 ) -> Iterator[Conversation | Rejected]:
     """The conversations of one table's batches; ``number`` the first's source index; rows
-    numbered from 1, the header (of a CSV) row 1."""
+    numbered from 1, the header (of a CSV) row 1; ``numbers``: columns of numbers read as
+    text, each cell made its number (:func:`~convbank.export._csv_text.typed_cell`)."""
     columns = _Columns(names, options.mapping, path)
     if columns.ours:  # convbank's CSV: the turns' and speakers' own columns are its
         columns.map = dict(_DEFAULTS)
@@ -270,9 +299,12 @@ def _read_batches(
         for batch in batches:
             for row in python_rows(batch):  # a value Python cannot hold: its text
                 seen += 1
+                for name in numbers:
+                    row[name] = typed_cell(row[name])
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        yield Rejected(path, f"rows after row {seen}", f"expected rows of the same columns and types ({exc})")
+        why = long_row(exc) or f"expected rows of the same columns and types ({exc})"
+        yield Rejected(path, f"rows after row {seen}", why)
         return
     except (TypeError, ValueError, OverflowError) as exc:  # a value of a kind not even text holds
         yield Rejected(path, f"rows after row {seen}", f"expected values Python can read ({exc})")
@@ -288,12 +320,21 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
     """
     number = 0
     for path in paths:
-        try:
-            names, batches = _batches(path, options.mapping)
-        except (OSError, pa.ArrowInvalid) as exc:
-            yield Rejected(path, "file", f"expected a CSV, TSV or Parquet table ({str(exc).splitlines()[0]})")
-            continue
         parquet = path.name.lower().endswith((".parquet", ".pq"))
+        if not parquet and (problem := encoding_problem(path)) is not None:
+            yield Rejected(path, "file", problem)
+            continue
+        try:
+            names, batches, numbers = _batches(path, options.mapping)
+        except (OSError, pa.ArrowInvalid) as exc:
+            yield Rejected(
+                path, "file", long_row(exc) or f"expected a CSV, TSV or Parquet table ({first_line_of(exc)})"
+            )
+            continue
+        except UnicodeDecodeError as exc:  # Arrow decodes the column names as it gives them
+            where = "file" if parquet else "line 1"
+            yield Rejected(path, where, f"expected column names of UTF-8 text ({exc})")
+            continue
         if not parquet and (line := _unclosed_quote(path)) is not None:
             yield Rejected(
                 path,
@@ -302,7 +343,10 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             )
             continue
         try:
-            for item in _read_batches(path, names, batches, options, number=number, header=not parquet):
+            read = _read_batches(
+                path, names, batches, options, number=number, header=not parquet, numbers=numbers
+            )
+            for item in read:
                 number += isinstance(item, Conversation)
                 yield item
         except _BadTableError as bad:
@@ -364,15 +408,36 @@ def _pandas_table(frame: Any) -> pa.Table | str:
     """A pandas DataFrame as Arrow, or what is wrong with the first column Arrow cannot type
     (values of several types in one ``object`` column, complex numbers, objects of no
     known type), so that it is one line naming the column, never Arrow's traceback."""
+    unfit = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
     try:
-        return pa.Table.from_pandas(frame, preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as whole:
+        return _nested_as_held(frame, pa.Table.from_pandas(frame, preserve_index=False))
+    except unfit as whole:  # OverflowError: an int of an object column beyond 64 bits
         for name in frame.columns:
             try:
                 pa.array(frame[name], from_pandas=True)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            except unfit as exc:
                 return f"expected column {str(name)!r} to hold values of one type Arrow can store ({exc})"
         return f"expected columns Arrow can store ({whole})"
+
+
+def _nested_as_held(frame: Any, table: pa.Table) -> pa.Table:
+    """``table`` with its list and struct columns made again from ``frame``'s values as they
+    are: pandas takes a NaN as missing, and Arrow's ``from_pandas`` makes null every NaN
+    inside a list or a dict too (``[1.0, nan]`` read as ``[1.0, None]``); only a cell that is
+    itself missing is null here, so that a NaN held inside is one, a bad row as a Parquet
+    list's is, never made null."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_nested(field.type):
+            cells = [None if _missing(v) else v for v in frame.iloc[:, i]]
+            column = pa.array(cells, from_pandas=False)  # typed anew: a NaN made null typed a place null
+            table = table.set_column(i, field.with_type(column.type), column)
+    return table
+
+
+def _missing(value: Any) -> bool:
+    """Whether a pandas cell is missing: None, NaN, ``pd.NA`` or ``pd.NaT``."""
+    kind = type(value).__name__
+    return value is None or (isinstance(value, float) and math.isnan(value)) or kind in ("NAType", "NaTType")
 
 
 def _sniff_table(paths: Sequence[Path]) -> bool:

@@ -44,6 +44,7 @@ from typing import Any
 import msgspec
 
 from convbank import catalog
+from convbank._arguments import a_flag
 from convbank._atomic import kind_of
 from convbank._names import name_problem, path_not_text
 from convbank._verified import private_tree
@@ -114,7 +115,7 @@ def import_conversations(
 
         convbank.import_conversations({"train": "train.jsonl", "test": "test.jsonl"}, name="study")
     """
-    start, bank = time.perf_counter(), bank or Bank()
+    start, bank, replace = time.perf_counter(), bank or Bank(), a_flag(replace, "replace")
     _check_name(name)
     memory = in_memory(source)
     inputs = [] if memory else inputs_of(source)

@@ -13,7 +13,7 @@ from convbank._atomic import read_regular
 from convbank.datasets._imported import NAME
 from convbank.errors import CorpusImportError
 from convbank.export._format import Format
-from convbank.export._read import first_line_problem
+from convbank.export._read import encoding_problem, first_line_problem
 from convbank.export._registry import formats, joined
 
 __all__ = [
@@ -106,6 +106,10 @@ def detect(paths: Sequence[Path]) -> Format:
         if fmt.reader is not None and fmt.sniff is not None and fmt.sniff(paths):
             return fmt
     names = joined(f.name for f in formats if f.reader is not None)
+    for path in _files_of(paths[0]):  # text in another encoding: say which, not that no format was seen
+        why = encoding_problem(path)
+        if why is not None:
+            raise CorpusImportError(f"{path}, file: {why}; nothing was imported", path=path)
     why = first_line_problem(paths[0])
     if why is not None:  # a record of some format, that no one can read: say where and why
         raise CorpusImportError(
@@ -116,6 +120,13 @@ def detect(paths: Sequence[Path]) -> Format:
         f"{paths[0]}: not a format convbank recognises ({names}); name it with --format",
         path=paths[0],
     )
+
+
+def _files_of(path: Path) -> list[Path]:
+    """A file, or the files directly in a folder (a ConvoKit corpus's), by name."""
+    if not path.is_dir():
+        return [path] if path.is_file() else []
+    return sorted(p for p in path.iterdir() if p.is_file())
 
 
 def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Path | None) -> dict[str, str]:

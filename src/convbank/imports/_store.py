@@ -16,7 +16,7 @@ from convbank._names import name_problem
 from convbank.build import SeenIds, write_batch
 from convbank.datasets._generic import CHECKS
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
-from convbank.errors import CorpusImportError
+from convbank.errors import CorpusImportError, whole_number
 from convbank.export._format import Rejected
 from convbank.export._read import non_finite, rejected
 from convbank.model import Conversation, conversations_to_tables
@@ -231,6 +231,7 @@ def store(
 ) -> None:
     """Stage every conversation (exact duplicates left out, repeated ids refused or
     rejected), then commit the dataset with its import record in one generation."""
+    batch_size = whole_number(batch_size, "batch_size", least=1)
     dataset = ImportedDataset(name, entry, {})
     ids: dict[int, int] = {}  # hash of an id -> hash of its record's content
     parts: dict[tuple[str, str], _Part] = {}

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 import msgspec
 
+from convbank.errors import printable
+
 Json = dict[str, Any]
 """A JSON object: the type of every ``meta`` field."""
 
@@ -114,16 +116,17 @@ class Conversation(msgspec.Struct):
 
     def __str__(self) -> str:
         """A short readable summary: the one-line repr, the participants with the start of
-        their persona, and the first turns (each cut to one line)."""
+        their persona, and the first turns (each cut to one line); a control character in
+        any of them (a speaker's id holding ESC) shown as its escape."""
         lines = [repr(self)]
         for p in self.participants:
             persona = f": {_clip(' '.join(p.persona), 70)}" if p.persona else ""
-            lines.append(f"  {p.participant_id} ({p.role}){persona}")
+            lines.append(f"  {printable(p.participant_id)} ({printable(p.role)}){persona}")
         shown = self.turns[:6]
         for t in shown:
             labels = [a.label for a in self.annotations if a.turn_index == t.turn_index and a.label]
-            tags = f"  [{', '.join(labels)}]" if labels else ""
-            lines.append(f"  #{t.turn_index} {t.participant_id}: {_clip(t.text, 80)}{tags}")
+            tags = f"  [{printable(', '.join(labels))}]" if labels else ""
+            lines.append(f"  #{t.turn_index} {printable(t.participant_id)}: {_clip(t.text, 80)}{tags}")
         if len(self.turns) > len(shown):
             lines.append(f"  ... {len(self.turns) - len(shown)} more turns")
         return "\n".join(lines)
@@ -139,5 +142,5 @@ def _clip(text: str, width: int) -> str:
     """``text`` on one line, cut to ``width`` characters with an ellipsis; control
     characters shown as their escapes."""
     flat = " ".join(text.split())
-    flat = "".join(c if c.isprintable() else repr(c)[1:-1] for c in flat)
+    flat = printable(flat)
     return flat if len(flat) <= width else flat[: width - 1] + "…"

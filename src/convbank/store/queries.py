@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from convbank._arguments import a_flag
 from convbank._forksafe import renew_after_fork
 from convbank.errors import NotBuiltError, QueryError, whole_number
 from convbank.store.bank import Bank, Snapshot
@@ -97,6 +98,7 @@ def stream(
     SQL that is not written to escape them). Without either, in this process, unlimited.
     """
     _check_time(query, timeout)
+    hard, last_only = a_flag(hard, "hard"), a_flag(last_only, "last_only")
     batch_rows = min(whole_number(batch_rows, "batch_rows", least=1), MOST_BATCH_ROWS)
     memory = memory_bytes(memory_limit) if memory_limit else 0
     if hard and (timeout or memory):

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import torch
 
+from convbank._arguments import a_flag_or_none
+from convbank.errors import whole_number
+
 if TYPE_CHECKING:
     from convbank.model import Conversation
 
@@ -139,12 +142,12 @@ class PadCollator:
             raise ValueError(
                 f"max_length {max_length} is not a multiple of pad_to_multiple_of {pad_to_multiple_of}"
             )
-        self.pad_token_id = int(pad_token_id)
+        self.pad_token_id = _token_id(pad_token_id, "pad_token_id")
         self.padding_side = padding_side
         self.pad_to_multiple_of = None if pad_to_multiple_of is None else int(pad_to_multiple_of)
-        self.label_pad_id = int(label_pad_id)
+        self.label_pad_id = _token_id(label_pad_id, "label_pad_id")
         self.max_length = None if max_length is None else int(max_length)
-        self.token_labels = token_labels
+        self.token_labels = a_flag_or_none(token_labels, "token_labels")
 
     def __repr__(self) -> str:
         return (
@@ -211,6 +214,15 @@ def _tokens(value: Any) -> list[int]:
     if isinstance(value, torch.Tensor | np.ndarray):
         return [int(v) for v in value.reshape(-1).tolist()]
     return [int(v) for v in value]
+
+
+def _token_id(value: Any, name: str) -> int:
+    """A padding value as an int64 tensor holds it (NumPy's ints too), or an error naming it:
+    a bool, a float or a string is never read as a number."""
+    number = whole_number(value, name, least=None)
+    if not _fits(number):
+        raise ValueError(f"{name} must be a whole number an int64 tensor holds, not {value!r}")
+    return number
 
 
 def _is_token_list(labels: Any, n: int) -> bool:

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
+from convbank._arguments import a_flag
 from convbank.errors import whole_number
 from convbank.examples._rows import chosen_positions
 from convbank.model import schema
@@ -297,13 +298,15 @@ class IterableCorpusDataset(IterableDataset[Any]):
     ) -> None:
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank= and world_size=, or neither (torch.distributed's then)")
+        if world_size is not None and rank is not None:
+            rank, world_size = whole_number(rank, "rank"), whole_number(world_size, "world_size", least=1)
         if world_size is not None and rank is not None and not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} of world_size {world_size}: need 0 <= rank < world_size")
         unit = whole_number(unit, "unit", least=1)
         self.source = source
         self.items = _items(source, items)
         self.transform = transform
-        self.shuffle = shuffle
+        self.shuffle = a_flag(shuffle, "shuffle")
         self.seed = whole_number(seed)
         self.rank = rank
         self.world_size = world_size

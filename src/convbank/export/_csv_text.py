@@ -1,0 +1,79 @@
+"""How the ``table`` reader reads a CSV's text where Arrow's reader alone would lose or refuse
+it: the cells of a column of numbers, booleans or nulls, each typed from its own text
+(:func:`typed_cell`), and the block Arrow reads at once, sized to the file's longest row
+(:func:`block_size`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from convbank.export._read import LINE_LIMIT
+
+__all__ = ["SCALAR_KINDS", "block_size", "first_line_of", "long_row", "typed_cell"]
+
+_NULLS = frozenset(("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                    "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"))  # fmt: skip
+"""The texts Arrow's CSV reader takes as null in a column of numbers (its default)."""
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+"""The texts Arrow's CSV reader takes as booleans (but ``1`` and ``0``, which are numbers)."""
+SCALAR_KINDS = ("is_integer", "is_floating", "is_boolean", "is_null")
+"""The kinds of column (``pyarrow.types``' tests) a CSV's cells are read as text for, each
+typed by itself (:func:`typed_cell`)."""
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+|0[xX][0-9a-fA-F]+")
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity)", re.IGNORECASE)
+_DIGITS = 4000
+"""The most digits of an integer read as one (Python's int reads at most 4,300); a longer one
+is a float, as Arrow reads it: an infinity, a bad row."""
+
+
+def typed_cell(text: str | None) -> Any:
+    """A cell of a CSV column of numbers, booleans or nulls, from its text: an integer exactly,
+    whatever its size (up to :data:`_DIGITS` digits; ``0x1F`` too, as Arrow reads it), a real
+    a float (each with the spaces around it left out, as Arrow leaves them), one of Arrow's
+    null texts (``""``, ``NA``, ``null``...) None, ``true`` or ``False`` a bool, anything else
+    its text (a later block's word, which Arrow refused). Example:
+    ``typed_cell(" 1180591620717411303424") == 2**70``."""
+    if text is None or text in _NULLS:
+        return None
+    bare = text.strip(" \t")
+    if _INTEGER.fullmatch(bare) and len(bare) <= _DIGITS:
+        return int(bare, 16 if bare[:2] in ("0x", "0X") else 10)
+    if _REAL.fullmatch(bare):
+        return float(bare)
+    return _BOOLS.get(text, text)
+
+
+def first_line_of(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def long_row(exc: BaseException) -> str | None:
+    """What Arrow's refusal of a row longer than its blocks means (:func:`block_size`)."""
+    if "straddl" not in str(exc):
+        return None
+    return f"expected rows of at most {LINE_LIMIT:,} bytes (a row of the file is longer)"
+
+
+def block_size(path: Path) -> int:
+    """The bytes Arrow's CSV reader takes at once: 1 MiB, or more where a row is longer (Arrow
+    refuses a row spanning more than two blocks: "straddling object straddles two block
+    boundaries"), up to :data:`LINE_LIMIT`, as a JSON line's. A row ends at a line end
+    outside quotes; a bare quote (``5'11"``) only makes the bound larger."""
+    import numpy as np
+
+    longest, end, quotes, at = 0, -1, 0, 0
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            marks, breaks = np.flatnonzero(data == 0x22), np.flatnonzero(data == 0x0A)
+            ends = breaks[(np.searchsorted(marks, breaks) + quotes) % 2 == 0] + at
+            if ends.size:
+                longest = max(longest, int(ends[0]) - end, int(np.diff(ends).max(initial=0)))
+                end = int(ends[-1])
+            quotes, at = quotes + marks.size, at + len(chunk)
+    longest = max(longest, at - end)
+    return min(max(1 << 20, longest), LINE_LIMIT)
