@@ -81,7 +81,6 @@ def test_a_row_longer_than_arrows_block_is_read(tmp_path: Path, quoted: bool) ->
 
 def test_a_row_beyond_the_line_limit_is_said_as_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A row longer than the bound (made 512 KiB here) is one line saying so, nothing imported."""
-    from convbank.errors import CorpusImportError
     from convbank.export import _csv_text
 
     monkeypatch.setattr(_csv_text, "LINE_LIMIT", 1 << 19)

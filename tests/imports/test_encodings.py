@@ -98,3 +98,17 @@ def test_a_table_whose_header_is_not_utf8_is_one_line(tmp_path: Path, name: str)
         f"error: {path}, line 1: expected column names of UTF-8 text ('utf-8' codec can't decode byte 0xe9 in "
         f"position 1: invalid continuation byte) {NOT_READ}\n",
     )
+
+
+@pytest.mark.parametrize("given", [("--map", "text=said"), ("--map", "bogus=x")], ids=["known", "unknown"])
+def test_a_map_given_to_a_format_without_columns_is_refused(tmp_path: Path, given: tuple[str, str]) -> None:
+    """Before: ``--map`` given with a chat file (even ``bogus=x``) was taken and dropped
+    unsaid, the file imported, exit 0 (2 of 2 maps)."""
+    (path := tmp_path / "in.jsonl").write_text(CHAT + "\n")
+    assert _run("import", str(path), "--name", "mine", *given) == (
+        2,
+        "error: --map (mapping=) names a table's columns, and chat has none; leave it out, "
+        "or give --format table for a table\n",
+    )
+    with pytest.raises(UnknownDatasetError):
+        convbank.load("mine")
