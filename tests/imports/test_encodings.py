@@ -112,3 +112,25 @@ def test_a_map_given_to_a_format_without_columns_is_refused(tmp_path: Path, give
     )
     with pytest.raises(UnknownDatasetError):
         convbank.load("mine")
+
+
+def test_a_source_is_a_path_bytes_too_and_anything_else_is_named(tmp_path: Path) -> None:
+    """Before: a path given as bytes (as ``open()`` takes one) was iterated as its bytes,
+    `expected str, bytes or os.PathLike object, not int`, and ``5`` or ``None`` were `'int'
+    object is not iterable` (4 of 4 sources)."""
+    (path := tmp_path / "in.jsonl").write_text(CHAT + "\n")
+    convbank.import_conversations(bytes(path), name="mine")
+    convbank.import_conversations({"test": [bytes(path)]}, name="other")
+    assert (
+        len(convbank.load("mine")) == 1
+        and convbank.load("other").conversation_ids() == convbank.load("mine").conversation_ids()
+    )
+    for bad in (5, None):
+        with pytest.raises(TypeError) as caught:
+            convbank.import_conversations(bad, name="bad")
+        assert str(caught.value) == (
+            "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
+            f"Dataset, not {type(bad).__name__} {bad!r}"
+        )
+    with pytest.raises(TypeError, match=r"^an input is a path \(a str or an os.PathLike\), not int 5$"):
+        convbank.import_conversations([path, 5], name="bad")
