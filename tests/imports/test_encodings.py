@@ -134,3 +134,14 @@ def test_a_source_is_a_path_bytes_too_and_anything_else_is_named(tmp_path: Path)
         )
     with pytest.raises(TypeError, match=r"^an input is a path \(a str or an os.PathLike\), not int 5$"):
         convbank.import_conversations([path, 5], name="bad")
+
+
+def test_a_card_in_utf16_names_its_encoding(tmp_path: Path) -> None:
+    """Before: `expected a TOML card ('utf-8' codec can't decode byte 0xff in position 0:
+    invalid start byte)`, the encoding unnamed (1 of 1)."""
+    (path := tmp_path / "in.jsonl").write_text(CHAT + "\n")
+    (card := tmp_path / "c.toml").write_bytes('title = "T"\n'.encode("utf-16"))
+    assert _run("import", str(path), "--name", "mine", "--card", str(card)) == (
+        2,
+        f"error: {card}: expected a TOML card (expected UTF-8 text, found {FOUND['utf-16']})\n",
+    )

@@ -170,7 +170,8 @@ def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Pa
                 f"{path}: expected a TOML card ({exc.strerror or exc})", path=path
             ) from exc
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise CorpusImportError(f"{path}: expected a TOML card ({exc})", path=path) from exc
+            why = encoding_problem(path) if isinstance(exc, UnicodeDecodeError) else None
+            raise CorpusImportError(f"{path}: expected a TOML card ({why or exc})", path=path) from exc
     unknown = sorted(set(given) - set(CARD_KEYS))
     bad = [k for k in CARD_KEYS if k in given and not isinstance(given[k], str)]
     if unknown or bad:
