@@ -40,6 +40,14 @@ def load(
             kind="dataset",
             name=name,
         )
+    for what, value in (("config", config), ("split", split)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(
+                f"a {what} is named by one string, not {type(value).__name__} {value!r} "
+                f"(None loads every {what}; load several one at a time)"
+            )
+    if bank is not None and not isinstance(bank, Bank):
+        raise TypeError(f"bank is a convbank.store.Bank (Bank(path)), not {type(bank).__name__} {bank!r}")
     return Corpus(name, config, split, bank=bank, cache_bytes=cache_bytes)
 
 

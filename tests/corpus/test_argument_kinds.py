@@ -56,3 +56,16 @@ def test_one_id_is_an_id_and_one_speaker_a_name(built: Bank) -> None:
     assert [c.conversation_id for c in corpus.take("157")] == ["157"]
     with pytest.raises(UnknownFieldError, match=r"^casino has no participant 1 \(speaker=\); participants: "):
         corpus.examples("turns", speaker=1)
+
+
+def test_load_names_a_config_split_or_bank_of_the_wrong_kind(built: Bank) -> None:
+    """Before: ``load("casino", split=["train", "valid"])`` was `unhashable type: 'list'` and
+    ``load("casino", bank="/tmp")`` `'str' object has no attribute 'snapshot'` (2 of 2)."""
+    with pytest.raises(TypeError) as caught:
+        convbank.load("casino", split=["train", "valid"])
+    assert str(caught.value) == (
+        "a split is named by one string, not list ['train', 'valid'] (None loads every split; "
+        "load several one at a time)"
+    )
+    with pytest.raises(TypeError, match=r"^bank is a convbank.store.Bank \(Bank\(path\)\), not str '/tmp'$"):
+        convbank.load("casino", bank="/tmp")

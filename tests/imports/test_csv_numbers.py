@@ -4,11 +4,14 @@ after Arrow's first block of 1 MiB is read as a smaller file is, never refused."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import convbank
+from convbank.errors import CorpusImportError
 from convbank.imports import import_conversations
 
 
@@ -78,7 +81,6 @@ def test_a_row_longer_than_arrows_block_is_read(tmp_path: Path, quoted: bool) ->
 
 def test_a_row_beyond_the_line_limit_is_said_as_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A row longer than the bound (made 512 KiB here) is one line saying so, nothing imported."""
-    from convbank.errors import CorpusImportError
     from convbank.export import _csv_text
 
     monkeypatch.setattr(_csv_text, "LINE_LIMIT", 1 << 19)
@@ -99,3 +101,29 @@ def test_a_number_read_from_its_text_is_read_as_arrow_reads_one(tmp_path: Path) 
     path.write_text(f"conversation_id,participant_id,text,x,y,z\n1,a,hi, 5,0x10, {2**70}\n1,b,yo,6 ,0x11,1\n")
     import_conversations(path, name="mine")
     assert _metas("mine") == [{"x": 5, "y": 16, "z": 2**70}, {"x": 6, "y": 17, "z": 1}]
+
+
+def test_a_turn_order_is_numbers_never_text_sorted(tmp_path: Path) -> None:
+    """Before: one row's ``x`` made Arrow type the whole turn column as text, and conversation
+    1's turns ``1, 2, 10`` were sorted as text, ``first, tenth, second``, exit 0; a DataFrame's
+    text turn column was sorted as text too (2 of 2 tables). Now the column is read as numbers
+    and a row whose place is not one is a bad row."""
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "conversation_id,participant_id,text,turn_index\n1,a,first,1\n1,b,second,2\n1,a,tenth,10\n2,a,x,x\n"
+    )
+    import_conversations(path, name="mine", skip_bad=tmp_path / "rejects.jsonl")
+    assert [t.text for t in convbank.load("mine")["1"].turns] == ["first", "second", "tenth"]
+    assert json.loads((tmp_path / "rejects.jsonl").read_text())["expected"] == (
+        "expected a number in 'turn_index' (the turn's place), not 'x'"
+    )
+    frame = pd.DataFrame(
+        {
+            "conversation_id": ["1", "1"],
+            "participant_id": ["a", "b"],
+            "text": ["u", "v"],
+            "turn_index": ["10", "2"],
+        }
+    )
+    with pytest.raises(CorpusImportError, match=r"^DataFrame, row 1: expected a number in 'turn_index'"):
+        import_conversations(frame, name="other")

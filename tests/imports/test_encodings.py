@@ -98,3 +98,50 @@ def test_a_table_whose_header_is_not_utf8_is_one_line(tmp_path: Path, name: str)
         f"error: {path}, line 1: expected column names of UTF-8 text ('utf-8' codec can't decode byte 0xe9 in "
         f"position 1: invalid continuation byte) {NOT_READ}\n",
     )
+
+
+@pytest.mark.parametrize("given", [("--map", "text=said"), ("--map", "bogus=x")], ids=["known", "unknown"])
+def test_a_map_given_to_a_format_without_columns_is_refused(tmp_path: Path, given: tuple[str, str]) -> None:
+    """Before: ``--map`` given with a chat file (even ``bogus=x``) was taken and dropped
+    unsaid, the file imported, exit 0 (2 of 2 maps)."""
+    (path := tmp_path / "in.jsonl").write_text(CHAT + "\n")
+    assert _run("import", str(path), "--name", "mine", *given) == (
+        2,
+        "error: --map (mapping=) names a table's columns, and chat has none; leave it out, "
+        "or give --format table for a table\n",
+    )
+    with pytest.raises(UnknownDatasetError):
+        convbank.load("mine")
+
+
+def test_a_source_is_a_path_bytes_too_and_anything_else_is_named(tmp_path: Path) -> None:
+    """Before: a path given as bytes (as ``open()`` takes one) was iterated as its bytes,
+    `expected str, bytes or os.PathLike object, not int`, and ``5`` or ``None`` were `'int'
+    object is not iterable` (4 of 4 sources)."""
+    (path := tmp_path / "in.jsonl").write_text(CHAT + "\n")
+    convbank.import_conversations(bytes(path), name="mine")
+    convbank.import_conversations({"test": [bytes(path)]}, name="other")
+    assert (
+        len(convbank.load("mine")) == 1
+        and convbank.load("other").conversation_ids() == convbank.load("mine").conversation_ids()
+    )
+    for bad in (5, None):
+        with pytest.raises(TypeError) as caught:
+            convbank.import_conversations(bad, name="bad")
+        assert str(caught.value) == (
+            "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
+            f"Dataset, not {type(bad).__name__} {bad!r}"
+        )
+    with pytest.raises(TypeError, match=r"^an input is a path \(a str or an os.PathLike\), not int 5$"):
+        convbank.import_conversations([path, 5], name="bad")
+
+
+def test_a_card_in_utf16_names_its_encoding(tmp_path: Path) -> None:
+    """Before: `expected a TOML card ('utf-8' codec can't decode byte 0xff in position 0:
+    invalid start byte)`, the encoding unnamed (1 of 1)."""
+    (path := tmp_path / "in.jsonl").write_text(CHAT + "\n")
+    (card := tmp_path / "c.toml").write_bytes('title = "T"\n'.encode("utf-16"))
+    assert _run("import", str(path), "--name", "mine", "--card", str(card)) == (
+        2,
+        f"error: {card}: expected a TOML card (expected UTF-8 text, found {FOUND['utf-16']})\n",
+    )

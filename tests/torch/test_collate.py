@@ -204,3 +204,39 @@ def test_bad_settings_say_what_is_wrong(kwargs: dict[str, Any], error: type[Exce
     assert str(caught.value) == message
     with pytest.raises(TypeError, match="PadCollator pads examples"):
         PadCollator(0)([{"text": "no ids"}])
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        ([1.5, 2], "input_ids of example 0 holds 1.5; expected token ids (ints an int64 tensor holds)"),
+        ([True, False], "input_ids of example 0 holds True; expected token ids (ints an int64 tensor holds)"),
+        ([2**70], f"input_ids of example 0 holds {2**70}; expected token ids (ints an int64 tensor holds)"),
+        ("abc", "input_ids of example 0 is str; expected a list of token ids (ints)"),
+        (None, "input_ids of example 0 is NoneType; expected a list of token ids (ints)"),
+        (np.array([1.5]), "input_ids of example 0 is a 1-d array of float64; expected token ids (ints)"),
+        (np.array([[1, 2]]), "input_ids of example 0 is a 2-d array of int64; expected token ids (ints)"),
+    ],
+    ids=["float", "bool", "int-beyond-64-bits", "str", "none", "float-array", "2-d-array"],
+)
+def test_token_ids_that_are_not_ints_are_named_never_cut(ids: Any, message: str) -> None:
+    """Before: ``[1.5, 2]`` was padded as ``[1, 2]`` and ``[True, False]`` as ``[1, 0]``
+    silently, a float array cut to ints and a 2-d one flattened; ``"abc"`` was `invalid literal
+    for int()`, ``None`` `'NoneType' object is not iterable` and ``2**70`` `Overflow when
+    unpacking long long` (7 of 7 values)."""
+    with pytest.raises(TypeError) as caught:
+        PadCollator(0)([{"input_ids": ids}])
+    assert str(caught.value) == message
+
+
+def test_a_mask_or_token_labels_not_one_per_token_are_named() -> None:
+    """Before: an ``attention_mask`` of 1 value beside 3 ids was padded to ``[1, 0, 0]`` and
+    ``token_labels=True`` labels of 3 beside 2 ids were cut, silently (2 of 2 keys)."""
+    with pytest.raises(ValueError, match=r"^example 0 has 3 input_ids and 1 attention_mask: one per token$"):
+        PadCollator(0)([{"input_ids": [1, 2, 3], "attention_mask": [1]}])
+    with pytest.raises(ValueError, match=r"^example 1 has 2 input_ids and 3 labels: one per token$"):
+        PadCollator(0, token_labels=True)(
+            [{"input_ids": [1], "labels": [1]}, {"input_ids": [1, 2], "labels": [1, 2, 3]}]
+        )
+    batch = PadCollator(0)([{"input_ids": np.array([5, 6], dtype=np.int32), "labels": [np.int64(-100), 6]}])
+    assert batch["input_ids"].tolist() == [[5, 6]] and batch["labels"].tolist() == [[-100, 6]]

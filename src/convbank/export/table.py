@@ -191,6 +191,13 @@ class _Builder:
             seen: set[Any] = set()
             for number, row in rows:
                 value = row[m["turn"]]
+                if not _an_order(value):  # text sorts "10" before "2"; a bool is no place
+                    return rejected(
+                        self.path,
+                        f"row {number}",
+                        f"expected a number in {m['turn']!r} (the turn's place), not {value!r}",
+                        row,
+                    )
                 if value is None or value in seen:
                     return rejected(
                         self.path,
@@ -234,6 +241,12 @@ class _Builder:
         )
 
 
+def _an_order(value: Any) -> bool:
+    """Whether a turn column's value places a turn: a number (an int or a real; None is
+    a missing one, said as such), never a text nor a bool."""
+    return value is None or (isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool))
+
+
 def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any], frozenset[str]]:
     """A file's column names, its record batches (CSV/TSV streamed; Parquet by batches) and
     the columns of numbers read as text (each cell typed by
@@ -257,10 +270,12 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
         for n in names
         if n in texts or (n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index")
     }
+    turn = mapping.get("turn", "turn_index")  # read as numbers whatever another row holds
     numbers = frozenset(
         f.name
         for f in inferred
-        if f.name not in strings and any(getattr(pa.types, kind)(f.type) for kind in SCALAR_KINDS)
+        if f.name not in strings
+        and (f.name == turn or any(getattr(pa.types, kind)(f.type) for kind in SCALAR_KINDS))
     )
     strings.update(dict.fromkeys(numbers, pa.string()))
     return (

@@ -373,8 +373,15 @@ def _read(
     mapping: Mapping[str, str],
 ) -> Iterator[Item]:
     """Every conversation (and rejected record) of the inputs, in order, each put in its
-    config and split; a file that holds none is refused."""
+    config and split; a file that holds none is refused, and so is a mapping given to a format
+    that has no columns to name (only ``table`` reads it: never taken and dropped unsaid)."""
     assert fmt.reader is not None
+    if mapping and fmt.name != "table":
+        raise CorpusImportError(
+            f"--map (mapping=) names a table's columns, and {fmt.name} has none; leave it out, "
+            "or give --format table for a table",
+            name=name,
+        )
     if data is not None:
         yield from _in_memory_items(fmt, data, name=name, config=config, split=split, mapping=mapping)
         return

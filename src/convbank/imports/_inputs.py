@@ -60,9 +60,12 @@ def parse_inputs(args: Iterable[str]) -> list[tuple[Path, str | None]]:
     return out
 
 
-def _path(text: str | os.PathLike[str], given: str | os.PathLike[str]) -> Path:
+def _path(text: Any, given: Any) -> Path:
     """A path given, refused where it is empty (``train=``, ``""``), which ``Path`` would read
-    as the current folder: one line naming what was given, never that folder."""
+    as the current folder: one line naming what was given, never that folder; one that is not
+    a path a ``TypeError`` saying so (bytes are the system's path, as ``open()`` takes it)."""
+    if not isinstance(text, (str, os.PathLike)):
+        raise TypeError(f"an input is a path (a str or an os.PathLike), not {type(text).__name__} {text!r}")
     if isinstance(text, str) and not text.strip():
         raise CorpusImportError(
             f"{str(given)!r}: expected a path (a file or a folder), not an empty one", path=str(given)
@@ -70,16 +73,33 @@ def _path(text: str | os.PathLike[str], given: str | os.PathLike[str]) -> Path:
     return Path(text)
 
 
+def _decoded(path: Any) -> Any:
+    """A path given as bytes as the text the system names it by; anything else as it is."""
+    return os.fsdecode(path) if isinstance(path, bytes) else path
+
+
 def inputs_of(source: Source) -> list[tuple[Path, str | None]]:
-    if isinstance(source, (str, os.PathLike)):
-        return [(_path(source, source), None)]
+    if isinstance(source, (str, bytes, os.PathLike)):  # one path, never its letters or bytes
+        return [(_path(_decoded(source), _decoded(source)), None)]
     if isinstance(source, Mapping):
         return [
             (_path(p, f"{split}={p}"), str(split))
             for split, paths in source.items()
-            for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)
+            for p in map(
+                _decoded, [paths] if isinstance(paths, (str, bytes, os.PathLike)) else _several(paths)
+            )
         ]
-    return [(_path(p, p), None) for p in source]
+    return [(_path(p, p), None) for p in map(_decoded, _several(source))]
+
+
+def _several(source: Any) -> list[Any]:
+    """Paths given together, or a ``TypeError`` saying what an import takes."""
+    if not isinstance(source, Iterable):
+        raise TypeError(
+            "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
+            f"Dataset, not {type(source).__name__} {source!r}"
+        )
+    return list(source)
 
 
 def in_memory(source: Any) -> str | None:
@@ -150,7 +170,8 @@ def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Pa
                 f"{path}: expected a TOML card ({exc.strerror or exc})", path=path
             ) from exc
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise CorpusImportError(f"{path}: expected a TOML card ({exc})", path=path) from exc
+            why = encoding_problem(path) if isinstance(exc, UnicodeDecodeError) else None
+            raise CorpusImportError(f"{path}: expected a TOML card ({why or exc})", path=path) from exc
     unknown = sorted(set(given) - set(CARD_KEYS))
     bad = [k for k in CARD_KEYS if k in given and not isinstance(given[k], str)]
     if unknown or bad:

@@ -165,7 +165,7 @@ class PadCollator:
     def __call__(self, batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if not batch or not all(isinstance(x, dict) and "input_ids" in x for x in batch):
             raise TypeError("PadCollator pads examples (dicts) with input_ids; use collate for others")
-        ids = [_tokens(x["input_ids"]) for x in batch]
+        ids = [_tokens(x["input_ids"], "input_ids", i) for i, x in enumerate(batch)]
         length = max(len(t) for t in ids)
         if self.max_length is not None:
             length = min(length, self.max_length)
@@ -190,7 +190,7 @@ class PadCollator:
             ):
                 out[key] = _column([x.get(key) for x in batch])
                 continue
-            rows = ids if key == "input_ids" else [_tokens(x[key]) for x in batch]
+            rows = ids if key == "input_ids" else _aligned(batch, key, ids)
             out[key] = self._pad(rows, length, pads[key])
             if key == "input_ids" and "attention_mask" not in batch[0]:
                 out["attention_mask"] = self._pad([[1] * len(t) for t in ids], length, 0)
@@ -209,11 +209,47 @@ class PadCollator:
         return out
 
 
-def _tokens(value: Any) -> list[int]:
-    """Token ids (a list, tuple, array or tensor) as a list of ints."""
+def _tokens(value: Any, key: str, at: int) -> list[int]:
+    """Token ids (a list, tuple, 1-d array or tensor of ints, NumPy's too) as a list of ints,
+    or an error naming ``key`` and the example: a float is never cut to an int, a bool never
+    counted as one, an int beyond int64 never left to the tensor's overflow."""
     if isinstance(value, torch.Tensor | np.ndarray):
-        return [int(v) for v in value.reshape(-1).tolist()]
+        whole = value.dtype.kind in "iu" if isinstance(value, np.ndarray) else _whole_tensor(value)
+        if value.ndim != 1 or not whole:
+            raise TypeError(
+                f"{key} of example {at} is a {value.ndim}-d array of {value.dtype}; expected token ids (ints)"
+            )
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(
+            f"{key} of example {at} is {type(value).__name__}; expected a list of token ids (ints)"
+        )
+    odd = [v for v in value if not _an_id(v)][:1]
+    if odd:
+        raise TypeError(
+            f"{key} of example {at} holds {odd[0]!r}; expected token ids (ints an int64 tensor holds)"
+        )
     return [int(v) for v in value]
+
+
+def _whole_tensor(value: torch.Tensor) -> bool:
+    return not (value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
+
+
+def _an_id(value: Any) -> bool:
+    """An int (NumPy's too, never a bool) that an int64 tensor holds."""
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return whole and -(1 << 63) <= int(value) < (1 << 63)
+
+
+def _aligned(batch: Sequence[dict[str, Any]], key: str, ids: list[list[int]]) -> list[list[int]]:
+    """The rows of a padded key beside ``input_ids`` (a mask, positions, token labels): one
+    value per token, else a ``ValueError`` naming the example (never padded or cut to fit)."""
+    rows = [_tokens(x[key], key, i) for i, x in enumerate(batch)]
+    for i, (row, tokens) in enumerate(zip(rows, ids, strict=True)):
+        if len(row) != len(tokens):
+            raise ValueError(f"example {i} has {len(tokens)} input_ids and {len(row)} {key}: one per token")
+    return rows
 
 
 def _token_id(value: Any, name: str) -> int:
