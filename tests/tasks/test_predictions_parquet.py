@@ -127,3 +127,23 @@ def test_a_parquet_footer_that_says_less_than_its_pages_hold_is_refused_unread(t
         "(102 rows, 1 MiB at most)"
     )
     assert read_predictions(path) == {"a": "x" * (8 << 20)}  # no task, no bound: read
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_dictionary_taken_by_every_row_is_counted_as_its_rows_hold_it(tmp_path: Path, nested: bool) -> None:
+    """Before: a file of 21 KB whose 9,000 rows each took one dictionary value of 1.9 MB was
+    held to 9 MB (the dictionary counted once), then made 17 GB of Python text: a
+    ``MemoryError`` under ``ulimit -v`` (1 of 1 files). Now counted from the indices."""
+    rows = 300
+    taken = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["x" * 20_000]))
+    prediction = pa.ListArray.from_arrays(pa.array(range(rows + 1), pa.int32()), taken) if nested else taken
+    ids = pa.array([f"e{i}" for i in range(rows)])
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"example_id": ids, "prediction": prediction}), path, compression="zstd")
+    assert path.stat().st_size < 10_000
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path, examples=150)
+    assert str(caught.value) == (
+        f"{path}: 256 rows, 5 MiB uncompressed: more than a predictions file of this task holds "
+        "(400 rows, 3 MiB at most)"
+    )

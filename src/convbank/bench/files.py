@@ -344,7 +344,7 @@ def _bounded_table(path: Path, f: BinaryIO, limit: int | None, most_rows: int | 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from convbank.bench._parquet_size import UnreadablePagesError, unpacked_bytes
+    from convbank.bench._parquet_size import UnreadablePagesError, held_bytes, unpacked_bytes
 
     parquet = pq.ParquetFile(f)
     footer = parquet.metadata
@@ -361,7 +361,7 @@ def _bounded_table(path: Path, f: BinaryIO, limit: int | None, most_rows: int | 
         raise _too_large(path, footer.num_rows, size, limit, most_rows)
     batches, rows, held = [], 0, 0
     for batch in parquet.iter_batches(batch_size=256):
-        rows, held = rows + batch.num_rows, held + batch.nbytes
+        rows, held = rows + batch.num_rows, held + sum(held_bytes(c) for c in batch.columns)
         if rows > most_rows or held > limit:
             raise _too_large(path, rows, held, limit, most_rows)
         batches.append(batch)
