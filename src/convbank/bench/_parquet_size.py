@@ -4,9 +4,10 @@ A Parquet footer says how large each row group is uncompressed, but nothing chec
 says true: a file of 10 KB whose footer claims 100 bytes may hold a page that unpacks to
 2 GiB. The reader allocates what each page's own header says (``uncompressed_page_size``),
 so :func:`unpacked_bytes` walks the page headers of every column chunk (Thrift's compact
-encoding, read here without a Thrift library) and sums those: the bytes reading will unpack,
-found before any page is unpacked. What a batch read holds once its dictionaries' values are
-repeated as its rows take them (Python's values of it do) is :func:`held_bytes`.
+encoding, read here without a Thrift library) and sums those, and 8 bytes for each value a
+page says it holds: the bytes reading will unpack, found before any page is unpacked. What
+a batch read holds once its dictionaries' values are repeated as its rows take them
+(Python's values of it do) is :func:`held_bytes`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ __all__ = ["UnreadablePagesError", "held_bytes", "unpacked_bytes"]
 
 _HEADER_MOST = 16 << 20
 """The longest page header read (what Arrow's reader allows by default)."""
+
+
+_PER_VALUE = 8
+"""The bytes a value of a page costs read at least, whatever its page holds of it (an offset,
+an index): a page may say a billion nulls in a few bytes."""
 
 
 class UnreadablePagesError(ValueError):
@@ -80,9 +86,9 @@ class _Compact:
         if self.pos > len(self.data):
             raise UnreadablePagesError("a page header runs past its bytes")
 
-    def struct(self, depth: int = 0) -> dict[int, int]:
-        """Read a struct; its top-level 32- and 64-bit integers by field id."""
-        fields: dict[int, int] = {}
+    def struct(self, depth: int = 0) -> dict[int, Any]:
+        """Read a struct; its 32- and 64-bit integers and its structs (as theirs) by field id."""
+        fields: dict[int, Any] = {}
         last = 0
         while True:
             head = self.byte()
@@ -94,9 +100,11 @@ class _Compact:
             else:
                 raw = self.varint()
                 last = (raw >> 1) ^ -(raw & 1)
-            if kind in (5, 6) and depth == 0:
+            if kind in (5, 6):
                 raw = self.varint()
                 fields[last] = (raw >> 1) ^ -(raw & 1)
+            elif kind == 12:
+                fields[last] = self.struct(depth + 1)
             else:
                 self.skip(kind, depth)
 
@@ -110,9 +118,11 @@ def _chunk_bytes(f: BinaryIO, start: int, length: int) -> int:
         reader = _Compact(data)
         header = reader.struct()
         unpacked, packed = header.get(2), header.get(3)
-        if unpacked is None or packed is None or unpacked < 0 or packed < 0:
+        if not isinstance(unpacked, int) or not isinstance(packed, int) or unpacked < 0 or packed < 0:
             raise UnreadablePagesError("a page header without its sizes")
-        total += unpacked
+        page: dict[int, Any] = next((header[k] for k in (5, 8, 7) if isinstance(header.get(k), dict)), {})
+        values = page.get(1, 0)  # its values (nulls too), each an offset or an index at least
+        total += unpacked + _PER_VALUE * (values if isinstance(values, int) and values > 0 else 0)
         pos += reader.pos + packed
     return total
 
