@@ -164,3 +164,22 @@ def test_a_page_of_many_values_in_few_bytes_is_counted_from_its_header(tmp_path:
     with pytest.raises(BenchError) as caught:
         read_predictions(path, examples=1)
     assert str(caught.value).startswith(f"{path}: 1 rows, 15 MiB uncompressed: more than a predictions file")
+
+
+def test_a_fixed_length_dictionary_value_taken_by_every_row_is_counted_from_the_headers(
+    tmp_path: Path,
+) -> None:
+    """Before: a file of 1 KB whose 300 rows each took one 3 MB fixed-length value was read 256
+    rows at a time before it was refused, 1.7 GB held (1 of 1 files)."""
+    rows, width = 300, 20_000
+    values = pa.array([b"x" * width], pa.binary(width))
+    prediction = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), values)
+    path = tmp_path / "p.parquet"
+    table = pa.table({"example_id": [f"e{i}" for i in range(rows)], "prediction": prediction})
+    pq.write_table(table, path, compression="zstd", store_schema=False)
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path, examples=150)
+    assert str(caught.value) == (
+        f"{path}: 300 rows, 6 MiB uncompressed: more than a predictions file of this task holds "
+        "(400 rows, 3 MiB at most)"
+    )

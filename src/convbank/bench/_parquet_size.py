@@ -109,8 +109,9 @@ class _Compact:
                 self.skip(kind, depth)
 
 
-def _chunk_bytes(f: BinaryIO, start: int, length: int) -> int:
-    """The bytes the pages of one column chunk (``length`` bytes from ``start``) unpack to."""
+def _chunk_bytes(f: BinaryIO, start: int, length: int, per_value: int = _PER_VALUE) -> int:
+    """The bytes the pages of one column chunk (``length`` bytes from ``start``) unpack to,
+    ``per_value`` bytes at least for each value a page holds."""
     total, pos, end = 0, start, start + length
     while pos < end:
         f.seek(pos)
@@ -122,9 +123,17 @@ def _chunk_bytes(f: BinaryIO, start: int, length: int) -> int:
             raise UnreadablePagesError("a page header without its sizes")
         page: dict[int, Any] = next((header[k] for k in (5, 8, 7) if isinstance(header.get(k), dict)), {})
         values = page.get(1, 0)  # its values (nulls too), each an offset or an index at least
-        total += unpacked + _PER_VALUE * (values if isinstance(values, int) and values > 0 else 0)
+        total += unpacked + per_value * (values if isinstance(values, int) and values > 0 else 0)
         pos += reader.pos + packed
     return total
+
+
+def _value_bytes(column: Any) -> int:
+    """What one value of a column (its ``ColumnSchema``) holds read at least: a fixed-length
+    one its length (a dictionary's one value taken by every row is that many times it)."""
+    if column.physical_type == "FIXED_LEN_BYTE_ARRAY":
+        return max(_PER_VALUE, int(column.length or 0))
+    return 12 if column.physical_type == "INT96" else _PER_VALUE
 
 
 def unpacked_bytes(f: BinaryIO, metadata: Any) -> int:
@@ -139,7 +148,8 @@ def unpacked_bytes(f: BinaryIO, metadata: Any) -> int:
             start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
             if start is None or start < 0 or column.total_compressed_size < 0:
                 raise UnreadablePagesError("a column chunk without its place in the file")
-            total += _chunk_bytes(f, start, column.total_compressed_size)
+            per_value = _value_bytes(metadata.schema.column(c))
+            total += _chunk_bytes(f, start, column.total_compressed_size, per_value)
     return total
 
 
