@@ -103,3 +103,16 @@ def test_a_sharegpt_messages_role_or_content_is_kept_in_chat_never_in_their_plac
     convbank.import_conversations(out, name="sg_clash_back")
     (turn,) = next(iter(convbank.load("sg_clash_back"))).turns
     assert (turn.text, turn.meta) == ("hi", {"message": {"content": "X", "role": "R"}})
+
+
+def test_a_sharegpt_messages_null_value_is_written_back_null(tmp_path: Path) -> None:
+    """Before: ``"value": null`` was read as an empty turn and written back as ``""``, the
+    record no longer as it was read (1 of 1 messages)."""
+    record = {"id": "s", "conversations": [{"from": "human", "value": None}, {"from": "gpt", "value": ""}]}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    convbank.import_conversations(path, name="sg_null", format="sharegpt")
+    (turn, _) = next(iter(convbank.load("sg_null"))).turns
+    assert (turn.text, turn.meta) == ("", {"value": None})
+    (out,) = export(convbank.load("sg_null"), "sharegpt", tmp_path / "out")
+    assert json.loads(out.read_text(encoding="utf-8")) == record

@@ -3,7 +3,8 @@ dumps and of the fine-tuning sets that follow it (LLaMA-Factory, Axolotl, FastCh
 is ``human``, ``gpt``, ``system``, ``function_call`` or ``observation``.
 
 Read as a conversation per record, every message a turn whose speaker is its ``from`` (an
-empty ``value`` kept as an empty turn), the message's other keys in the turn's meta
+empty ``value`` kept as an empty turn, a null one too, its meta ``value`` null saying so),
+the message's other keys in the turn's meta
 ``message``, the record's other keys (``id``, ``system``, ``tools``...) the conversation's
 meta. Written from one side, as ``chat`` is: the participant seen from speaks as ``gpt``,
 everyone else as ``human``; a corpus read from ShareGPT is written back as it was read, and
@@ -57,7 +58,8 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
         conv.participants and all(p.participant_id in ROLES for p in conv.participants)
     ):
         messages = [
-            beside({"from": t.participant_id, "value": t.text}, t.meta.get("message", {})) for t in conv.turns
+            beside({"from": t.participant_id, "value": _value(t)}, t.meta.get("message", {}))
+            for t in conv.turns
         ]
         return beside({"conversations": messages}, conv.meta)
     record = chat_record(conv, as_participant)
@@ -66,6 +68,11 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
         return beside({"conversations": messages}, conv.meta)
     messages = [_from_chat(m, keep=False) for m in record["messages"]]
     return {"id": conv.conversation_id, "conversations": messages, "metadata": record["metadata"]}
+
+
+def _value(turn: Turn) -> str | None:
+    """A turn's ShareGPT ``value``: its text, or null where it was read as null (meta ``value``)."""
+    return None if "value" in turn.meta and turn.meta["value"] is None else turn.text
 
 
 def _from_chat(m: dict[str, Any], *, keep: bool) -> dict[str, Any]:
@@ -112,7 +119,9 @@ def _conversation(value: Any, number: int, options: ReadOptions) -> Conversation
         who: str = m["from"]
         people.setdefault(who, Participant(participant_id=who, role=ROLES.get(who) or who))
         rest = apart(m, ("from", "value"))
-        meta = {"message": rest} if rest else {}
+        meta: dict[str, Any] = {"message": rest} if rest else {}
+        if "value" in m and m["value"] is None:  # null, written back as null (its text empty)
+            meta["value"] = None
         turns.append(Turn(turn_index=i, participant_id=who, text=text, meta=meta))
     return record_conversation(value, "conversations", people, turns, number=number, options=options)
 
