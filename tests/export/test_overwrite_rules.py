@@ -433,6 +433,23 @@ def test_a_folder_that_cannot_be_made_leaves_none_of_those_made_above_it(built: 
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_a_link_to_nothing_where_the_exports_folder_goes_is_one_line(
+    built: Bank, tmp_path: Path, under: str
+) -> None:
+    """Before: ``-o dangling`` (a symbolic link to nothing) and ``-o dangling/sub`` were
+    ``dangling: File exists; check that the path exists and can be written``, exit 1 (2 of 2)."""
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    output = tmp_path / "dangling" / under if under else tmp_path / "dangling"
+    with pytest.raises(ExportError) as caught:
+        export(load("casino", split="valid"), "chat", output)
+    where = "there" if not under else f"{output} under it"
+    assert str(caught.value) == (
+        f"{tmp_path / 'dangling'} is a symbolic link to nothing; the export writes a folder {where}"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["dangling"]
+
+
 @pytest.mark.parametrize("under", ["", "sub", "sub/deeper"])
 def test_a_file_where_the_exports_folder_or_one_above_it_goes_is_one_line(
     built: Bank, tmp_path: Path, under: str

@@ -390,9 +390,10 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
         raise ExportError(f"{output}: {problem}, which not every writer can open; rename it", path=output)
     made = [p for p in (output, *output.parents) if not os.path.lexists(p)]  # innermost first
     there = made[-1].parent if made else output  # the folder the export makes its own in
-    if there.exists() and not there.is_dir():
+    if os.path.lexists(there) and not there.is_dir():  # a link to nothing is in the way too
         where = "there" if not made else f"{output} under it"
-        raise ExportError(f"{there} is a file; the export writes a folder {where}", path=there)
+        what = "a symbolic link to nothing" if not there.exists() else "a file"
+        raise ExportError(f"{there} is {what}; the export writes a folder {where}", path=there)
     refuse_convbanks_own(output)
     done = False
     staging: Path | None = None
