@@ -114,10 +114,7 @@ def _chunk_bytes(f: BinaryIO, start: int, length: int, per_value: int = _PER_VAL
     ``per_value`` bytes at least for each value a page holds."""
     total, pos, end = 0, start, start + length
     while pos < end:
-        f.seek(pos)
-        data = f.read(min(_HEADER_MOST, max(end - pos, 0)))
-        reader = _Compact(data)
-        header = reader.struct()
+        reader, header = _header_at(f, pos, end - pos)
         unpacked, packed = header.get(2), header.get(3)
         if not isinstance(unpacked, int) or not isinstance(packed, int) or unpacked < 0 or packed < 0:
             raise UnreadablePagesError("a page header without its sizes")
@@ -126,6 +123,21 @@ def _chunk_bytes(f: BinaryIO, start: int, length: int, per_value: int = _PER_VAL
         total += unpacked + per_value * (values if isinstance(values, int) and values > 0 else 0)
         pos += reader.pos + packed
     return total
+
+
+def _header_at(f: BinaryIO, pos: int, room: int) -> tuple[_Compact, dict[int, Any]]:
+    """The page header at ``pos`` (and its reader, whose ``pos`` is its length): read 4 KiB
+    first, then twice as much while it runs past them, up to :data:`_HEADER_MOST` or ``room``."""
+    size = 4096
+    while True:
+        f.seek(pos)
+        reader = _Compact(f.read(min(size, _HEADER_MOST, max(room, 0))))
+        try:
+            return reader, reader.struct()
+        except UnreadablePagesError:
+            if size >= min(_HEADER_MOST, room):
+                raise
+            size *= 2
 
 
 def _value_bytes(column: Any) -> int:
