@@ -433,6 +433,45 @@ def test_a_folder_that_cannot_be_made_leaves_none_of_those_made_above_it(built: 
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize(("fmt", "folder"), [("convokit", "casino_convokit"), ("hf", "casino/default")])
+def test_a_file_put_into_an_exports_folder_is_not_replaced_by_the_same_export(
+    built: Bank, tmp_path: Path, fmt: str, folder: str
+) -> None:
+    """Before: ``notes.txt`` put into ``casino_convokit/`` (or ``casino/default/``) was deleted
+    by the same export run again, exit 0, though a file convbank did not write needs
+    ``--overwrite`` (2 of 2 formats). The record lists the files each folder export wrote."""
+    export(load("casino", split="valid"), fmt, tmp_path / "out")
+    export(load("casino", split="valid"), fmt, tmp_path / "out")  # the same again: replaced
+    notes = tmp_path / "out" / folder / "notes.txt"
+    notes.write_text("mine\n", encoding="utf-8")
+    with pytest.raises(ExportError) as caught:
+        export(load("casino", split="valid"), fmt, tmp_path / "out")
+    assert str(caught.value) == (
+        f"{notes} exists and convbank did not write it there; the {fmt} export of casino "
+        "(default/valid) would replace it: pass --overwrite (overwrite=True), or export into another folder"
+    )
+    assert notes.read_text(encoding="utf-8") == "mine\n"
+    export(load("casino", split="valid"), fmt, tmp_path / "out", overwrite=True)
+    assert not notes.exists()
+
+
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_a_link_to_nothing_where_the_exports_folder_goes_is_one_line(
+    built: Bank, tmp_path: Path, under: str
+) -> None:
+    """Before: ``-o dangling`` (a symbolic link to nothing) and ``-o dangling/sub`` were
+    ``dangling: File exists; check that the path exists and can be written``, exit 1 (2 of 2)."""
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    output = tmp_path / "dangling" / under if under else tmp_path / "dangling"
+    with pytest.raises(ExportError) as caught:
+        export(load("casino", split="valid"), "chat", output)
+    where = "there" if not under else f"{output} under it"
+    assert str(caught.value) == (
+        f"{tmp_path / 'dangling'} is a symbolic link to nothing; the export writes a folder {where}"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["dangling"]
+
+
 @pytest.mark.parametrize("under", ["", "sub", "sub/deeper"])
 def test_a_file_where_the_exports_folder_or_one_above_it_goes_is_one_line(
     built: Bank, tmp_path: Path, under: str

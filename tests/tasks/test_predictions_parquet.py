@@ -127,3 +127,59 @@ def test_a_parquet_footer_that_says_less_than_its_pages_hold_is_refused_unread(t
         "(102 rows, 1 MiB at most)"
     )
     assert read_predictions(path) == {"a": "x" * (8 << 20)}  # no task, no bound: read
+
+
+@pytest.mark.parametrize(("nested", "arrow_schema"), [(False, True), (True, True), (False, False)])
+def test_a_dictionary_taken_by_every_row_is_counted_as_its_rows_hold_it(
+    tmp_path: Path, nested: bool, arrow_schema: bool
+) -> None:
+    """Before: a file of 21 KB whose 9,000 rows each took one dictionary value of 1.9 MB was
+    held to 9 MB (the dictionary counted once), then made 17 GB of Python text: a
+    ``MemoryError`` under ``ulimit -v``; one of 3 KB without Arrow's schema, whose 300 rows
+    took a value of 60 MB, was read as text 64 rows at a time, ``realloc of size 3840000000
+    failed`` (2 of 2 files). Now texts are read as dictionaries, counted from the indices."""
+    rows = 300
+    taken = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["x" * 20_000]))
+    prediction = pa.ListArray.from_arrays(pa.array(range(rows + 1), pa.int32()), taken) if nested else taken
+    ids = pa.array([f"e{i}" for i in range(rows)])
+    path = tmp_path / "p.parquet"
+    table = pa.table({"example_id": ids, "prediction": prediction})
+    pq.write_table(table, path, compression="zstd", store_schema=arrow_schema)
+    assert path.stat().st_size < 10_000
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path, examples=150)
+    assert str(caught.value) == (
+        f"{path}: 256 rows, 5 MiB uncompressed: more than a predictions file of this task holds "
+        "(400 rows, 3 MiB at most)"
+    )
+
+
+def test_a_page_of_many_values_in_few_bytes_is_counted_from_its_header(tmp_path: Path) -> None:
+    """A page may say two million nulls in a few bytes; reading makes an offset for each."""
+    prediction = pa.ListArray.from_arrays(
+        pa.array([0, 2_000_000], pa.int32()), pa.nulls(2_000_000, pa.string())
+    )
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"example_id": ["a"], "prediction": prediction}), path, compression="zstd")
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path, examples=1)
+    assert str(caught.value).startswith(f"{path}: 1 rows, 15 MiB uncompressed: more than a predictions file")
+
+
+def test_a_fixed_length_dictionary_value_taken_by_every_row_is_counted_from_the_headers(
+    tmp_path: Path,
+) -> None:
+    """Before: a file of 1 KB whose 300 rows each took one 3 MB fixed-length value was read 256
+    rows at a time before it was refused, 1.7 GB held (1 of 1 files)."""
+    rows, width = 300, 20_000
+    values = pa.array([b"x" * width], pa.binary(width))
+    prediction = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), values)
+    path = tmp_path / "p.parquet"
+    table = pa.table({"example_id": [f"e{i}" for i in range(rows)], "prediction": prediction})
+    pq.write_table(table, path, compression="zstd", store_schema=False)
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path, examples=150)
+    assert str(caught.value) == (
+        f"{path}: 300 rows, 6 MiB uncompressed: more than a predictions file of this task holds "
+        "(400 rows, 3 MiB at most)"
+    )

@@ -344,12 +344,14 @@ def _bounded_table(path: Path, f: BinaryIO, limit: int | None, most_rows: int | 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from convbank.bench._parquet_size import UnreadablePagesError, unpacked_bytes
+    from convbank.bench._parquet_size import UnreadablePagesError, held_bytes, unpacked_bytes
 
     parquet = pq.ParquetFile(f)
     footer = parquet.metadata
     if limit is None or most_rows is None:
         return parquet.read()
+    texts = [c.path for c in parquet.schema if c.physical_type == "BYTE_ARRAY"]
+    parquet = pq.ParquetFile(f, read_dictionary=texts)  # texts as dictionaries: never repeated
     size = sum(footer.row_group(i).total_byte_size for i in range(footer.num_row_groups))
     if footer.num_rows > most_rows or size > limit:
         raise _too_large(path, footer.num_rows, size, limit, most_rows)
@@ -360,12 +362,13 @@ def _bounded_table(path: Path, f: BinaryIO, limit: int | None, most_rows: int | 
     if size > limit:
         raise _too_large(path, footer.num_rows, size, limit, most_rows)
     batches, rows, held = [], 0, 0
-    for batch in parquet.iter_batches(batch_size=256):
-        rows, held = rows + batch.num_rows, held + batch.nbytes
-        if rows > most_rows or held > limit:
-            raise _too_large(path, rows, held, limit, most_rows)
-        batches.append(batch)
-    return pa.Table.from_batches(batches, schema=parquet.schema_arrow)
+    for group in range(footer.num_row_groups):  # a batch of one group: one dictionary a column
+        for batch in parquet.iter_batches(batch_size=256, row_groups=[group]):
+            rows, held = rows + batch.num_rows, held + sum(held_bytes(c) for c in batch.columns)
+            if rows > most_rows or held > limit:
+                raise _too_large(path, rows, held, limit, most_rows)
+            batches.append(batch)
+    return pa.Table.from_batches(batches) if batches else parquet.schema_arrow.empty_table()
 
 
 def _too_large(path: Path, rows: int, size: int, limit: int, most_rows: int) -> BenchError:

@@ -227,7 +227,7 @@ def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwri
     for rel in paths:
         target = output / rel
         for owned, other in record.items():
-            if other != export and _overlaps(owned, rel):
+            if not _same(other, export) and _overlaps(owned, rel):
                 raise ExportError(
                     f"{output / owned} holds {describe(other)}; {describe(export)} would replace it: "
                     "pass --overwrite (overwrite=True), or export into another folder",
@@ -237,6 +237,8 @@ def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwri
         in_the_way = [p for p in _folders_on_the_way(output, rel) if os.path.lexists(p) and not p.is_dir()]
         if (target.exists() or target.is_symlink()) and rel not in record:
             in_the_way.append(target)
+        elif rel in record:  # a file put into the folder this export wrote is not the export's
+            in_the_way += _not_written(target, record[rel].get("files"))[:1]
         if in_the_way:
             raise ExportError(
                 f"{in_the_way[0]} exists and convbank did not write it there; {describe(export)} would "
@@ -336,6 +338,7 @@ def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwr
     with _locked(output):
         check_targets(output, rels, export, overwrite=overwrite)
         record = {k: v for k, v in _read(output).items() if not any(_overlaps(k, r) for r in rels)}
+        entries = {rel: _with_files(export, staging / rel) for rel in rels}
         _write(output, _read(output), {"staging": staging.name, "paths": rels, "export": export})
         pause("journal")
         try:
@@ -343,12 +346,36 @@ def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwr
                 _move(output, staging, rel)
                 if n == 0:
                     pause("moved")
-            _write(output, {**record, **dict.fromkeys(rels, export)})
+            _write(output, {**record, **entries})
         except BaseException:  # interrupted or failed mid-way: the moves are finished
             with contextlib.suppress(Exception):
                 recover(output)
             raise
         pause("recorded")
+
+
+def _same(recorded: Export, export: Export) -> bool:
+    """Whether a recorded entry is of ``export`` (the files it lists aside)."""
+    return {k: v for k, v in recorded.items() if k != "files"} == export
+
+
+def _with_files(export: Export, path: Path) -> Export:
+    """``export``'s entry for ``path``: a folder's lists the files it wrote there (``files``),
+    so that a file put into it later is not taken for the export's (:func:`_not_written`)."""
+    if path.is_symlink() or not path.is_dir():
+        return export
+    files = (p for p in path.rglob("*") if p.is_symlink() or not p.is_dir())
+    return {**export, "files": sorted(p.relative_to(path).as_posix() for p in files)}
+
+
+def _not_written(folder: Path, files: object) -> list[Path]:
+    """The files in ``folder`` (an export's, whose entry lists ``files``) that it did not
+    write; none where its entry lists none (a record from before the lists)."""
+    if not isinstance(files, list) or folder.is_symlink() or not folder.is_dir():
+        return []
+    written = set(files)
+    found = (p for p in sorted(folder.rglob("*")) if p.is_symlink() or not p.is_dir())
+    return [p for p in found if p.relative_to(folder).as_posix() not in written]
 
 
 def refuse_convbanks_own(
@@ -390,9 +417,10 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
         raise ExportError(f"{output}: {problem}, which not every writer can open; rename it", path=output)
     made = [p for p in (output, *output.parents) if not os.path.lexists(p)]  # innermost first
     there = made[-1].parent if made else output  # the folder the export makes its own in
-    if there.exists() and not there.is_dir():
+    if os.path.lexists(there) and not there.is_dir():  # a link to nothing is in the way too
         where = "there" if not made else f"{output} under it"
-        raise ExportError(f"{there} is a file; the export writes a folder {where}", path=there)
+        what = "a symbolic link to nothing" if not there.exists() else "a file"
+        raise ExportError(f"{there} is {what}; the export writes a folder {where}", path=there)
     refuse_convbanks_own(output)
     done = False
     staging: Path | None = None
