@@ -11,23 +11,23 @@ clearer message first.
 
 from __future__ import annotations
 
-import queue
 import re
 import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from convbank._workers import ctrl_c_said, forbid_fork, taken
+from convbank._workers import ctrl_c_said, forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store._exact import exact_relation
 from convbank.store._held import HeldFile
+from convbank.store._pumped import pumped
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.integrity import damaged
 
@@ -47,7 +47,6 @@ __all__ = [
     "verify",
 ]
 
-T = TypeVar("T")
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 BATCH_ROWS = 8192
 """Rows of a streamed batch: what a reader of :func:`results` holds at a time."""
@@ -297,7 +296,7 @@ def results(
     items = _results(con, texts, timeout, batch_rows, last_only)
     if threading.current_thread() is not threading.main_thread():
         return items
-    return _pumped(con, items)
+    return pumped(con, items)
 
 
 def _results(
@@ -334,51 +333,6 @@ def _results(
             raise _query_error(exc, struck.is_set(), timeout, text) from exc
 
 
-def _pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
-    """``items``, computed on a helper thread while this (main) thread waits where Python
-    can take a signal: Ctrl-C interrupts DuckDB and raises :class:`KeyboardInterrupt` here
-    at once, where a call into DuckDB would hold it until the query ended."""
-    handoff: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        handoff.put(("item", item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            handoff.put(("end", None))
-        except BaseException as exc:  # handed to the caller
-            handoff.put(("error", exc))
-
-    worker = threading.Thread(target=produce, name="convbank-sql", daemon=True)
-    try:
-        worker.start()  # within the try: a signal as it starts still waits for the helper below
-        while True:
-            kind, value = taken(handoff)  # a wait Ctrl-C ends at once
-            if kind == "end":
-                return
-            if kind == "error":
-                raise value
-            yield value
-    finally:
-        if worker.is_alive():  # Ctrl-C, or the caller left early: stop DuckDB, free the helper
-            stop.set()
-            while worker.is_alive():  # interrupted again each turn: one sent before its query began is lost
-                with suppress(duckdb.Error):
-                    con.interrupt()
-                with suppress(queue.Empty):
-                    handoff.get(timeout=0.05)
-        close = getattr(items, "close", None)
-        if close is not None:  # its deadline timer cancelled, its result let go
-            close()
-
-
 def fetched(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[Any]:
     """``con.execute(sql, params).fetchall()``, run as :func:`results` runs a query: on the
     main thread DuckDB runs on a helper thread, so that Ctrl-C stops it at once (DuckDB on
@@ -387,7 +341,7 @@ def fetched(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None =
     if threading.current_thread() is not threading.main_thread():
         return next(rows)
     with ctrl_c_said():
-        return next(_pumped(con, rows))
+        return next(pumped(con, rows))
 
 
 def run(con: duckdb.DuckDBPyConnection, sql: str, *, timeout: float | None = None) -> pa.Table:
