@@ -375,7 +375,7 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 def where() -> None:
     """Print convbank's folders: home, downloads (the cache of fetched files) and bank, each
     on its line (a control character or a newline in a path shown as an escape, ``\\x1b``)."""
-    from convbank.cli._console import one_line
+    from convbank._controls import one_line  # not rich: `where` starts in a blink
 
     for what, path in (("home", home()), ("downloads", downloads_root()), ("bank", bank_root())):
         click.echo(f"{what}\t{one_line(str(path))}")
