@@ -243,7 +243,7 @@ def extract_into(archive: Path, target: Path, root: str, opened: BinaryIO, check
         (tmp / RECORD).write_text(json.dumps(_states(tmp)), encoding="utf-8")
         pause_at(f"source-extracted/{archive.name}")
         check()
-        shutil.rmtree(target, ignore_errors=True)  # one without the folder inside
+        _remove(target)  # one without the folder inside, or whatever else stands there
         os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -251,6 +251,19 @@ def extract_into(archive: Path, target: Path, root: str, opened: BinaryIO, check
             if empty.is_dir() and not any(empty.iterdir()):
                 empty.rmdir()
         raise
+
+
+def _remove(path: Path) -> None:
+    """Remove what is at ``path``: a folder with what it holds, anything else (a file, a link,
+    a FIFO that ``shutil.rmtree`` would open and wait on for ever) itself."""
+    try:
+        folder = stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:  # nothing there
+        return
+    if folder:
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 RECORD = ".convbank-extracted.json"

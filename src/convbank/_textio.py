@@ -22,6 +22,8 @@ from typing import IO, Any
 
 import msgspec
 
+from convbank._controls import BIDI_CONTROLS, LINE_SEPARATORS
+
 __all__ = [
     "BIDI_CONTROLS",
     "CsvRows",
@@ -35,14 +37,6 @@ __all__ = [
     "utf8_text",
 ]
 
-BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-"""The bidirectional controls (ALM, LRM, RLM, LRE-RLO, LRI-PDI): text that reorders what a
-terminal or a page shows around it (``U+202E`` makes ``exe.txt`` read ``txt.exe``)."""
-
-LINE_SEPARATORS = (0x2028, 0x2029)
-"""LINE SEPARATOR and PARAGRAPH SEPARATOR: JSON allows them raw, but Python's
-``str.splitlines()`` (and JavaScript before ES2019) ends a line at them, so a JSON line
-holding one read that way splits in two, neither of them JSON."""
 
 _ESCAPED = re.compile(
     b"|".join(

@@ -22,7 +22,7 @@ import pytest
 
 from convbank import registry
 from convbank.build import source_paths
-from convbank.datasets import ConfigSpec, SourceFile
+from convbank.datasets import ConfigSpec, Presentation, SourceFile
 from convbank.datasets._base import UndeclaredError
 from convbank.errors import PluginError
 from convbank.fetch import Fetcher
@@ -187,6 +187,14 @@ DECLARED = [
     (
         {"optional_files": "tsvdial_train.tsv"},
         "its optional_files are a str, not a tuple of file names; fix them",
+    ),
+    (
+        {"presentation_class": type("Shown", (Presentation,), {"example_views": "turns"})},
+        "its presentation Shown's example_views 'turns' is not a tuple, as Presentation's is; fix it",
+    ),
+    (
+        {"presentation_class": type("Shown", (Presentation,), {"viewer_filters": ["intent"]})},
+        "its presentation Shown's viewer_filters ['intent'] is not a Mapping, as Presentation's is; fix it",
     ),
 ]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins
+from testsupport import PLUGINS, SHARED, convbank_with_plugins
 
 
 def _installed(folder: Path, name: str, entry_points: str, module: str) -> None:
@@ -51,3 +51,32 @@ def test_a_plugin_that_cannot_be_read_or_made_is_one_line_exit_5(tmp_path: Path,
     _installed(tmp_path / "site", case, entry_points, module)
     done = convbank_with_plugins(tmp_path / "home", "list", path=(PLUGINS, tmp_path / "site"))
     assert (done.returncode, done.stderr) == (5, said)
+
+
+def test_a_plugin_engines_fault_is_one_line_naming_it(tmp_path: Path) -> None:
+    """An engine from another package (``convbank.engines``) whose code raises is one line
+    naming it, exit 1, as a plugin dataset's fault is (before: the ``RuntimeError``'s
+    traceback, exit 1, 2 of 2 runs, from ``from_options`` and from ``config_batches``)."""
+    _installed(
+        tmp_path / "site",
+        "faulty",
+        "[convbank.engines]\nfaulty = faultymod:Faulty\n",
+        "class Faulty:\n    name = 'faulty'\n\n    @classmethod\n    def from_options(cls, options):\n"
+        "        return cls()\n\n    def config_batches(self, *args):\n        raise RuntimeError('no batches')\n",
+    )
+    source = str(SHARED / "casino")
+    done = convbank_with_plugins(
+        tmp_path / "home",
+        "build",
+        "casino",
+        "--source",
+        source,
+        "--engine",
+        "faulty",
+        path=(tmp_path / "site",),
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: the code of entry point faulty = faultymod:Faulty of group convbank.engines (package faulty "
+        "1.0) failed (RuntimeError: no batches); report it to its authors (--debug shows the traceback)\n",
+    )

@@ -6,9 +6,13 @@ left behind and ``doctor --clean`` removes it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from testsupport import PLUGINS, convbank_with_plugins
+from testsupport import PLUGINS, ROOT, convbank_with_plugins
 
 _PLUGIN = """\
 import os
@@ -46,3 +50,56 @@ def test_a_plugin_ending_the_process_leaves_what_a_kill_leaves(tmp_path: Path) -
     )
     done = convbank_with_plugins(home, "doctor", "--clean", path=path)
     assert done.returncode == 0 and sorted(p.name for p in bank.iterdir()) == [".lock"]
+
+
+_THREADED = """\
+import threading, time
+from convbank_tsvdial import TsvDial
+
+class Threaded(TsvDial):
+    name = 'threaded'
+
+    def read(self, paths, part):
+        threading.Thread(target=time.sleep, args=(120,)).start()
+        yield from super().read(paths, part)
+"""
+
+
+def test_a_plugins_thread_left_running_never_holds_the_commands_exit(tmp_path: Path) -> None:
+    """A thread a plugin starts and leaves running (no daemon) does not hold the process once
+    the command is over: its exit code comes at once (before: ``build`` printed its table and
+    then waited for the thread, SIGTERM and Ctrl-C ignored as the command was over, until
+    killed, 2 of 2 runs)."""
+    (tmp_path / "threaded.py").write_text(_THREADED, encoding="utf-8")
+    info = tmp_path / "threaded-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: threaded\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[convbank.datasets]\nthreaded = threaded:Threaded\n", encoding="utf-8"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(PLUGINS), str(tmp_path)]),
+        "CONVBANK_HOME": str(tmp_path / "home"),
+        "CONVBANK_OFFLINE": "1",
+    }
+    began = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "convbank",
+            "build",
+            "threaded",
+            "--source",
+            str(PLUGINS / "convbank_tsvdial" / "samples"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    assert time.monotonic() - began < 15
+    assert done.returncode == 0, done.stderr
+    assert "2 splits built in " in done.stderr

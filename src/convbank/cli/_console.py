@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 
+from convbank._controls import _KEEP_LINES, one_line, visible
 from convbank._lazy import lazy
-from convbank._textio import BIDI_CONTROLS, LINE_SEPARATORS, json_bytes
+from convbank._textio import json_bytes
 from convbank.model.schema import JSON_FIELD
 from convbank.store._values import python_values
 
@@ -57,33 +58,6 @@ def echo_json(data: Any) -> None:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 split``, ``2 splits``, ``1,030 conversations``."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
-
-
-_CONTROLS = {
-    **{c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]},
-    **{c: f"\\u{c:04x}" for c in (*BIDI_CONTROLS, *LINE_SEPARATORS)},
-    0x09: "\\t",
-    0x0A: "\\n",
-    0x0D: "\\r",
-}
-"""Characters that would drive a terminal (C0 and C1 controls: ESC, BEL, CR...; bidi
-overrides) or end a line for a reader of it (U+2028, U+2029: Python's ``str.splitlines()``),
-shown as escapes instead."""
-_KEEP_LINES = {k: v for k, v in _CONTROLS.items() if k not in (0x0A, 0x09)}
-
-
-def visible(text: str, *, keep_newlines: bool = True) -> str:
-    """``text`` safe to print on a terminal: every control character (``ESC``, ``BEL``,
-    ``CR``, C1 codes, bidi overrides) as a visible escape (``\\x1b``); newlines and tabs kept
-    unless ``keep_newlines`` is false. Example: ``visible("a\\x1b[2Jb") == "a\\\\x1b[2Jb"``."""
-    return text.translate(_KEEP_LINES if keep_newlines else _CONTROLS)
-
-
-def one_line(text: str) -> str:
-    """``text`` as one line a terminal cannot be driven by: :func:`visible` with newlines and
-    tabs shown as ``\\n`` and ``\\t`` too, so that a path holding a newline never breaks a
-    message in two. Example: ``one_line("out\\nx: gone") == "out\\\\nx: gone"``."""
-    return visible(text, keep_newlines=False)
 
 
 class _Console(Console):

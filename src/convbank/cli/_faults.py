@@ -1,7 +1,8 @@
 """A plugin's own fault on the command line: one line naming the plugin, not a traceback.
 
 A dataset installed from another package (an entry point of ``convbank.datasets``) runs its
-own code inside convbank's commands (``files_for``, ``read``, ``to_conversation``). When that
+own code inside convbank's commands (``files_for``, ``read``, ``to_conversation``), and so
+does an engine (``convbank.engines``: ``build --engine``). When that
 code raises something other than a convbank error (its bug), the command says whose code
 failed, in one line, exit 1; convbank's own faults keep their tracebacks (``--debug`` shows
 the plugin's too).
@@ -15,16 +16,22 @@ __all__ = ["plugin_fault"]
 
 
 def _plugin_packages() -> dict[str, str]:
-    """The top-level package of each plugin dataset's class, with the plugin's origin."""
+    """The top-level package of each plugin dataset's class and each plugin engine's class,
+    with the plugin's origin."""
+    from convbank import registry
+
     owners: dict[str, str] = {}
     try:
         for ds in catalog.catalog:
-            origin = catalog.catalog.origin(ds.name)
-            if origin.startswith("entry point"):
-                owners[type(ds).__module__.partition(".")[0]] = origin
+            owners[type(ds).__module__.partition(".")[0]] = catalog.catalog.origin(ds.name)
     except Exception:  # a catalog that cannot be listed blames no one
         return {}
-    return owners
+    try:
+        for engine in registry.engines:
+            owners[engine.__module__.partition(".")[0]] = registry.engines.origin(engine.name)
+    except Exception:  # nor do engines that cannot be listed
+        pass
+    return {package: origin for package, origin in owners.items() if origin.startswith("entry point")}
 
 
 def plugin_fault(exc: BaseException) -> str | None:

@@ -396,7 +396,7 @@ def _raise_found_elsewhere(name: str, conversation_id: str, config: str | None, 
 def where() -> None:
     """Print convbank's folders: home, downloads (the cache of fetched files) and bank, each
     on its line (a control character or a newline in a path shown as an escape, ``\\x1b``)."""
-    from convbank.cli._console import one_line
+    from convbank._controls import one_line  # not rich: `where` starts in a blink
 
     for what, path in (("home", home()), ("downloads", downloads_root()), ("bank", bank_root())):
         click.echo(f"{what}\t{one_line(str(path))}")
@@ -442,18 +442,51 @@ def _kept_after_signal(exc: SystemExit) -> None:
 def main() -> None:
     """Console-script entry point."""
     received.clear()  # until now a signal ended the process at once (while_starting)
+    ended: BaseException | None = None
     try:
-        watch_interrupts()
-        terminate_on_signals()  # a signal pending as the handler is set runs it here
-        cli(prog_name="convbank")
-    except KeyboardInterrupt as exc:  # before click's handling: as the handlers were set
-        settled()
-        sys.exit(_said_stopped(signal_of(exc)))
-    except SystemExit as exc:
-        settled()
-        _kept_after_signal(exc)
+        try:
+            watch_interrupts()
+            terminate_on_signals()  # a signal pending as the handler is set runs it here
+            cli(prog_name="convbank")
+        except KeyboardInterrupt as exc:  # before click's handling: as the handlers were set
+            settled()
+            sys.exit(_said_stopped(signal_of(exc)))
+        except SystemExit as exc:
+            settled()
+            _kept_after_signal(exc)
+    except BaseException as exc:  # its exit code (click's SystemExit), or what escaped
+        ended = exc
+        raise
     finally:
         settled()  # the command is over: a signal now cannot take its exit code
         # CPython remembers a KeyboardInterrupt that ended a string's exec (a dataclass's made
         # methods) though handled, and `python -m` ends by SIGINT: a string exec forgets it
         exec("")
+        _unheld(ended)
+
+
+def _unheld(ended: BaseException | None) -> None:
+    """End the process with the command's exit code now where a thread that is no daemon
+    (a plugin's) is still running: the interpreter would wait for it for ever, the signals
+    already ignored (:func:`settled`). The streams are flushed and the exit functions run
+    first, as the interpreter would; with no such thread, nothing is done."""
+    import atexit
+    import contextlib
+    import os
+    import threading
+
+    main_thread = threading.main_thread()
+    if not any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        return
+    code = 0 if ended is None else 1
+    if isinstance(ended, SystemExit):
+        code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 1)
+        if ended.code is not None and not isinstance(ended.code, int):
+            print(ended.code, file=sys.stderr)
+    elif ended is not None:
+        sys.excepthook(type(ended), ended, ended.__traceback__)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)

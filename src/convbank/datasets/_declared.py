@@ -61,7 +61,28 @@ def _types_problem(cls: type[Dataset]) -> str | None:
     shown = cls.presentation_class
     if not (isinstance(shown, type) and issubclass(shown, Presentation)):
         return f"its presentation_class {shown!r:.80} is not a convbank.datasets.Presentation class; fix it"
+    return _presented_problem(shown)
+
+
+def _presented_problem(shown: type[Presentation]) -> str | None:
+    """Why one of the presentation's settings (a class attribute :class:`Presentation`
+    declares: ``example_views``, ``viewer_filters``...) is not of the kind of Presentation's
+    own (a tuple, a mapping, a set, a flag), or None."""
+    for name, annotation in vars(Presentation).get("__annotations__", {}).items():
+        if not str(annotation).startswith("ClassVar"):
+            continue
+        default, value = getattr(Presentation, name), getattr(shown, name)
+        kind = next((k for k in _KINDS if isinstance(default, k[0])), (type(default),))
+        if not isinstance(value, kind):
+            return (
+                f"its presentation {shown.__qualname__}'s {name} {value!r:.80} is not a "
+                f"{kind[0].__name__}, as Presentation's is; fix it"
+            )
     return None
+
+
+_KINDS: tuple[tuple[type, ...], ...] = ((bool,), (tuple, list), (frozenset, set), (Mapping,))
+"""The kinds of a presentation's settings: each value may be any type of its kind."""
 
 
 def _optional_problem(cls: type[Dataset]) -> str | None:

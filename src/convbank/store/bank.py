@@ -51,6 +51,7 @@ from convbank.store.collector import (
     open_lock,
     partition_dirs,
     pin,
+    real_folder,
     reclaim,
     refuse_foreign,
     sweep,
@@ -446,7 +447,7 @@ class Bank:
             if not (generations / f"{lock.stem}.json").exists() and reclaim(lock, None):
                 removed.append(lock)
         for leftover in (self.root / STAGING, self.root / ".trash"):
-            if leftover.exists():
+            if real_folder(leftover):  # never a FIFO, which rmtree would wait on
                 shutil.rmtree(leftover, ignore_errors=True)
                 removed.append(leftover)
         for tmp in [*self.root.glob(".*.tmp"), *generations.glob(".*.tmp"), self.root / ".journal.json"]:
@@ -475,7 +476,7 @@ class Bank:
         for record in generations.glob("*.json") if generations.is_dir() else []:
             with suppress(OSError, DamagedBankError):
                 keep |= {r.path for r in self._read_manifest(record).all_refs(self.root)}
-        found = [p for p in (self.root / STAGING, self.root / ".trash") if p.exists()]
+        found = [p for p in (self.root / STAGING, self.root / ".trash") if real_folder(p)]
         if found and self._building():
             found = [p for p in found if p.name != STAGING]  # a build is writing there now
         for table_dir in table_dirs(self.root):

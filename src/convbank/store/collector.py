@@ -30,6 +30,7 @@ __all__ = [
     "open_lock",
     "partition_dirs",
     "pin",
+    "real_folder",
     "reclaim",
     "refuse_foreign",
     "sweep",
@@ -39,6 +40,16 @@ __all__ = [
 
 GENERATIONS = ".generations"
 STAGING = ".staging"
+
+
+def real_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder itself, not a link to one: what a killed build leaves
+    (``.staging``, ``.trash``) and collecting removes. Anything else there (a file, a FIFO
+    that ``shutil.rmtree`` would open and wait on for ever) is no leftover of a build."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def table_dirs(root: Path) -> list[Path]:
