@@ -195,3 +195,14 @@ def convbank_with_plugins(
         check=False,
         cwd=home.parent,
     )
+
+
+def dist_info(root: Path, name: str, entry_points: str) -> Path:
+    """A package's metadata on a ``sys.path`` entry ``root``, as importlib.metadata reads it
+    (``NAME-1.0.dist-info``: its name, version and ``entry_points.txt``); ``root`` back.
+    Example: ``dist_info(tmp_path, "odd", "[convbank.datasets]\\nodd = odd:Odd\\n")``."""
+    info = root / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    return root

@@ -14,6 +14,7 @@ from convbank import catalog, registry
 from convbank.datasets import BUILTIN, Dataset, Part
 from convbank.datasets.casino import Casino
 from convbank.errors import PluginError, UnknownDatasetError
+from testsupport import dist_info
 
 EXPECTED_SPLITS = {
     "casino": {"default": {"train": 900, "valid": 30, "test": 100}},
@@ -108,16 +109,6 @@ def test_every_dataset_is_a_dataset() -> None:
 
 
 # ---------------------------------------------------------------------- plugins
-def _dist_info(root: Path, name: str, entry_points: str) -> Path:
-    """A package's metadata on a sys.path entry: what pip installs, reduced to what
-    importlib.metadata reads (its name, version and entry points)."""
-    info = root / f"{name}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
-    return root
-
-
 def _fresh() -> registry.Registry[Dataset]:
     """A dataset registry loaded as the catalog is, from the current sys.path."""
     return registry.Registry("dataset", load=registry._load_datasets)
@@ -141,7 +132,7 @@ def test_built_ins_declared_as_entry_points_are_not_registered_twice(
     """convbank's own metadata declares no built-in, but a stale install of an older convbank
     may list them as entry points: each still loads once, by import."""
     lines = "\n".join(f"{spec.split(':')[0].rsplit('.', 1)[1]} = {spec}" for spec in BUILTIN)
-    monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "convbank_copy", f"[convbank.datasets]\n{lines}\n")))
+    monkeypatch.syspath_prepend(str(dist_info(tmp_path, "convbank_copy", f"[convbank.datasets]\n{lines}\n")))
     fresh = _fresh()
     assert fresh.names() == catalog.names()
     assert {fresh.origin(n) for n in fresh.names()[:5]} == {"convbank"}
@@ -153,7 +144,7 @@ def test_a_plugin_taking_a_built_in_name_is_refused(tmp_path: Path, monkeypatch:
         "from convbank.datasets.casino import Casino\n\nclass Rival(Casino):\n    pass\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(
-        str(_dist_info(tmp_path, "rival", "[convbank.datasets]\ncasino = rival:Rival\n"))
+        str(dist_info(tmp_path, "rival", "[convbank.datasets]\ncasino = rival:Rival\n"))
     )
     with pytest.raises(PluginError) as info:
         _fresh().names()
@@ -175,7 +166,7 @@ def test_a_broken_plugin_is_one_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, problem: str
 ) -> None:
     monkeypatch.syspath_prepend(
-        str(_dist_info(tmp_path, "broken", f"[convbank.datasets]\nbroken = {value}\n"))
+        str(dist_info(tmp_path, "broken", f"[convbank.datasets]\nbroken = {value}\n"))
     )
     with pytest.raises(PluginError) as info:
         _fresh().names()
@@ -223,7 +214,7 @@ def test_a_plugin_of_the_older_dataset_contract_is_refused_in_one_line(
         "Old.name = 'old'\n",
         encoding="utf-8",
     )
-    monkeypatch.syspath_prepend(str(_dist_info(tmp_path, "old", "[convbank.datasets]\nold = old:Old\n")))
+    monkeypatch.syspath_prepend(str(dist_info(tmp_path, "old", "[convbank.datasets]\nold = old:Old\n")))
     with pytest.raises(PluginError) as info:
         _fresh().names()
     assert str(info.value) == (

@@ -26,7 +26,7 @@ from convbank.datasets import ConfigSpec, Presentation, SourceFile
 from convbank.datasets._base import UndeclaredError
 from convbank.errors import PluginError
 from convbank.fetch import Fetcher
-from testsupport import PLUGINS, SHARED, convbank_with_plugins
+from testsupport import PLUGINS, SHARED, convbank_with_plugins, dist_info
 
 WHERE = "entry point bad = badplugin:Bad: badplugin.Bad: "
 
@@ -99,10 +99,7 @@ def test_a_plugin_declaring_a_bad_size_is_one_line_exit_5_and_the_built_ins_stil
         "    files = (msgspec.structs.replace(TsvDial.files[0], size=-5), *TsvDial.files[1:])\n",
         encoding="utf-8",
     )
-    info = tmp_path / "badsrc-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: badsrc\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nbadsrc = badsrc:BadSrc\n", encoding="utf-8")
+    dist_info(tmp_path, "badsrc", "[convbank.datasets]\nbadsrc = badsrc:BadSrc\n")
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     for args in (["list"], ["fetch", "badsrc", "--source", str(samples)]):
         done = convbank_with_plugins(tmp_path / "home", *args, path=(PLUGINS, tmp_path))
@@ -257,14 +254,7 @@ def test_a_file_not_declared_is_one_line_naming_the_plugin(tmp_path: Path) -> No
         "        return [SourceFile(name='../x.tsv', url='http://127.0.0.1:9/x.tsv', sha256=None)]\n",
         encoding="utf-8",
     )
-    info = tmp_path / "undeclared-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: undeclared\nVersion: 1.0\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[convbank.datasets]\nundeclared = undeclared:Undeclared\n", encoding="utf-8"
-    )
+    dist_info(tmp_path, "undeclared", "[convbank.datasets]\nundeclared = undeclared:Undeclared\n")
     done = convbank_with_plugins(tmp_path / "home", "fetch", "undeclared", path=(PLUGINS, tmp_path))
     assert (done.returncode, done.stderr) == (
         1,

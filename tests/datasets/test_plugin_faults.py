@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins
+from testsupport import PLUGINS, convbank_with_plugins, dist_info
 
 PLUGIN = """\
 from convbank_tsvdial import TsvDial
@@ -39,10 +39,7 @@ ORIGIN = "entry point faulty = faulty:Faulty of group convbank.datasets (package
 def _install(folder: Path, method: str, body: str) -> None:
     """The plugin ``faulty`` (a TsvDial whose ``method`` runs ``body``), installed in ``folder``."""
     (folder / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
-    info = folder / "faulty-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faulty\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nfaulty = faulty:Faulty\n", encoding="utf-8")
+    dist_info(folder, "faulty", "[convbank.datasets]\nfaulty = faulty:Faulty\n")
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))

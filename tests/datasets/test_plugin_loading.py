@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, SHARED, convbank_with_plugins
+from testsupport import PLUGINS, SHARED, convbank_with_plugins, dist_info
 
 
 def _installed(folder: Path, name: str, entry_points: str, module: str) -> None:
-    info = folder / f"{name}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    dist_info(folder, name, entry_points)
     (folder / f"{name}mod.py").write_text(module, encoding="utf-8")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins
+from testsupport import PLUGINS, convbank_with_plugins, dist_info
 
 PLUGIN = """\
 import msgspec
@@ -46,10 +46,7 @@ def test_a_value_the_model_cannot_hold_is_one_line_naming_its_column(
     value: str, said: str, tmp_path: Path
 ) -> None:
     (tmp_path / "odd.py").write_text(PLUGIN.format(value=value), encoding="utf-8")
-    info = tmp_path / "odd-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: odd\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nodd = odd:Odd\n", encoding="utf-8")
+    dist_info(tmp_path, "odd", "[convbank.datasets]\nodd = odd:Odd\n")
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "odd", "--source", str(samples), path=(PLUGINS, tmp_path))

@@ -21,7 +21,7 @@ from convbank import registry
 from convbank.cli.main import cli
 from convbank.datasets import ConfigSpec
 from convbank.errors import PluginError
-from testsupport import PLUGINS, ROOT, convbank_with_plugins
+from testsupport import PLUGINS, ROOT, convbank_with_plugins, dist_info
 
 BAD = ["a/b", "a\\b", "..", ".", "a\nb", "a\x00b", "tab\there", "", "x" * 201]
 
@@ -84,10 +84,7 @@ def test_every_command_says_it_in_one_line_exit_5(tmp_path: Path) -> None:
         "    configs = (ConfigSpec(name='a/b', description='x', splits={'train': 3, 'test': 2}),)\n",
         encoding="utf-8",
     )
-    info = tmp_path / "badcfg-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: badcfg\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nbadcfg = badcfg:BadCfg\n", encoding="utf-8")
+    dist_info(tmp_path, "badcfg", "[convbank.datasets]\nbadcfg = badcfg:BadCfg\n")
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     for args in (["build", "badcfg", "--source", str(samples)], ["list"], ["info", "badcfg"]):
         done = convbank_with_plugins(tmp_path / "home", *args, path=(PLUGINS, tmp_path))
@@ -121,12 +118,7 @@ def test_a_plugin_named_as_an_imported_dataset_never_builds_over_it(tmp_path: Pa
     (tmp_path / "mineplugin.py").write_text(
         "from convbank_tsvdial import TsvDial\n\nclass Mine(TsvDial):\n    name = 'mine'\n", encoding="utf-8"
     )
-    info = tmp_path / "mineplugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: mineplugin\nVersion: 1.0\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nmine = mineplugin:Mine\n", encoding="utf-8")
+    dist_info(tmp_path, "mineplugin", "[convbank.datasets]\nmine = mineplugin:Mine\n")
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     manifest = (home / "bank" / "manifest.json").read_bytes()
     for args in (["build", "mine", "--source", str(samples)], ["build", "--source", str(samples)]):
@@ -154,12 +146,7 @@ def test_a_plugins_meta_nested_deeper_than_the_bank_types_is_read_as_json_text(t
         "        c.meta = d\n        return c\n",
         encoding="utf-8",
     )
-    info = tmp_path / "deepplugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: deepplugin\nVersion: 1.0\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text("[convbank.datasets]\ndeep = deepplugin:Deep\n", encoding="utf-8")
+    dist_info(tmp_path, "deepplugin", "[convbank.datasets]\ndeep = deepplugin:Deep\n")
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "deep", "--source", str(samples), path=(PLUGINS, tmp_path))

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from testsupport import PLUGINS, ROOT, convbank_with_plugins
+from testsupport import PLUGINS, ROOT, convbank_with_plugins, dist_info
 
 _PLUGIN = """\
 import os
@@ -29,10 +29,7 @@ class ExitP(TsvDial):
 
 def test_a_plugin_ending_the_process_leaves_what_a_kill_leaves(tmp_path: Path) -> None:
     (tmp_path / "exitp.py").write_text(_PLUGIN, encoding="utf-8")
-    info = tmp_path / "exitp-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: exitp\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[convbank.datasets]\nexitp = exitp:ExitP\n", encoding="utf-8")
+    dist_info(tmp_path, "exitp", "[convbank.datasets]\nexitp = exitp:ExitP\n")
     home, path = tmp_path / "home", (PLUGINS, tmp_path)
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "exitp", "--source", str(samples), path=path)
@@ -71,12 +68,7 @@ def test_a_plugins_thread_left_running_never_holds_the_commands_exit(tmp_path: P
     then waited for the thread, SIGTERM and Ctrl-C ignored as the command was over, until
     killed, 2 of 2 runs)."""
     (tmp_path / "threaded.py").write_text(_THREADED, encoding="utf-8")
-    info = tmp_path / "threaded-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: threaded\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(
-        "[convbank.datasets]\nthreaded = threaded:Threaded\n", encoding="utf-8"
-    )
+    dist_info(tmp_path, "threaded", "[convbank.datasets]\nthreaded = threaded:Threaded\n")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(PLUGINS), str(tmp_path)]),

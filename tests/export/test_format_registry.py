@@ -17,22 +17,13 @@ from convbank.errors import ExportError, PluginError
 from convbank.export import FORMATS, Format, _registry, _run, export, formats
 from convbank.query import load
 from convbank.store import Bank
-from testsupport import PLUGINS, ROOT, convbank_with_plugins
+from testsupport import PLUGINS, ROOT, convbank_with_plugins, dist_info
 
 FORMAT_PLUGINS = Path(__file__).resolve().parents[1] / "format_plugins"
 """A sys.path entry holding the ``tsv`` format's package and metadata (off the path by default,
 so that every other test sees convbank's own formats only)."""
 sys.path.insert(0, str(ROOT / "docs" / "scripts"))
 from formats_table import IMPORT_PAGE, PAGE, block, import_table, table, with_import_table, with_table  # noqa: E402
-
-
-def _dist_info(root: Path, name: str, entry_points: str) -> Path:
-    """A package's metadata on a sys.path entry (its name, version and entry points)."""
-    info = root / f"{name}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
-    return root
 
 
 def _fresh() -> registry.Registry[Format]:
@@ -238,7 +229,7 @@ def test_a_broken_format_plugin_is_one_clear_error(
     if module is not None:
         (tmp_path / "rival_format.py").write_text(module, encoding="utf-8")
     monkeypatch.syspath_prepend(
-        str(_dist_info(tmp_path, "rival_format", f"[convbank.formats]\nbroken = {value}\n"))
+        str(dist_info(tmp_path, "rival_format", f"[convbank.formats]\nbroken = {value}\n"))
     )
     with pytest.raises(PluginError) as info:
         _fresh().names()
@@ -257,7 +248,7 @@ def test_a_format_plugin_taking_a_built_in_name_is_refused(
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(
-        str(_dist_info(tmp_path, "clash", "[convbank.formats]\njsonl = clash:FORMAT\n"))
+        str(dist_info(tmp_path, "clash", "[convbank.formats]\njsonl = clash:FORMAT\n"))
     )
     with pytest.raises(PluginError) as info:
         _fresh().names()
@@ -269,7 +260,7 @@ def test_a_format_plugin_taking_a_built_in_name_is_refused(
 
 def test_a_broken_format_plugin_stops_export_only_in_one_line(tmp_path: Path) -> None:
     """The other commands never load the formats: ``--version`` and ``list`` still answer."""
-    _dist_info(tmp_path / "path", "rival", "[convbank.formats]\nbroken = missing_module:FORMAT\n")
+    dist_info(tmp_path / "path", "rival", "[convbank.formats]\nbroken = missing_module:FORMAT\n")
     path = [tmp_path / "path"]
     shown = convbank_with_plugins(tmp_path / "home", "export", "--help", path=path)
     assert (shown.returncode, shown.stdout) == (5, "")
