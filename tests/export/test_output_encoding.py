@@ -149,6 +149,25 @@ def test_json_text_json_cannot_hold_is_written_not_a_traceback(
     assert json.loads(result.stdout.splitlines()[0].strip("[]"))["big"] == float("inf")
 
 
+@pytest.mark.parametrize("fmt", ["json", "ndjson"])
+def test_a_json_value_nested_past_the_decoders_depth_is_its_text(
+    bidi_home: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Before: a JSON column nested 1,000 levels deep (``(repeat('[', 1000) || '1' ||
+    repeat(']', 1000))::JSON``) was ``RecursionError: maximum recursion depth exceeded while
+    deserializing an object``, a traceback, exit 1, in json and ndjson (2 of 2 runs each).
+    Now it is written as its text, as JSON no reader takes is; a shallow one stays JSON."""
+    deep = "[" * 5000 + "1" + "]" * 5000
+    sql = (
+        "SELECT (repeat('[', 5000) || '1' || repeat(']', 5000))::JSON AS d, "
+        "[(repeat('{\"a\":', 1000) || '1' || repeat('}', 1000))::JSON] AS l, '[[1]]'::JSON AS s"
+    )
+    result = run(bidi_home, monkeypatch, "query", sql, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout.splitlines()[0].strip("[]"))
+    assert row == {"d": deep, "l": ['{"a":' * 1000 + "1" + "}" * 1000], "s": [[1]]}
+
+
 TEMPORAL = (
     "SELECT 'infinity'::DATE AS a, '-infinity'::TIMESTAMP AS b, '294247-01-10'::DATE AS c, "
     "'290309-12-22 (BC) 00:00:00'::TIMESTAMP AS d, TIMESTAMP_NS '2020-01-01 00:00:00.123456789' AS e, "

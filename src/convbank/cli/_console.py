@@ -136,17 +136,20 @@ def json_value(text: str) -> Any:
     """The value of a JSON column's ``text``: decoded as JSON, numbers beyond a double's
     range (``1e400``) kept exact (:class:`decimal.Decimal`, written ``1E+400``), and
     DuckDB's ``NaN`` and ``Infinity`` (``to_json('inf'::DOUBLE)``), which JSON cannot hold,
-    as null, as a ``DOUBLE`` column's are; text no JSON reader takes stays text.
+    as null, as a ``DOUBLE`` column's are; text no JSON reader takes stays text, and so does
+    a value nested deeper than Python's readers go (``[[[...1...]]]`` of 1,000 levels).
     Example: ``json_value("[1e400]") == [decimal.Decimal("1E+400")]``."""
     try:
         return msgspec.json.decode(text)
+    except RecursionError:  # nested deeper than a decoder (or, after it, the encoder) goes
+        return text
     except msgspec.MsgspecError:
         import decimal
         import json
 
         try:
             return json.loads(text, parse_float=decimal.Decimal, parse_constant=lambda _: None)
-        except ValueError:
+        except (ValueError, RecursionError):
             return text
 
 
