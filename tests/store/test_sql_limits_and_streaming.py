@@ -269,3 +269,29 @@ def test_the_first_limited_query_of_a_process_costs_no_process_start(built: Bank
     plain = min(_first_call("plain") for _ in range(2))
     limited = min(_first_call("limited") for _ in range(2))
     assert limited < 1.4 * plain + 0.2, (limited, plain)
+
+
+DEEP_LIST = "SELECT (repeat('[', 70) || '1' || repeat(']', 70))::INTEGER" + "[]" * 70 + " AS d"
+
+
+def test_a_result_nested_deeper_than_arrow_takes_is_one_line(built: Bank) -> None:
+    """A column nested 63 levels or more (a list of lists ... of 70 levels) is QueryError in
+    Python and one line, exit 2, from the command line (before: ``pyarrow.lib.ArrowInvalid:
+    Recursion level in ArrowSchema struct exceeded``, a traceback, exit 1, from ``query``,
+    ``sql`` and ``sql_batches``, 2 of 2 runs each); 62 levels are read."""
+    from click.testing import CliRunner
+
+    from convbank.cli.main import cli
+
+    said = (
+        "a column of the result is nested deeper than Arrow takes (62 levels of lists or structs); "
+        "select fewer levels (unnest, or cast the column to VARCHAR)"
+    )
+    with pytest.raises(QueryError) as caught:
+        sql(DEEP_LIST)
+    assert str(caught.value) == said
+    with pytest.raises(QueryError, match=r"nested deeper than Arrow takes"):
+        list(sql_batches(DEEP_LIST))
+    result = CliRunner().invoke(cli, ["query", DEEP_LIST])
+    assert result.exit_code == 2 and result.stderr == f"error: {said}\n", result.output
+    assert sql(DEEP_LIST.replace("70", "62").replace("[]" * 70, "[]" * 62)).num_rows == 1

@@ -313,10 +313,10 @@ def _results(
                     yield Begin(pa.schema([]), index, len(texts))
                     continue
                 relation = exact_relation(relation)  # Arrow holds every value as DuckDB has it
-                reader = relation.to_arrow_reader(batch_rows)
-                schema = _mark_json(reader.schema, [str(t) for t in relation.types])
-                yield Begin(schema, index, len(texts), [str(t) for t in relation.types])
-                try:
+                try:  # Arrow's errors, from its reader's schema on, are the query's
+                    reader = relation.to_arrow_reader(batch_rows)
+                    schema = _mark_json(reader.schema, [str(t) for t in relation.types])
+                    yield Begin(schema, index, len(texts), [str(t) for t in relation.types])
                     for batch in reader:
                         verify(con)  # what it was made of is what the connection checked
                         yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
@@ -428,6 +428,12 @@ def _batch_error(exc: Exception, batch_rows: int, sql: str) -> QueryError:
     'a batch of 1,024 rows of the result holds over 2 GiB of text'
     """
     first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    if "Recursion level in ArrowSchema" in first:
+        return QueryError(
+            "a column of the result is nested deeper than Arrow takes (62 levels of lists "
+            "or structs); select fewer levels (unnest, or cast the column to VARCHAR)",
+            sql=sql,
+        )
     if "maximum total string size" in first:
         return QueryError(
             f"a batch of {batch_rows:,} rows of the result holds over 2 GiB of text in one column "
