@@ -44,3 +44,18 @@ def test_fetch_shows_a_source_folders_control_characters_as_escapes(
         f"{name}\t{tmp_path}/{SHOWN}/{name}"
         for name in ("casino_train.json", "casino_valid.json", "casino_test.json")
     ]
+
+
+def test_report_and_export_show_the_paths_they_wrote_with_escapes(built: object, tmp_path: Path) -> None:
+    """Before: ``report -o`` and ``export -o`` printed the path they wrote as it is: ESC[2J
+    raw to a terminal (stripped from a pipe) and the newline breaking it in two lines, 2 of 2
+    runs each. ``bench --export`` and ``new-dataset`` print theirs through the same escapes."""
+    folder = tmp_path / HOSTILE
+    folder.mkdir()
+    done = CliRunner().invoke(cli, ["report", "casino", "--no-validate", "-o", str(folder / "r.html")])
+    assert (done.exit_code, done.stdout) == (0, f"{tmp_path}/{SHOWN}/r.html\n"), done.output
+    done = CliRunner().invoke(
+        cli, ["export", "casino", "--format", "csv", "--split", "valid", "-o", str(folder / "e")]
+    )
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines() == [f"{tmp_path}/{SHOWN}/e/casino_default_valid.turns.csv"]

@@ -162,9 +162,11 @@ def report(names: Sequence[str], output: Path, run_checks: bool) -> None:
     """Write one self-contained HTML report (no scripts, no network) of built datasets:
     cards, sizes, label and metadata charts, turn-length histograms, cross-tabs and the
     validation results."""
+    from convbank.cli._console import one_line
     from convbank.report import write_report
 
-    click.echo(str(write_report(output, list(names) or None, validate=run_checks)))
+    written = write_report(output, list(names) or None, validate=run_checks)
+    click.echo(one_line(str(written)))  # a path's ESC drives no terminal, its newline breaks no line
 
 
 @click.command()

@@ -109,7 +109,7 @@ def bench(
       convbank bench --results
     """
     from convbank.bench import export_task, task_named, write_predictions
-    from convbank.cli._console import echo_json, say
+    from convbank.cli._console import echo_json, one_line, say
 
     if show_results:
         _show_results(task, as_json)
@@ -130,7 +130,7 @@ def bench(
     if export_dir is not None:
         data = chosen.data(load(chosen.dataset, config), seed)
         written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
-        click.echo(f"{len(written)} files in {export_dir / chosen.name}")
+        click.echo(f"{len(written)} files in {one_line(str(export_dir / chosen.name))}")
         return
     if ":" in (model or ""):
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would

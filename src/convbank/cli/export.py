@@ -131,5 +131,7 @@ def export(
                     limit=exc.limit,
                 ) from exc
             raise
+    from convbank.cli._console import one_line
+
     for path in written:
-        click.echo(str(path))
+        click.echo(one_line(str(path)))  # a path's ESC drives no terminal

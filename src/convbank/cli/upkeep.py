@@ -71,12 +71,12 @@ def new_dataset(name: str, directory: Path, builtin: bool, title: str | None) ->
     """Create a new dataset package with sample files and its test, which pass as generated:
     by default a plugin project (pip install -e it and convbank has the dataset); prints the
     files written. docs/adding-a-dataset.md says what to edit next."""
-    from convbank.cli._console import err
+    from convbank.cli._console import err, one_line
     from convbank.scaffold import new_dataset as scaffold
 
     made = scaffold(name, directory, builtin=builtin, title=title)
     for path in made.files:
-        click.echo(str(path))
+        click.echo(one_line(str(path)))  # a path's ESC drives no terminal
     project = made.package if builtin else made.package.parent.parent
     err.print(
         f"next: edit {made.package / 'dataset.py'} and the samples, then run "
