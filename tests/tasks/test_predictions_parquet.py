@@ -66,6 +66,11 @@ def test_a_file_name_the_system_holds_is_written_whole_however_long(tmp_path: Pa
             "nodir/p.jsonl",
             "error: nodir/p.jsonl: its folder nodir is not there; make it first, or name a file elsewhere\n",
         ),
+        (  # before: a file named out.parquet written (Path drops the separator), 2 of 2 runs
+            "out.parquet/",
+            "error: --write-predictions: 'out.parquet/' ends with a separator, so names a folder; "
+            "name a file\n",
+        ),
     ],
 )
 def test_a_predictions_file_that_cannot_be_written_is_said_before_the_run(
@@ -82,6 +87,7 @@ def test_a_predictions_file_that_cannot_be_written_is_said_before_the_run(
         cli, ["bench", "casino-strategy", "-m", "random", "--write-predictions", name]
     )
     assert (result.exit_code, result.stderr) == (2, said)
+    assert list(tmp_path.iterdir()) == []
 
 
 def _footer_saying(path: Path, size: int, told: int) -> None:

@@ -63,7 +63,7 @@ __all__ = ["bench"]
 @click.option(
     "--write-predictions",
     "write_file",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(dir_okay=False),
     callback=file_option,
     help="Also write the model's predictions (JSONL, or Parquet for a .parquet name).",
 )
