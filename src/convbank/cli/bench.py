@@ -414,6 +414,14 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 
 
 def _number(value: Any, missing: str = "none") -> str:
+    """A figure as printed: four decimals where they show it (zero, or between 0.0001 and a
+    million), else six significant digits with an exponent, never a float's hundreds of
+    digits (a saved run's ``1e308``); ``missing`` for none.
+
+    >>> [_number(v) for v in (0.1068, 0.0, 1e308, -1.5e-300, 12345678.9, float("nan"), 3, None)]
+    ['0.1068', '0.0000', '1e+308', '-1.5e-300', '1.23457e+07', 'nan', '3', 'none']
+    """
     if isinstance(value, float):
-        return f"{value:.4f}"
+        shown = value == 0 or 1e-4 <= abs(value) < 1e6
+        return f"{value:.4f}" if shown else f"{value:.6g}"
     return missing if value is None else str(value)
