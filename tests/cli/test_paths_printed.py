@@ -44,3 +44,19 @@ def test_fetch_shows_a_source_folders_control_characters_as_escapes(
         f"{name}\t{tmp_path}/{SHOWN}/{name}"
         for name in ("casino_train.json", "casino_valid.json", "casino_test.json")
     ]
+
+
+def test_export_and_bench_export_show_a_folders_control_characters_as_escapes(
+    built: object, tmp_path: Path
+) -> None:
+    """Pass 18. Before: ``export -o $'x\\x1b[2J\\ny'`` printed each path written raw, broken in
+    two at the newline, ``ESC[2J`` stripped from a pipe (so another folder's path, ``x\\ny``),
+    and ``bench --export`` its ``41 files in`` line so; 2 of 2 runs each."""
+    out = tmp_path / HOSTILE
+    done = CliRunner().invoke(
+        cli, ["export", "casino", "--format", "chat", "--split", "test", "-o", str(out)]
+    )
+    assert (done.exit_code, done.stdout) == (0, f"{tmp_path}/{SHOWN}/casino_default_test.chat.jsonl\n")
+    assert (out / "casino_default_test.chat.jsonl").is_file()
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--export", str(out)])
+    assert (done.exit_code, done.stdout) == (0, f"41 files in {tmp_path}/{SHOWN}/casino-strategy\n")

@@ -130,7 +130,9 @@ def bench(
     if export_dir is not None:
         data = chosen.data(load(chosen.dataset, config), seed)
         written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
-        click.echo(f"{len(written)} files in {export_dir / chosen.name}")
+        from convbank._controls import one_line
+
+        click.echo(f"{len(written)} files in {one_line(str(export_dir / chosen.name))}")
         return
     if ":" in (model or ""):
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would

@@ -131,5 +131,7 @@ def export(
                     limit=exc.limit,
                 ) from exc
             raise
-    for path in written:
-        click.echo(str(path))
+    from convbank._controls import one_line
+
+    for path in written:  # one line each, whatever the folder's name holds: its ESC drives no terminal
+        click.echo(one_line(str(path)))
