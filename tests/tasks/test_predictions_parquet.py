@@ -189,3 +189,15 @@ def test_a_fixed_length_dictionary_value_taken_by_every_row_is_counted_from_the_
         f"{path}: 300 rows, 6 MiB uncompressed: more than a predictions file of this task holds "
         "(400 rows, 3 MiB at most)"
     )
+
+
+def test_a_map_prediction_is_read_within_bounds_not_called_unreadable(tmp_path: Path) -> None:
+    """Pass 18. Before: a valid Parquet file whose predictions were a map was ``not a readable
+    Parquet file (Function 'list_flatten' has no kernel matching input types (map<...>))``
+    when read within the task's bounds (``bench --predictions``), 2 of 2 runs: its size was
+    counted by flattening it as a list. Now it is read (a malformed prediction for the task's
+    check to name), its dictionary keys counted as repeated."""
+    kind = pa.map_(pa.string(), pa.int64())
+    table = pa.table({"example_id": ["a", "b"], "prediction": pa.array([[("k", 1)], []], kind)})
+    pq.write_table(table, tmp_path / "p.parquet")
+    assert read_predictions(tmp_path / "p.parquet", examples=2) == {"a": [("k", 1)], "b": []}
