@@ -66,6 +66,15 @@ def test_a_file_name_the_system_holds_is_written_whole_however_long(tmp_path: Pa
             "nodir/p.jsonl",
             "error: nodir/p.jsonl: its folder nodir is not there; make it first, or name a file elsewhere\n",
         ),
+        (  # before: exit 1 after the run (atomic_write refuses a device), 2 of 2 runs
+            "/dev/null",
+            "error: /dev/null: a device, not a regular file; name a file elsewhere\n",
+        ),
+        (  # before: exit 1 after the run, File name too long, 2 of 2 runs
+            "x" * 300 + ".jsonl",
+            f"error: {'x' * 300}.jsonl: its name is longer than the 255 bytes a file's name may be there; "
+            "name a file elsewhere\n",
+        ),
         (  # before: a file named out.parquet written (Path drops the separator), 2 of 2 runs
             "out.parquet/",
             "error: --write-predictions: 'out.parquet/' ends with a separator, so names a folder; "
