@@ -125,18 +125,25 @@ def convbanks_own(path: Path, bank: Path | None = None, *, holding: bool = False
     >>> convbanks_own(home() / "exports") is None
     True
     """
-    target = path.resolve()
+    target = _real(path)
     places = [(bank, "the bank")] if bank is not None else []
     places += [(bank_root(), "the bank"), *((home() / name, "CONVBANK_HOME") for name in HOME_OWN)]
     for root, what in places:
-        place = root.resolve()
+        place = _real(root)
         if target.is_relative_to(place):
             return f"{'in' if what == 'the bank' else 'under'} {what} ({root})"
         if holding and place.is_relative_to(target):
             return f"holding {what} ({root})"
-    if holding and home().resolve().is_relative_to(target) and target != home().resolve():
+    if holding and _real(home()).is_relative_to(target) and target != _real(home()):
         return f"holding CONVBANK_HOME ({home()})"
     return None
+
+
+def _real(path: Path) -> Path:
+    """``path`` absolute, its links followed and ``..`` resolved as far as they lead: a loop
+    of links leads nowhere, so it is left as it is (``Path.resolve`` raised ``RuntimeError:
+    Symlink loop``), for the command that writes there to say it cannot."""
+    return Path(os.path.realpath(path))
 
 
 HOME_OWN = ("downloads", "cache", "bench", "locks", "sources.json", "checksums.json")

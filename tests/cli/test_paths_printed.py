@@ -59,3 +59,5 @@ def test_report_and_export_show_the_paths_they_wrote_with_escapes(built: object,
     )
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines() == [f"{tmp_path}/{SHOWN}/e/casino_default_valid.turns.csv"]
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "--export", str(folder / "b")])
+    assert (done.exit_code, done.stdout) == (0, f"41 files in {tmp_path}/{SHOWN}/b/casino-strategy\n")

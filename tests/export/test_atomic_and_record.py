@@ -441,6 +441,33 @@ def test_a_damaged_entry_of_the_record_is_no_exports_never_a_traceback(
     )
 
 
+@pytest.mark.parametrize("files", [[{"a": 1}], [["x"]]])
+def test_a_folders_damaged_list_of_files_is_no_exports_never_a_traceback(
+    built: Bank, tmp_path: Path, files: object
+) -> None:
+    """Pass 18. Before: a folder's entry whose ``files`` held an object or a list was a
+    ``TypeError: unhashable type: 'dict'`` traceback, exit 1, at every later export into the
+    folder, 2 of 2 runs (the CLI and ``export()``). Now such an entry is no export's: the folder
+    is one that convbank did not write, one line, exit 2; ``--overwrite`` replaces it."""
+    out = tmp_path / "out"
+    args = ["export", "casino", "--format", "hf", "--split", "test", "-o", str(out)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    record["exports"]["casino/default"]["files"] = files
+    (out / RECORD).write_text(json.dumps(record), encoding="utf-8")
+    done = CliRunner().invoke(cli, args)
+    assert (done.exit_code, done.output) == (
+        2,
+        f"error: {out / 'casino' / 'default'} exists and convbank did not write it there; the hf export of "
+        "casino (default/test) would replace it: pass --overwrite (overwrite=True), or export into another "
+        "folder\n",
+    )
+    done = CliRunner().invoke(cli, [*args, "--overwrite"])
+    assert done.exit_code == 0, done.output
+    entry = json.loads((out / RECORD).read_text(encoding="utf-8"))["exports"]["casino/default"]
+    assert entry["files"][0] == "dataset_dict.json"
+
+
 def test_a_record_nested_past_the_decoders_depth_is_one_line(built: Bank, tmp_path: Path) -> None:
     """Pass 16. Before: a ``.convbank-exports.json`` (or a home's ``sources.json``,
     ``checksums.json``) of 100,000 ``[`` was a RecursionError traceback, exit 1, 2 of 2

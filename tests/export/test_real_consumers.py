@@ -402,3 +402,12 @@ def test_parlai_casino_episode(built: Bank, tmp_path: Path) -> None:
     assert episode[0]["labels"] == ["Hi friend! I'm very excited to go to the trip"]
     assert episode[-1]["labels"] == ["[Accept-Deal]"] and episode[-1]["episode_done"] == "True"
     assert sum("episode_done" in m for m in lines) == 30
+
+
+def test_a_corpus_selecting_nothing_is_said_as_itself_not_as_a_where(built: Bank, tmp_path: Path) -> None:
+    """Pass 18. Before: ``export(corpus.select([]), "chat", out)`` said ``--where selects no
+    casino conversation: None``, naming an option the call never had, 2 of 2 runs."""
+    with pytest.raises(ExportError) as caught:
+        export(load("casino").select([]), "chat", tmp_path / "out")
+    assert str(caught.value) == "the corpus is a selection of no casino conversation; nothing to export"
+    assert not (tmp_path / "out").exists()

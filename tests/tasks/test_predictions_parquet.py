@@ -66,6 +66,20 @@ def test_a_file_name_the_system_holds_is_written_whole_however_long(tmp_path: Pa
             "nodir/p.jsonl",
             "error: nodir/p.jsonl: its folder nodir is not there; make it first, or name a file elsewhere\n",
         ),
+        (  # before: exit 1 after the run (atomic_write refuses a device), 2 of 2 runs
+            "/dev/null",
+            "error: /dev/null: a device, not a regular file; name a file elsewhere\n",
+        ),
+        (  # before: exit 1 after the run, File name too long, 2 of 2 runs
+            "x" * 300 + ".jsonl",
+            f"error: {'x' * 300}.jsonl: its name is longer than the 255 bytes a file's name may be there; "
+            "name a file elsewhere\n",
+        ),
+        (  # before: a file named out.parquet written (Path drops the separator), 2 of 2 runs
+            "out.parquet/",
+            "error: --write-predictions: 'out.parquet/' ends with a separator, so names a folder; "
+            "name a file\n",
+        ),
     ],
 )
 def test_a_predictions_file_that_cannot_be_written_is_said_before_the_run(
@@ -82,6 +96,7 @@ def test_a_predictions_file_that_cannot_be_written_is_said_before_the_run(
         cli, ["bench", "casino-strategy", "-m", "random", "--write-predictions", name]
     )
     assert (result.exit_code, result.stderr) == (2, said)
+    assert list(tmp_path.iterdir()) == []
 
 
 def _footer_saying(path: Path, size: int, told: int) -> None:
@@ -183,3 +198,15 @@ def test_a_fixed_length_dictionary_value_taken_by_every_row_is_counted_from_the_
         f"{path}: 300 rows, 6 MiB uncompressed: more than a predictions file of this task holds "
         "(400 rows, 3 MiB at most)"
     )
+
+
+def test_a_map_prediction_is_read_within_bounds_not_called_unreadable(tmp_path: Path) -> None:
+    """Pass 18. Before: a valid Parquet file whose predictions were a map was ``not a readable
+    Parquet file (Function 'list_flatten' has no kernel matching input types (map<...>))``
+    when read within the task's bounds (``bench --predictions``), 2 of 2 runs: its size was
+    counted by flattening it as a list. Now it is read (a malformed prediction for the task's
+    check to name), its dictionary keys counted as repeated."""
+    kind = pa.map_(pa.string(), pa.int64())
+    table = pa.table({"example_id": ["a", "b"], "prediction": pa.array([[("k", 1)], []], kind)})
+    pq.write_table(table, tmp_path / "p.parquet")
+    assert read_predictions(tmp_path / "p.parquet", examples=2) == {"a": [("k", 1)], "b": []}

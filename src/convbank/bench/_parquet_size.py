@@ -177,7 +177,9 @@ def held_bytes(array: Any) -> int:
         return _dictionary_bytes(array)
     if pa.types.is_struct(kind):
         return sum(held_bytes(field) for field in array.flatten()) + len(array) // 8
-    if isinstance(array, (pa.ListArray, pa.LargeListArray)):  # a map is a list of structs
+    if isinstance(array, pa.MapArray):  # a list of key-item pairs, which flatten() does not take
+        return int(array.offsets.nbytes) + held_bytes(array.keys) + held_bytes(array.items)
+    if isinstance(array, (pa.ListArray, pa.LargeListArray)):
         return int(array.offsets.nbytes) + held_bytes(array.flatten())
     if isinstance(array, pa.FixedSizeListArray):
         return held_bytes(array.flatten())

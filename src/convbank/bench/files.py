@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convbank.bench._writable import refuse_unwritable
 from convbank.errors import BenchError
 from convbank.tasks import Task, TaskData
 
@@ -449,45 +450,12 @@ def _open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def refuse_convbanks_own(path: Path) -> None:
-    """Refuse (:class:`BenchError`) a predictions file in the bank or among convbank's own
-    files under ``CONVBANK_HOME`` (:func:`convbank.settings.convbanks_own`), as a report
-    there is: it would replace the bank's own files (its manifest)."""
-    from convbank.settings import convbanks_own
-
-    where = convbanks_own(path)
-    if where is not None:
-        raise BenchError(
-            f"{path}: predictions may not be written {where}, where convbank keeps its own files; "
-            "name a file elsewhere",
-            path=path,
-        )
-
-
-def refuse_unwritable(path: Path) -> None:
-    """Refuse (:class:`BenchError`, exit 2) a predictions file that cannot be written, before
-    a run rather than after its minutes: one among convbank's own files
-    (:func:`refuse_convbanks_own`), one whose folder is not there, is not a folder or cannot
-    be written in, one that is a folder."""
-    refuse_convbanks_own(path)
-    folder = path.parent
-    if not folder.is_dir():
-        why = "is not there" if not os.path.lexists(folder) else "is not a folder"
-        problem = f"its folder {folder} {why}; make it first, or name a file elsewhere"
-    elif path.is_dir():
-        problem = "a folder, not a file to write the predictions to"
-    elif not os.access(folder, os.W_OK | os.X_OK):
-        problem = f"its folder {folder} cannot be written in; name a file elsewhere"
-    else:
-        return
-    raise BenchError(f"{path}: {problem}", path=path)
-
-
 def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
     """Write ``{example_id, prediction}`` rows (JSONL, or Parquet for a ``.parquet`` name),
     atomically; what :func:`read_predictions` and ``--predictions`` read back. A ``path``
     among convbank's own files is refused (:func:`refuse_convbanks_own`)."""
     from convbank._atomic import atomic_write
+    from convbank.bench._writable import refuse_convbanks_own
 
     refuse_convbanks_own(path)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -182,13 +183,18 @@ def folder_option(ctx: click.Context, param: click.Parameter, value: str | None)
     return None if value is None else Path(value)
 
 
-def file_option(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
-    """A click callback: a file to write (its option of ``type=click.Path(dir_okay=False,
-    path_type=Path)``); never the empty path (``--write-predictions "$UNSET"``), which Path
-    takes for the current folder: one line, exit 2."""
-    if value is not None and str(value) in ("", "."):
+def file_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """A click callback: a file to write (its option of ``type=click.Path(dir_okay=False)``,
+    text), as a Path; never the empty path (``--write-predictions "$UNSET"``), which Path
+    takes for the current folder, nor one ending in a separator (``out.parquet/``), which
+    names a folder and which Path would take for the file ``out.parquet``: one line, exit 2."""
+    if value is None:
+        return None
+    if value in ("", "."):
         raise _bad(param, "is empty; name a file")
-    return value
+    if value.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
+        raise _bad(param, f"{_shown(value)} ends with a separator, so names a folder; name a file")
+    return Path(value)
 
 
 def _bad(param: click.Parameter, message: str) -> Exception:

@@ -142,18 +142,23 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
 
 def _an_export(value: object) -> TypeGuard[Export]:
     """Whether ``value`` is an export as convbank records it (:data:`Export`): its dataset
-    and format text, its parts a list of text, ``where``, ``as`` and ``selection`` text or
-    absent (a damaged entry is no export's, never a traceback in a message)."""
+    and format text, its parts (and a folder's ``files``, where listed) a list of text,
+    ``where``, ``as`` and ``selection`` text or absent (a damaged entry is no export's, never
+    a traceback in a message)."""
     if not isinstance(value, dict):
         return False
-    parts = value.get("parts")
     return (
         isinstance(value.get("dataset"), str)
         and isinstance(value.get("format"), str)
-        and isinstance(parts, list)
-        and all(isinstance(p, str) for p in parts)
+        and _texts(value.get("parts"))
+        and ("files" not in value or _texts(value["files"]))
         and all(isinstance(value.get(k), (str, type(None))) for k in ("where", "as", "selection"))
     )
+
+
+def _texts(value: object) -> bool:
+    """Whether ``value`` is a list of text."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _a_staging_name(name: object) -> bool:

@@ -49,8 +49,10 @@ def export(
         raise ExportError(f"--as applies to the {joined(sided())} formats, not {fmt}", format=fmt)
     selection = Selection(corpus, where, as_participant, timeout, hard)
     parts = selection.parts()
-    if not parts:
-        raise ExportError(f"--where selects no {corpus.dataset.name} conversation: {where}", format=fmt)
+    if not parts:  # said as what chose nothing: the condition, or the corpus, a selection
+        chose = f"--where selects no {corpus.dataset.name} conversation: {where}"
+        empty = f"the corpus is a selection of no {corpus.dataset.name} conversation; nothing to export"
+        raise ExportError(chose if where is not None else empty, format=fmt)
     if form.no_where is not None and where is not None:
         raise ExportError(f"the {fmt} export {form.no_where}; it takes no --where", format=fmt)
     if form.no_where is not None and selection.chosen is not None:  # a where by other means
