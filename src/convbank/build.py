@@ -16,7 +16,7 @@ from convbank import catalog
 from convbank._archive import intact
 from convbank.datasets import Dataset, Part
 from convbank.engines import Engine, WrittenPiece
-from convbank.engines._checked import checked_batches
+from convbank.engines._checked import checked_batches, side_tables
 from convbank.engines.local import BATCH, LocalEngine
 from convbank.errors import (
     BuildError,
@@ -448,7 +448,7 @@ def _build_config(
                 **counts[split], expected=expected, file_meta=ds.file_meta(paths, part)
             )
             reports.append(_report(Part(config, split), ds.name, counts[split], expected, seconds[split]))
-        for table_name, table in ds.extra_tables(paths, config):
+        for table_name, table in side_tables(ds, paths, config):
             staging.write(table_name, "all", table)
         _read_as_extracted(paths, extracted or {}, shown)
         bank.commit(staging, entry)

@@ -5,12 +5,15 @@ An engine (``convbank.engines``, possibly another package's) yields ``(split, ta
 (not a pair, a split the config does not have, tables that are not the unified ones and the
 dataset's raw table, of their schemas) is a one-line :class:`~convbank.errors.BuildError`
 naming the engine, exit 1, before any of it reaches the staging folder: never a traceback
-from the build's own code, nor a table written under a name of the engine's choosing.
+from the build's own code, nor a table written under a name of the engine's choosing. So are
+a dataset's side tables (:func:`side_tables`), named as the dataset's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank.engines import Batches, Engine, WrittenPiece
@@ -19,7 +22,10 @@ from convbank.errors import BuildError
 if TYPE_CHECKING:
     from convbank.datasets import Dataset
 
-__all__ = ["checked_batches"]
+__all__ = ["checked_batches", "side_tables"]
+
+_SIDE = re.compile(r"[a-z0-9_]{1,64}")
+"""What follows ``<dataset>_`` in a side table's name (``pec_personas``, ``curiosity_facts``)."""
 
 
 def checked_batches(engine: Engine, batches: Any, ds: Dataset, config: str) -> Batches:
@@ -113,3 +119,24 @@ def _short(value: Any) -> str:
     if isinstance(value, str):
         return repr(value) if len(value) <= 40 else repr(value[:37]) + "..."
     return _kind(value)
+
+
+def side_tables(ds: Dataset, paths: Mapping[str, Path], config: str) -> Iterator[tuple[str, Any]]:
+    """``ds.extra_tables(paths, config)``, each checked: a name ``<dataset>_<lowercase letters,
+    digits, _>`` other than the raw table's, of a table. Anything else is a ``ValueError``
+    (a plugin's fault, named by the build), never a table written over the bank's own files,
+    its other tables or outside it."""
+    import pyarrow as pa
+
+    for item in ds.extra_tables(paths, config):
+        name, table = item if isinstance(item, tuple) and len(item) == 2 else (item, None)
+        prefix = f"{ds.name}_"
+        own = isinstance(name, str) and name.startswith(prefix) and _SIDE.fullmatch(name[len(prefix) :])
+        if not own or name == f"{ds.name}_raw":
+            raise ValueError(
+                f"extra_tables gave a side table named {_short(name)}; expected {prefix}<lowercase letters, "
+                f"digits, _> other than {ds.name}_raw"
+            )
+        if not isinstance(table, pa.Table):
+            raise ValueError(f"extra_tables gave {name} as {_kind(table)}, not a table")
+        yield name, table
