@@ -82,3 +82,59 @@ def test_wrong_batches_are_refused_before_any_is_written(casino_home: Bank) -> N
         )
         assert casino_home.manifest_path.read_bytes() == before
         assert not (casino_home.root.parent / "escaped").exists()
+
+
+ODD_ENGINE = """import os
+MODE = os.environ['ODD_ENGINE']
+
+class Odd:
+    name = 'odd'
+    options = 5 if MODE == 'options' else ()
+
+    @classmethod
+    def from_options(cls, options):
+        return None if MODE == 'none' else cls()
+
+    def config_batches(self, *args):
+        return iter(())
+
+    def sql(self, query, *, bank):
+        return 5
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "args", "said"),
+    [
+        (
+            "none",
+            ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
+            (1, "failed: from_options gave a NoneType, not an engine"),
+        ),
+        (
+            "sql",
+            ["query", "SELECT 1", "--engine", "odd"],
+            (1, "failed: sql gave a value of type int, not a table"),
+        ),
+        (
+            "options",
+            ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
+            (5, "its options 5 are not a tuple of option names"),
+        ),
+    ],
+)
+def test_an_engine_that_makes_or_answers_no_engine_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, args: list[str], said: tuple[int, str]
+) -> None:
+    """Before: ``from_options`` giving ``None`` built with the local engine, exit 0; ``sql``
+    giving ``5`` was an ``AttributeError`` traceback, and ``options = 5`` a ``TypeError`` one,
+    exit 1 (2 of 2 runs each)."""
+    site = tmp_path / "site"
+    dist_info(site, "odd", "[convbank.engines]\nodd = oddmod:Odd\n")
+    (site / "oddmod.py").write_text(ODD_ENGINE, encoding="utf-8")
+    monkeypatch.setenv("ODD_ENGINE", mode)
+    done = convbank_with_plugins(tmp_path / "home", *args, path=(site,))
+    code, what = said
+    origin = "entry point odd = oddmod:Odd of group convbank.engines (package odd 1.0)"
+    line = f"the code of {origin} {what}; report it to its authors" if code == 1 else f"{origin}: {what}"
+    assert (done.returncode, done.stderr) == (code, f"error: {line}\n")

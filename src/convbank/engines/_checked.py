@@ -22,7 +22,7 @@ from convbank.errors import BuildError
 if TYPE_CHECKING:
     from convbank.datasets import Dataset
 
-__all__ = ["checked_batches", "side_tables"]
+__all__ = ["checked_batches", "made_engine", "side_tables", "sql_answer"]
 
 _SIDE = re.compile(r"[a-z0-9_]{1,64}")
 """What follows ``<dataset>_`` in a side table's name (``pec_personas``, ``curiosity_facts``)."""
@@ -140,3 +140,34 @@ def side_tables(ds: Dataset, paths: Mapping[str, Path], config: str) -> Iterator
         if not isinstance(table, pa.Table):
             raise ValueError(f"extra_tables gave {name} as {_kind(table)}, not a table")
         yield name, table
+
+
+def made_engine(name: str, options: Mapping[str, Any]) -> Engine:
+    """The registered engine ``name`` made by its ``from_options(options)``: what that gives
+    must be an engine (a :class:`BuildError` naming the entry point, exit 1, if not: never
+    ``None`` taken as the default engine, nor an ``AttributeError`` traceback later)."""
+    from convbank import registry
+
+    runner = registry.engines.get(name).from_options(options)
+    if not isinstance(runner, Engine):
+        origin = registry.engines.origin(name)
+        raise BuildError(
+            f"the code of {origin} failed: from_options gave {_kind(runner)}, not an engine; report it "
+            "to its authors"
+        )
+    return runner
+
+
+def sql_answer(name: str, result: Any) -> Any:
+    """``result``, what the registered engine ``name``'s ``sql`` gave, if a table; else a
+    :class:`BuildError` naming the entry point, exit 1 (never an ``AttributeError`` later)."""
+    import pyarrow as pa
+
+    from convbank import registry
+
+    if not isinstance(result, pa.Table):
+        raise BuildError(
+            f"the code of {registry.engines.origin(name)} failed: sql gave a value of type "
+            f"{type(result).__name__}, not a table; report it to its authors"
+        )
+    return result
