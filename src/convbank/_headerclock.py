@@ -124,10 +124,28 @@ def within_timeout(connection: Any, call: Callable[[], Any], phase: str = "head"
         raise _LATE[phase](f"no whole answer within the time left ({left:g} s)")
     began = time.monotonic()
     try:
+        if phase == "connect":  # a TCP connect under way has no socket to shut: it takes span itself
+            return _connecting(connection, span, call)
         return _clocked(connection, span, call, phase)
     finally:
         if left is not None:
             _left.seconds[phase] = left - (time.monotonic() - began)
+
+
+def _connecting(connection: Any, span: float, call: Callable[[], Any]) -> Any:
+    """``connection``'s ``connect`` within ``span`` seconds: the socket is made with ``span``
+    as its own timeout (a connect the clock cannot stop ends by it), then given back the
+    connection's timeout for what follows on it."""
+    own = connection.timeout
+    connection.timeout = span
+    try:
+        return _clocked(connection, span, call, "connect")
+    finally:
+        connection.timeout = own
+        sock = connection.sock
+        if sock is not None:
+            with suppress(OSError):
+                sock.settimeout(own)
 
 
 def _clocked(connection: Any, span: float, call: Callable[[], Any], phase: str) -> Any:

@@ -16,6 +16,7 @@ from convbank import catalog
 from convbank._archive import intact
 from convbank.datasets import Dataset, Part
 from convbank.engines import Engine, WrittenPiece
+from convbank.engines._checked import checked_batches, side_tables
 from convbank.engines.local import BATCH, LocalEngine
 from convbank.errors import (
     BuildError,
@@ -412,7 +413,8 @@ def _build_config(
     seconds = dict.fromkeys(splits, 0.0)
     with bank.lock(), bank.stage(ds.name, config) as staging:
         t0 = time.perf_counter()
-        for split, batch in engine.config_batches(ds, paths, config, batch_size, staging):
+        batches = engine.config_batches(ds, paths, config, batch_size, staging)
+        for split, batch in checked_batches(engine, batches, ds, config):
             if isinstance(batch, WrittenPiece):  # a worker wrote it into the staging folder
                 if batch.hashes is None:
                     seen.add(split, counts[split]["conversations"], batch.ids)
@@ -446,7 +448,7 @@ def _build_config(
                 **counts[split], expected=expected, file_meta=ds.file_meta(paths, part)
             )
             reports.append(_report(Part(config, split), ds.name, counts[split], expected, seconds[split]))
-        for table_name, table in ds.extra_tables(paths, config):
+        for table_name, table in side_tables(ds, paths, config):
             staging.write(table_name, "all", table)
         _read_as_extracted(paths, extracted or {}, shown)
         bank.commit(staging, entry)

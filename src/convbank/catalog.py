@@ -150,7 +150,7 @@ def card(name: str, manifest: Manifest, fetcher: Fetcher) -> dict[str, Any]:
     from convbank.fetch import checksum_status
 
     ds = get(name)
-    data = ds.describe()
+    data = _described(ds)
     for i, (f, entry) in enumerate(zip(ds.files, data["files"], strict=True)):
         if isinstance(ds, ImportedDataset):  # the files it was imported from, by their paths
             path = Path(ds.entry.inputs[i].path)
@@ -167,3 +167,33 @@ def card(name: str, manifest: Manifest, fetcher: Fetcher) -> dict[str, Any]:
     if isinstance(ds, ImportedDataset):
         data["imported"] = msgspec.to_builtins(ds.entry)
     return data
+
+
+def _described(ds: Dataset) -> dict[str, Any]:
+    """``ds.describe()``, checked to be a card: a dict with the base card's keys, each of its
+    kind (a dict, a list, text), one entry a source file, and JSON throughout. A plugin's card
+    that is not is a one-line :class:`ConvbankError` naming it, exit 1 (never a ``TypeError``
+    traceback from ``info``); convbank's own is its fault, raised as it is."""
+    data = ds.describe()
+    try:
+        _check_card(data, Dataset.describe(ds), len(ds.files))
+    except (TypeError, ValueError) as exc:
+        origin = _origin(ds)
+        if not origin.startswith("entry point"):
+            raise
+        raise ConvbankError(f"{code_failed(origin, exc)}; report it to its authors") from exc
+    return data
+
+
+def _check_card(data: Any, base: dict[str, Any], files: int) -> None:
+    """A ``TypeError`` saying how ``data`` is not a card like ``base`` with ``files`` files."""
+    if not isinstance(data, dict):
+        raise TypeError(f"describe() gave a {type(data).__name__}, not a card (a dict)")
+    for key, value in base.items():
+        kind = type(value) if isinstance(value, (dict, list)) else (str, type(None))
+        if not isinstance(data.get(key), kind):
+            raise TypeError(f"describe() gave {key!r} as a {type(data.get(key)).__name__}")
+    if len(data["files"]) != files or not all(isinstance(f, dict) for f in data["files"]):
+        shown = len(data["files"])
+        raise TypeError(f"describe() gave 'files' of {shown}, not an entry for each of its {files}")
+    msgspec.json.encode(data)  # a TypeError for what JSON cannot hold

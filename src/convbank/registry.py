@@ -383,6 +383,10 @@ def _engine(value: Any, origin: str) -> type[Any]:
         raise PluginError(
             f"{origin} is not a convbank engine class (with config_batches and from_options)", origin=origin
         )
+    options = getattr(value, "options", ())
+    if not (isinstance(options, (tuple, list)) and all(isinstance(o, str) for o in options)):
+        said = f"{options!r:.60}"
+        raise PluginError(f"{origin}: its options {said} are not a tuple of option names", origin=origin)
     return value
 
 

@@ -92,8 +92,14 @@ def home() -> Path:
 
 
 def _expand(name: str, value: str) -> Path:
-    """``value`` with a leading ``~`` or ``~user`` expanded; one that cannot be is a
+    """``value`` with a leading ``~`` or ``~user`` expanded; one that cannot be, or one of
+    nothing but white space (a stray quote or space, never a folder's name), is a
     :class:`SetupError` naming the variable."""
+    if not value.strip():
+        raise SetupError(
+            f"{name}={value!r} is only white space, not a folder's name; unset it or name a folder",
+            variable=name,
+        )
     try:
         return Path(value).expanduser()
     except RuntimeError:  # ~user of no user, or no home for ~

@@ -181,3 +181,14 @@ def test_all_source_folders_missing_is_an_error_with_exit_2(tmp_path: Path) -> N
         f"error: none of the source folders exist: {tmp_path / 'a'}, {tmp_path / 'b'}; check the --source paths\n"
     )
     assert not (tmp_path / "home").exists()  # stopped before anything was written
+
+
+def test_a_source_that_is_there_but_no_folder_is_an_error_with_exit_2(tmp_path: Path) -> None:
+    """Before: a FIFO as ``--source`` passed click's check (it refuses only a regular file)
+    and every file was said ``unreadable (Not a directory)``, exit 3 (2 of 2 runs)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for command in ("fetch", "build"):
+        done = run(command, "casino", "--source", SHARED, "--source", fifo)
+        assert (done.exit_code, done.stdout) == (2, "")
+        assert done.stderr == f"error: source folder {fifo} is not a folder; check the --source path\n"

@@ -158,3 +158,30 @@ def test_a_proxy_that_cannot_be_reached_is_named(tmp_path: Path, monkeypatch: py
         f"{url}: cannot connect to example.invalid through the proxy 127.0.0.1:{port}; put casino_valid.json "
         f"in {cache} or in a --source folder, or retry when online"
     )
+
+
+def test_a_tcp_connect_takes_no_more_than_the_connect_time_left() -> None:
+    """A connection whose TCP connect hangs (a loopback listener whose backlog is full drops
+    the SYNs) when 0.3 s of the shared connect timeout are left takes 0.3 s, its own timeout
+    being 3 s (before: 3.0 s, the clock unable to shut a socket not yet made, 2 of 2 runs)."""
+    import urllib3
+
+    from convbank._headerclock import ConnectTooSlowError, shared_bounds, within_timeout
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        filling = [socket.socket() for _ in range(3)]
+        for sock in filling:
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", port))
+        connection = urllib3.connection.HTTPConnection("127.0.0.1", port, timeout=3)
+        began = time.monotonic()
+        with shared_bounds(0.3, 5.0), pytest.raises(ConnectTooSlowError, match=r"within 0\.3 s"):
+            within_timeout(connection, connection.connect, "connect")
+        took = time.monotonic() - began
+        for sock in filling:
+            sock.close()
+    assert 0.25 < took < 0.8, took
+    assert connection.timeout == 3

@@ -263,3 +263,22 @@ def test_a_file_not_declared_is_one_line_naming_the_plugin(tmp_path: Path) -> No
         "'../x.tsv', which undeclared does not declare in its files); report it to its authors (--debug "
         "shows the traceback)\n",
     )
+
+
+def test_files_for_that_gives_no_list_is_one_line_naming_the_plugin(tmp_path: Path) -> None:
+    """Before: ``files_for`` returning ``5`` made ``fetch`` a ``TypeError: 'int' object is not
+    iterable`` traceback from convbank's code, exit 1, no plugin named (2 of 2 runs)."""
+    (tmp_path / "nolist.py").write_text(
+        "from convbank_tsvdial import TsvDial\n\nclass NoList(TsvDial):\n    name = 'nolist'\n\n"
+        "    def files_for(self, part):\n        return 5\n",
+        encoding="utf-8",
+    )
+    dist_info(tmp_path, "nolist", "[convbank.datasets]\nnolist = nolist:NoList\n")
+    done = convbank_with_plugins(tmp_path / "home", "fetch", "nolist", path=(PLUGINS, tmp_path))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        "error: the code of entry point nolist = nolist:NoList of group convbank.datasets (package nolist 1.0) "
+        "failed (UndeclaredError: files_for(default/train) gave 5, not a list of source files); report it to "
+        "its authors (--debug shows the traceback)\n",
+    )

@@ -110,6 +110,16 @@ def _convbank(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
             "error: CONVBANK_HOME='~nosuchuser/x': ~nosuchuser names no user's home folder; use an "
             "absolute path\n",
         ),
+        (
+            "CONVBANK_HOME",
+            " ",
+            "error: CONVBANK_HOME=' ' is only white space, not a folder's name; unset it or name a folder\n",
+        ),
+        (
+            "CONVBANK_SOURCE",
+            "\t",
+            "error: CONVBANK_SOURCE='\\t' is only white space, not a folder's name; unset it or name a folder\n",
+        ),
     ],
 )
 def test_impossible_settings_are_one_line(name: str, value: str, message: str) -> None:

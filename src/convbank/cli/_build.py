@@ -129,13 +129,15 @@ def build_with_bars(
                 tasks[key] = bar.add_task(f"{dataset}/{cfg}/{split}", total=total)
             bar.advance(tasks[key], n)
 
+        from convbank.engines._checked import made_engine
+
         engine_type = registry.engines.get(engine)
         ctx = click.get_current_context()
         for option in ("master", "shards", "workers"):
             given = ctx.get_parameter_source(option) is not ParameterSource.DEFAULT
             if given and option not in getattr(engine_type, "options", (option,)):
                 click.echo(f"warning: --{option} is not an option of the {engine} engine; ignored", err=True)
-        runner = engine_type.from_options({"master": master, "shards": shards, "workers": workers})
+        runner = made_engine(engine, {"master": master, "shards": shards, "workers": workers})
         build(
             list(names) or None,
             config=config,

@@ -67,11 +67,15 @@ def _existing_sources(
     ctx: click.Context, param: click.Parameter, value: tuple[Path, ...]
 ) -> tuple[Path, ...]:
     """Warn on stderr about each ``--source`` folder that does not exist; stop with exit code 2
-    when none of them does."""
+    when none of them does, or when one is there but no folder (a FIFO, a device)."""
     import os.path
 
     from convbank.cli._console import say
 
+    for path in value:  # a FIFO or a device: click's check refuses only a regular file
+        if os.path.exists(path) and not os.path.isdir(path):
+            say(f"error: source folder {path} is not a folder; check the --source path")
+            ctx.exit(2)
     missing = [p for p in value if not os.path.exists(p)]  # nor can one be: a name too long
     if missing and len(missing) == len(value):
         if len(missing) == 1:

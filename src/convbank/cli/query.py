@@ -114,15 +114,15 @@ def query(
     from convbank.cli._results import write_results
 
     if engine != "duckdb":
-        from convbank import registry
         from convbank.engines import SqlEngine
+        from convbank.engines._checked import made_engine, sql_answer
         from convbank.store.bank import Bank
         from convbank.store.sql import Begin
 
-        runner = registry.engines.get(engine).from_options({"master": master})
+        runner = made_engine(engine, {"master": master})
         if not isinstance(runner, SqlEngine):
             raise click.BadParameter(f"the {engine} engine does not run SQL", param_hint="--engine")
-        result = runner.sql(text, bank=Bank())
+        result = sql_answer(engine, runner.sql(text, bank=Bank()))
         write_results(
             [Begin(result.schema, 0, 1), *result.to_batches()], fmt, max_rows=max_rows, max_width=max_width
         )

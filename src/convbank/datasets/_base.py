@@ -231,7 +231,14 @@ class Dataset(ABC):
         and fields were checked as it was loaded): what convbank fetches, reads and names. A
         file it does not declare (a name such as ``../../x``) is a ``ValueError`` of the
         dataset's code, never a path made of its name."""
-        files = list(self.files_for(part))
+        given = self.files_for(part)
+        try:
+            files = list(given)
+        except TypeError:  # no iterable (None, a number): the dataset's fault, said as its
+            raise UndeclaredError(
+                f"files_for({part.config}/{part.split}) gave {given!r:.80}, not a list of source files",
+                dataset=self.name,
+            ) from None
         for f in files:
             if f not in self.files:
                 named = f"the source file {f.name!r:.80}" if isinstance(f, SourceFile) else f"{f!r:.80}"

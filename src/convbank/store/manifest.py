@@ -206,8 +206,17 @@ class Manifest(msgspec.Struct, kw_only=True):
         return self.refs(root) + self.record_refs(root)
 
     def to_json(self) -> str:
-        """The manifest as written to disk: indented JSON, keys sorted."""
-        return json.dumps(msgspec.to_builtins(self), indent=2, sort_keys=True)
+        """The manifest as written to disk: indented JSON, keys sorted, and read back as
+        :meth:`Bank.manifest` reads it: one it would refuse (a plugin's ``file_meta`` that is a
+        list, a published count of ``True``, JSON nested past what a reader takes) is a
+        ``ValueError`` saying why, never written to damage the whole bank."""
+        text = json.dumps(msgspec.to_builtins(self), indent=2, sort_keys=True)
+        try:
+            parse_manifest(json.loads(text))
+        except (ValueError, RecursionError) as exc:
+            why = (str(exc) or type(exc).__name__).splitlines()[0]
+            raise ValueError(f"the manifest to write would not be read back: {why}") from None
+        return text
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,140 @@
+"""What an engine hands back is checked before the build writes any of it: a batch that is
+not ``(split, tables)`` of a split the config has, or tables that are not the unified ones
+and the dataset's raw table of their schemas, is one line naming the engine, exit 1, the
+bank as it was (before: ``[("train", 5)]`` was a ``TypeError`` traceback from build.py, an
+unknown split a ``KeyError``, no plugin named; a table named ``../../escaped`` was written
+outside the staging folder and committed, every later command then saying the bank is
+damaged, exit 4; 2 of 2 runs each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from convbank.build import build
+from convbank.engines.local import LocalEngine
+from convbank.errors import BuildError
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+from testsupport import SHARED, convbank_with_plugins, dist_info
+
+
+def test_an_entry_point_engines_wrong_batches_are_one_line_naming_it(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    dist_info(site, "wrongbatch", "[convbank.engines]\nwrongbatch = wrongbatchmod:Wrong\n")
+    (site / "wrongbatchmod.py").write_text(
+        "class Wrong:\n    name = 'wrongbatch'\n\n    @classmethod\n    def from_options(cls, options):\n"
+        "        return cls()\n\n    def config_batches(self, *args):\n        return [('train', 5)]\n",
+        encoding="utf-8",
+    )
+    args = ("build", "casino", "--source", str(SHARED / "casino"), "--engine", "wrongbatch")
+    done = convbank_with_plugins(tmp_path / "home", *args, path=(site,))
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: the code of entry point wrongbatch = wrongbatchmod:Wrong of group convbank.engines (package "
+        "wrongbatch 1.0) failed building casino/default: it handed back a batch of train that is an int, not "
+        "tables by name or a WrittenPiece; nothing of it was kept — report it to its authors\n",
+    )
+
+
+class _Altered(LocalEngine):
+    """The local engine's batches, each changed by ``alter``."""
+
+    def __init__(self, alter: Any) -> None:
+        super().__init__(1)
+        self.alter = alter
+
+    def config_batches(self, *args: Any, **kwargs: Any) -> Any:
+        return (self.alter(s, b) for s, b in super().config_batches(*args, **kwargs))
+
+
+ALTERED = {
+    "split": (
+        lambda s, b: ("nosuch", b),
+        "a batch of split 'nosuch', not one of the config's (train, valid, test)",
+    ),
+    "pair": (lambda s, b: (s, b, 3), "a tuple of 3, not a (split, batch) pair"),
+    "escape": (
+        lambda s, b: (s, {**b, "../../escaped": pa.table({"a": [1]})}),
+        "a table named '../../escaped' in a batch of train, not one of conversations, participants, turns, "
+        "annotations, casino_raw",
+    ),
+    "schema": (
+        lambda s, b: (s, {**b, "turns": pa.table({"a": [1]})}),
+        "a turns table in a batch of train not of the turns schema",
+    ),
+    "none": (lambda s, b: (s, {}), "a batch of train without its conversations table"),
+}
+
+
+def test_wrong_batches_are_refused_before_any_is_written(casino_home: Bank) -> None:
+    before = casino_home.manifest_path.read_bytes()
+    fetcher = Fetcher(sources=[SHARED], verify=False, progress=False)
+    for alter, said in ALTERED.values():
+        with pytest.raises(BuildError) as caught:
+            build(["casino"], fetcher=fetcher, bank=casino_home, engine=_Altered(alter))
+        assert str(caught.value) == (
+            f"the code of engine {__name__}._Altered failed building casino/default: it handed back {said}; "
+            "nothing of it was kept — report it to its authors"
+        )
+        assert casino_home.manifest_path.read_bytes() == before
+        assert not (casino_home.root.parent / "escaped").exists()
+
+
+ODD_ENGINE = """import os
+MODE = os.environ['ODD_ENGINE']
+
+class Odd:
+    name = 'odd'
+    options = 5 if MODE == 'options' else ()
+
+    @classmethod
+    def from_options(cls, options):
+        return None if MODE == 'none' else cls()
+
+    def config_batches(self, *args):
+        return iter(())
+
+    def sql(self, query, *, bank):
+        return 5
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "args", "said"),
+    [
+        (
+            "none",
+            ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
+            (1, "failed: from_options gave a NoneType, not an engine"),
+        ),
+        (
+            "sql",
+            ["query", "SELECT 1", "--engine", "odd"],
+            (1, "failed: sql gave a value of type int, not a table"),
+        ),
+        (
+            "options",
+            ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
+            (5, "its options 5 are not a tuple of option names"),
+        ),
+    ],
+)
+def test_an_engine_that_makes_or_answers_no_engine_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, args: list[str], said: tuple[int, str]
+) -> None:
+    """Before: ``from_options`` giving ``None`` built with the local engine, exit 0; ``sql``
+    giving ``5`` was an ``AttributeError`` traceback, and ``options = 5`` a ``TypeError`` one,
+    exit 1 (2 of 2 runs each)."""
+    site = tmp_path / "site"
+    dist_info(site, "odd", "[convbank.engines]\nodd = oddmod:Odd\n")
+    (site / "oddmod.py").write_text(ODD_ENGINE, encoding="utf-8")
+    monkeypatch.setenv("ODD_ENGINE", mode)
+    done = convbank_with_plugins(tmp_path / "home", *args, path=(site,))
+    code, what = said
+    origin = "entry point odd = oddmod:Odd of group convbank.engines (package odd 1.0)"
+    line = f"the code of {origin} {what}; report it to its authors" if code == 1 else f"{origin}: {what}"
+    assert (done.returncode, done.stderr) == (code, f"error: {line}\n")

@@ -1,0 +1,51 @@
+"""What a dataset puts in the manifest (``file_meta``, ``published_count``) is read back
+before the manifest is written: a value the manifest's reader refuses fails the build naming
+the plugin, exit 1, the bank as it was (before: a ``file_meta`` that is a list, or a
+published count of ``True`` or ``2.5``, was written, and every later command said the whole
+bank was damaged, exit 4, 2 of 2 runs each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from convbank import catalog
+from convbank.build import build
+from convbank.fetch import Fetcher
+from convbank.store import Bank
+from testsupport import PLUGINS, SHARED, convbank_with_plugins, dist_info
+
+
+def test_a_plugins_file_meta_the_manifest_cannot_hold_fails_its_build(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    dist_info(site, "badmeta", "[convbank.datasets]\nbadmeta = badmetamod:B\n")
+    (site / "badmetamod.py").write_text(
+        "from convbank_tsvdial import TsvDial\n\nclass B(TsvDial):\n    name = 'badmeta'\n\n"
+        "    def file_meta(self, paths, part):\n        return [1, 2]\n",
+        encoding="utf-8",
+    )
+    home = tmp_path / "home"
+    args = ("build", "badmeta", "--source", str(PLUGINS / "convbank_tsvdial" / "samples"), "--no-verify")
+    done = convbank_with_plugins(home, *args, path=(PLUGINS, site))
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: the code of entry point badmeta = badmetamod:B of group convbank.datasets (package badmeta 1.0) "
+        "failed building badmeta/default (ValueError: the manifest to write would not be read back: not a "
+        "convbank manifest (Expected `object`, got `array` - at `$.datasets[...].configs[...].splits[...]."
+        "file_meta`)); nothing of it was kept — report it to its authors (--debug shows the traceback)\n",
+    )
+    assert not (home / "bank" / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("count", [True, 2.5])
+def test_a_published_count_the_manifest_cannot_hold_leaves_the_bank_as_it_was(
+    casino_home: Bank, monkeypatch: pytest.MonkeyPatch, count: object
+) -> None:
+    before = casino_home.manifest_path.read_bytes()
+    monkeypatch.setattr(type(catalog.get("casino")), "published_count", lambda self, part: count)
+    fetcher = Fetcher(sources=[SHARED], verify=False, progress=False)
+    with pytest.raises(ValueError, match=r"^the manifest to write would not be read back: not a convbank "):
+        build(["casino"], fetcher=fetcher, bank=casino_home)
+    assert casino_home.manifest_path.read_bytes() == before
+    assert list(Bank(casino_home.root).manifest().datasets) == ["casino"]

@@ -1,0 +1,40 @@
+"""A plugin dataset's side tables (``extra_tables``) are named as its own,
+``<dataset>_<lowercase letters, digits, _>``, or the build fails naming the plugin, exit 1,
+nothing committed (before: a side table named ``../../escaped`` was written outside the
+staging folder and committed, ``manifest.json`` replaced the bank's manifest by a folder,
+``turns`` was committed as a split ``all`` of the turns table: each left the bank damaged,
+every later command exit 4, 2 of 2 runs each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testsupport import PLUGINS, convbank_with_plugins, dist_info
+
+SAMPLES = PLUGINS / "convbank_tsvdial" / "samples"
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "manifest.json"])
+def test_a_side_table_not_named_as_the_datasets_own_is_never_written(tmp_path: Path, name: str) -> None:
+    site = tmp_path / "site"
+    dist_info(site, "sidetab", "[convbank.datasets]\nsidetab = sidetabmod:S\n")
+    (site / "sidetabmod.py").write_text(
+        "import pyarrow as pa\nfrom convbank_tsvdial import TsvDial\n\nclass S(TsvDial):\n"
+        "    name = 'sidetab'\n\n    def extra_tables(self, paths, config):\n"
+        f"        yield {name!r}, pa.table({{'a': [1]}})\n",
+        encoding="utf-8",
+    )
+    home = tmp_path / "home"
+    args = ("build", "sidetab", "--source", str(SAMPLES), "--no-verify")
+    done = convbank_with_plugins(home, *args, path=(PLUGINS, site))
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: the code of entry point sidetab = sidetabmod:S of group convbank.datasets (package sidetab 1.0) "
+        f"failed building sidetab/default (ValueError: extra_tables gave a side table named {name!r}; expected "
+        "sidetab_<lowercase letters, digits, _> other than sidetab_raw); nothing of it was kept — report it to "
+        "its authors (--debug shows the traceback)\n",
+    )
+    assert sorted(p.name for p in (home / "bank").iterdir() if not p.name.startswith(".")) == []
+    assert not (home / "escaped").exists()
