@@ -150,3 +150,20 @@ def test_a_sharegpt_value_of_null_is_written_back_null(tmp_path: Path) -> None:
     assert _lines(export(corpus, "sharegpt", tmp_path / "out")[0]) == records
     (line,) = _lines(export(corpus, "chat", tmp_path / "chat")[0])
     assert line["messages"] == [{"role": "user", "content": None}, {"role": "assistant", "content": ""}]
+
+
+def test_a_message_of_no_value_or_content_is_written_back_with_none(tmp_path: Path) -> None:
+    """Before: a ShareGPT message with no ``value`` key came back as ``"value": ""`` and a chat
+    message with no ``content`` as ``"content": null`` (2 of 2): no key, a null and an empty
+    one are three things, each written back as read, in its own format and the other's."""
+    shared = [{"from": "human"}, {"from": "gpt", "value": None}, {"from": "human", "value": ""}]
+    chat = [{"role": "user"}, {"role": "assistant", "content": None}, {"role": "user", "content": ""}]
+    (sg := tmp_path / "sg.json").write_text(json.dumps([{"conversations": shared}]))
+    (ch := tmp_path / "ch.json").write_text(json.dumps([{"messages": chat}]))
+    import_conversations(sg, name="sg", format="sharegpt")
+    import_conversations(ch, name="ch", format="chat")
+    sg_corpus, ch_corpus = convbank.load("sg"), convbank.load("ch")
+    assert _lines(export(sg_corpus, "sharegpt", tmp_path / "a")[0]) == [{"conversations": shared}]
+    assert _lines(export(ch_corpus, "chat", tmp_path / "b")[0]) == [{"messages": chat}]
+    (line,) = _lines(export(ch_corpus, "sharegpt", tmp_path / "c")[0])
+    assert line["conversations"] == shared
