@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import msgspec
 
 from convbank import catalog
-from convbank._arguments import a_flag
+from convbank._arguments import a_flag, a_text_or_none
 from convbank._textio import content_json
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
@@ -115,6 +115,15 @@ def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         text = None if content is None else content_json(content)
         out.append({"role": m.get("role"), "content": text})
     return out
+
+
+def _side(as_participant: Any, column: str | None) -> str | None:
+    """``as_participant`` checked: a participant's id, given only with the chat column it is
+    the side of (alone, it would be taken and change nothing)."""
+    side = a_text_or_none(as_participant, "as_participant")
+    if side is not None and column is None:
+        raise ValueError(f"as_participant={side!r} is the side of the chat column; give chat=True with it")
+    return side
 
 
 def _chat_column(name: str, chat: bool | str) -> str | None:
@@ -213,6 +222,7 @@ def to_hf(
 
     name = source.dataset if isinstance(source, Selection) else source.dataset.name
     column = _chat_column(name, chat)
+    as_participant = _side(as_participant, column)
     streaming = a_flag(streaming, "streaming")
     loader_split_names = a_flag(loader_split_names, "loader_split_names")
     parts = _parts(source)

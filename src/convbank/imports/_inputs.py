@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from convbank._arguments import a_callable_or_none, a_mapping_or_none, a_path_or_none
 from convbank._atomic import read_regular
 from convbank.datasets._imported import NAME
 from convbank.errors import CorpusImportError
@@ -21,6 +22,7 @@ __all__ = [
     "CARD_KEYS",
     "CARD_LIMIT",
     "Source",
+    "checked_arguments",
     "detect",
     "in_memory",
     "inputs_of",
@@ -180,3 +182,22 @@ def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Pa
             f"{path or 'card'}: {what}; a card holds the strings {', '.join(CARD_KEYS)}", path=path
         )
     return {k: str(v) for k, v in given.items()}
+
+
+def checked_arguments(
+    card: Any, skip_bad: Any, mapping: Any, progress: Any
+) -> tuple[Mapping[str, str] | Path | None, Path | None, Mapping[str, str] | None, Any]:
+    """The arguments of :func:`~convbank.imports.import_conversations` that are not read at once, each checked
+    before anything is: a ``TypeError`` (or an empty path's ``ValueError``) naming it."""
+    try:
+        card = a_mapping_or_none(card, "card") if isinstance(card, Mapping) else a_path_or_none(card, "card")
+    except TypeError:
+        raise TypeError(
+            f"card must be a mapping of its fields, a TOML file's path or None, not {card!r}"
+        ) from None
+    return (
+        card,
+        a_path_or_none(skip_bad, "skip_bad"),
+        a_mapping_or_none(mapping, "mapping"),
+        a_callable_or_none(progress, "progress"),
+    )
