@@ -31,7 +31,7 @@ from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._hf_unfit import unfit
-from convbank.export._read import imported_layout, non_finite, read_imported, rejected
+from convbank.export._read import imported_layout, json_cells, non_finite, read_imported, rejected
 from convbank.export.chat import chat_record
 from convbank.model import Conversation, Part, Participant, Turn
 
@@ -118,8 +118,7 @@ def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _side(as_participant: Any, column: str | None) -> str | None:
-    """``as_participant`` checked: a participant's id, given only with the chat column it is
-    the side of (alone, it would be taken and change nothing)."""
+    """``as_participant`` checked: an id, given only with the chat column it is the side of."""
     side = a_text_or_none(as_participant, "as_participant")
     if side is not None and column is None:
         raise ValueError(f"as_participant={side!r} is the side of the chat column; give chat=True with it")
@@ -347,9 +346,14 @@ def _generic(row: dict[str, Any], column: str, number: int, options: ReadOptions
     """A conversation from a row with a messages-like column (``{role, content}``,
     ``{from, value}`` or plain strings, said in turn by ``speaker_0`` and ``speaker_1``);
     the row's other columns are its meta. What is wrong with it otherwise."""
+    odd, cells = non_finite(row), json_cells((k, k, v) for k, v in row.items())  # bytes: as table's
+    if odd is not None:
+        return f"expected finite numbers, not {odd!r} (JSON has no such number)"
+    if isinstance(cells, str):
+        return cells
     turns: list[Turn] = []
     people: dict[str, Participant] = {}
-    for i, m in enumerate(row[column] or []):
+    for i, m in enumerate(cells[column] or []):
         speaker: Any
         text: Any
         if isinstance(m, str):
@@ -364,10 +368,7 @@ def _generic(row: dict[str, Any], column: str, number: int, options: ReadOptions
             return f"expected message {i} of {column!r} to have a speaker ({'/'.join(_SPEAKER)}) and a text"
         turns.append(Turn(turn_index=i, participant_id=speaker, text=text, meta=meta))
         people.setdefault(speaker, Participant(participant_id=speaker, role=speaker))
-    odd = non_finite(row)
-    if odd is not None:
-        return f"expected finite numbers, not {odd!r} (JSON has no such number)"
-    meta = {k: v for k, v in row.items() if k != column}
+    meta = {k: v for k, v in cells.items() if k != column}
     cid = next((str(meta.pop(k)) for k in ("conversation_id", "id") if meta.get(k) is not None), str(number))
     return Conversation(
         dataset=options.dataset,
