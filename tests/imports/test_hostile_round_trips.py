@@ -167,3 +167,19 @@ def test_a_message_of_no_value_or_content_is_written_back_with_none(tmp_path: Pa
     assert _lines(export(ch_corpus, "chat", tmp_path / "b")[0]) == [{"messages": chat}]
     (line,) = _lines(export(ch_corpus, "sharegpt", tmp_path / "c")[0])
     assert line["conversations"] == shared
+
+
+def test_a_records_id_of_true_is_no_id_as_a_floats_is_not(tmp_path: Path) -> None:
+    """Before: ``"id": true`` named its conversation ``True`` (Python's spelling), so a record
+    beside it with ``"id": "True"`` was refused as a repeated id (1 of 1). Now JSON's
+    ``true`` is no id, as ``1.5`` is not: the id is made from the content, the key kept."""
+    records = [
+        {"id": True, "messages": [{"role": "user", "content": "x"}]},
+        {"id": "True", "messages": [{"role": "user", "content": "y"}]},
+    ]
+    (path := tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    import_conversations(path, name="mine", format="chat")
+    corpus = convbank.load("mine")
+    assert corpus["True"].turns[0].text == "y"
+    assert [c.meta["id"] for c in corpus] == [True, "True"]
+    assert _lines(export(corpus, "chat", tmp_path / "out")[0]) == records

@@ -148,6 +148,14 @@ def read_from_chat(conv: Conversation, me: str | None) -> bool:
     )
 
 
+def _an_id(given: Any) -> bool:
+    """Whether a record's ``id`` names it: a non-empty string or an integer; JSON's ``true``
+    is no id (Python would name it ``True``), as a float or an object is not."""
+    return (isinstance(given, int) and not isinstance(given, bool)) or (
+        isinstance(given, str) and given != ""
+    )
+
+
 def content_id(record: Any) -> str:
     """A stable id for a record that names none: the first 16 hex digits of the sha256 of its
     JSON (keys sorted), so that importing the same file again gives the same ids and an exact
@@ -226,7 +234,7 @@ def record_conversation(
         dataset=options.dataset,
         config=str(ours.get("config") or options.config),
         split=str(ours.get("split") or options.split),
-        conversation_id=str(given) if isinstance(given, (str, int)) and given != "" else content_id(value),
+        conversation_id=str(given) if _an_id(given) else content_id(value),
         source_index=number,
         participants=list(people.values()),
         turns=turns,
