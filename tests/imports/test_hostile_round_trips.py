@@ -183,3 +183,25 @@ def test_a_records_id_of_true_is_no_id_as_a_floats_is_not(tmp_path: Path) -> Non
     assert corpus["True"].turns[0].text == "y"
     assert [c.meta["id"] for c in corpus] == [True, "True"]
     assert _lines(export(corpus, "chat", tmp_path / "out")[0]) == records
+
+
+def test_a_corpus_sorted_by_a_meta_key_of_mixed_kinds_is_named_as_a_views_is(tmp_path: Path) -> None:
+    """Before: ``corpus.sort("k")`` over a meta key holding 1 in one record and "one" in
+    another was Python's bare ``TypeError: '<' not supported between instances of 'str' and
+    'int'`` (1 of 1), where a view's sort names the column; now the one rule of both, None
+    still last both ways and ties in their order."""
+    records = [
+        {"id": "a", "k": 1, "messages": []},
+        {"id": "b", "k": "one", "messages": []},
+        {"id": "c", "messages": []},
+    ]
+    (path := tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    import_conversations(path, name="mine", format="chat")
+    corpus = convbank.load("mine")
+    with pytest.raises(TypeError) as caught:
+        corpus.sort("k")
+    assert str(caught.value) == (
+        "sort() cannot order 'k' of mine conversations: '<' not supported between instances of 'str' and 'int'"
+    )
+    both = corpus.select([0, 2])
+    assert [c.conversation_id for c in both.sort("k", reverse=True)] == ["a", "c"]
