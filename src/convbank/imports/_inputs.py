@@ -104,13 +104,40 @@ def _several(source: Any) -> list[Any]:
     return list(source)
 
 
+_IN_MEMORY = {
+    ("datasets", "Dataset"): "hf",
+    ("datasets", "DatasetDict"): "hf",
+    ("datasets", "IterableDataset"): "hf",
+    ("datasets", "IterableDatasetDict"): "hf",
+    ("pandas", "DataFrame"): "table",
+    ("polars", "DataFrame"): "table",
+}
+"""The in-memory data an import reads (by package and class, a subclass too), and its format."""
+
+
 def in_memory(source: Any) -> str | None:
-    """``hf`` or ``table`` for a Hugging Face dataset or a DataFrame, else None."""
-    kind = type(source).__module__.split(".")[0]
-    if kind == "datasets":
-        return "hf"
-    if kind in ("pandas", "polars"):
-        return "table"
+    """``hf`` or ``table`` for a Hugging Face dataset or a DataFrame, else None; anything
+    else of those packages (a ``Series``, a polars ``LazyFrame``, ``Features``) a
+    ``TypeError`` saying what an import takes, never read as a table or iterated as paths.
+
+    >>> import pandas as pd
+    >>> in_memory(pd.DataFrame()), in_memory("chats.jsonl")
+    ('table', None)
+    >>> in_memory(pd.Series([1]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: an import takes a path, several, ... or a Hugging Face Dataset, not pandas Series
+    """
+    for kind in type(source).__mro__:
+        found = _IN_MEMORY.get((kind.__module__.split(".")[0], kind.__name__))
+        if found is not None:
+            return found
+    package = type(source).__module__.split(".")[0]
+    if package in {p for p, _ in _IN_MEMORY}:
+        raise TypeError(
+            "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
+            f"Dataset, not {package} {type(source).__name__}"
+        )
     return None
 
 
