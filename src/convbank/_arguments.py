@@ -4,9 +4,19 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-__all__ = ["a_flag", "a_flag_or_none"]
+__all__ = [
+    "a_callable_or_none",
+    "a_flag",
+    "a_flag_or_none",
+    "a_mapping_or_none",
+    "a_path_or_none",
+    "a_text_or_none",
+]
 
 
 def a_flag(value: Any, name: str) -> bool:
@@ -40,3 +50,72 @@ def a_flag_or_none(value: Any, name: str) -> bool | None:
         return a_flag(value, name)
     except TypeError:
         raise TypeError(f"{name} must be True, False or None, not {value!r}") from None
+
+
+def a_path_or_none(value: Any, name: str) -> Path | None:
+    """``value`` (a file named by ``skip_bad=``, ``card=``) as a ``Path``, bytes as the
+    system names them, or None; anything else a ``TypeError`` and an empty text (which ``Path``
+    reads as the current folder) a ``ValueError``, each naming ``name``.
+
+    >>> a_path_or_none(b"rejects.jsonl", "skip_bad"), a_path_or_none(None, "skip_bad")
+    (PosixPath('rejects.jsonl'), None)
+    >>> a_path_or_none(5, "skip_bad")
+    Traceback (most recent call last):
+    ...
+    TypeError: skip_bad must be a path (a str or an os.PathLike) or None, not 5
+    """
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = os.fsdecode(value)
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (a str or an os.PathLike) or None, not {value!r}")
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"{name} must be a path, not an empty one ({value!r})")
+    return Path(value)
+
+
+def a_text_or_none(value: Any, name: str) -> str | None:
+    """``value`` (a name such as ``as_participant=``) as a str, or None; anything else (a
+    number, bytes) a ``TypeError`` naming ``name``, never compared as it is and found nowhere.
+
+    >>> a_text_or_none("buyer", "as_participant")
+    'buyer'
+    >>> a_text_or_none(5, "as_participant")
+    Traceback (most recent call last):
+    ...
+    TypeError: as_participant must be a string or None, not 5
+    """
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{name} must be a string or None, not {value!r}")
+
+
+def a_mapping_or_none(value: Any, name: str) -> Mapping[str, Any] | None:
+    """``value`` (``mapping=``, ``card=`` given as fields) as a mapping of string keys, or
+    None; anything else (a list of pairs, a number) a ``TypeError`` naming ``name``.
+
+    >>> a_mapping_or_none([("text", "utterance")], "mapping")
+    Traceback (most recent call last):
+    ...
+    TypeError: mapping must be a mapping of names (a dict) or None, not [('text', 'utterance')]
+    """
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise TypeError(f"{name} must be a mapping of names (a dict) or None, not {value!r}")
+    return value
+
+
+def a_callable_or_none(value: Any, name: str) -> Any:
+    """``value`` (a callback such as ``progress=``) if it can be called, or None; anything else
+    a ``TypeError`` naming ``name`` before any work is done, never half-way through it.
+
+    >>> a_callable_or_none(5, "progress")
+    Traceback (most recent call last):
+    ...
+    TypeError: progress must be a function or None, not 5
+    """
+    if value is None or callable(value):
+        return value
+    raise TypeError(f"{name} must be a function or None, not {value!r}")

@@ -105,10 +105,13 @@ def json_bytes(data: Any) -> bytes:
 def content_json(content: Any) -> str:
     """A chat message's content as one text, the one way every view writes it (the ``role:
     content`` lines a tokenizer reads, the ``chat`` column of ``to_hf``): a text as it is,
-    typed parts (or anything but a text) as their :func:`json_bytes` text, never Python's repr.
+    typed parts (or anything but a text) as their :func:`json_bytes` text, never Python's repr;
+    a null content (or none) the empty text its turn holds, never the word ``null``.
 
     Example: ``content_json([{"type": "text", "text": "a\u2028"}])
     == '[{"type":"text","text":"a\\u2028"}]'``."""
+    if content is None:
+        return ""
     return content if isinstance(content, str) else json_bytes(content).decode()
 
 

@@ -113,3 +113,38 @@ def test_a_pad_id_a_tensor_cannot_hold_is_named() -> None:
     pad = PadCollator(np.int64(3), label_pad_id=np.int32(-1))
     assert (pad.pad_token_id, pad.label_pad_id) == (3, -1)
     assert type(pad.pad_token_id) is int
+
+
+IMPORT_ARGUMENTS: list[tuple[dict[str, Any], str]] = [
+    ({"card": 5}, "card must be a mapping of its fields, a TOML file's path or None, not 5"),
+    ({"card": {5: "x"}}, "card must be a mapping of its fields, a TOML file's path or None, not {5: 'x'}"),
+    ({"skip_bad": 5}, "skip_bad must be a path (a str or an os.PathLike) or None, not 5"),
+    ({"skip_bad": ""}, "skip_bad must be a path, not an empty one ('')"),
+    (
+        {"mapping": [("text", "t")]},
+        "mapping must be a mapping of names (a dict) or None, not [('text', 't')]",
+    ),
+    ({"progress": 5}, "progress must be a function or None, not 5"),
+]
+
+
+@pytest.mark.parametrize(("given", "message"), IMPORT_ARGUMENTS)
+def test_an_imports_paths_fields_and_callback_are_checked_by_name(
+    tmp_path: Path, given: dict[str, Any], message: str
+) -> None:
+    """Before: ``card=5``, ``skip_bad=5``, ``mapping=[...]`` and ``progress=5`` raised Python's
+    own ``TypeError`` (``expected str, bytes or os.PathLike object, not int``), and
+    ``skip_bad=""`` named the current folder as the rejects file (6 of 6)."""
+    (path := tmp_path / "in.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
+    with pytest.raises((TypeError, ValueError)) as caught:
+        convbank.import_conversations(path, name="args", **given)
+    assert str(caught.value) == message
+
+
+def test_to_hfs_side_is_a_name_given_with_the_chat_column(built: Bank) -> None:
+    """Before: ``to_hf(as_participant=5)`` without ``chat=`` was taken and changed nothing."""
+    corpus = convbank.load("casino")
+    with pytest.raises(TypeError, match=r"^as_participant must be a string or None, not 5$"):
+        corpus.to_hf(as_participant=5)
+    with pytest.raises(ValueError, match=r"^as_participant='mturk_agent_1' is the side of the chat column"):
+        corpus.to_hf(as_participant="mturk_agent_1")

@@ -451,3 +451,50 @@ def test_hf_reads_a_saved_dataset_with_a_messages_column(tmp_path: Path) -> None
         "plain, file: expected a messages-like column (messages, conversations, conversation, dialog, dialogue, "
         "turns, utterances); its columns: text"
     ]
+
+
+@pytest.mark.parametrize("kind", ["DatasetDict", "IterableDatasetDict", "saved"])
+def test_a_hugging_face_dataset_dict_of_rows_without_ids_imports_every_split(
+    tmp_path: Path, kind: str
+) -> None:
+    """Before: a ``DatasetDict`` of two splits whose rows name no id was refused (``conversation
+    '0': expected a conversation id used once``: each split numbered its rows from 0), in
+    memory or saved, and an ``IterableDatasetDict`` was read as one dataset whose columns were
+    its splits (3 of 3). Now a row of no id is numbered after its split (``test-0``)."""
+    import datasets
+
+    rows = [{"messages": [{"role": "user", "content": "hi"}]}]
+    both = {"train": datasets.Dataset.from_list(rows), "test": datasets.Dataset.from_list(rows * 2)}
+    data: Any = datasets.DatasetDict(both)
+    if kind == "IterableDatasetDict":
+        data = datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in both.items()})
+    elif kind == "saved":
+        data.save_to_disk(str(tmp_path / "saved"))
+        data = tmp_path / "saved"
+    report = convbank.import_conversations(data, name="mine")
+    assert report.parts == {"default/train": 1, "default/test": 2}
+    assert sorted(c.conversation_id for c in convbank.load("mine")) == ["test-0", "test-1", "train-0"]
+    convbank.import_conversations(both["test"], name="one")
+    assert [c.conversation_id for c in convbank.load("one")] == ["0", "1"]
+
+
+@pytest.mark.parametrize("kind", ["Series", "LazyFrame", "Features"])
+def test_other_objects_of_pandas_polars_and_datasets_are_named_never_read(kind: str) -> None:
+    """Before: a pandas ``Series``, a polars ``LazyFrame`` or a ``datasets.Features`` was read
+    as a table or a dataset and failed with an ``AttributeError`` traceback (3 of 3)."""
+    import datasets
+    import pandas as pd
+    import polars as pl
+
+    given = {
+        "Series": lambda: pd.Series([1]),
+        "LazyFrame": lambda: pl.DataFrame({"a": [1]}).lazy(),
+        "Features": lambda: datasets.Features({"a": datasets.Value("string")}),
+    }[kind]()
+    with pytest.raises(TypeError) as caught:
+        convbank.import_conversations(given, name="mine")
+    package = type(given).__module__.split(".")[0]
+    assert str(caught.value) == (
+        "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
+        f"Dataset, not {package} {kind}"
+    )

@@ -59,3 +59,28 @@ def test_content_parts_are_the_same_text_in_to_hf_and_tokenize(tmp_path: Path) -
     assert content_json(parts) == text
     assert seen[0] == f"user: {text}\nassistant: "
     assert corpus.to_hf(chat="chat")["train"]["chat"][0][0] == {"role": "user", "content": text}
+
+
+def test_a_null_or_missing_content_is_the_empty_text_a_tokenizer_reads() -> None:
+    """Before: a chat message of null content (or none: read as null) was the word ``null`` in
+    the ``role: content`` lines a tokenizer reads (``user: null``), where its turn's text is
+    empty and ``to_hf``'s chat column has it null (2 of 2 messages)."""
+    from convbank._textio import content_json
+
+    path = Path("nulls.jsonl")
+    row = {
+        "id": "c",
+        "messages": [
+            {"role": "user"},
+            {"role": "assistant", "content": None},
+            {"role": "user", "content": "hi"},
+        ],
+    }
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    convbank.import_conversations(path, name="nulls")
+    seen: list[str] = []
+    convbank.load("nulls").examples("chat").tokenize(lambda t: seen.append(t) or [1], template=False)[0]
+    assert seen[0] == "user: \nassistant: "
+    assert "null" not in "".join(seen) and "user: hi\n" in seen
+    assert [t.text for t in convbank.load("nulls")["c"].turns] == ["", "", "hi"]
+    assert content_json(None) == ""

@@ -86,3 +86,19 @@ def test_a_meta_of_null_or_an_object_is_imported(tmp_path: Path) -> None:
         {"score": 3, "utterance_id": "u1", "timestamp": 1700000000.5},
         {"utterance_id": "u2", "timestamp": 1700000001, "reply_to": 0},
     ]
+
+
+def test_what_convokit_itself_leaves_out_is_said_in_what_the_import_loses(tmp_path: Path) -> None:
+    """Before: a conversation of ``conversations.json`` with no utterances and a speaker of
+    ``speakers.json`` who never speaks were left out with their meta, exit 0, and the import's
+    statement of what the format loses said nothing of them (2 of 2). ConvoKit reads a corpus
+    so too; now the statement says it."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    line = {"id": "u1", "conversation_id": "c", "speaker": "a", "reply_to": None, "text": "hi", "meta": {}}
+    (folder / "utterances.jsonl").write_text(json.dumps(line) + "\n")
+    (folder / "speakers.json").write_text(json.dumps({"a": {"meta": {}}, "silent": {"meta": {"age": 5}}}))
+    (folder / "conversations.json").write_text(json.dumps({"c": {"meta": {}}, "empty": {"meta": {"t": 1}}}))
+    report = convbank.import_conversations(folder, name="mine")
+    assert [c.conversation_id for c in convbank.load("mine")] == ["c"]
+    assert "a conversation of no utterances and a speaker who never speaks (their meta)" in report.loses

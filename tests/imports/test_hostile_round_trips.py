@@ -150,3 +150,58 @@ def test_a_sharegpt_value_of_null_is_written_back_null(tmp_path: Path) -> None:
     assert _lines(export(corpus, "sharegpt", tmp_path / "out")[0]) == records
     (line,) = _lines(export(corpus, "chat", tmp_path / "chat")[0])
     assert line["messages"] == [{"role": "user", "content": None}, {"role": "assistant", "content": ""}]
+
+
+def test_a_message_of_no_value_or_content_is_written_back_with_none(tmp_path: Path) -> None:
+    """Before: a ShareGPT message with no ``value`` key came back as ``"value": ""`` and a chat
+    message with no ``content`` as ``"content": null`` (2 of 2): no key, a null and an empty
+    one are three things, each written back as read, in its own format and the other's."""
+    shared = [{"from": "human"}, {"from": "gpt", "value": None}, {"from": "human", "value": ""}]
+    chat = [{"role": "user"}, {"role": "assistant", "content": None}, {"role": "user", "content": ""}]
+    (sg := tmp_path / "sg.json").write_text(json.dumps([{"conversations": shared}]))
+    (ch := tmp_path / "ch.json").write_text(json.dumps([{"messages": chat}]))
+    import_conversations(sg, name="sg", format="sharegpt")
+    import_conversations(ch, name="ch", format="chat")
+    sg_corpus, ch_corpus = convbank.load("sg"), convbank.load("ch")
+    assert _lines(export(sg_corpus, "sharegpt", tmp_path / "a")[0]) == [{"conversations": shared}]
+    assert _lines(export(ch_corpus, "chat", tmp_path / "b")[0]) == [{"messages": chat}]
+    (line,) = _lines(export(ch_corpus, "sharegpt", tmp_path / "c")[0])
+    assert line["conversations"] == shared
+
+
+def test_a_records_id_of_true_is_no_id_as_a_floats_is_not(tmp_path: Path) -> None:
+    """Before: ``"id": true`` named its conversation ``True`` (Python's spelling), so a record
+    beside it with ``"id": "True"`` was refused as a repeated id (1 of 1). Now JSON's
+    ``true`` is no id, as ``1.5`` is not: the id is made from the content, the key kept."""
+    records = [
+        {"id": True, "messages": [{"role": "user", "content": "x"}]},
+        {"id": "True", "messages": [{"role": "user", "content": "y"}]},
+    ]
+    (path := tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    import_conversations(path, name="mine", format="chat")
+    corpus = convbank.load("mine")
+    assert corpus["True"].turns[0].text == "y"
+    assert [c.meta["id"] for c in corpus] == [True, "True"]
+    assert _lines(export(corpus, "chat", tmp_path / "out")[0]) == records
+
+
+def test_a_corpus_sorted_by_a_meta_key_of_mixed_kinds_is_named_as_a_views_is(tmp_path: Path) -> None:
+    """Before: ``corpus.sort("k")`` over a meta key holding 1 in one record and "one" in
+    another was Python's bare ``TypeError: '<' not supported between instances of 'str' and
+    'int'`` (1 of 1), where a view's sort names the column; now the one rule of both, None
+    still last both ways and ties in their order."""
+    records = [
+        {"id": "a", "k": 1, "messages": []},
+        {"id": "b", "k": "one", "messages": []},
+        {"id": "c", "messages": []},
+    ]
+    (path := tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    import_conversations(path, name="mine", format="chat")
+    corpus = convbank.load("mine")
+    with pytest.raises(TypeError) as caught:
+        corpus.sort("k")
+    assert str(caught.value) == (
+        "sort() cannot order 'k' of mine conversations: '<' not supported between instances of 'str' and 'int'"
+    )
+    both = corpus.select([0, 2])
+    assert [c.conversation_id for c in both.sort("k", reverse=True)] == ["a", "c"]

@@ -286,3 +286,32 @@ def test_a_nan_in_a_parquet_list_is_a_bad_row_never_null(tmp_path: Path) -> None
     done = CliRunner().invoke(cli, ["import", str(tmp_path / "t.parquet"), "--name", "mine"])
     assert done.exit_code == 2, done.output
     assert "t.parquet, row 1: expected column 'v' to hold a finite number, not nan" in done.output
+
+
+def test_a_hugging_face_datasets_bytes_are_their_utf8_text_as_a_tables_are() -> None:
+    """Before: a Hugging Face dataset's binary column was imported as base64 (``b"abc"`` as
+    ``"YWJj"``, ``b"\\xff\\x00"`` as ``"/wA="``) and a duration as ISO text, where a table's are
+    the UTF-8 text and the seconds (3 of 3 values). Now one rule for both readers."""
+    import datetime
+
+    import datasets
+    import pandas as pd
+
+    messages = [{"role": "user", "content": "hi", "x": b"m"}]
+    when = datetime.timedelta(seconds=90)
+    ds = datasets.Dataset.from_list([{"messages": messages, "blob": b"abc", "d": when}])
+    convbank.import_conversations(ds, name="hf_bytes")
+    conv = convbank.load("hf_bytes")[0]
+    assert (conv.meta, conv.turns[0].meta) == ({"blob": "abc", "d": 90.0}, {"x": "m"})
+    frame = pd.DataFrame(
+        {"conversation_id": ["c"], "participant_id": ["a"], "text": ["hi"], "blob": [b"abc"], "d": [when]}
+    )
+    convbank.import_conversations(frame, name="table_bytes")
+    assert convbank.load("table_bytes")[0].turns[0].meta == {"blob": "abc", "d": 90.0}
+    bad = datasets.Dataset.from_list([{"messages": messages, "bad": b"\xff\x00"}])
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(bad, name="hf_bad")
+    assert str(info.value) == (
+        "Dataset, train row 1: expected column 'bad' to hold text, or bytes of UTF-8 text "
+        "(invalid start byte at byte 0) (nothing was imported; --skip-bad imports the rest)"
+    )

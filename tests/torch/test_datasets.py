@@ -288,3 +288,20 @@ def test_a_unit_reads_only_the_stored_batches_holding_it(
     assert {batch for batch, _ in reads} == {1}
     # its ids come from its record file's index, not from the conversations table
     assert {table for _, table in reads} == {"participants", "annotations", "turns"}
+
+
+@pytest.mark.parametrize("epoch", [2**63, 2**70], ids=["2**63", "2**70"])
+def test_an_epoch_the_shared_int64_cannot_hold_is_named(built: Bank, epoch: int) -> None:
+    """Before: ``set_epoch(2**63)`` was torch's ``RuntimeError: value cannot be converted to
+    type int64_t without overflow`` and ``set_epoch(2**70)`` ``OverflowError: int too big to
+    convert``, naming no argument (2 of 2 in both datasets); the epoch kept is the last good."""
+    valid = load("casino", split="valid")
+    message = f"epoch must be a whole number of at least 0 and below 2**63, not {epoch}"
+    iterable = IterableCorpusDataset(valid, "turns", shuffle=True, seed=0)
+    iterable.set_epoch(2**63 - 1)
+    mapped = CorpusDataset(mix([valid.examples("turns"), valid.examples("turns")]))
+    for data in (iterable, mapped):
+        with pytest.raises(ValueError) as caught:
+            data.set_epoch(epoch)
+        assert str(caught.value) == message
+    assert iterable.epoch == 2**63 - 1

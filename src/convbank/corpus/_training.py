@@ -14,7 +14,7 @@ from convbank.corpus._filters import _decode_meta, _held, inside_of, unheld_meta
 from convbank.corpus._views import CorpusExamples, view_of
 from convbank.errors import UnknownFieldError, did_you_mean, whole_number
 from convbank.examples import Examples
-from convbank.examples._rows import split_size, stratified_test
+from convbank.examples._rows import sorted_positions, split_size, stratified_test
 from convbank.model import schema
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ class Training:
         """
         reverse = a_flag(reverse, "reverse")
         values = self._column_values(column)
-        order = sorted(range(len(values)), key=lambda i: _present_first(values[i], reverse), reverse=reverse)
+        order = sorted_positions(values, reverse, f"{column!r} of {self.dataset.name} conversations")
         return self._derive(self._positions()[np.asarray(order, dtype=np.int64)])
 
     def _column_values(self, column: str) -> list[Any]:
@@ -244,11 +244,6 @@ class _Conversations(Examples):
 
     cache_home = CorpusExamples.cache_home
     live_generations = CorpusExamples.live_generations
-
-
-def _present_first(value: Any, reverse: bool) -> tuple[int, Any]:
-    missing = value is None
-    return (int(not missing) if reverse else int(missing), 0 if missing else value)
 
 
 def _stored_columns() -> tuple[str, ...]:

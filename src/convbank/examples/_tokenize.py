@@ -202,7 +202,8 @@ class Encoder:
             return texts
         header = "assistant: " if prompt else ""
         lines = (
-            "".join(f"{m['role']}: {content_json(m['content'])}\n" for m in messages) for messages in chats
+            "".join(f"{m['role']}: {content_json(m.get('content'))}\n" for m in messages)
+            for messages in chats
         )
         return [text + header for text in lines]
 

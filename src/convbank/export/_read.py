@@ -8,6 +8,8 @@ Nothing heavy here: a format's module imports it at its own import.
 from __future__ import annotations
 
 import codecs
+import datetime
+import decimal
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -432,6 +434,48 @@ def holds_messages(paths: Sequence[Path], key: str, speaker: str) -> bool:
     record = first_record(paths[0])
     messages = record.get(key) if record else None
     return isinstance(messages, list) and all(isinstance(m, dict) and speaker in m for m in messages)
+
+
+def json_value(value: Any) -> Any:
+    """A cell as JSON meta, one rule for every reader of columns (``table``'s and ``hf``'s):
+    dates and times as ISO text, durations as seconds, decimals as text, bytes as the UTF-8
+    text they hold (bytes that are not UTF-8 raise :class:`UnicodeDecodeError`, a number JSON
+    cannot hold, NaN or an infinity, :class:`ValueError`: nothing is replaced, so no two
+    values are made one, and none is made null)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"a finite number, not {value!r}")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (datetime.timedelta, decimal.Decimal, bytes)):
+        if isinstance(value, bytes):
+            return value.decode("utf-8")
+        return value.total_seconds() if isinstance(value, datetime.timedelta) else str(value)
+    if isinstance(value, list):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    return value
+
+
+def json_cells(cells: Iterable[tuple[str, str, Any]]) -> dict[str, Any] | str:
+    """Cells (``key``, the ``column`` read, its value) as JSON meta by :func:`json_value`, or
+    what was expected of the first that JSON cannot hold as it is.
+
+    >>> json_cells([("blob", "blob", b"abc")])
+    {'blob': 'abc'}
+    >>> json_cells([("b", "b", b"\\xff")])
+    "expected column 'b' to hold text, or bytes of UTF-8 text (invalid start byte at byte 0)"
+    """
+    meta = {}
+    for key, column, value in cells:
+        try:
+            meta[key] = json_value(value)
+        except UnicodeDecodeError as exc:
+            why = f"{exc.reason} at byte {exc.start}"
+            return f"expected column {column!r} to hold text, or bytes of UTF-8 text ({why})"
+        except ValueError as exc:
+            return f"expected column {column!r} to hold {exc}"
+    return meta
 
 
 def non_finite(value: Any) -> float | None:

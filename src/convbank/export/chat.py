@@ -29,8 +29,10 @@ from convbank.export._read import holds_messages, record_conversations
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = [
+    "ABSENT",
     "FORMAT",
     "SUFFIX",
+    "as_read",
     "chat_record",
     "content_id",
     "content_text",
@@ -43,6 +45,11 @@ __all__ = [
 
 SUFFIX = ".chat.jsonl"
 """How each part's file is named: ``{dataset}_{config}_{split}.chat.jsonl``."""
+
+ABSENT = "content_absent"
+"""The turn meta key (true) of a message read with no content at all (chat's ``content``,
+ShareGPT's ``value``), which :func:`as_read` writes back without one: a missing content is
+neither a null nor an empty one."""
 
 _encode = msgspec.json.Encoder().encode
 
@@ -104,10 +111,25 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
     def lines(conv: Conversation) -> list[bytes]:
         record = chat_record(conv, selection.as_participant, selection.corpus.context(conv))
         if read_from_chat(conv, record["metadata"]["as"]):
-            record = beside({"messages": record["messages"]}, conv.meta)
+            messages = [as_read(m, t, "content") for m, t in zip(record["messages"], conv.turns, strict=True)]
+            record = beside({"messages": messages}, conv.meta)
         return [_encode(record) + b"\n"]
 
     return write_lines(selection, directory, SUFFIX, lines)
+
+
+def as_read(message: dict[str, Any], turn: Turn, key: str) -> dict[str, Any]:
+    """``message`` as the message ``turn`` was read from: without ``key`` (its ``content``,
+    ShareGPT's ``value``) where that had none (meta :data:`ABSENT`), so that a message of no
+    content is written back as one, never as a null or an empty one.
+
+    >>> turn = Turn(turn_index=0, participant_id="user", text="", meta={ABSENT: True})
+    >>> as_read({"role": "user", "content": None}, turn, "content")
+    {'role': 'user'}
+    """
+    if not turn.meta.get(ABSENT):
+        return message
+    return {k: v for k, v in message.items() if k != key}
 
 
 def read_from_chat(conv: Conversation, me: str | None) -> bool:
@@ -123,6 +145,14 @@ def read_from_chat(conv: Conversation, me: str | None) -> bool:
         isinstance(presentation, ImportedPresentation)
         and presentation.read_from("chat")
         and (not conv.participants or me == presentation.chat_side(conv))
+    )
+
+
+def _an_id(given: Any) -> bool:
+    """Whether a record's ``id`` names it: a non-empty string or an integer; JSON's ``true``
+    is no id (Python would name it ``True``), as a float or an object is not."""
+    return (isinstance(given, int) and not isinstance(given, bool)) or (
+        isinstance(given, str) and given != ""
     )
 
 
@@ -175,6 +205,8 @@ def _chat_conversation(value: Any, number: int, options: ReadOptions) -> Convers
         meta: dict[str, Any] = {}
         if not plain:
             meta["content_parts"] = content
+        if "content" not in m:  # no content key: written back without one, not as null
+            meta[ABSENT] = True
         rest = apart(m, ("role", "content"))
         if rest:
             meta["message"] = rest
@@ -202,7 +234,7 @@ def record_conversation(
         dataset=options.dataset,
         config=str(ours.get("config") or options.config),
         split=str(ours.get("split") or options.split),
-        conversation_id=str(given) if isinstance(given, (str, int)) and given != "" else content_id(value),
+        conversation_id=str(given) if _an_id(given) else content_id(value),
         source_index=number,
         participants=list(people.values()),
         turns=turns,

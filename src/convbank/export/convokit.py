@@ -297,8 +297,9 @@ FORMAT = Format(
     together=True,
     loses="nothing of what convbank exported, but where a dataset's speaker ids name one person "
     "everywhere (`global_speakers`) a speaker's role, persona and meta are one for the whole corpus "
-    "(the last conversation's); of any ConvoKit corpus: vectors and speakers' roles (each is "
-    "`speaker`); its utterance ids, reply tree and timestamps are kept in each turn's meta "
+    "(the last conversation's); of any ConvoKit corpus: vectors, speakers' roles (each is "
+    "`speaker`), and as ConvoKit reads it, a conversation of no utterances and a speaker who never "
+    "speaks (their meta); its utterance ids, reply tree and timestamps are kept in each turn's meta "
     "(`utterance_id`, `reply_to`, `timestamp`) and written back as they were, with its speaker ids",
     sniff=_sniff_convokit,
 )

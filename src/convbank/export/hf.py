@@ -25,15 +25,16 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import msgspec
 
 from convbank import catalog
-from convbank._arguments import a_flag
+from convbank._arguments import a_flag, a_text_or_none
 from convbank._textio import content_json
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
+from convbank.export._hf_rows import MESSAGES, generic_row
 from convbank.export._hf_unfit import unfit
-from convbank.export._read import imported_layout, non_finite, read_imported, rejected
+from convbank.export._read import imported_layout, read_imported, rejected
 from convbank.export.chat import chat_record
-from convbank.model import Conversation, Part, Participant, Turn
+from convbank.model import Conversation, Part
 
 if TYPE_CHECKING:
     import datasets
@@ -115,6 +116,14 @@ def _role_and_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         text = None if content is None else content_json(content)
         out.append({"role": m.get("role"), "content": text})
     return out
+
+
+def _side(as_participant: Any, column: str | None) -> str | None:
+    """``as_participant`` checked: an id, given only with the chat column it is the side of."""
+    side = a_text_or_none(as_participant, "as_participant")
+    if side is not None and column is None:
+        raise ValueError(f"as_participant={side!r} is the side of the chat column; give chat=True with it")
+    return side
 
 
 def _chat_column(name: str, chat: bool | str) -> str | None:
@@ -213,6 +222,7 @@ def to_hf(
 
     name = source.dataset if isinstance(source, Selection) else source.dataset.name
     column = _chat_column(name, chat)
+    as_participant = _side(as_participant, column)
     streaming = a_flag(streaming, "streaming")
     loader_split_names = a_flag(loader_split_names, "loader_split_names")
     parts = _parts(source)
@@ -327,50 +337,6 @@ def _os_cause(exc: BaseException) -> OSError | None:
     return None
 
 
-_MESSAGES = ("messages", "conversations", "conversation", "dialog", "dialogue", "turns", "utterances")
-"""The columns, in this order, taken as a row's messages."""
-
-_SPEAKER, _TEXT = ("role", "from", "speaker", "author"), ("content", "value", "text", "utterance")
-
-
-def _generic(row: dict[str, Any], column: str, number: int, options: ReadOptions) -> Conversation | str:
-    """A conversation from a row with a messages-like column (``{role, content}``,
-    ``{from, value}`` or plain strings, said in turn by ``speaker_0`` and ``speaker_1``);
-    the row's other columns are its meta. What is wrong with it otherwise."""
-    turns: list[Turn] = []
-    people: dict[str, Participant] = {}
-    for i, m in enumerate(row[column] or []):
-        speaker: Any
-        text: Any
-        if isinstance(m, str):
-            speaker, text, meta = f"speaker_{i % 2}", m, {}
-        elif isinstance(m, dict):
-            speaker = next((m[k] for k in _SPEAKER if isinstance(m.get(k), str)), None)
-            text = next((m[k] for k in _TEXT if k in m), None)
-            meta = {k: v for k, v in m.items() if v is not None and k not in (*_SPEAKER, *_TEXT)}
-        else:
-            return f"expected messages of {column!r} as objects or strings, not {type(m).__name__}"
-        if speaker is None or not isinstance(text, str):
-            return f"expected message {i} of {column!r} to have a speaker ({'/'.join(_SPEAKER)}) and a text"
-        turns.append(Turn(turn_index=i, participant_id=speaker, text=text, meta=meta))
-        people.setdefault(speaker, Participant(participant_id=speaker, role=speaker))
-    odd = non_finite(row)
-    if odd is not None:
-        return f"expected finite numbers, not {odd!r} (JSON has no such number)"
-    meta = {k: v for k, v in row.items() if k != column}
-    cid = next((str(meta.pop(k)) for k in ("conversation_id", "id") if meta.get(k) is not None), str(number))
-    return Conversation(
-        dataset=options.dataset,
-        config=options.config,
-        split=options.split,
-        conversation_id=cid,
-        source_index=number,
-        participants=list(people.values()),
-        turns=turns,
-        meta=msgspec.json.decode(msgspec.json.encode(meta, enc_hook=str)),
-    )
-
-
 def _exported_by(path: Path, data: Any) -> Any:
     """The catalogued dataset whose ``export --format hf`` wrote ``path``
     (``<dataset>/<config>``, with its features), or None."""
@@ -386,26 +352,27 @@ def read_hf_dataset(
     data: Any, options: ReadOptions, where: Path = Path("Dataset")
 ) -> Iterator[Conversation | Rejected]:
     """The conversations of a Hugging Face ``Dataset`` (or each split of a ``DatasetDict``,
-    named as it names them) with a messages-like column, one per row::
+    named as it names them) with a messages-like column, one per row; a row of no id is
+    numbered from 0 (in a ``DatasetDict``, after its split: ``test-0``)::
 
         read_hf_dataset(datasets.load_dataset("HuggingFaceH4/no_robots"), ReadOptions(dataset="no_robots"))
     """
-    import datasets
+    from datasets import DatasetDict, IterableDatasetDict
 
-    splits = data.items() if isinstance(data, datasets.DatasetDict) else [(options.split, data)]
-    for split, part in splits:
-        column = next((c for c in _MESSAGES if c in part.column_names), None)
+    several = isinstance(data, (DatasetDict, IterableDatasetDict))  # a row's id names its split
+    for split, part in data.items() if several else [(options.split, data)]:
+        column = next((c for c in MESSAGES if c in part.column_names), None)
         if column is None:
             yield Rejected(
                 where,
                 "file",
-                f"expected a messages-like column ({', '.join(_MESSAGES)}); its "
+                f"expected a messages-like column ({', '.join(MESSAGES)}); its "
                 f"columns: {', '.join(part.column_names)}",
             )
             return
         opts = ReadOptions(dataset=options.dataset, config=options.config, split=split)
         for number, row in enumerate(_plain_rows(part)):
-            conv = _generic(row, column, number, opts)
+            conv = generic_row(row, column, number, opts, f"{split}-{number}" if several else str(number))
             yield rejected(where, f"{split} row {number + 1}", conv, row) if isinstance(conv, str) else conv
 
 

@@ -4,7 +4,8 @@ is ``human``, ``gpt``, ``system``, ``function_call`` or ``observation``.
 
 Read as a conversation per record, every message a turn whose speaker is its ``from`` (an
 empty ``value`` kept as an empty turn; a null one too, kept null in meta ``content_parts`` as
-chat's null content is, and so written back null), the message's other keys in the turn's
+chat's null content is, and so written back null; a message of no ``value`` written back
+with none, as chat's of no ``content``: meta ``content_absent``), the message's other keys in the turn's
 meta ``message``, the record's other keys (``id``, ``system``, ``tools``...) the conversation's
 meta. Written from one side, as ``chat`` is: the participant seen from speaks as ``gpt``,
 everyone else as ``human``; a corpus read from ShareGPT is written back as it was read, and
@@ -26,7 +27,14 @@ from convbank._keys import apart, beside
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import holds_messages, record_conversations
-from convbank.export.chat import chat_record, content_text, read_from_chat, record_conversation
+from convbank.export.chat import (
+    ABSENT,
+    as_read,
+    chat_record,
+    content_text,
+    read_from_chat,
+    record_conversation,
+)
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = ["FORMAT", "ROLES", "SUFFIX", "read_sharegpt", "sharegpt_record", "write_sharegpt"]
@@ -57,17 +65,20 @@ def sharegpt_record(conv: Conversation, as_participant: str | None = None) -> di
     if _read_from_sharegpt(conv) or (
         conv.participants and all(p.participant_id in ROLES for p in conv.participants)
     ):
-        messages = [
-            beside({"from": t.participant_id, "value": _value(t)}, t.meta.get("message", {}))
-            for t in conv.turns
-        ]
+        messages = [beside(as_read(_said(t), t, "value"), t.meta.get("message", {})) for t in conv.turns]
         return beside({"conversations": messages}, conv.meta)
     record = chat_record(conv, as_participant)
     if read_from_chat(conv, record["metadata"]["as"]):  # a chat corpus: its keys, as chat keeps them
-        messages = [_from_chat(m, keep=True) for m in record["messages"]]
+        pairs = zip(record["messages"], conv.turns, strict=True)
+        messages = [as_read(_from_chat(m, keep=True), t, "value") for m, t in pairs]
         return beside({"conversations": messages}, conv.meta)
     messages = [_from_chat(m, keep=False) for m in record["messages"]]
     return {"id": conv.conversation_id, "conversations": messages, "metadata": record["metadata"]}
+
+
+def _said(turn: Turn) -> dict[str, Any]:
+    """A turn read from ShareGPT as its message's ``from`` and ``value``."""
+    return {"from": turn.participant_id, "value": _value(turn)}
 
 
 def _value(turn: Turn) -> str | None:
@@ -79,7 +90,9 @@ def _from_chat(m: dict[str, Any], *, keep: bool) -> dict[str, Any]:
     """A chat message as a ShareGPT one: its role as ``from``, its content's text as ``value``
     and, where ``keep``, its other keys (``name``, ``weight``...), as ShareGPT's are read (one
     named ``from`` or ``value`` under ``convbank_keys``: :func:`~convbank._keys.beside`)."""
-    said = {"from": _FROM.get(m["role"], m["role"]), "value": content_text(m["content"]) or ""}
+    null = keep and m.get("content", "") is None  # a chat corpus's null content stays null
+    value = None if null else content_text(m["content"]) or ""
+    said = {"from": _FROM.get(m["role"], m["role"]), "value": value}
     return beside(said, apart(m, ("role", "content")) if keep else {})
 
 
@@ -120,8 +133,10 @@ def _conversation(value: Any, number: int, options: ReadOptions) -> Conversation
         people.setdefault(who, Participant(participant_id=who, role=ROLES.get(who) or who))
         rest = apart(m, ("from", "value"))
         meta: dict[str, Any] = {"message": rest} if rest else {}
-        if "value" in m and m["value"] is None:  # null, as chat's null content is kept
+        if m.get("value", 0) is None:  # null, as chat's null content is kept
             meta["content_parts"] = None
+        elif "value" not in m:  # none: written back without one, as chat's missing content is
+            meta.update({"content_parts": None, ABSENT: True})
         turns.append(Turn(turn_index=i, participant_id=who, text=text, meta=meta))
     return record_conversation(value, "conversations", people, turns, number=number, options=options)
 

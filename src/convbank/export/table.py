@@ -19,7 +19,6 @@ read in batches of rows, one conversation held at a time.
 from __future__ import annotations
 
 import csv
-import datetime
 import decimal
 import math
 from collections import Counter
@@ -32,7 +31,7 @@ import msgspec
 from convbank._lazy import lazy
 from convbank.export._csv_text import SCALAR_KINDS, block_size, first_line_of, long_row, typed_cell
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import encoding_problem, rejected, suffixed
+from convbank.export._read import encoding_problem, json_cells, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
@@ -54,26 +53,6 @@ _DEFAULTS = {"conversation_id": schema.KEY, "speaker": "participant_id", "text":
 """The columns of convbank's CSV export, the mapping when none is given."""
 
 _decode = msgspec.json.Decoder(dict[str, Any]).decode
-
-
-def _json_value(value: Any) -> Any:
-    """A cell as JSON meta: dates and times as ISO text, decimals as text, bytes as the UTF-8
-    text they hold (bytes that are not UTF-8 raise :class:`UnicodeDecodeError`, a number JSON
-    cannot hold, NaN or an infinity, :class:`ValueError`: nothing is replaced, so no two
-    values are made one, and none is made null)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"a finite number, not {value!r}")
-    if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, (datetime.timedelta, decimal.Decimal, bytes)):
-        if isinstance(value, bytes):
-            return value.decode("utf-8")
-        return value.total_seconds() if isinstance(value, datetime.timedelta) else str(value)
-    if isinstance(value, list):
-        return [_json_value(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    return value
 
 
 class _Columns:
@@ -126,22 +105,13 @@ def _repeated(names: Sequence[Any]) -> str | None:
 
 def _meta(row: dict[str, Any], rest: Sequence[str], m: Mapping[str, str], index: int) -> dict[str, Any] | str:
     """A row's turn meta: its other columns, its timestamp and (where it is not the turn's
-    position) its turn, each as JSON meta (:func:`_json_value`); or what was expected of the
-    first cell that JSON cannot hold as it is."""
+    position) its turn, each as JSON meta (:func:`~convbank.export._read.json_value`); or
+    what was expected of the first cell that JSON cannot hold as it is."""
     cells = [(k, k) for k in rest]
     cells += [("timestamp", m["timestamp"])] if "timestamp" in m else []
     if "turn" in m and row[m["turn"]] != index:  # not the position: kept as it was
         cells.append((m["turn"], m["turn"]))
-    meta = {}
-    for key, column in cells:
-        try:
-            meta[key] = _json_value(row[column])
-        except UnicodeDecodeError as exc:
-            why = f"{exc.reason} at byte {exc.start}"
-            return f"expected column {column!r} to hold text, or bytes of UTF-8 text ({why})"
-        except ValueError as exc:
-            return f"expected column {column!r} to hold {exc}"
-    return meta
+    return json_cells((key, column, row[column]) for key, column in cells)
 
 
 class _BadTableError(Exception):

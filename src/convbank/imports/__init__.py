@@ -53,7 +53,16 @@ from convbank.datasets._imported import NAME, ImportEntry, InputFile
 from convbank.errors import ChecksumError, CorpusImportError, NotBuiltError
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._registry import formats, joined, read
-from convbank.imports._inputs import CARD_FILE, Source, detect, in_memory, inputs_of, parse_inputs, read_card
+from convbank.imports._inputs import (
+    CARD_FILE,
+    Source,
+    checked_arguments,
+    detect,
+    in_memory,
+    inputs_of,
+    parse_inputs,
+    read_card,
+)
 from convbank.imports._store import ImportReport, Item, Progress, store
 from convbank.model import Conversation
 from convbank.model.schema import paused_gc
@@ -116,6 +125,7 @@ def import_conversations(
         convbank.import_conversations({"train": "train.jsonl", "test": "test.jsonl"}, name="study")
     """
     start, bank, replace = time.perf_counter(), bank or Bank(), a_flag(replace, "replace")
+    card, skip_bad, mapping, progress = checked_arguments(card, skip_bad, mapping, progress)
     _check_name(name)
     memory = in_memory(source)
     inputs = [] if memory else inputs_of(source)
@@ -123,7 +133,7 @@ def import_conversations(
         raise CorpusImportError("nothing to import: give at least one file", name=name)
     _check_inputs(inputs, name, config, split)
     if skip_bad is not None:
-        check_rejects(Path(skip_bad), inputs, card=card, bank=bank, name=name)
+        check_rejects(skip_bad, inputs, card=card, bank=bank, name=name)
     fmt_name = format or memory
     fmt = formats.get(fmt_name) if fmt_name else None
     if fmt is not None and fmt.reader is None:
@@ -134,8 +144,7 @@ def import_conversations(
     card_fields = read_card(card, inputs[0][0] if inputs else None)
     with ExitStack() as stack:
         copies, files = _private_copies(inputs, stack, name)
-        detected = fmt is None
-        fmt = fmt or _detected(copies, name)
+        detected, fmt = fmt is None, fmt or _detected(copies, name)
         assert fmt.reader is not None
         entry = ImportEntry(
             format=fmt.name,
@@ -149,7 +158,7 @@ def import_conversations(
         )
         entry = msgspec.structs.replace(entry, **card_fields)
         report = ImportReport(name, fmt.name, detected, files, loses=entry.loses)
-        report.rejects = Path(skip_bad) if skip_bad is not None else None
+        report.rejects = skip_bad
         data = source if memory else None
         items = _read(fmt, data, copies, name=name, config=config, split=split, mapping=entry.mapping)
         with bank.lock(), paused_gc():

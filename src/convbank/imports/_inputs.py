@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from convbank._arguments import a_callable_or_none, a_mapping_or_none, a_path_or_none
 from convbank._atomic import read_regular
 from convbank.datasets._imported import NAME
 from convbank.errors import CorpusImportError
@@ -21,6 +22,7 @@ __all__ = [
     "CARD_KEYS",
     "CARD_LIMIT",
     "Source",
+    "checked_arguments",
     "detect",
     "in_memory",
     "inputs_of",
@@ -102,13 +104,40 @@ def _several(source: Any) -> list[Any]:
     return list(source)
 
 
+_IN_MEMORY = {
+    ("datasets", "Dataset"): "hf",
+    ("datasets", "DatasetDict"): "hf",
+    ("datasets", "IterableDataset"): "hf",
+    ("datasets", "IterableDatasetDict"): "hf",
+    ("pandas", "DataFrame"): "table",
+    ("polars", "DataFrame"): "table",
+}
+"""The in-memory data an import reads (by package and class, a subclass too), and its format."""
+
+
 def in_memory(source: Any) -> str | None:
-    """``hf`` or ``table`` for a Hugging Face dataset or a DataFrame, else None."""
-    kind = type(source).__module__.split(".")[0]
-    if kind == "datasets":
-        return "hf"
-    if kind in ("pandas", "polars"):
-        return "table"
+    """``hf`` or ``table`` for a Hugging Face dataset or a DataFrame, else None; anything
+    else of those packages (a ``Series``, a polars ``LazyFrame``, ``Features``) a
+    ``TypeError`` saying what an import takes, never read as a table or iterated as paths.
+
+    >>> import pandas as pd
+    >>> in_memory(pd.DataFrame()), in_memory("chats.jsonl")
+    ('table', None)
+    >>> in_memory(pd.Series([1]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: an import takes a path, several, ... or a Hugging Face Dataset, not pandas Series
+    """
+    for kind in type(source).__mro__:
+        found = _IN_MEMORY.get((kind.__module__.split(".")[0], kind.__name__))
+        if found is not None:
+            return found
+    package = type(source).__module__.split(".")[0]
+    if package in {p for p, _ in _IN_MEMORY}:
+        raise TypeError(
+            "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
+            f"Dataset, not {package} {type(source).__name__}"
+        )
     return None
 
 
@@ -180,3 +209,22 @@ def read_card(card: Mapping[str, str] | os.PathLike[str] | str | None, first: Pa
             f"{path or 'card'}: {what}; a card holds the strings {', '.join(CARD_KEYS)}", path=path
         )
     return {k: str(v) for k, v in given.items()}
+
+
+def checked_arguments(
+    card: Any, skip_bad: Any, mapping: Any, progress: Any
+) -> tuple[Mapping[str, str] | Path | None, Path | None, Mapping[str, str] | None, Any]:
+    """The arguments of :func:`~convbank.imports.import_conversations` that are not read at once, each checked
+    before anything is: a ``TypeError`` (or an empty path's ``ValueError``) naming it."""
+    try:
+        card = a_mapping_or_none(card, "card") if isinstance(card, Mapping) else a_path_or_none(card, "card")
+    except TypeError:
+        raise TypeError(
+            f"card must be a mapping of its fields, a TOML file's path or None, not {card!r}"
+        ) from None
+    return (
+        card,
+        a_path_or_none(skip_bad, "skip_bad"),
+        a_mapping_or_none(mapping, "mapping"),
+        a_callable_or_none(progress, "progress"),
+    )

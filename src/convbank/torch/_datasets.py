@@ -66,6 +66,21 @@ def shared_epoch(epoch: int = 0) -> torch.Tensor:
     return value
 
 
+def epoch_number(epoch: Any) -> int:
+    """``epoch`` as :func:`~convbank.errors.whole_number` takes it, and one the shared
+    epoch's int64 holds: a larger one a ``ValueError`` naming it, never torch's overflow.
+
+    >>> epoch_number(2**63)
+    Traceback (most recent call last):
+    ...
+    ValueError: epoch must be a whole number of at least 0 and below 2**63, not 9223372036854775808
+    """
+    number = whole_number(epoch, "epoch")
+    if number >= 2**63:
+        raise ValueError(f"epoch must be a whole number of at least 0 and below 2**63, not {epoch!r}")
+    return number
+
+
 def _items(source: Any, items: Items | None) -> Items:
     from convbank.corpus import Corpus
 
@@ -184,7 +199,7 @@ class CorpusDataset(Dataset[Any]):
         """Pass the epoch to a source that has epochs (a :class:`~convbank.examples.Mixture`
         draws its plan again); ``where`` is then applied to the new plan. ``DataLoader``
         workers, persistent ones too, draw the same plan before their next items."""
-        epoch = whole_number(epoch, "epoch")
+        epoch = epoch_number(epoch)
         if self._epoch is not None:
             self._epoch.fill_(epoch)
             self._follow()
@@ -324,7 +339,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
         ``DataLoader`` workers, persistent ones too, through shared memory), and pass the epoch
         to a source that has epochs (a :class:`~convbank.examples.Mixture` draws its plan of
         the epoch; a worker's copy draws it before its first item)."""
-        self._epoch.fill_(whole_number(epoch, "epoch"))
+        self._epoch.fill_(epoch_number(epoch))
         self._follow()
 
     def _follow(self) -> None:
