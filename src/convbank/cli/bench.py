@@ -63,7 +63,7 @@ __all__ = ["bench"]
 @click.option(
     "--write-predictions",
     "write_file",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(dir_okay=False),
     callback=file_option,
     help="Also write the model's predictions (JSONL, or Parquet for a .parquet name).",
 )
@@ -109,7 +109,7 @@ def bench(
       convbank bench --results
     """
     from convbank.bench import export_task, task_named, write_predictions
-    from convbank.cli._console import echo_json, one_line, say
+    from convbank.cli._console import echo_json, say
 
     if show_results:
         _show_results(task, as_json)
@@ -130,6 +130,8 @@ def bench(
     if export_dir is not None:
         data = chosen.data(load(chosen.dataset, config), seed)
         written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
+        from convbank._controls import one_line
+
         click.echo(f"{len(written)} files in {one_line(str(export_dir / chosen.name))}")
         return
     if ":" in (model or ""):
@@ -414,6 +416,14 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 
 
 def _number(value: Any, missing: str = "none") -> str:
+    """A figure as printed: four decimals where they show it (zero, or between 0.0001 and a
+    million), else six significant digits with an exponent, never a float's hundreds of
+    digits (a saved run's ``1e308``); ``missing`` for none.
+
+    >>> [_number(v) for v in (0.1068, 0.0, 1e308, -1.5e-300, 12345678.9, float("nan"), 3, None)]
+    ['0.1068', '0.0000', '1e+308', '-1.5e-300', '1.23457e+07', 'nan', '3', 'none']
+    """
     if isinstance(value, float):
-        return f"{value:.4f}"
+        shown = value == 0 or 1e-4 <= abs(value) < 1e6
+        return f"{value:.4f}" if shown else f"{value:.6g}"
     return missing if value is None else str(value)

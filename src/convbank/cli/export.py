@@ -131,7 +131,7 @@ def export(
                     limit=exc.limit,
                 ) from exc
             raise
-    from convbank.cli._console import one_line
+    from convbank._controls import one_line
 
-    for path in written:
-        click.echo(one_line(str(path)))  # a path's ESC drives no terminal
+    for path in written:  # one line each, whatever the folder's name holds: its ESC drives no terminal
+        click.echo(one_line(str(path)))
