@@ -167,6 +167,15 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "convbank"
 UNFILLED = {
     ("build.py", "_plugin_fault"): "a plugin's own exception: its entry point is said, no file of the bank",
     ("cli/_options.py", "_bad"): "a command-line option's bad value: no file, line or name to hold",
+    (
+        "engines/_checked.py",
+        "_wrong",
+    ): "an engine plugin's bad batch: its entry point is said, no file of the bank",
+    (
+        "engines/_checked.py",
+        "made_engine",
+    ): "an engine plugin's from_options gave no engine: its entry point is said",
+    ("engines/_checked.py", "sql_answer"): "an engine plugin's sql gave no table: its entry point is said",
     ("export/chat.py", "side"): "shared by the per-side formats, which do not pass their name here",
     ("store/sql.py", "connect"): "DuckDB's own words on a connection it cannot open: no fact of ours",
     ("tasks/_base.py", "folds"): "a count of dialogues; the task is not known where folds are drawn",
