@@ -28,20 +28,21 @@ def pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
 
     def produce() -> None:
         try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        handoff.put(("item", item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
+            try:
+                for item in items:
+                    while not stop.is_set():
+                        try:
+                            handoff.put(("item", item), timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
+            finally:  # closed by the thread that runs it, never while it runs, before its end is said
+                _close(items)
             handoff.put(("end", None))
         except BaseException as exc:  # handed to the caller
             handoff.put(("error", exc))
-        finally:  # closed by the thread that runs it, never while it runs
-            _close(items)
 
     worker = threading.Thread(target=produce, name="convbank-sql", daemon=True)
     try:
@@ -59,8 +60,9 @@ def pumped(con: duckdb.DuckDBPyConnection, items: Iterator[T]) -> Iterator[T]:
             while worker.is_alive():  # interrupted again each turn: one sent before its query began is lost
                 with suppress(duckdb.Error):
                     con.interrupt()
-                with suppress(queue.Empty):
-                    handoff.get(timeout=0.05)
+                with suppress(queue.Empty):  # a helper waiting to hand over goes on
+                    handoff.get_nowait()
+                worker.join(0.05)  # over as soon as the helper is (after its end: at once)
         if worker.ident is None:  # never started (a signal as it started): nothing runs it
             _close(items)
 
