@@ -427,11 +427,13 @@ class Frames:
 
 
 def _connection() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection that cannot touch a file."""
+    """An in-memory DuckDB connection that cannot touch a file (Ctrl-C in its ``SET``:
+    :class:`KeyboardInterrupt`, never DuckDB's ``RuntimeError``)."""
     import duckdb
 
     con = duckdb.connect()
-    con.execute("SET enable_external_access = false")
+    with ctrl_c_said():
+        con.execute("SET enable_external_access = false")
     return con
 
 
