@@ -20,7 +20,16 @@ import _signal  # type: ignore[import-not-found]  # signal without its enums
 import os
 import sys
 
-__all__ = ["LINES", "STOPPED", "guard", "is_script", "received", "record", "while_starting"]
+__all__ = [
+    "LINES",
+    "STOPPED",
+    "guard",
+    "is_script",
+    "received",
+    "record",
+    "stop_while_starting",
+    "while_starting",
+]
 
 LINES = {
     2: ("interrupted (Ctrl-C)", 130),
@@ -84,6 +93,14 @@ def guard() -> None:
     if not is_script():
         return
     sys.unraisablehook = _quiet_interrupts
+    stop_while_starting()
+
+
+def stop_while_starting() -> None:
+    """Until :func:`convbank.cli._signals.terminate_on_signals` replaces them, SIGINT, SIGTERM
+    and SIGHUP end the process with their one line and exit code (:func:`while_starting`),
+    where their handlers are still Python's own (off the main thread: nothing). Example: the
+    first call of :func:`guard` and of the ``convbank`` script's ``main()``."""
     for signum in LINES:
         try:
             if _signal.getsignal(signum) in (_signal.SIG_DFL, _signal.default_int_handler):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from convbank.cli._signals import stop_while_starting
+from convbank._starting import stop_while_starting
 
 if TYPE_CHECKING:
     from convbank.cli.main import cli

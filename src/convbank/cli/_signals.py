@@ -44,7 +44,6 @@ __all__ = [
     "settled",
     "signal_of",
     "sigterm_as_interrupt",
-    "stop_while_starting",
     "terminate_on_signals",
     "watch_interrupts",
 ]
@@ -179,19 +178,6 @@ def _end_now(signum: int) -> None:
         with contextlib.suppress(OSError):
             os.write(2, f"{line}\n".encode())
         os._exit(code)
-
-
-def stop_while_starting() -> None:
-    """The script's first call: until :func:`terminate_on_signals` replaces them, SIGINT,
-    SIGTERM and SIGHUP end the process with their one line and exit code (a
-    :class:`KeyboardInterrupt` traceback from an import, or no line at all, before). Example:
-    ``stop_while_starting()`` first in the ``convbank`` script."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
-                signal.signal(signum, while_starting)
 
 
 def terminate_on_signals() -> None:
