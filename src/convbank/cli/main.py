@@ -433,8 +433,7 @@ def _kept_after_signal(exc: SystemExit) -> None:
     outside the command as ``Aborted!``): then the signal's line and exit code, so that a
     command stopped by a signal never exits 0 (before: 1 of 30 ``report`` runs Ctrl-C'd
     ran to their end, exit 0)."""
-    code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    if received and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_HUNG_UP):
+    if received and _exit_code(exc) not in (EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_HUNG_UP):
         sys.exit(_said_stopped(received[-1]))
     raise exc
 
@@ -465,6 +464,12 @@ def main() -> None:
         _unheld(ended)
 
 
+def _exit_code(exc: SystemExit) -> int:
+    """The process's exit status for ``exc``, as Python reads it: an int as it is, None 0,
+    anything else (a message, printed) 1."""
+    return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+
+
 def _unheld(ended: BaseException | None) -> None:
     """End the process with the command's exit code now where a thread that is no daemon
     (a plugin's) is still running: the interpreter would wait for it for ever, the signals
@@ -480,7 +485,7 @@ def _unheld(ended: BaseException | None) -> None:
         return
     code = 0 if ended is None else 1
     if isinstance(ended, SystemExit):
-        code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 1)
+        code = _exit_code(ended)
         if ended.code is not None and not isinstance(ended.code, int):
             print(ended.code, file=sys.stderr)
     elif ended is not None:
