@@ -94,13 +94,14 @@ def inputs_of(source: Source) -> list[tuple[Path, str | None]]:
     return [(_path(p, p), None) for p in map(_decoded, _several(source))]
 
 
+_TAKES = "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face Dataset"
+"""What an import reads, as its ``TypeError`` for anything else says it."""
+
+
 def _several(source: Any) -> list[Any]:
     """Paths given together, or a ``TypeError`` saying what an import takes."""
     if not isinstance(source, Iterable):
-        raise TypeError(
-            "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
-            f"Dataset, not {type(source).__name__} {source!r}"
-        )
+        raise TypeError(f"{_TAKES}, not {type(source).__name__} {source!r}")
     return list(source)
 
 
@@ -134,10 +135,7 @@ def in_memory(source: Any) -> str | None:
             return found
     package = type(source).__module__.split(".")[0]
     if package in {p for p, _ in _IN_MEMORY}:
-        raise TypeError(
-            "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face "
-            f"Dataset, not {package} {type(source).__name__}"
-        )
+        raise TypeError(f"{_TAKES}, not {package} {type(source).__name__}")
     return None
 
 
