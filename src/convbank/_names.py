@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["name_problem", "path_not_text"]
+__all__ = ["EMPTY_FOLDER", "empty_folder", "name_problem", "path_not_text"]
+
+
+EMPTY_FOLDER = "is empty; name a folder ('.' for the current one)"
+"""What is said of an empty folder to write into (``-o ""``, ``export(corpus, fmt, "")``),
+after the option's or the argument's name."""
 
 
 def name_problem(name: object) -> str | None:
@@ -45,3 +50,15 @@ def path_not_text(path: os.PathLike[str] | str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"its path is not UTF-8 text (byte 0x{os.fsencode(exc.object[exc.start])[0]:02x})"
     return None
+
+
+def empty_folder(path: os.PathLike[str] | str | bytes) -> bool:
+    """Whether ``path``, a folder to write into, is spelled empty (``""``, ``b""``, an
+    object whose ``__fspath__`` gives either), which ``Path`` would take for the current
+    folder: refused, as the command line refuses ``-o ""``. ``Path("")`` is ``Path(".")``
+    already, the current folder named, so it cannot be told apart.
+
+    >>> empty_folder(""), empty_folder(b""), empty_folder("."), empty_folder(" ")
+    (True, True, False, False)
+    """
+    return len(os.fspath(path)) == 0

@@ -43,12 +43,13 @@ __all__ = [
 
 
 def export_task(
-    task: Task, data: TaskData, directory: Path, *, seed: int = 0, overwrite: bool = False
+    task: Task, data: TaskData, directory: Path | str, *, seed: int = 0, overwrite: bool = False
 ) -> list[Path]:
     """Write every fold's train and test examples and gold answers under
     ``directory/<task>/`` (JSONL and Parquet) and ``task.json``; returns the files. Written
     in a temporary folder and moved into place whole; like every export it replaces only
-    what the same export wrote there before, unless ``overwrite``.
+    what the same export wrote there before, unless ``overwrite``. An empty ``directory``
+    (``""``) is refused, as ``bench --export ""`` is, never taken for the current folder.
 
     >>> from pathlib import Path
     >>> from convbank.bench import task_named
@@ -60,8 +61,12 @@ def export_task(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from convbank._names import EMPTY_FOLDER, empty_folder
     from convbank.export._place import placed
 
+    if empty_folder(directory):  # what --export "" is refused as; Path would take it for "."
+        raise BenchError(f"directory: {EMPTY_FOLDER}")
+    directory = Path(directory)
     target = directory / task.name
     folders = fold_folders([f.name for f in data.folds])
     written: list[Path] = []

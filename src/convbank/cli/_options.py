@@ -182,8 +182,10 @@ def folder_option(ctx: click.Context, param: click.Parameter, value: str | None)
     """A click callback: a folder to write into (its option of ``type=click.Path(file_okay=
     False)``, text), as a Path; never the empty path (``-o "$UNSET"``), which Path takes
     for the current folder: one line, exit 2 (``.`` names that one)."""
+    from convbank._names import EMPTY_FOLDER
+
     if value == "":
-        raise _bad(param, "is empty; name a folder ('.' for the current one)")
+        raise _bad(param, EMPTY_FOLDER)
     return None if value is None else Path(value)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from convbank._names import EMPTY_FOLDER, empty_folder
 from convbank.errors import ExportError, did_you_mean
 from convbank.export._core import Selection
 from convbank.export._place import check_targets, placed, refuse_convbanks_own
@@ -19,7 +20,7 @@ __all__ = ["export"]
 def export(
     corpus: Corpus,
     fmt: str,
-    output: Path,
+    output: Path | str,
     *,
     where: str | None = None,
     as_participant: str | None = None,
@@ -35,10 +36,13 @@ def export(
     export's files, or files convbank did not write, make it raise :class:`ExportError`
     unless ``overwrite``. ``where``'s query runs for at most ``timeout`` seconds, held by
     DuckDB in this process, or with ``hard`` in a worker process killed on time (past it,
-    :class:`QueryError`; None: no limit)::
+    :class:`QueryError`; None: no limit). An empty ``output`` (``""``) is refused, as
+    ``-o ""`` is, never taken for the current folder (``"."`` names that one)::
 
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
+    if empty_folder(output):  # what -o "" is refused as; Path would take it for "."
+        raise ExportError(f"output: {EMPTY_FOLDER}", format=fmt)
     known = written_formats()
     if fmt not in known:
         hint = did_you_mean(fmt, known)
