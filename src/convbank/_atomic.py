@@ -18,12 +18,15 @@ from typing import Any, BinaryIO, TypeVar
 from convbank.errors import ChecksumError
 
 __all__ = [
+    "NAME_MAX",
     "AtomicFile",
     "atomic_file",
     "atomic_write",
     "atomic_write_text",
+    "check_replaceable",
     "folder_beside",
     "kind_of",
+    "name_max",
     "open_regular",
     "process_alive",
     "read_json",
@@ -72,7 +75,7 @@ class AtomicFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        _replaceable(path)
+        check_replaceable(path)
         fd, self.tmp = temporary_beside(path)
         try:
             os.fchmod(fd, 0o666 & ~_umask())
@@ -89,7 +92,7 @@ class AtomicFile:
             self.file.flush()
             _named(os.fsync, self.path, self.file.fileno())
             self.file.close()
-            _replaceable(self.path)
+            check_replaceable(self.path)
             os.replace(self.tmp, self.path)
         except BaseException:
             self.discard()
@@ -131,7 +134,7 @@ class _Named(io.FileIO):
         return _named(super().write, self.target, data)
 
 
-def _replaceable(path: Path) -> None:
+def check_replaceable(path: Path) -> None:
     """Refuse to replace what is not a file: a FIFO, a device or a socket at ``path``, or a
     link to one (``-o /dev/stdout``), would be renamed over, the node itself gone (as root,
     ``/dev/full`` replaced by a regular file); a folder (``-o ''``, the current one) is said
@@ -158,26 +161,50 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-_NAME_ROOM = 255 - 36
-"""The bytes of a temporary file's name left for its file's name: a name holds 255, and
-``.<pid>.<random>.tmp`` takes up to 36 (a pid of 20 digits, 8 random characters, dots)."""
+NAME_MAX = 255
+"""The most bytes a file's name may hold where its folder does not say (Linux's, macOS's and
+Windows' file systems): :func:`name_max`'s answer then."""
+
+
+def name_max(folder: Path) -> int:
+    """The most bytes a file's name may hold in ``folder``, as its file system says
+    (``pathconf``'s ``PC_NAME_MAX``), asked of the nearest folder at or above it that is
+    there (an export's folder is made by the export); :data:`NAME_MAX` where none says. The
+    one rule of every name convbank writes: an export's files, a file written whole
+    (``--write-predictions``) and the room its temporary file leaves (:func:`_owner`).
+
+    >>> name_max(Path("/no/such/folder")) == name_max(Path("/"))
+    True
+    """
+    for there in (folder, *folder.absolute().parents):
+        try:
+            return os.pathconf(there, "PC_NAME_MAX")
+        except (OSError, ValueError):  # not there (or not a folder), or the system says nothing
+            continue
+    return NAME_MAX
+
+
+_TEMPORARY_PART = 36
+"""The bytes ``.<pid>.<random>.tmp`` takes of a temporary file's name, at most (a pid of 20
+digits, 8 random characters, dots); the rest of :func:`name_max` is left for its file's name."""
 
 
 def _owner(path: Path) -> str:
     """What the temporary files of ``path`` are named after: ``.<name>``, or, where the name
-    would leave them too long a name (one of 220 bytes or more, which the file itself can
-    hold), its first bytes and ``~`` and a digest of it, one for each name.
+    would leave them too long a name (one of 220 bytes or more where a name holds 255, which
+    the file itself can hold), its first bytes and ``~`` and a digest of it, one for each name.
 
     >>> _owner(Path("out.jsonl")), len(os.fsencode(_owner(Path("x" * 250 + ".jsonl"))))
     ('.out.jsonl', 219)
     """
     name = os.fsencode(path.name)
-    if len(name) + 1 <= _NAME_ROOM:
+    room = name_max(path.parent) - _TEMPORARY_PART
+    if len(name) + 1 <= room:
         return f".{path.name}"
     import hashlib
 
     digest = hashlib.sha256(name).hexdigest()[:16]
-    return "." + os.fsdecode(name[: _NAME_ROOM - 18]) + "~" + digest
+    return "." + os.fsdecode(name[: room - 18]) + "~" + digest
 
 
 def remove_dead_temporaries(path: Path, *, folders: bool = False) -> None:

@@ -100,3 +100,32 @@ def test_a_file_name_longer_than_a_name_may_be_is_said_before_the_work(tmp_path:
         "under a shorter config or split name"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_one_name_limit_serves_exports_predictions_and_temporary_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 19: the limit was written three ways (the export's 255, the temporary files'
+    255 - 36, ``--write-predictions``' ``pathconf``); now each asks ``_atomic.name_max``,
+    what the folder's file system says. A file system of 200-byte names: each says 200."""
+    from convbank._atomic import _owner
+    from convbank.bench import BenchError
+    from convbank.bench.files import refuse_unwritable
+
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"messages": RECORDS[0]["messages"]}) + "\n", encoding="utf-8")
+    convbank.import_conversations(path, name="longn", config="c" * 100, split="s" * 100)
+    monkeypatch.setattr("os.pathconf", lambda folder, name: 200)
+    with pytest.raises(ExportError) as caught:
+        export(convbank.load("longn"), "chat", tmp_path / "out")
+    assert (
+        str(caught.value)
+        .split(": ", 1)[1]
+        .startswith("the chat export would write a file name of 218 bytes, more than the 200 a name may hold")
+    )
+    with pytest.raises(BenchError) as refused:
+        refuse_unwritable(tmp_path / ("p" * 201))
+    assert str(refused.value).endswith(
+        "its name is longer than the 200 bytes a file's name may be there; name a file elsewhere"
+    )
+    assert len(_owner(tmp_path / ("p" * 190)).encode()) == 200 - 36

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from convbank._atomic import check_replaceable, name_max
 from convbank.errors import BenchError
 
 __all__ = ["refuse_convbanks_own", "refuse_unwritable"]
@@ -38,7 +39,7 @@ def refuse_unwritable(path: Path) -> None:
     if not folder.is_dir():
         why = "is not there" if not os.path.lexists(folder) else "is not a folder"
         problem = f"its folder {folder} {why}; make it first, or name a file elsewhere"
-    elif len(os.fsencode(path.name)) > (most := os.pathconf(folder, "PC_NAME_MAX")):
+    elif len(os.fsencode(path.name)) > (most := name_max(folder)):
         problem = (
             f"its name is longer than the {most} bytes a file's name may be there; name a file elsewhere"
         )
@@ -56,10 +57,8 @@ def refuse_unwritable(path: Path) -> None:
 def _not_replaceable(path: Path) -> str | None:
     """What stands at ``path`` that a predictions file may not replace, said as
     ``a device, not a regular file``; None where a file may be written."""
-    from convbank._atomic import _replaceable
-
     try:
-        _replaceable(path)
+        check_replaceable(path)
     except OSError as exc:
         return str(exc.strerror)
     return None

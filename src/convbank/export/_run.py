@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from convbank._atomic import name_max
 from convbank._names import EMPTY_FOLDER, empty_folder
 from convbank.errors import ExportError, did_you_mean
 from convbank.export._core import Selection
@@ -76,31 +77,29 @@ def export(
     if selection.chosen is not None:  # a corpus that is a selection: which one
         record["selection"] = selection.chosen
     planned = form.plan(selection) if form.plan is not None else []
-    _one_path_each(planned, selection, fmt)
+    _one_path_each(planned, selection, fmt, output)
     refuse_convbanks_own(output, corpus.bank.root, planned, fmt)  # the folder, then each path
     check_targets(output, planned, record, overwrite=overwrite)  # before the work
     with placed(output, record, overwrite=overwrite) as (tmp, written):
         written.extend(form.writer(selection, tmp))
         names = [p.relative_to(tmp) for p in written]
-        _one_path_each([str(n) for n in names], selection, fmt)
+        _one_path_each([str(n) for n in names], selection, fmt, output)
         refuse_convbanks_own(output, corpus.bank.root, names, fmt)
     return [output / n for n in names]
 
 
-NAME_MAX = 255
-"""The most bytes a file's name may hold (Linux's, macOS's and Windows' file systems)."""
-
-
-def _one_path_each(paths: list[str], selection: Selection, fmt: str) -> None:
+def _one_path_each(paths: list[str], selection: Selection, fmt: str, output: Path) -> None:
     """Refuse (one line, before the work) a path whose file name is longer than a name may be
-    (a config's and a split's long names together), and two parts written to one path: a
+    in ``output`` (:func:`~convbank._atomic.name_max`: a config's and a split's long names
+    together), and two parts written to one path: a
     config's and a split's names run together (``x_y``/``train`` and ``x``/``y_train`` both
     make ``{dataset}_x_y_train``), so that the second would replace the first."""
-    long = next((n for p in paths for n in Path(p).parts if len(os.fsencode(n)) > NAME_MAX), None)
+    most = name_max(output)
+    long = next((n for p in paths for n in Path(p).parts if len(os.fsencode(n)) > most), None)
     if long is not None:
         raise ExportError(
             f"{long[:60]}…: the {fmt} export would write a file name of {len(os.fsencode(long)):,} bytes, "
-            f"more than the {NAME_MAX} a name may hold (its dataset's, config's and split's names "
+            f"more than the {most} a name may hold (its dataset's, config's and split's names "
             "together); import the part under a shorter config or split name",
             format=fmt,
         )
