@@ -293,3 +293,40 @@ def test_an_endless_iterator_of_predictions_is_refused_in_bounded_memory() -> No
         "casino-strategy, fold1: the model Endless returned more than 2 predictions for 2 examples"
     )
     assert read == 3  # one too many, no further
+
+
+class _Turns:
+    """Scores each dialogue by its count of turns."""
+
+    def predict(self, examples: Sequence[Example]) -> list[float]:
+        return [float(len(e["turns"])) for e in examples]
+
+
+class _Meddler(_Turns):
+    """Scores as :class:`_Turns` does, doing to what it is given all that a model may."""
+
+    def setup(self, examples: Sequence[Example]) -> None:
+        for e in examples:
+            e.inputs["config"] = "volunteers"  # type: ignore[index]
+
+    def fit(self, examples: Sequence[Example], gold: list[Any]) -> None:
+        for e in examples:
+            e.inputs.clear()  # type: ignore[attr-defined]
+        gold.clear()
+
+    def predict(self, examples: Sequence[Example]) -> list[float]:
+        out = super().predict(examples)
+        for e in examples:
+            object.__setattr__(e, "id", "mine")
+        return out
+
+
+def test_what_a_model_does_to_its_examples_never_reaches_the_scoring(built: Bank) -> None:
+    """Pass 19. Before: a model whose ``setup`` set each example's ``config`` made
+    ``convai2-quality`` a ``ValueError: MAE of no items`` traceback, one whose ``fit`` cleared
+    its examples' inputs a ``KeyError: 'config'`` traceback, exit 1 (2 of 2 runs each), and
+    an ``id`` set by ``predict`` took the prediction to that id. Each call now gets copies."""
+    task = TASKS["convai2-quality"]
+    expected = run(task, model=_Turns()).metrics
+    assert run(task, model=_Meddler()).metrics == expected
+    assert len(expected) == 2  # both configs, each scored on its own

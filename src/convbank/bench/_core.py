@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,8 @@ from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
 from convbank.tasks.progress import progress
 
 __all__ = ["Interrupted", "Result", "finite_metrics", "load_model", "predict", "run", "score", "task_named"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -163,7 +165,10 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
     """Run ``model`` on every fold of ``data``: ``setup`` once with every example (if it has
     one), then per fold ``fit`` on the training examples and their gold (if it learns) and
     ``predict`` (``rank`` for a ranking task) on the test examples. Returns ``{example_id:
-    prediction}``, each checked against the task's form."""
+    prediction}``, each checked against the task's form. Each call is given copies of the
+    examples and gold answers (:func:`_given`), so that what a model does to them (an
+    example's ``inputs`` cleared, its ``config`` changed, its ``id`` set) never reaches the
+    scoring, which reads ``data`` as the task made it."""
     method = "rank" if task.kind == "ranking" else "predict"
     name = label or type(model).__name__
     if method_of(task.name, name, "", model, method) is None:
@@ -171,17 +176,26 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
             f"{task.name} is a {task.kind} task: the model needs a {method}(examples) method", task=task.name
         )
     if method_of(task.name, name, "", model, "setup") is not None:
-        call(task.name, name, "", model, "setup", list(data.examples))
+        call(task.name, name, "", model, "setup", _given(data.examples))
     out: dict[str, Any] = {}
     done: list[str] = []
     try:
         for fold in progress(data.folds, f"{name}: folds"):
             if method_of(task.name, name, fold.name, model, "fit") is not None:
-                train = [data.examples[i] for i in fold.train]
-                call(task.name, name, fold.name, model, "fit", train, [data.gold[i] for i in fold.train])
-            test = [data.examples[i] for i in fold.test]
-            returned = call(task.name, name, fold.name, model, method, test)
-            ids = [example.id for example in test]
+                train = _given([data.examples[i] for i in fold.train])
+                call(
+                    task.name,
+                    name,
+                    fold.name,
+                    model,
+                    "fit",
+                    train,
+                    _given([data.gold[i] for i in fold.train]),
+                )
+            ids = [data.examples[i].id for i in fold.test]
+            returned = call(
+                task.name, name, fold.name, model, method, _given([data.examples[i] for i in fold.test])
+            )
             answers = answers_of(task.name, name, fold.name, method, returned, ids=ids)
             out.update(zip(ids, answers, strict=True))
             done.append(fold.name)
@@ -193,6 +207,14 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
         raise Interrupted({k: v for k, v in out.items() if k in kept}, done, signum=signum) from None
     _check(task, data, out, "the model")
     return out
+
+
+def _given(values: list[T]) -> list[T]:
+    """A deep copy of ``values`` (examples, gold answers) for a model's call: the model may
+    do what it likes with it, the task's own objects stay as they were."""
+    import copy
+
+    return copy.deepcopy(values)
 
 
 def score(
