@@ -330,3 +330,29 @@ def test_what_a_model_does_to_its_examples_never_reaches_the_scoring(built: Bank
     expected = run(task, model=_Turns()).metrics
     assert run(task, model=_Meddler()).metrics == expected
     assert len(expected) == 2  # both configs, each scored on its own
+
+
+def test_a_predictions_line_naming_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """Pass 19. Before: ``{"example_id": "a", "prediction": 1, "prediction": 5}`` was scored
+    with the last value, unsaid, exit 0 (1 of 1 files; a Parquet file's repeated column is
+    refused), as was a key spelled with an escape (``"predictio\\u006e"``)."""
+    from convbank.bench import read_predictions
+
+    path = tmp_path / "p.jsonl"
+    lines = (
+        '{"example_id": "b", "prediction": 1, "prediction": 5}',
+        '{"example_id": "b", "prediction": 1, "predictio\\u006e": 5}',
+        '{"example_id": "b", "prediction": [{"start": 1, "start": 2}]}',
+        '{"example_id": "b", "example_id": "c", "prediction": 1}',
+    )
+    for line, key in zip(lines, ("prediction", "prediction", "start", "example_id"), strict=True):
+        path.write_text('{"example_id": "a", "prediction": 2}\n' + line + "\n", encoding="utf-8")
+        with pytest.raises(BenchError) as caught:
+            read_predictions(path)
+        assert str(caught.value) == (
+            f"{path}: line 2 names the key {key!r} twice; "
+            'each line is {"example_id": ..., "prediction": ...}, each key once'
+        )
+    huge = "9" * 300  # a number, a ":" in a text and an object: read again, no key twice
+    path.write_text(f'{{"example_id": "a:b", "prediction": [{huge}, {{"x": 1}}]}}\n', encoding="utf-8")
+    assert list(read_predictions(path)) == ["a:b"]

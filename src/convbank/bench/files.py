@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convbank.bench._repeats import refuse_repeated_key
 from convbank.bench._writable import refuse_unwritable
 from convbank.errors import BenchError
 from convbank.tasks import Task, TaskData
@@ -191,6 +192,8 @@ def read_predictions(path: Path, *, examples: int | None = None) -> dict[str, An
             except msgspec.DecodeError:
                 bad_count += 1
                 bad += [number] if len(bad) < 3 else []
+            else:
+                refuse_repeated_key(path, number, line, rows[-1][1])
             if most_rows is not None and len(rows) + bad_count > most_rows:
                 raise BenchError(
                     f"{path}: more than {most_rows:,} rows, for a task of {examples:,} test examples; "
