@@ -432,7 +432,7 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     try:
         output.mkdir(parents=True, exist_ok=True)  # in the try: a folder it made goes if one fails
         with _locked(output):  # leftovers of dead exports go first
-            staging = Path(tempfile.mkdtemp(dir=output, prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp"))
+            staging = _staging(output)
         written: list[Path] = []
         try:
             yield staging, written
@@ -450,6 +450,16 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
             shutil.rmtree(staging, ignore_errors=True)
         if made and not done:
             _unmake(output, made)
+
+
+def _staging(output: Path) -> Path:
+    """A new staging folder in ``output``; what keeps it from being made (a folder that
+    cannot be written in) names ``output``, the folder asked for, never the staging folder's
+    name, which no one saw and which is not there."""
+    try:
+        return Path(tempfile.mkdtemp(dir=output, prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp"))
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(output)) from exc
 
 
 def _unmake(output: Path, made: list[Path]) -> None:

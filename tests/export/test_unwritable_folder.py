@@ -1,0 +1,44 @@
+"""An export's folder in which nothing can be made (made read-only after an export, whose
+lock is there) is said as itself. Before (pass 19): ``error: out/.convbank-staging.18330.
+u5mu9bow.tmp: Operation not permitted; ...``, a staging folder no one saw and that is not
+there, 2 of 2 tries (``chattr +i out``; ``chmod a-w out`` for another user than root)."""
+
+from __future__ import annotations
+
+import errno
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from convbank.cli.main import cli
+from convbank.store import Bank
+
+
+def test_a_folder_where_no_staging_folder_can_be_made_is_named_itself(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    command = ["export", "casino", "--split", "valid", "--format", "chat", "-o", str(out)]
+    assert CliRunner().invoke(cli, command).exit_code == 0
+    made = tempfile.mkdtemp
+
+    def refused(*args: Any, dir: str | None = None, **kwargs: Any) -> str:
+        if dir is not None and Path(dir) == out:  # as the system refuses it, naming the new folder
+            raise PermissionError(errno.EACCES, "Permission denied", str(out / ".convbank-staging.1.x.tmp"))
+        return made(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refused)
+    for more in ([], ["--overwrite"]):
+        done = CliRunner().invoke(cli, [*command, *more])
+        assert (done.exit_code, done.stderr) == (
+            1,
+            f"error: {out}: Permission denied; check that the path exists and can be written\n",
+        )
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".convbank-exports.json",
+        ".convbank-exports.lock",
+        "casino_default_valid.chat.jsonl",
+    ]
