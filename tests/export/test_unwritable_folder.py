@@ -42,3 +42,21 @@ def test_a_folder_where_no_staging_folder_can_be_made_is_named_itself(
         ".convbank-exports.lock",
         "casino_default_valid.chat.jsonl",
     ]
+
+
+def test_a_folder_named_as_the_home_folder_is_written_where_it_is(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 19. Before: ``export --format hf -o '~'`` (a folder named ``~`` in the current
+    one) handed ``~/.convbank-staging.<pid>.<random>.tmp/casino/default`` to ``datasets``,
+    which read it as the home folder: the staging folder was made and left there, exit 1,
+    ``No such file or directory`` (2 of 2 tries). Every writer now gets an absolute path."""
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    done = CliRunner().invoke(cli, ["export", "casino", "--split", "valid", "--format", "hf", "-o", "~"])
+    assert (done.exit_code, done.stdout) == (0, "~/casino/default\n")
+    assert (here / "~" / "casino" / "default" / "dataset_dict.json").is_file()
+    assert list(home.iterdir()) == []

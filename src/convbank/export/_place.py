@@ -453,11 +453,14 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
 
 
 def _staging(output: Path) -> Path:
-    """A new staging folder in ``output``; what keeps it from being made (a folder that
-    cannot be written in) names ``output``, the folder asked for, never the staging folder's
-    name, which no one saw and which is not there."""
+    """A new staging folder in ``output``, as an absolute path: a writer's library never
+    reads it as anything else (``datasets`` takes a path starting with ``~``, the folder
+    ``-o '~'``, for the home folder, and wrote there). What keeps it from being made (a
+    folder that cannot be written in) names ``output``, the folder asked for, never the
+    staging folder's name, which no one saw and which is not there."""
     try:
-        return Path(tempfile.mkdtemp(dir=output, prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp"))
+        made = tempfile.mkdtemp(dir=output.absolute(), prefix=f"{STAGING}{os.getpid()}.", suffix=".tmp")
+        return Path(made)
     except OSError as exc:
         raise type(exc)(exc.errno, exc.strerror, str(output)) from exc
 
