@@ -224,3 +224,26 @@ def test_a_where_query_is_held_to_the_time_limit_query_has(
         ],
     )
     assert kept.exit_code == 0 and kept.stdout.count("\n") == 2, kept.stderr
+
+
+def test_a_time_limit_longer_than_a_thread_can_wait_is_held_without_a_traceback(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 19. Before: ``export(corpus, "jsonl", out, where=..., timeout=1e10)`` (a limit
+    the CLI's year-long bound refuses, ``export()`` takes) printed ``Exception in thread``
+    and an ``OverflowError`` traceback, the timer's thread dead (2 of 2 tries; ``filter``
+    too). A limit past ``threading.TIMEOUT_MAX`` is now waited that long."""
+    import threading
+    import time
+
+    import convbank
+    from convbank.export import export
+
+    died: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", died.append)
+    corpus = convbank.load("casino", split="valid")
+    paths = export(corpus, "jsonl", tmp_path / "out", where="num_turns > 5", timeout=1e10)
+    assert [p.name for p in paths] == ["casino_default_valid.jsonl"]
+    assert len(corpus.filter("num_turns > 5", timeout=1e300)) == 30
+    time.sleep(0.1)  # a timer's thread that died of it has done so by now
+    assert died == []

@@ -261,14 +261,16 @@ class Begin:
 @contextmanager
 def deadline(con: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[threading.Event]:
     """Interrupt whatever ``con`` runs once ``seconds`` have passed (no limit for None);
-    yields an event that is set when the limit struck."""
+    yields an event that is set when the limit struck. A limit longer than a thread can wait
+    (``threading.TIMEOUT_MAX``, 292 years) is waited that long: the timer's thread never
+    dies of it (``export(..., timeout=1e10)``)."""
     struck = threading.Event()
 
     def strike() -> None:
         struck.set()
         con.interrupt()
 
-    timer = threading.Timer(seconds, strike) if seconds else None
+    timer = threading.Timer(min(seconds, threading.TIMEOUT_MAX), strike) if seconds else None
     if timer is not None:
         timer.daemon = True
         timer.start()
