@@ -210,3 +210,28 @@ def test_a_map_prediction_is_read_within_bounds_not_called_unreadable(tmp_path: 
     table = pa.table({"example_id": ["a", "b"], "prediction": pa.array([[("k", 1)], []], kind)})
     pq.write_table(table, tmp_path / "p.parquet")
     assert read_predictions(tmp_path / "p.parquet", examples=2) == {"a": [("k", 1)], "b": []}
+
+
+@pytest.mark.parametrize("name", ["p.jsonl", "p.parquet"])
+def test_a_prediction_json_has_no_number_for_is_refused_never_written_as_null(
+    tmp_path: Path, name: str
+) -> None:
+    """Pass 19. Before: ``write_predictions(path, {"a": nan})`` wrote ``null`` in its place
+    (JSONL, and Parquet, whose predictions it then wrote as JSON text), read back as None,
+    exit 0 (2 of 2 formats; ``inf`` in a list of scores too). Now one line, nothing written."""
+
+    path = tmp_path / name
+    for prediction, shown in (
+        (float("nan"), "nan"),
+        ([0.5, float("-inf")], "-inf"),
+        ({"s": [float("inf")]}, "inf"),
+    ):
+        with pytest.raises(BenchError) as caught:
+            write_predictions(path, {"b": 1.0, "a": prediction})
+        assert str(caught.value) == (
+            f"{path}: the prediction of 'a' holds {shown}, which a predictions file cannot hold "
+            "(JSON has no such number); give a finite number or null"
+        )
+        assert list(tmp_path.iterdir()) == []
+    write_predictions(path, {"a": 1.5, "b": None})
+    assert read_predictions(path) == {"a": 1.5, "b": None}

@@ -1,15 +1,18 @@
-"""A predictions file's line that names a key twice, found before it is scored: a JSON
-decoder keeps one of the two values, unsaid which."""
+"""What a predictions file cannot say as it was meant: a line that names a key twice, found
+before it is scored (a JSON decoder keeps one of the two values, unsaid which), and a
+prediction to write holding a number JSON has no value for."""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from convbank.errors import BenchError
 
-__all__ = ["refuse_repeated_key"]
+__all__ = ["refuse_not_finite", "refuse_repeated_key"]
 
 
 def refuse_repeated_key(path: Path, number: int, line: bytes, value: Any) -> None:
@@ -45,3 +48,28 @@ def _key_count(value: Any) -> int:
     if isinstance(value, list):
         return sum(_key_count(v) for v in value if isinstance(v, (dict, list)))
     return 0
+
+
+def refuse_not_finite(path: Path, predictions: Mapping[str, Any]) -> None:
+    """Refuse (:class:`BenchError`, before anything is written) a prediction holding a float
+    that is not finite (``nan``, ``inf``, in a list or an object too): a predictions file
+    would hold ``null`` in its place (JSON has no such number; a Parquet file holding one is
+    written as JSON text too), read back as another prediction than the one written."""
+    for example_id, prediction in predictions.items():
+        found = _not_finite(prediction)
+        if found is not None:
+            raise BenchError(
+                f"{path}: the prediction of {example_id!r} holds {found}, which a predictions "
+                "file cannot hold (JSON has no such number); give a finite number or null",
+                path=path,
+            )
+
+
+def _not_finite(value: Any, depth: int = 0) -> float | None:
+    """The first float in ``value`` that is not finite, or None (at most 64 deep)."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else value
+    if depth < 64 and isinstance(value, (list, tuple, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        return next((f for v in items if (f := _not_finite(v, depth + 1)) is not None), None)
+    return None

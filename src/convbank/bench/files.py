@@ -461,11 +461,15 @@ def _open_regular(path: Path) -> BinaryIO:
 def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
     """Write ``{example_id, prediction}`` rows (JSONL, or Parquet for a ``.parquet`` name),
     atomically; what :func:`read_predictions` and ``--predictions`` read back. A ``path``
-    among convbank's own files is refused (:func:`refuse_convbanks_own`)."""
+    among convbank's own files is refused (:func:`refuse_convbanks_own`), and so is a
+    prediction holding a number JSON has no value for (``nan``, ``inf``), which would be
+    written as ``null`` (:func:`refuse_not_finite`)."""
     from convbank._atomic import atomic_write
+    from convbank.bench._repeats import refuse_not_finite
     from convbank.bench._writable import refuse_convbanks_own
 
     refuse_convbanks_own(path)
+    refuse_not_finite(path, predictions)
 
     rows = [{"example_id": k, "prediction": v} for k, v in predictions.items()]
     if path.suffix == ".parquet":
