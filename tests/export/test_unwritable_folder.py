@@ -60,3 +60,40 @@ def test_a_folder_named_as_the_home_folder_is_written_where_it_is(
     assert (done.exit_code, done.stdout) == (0, "~/casino/default\n")
     assert (here / "~" / "casino" / "default" / "dataset_dict.json").is_file()
     assert list(home.iterdir()) == []
+
+
+def test_a_move_the_system_refuses_never_leaves_the_folder_failing_every_export(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 19. Before: an ``hf`` export whose move into place the system refused (``out/casino``
+    a mount point: ``Invalid cross-device link``) left its journal and staging folder, so
+    that every later export into the folder, ``csv`` too, retried that move and failed the
+    same way, exit 1, naming the staging folder (2 of 2 tries). Now the failed export names
+    its path, its journal ends, and the folder takes other exports."""
+    import json
+    import os
+
+    out = tmp_path / "out"
+    replace = os.replace
+
+    def refused(src: Any, dst: Any) -> None:
+        if Path(dst) == out / "casino" / "default":
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", refused)
+    command = ["export", "casino", "--split", "valid", "-o", str(out), "--format"]
+    done = CliRunner().invoke(cli, [*command, "hf"])
+    assert (done.exit_code, done.stderr) == (
+        1,
+        f"error: {out}/casino/default: Invalid cross-device link; check that the path exists and can be written\n",
+    )
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".convbank-exports.json",
+        ".convbank-exports.lock",
+        "casino",
+    ]
+    assert json.loads((out / ".convbank-exports.json").read_text()) == {"exports": {}}
+    assert CliRunner().invoke(cli, [*command, "csv"]).exit_code == 0
+    monkeypatch.setattr(os, "replace", replace)
+    assert CliRunner().invoke(cli, [*command, "hf"]).exit_code == 0

@@ -265,7 +265,10 @@ def _move(output: Path, staging: Path, rel: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     if os.path.lexists(target) and (staged.is_dir() or (target.is_dir() and not target.is_symlink())):
         _discard(target, staging)
-    os.replace(staged, target)
+    try:
+        os.replace(staged, target)
+    except OSError as exc:  # named as the path being written, not the staged one no one saw
+        raise type(exc)(exc.errno, exc.strerror, str(target)) from exc
 
 
 def _folders_on_the_way(output: Path, rel: str) -> list[Path]:
@@ -283,16 +286,23 @@ def _discard(path: Path, staging: Path) -> None:
 
 def recover(output: Path) -> None:
     """Finish the moves of an export killed while moving its files in (the record's
-    ``moving``), so that its new files are whole and recorded. Called under the lock."""
+    ``moving``), so that its new files are whole and recorded. Called under the lock. A move
+    the system refuses (``Invalid cross-device link``: a mount point where the export makes
+    a folder) is not tried again: that path is recorded as no export's and the journal
+    ends, so that the folder is never left to fail every later export."""
     moving = _moving(output, _load(output))
     if moving is None:
         return
     staging, paths, _ = moving
+    refused = set()
     if staging.is_dir():
         for rel in paths:
             if os.path.lexists(staging / rel):
-                _move(output, staging, rel)
-    _write(output, _read(output))
+                try:
+                    _move(output, staging, rel)
+                except OSError:
+                    refused.add(rel)
+    _write(output, {k: v for k, v in _read(output).items() if k not in refused})
     shutil.rmtree(staging, ignore_errors=True)
 
 
