@@ -235,3 +235,23 @@ def test_a_prediction_json_has_no_number_for_is_refused_never_written_as_null(
         assert list(tmp_path.iterdir()) == []
     write_predictions(path, {"a": 1.5, "b": None})
     assert read_predictions(path) == {"a": 1.5, "b": None}
+
+
+def test_a_parquet_struct_naming_a_field_twice_is_refused(tmp_path: Path) -> None:
+    """Pass 19. Before: a prediction column of spans whose struct names ``start`` twice was
+    read as ``[{'start': 3}]``, the first value dropped unsaid (pyarrow's own ``to_pylist``
+    refuses it; 2 of 2 reads). Now one line, as a JSONL line naming a key twice is."""
+    spans = pa.StructArray.from_arrays(
+        [pa.array([1, 2]), pa.array([3, 4])],
+        fields=[pa.field("start", pa.int64()), pa.field("start", pa.int64())],
+    )
+    path = tmp_path / "p.parquet"
+    pq.write_table(
+        pa.table({"example_id": ["a", "b"], "prediction": pa.ListArray.from_arrays([0, 1, 2], spans)}), path
+    )
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path)
+    assert str(caught.value) == (
+        f"{path}: the column 'prediction' holds a struct naming the field 'start' twice; "
+        "each of a prediction's keys once"
+    )

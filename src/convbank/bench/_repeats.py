@@ -8,11 +8,14 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convbank.errors import BenchError
 
-__all__ = ["refuse_not_finite", "refuse_repeated_key"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["refuse_not_finite", "refuse_repeated_field", "refuse_repeated_key"]
 
 
 def refuse_repeated_key(path: Path, number: int, line: bytes, value: Any) -> None:
@@ -73,3 +76,35 @@ def _not_finite(value: Any, depth: int = 0) -> float | None:
         items = value.values() if isinstance(value, dict) else value
         return next((f for v in items if (f := _not_finite(v, depth + 1)) is not None), None)
     return None
+
+
+def refuse_repeated_field(path: Path, schema: pa.Schema) -> None:
+    """Refuse (:class:`BenchError`) a Parquet predictions file whose columns hold a struct
+    naming a field twice (spans of two ``start`` fields), at any depth: each value read
+    keeps one of the two, unsaid which, as a line naming a key twice would."""
+    for field in schema:
+        name = _repeated_field(field.type)
+        if name is not None:
+            raise BenchError(
+                f"{path}: the column {field.name!r} holds a struct naming the field {name!r} twice; "
+                "each of a prediction's keys once",
+                path=path,
+            )
+
+
+def _repeated_field(kind: pa.DataType) -> str | None:
+    """The first field name a struct within ``kind`` repeats (lists, maps and dictionaries
+    looked into), or None."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        names = [kind.field(i).name for i in range(kind.num_fields)]
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        inner = (_repeated_field(kind.field(i).type) for i in range(kind.num_fields))
+        return twice if twice is not None else next((n for n in inner if n is not None), None)
+    if pa.types.is_map(kind):
+        return _repeated_field(kind.key_type) or _repeated_field(kind.item_type)
+    if pa.types.is_dictionary(kind):
+        return _repeated_field(kind.value_type)
+    value = getattr(kind, "value_type", None)  # a list of any kind
+    return _repeated_field(value) if isinstance(value, pa.DataType) else None

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convbank.bench._repeats import refuse_repeated_key
+from convbank.bench._repeats import refuse_repeated_field, refuse_repeated_key
 from convbank.bench._writable import refuse_unwritable
 from convbank.errors import BenchError
 from convbank.tasks import Task, TaskData
@@ -333,6 +333,7 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
             "file has one example_id and one prediction column",
             path=path,
         )
+    refuse_repeated_field(path, table.schema)
     columns = []
     for name, column in zip(table.column_names, table.columns, strict=True):
         try:  # a date or a time Python cannot hold is its text (a malformed prediction), as in query
