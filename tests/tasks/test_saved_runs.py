@@ -477,3 +477,24 @@ def test_the_task_export_of_another_config_is_another_export(built: Bank, tmp_pa
     assert export("intermediate", "--overwrite")[0] == 0 and dialogues() == 198
     record = json.loads((out / ".convbank-exports.json").read_text(encoding="utf-8"))
     assert record["exports"]["convai2-quality"]["parts"][1].startswith("198 examples ")
+
+
+def test_a_results_folder_where_no_file_can_be_made_is_named_itself(
+    casino_home: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 19. Before: ``bench --save`` into a results folder in which no file can be made
+    (``chattr +i``; ``chmod a-w`` for another user than root) said ``(Operation not
+    permitted: .../bench/results/saved-run)``, a file no one saw and never there (2 of 2
+    tries). Now the folder, exit 5."""
+    import errno
+
+    def refused(path: Path) -> tuple[int, str]:  # as _atomic.temporary_beside says mkstemp's error
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(results_module, "temporary_beside", refused)
+    done = CliRunner().invoke(cli, ["bench", "casino-strategy", "-m", "random", "--save"])
+    assert (done.exit_code, done.stderr.splitlines()[-1]) == (
+        5,
+        f"error: CONVBANK_HOME {tmp_path} is not writable (Permission denied: {tmp_path / 'bench' / 'results'}); "
+        "make it writable or point CONVBANK_HOME at a writable folder",
+    )

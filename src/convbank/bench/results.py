@@ -156,7 +156,10 @@ def _claim(folder: Path, stem: str, data: bytes) -> Path:
     links, the name is taken with ``O_EXCL`` and the whole file renamed onto it. Every save's
     temporary file has one name but for its process and a random part
     (``.saved-run.<pid>.<random>.tmp``), so each save removes those of saves killed before."""
-    fd, tmp = temporary_beside(folder / _SAVING)
+    try:
+        fd, tmp = temporary_beside(folder / _SAVING)
+    except OSError as exc:  # named as the folder: no file is named saved-run
+        raise type(exc)(exc.errno, exc.strerror, str(folder)) from exc
     try:
         mask = os.umask(0)
         os.umask(mask)
