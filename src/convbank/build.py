@@ -414,7 +414,7 @@ def _build_config(
     with bank.lock(), bank.stage(ds.name, config) as staging:
         t0 = time.perf_counter()
         batches = engine.config_batches(ds, paths, config, batch_size, staging)
-        for split, batch in checked_batches(engine, batches, ds, config):
+        for split, batch in checked_batches(engine, batches, ds, config, staging):
             if isinstance(batch, WrittenPiece):  # a worker wrote it into the staging folder
                 if batch.hashes is None:
                     seen.add(split, counts[split]["conversations"], batch.ids)
