@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from convbank.errors import BuildError
 from convbank.store.staging import Layout, MetaLayout
 
 if TYPE_CHECKING:
-    from convbank.datasets import Dataset
+    from convbank.datasets import Dataset, Part
     from convbank.store import Staging
 
 Key = tuple[str, str, int]
@@ -30,7 +30,7 @@ Key = tuple[str, str, int]
 _FACTS: tuple[type | tuple[type, ...], ...] = (str, int, str, (Layout, MetaLayout, type(None)))
 """The types of :data:`~convbank.store.staging.Facts`' four values."""
 
-__all__ = ["checked_batches", "made_engine", "side_tables", "sql_answer"]
+__all__ = ["checked_batches", "made_engine", "mapped_problem", "records_problem", "side_tables", "sql_answer"]
 
 _SIDE = re.compile(r"[a-z0-9_]{1,64}")
 """What follows ``<dataset>_`` in a side table's name (``pec_personas``, ``curiosity_facts``)."""
@@ -174,6 +174,37 @@ def _facts_problem(piece: WrittenPiece, what: str, staging: Staging | None) -> s
         size = staging.path(*key).lstat().st_size if staging is not None else facts[1]
         if facts[1] != size:
             return f"{what} saying {key[0]} piece {key[2]} is {facts[1]:,} bytes, not the {size:,} it holds"
+    return None
+
+
+def records_problem(records: Any) -> str | None:
+    """What is wrong with what a dataset's ``read`` (or ``read_shard``) gave, or None: it
+    must be records, an iterable (an iterator, a list...), not a string or bytes."""
+    if isinstance(records, Iterable) and not isinstance(records, (str, bytes, dict)):
+        return None
+    return f"its reader gave {_kind(records)}, not records (an iterator or a list)"
+
+
+def mapped_problem(ds: Dataset, records: list[Any], part: Part, start: int, tables: Any) -> str | None:
+    """What is wrong with what ``ds.map_batch(records, part, start)`` gave, or None: the
+    unified tables and the raw table (:func:`_tables_problem`), one conversation a record,
+    each of the id its ``conversation_id(record, part, index)`` gives, a string (the id the
+    bank holds, its records, exports and ``show`` name)."""
+    problem = _tables_problem(tables, part.split, ds)
+    if problem is not None:
+        return f"map_batch gave {problem}"
+    ids = tables["conversations"].column("conversation_id").to_pylist()
+    if len(ids) != len(records):
+        return f"map_batch gave {len(ids)} conversations for {len(records)} records of {part.split}"
+    for index, (record, mapped) in enumerate(zip(records, ids, strict=True), start):
+        cid = ds.conversation_id(record, part, index)
+        if not isinstance(cid, str):
+            return f"conversation_id gave {_kind(cid)} for record {index} of {part.split}, not a string"
+        if cid != mapped:
+            return (
+                f"conversation_id gave {_short(cid)} for record {index} of {part.split}, where its "
+                f"to_conversation (map_batch) gave {_short(mapped)}"
+            )
     return None
 
 
