@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import msgspec
 
 from convbank._names import name_problem
+from convbank._wording import article
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile
 from convbank.datasets._present import Presentation
 
@@ -89,7 +90,9 @@ def _optional_problem(cls: type[Dataset]) -> str | None:
     """Why the dataset's ``optional_files`` are not names of files it declares, or None."""
     optional, declared = cls.optional_files, {f.name for f in cls.files}
     if not isinstance(optional, (tuple, list)):
-        return f"its optional_files are a {type(optional).__name__}, not a tuple of file names; fix them"
+        return (
+            f"its optional_files are {article(type(optional).__name__)}, not a tuple of file names; fix them"
+        )
     for name in optional:
         if name not in declared:
             return (
@@ -102,13 +105,13 @@ def _configs_problem(configs: object) -> str | None:
     """Why ``configs`` is not one or more configs of distinct names, each with a
     description, its splits and a tuple of parts, or None."""
     if not isinstance(configs, (tuple, list)):
-        return f"its configs are a {type(configs).__name__}, not a tuple of ConfigSpec; fix them"
+        return f"its configs are {article(type(configs).__name__)}, not a tuple of ConfigSpec; fix them"
     if not configs:
         return "it declares no config; declare at least one ConfigSpec"
     names: list[object] = []
     for cfg in configs:
         if not isinstance(cfg, ConfigSpec):
-            return f"a config is a {type(cfg).__name__}, not a ConfigSpec: {cfg!r:.80}; fix it"
+            return f"a config is {article(type(cfg).__name__)}, not a ConfigSpec: {cfg!r:.80}; fix it"
         if cfg.name in names:
             return f"two configs are named {cfg.name!r}; rename one"
         names.append(cfg.name)
@@ -174,11 +177,11 @@ def _names_problem(cls: type[Dataset]) -> str | None:
 def _files_problem(files: object) -> str | None:
     """Why the source files ``files`` cannot be fetched as declared, or None."""
     if not isinstance(files, (tuple, list)):
-        return f"its files are a {type(files).__name__}, not a tuple of SourceFile; fix them"
+        return f"its files are {article(type(files).__name__)}, not a tuple of SourceFile; fix them"
     seen: set[str] = set()
     for file in files:
         if not isinstance(file, SourceFile):
-            return f"a source file is a {type(file).__name__}, not a SourceFile: {file!r:.80}; fix it"
+            return f"a source file is {article(type(file).__name__)}, not a SourceFile: {file!r:.80}; fix it"
         problem = _file_names(file) or _fields(file)
         if problem is not None:
             return problem

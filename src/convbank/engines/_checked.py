@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convbank._wording import article
 from convbank.engines import Batches, Engine, WrittenPiece
 from convbank.errors import BuildError
 from convbank.store.staging import Layout, MetaLayout
@@ -87,7 +88,7 @@ def _tables_problem(batch: Any, split: str, ds: Dataset) -> str | None:
         if name not in schemas:
             return f"a table named {_short(name)} in a batch of {split}, not one of {', '.join(schemas)}"
         if not table.schema.equals(schemas[name], check_metadata=False):
-            return f"a {name} table in a batch of {split} not of the {name} schema"
+            return f"{article(name)} table in a batch of {split} not of the {name} schema"
     return None if "conversations" in batch else f"a batch of {split} without its conversations table"
 
 
@@ -230,10 +231,8 @@ def _origin(engine: Engine) -> str:
 
 def _kind(value: Any) -> str:
     """What a value is, said by its type: ``an int``, ``a tuple of 3``."""
-    name = type(value).__name__
-    article = "an" if name[:1].lower() in "aeiou" else "a"
     size = f" of {len(value)}" if isinstance(value, (tuple, list, dict)) else ""
-    return f"{article} {name}{size}"
+    return f"{article(type(value).__name__)}{size}"
 
 
 def _short(value: Any) -> str:
