@@ -24,10 +24,11 @@ import msgspec
 
 from convbank._names import name_problem
 from convbank._wording import article
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile
+from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, UndeclaredError
 from convbank.datasets._present import Presentation
+from convbank.model import Part
 
-__all__ = ["declared_problem"]
+__all__ = ["counts_of", "declared_problem"]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CARD = ("title", "description", "license", "citation", "homepage", "version")
@@ -219,3 +220,28 @@ def _fields(file: SourceFile) -> str | None:
         return None
     field, value, expected = wrong
     return f"source file {file.name!r}: its {field} {value!r:.80} is not {expected}; fix it"
+
+
+def counts_of(ds: Dataset, part: Part, conversations: int) -> tuple[int | None, str | None]:
+    """``ds.published_count(part)`` and ``ds.count_problem(part, conversations)`` (the bank's
+    count), each checked where it is handed back: a whole number from 0 or None, and a message
+    (text) or None. Anything else is an :class:`UndeclaredError` blaming the dataset (one line
+    naming its plugin, exit 1), never a traceback from the code that shows it (``validate``)."""
+    published = ds.published_count(part)
+    if published is not None and not (type(published) is int and published >= 0):
+        said = (
+            f"{published!r:.40}" if isinstance(published, (int, float)) else article(type(published).__name__)
+        )
+        raise UndeclaredError(
+            f"published_count gave {said} for {ds.name}/{part.config}/{part.split}, not a number of "
+            "conversations or None",
+            dataset=ds.name,
+        )
+    problem = ds.count_problem(part, conversations)
+    if problem is not None and not isinstance(problem, str):
+        raise UndeclaredError(
+            f"count_problem gave {article(type(problem).__name__)} for {ds.name}/{part.config}/{part.split}, "
+            "not a message (text) or None",
+            dataset=ds.name,
+        )
+    return published, problem
