@@ -90,7 +90,7 @@ ODD_ENGINE = """import os
 MODE = os.environ['ODD_ENGINE']
 
 class Odd:
-    name = 'odd'
+    name = 5 if MODE == 'name' else 'odd'
     options = 5 if MODE == 'options' else ()
 
     @classmethod
@@ -122,6 +122,11 @@ class Odd:
             "options",
             ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
             (5, "its options 5 are not a tuple of option names"),
+        ),
+        (  # before: registered as '5': 'unknown engine', exit 2 (2 of 2 runs)
+            "name",
+            ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
+            (5, "its name 5 cannot name an engine: it is an int, not text"),
         ),
     ],
 )
