@@ -244,11 +244,12 @@ def _short(value: Any) -> str:
 
 def side_tables(ds: Dataset, paths: Mapping[str, Path], config: str) -> Iterator[tuple[str, Any]]:
     """``ds.extra_tables(paths, config)``, each checked: a name ``<dataset>_<lowercase letters,
-    digits, _>`` other than the raw table's, of a table. Anything else is a ``ValueError``
-    (a plugin's fault, named by the build), never a table written over the bank's own files,
-    its other tables or outside it."""
+    digits, _>`` other than the raw table's and those given before, of a table. Anything else
+    is a ``ValueError`` (a plugin's fault, named by the build), never a table written over the
+    bank's own files, its other tables or outside it, nor two tables' rows in one."""
     import pyarrow as pa
 
+    given: set[str] = set()
     for item in ds.extra_tables(paths, config):
         name, table = item if isinstance(item, tuple) and len(item) == 2 else (item, None)
         prefix = f"{ds.name}_"
@@ -260,6 +261,9 @@ def side_tables(ds: Dataset, paths: Mapping[str, Path], config: str) -> Iterator
             )
         if not isinstance(table, pa.Table):
             raise ValueError(f"extra_tables gave {name} as {_kind(table)}, not a table")
+        if name in given:
+            raise ValueError(f"extra_tables gave {name} twice; expected each side table once")
+        given.add(name)
         yield name, table
 
 
