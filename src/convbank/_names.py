@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+from convbank._wording import article
+
 __all__ = ["EMPTY_FOLDER", "empty_folder", "name_problem", "path_not_text"]
 
 
@@ -22,7 +24,7 @@ def name_problem(name: object) -> str | None:
     (True, "it holds a '/' or a backslash; a name is one folder of the bank")
     """
     if not isinstance(name, str) or not name:
-        return "it is empty" if isinstance(name, str) else f"it is a {type(name).__name__}, not text"
+        return "it is empty" if isinstance(name, str) else f"it is {article(type(name).__name__)}, not text"
     if "/" in name or "\\" in name:
         return "it holds a '/' or a backslash; a name is one folder of the bank"
     if name in (".", ".."):

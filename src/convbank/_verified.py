@@ -40,6 +40,7 @@ __all__ = [
     "BLOCK",
     "PREFIX",
     "open_verified",
+    "other_size",
     "private_copy",
     "private_tree",
     "remove_dead_folders",
@@ -51,6 +52,20 @@ BLOCK = 1 << 16
 
 _FOLDER: list[Path] = []
 """The process's private folder of verified copies, made on first use."""
+
+
+def other_size(path: Path, size: int | None, sha: str | None) -> str | None:
+    """How a file of another size than the published ``size`` differs from the file of sha256
+    ``sha`` (None when either is unknown or the sizes agree): what a check says of it without
+    reading it, so that a huge file in its place (a 20 GB sparse file a remembered path names)
+    costs a ``stat``, never the time to hash it. Example::
+
+        other_size(Path("casino_train.json"), 3_763_692, sha)   # "12 bytes, not the 3,763,692 ..."
+    """
+    found = path.stat().st_size
+    if size is None or sha is None or found == size:
+        return None
+    return f"{found:,} bytes, not the {size:,} of the publisher's file (sha256 {sha})"
 
 
 def signature(fd: int) -> tuple[int, ...]:

@@ -15,6 +15,7 @@ import pyarrow as pa
 from convbank import catalog
 from convbank._archive import intact
 from convbank.datasets import Dataset, Part
+from convbank.datasets._declared import counts_of
 from convbank.engines import Engine, WrittenPiece
 from convbank.engines._checked import checked_batches, side_tables
 from convbank.engines.local import BATCH, LocalEngine
@@ -414,7 +415,7 @@ def _build_config(
     with bank.lock(), bank.stage(ds.name, config) as staging:
         t0 = time.perf_counter()
         batches = engine.config_batches(ds, paths, config, batch_size, staging)
-        for split, batch in checked_batches(engine, batches, ds, config):
+        for split, batch in checked_batches(engine, batches, ds, config, staging):
             if isinstance(batch, WrittenPiece):  # a worker wrote it into the staging folder
                 if batch.hashes is None:
                     seen.add(split, counts[split]["conversations"], batch.ids)
@@ -443,7 +444,7 @@ def _build_config(
                     path=files(split),
                 )
             part = Part(config, split)
-            expected = ds.published_count(part)
+            expected, _ = counts_of(ds, part, counts[split]["conversations"])  # checked, as validate has them
             entry.splits[split] = SplitEntry(
                 **counts[split], expected=expected, file_meta=ds.file_meta(paths, part)
             )

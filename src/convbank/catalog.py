@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convbank._archive import first_line
+from convbank._wording import article
 from convbank.datasets import Dataset
 from convbank.datasets._imported import ImportedDataset
 from convbank.errors import ConvbankError
@@ -188,11 +189,11 @@ def _described(ds: Dataset) -> dict[str, Any]:
 def _check_card(data: Any, base: dict[str, Any], files: int) -> None:
     """A ``TypeError`` saying how ``data`` is not a card like ``base`` with ``files`` files."""
     if not isinstance(data, dict):
-        raise TypeError(f"describe() gave a {type(data).__name__}, not a card (a dict)")
+        raise TypeError(f"describe() gave {article(type(data).__name__)}, not a card (a dict)")
     for key, value in base.items():
         kind = type(value) if isinstance(value, (dict, list)) else (str, type(None))
         if not isinstance(data.get(key), kind):
-            raise TypeError(f"describe() gave {key!r} as a {type(data.get(key)).__name__}")
+            raise TypeError(f"describe() gave {key!r} as {article(type(data.get(key)).__name__)}")
     if len(data["files"]) != files or not all(isinstance(f, dict) for f in data["files"]):
         shown = len(data["files"])
         raise TypeError(f"describe() gave 'files' of {shown}, not an entry for each of its {files}")

@@ -45,7 +45,7 @@ from convbank._atomic import folder_beside, sha256_file
 from convbank._download import HTTPStatusError, TransferError, UnreachableError, download
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
-from convbank._verified import open_verified, private_copy
+from convbank._verified import open_verified, other_size, private_copy
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ChecksumError, DownloadError, OfflineError, SetupError, SourceError
 from convbank.settings import home, is_offline, pause_at, source_dirs
@@ -317,18 +317,21 @@ class Fetcher:
             )
 
     def _check(self, path: Path, file: SourceFile, source: str) -> str:
-        """Verify a file against its published (or recorded) sha256; return the sha256."""
+        """Verify a file against its published (or recorded) sha256; return the sha256. One of
+        another size than the published is refused unread (a 20 GB file costs a ``stat``)."""
         expected = file.sha256 or self._recorded.get(file.url)
-        actual = _sha256_once(path)
+        unread = other_size(path, file.size, expected)
+        actual = "" if unread else _sha256_once(path)
         if expected is None:
             self._recorded.record(file.url, actual)
         elif actual != expected:
+            found = unread or f"sha256 {actual} does not match the expected {expected}"
             raise ChecksumError(
-                f"{path}: sha256 {actual} does not match the expected {expected} ({source}); "
-                f"replace it with the publisher's file from {file.url}, or pass --no-verify",
+                f"{path}: {found} ({source}); replace it with the publisher's file from {file.url}, or "
+                "pass --no-verify",
                 path=path,
                 expected=expected,
-                actual=actual,
+                actual=actual or None,
             )
         self._verified[path] = actual
         pause_at(f"source-checked/{path.name}")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from convbank._wording import article
 from convbank.corpus import DEFAULT_CACHE_BYTES, Corpus
 from convbank.model import UNIFIED_TABLES
 from convbank.store import Bank, Snapshot
@@ -43,7 +44,7 @@ def load(
     for what, value in (("config", config), ("split", split)):
         if value is not None and not isinstance(value, str):
             raise TypeError(
-                f"a {what} is named by one string, not {type(value).__name__} {value!r} "
+                f"{article(what)} is named by one string, not {type(value).__name__} {value!r} "
                 f"(None loads every {what}; load several one at a time)"
             )
     if bank is not None and not isinstance(bank, Bank):

@@ -27,6 +27,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from convbank._names import name_problem
+from convbank._wording import article
 from convbank.datasets import BUILTIN, Check, Dataset, contract_problem
 from convbank.datasets._imported import NAME as NAME_PATTERN
 from convbank.errors import PluginError, UnknownDatasetError, did_you_mean
@@ -125,7 +127,7 @@ class Registry(Generic[T]):
         name = str(entry.value.name)  # type: ignore[attr-defined]
         if name in entries:
             raise PluginError(
-                f"a {self.kind} named {name!r} is already registered (from {entries[name].origin}); "
+                f"{article(self.kind)} named {name!r} is already registered (from {entries[name].origin}); "
                 f"{entry.origin} registers another — uninstall one of them or rename it",
                 origin=entry.origin,
                 name=name,
@@ -150,7 +152,7 @@ class Registry(Generic[T]):
         needs them all (listing, an unknown name), which is when clashes are reported."""
         if not isinstance(name, str):
             raise UnknownDatasetError(
-                f"a {self.kind} is named by one string, not a {type(name).__name__} ({name!r})",
+                f"{article(self.kind)} is named by one string, not {article(type(name).__name__)} ({name!r})",
                 kind=self.kind,
                 name=name,
             )
@@ -383,6 +385,10 @@ def _engine(value: Any, origin: str) -> type[Any]:
         raise PluginError(
             f"{origin} is not a convbank engine class (with config_batches and from_options)", origin=origin
         )
+    problem = name_problem(getattr(value, "name", None))
+    if problem is not None:  # the name --engine takes and messages show, as a dataset's is checked
+        said = f"{getattr(value, 'name', None)!r:.60}"
+        raise PluginError(f"{origin}: its name {said} cannot name an engine: {problem}", origin=origin)
     options = getattr(value, "options", ())
     if not (isinstance(options, (tuple, list)) and all(isinstance(o, str) for o in options)):
         said = f"{options!r:.60}"

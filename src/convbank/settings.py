@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from pathlib import Path
 
 from convbank._names import path_not_text
@@ -168,9 +169,22 @@ def is_offline() -> bool:
 
 
 def source_dirs() -> list[Path]:
-    """The folders ``CONVBANK_SOURCE`` lists (a path list), in order."""
+    """The folders ``CONVBANK_SOURCE`` lists (a path list), in order. One that is there but is
+    no folder (a file, a FIFO, ``/dev/null``) is a :class:`SetupError` naming the variable, as
+    ``--source`` refuses it, never a miss of every file "in" it blamed on the file."""
     env = os.environ.get("CONVBANK_SOURCE", "")
-    return [_expand("CONVBANK_SOURCE", p) for p in env.split(os.pathsep) if p]
+    folders = [_expand("CONVBANK_SOURCE", p) for p in env.split(os.pathsep) if p]
+    for folder in folders:
+        try:
+            mode = folder.stat().st_mode
+        except (OSError, ValueError):  # not there (or no path at all): looked in, in vain
+            continue
+        if not stat.S_ISDIR(mode):
+            raise SetupError(
+                f"CONVBANK_SOURCE names {folder}, which is not a folder; fix or unset it",
+                variable="CONVBANK_SOURCE",
+            )
+    return folders
 
 
 _SIZE = re.compile(r"(\d+)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
@@ -233,6 +247,7 @@ def check() -> None:
     """Read every ``CONVBANK_*`` setting once, so that a bad value is a :class:`SetupError`
     when a command starts, not only when (or if) the setting is first used."""
     is_offline()
+    source_dirs()
     env_number("CONVBANK_EXTRACT_MAX_BYTES", 1, size=True)
     env_number("CONVBANK_EXTRACT_MAX_MEMBERS", 1, size=False)
     env_number("CONVBANK_DOWNLOAD_MAX_BYTES", 1, size=True)

@@ -353,13 +353,20 @@ def test_local_sources_direct_subfolder_and_env(tmp_path: Path, monkeypatch: pyt
 
 def test_local_checksum_mismatch_and_no_verify(tmp_path: Path) -> None:
     f = CASINO.file("casino_valid.json")
-    (tmp_path / f.name).write_bytes(BODY + b" ")
+    (tmp_path / f.name).write_bytes(BODY[:-1] + b" ")
     with pytest.raises(ChecksumError) as info:
         Fetcher(sources=[tmp_path]).get(CASINO, f)
-    actual = hashlib.sha256(BODY + b" ").hexdigest()
+    actual = hashlib.sha256(BODY[:-1] + b" ").hexdigest()
     assert str(info.value) == (
         f"{tmp_path / f.name}: sha256 {actual} does not match the expected {f.sha256} (local source); "
         f"replace it with the publisher's file from {f.url}, or pass --no-verify"
+    )
+    (tmp_path / f.name).write_bytes(BODY + b" ")  # another size: refused unread
+    with pytest.raises(ChecksumError) as info:
+        Fetcher(sources=[tmp_path]).get(CASINO, f)
+    assert str(info.value) == (
+        f"{tmp_path / f.name}: 112,117 bytes, not the 112,116 of the publisher's file (sha256 {f.sha256}) "
+        f"(local source); replace it with the publisher's file from {f.url}, or pass --no-verify"
     )
     assert Fetcher(sources=[tmp_path], verify=False).get(CASINO, f) == tmp_path / f.name
 

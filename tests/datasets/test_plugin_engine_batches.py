@@ -8,6 +8,7 @@ damaged, exit 4; 2 of 2 runs each)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from convbank.build import build
+from convbank.engines import WrittenPiece
 from convbank.engines.local import LocalEngine
 from convbank.errors import BuildError
 from convbank.fetch import Fetcher
@@ -88,7 +90,7 @@ ODD_ENGINE = """import os
 MODE = os.environ['ODD_ENGINE']
 
 class Odd:
-    name = 'odd'
+    name = 5 if MODE == 'name' else 'odd'
     options = 5 if MODE == 'options' else ()
 
     @classmethod
@@ -121,6 +123,11 @@ class Odd:
             ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
             (5, "its options 5 are not a tuple of option names"),
         ),
+        (  # before: registered as '5': 'unknown engine', exit 2 (2 of 2 runs)
+            "name",
+            ["build", "casino", "--engine", "odd", "--source", str(SHARED)],
+            (5, "its name 5 cannot name an engine: it is an int, not text"),
+        ),
     ],
 )
 def test_an_engine_that_makes_or_answers_no_engine_is_one_line_naming_it(
@@ -138,3 +145,93 @@ def test_an_engine_that_makes_or_answers_no_engine_is_one_line_naming_it(
     origin = "entry point odd = oddmod:Odd of group convbank.engines (package odd 1.0)"
     line = f"the code of {origin} {what}; report it to its authors" if code == 1 else f"{origin}: {what}"
     assert (done.returncode, done.stderr) == (code, f"error: {line}\n")
+
+
+class _Written(LocalEngine):
+    """The local engine's batches, each written into the staging folder as a piece and
+    handed back as a :class:`WrittenPiece` changed by ``alter``."""
+
+    def __init__(self, alter: Any) -> None:
+        super().__init__(1)
+        self.alter = alter
+
+    def config_batches(self, ds: Any, paths: Any, config: str, batch_size: int, staging: Any = None) -> Any:
+        from convbank.store import Staging
+
+        for number, (split, tables) in enumerate(
+            super().config_batches(ds, paths, config, batch_size, staging)
+        ):
+            own = Staging(staging.root, ds.name, config)
+            own.write_batch(split, tables, piece=number)
+            own.close()
+            ids = tables["conversations"].column("conversation_id").to_pylist()
+            yield from self.alter(split, WrittenPiece(dict(own.rows), ids), own)
+
+
+def _facts(piece: WrittenPiece, staging: Any, grow: int) -> dict[Any, Any]:
+    from convbank.store.staging import file_facts
+
+    facts = {k: file_facts(staging.path(*k), k[0]) for k in piece.rows}
+    return {k: (sha, size + grow, footer, layout) for k, (sha, size, footer, layout) in facts.items()}
+
+
+WRITTEN = {
+    "unwritten": (
+        lambda s, p, st: [(s, replace(p, rows={**p.rows, ("turns", s, 7): 3}))],
+        "naming turns piece 7, a file it did not write in the staging folder",
+    ),
+    "twice": (
+        lambda s, p, st: [(s, p), (s, p)],
+        "naming conversations piece 0 again, a piece an earlier one named",
+    ),
+    "rows": (
+        lambda s, p, st: [(s, replace(p, rows=5))],
+        "whose rows are an int, not counts by (table, split, piece)",
+    ),
+    "count": (
+        lambda s, p, st: [(s, replace(p, rows=dict.fromkeys(p.rows, -3)))],
+        "counting -3 rows of conversations piece 0, not a number of rows",
+    ),
+    "ids": (
+        lambda s, p, st: [(s, replace(p, ids=None))],
+        "whose ids are a NoneType, not a list of conversation ids (strings)",
+    ),
+    "id": (
+        lambda s, p, st: [(s, replace(p, ids=[5] * len(p.ids)))],
+        "whose ids hold an int, not only conversation ids (strings)",
+    ),
+    "fewer": (
+        lambda s, p, st: [(s, replace(p, ids=p.ids[:-1]))],
+        "of 19 conversation ids counting 20 conversations",
+    ),
+    "hashes": (
+        lambda s, p, st: [(s, replace(p, ids=[], hashes=b"xyz"))],
+        "whose id hashes are 3 bytes, not eight bytes an id",
+    ),
+    "facts": (
+        lambda s, p, st: [(s, replace(p, facts=dict.fromkeys(p.rows, 5)))],
+        "whose facts of conversations piece 0 are an int, not (sha256, size, footer, layout)",
+    ),
+    "size": (
+        lambda s, p, st: [(s, replace(p, facts=_facts(p, st, 1)))],
+        "saying conversations piece 0 is 2,052 bytes, not the 2,051 it holds",
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", WRITTEN)
+def test_written_pieces_are_checked_whole_before_the_build_counts_them(casino_home: Bank, mode: str) -> None:
+    """A :class:`WrittenPiece` naming a file it never wrote, or a piece an earlier one named,
+    or whose rows, ids, hashes or facts are not what it wrote, is one line naming the engine,
+    exit 1, the bank as it was (before: the line named a staging path, exit 5 or 1, or a
+    ``TypeError``/``ValueError`` traceback; 2 of 2 runs each)."""
+    before = casino_home.manifest_path.read_bytes()
+    fetcher = Fetcher(sources=[SHARED], verify=False, progress=False)
+    alter, said = WRITTEN[mode]
+    with pytest.raises(BuildError) as caught:
+        build(["casino"], fetcher=fetcher, bank=casino_home, engine=_Written(alter), batch_size=20)
+    assert str(caught.value) == (
+        f"the code of engine {__name__}._Written failed building casino/default: it handed back a written "
+        f"piece of train {said}; nothing of it was kept — report it to its authors"
+    )
+    assert casino_home.manifest_path.read_bytes() == before

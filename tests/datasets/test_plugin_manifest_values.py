@@ -6,6 +6,7 @@ bank was damaged, exit 4, 2 of 2 runs each)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,14 +39,58 @@ def test_a_plugins_file_meta_the_manifest_cannot_hold_fails_its_build(tmp_path: 
     assert not (home / "bank" / "manifest.json").exists()
 
 
-@pytest.mark.parametrize("count", [True, 2.5])
+@pytest.mark.parametrize("count", [True, 2.5, -1])
 def test_a_published_count_the_manifest_cannot_hold_leaves_the_bank_as_it_was(
     casino_home: Bank, monkeypatch: pytest.MonkeyPatch, count: object
 ) -> None:
+    """Checked where it is handed back (before: ``-1`` was built, exit 0, and ``validate``
+    then blamed the bank's counts)."""
     before = casino_home.manifest_path.read_bytes()
     monkeypatch.setattr(type(catalog.get("casino")), "published_count", lambda self, part: count)
     fetcher = Fetcher(sources=[SHARED], verify=False, progress=False)
-    with pytest.raises(ValueError, match=r"^the manifest to write would not be read back: not a convbank "):
+    said = f"published_count gave {count!r} for casino/default/train, not a number of conversations or None"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
         build(["casino"], fetcher=fetcher, bank=casino_home)
     assert casino_home.manifest_path.read_bytes() == before
     assert list(Bank(casino_home.root).manifest().datasets) == ["casino"]
+
+
+COUNTED = """\
+import os
+
+from convbank.datasets import Presentation
+from convbank_tsvdial import TsvDial
+
+
+class Counted(TsvDial):
+    name = "counted"
+    presentation_class = Presentation
+
+    def count_problem(self, part, conversations):
+        return eval(os.environ.get("COUNTED", "None"))
+"""
+
+
+def test_a_count_problem_that_is_no_message_is_one_line_naming_the_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``count_problem`` giving what is not a message (text) or None is one line naming the
+    plugin, exit 1, in ``build`` as in ``validate`` (before: ``validate`` died of an
+    ``AttributeError`` traceback from the code that prints findings; 2 of 2 runs each)."""
+    (tmp_path / "counted.py").write_text(COUNTED, encoding="utf-8")
+    dist_info(tmp_path, "counted", "[convbank.datasets]\ncounted = counted:Counted\n")
+    home = tmp_path / "home"
+    samples = PLUGINS / "convbank_tsvdial" / "samples"
+    built = convbank_with_plugins(
+        home, "build", "counted", "--source", str(samples), path=(PLUGINS, tmp_path)
+    )
+    assert built.returncode == 0, built.stderr
+    monkeypatch.setenv("COUNTED", "['short']")
+    origin = "entry point counted = counted:Counted of group convbank.datasets (package counted 1.0)"
+    said = "count_problem gave a list for counted/default/train, not a message (text) or None"
+    done = convbank_with_plugins(home, "validate", "counted", path=(PLUGINS, tmp_path))
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"error: the code of {origin} failed (UndeclaredError: {said}); report it to its authors (--debug "
+        "shows the traceback)\n",
+    )

@@ -38,3 +38,35 @@ def test_a_side_table_not_named_as_the_datasets_own_is_never_written(tmp_path: P
     )
     assert sorted(p.name for p in (home / "bank").iterdir() if not p.name.startswith(".")) == []
     assert not (home / "escaped").exists()
+
+
+class _Sides:
+    """A dataset's stand-in for :func:`side_tables`: its name and what its extra_tables gives."""
+
+    name = "sidetab"
+
+    def __init__(self, tables: list[tuple[str, object]]) -> None:
+        self.tables = tables
+
+    def extra_tables(self, paths: object, config: str) -> object:
+        return iter(self.tables)
+
+
+def test_a_side_table_given_twice_is_the_plugins_fault() -> None:
+    """Two side tables of one name are refused, never their rows written into one table (before:
+    the same columns twice built one table of both tables' rows, exit 0; other columns a
+    pyarrow ``Table schema does not match`` line; 2 of 2 runs each)."""
+    import pyarrow as pa
+
+    from convbank.engines._checked import side_tables
+
+    one = pa.table({"a": [1]})
+    for second in (one, pa.table({"b": ["x"]})):
+        sides = _Sides([("sidetab_side", one), ("sidetab_side", second)])
+        with pytest.raises(ValueError) as caught:
+            list(side_tables(sides, {}, "default"))  # type: ignore[arg-type]
+        assert str(caught.value) == "extra_tables gave sidetab_side twice; expected each side table once"
+    assert [n for n, _ in side_tables(_Sides([("sidetab_a", one), ("sidetab_b", one)]), {}, "default")] == [  # type: ignore[arg-type]
+        "sidetab_a",
+        "sidetab_b",
+    ]

@@ -170,3 +170,26 @@ def test_a_source_folder_whose_name_is_too_long_holds_no_file(tmp_path: Path) ->
     )
     with pytest.raises(OfflineError):
         Fetcher(sources=[folder], root=tmp_path / "home", offline=True).get(CASINO, VALID)
+
+
+def test_a_huge_file_in_a_sources_place_is_refused_unread(tmp_path: Path) -> None:
+    """A file of another size than the published one, where a source folder, a remembered
+    path or the cache has it, is refused by its size, unread: a 4 GiB sparse file costs a
+    ``stat`` (before: it was hashed whole, 20 GiB past a minute, the command stopped only by
+    a signal; 2 of 2 runs)."""
+    import time
+
+    from convbank.errors import ChecksumError
+    from convbank.fetch import Fetcher
+
+    (tmp_path / VALID.name).touch()
+    os.truncate(tmp_path / VALID.name, 4 << 30)
+    started = time.monotonic()
+    with pytest.raises(ChecksumError) as caught:
+        Fetcher(sources=[tmp_path], root=tmp_path / "home", progress=False).get(CASINO, VALID)
+    assert time.monotonic() - started < 1.0
+    assert str(caught.value) == (
+        f"{tmp_path / VALID.name}: 4,294,967,296 bytes, not the 112,116 of the publisher's file (sha256 "
+        f"{VALID.sha256}) (local source); replace it with the publisher's file from {VALID.url}, or pass "
+        "--no-verify"
+    )

@@ -6,6 +6,10 @@ none), ``happy' --`` read happy's, and one holding a lone ``'`` was a query erro
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 import convbank
 from convbank.export.source import side_reader
 from convbank.store import Bank
@@ -19,3 +23,37 @@ def test_a_configs_name_holding_a_quote_is_a_name_in_the_side_tables_query(built
     assert happy.num_rows < every
     assert side_reader(pec, "x' OR '1'='1")("pec_personas") is None
     assert side_reader(pec, "happy' --")("pec_personas") is None
+
+
+def test_what_write_source_gives_is_the_files_it_wrote_in_the_export(tmp_path: Path) -> None:
+    """A dataset's ``write_source`` or ``write_side`` giving what is not the files it wrote in
+    the export's folder (None, a number, a path outside it, ``../x``) is the dataset's fault,
+    an ``UndeclaredError`` the command line says in one line naming the plugin, exit 1
+    (before: a ``TypeError`` or ``ValueError`` traceback from the export's listing; 2 of 2 runs
+    each of 6 values)."""
+    from convbank.datasets._base import UndeclaredError
+    from convbank.export.source import files_written
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "ok.tsv").write_text("a\n", encoding="utf-8")
+    (tmp_path / "outside.tsv").write_text("b\n", encoding="utf-8")
+    assert files_written("odd", "write_source", [tmp_path / "out" / "ok.tsv"], tmp_path / "out") == [
+        tmp_path / "out" / "ok.tsv"
+    ]
+    gave = {
+        None: "a NoneType, not the files it wrote",
+        5: "an int, not the files it wrote",
+        "x.tsv": "a str, not the files it wrote",
+        (7,): "an int, not a file it wrote in the export's folder",
+        (
+            str(tmp_path / "outside.tsv"),
+        ): f"{str(tmp_path / 'outside.tsv')!r}, not a file it wrote in the export's folder",
+        ("../x",): "'../x', not a file it wrote in the export's folder",
+        (
+            str(tmp_path / "out" / "never.tsv"),
+        ): f"{str(tmp_path / 'out' / 'never.tsv')!r}, not a file it wrote in the export's folder",
+    }
+    for value, said in gave.items():
+        with pytest.raises(UndeclaredError) as caught:
+            files_written("odd", "write_side", value, tmp_path / "out")
+        assert (str(caught.value), caught.value.dataset) == (f"write_side gave {said}", "odd")

@@ -120,6 +120,17 @@ def _convbank(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
             "\t",
             "error: CONVBANK_SOURCE='\\t' is only white space, not a folder's name; unset it or name a folder\n",
         ),
+        (  # before: every file "in" it missed, blamed on the file (exit 3); 2 of 2 runs
+            "CONVBANK_SOURCE",
+            "/dev/null",
+            "error: CONVBANK_SOURCE names /dev/null, which is not a folder; fix or unset it\n",
+        ),
+        (
+            "CONVBANK_SOURCE",
+            f"{SHARED}{os.pathsep}{SHARED / 'casino' / 'casino_valid.json'}",
+            f"error: CONVBANK_SOURCE names {SHARED / 'casino' / 'casino_valid.json'}, which is not a folder; fix "
+            "or unset it\n",
+        ),
     ],
 )
 def test_impossible_settings_are_one_line(name: str, value: str, message: str) -> None:

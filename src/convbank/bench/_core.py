@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from convbank._forksafe import this_process_only
+from convbank._wording import article
 from convbank.bench._guarded import answers_of, call, method_of, plain, what
 from convbank.errors import BenchError, ConvbankError, did_you_mean, require
 from convbank.query import Corpus
@@ -173,7 +174,8 @@ def predict(task: Task, data: TaskData, model: Model | Ranker, *, label: str = "
     name = label or type(model).__name__
     if method_of(task.name, name, "", model, method) is None:
         raise BenchError(
-            f"{task.name} is a {task.kind} task: the model needs a {method}(examples) method", task=task.name
+            f"{task.name} is {article(task.kind)} task: the model needs {article(method)}(examples) method",
+            task=task.name,
         )
     if method_of(task.name, name, "", model, "setup") is not None:
         call(task.name, name, "", model, "setup", _given(data.examples))

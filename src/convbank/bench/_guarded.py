@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from convbank._forksafe import this_process_only
+from convbank._wording import article
 from convbank.errors import BenchError, ConvbankError
 
 __all__ = ["MAX_DEPTH", "TooDeepError", "answers_of", "call", "method_of", "plain", "what"]
@@ -73,7 +74,7 @@ def answers_of(task: str, model: str, fold: str, method: str, answers: Any, *, i
     iterating or reading them raises; no more than one prediction beyond the examples is
     read (an endless iterator is refused in bounded memory)."""
     if isinstance(answers, (str, bytes, Mapping)) or not isinstance(answers, Iterable):
-        kind = "None" if answers is None else f"a {type(answers).__name__}"
+        kind = "None" if answers is None else article(type(answers).__name__)
         raise BenchError(
             f"{task}, {fold}: the model {model}'s {method}() returned {kind}, "
             "not a list of one prediction per example",

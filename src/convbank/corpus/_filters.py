@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convbank._lazy import lazy
+from convbank._wording import article
 from convbank.errors import QueryError, UnknownFieldError, did_you_mean
 
 if TYPE_CHECKING:
@@ -330,5 +331,4 @@ def _type_problem(dataset: str, key: str, value: Any, stored: set[str]) -> str |
         if decoded is not None and _kind(decoded) in stored | (numbers if stored & numbers else set()):
             hint = f"; did you mean meta={{{key!r}: {decoded!r}}}?"
     holds = " and ".join(f"{k}s" for k in sorted(stored))
-    article = "an" if kind[0] in "aeiou" else "a"
-    return f"{key} holds {holds} in {dataset}; {value!r} is {article} {kind} and matches none{hint}"
+    return f"{key} holds {holds} in {dataset}; {value!r} is {article(kind)} and matches none{hint}"

@@ -23,10 +23,12 @@ from collections.abc import Mapping
 import msgspec
 
 from convbank._names import name_problem
-from convbank.datasets._base import ConfigSpec, Dataset, SourceFile
+from convbank._wording import article
+from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, UndeclaredError
 from convbank.datasets._present import Presentation
+from convbank.model import Part
 
-__all__ = ["declared_problem"]
+__all__ = ["counts_of", "declared_problem"]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CARD = ("title", "description", "license", "citation", "homepage", "version")
@@ -89,7 +91,9 @@ def _optional_problem(cls: type[Dataset]) -> str | None:
     """Why the dataset's ``optional_files`` are not names of files it declares, or None."""
     optional, declared = cls.optional_files, {f.name for f in cls.files}
     if not isinstance(optional, (tuple, list)):
-        return f"its optional_files are a {type(optional).__name__}, not a tuple of file names; fix them"
+        return (
+            f"its optional_files are {article(type(optional).__name__)}, not a tuple of file names; fix them"
+        )
     for name in optional:
         if name not in declared:
             return (
@@ -102,13 +106,13 @@ def _configs_problem(configs: object) -> str | None:
     """Why ``configs`` is not one or more configs of distinct names, each with a
     description, its splits and a tuple of parts, or None."""
     if not isinstance(configs, (tuple, list)):
-        return f"its configs are a {type(configs).__name__}, not a tuple of ConfigSpec; fix them"
+        return f"its configs are {article(type(configs).__name__)}, not a tuple of ConfigSpec; fix them"
     if not configs:
         return "it declares no config; declare at least one ConfigSpec"
     names: list[object] = []
     for cfg in configs:
         if not isinstance(cfg, ConfigSpec):
-            return f"a config is a {type(cfg).__name__}, not a ConfigSpec: {cfg!r:.80}; fix it"
+            return f"a config is {article(type(cfg).__name__)}, not a ConfigSpec: {cfg!r:.80}; fix it"
         if cfg.name in names:
             return f"two configs are named {cfg.name!r}; rename one"
         names.append(cfg.name)
@@ -174,11 +178,11 @@ def _names_problem(cls: type[Dataset]) -> str | None:
 def _files_problem(files: object) -> str | None:
     """Why the source files ``files`` cannot be fetched as declared, or None."""
     if not isinstance(files, (tuple, list)):
-        return f"its files are a {type(files).__name__}, not a tuple of SourceFile; fix them"
+        return f"its files are {article(type(files).__name__)}, not a tuple of SourceFile; fix them"
     seen: set[str] = set()
     for file in files:
         if not isinstance(file, SourceFile):
-            return f"a source file is a {type(file).__name__}, not a SourceFile: {file!r:.80}; fix it"
+            return f"a source file is {article(type(file).__name__)}, not a SourceFile: {file!r:.80}; fix it"
         problem = _file_names(file) or _fields(file)
         if problem is not None:
             return problem
@@ -216,3 +220,28 @@ def _fields(file: SourceFile) -> str | None:
         return None
     field, value, expected = wrong
     return f"source file {file.name!r}: its {field} {value!r:.80} is not {expected}; fix it"
+
+
+def counts_of(ds: Dataset, part: Part, conversations: int) -> tuple[int | None, str | None]:
+    """``ds.published_count(part)`` and ``ds.count_problem(part, conversations)`` (the bank's
+    count), each checked where it is handed back: a whole number from 0 or None, and a message
+    (text) or None. Anything else is an :class:`UndeclaredError` blaming the dataset (one line
+    naming its plugin, exit 1), never a traceback from the code that shows it (``validate``)."""
+    published = ds.published_count(part)
+    if published is not None and not (type(published) is int and published >= 0):
+        said = (
+            f"{published!r:.40}" if isinstance(published, (int, float)) else article(type(published).__name__)
+        )
+        raise UndeclaredError(
+            f"published_count gave {said} for {ds.name}/{part.config}/{part.split}, not a number of "
+            "conversations or None",
+            dataset=ds.name,
+        )
+    problem = ds.count_problem(part, conversations)
+    if problem is not None and not isinstance(problem, str):
+        raise UndeclaredError(
+            f"count_problem gave {article(type(problem).__name__)} for {ds.name}/{part.config}/{part.split}, "
+            "not a message (text) or None",
+            dataset=ds.name,
+        )
+    return published, problem

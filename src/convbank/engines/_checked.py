@@ -12,49 +12,67 @@ a dataset's side tables (:func:`side_tables`), named as the dataset's own.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+import stat
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convbank._wording import article
 from convbank.engines import Batches, Engine, WrittenPiece
 from convbank.errors import BuildError
+from convbank.store.staging import Layout, MetaLayout
 
 if TYPE_CHECKING:
-    from convbank.datasets import Dataset
+    from convbank.datasets import Dataset, Part
+    from convbank.store import Staging
 
-__all__ = ["checked_batches", "made_engine", "side_tables", "sql_answer"]
+Key = tuple[str, str, int]
+"""A piece of a table: (table, split, piece number)."""
+_FACTS: tuple[type | tuple[type, ...], ...] = (str, int, str, (Layout, MetaLayout, type(None)))
+"""The types of :data:`~convbank.store.staging.Facts`' four values."""
+
+__all__ = ["checked_batches", "made_engine", "mapped_problem", "records_problem", "side_tables", "sql_answer"]
 
 _SIDE = re.compile(r"[a-z0-9_]{1,64}")
 """What follows ``<dataset>_`` in a side table's name (``pec_personas``, ``curiosity_facts``)."""
 
 
-def checked_batches(engine: Engine, batches: Any, ds: Dataset, config: str) -> Batches:
+def checked_batches(
+    engine: Engine, batches: Any, ds: Dataset, config: str, staging: Staging | None = None
+) -> Batches:
     """``batches`` (what ``engine.config_batches`` returned), each item checked as it comes
     (:func:`batch_problem`); the first wrong one, or a ``batches`` that is no iterable, is a
-    :class:`BuildError` naming the engine and the config."""
+    :class:`BuildError` naming the engine and the config. A :class:`WrittenPiece` must name
+    files it wrote into ``staging``, each piece once."""
     splits = list(ds.config(config).splits)
+    named: set[Key] = set()
     try:
         items: Iterator[Any] = iter(batches)
     except TypeError:
         raise _wrong(engine, ds, config, f"{_kind(batches)} from config_batches, not batches") from None
     for item in items:
-        problem = batch_problem(item, splits, ds)
+        problem = batch_problem(item, splits, ds, staging, named)
         if problem is not None:
             raise _wrong(engine, ds, config, problem)
+        if isinstance(item[1], WrittenPiece):
+            named.update(item[1].rows)
         yield item
 
 
-def batch_problem(item: Any, splits: list[str], ds: Dataset) -> str | None:
+def batch_problem(
+    item: Any, splits: list[str], ds: Dataset, staging: Staging | None = None, named: set[Key] | None = None
+) -> str | None:
     """What is wrong with one item an engine yielded, or None: it must be a pair of one of
-    ``splits`` and either a :class:`WrittenPiece` of that split or tables by name, the
-    unified ones (of their schemas, ``conversations`` among them) and ``<dataset>_raw``."""
+    ``splits`` and either a :class:`WrittenPiece` of that split (:func:`_piece_problem`) or
+    tables by name, the unified ones (of their schemas, ``conversations`` among them) and
+    ``<dataset>_raw``."""
     if not (isinstance(item, tuple) and len(item) == 2):
         return f"{_kind(item)}, not a (split, batch) pair"
     split, batch = item
     if not (isinstance(split, str) and split in splits):
         return f"a batch of split {_short(split)}, not one of the config's ({', '.join(splits)})"
     if isinstance(batch, WrittenPiece):
-        return _piece_problem(batch, split, ds)
+        return _piece_problem(batch, split, ds, staging, named or set())
     return _tables_problem(batch, split, ds)
 
 
@@ -70,19 +88,124 @@ def _tables_problem(batch: Any, split: str, ds: Dataset) -> str | None:
         if name not in schemas:
             return f"a table named {_short(name)} in a batch of {split}, not one of {', '.join(schemas)}"
         if not table.schema.equals(schemas[name], check_metadata=False):
-            return f"a {name} table in a batch of {split} not of the {name} schema"
+            return f"{article(name)} table in a batch of {split} not of the {name} schema"
     return None if "conversations" in batch else f"a batch of {split} without its conversations table"
 
 
-def _piece_problem(piece: WrittenPiece, split: str, ds: Dataset) -> str | None:
+def _piece_problem(
+    piece: WrittenPiece, split: str, ds: Dataset, staging: Staging | None, named: set[Key]
+) -> str | None:
+    """What is wrong with a written piece: its rows must count, by (table, ``split``, piece
+    number: :func:`_count_problem`), files of the dataset's tables that are plain files in
+    ``staging``, none named before; its ids the conversations it counts
+    (:func:`_ids_problem`); its facts, those of its files (:func:`_facts_problem`)."""
+    what = f"a written piece of {split}"
+    if not isinstance(piece.rows, dict):
+        return f"{what} whose rows are {_kind(piece.rows)}, not counts by (table, split, piece)"
+    for key, count in piece.rows.items():
+        problem = _count_problem(key, count, split, ds)
+        if problem is not None:
+            return f"{what} {problem}"
+        table, _, number = key
+        if key in named:
+            return f"{what} naming {table} piece {number} again, a piece an earlier one named"
+        if staging is not None and not _plain_file(staging.path(*key)):
+            return f"{what} naming {table} piece {number}, a file it did not write in the staging folder"
+    return _ids_problem(piece, what) or _facts_problem(piece, what, staging)
+
+
+def _count_problem(key: Any, count: Any, split: str, ds: Dataset) -> str | None:
+    """What is wrong with one of a written piece's row counts (``key``: table, split, piece)."""
     from convbank.model import UNIFIED_TABLES
 
-    names = {*UNIFIED_TABLES, f"{ds.name}_raw", "records"}
-    for key in piece.rows:
-        if not (isinstance(key, tuple) and len(key) == 3 and key[0] in names and key[1] == split):
-            return f"a written piece of {split} counting rows of {_short(key)}, not (table, {split!r}, piece)"
-        if not (isinstance(key[2], int) and key[2] >= 0):
-            return f"a written piece of {split} whose piece number is {_short(key[2])}"
+    tables = {*UNIFIED_TABLES, f"{ds.name}_raw", "records"}
+    if not (isinstance(key, tuple) and len(key) == 3 and key[0] in tables and key[1] == split):
+        return f"counting rows of {_short(key)}, not (table, {split!r}, piece)"
+    if not (type(key[2]) is int and key[2] >= 0):
+        return f"whose piece number is {_short(key[2])}"
+    if not (type(count) is int and count >= 0):
+        said = f"{count!r:.40}" if isinstance(count, (int, float, str)) else _kind(count)
+        return f"counting {said} rows of {key[0]} piece {key[2]}, not a number of rows"
+    return None
+
+
+def _plain_file(path: Path) -> bool:
+    """Whether ``path`` is a plain file (not a link, a folder or nothing)."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _ids_problem(piece: WrittenPiece, what: str) -> str | None:
+    """What is wrong with a written piece's ids (a list of strings) or, in their stead, their
+    :func:`~convbank.engines.id_hashes` (eight bytes an id): one a conversation it counts."""
+    if piece.hashes is not None:
+        if not (isinstance(piece.hashes, bytes) and len(piece.hashes) % 8 == 0):
+            said = f"{len(piece.hashes)} bytes" if isinstance(piece.hashes, bytes) else _kind(piece.hashes)
+            return f"{what} whose id hashes are {said}, not eight bytes an id"
+    elif not isinstance(piece.ids, list):
+        return f"{what} whose ids are {_kind(piece.ids)}, not a list of conversation ids (strings)"
+    elif odd := [i for i in piece.ids if not isinstance(i, str)][:1]:
+        return f"{what} whose ids hold {_kind(odd[0])}, not only conversation ids (strings)"
+    counted = sum(n for (table, _, _), n in piece.rows.items() if table == "conversations")
+    if piece.conversations != counted:
+        return f"{what} of {piece.conversations} conversation ids counting {counted} conversations"
+    return None
+
+
+def _facts_problem(piece: WrittenPiece, what: str, staging: Staging | None) -> str | None:
+    """What is wrong with a written piece's facts (None, or :data:`~convbank.store.staging.Facts`
+    of pieces it counts, each of the file's size)."""
+    if piece.facts is None:
+        return None
+    if not isinstance(piece.facts, dict):
+        return f"{what} whose facts are {_kind(piece.facts)}, not facts by (table, split, piece)"
+    facts: Any
+    for key, facts in piece.facts.items():
+        if key not in piece.rows:
+            return f"{what} giving facts of {_short(key)}, a piece it does not count"
+        if not (
+            isinstance(facts, tuple)
+            and len(facts) == 4
+            and all(isinstance(v, t) for v, t in zip(facts, _FACTS, strict=True))
+        ):
+            said = f"{key[0]} piece {key[2]} are {_kind(facts)}"
+            return f"{what} whose facts of {said}, not (sha256, size, footer, layout)"
+        size = staging.path(*key).lstat().st_size if staging is not None else facts[1]
+        if facts[1] != size:
+            return f"{what} saying {key[0]} piece {key[2]} is {facts[1]:,} bytes, not the {size:,} it holds"
+    return None
+
+
+def records_problem(records: Any) -> str | None:
+    """What is wrong with what a dataset's ``read`` (or ``read_shard``) gave, or None: it
+    must be records, an iterable (an iterator, a list...), not a string or bytes."""
+    if isinstance(records, Iterable) and not isinstance(records, (str, bytes, dict)):
+        return None
+    return f"its reader gave {_kind(records)}, not records (an iterator or a list)"
+
+
+def mapped_problem(ds: Dataset, records: list[Any], part: Part, start: int, tables: Any) -> str | None:
+    """What is wrong with what ``ds.map_batch(records, part, start)`` gave, or None: the
+    unified tables and the raw table (:func:`_tables_problem`), one conversation a record,
+    each of the id its ``conversation_id(record, part, index)`` gives, a string (the id the
+    bank holds, its records, exports and ``show`` name)."""
+    problem = _tables_problem(tables, part.split, ds)
+    if problem is not None:
+        return f"map_batch gave {problem}"
+    ids = tables["conversations"].column("conversation_id").to_pylist()
+    if len(ids) != len(records):
+        return f"map_batch gave {len(ids)} conversations for {len(records)} records of {part.split}"
+    for index, (record, mapped) in enumerate(zip(records, ids, strict=True), start):
+        cid = ds.conversation_id(record, part, index)
+        if not isinstance(cid, str):
+            return f"conversation_id gave {_kind(cid)} for record {index} of {part.split}, not a string"
+        if cid != mapped:
+            return (
+                f"conversation_id gave {_short(cid)} for record {index} of {part.split}, where its "
+                f"to_conversation (map_batch) gave {_short(mapped)}"
+            )
     return None
 
 
@@ -108,10 +231,8 @@ def _origin(engine: Engine) -> str:
 
 def _kind(value: Any) -> str:
     """What a value is, said by its type: ``an int``, ``a tuple of 3``."""
-    name = type(value).__name__
-    article = "an" if name[:1].lower() in "aeiou" else "a"
     size = f" of {len(value)}" if isinstance(value, (tuple, list, dict)) else ""
-    return f"{article} {name}{size}"
+    return f"{article(type(value).__name__)}{size}"
 
 
 def _short(value: Any) -> str:
@@ -123,11 +244,12 @@ def _short(value: Any) -> str:
 
 def side_tables(ds: Dataset, paths: Mapping[str, Path], config: str) -> Iterator[tuple[str, Any]]:
     """``ds.extra_tables(paths, config)``, each checked: a name ``<dataset>_<lowercase letters,
-    digits, _>`` other than the raw table's, of a table. Anything else is a ``ValueError``
-    (a plugin's fault, named by the build), never a table written over the bank's own files,
-    its other tables or outside it."""
+    digits, _>`` other than the raw table's and those given before, of a table. Anything else
+    is a ``ValueError`` (a plugin's fault, named by the build), never a table written over the
+    bank's own files, its other tables or outside it, nor two tables' rows in one."""
     import pyarrow as pa
 
+    given: set[str] = set()
     for item in ds.extra_tables(paths, config):
         name, table = item if isinstance(item, tuple) and len(item) == 2 else (item, None)
         prefix = f"{ds.name}_"
@@ -139,6 +261,9 @@ def side_tables(ds: Dataset, paths: Mapping[str, Path], config: str) -> Iterator
             )
         if not isinstance(table, pa.Table):
             raise ValueError(f"extra_tables gave {name} as {_kind(table)}, not a table")
+        if name in given:
+            raise ValueError(f"extra_tables gave {name} twice; expected each side table once")
+        given.add(name)
         yield name, table
 
 

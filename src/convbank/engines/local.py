@@ -31,10 +31,22 @@ def map_batches(
     batch_size: int = BATCH,
 ) -> Iterator[dict[str, pa.Table]]:
     """Map raw records (the first at source position ``start``) onto the unified tables and
-    the raw table, ``batch_size`` conversations per batch. Every engine maps this way."""
+    the raw table, ``batch_size`` conversations per batch. Every engine maps this way. What
+    the dataset's code hands back is checked here (:func:`~convbank.engines._checked.mapped_problem`):
+    anything else is a ``TypeError`` that the build reports as the dataset's (a plugin's) fault."""
+    from convbank.engines._checked import mapped_problem, records_problem
+
     index = start
+    problem = records_problem(records)
+    if problem is not None:
+        raise TypeError(problem)
+    records = iter(records)  # a list, read from its start once (never its first batch again and again)
     while batch := list(islice(records, batch_size)):
-        yield ds.map_batch(batch, part, index)
+        tables = ds.map_batch(batch, part, index)
+        problem = mapped_problem(ds, batch, part, index, tables)
+        if problem is not None:
+            raise TypeError(problem)
+        yield tables
         index += len(batch)
 
 

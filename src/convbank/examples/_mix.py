@@ -12,6 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from convbank._arguments import a_flag
+from convbank._wording import article
 from convbank.errors import whole_number
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
@@ -112,7 +113,7 @@ class Mixture(Examples):
             raise ValueError("mix() needs at least one view")
         for i, view in enumerate(views):
             if not isinstance(view, Examples):
-                raise TypeError(f"source {i} is a {type(view).__name__}, not an Examples view")
+                raise TypeError(f"source {i} is {article(type(view).__name__)}, not an Examples view")
         if stopping not in STOPPINGS:
             raise ValueError(f"stopping must be 'first_exhausted' or 'all_exhausted', not {stopping!r}")
         self.sources: tuple[Examples, ...] = tuple(views)

@@ -20,6 +20,7 @@ import numpy as np
 
 from convbank._arguments import a_flag_or_none
 from convbank._textio import content_json
+from convbank._wording import article
 from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
 
@@ -288,6 +289,6 @@ def _not_ids(ids: Any) -> str | None:
         return type(ids).__name__
     odd = [i for i in ids if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer))]
     if odd:
-        return f"a {type(ids).__name__} holding {type(odd[0]).__name__}"
+        return f"{article(type(ids).__name__)} holding {type(odd[0]).__name__}"
     out = [int(i) for i in ids if not 0 <= int(i) < 2**63]
-    return f"a {type(ids).__name__} holding {out[0]}, not an id from 0 to 2**63 - 1" if out else None
+    return f"{article(type(ids).__name__)} holding {out[0]}, not an id from 0 to 2**63 - 1" if out else None

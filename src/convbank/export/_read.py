@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convbank._wording import article
 from convbank.export._format import ReadOptions, Rejected
 from convbank.model import Conversation
 
@@ -93,7 +94,7 @@ def encoding_problem(path: Path) -> str | None:
     start = head(path, 4)
     for mark, encoding in _FOREIGN_MARKS:
         if start.startswith(mark):
-            found = f"a {encoding} byte-order mark ({mark.hex(' ').upper()})"
+            found = f"{article(encoding)} byte-order mark ({mark.hex(' ').upper()})"
             break
     else:
         unmarked = _unmarked(start)

@@ -27,6 +27,7 @@ import msgspec
 from convbank import catalog
 from convbank._arguments import a_flag, a_text_or_none
 from convbank._textio import content_json
+from convbank._wording import article
 from convbank.errors import ExportError, require
 from convbank.export._core import Selection
 from convbank.export._format import Format, ReadOptions, Rejected
@@ -398,7 +399,9 @@ def _read_export(ds: Any, path: Path, data: Any, options: ReadOptions) -> Iterat
                     raw = msgspec.convert(unfit(dict(feats), row, info), ds.raw_type, strict=False)
                 conv = ds.to_conversation(raw, where, number)
             except (msgspec.ValidationError, ValueError, KeyError, TypeError) as exc:
-                yield rejected(path, f"{split} row {number + 1}", f"expected a {ds.name} record ({exc})")
+                yield rejected(
+                    path, f"{split} row {number + 1}", f"expected {article(ds.name)} record ({exc})"
+                )
                 continue
             conv.dataset = options.dataset
             yield conv

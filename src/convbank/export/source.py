@@ -4,10 +4,14 @@ measured a file's layout, the files come back byte for byte."""
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from convbank.datasets._base import SideTable
+from convbank._wording import article
+from convbank.datasets._base import SideTable, UndeclaredError
 from convbank.errors import QueryError
 from convbank.export._format import Format
 
@@ -29,12 +33,45 @@ def export_source(corpus: Corpus, directory: Path) -> list[Path]:
     configs: list[str] = []
     for part in corpus.parts():
         records = (dataset.from_conversation(c) for c in corpus.iter_part(*part))
-        written += dataset.write_source(records, part, corpus.file_meta(*part), directory)
+        gave = dataset.write_source(records, part, corpus.file_meta(*part), directory)
+        written += files_written(dataset.name, "write_source", gave, directory)
         if part.config not in configs:
             configs.append(part.config)
     for config in configs:
-        written += dataset.write_side(side_reader(corpus, config), config, directory)
+        gave = dataset.write_side(side_reader(corpus, config), config, directory)
+        written += files_written(dataset.name, "write_side", gave, directory)
     return sorted(set(written))
+
+
+def files_written(dataset: str, hook: str, gave: object, directory: Path) -> list[Path]:
+    """What a dataset's ``write_source`` or ``write_side`` (``hook``) gave, checked where it is
+    handed back: the files it wrote, each a plain file in ``directory``. Anything else is an
+    :class:`~convbank.datasets._base.UndeclaredError` blaming the dataset (one line naming its
+    plugin, exit 1), never a traceback from the export's listing, nor a file outside the
+    export named as one of it."""
+    if isinstance(gave, (str, bytes)) or not isinstance(gave, Iterable):
+        raise UndeclaredError(
+            f"{hook} gave {article(type(gave).__name__)}, not the files it wrote", dataset=dataset
+        )
+    files = []
+    inside = os.path.abspath(directory)
+    for item in gave:
+        path = Path(os.path.abspath(item)) if isinstance(item, (str, os.PathLike)) else None
+        if path is None or not path.is_relative_to(inside) or not _plain_file(path):
+            shown = f"{os.fspath(item)!r:.80}" if path is not None else article(type(item).__name__)
+            raise UndeclaredError(
+                f"{hook} gave {shown}, not a file it wrote in the export's folder", dataset=dataset
+            )
+        files.append(Path(item))
+    return files
+
+
+def _plain_file(path: Path) -> bool:
+    """Whether ``path`` is a plain file (not a link, a folder or nothing)."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def side_reader(corpus: Corpus, config: str) -> SideTable:

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from convbank._atomic import AtomicFile
 from convbank._names import name_problem
+from convbank._wording import article
 from convbank.build import SeenIds, write_batch
 from convbank.datasets._generic import CHECKS
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
@@ -158,7 +159,7 @@ def _part_name_problem(item: Conversation) -> str | None:
     for what, value in (("config", item.config), ("split", item.split)):
         problem = name_problem(value)
         if problem is not None:
-            return f"expected a {what} name, not {value!r} ({problem})"
+            return f"expected {article(what)} name, not {value!r} ({problem})"
     return None
 
 

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from convbank._wording import article
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -224,7 +226,7 @@ class Structure:
     @classmethod
     def _from(cls, plain: Any) -> Structure:
         if not isinstance(plain, list):
-            raise ValueError(f"a {type(plain).__name__} where a list of kinds was expected")
+            raise ValueError(f"{article(type(plain).__name__)} where a list of kinds was expected")
         out = cls()
         for kind in plain:
             if isinstance(kind, str) and kind in _SCALARS:

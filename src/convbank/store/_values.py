@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from convbank._lazy import lazy
+from convbank._wording import article
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -119,7 +120,7 @@ def _temporal(scalar: pa.Scalar) -> Any:
         return _timestamp(scalar.cast(pa.int64()).as_py(), kind.unit, kind.tz is not None)
     if pa.types.is_duration(kind):  # longer than timedelta holds (a Parquet file's, not DuckDB's)
         return f"{scalar.cast(pa.int64()).as_py()} {kind.unit}"
-    raise TypeError(f"a {kind} value Python cannot hold")  # pragma: no cover - none known
+    raise TypeError(f"{article(str(kind))} value Python cannot hold")  # pragma: no cover - none known
 
 
 def _infinite(value: int, infinity: int) -> str:

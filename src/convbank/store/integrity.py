@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from convbank._forksafe import renew_after_fork
 from convbank._lazy import lazy
+from convbank._wording import article
 from convbank.errors import DamagedBankError, SchemaVersionError
 from convbank.model import schema as unified
 from convbank.model.schema import SCHEMA_VERSION
@@ -203,7 +204,7 @@ def count_problems(
             counted = [(t, cfg.files[t]) for t in COUNTED if t in cfg.files]
             for table, by_split in (*counted, (RECORDS, cfg.records)):
                 found += [
-                    (name, f"names a {table} file of {where}/{s}, a split it does not list")
+                    (name, f"names {article(table)} file of {where}/{s}, a split it does not list")
                     for s in by_split
                     if s not in cfg.splits
                 ]

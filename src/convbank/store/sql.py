@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from convbank._wording import article
 from convbank._workers import ctrl_c_said, forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
@@ -192,7 +193,7 @@ def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 def _readable(sql: str) -> None:
     """One line for text DuckDB cannot take: not a string, or a lone surrogate."""
     if not isinstance(sql, str):
-        raise QueryError(f"the SQL cannot be read: it is a {type(sql).__name__}, not text", sql=sql)
+        raise QueryError(f"the SQL cannot be read: it is {article(type(sql).__name__)}, not text", sql=sql)
     try:
         sql.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from convbank._arguments import a_flag_or_none
+from convbank._wording import article
 from convbank.errors import whole_number
 
 if TYPE_CHECKING:
@@ -217,7 +218,8 @@ def _tokens(value: Any, key: str, at: int) -> list[int]:
         whole = value.dtype.kind in "iu" if isinstance(value, np.ndarray) else _whole_tensor(value)
         if value.ndim != 1 or not whole:
             raise TypeError(
-                f"{key} of example {at} is a {value.ndim}-d array of {value.dtype}; expected token ids (ints)"
+                f"{key} of example {at} is {article(f'{value.ndim}-d')} array of {value.dtype}; "
+                "expected token ids (ints)"
             )
         value = value.tolist()
     if not isinstance(value, (list, tuple)):

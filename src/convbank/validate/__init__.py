@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from convbank import catalog, registry
+from convbank.datasets._declared import counts_of
 from convbank.errors import NotBuiltError
 from convbank.query import Corpus
 from convbank.store import Bank, connect
@@ -45,11 +46,11 @@ _UNIQUE = "unique_ids", "Conversation ids are unique within the dataset."
 def _split_checks(recorder: Recorder, corpus: Corpus) -> None:
     name = corpus.dataset.name
     for part in corpus.parts():
-        if corpus.dataset.published_count(part) is None:
+        n = corpus.snapshot.split_info(name, *part).conversations
+        published, problem = counts_of(corpus.dataset, part, n)
+        if published is None:
             recorder.record(*_COUNTS, None, None)  # nothing published to compare with
             continue
-        n = corpus.snapshot.split_info(name, *part).conversations
-        problem = corpus.dataset.count_problem(part, n)
         recorder.record(*_COUNTS, None, [("error", problem)] if problem else [])
     con = connect(corpus.snapshot)
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from convbank._wording import article
 from convbank.datasets import CheckList, Problem
 from convbank.datasets.curiosity.records import DIALOG_ACTS, RATINGS
 from convbank.model import Conversation
@@ -20,7 +21,7 @@ def likes(conv: Conversation) -> Iterator[Problem]:
     """Only assistant messages are liked."""
     for t in conv.turns:
         if t.meta.get("liked") and _role(conv, t.participant_id) != "assistant":
-            yield "error", f"turn {t.turn_index}: a {t.participant_id} message is liked"
+            yield "error", f"turn {t.turn_index}: {article(t.participant_id)} message is liked"
 
 
 @CHECKS.check("curiosity.facts")
@@ -31,7 +32,7 @@ def facts(conv: Conversation) -> Iterator[Problem]:
         if not shown:
             continue
         if _role(conv, t.participant_id) != "assistant":
-            yield "error", f"turn {t.turn_index}: {len(shown)} facts on a {t.participant_id} message"
+            yield "error", f"turn {t.turn_index}: {len(shown)} facts on {article(t.participant_id)} message"
         fids = [f["fid"] for f in shown]
         twice = sorted({fid for fid in fids if fids.count(fid) > 1})
         if twice:
