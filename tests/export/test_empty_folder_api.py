@@ -36,5 +36,6 @@ def test_an_empty_folder_is_refused_by_export_as_by_the_command_line(
     with pytest.raises(BenchError) as refused:
         export_task(task, task.data(convbank.load("casino")), folder)
     assert str(refused.value) == "directory: is empty; name a folder ('.' for the current one)"
+    assert refused.value.task == "casino-strategy"
     assert list(tmp_path.iterdir()) == []
     assert [p.name for p in export(corpus, "chat", ".")] == ["casino_default_valid.chat.jsonl"]

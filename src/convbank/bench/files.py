@@ -66,7 +66,7 @@ def export_task(
     from convbank.export._place import placed
 
     if empty_folder(directory):  # what --export "" is refused as; Path would take it for "."
-        raise BenchError(f"directory: {EMPTY_FOLDER}")
+        raise BenchError(f"directory: {EMPTY_FOLDER}", task=task.name)
     directory = Path(directory)
     target = directory / task.name
     folders = fold_folders([f.name for f in data.folds])
