@@ -315,3 +315,14 @@ def test_a_hugging_face_datasets_bytes_are_their_utf8_text_as_a_tables_are() -> 
         "Dataset, train row 1: expected column 'bad' to hold text, or bytes of UTF-8 text "
         "(invalid start byte at byte 0) (nothing was imported; --skip-bad imports the rest)"
     )
+
+
+def test_a_parquet_time32_column_is_imported_as_its_times(tmp_path: Path) -> None:
+    """Nineteenth pass. Before: a Parquet column of ``time32`` (seconds or milliseconds) was an
+    ``ArrowNotImplementedError: Unsupported cast from time32[ms] to int64`` traceback, exit 1,
+    nothing imported (2 of 2 files)."""
+    ticks = pa.array([1_000, 86_400_000], pa.int32())
+    table = {"conversation_id": ["c", "c"], "participant_id": ["a", "b"], "text": ["x", "y"]}
+    pq.write_table(pa.table({**table, "t": ticks.cast(pa.time32("ms"))}), tmp_path / "t.parquet")
+    convbank.import_conversations(tmp_path / "t.parquet", name="mine")
+    assert [t.meta for t in convbank.load("mine")["c"].turns] == [{"t": "00:00:01"}, {"t": "24:00:00"}]

@@ -226,7 +226,10 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     Arrow infers as numbers, booleans or nulls is read as text too, and each cell typed from
     it: Arrow makes a column holding an integer beyond 64 bits floats (``2**70`` rounded,
     ``1`` made ``1.0``), and refuses a later block whose cells its first block's type cannot
-    hold (ints, then ``1.5``; empty cells, then ``5``; ``true``, then ``maybe``)."""
+    hold (ints, then ``1.5``; empty cells, then ``5``; ``true``, then ``maybe``). A column
+    Arrow infers as dates, times or timestamps is kept as the text each cell holds, in every
+    block: a later block's ``noon`` is text as the first's ``2024-01-02 03:04:05`` is, and a
+    timestamp's offset is the one written (Arrow's made ``+02:00`` UTC)."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
@@ -236,9 +239,11 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
-        n: pa.string()
-        for n in names
-        if n in texts or (n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index")
+        f.name: pa.string()
+        for f in inferred
+        if f.name in texts
+        or (f.name in (*_DEFAULTS.values(), *CSV_COLUMNS) and f.name != "turn_index")
+        or pa.types.is_temporal(f.type)
     }
     turn = mapping.get("turn", "turn_index")  # read as numbers whatever another row holds
     numbers = frozenset(
