@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from convbank.export._format import ReadOptions, Rejected
+from convbank.export._json_text import decode_json
 from convbank.model import Conversation
 
 __all__ = [
@@ -58,8 +59,6 @@ LINE_LIMIT = 64 << 20
 """The most bytes of one line (a record of JSON Lines, a ParlAI line, a ConvoKit utterance)
 a reader takes, its line end left out: a longer line is a :class:`Rejected` naming it, read
 past in blocks, never held whole (a file of one endless line is refused in bounded memory)."""
-
-_decode = msgspec.json.Decoder().decode
 
 
 def head(path: Path, size: int = 4096) -> bytes:
@@ -227,16 +226,6 @@ def lines_in(path: Path, runs: Iterable[tuple[int, int, int]]) -> Iterator[tuple
         for first, start, end in runs:
             f.seek(start)
             yield from _numbered(path, f, first, end)
-
-
-def decode_json(data: bytes | str) -> tuple[Any, str | None]:
-    """The JSON value of ``data``, or None and why it is not JSON (msgspec's reason)."""
-    try:
-        return _decode(data), None
-    except msgspec.DecodeError as exc:
-        return None, f"expected JSON ({exc})"
-    except RecursionError:  # msgspec's own depth check: nested deeper than it decodes
-        return None, "expected JSON nested less deep (the decoder's limit, some 1,000 levels, is passed)"
 
 
 def whole_json(path: Path) -> tuple[Any, str | None]:
