@@ -258,11 +258,13 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> [c.num_turns for c in convbank.load("casino").take(["938", "1"])]
         [13, 13]
 
-        One id (a str) is taken as one, not as its letters.
+        One id (a str) is taken as one, not as its letters; a position or bytes given instead
+        is a ``TypeError`` naming it.
         """
-        wanted = [conversation_ids] if isinstance(conversation_ids, str) else list(conversation_ids)
-        odd = next((cid for cid in wanted if not isinstance(cid, str)), None)
-        if odd is not None:
+        ids = conversation_ids
+        one = isinstance(ids, (str, bytes, bytearray)) or not isinstance(ids, Iterable)
+        wanted: list[Any] = [ids] if one else list(ids)  # one id, or one thing named below
+        for odd in (cid for cid in wanted if not isinstance(cid, str)):  # the first, None too
             raise TypeError(
                 f"take() takes conversation ids (strings), not {type(odd).__name__} {odd!r}; "
                 "select() takes positions"
