@@ -27,6 +27,7 @@ __all__ = [
     "RECORD_LIMIT",
     "WHOLE_LIMIT",
     "LongLine",
+    "an_id",
     "decode_json",
     "encoding_problem",
     "first_line_problem",
@@ -465,6 +466,13 @@ def json_cells(cells: Iterable[tuple[str, str, Any]]) -> dict[str, Any] | str:
         except ValueError as exc:
             return f"expected column {column!r} to hold {exc}"
     return meta
+
+
+def an_id(given: Any) -> bool:
+    """Whether a record's ``id`` names it: a non-empty string or an integer; JSON's ``true``
+    is no id (Python would name it ``True``), as a float or an object is not."""
+    whole = isinstance(given, int) and not isinstance(given, bool)
+    return whole or (isinstance(given, str) and given != "")
 
 
 def non_finite(value: Any) -> float | None:
