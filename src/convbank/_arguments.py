@@ -38,10 +38,11 @@ def a_flag(value: Any, name: str) -> bool:
     raise TypeError(f"{name} must be True or False, not {value!r}")
 
 
-def a_verdict(value: Any, what: str) -> bool:
-    """A filter's function's answer (``value``, for ``what``: ``conversation '157'``) as a
-    bool, NumPy's too, or a one-line ``TypeError`` naming it: a string, None, a number or a
-    tensor is never read for its truth (``"no"`` is truthy).
+def a_verdict(value: Any, what: str, name: str = "filter's function") -> bool:
+    """A filter's function's answer (``value``, for ``what``: ``conversation '157'``; the
+    function called ``name``: a dataset's ``where``) as a bool, NumPy's too, or a one-line
+    ``TypeError`` naming it: a string, None, a number or a tensor is never read for its truth
+    (``"no"`` is truthy).
 
     >>> a_verdict("no", "conversation '157'")
     Traceback (most recent call last):
@@ -49,12 +50,12 @@ def a_verdict(value: Any, what: str) -> bool:
     TypeError: filter's function must return True or False, not 'no' (str), for conversation '157'
     """
     try:
-        return a_flag(value, "filter's function")
+        return a_flag(value, name)
     except TypeError:
         shown = " ".join(repr(value).split())
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         said = f"not {shown} ({type(value).__name__}), for {what}"
-        raise TypeError(f"filter's function must return True or False, {said}") from None
+        raise TypeError(f"{name} must return True or False, {said}") from None
 
 
 def a_flag_or_none(value: Any, name: str) -> bool | None:

@@ -32,3 +32,19 @@ def test_a_filters_function_answering_other_than_a_bool_is_named(
         corpus.examples("turns").filter(lambda t: answer)
     assert len(corpus.filter(lambda c: np.bool_(c.num_turns > 20))) == len(corpus.filter("num_turns > 20"))
     assert len(corpus.examples("turns").filter(lambda t: t["kind"] == "action")) == 64
+
+
+def test_a_torch_datasets_where_answering_other_than_a_bool_is_named(built: Bank) -> None:
+    """Nineteenth pass. Before: ``where=lambda t: t["text"]`` kept every turn with a text and
+    ``where=lambda t: None`` none, read for their truth (2 of 2 datasets, map-style and
+    iterable), where ``where`` is documented as item -> bool."""
+    torch_datasets = pytest.importorskip("convbank.torch")
+    corpus = convbank.load("casino", split="valid")
+    with pytest.raises(TypeError) as caught:
+        torch_datasets.CorpusDataset(corpus, "turns", where=lambda t: t["text"][:5])
+    assert str(caught.value) == "where must return True or False, not 'Hello' (str), for item 0"
+    stream = torch_datasets.IterableCorpusDataset(corpus, "turns", where=lambda t: None)
+    with pytest.raises(
+        TypeError, match=r"^where must return True or False, not None \(NoneType\), for a streamed item$"
+    ):
+        next(iter(stream))
