@@ -397,14 +397,17 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
 def _pandas_table(frame: Any) -> pa.Table | str:
     """A pandas DataFrame as Arrow, or what is wrong with the first column Arrow cannot type
     (values of several types in one ``object`` column, complex numbers, objects of no
-    known type), so that it is one line naming the column, never Arrow's traceback."""
-    unfit = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
+    known type, a text holding a lone surrogate), so that it is one line naming the column,
+    never Arrow's traceback."""
+    unfit = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, UnicodeError)
     try:
         return _nested_as_held(frame, pa.Table.from_pandas(frame, preserve_index=False))
     except unfit as whole:  # OverflowError: an int of an object column beyond 64 bits
         for name in frame.columns:
             try:
                 pa.array(frame[name], from_pandas=True)
+            except UnicodeError as exc:  # a lone surrogate ("\ud800") in an object column
+                return f"expected column {str(name)!r} to hold text of whole characters ({exc})"
             except unfit as exc:
                 return f"expected column {str(name)!r} to hold values of one type Arrow can store ({exc})"
         return f"expected columns Arrow can store ({whole})"
