@@ -326,3 +326,29 @@ def test_a_parquet_time32_column_is_imported_as_its_times(tmp_path: Path) -> Non
     pq.write_table(pa.table({**table, "t": ticks.cast(pa.time32("ms"))}), tmp_path / "t.parquet")
     convbank.import_conversations(tmp_path / "t.parquet", name="mine")
     assert [t.meta for t in convbank.load("mine")["c"].turns] == [{"t": "00:00:01"}, {"t": "24:00:00"}]
+
+
+OWN = "dataset,config,split,conversation_id,turn_index,participant_id,role,kind,text,meta\n"
+
+
+@pytest.mark.parametrize(
+    ("cell", "why"),
+    [
+        ('"{""a"":"', "expected JSON (Input data was truncated)"),
+        ('"{""k"":1,""k"":2}"', 'expected each key of a JSON object once (the key "k" is given twice in $; '
+         "a reader would keep the last alone)"),
+        ('"[1]"', "not list"),
+    ],
+)  # fmt: skip
+def test_a_bad_meta_cell_of_convbanks_csv_is_a_bad_row(tmp_path: Path, cell: str, why: str) -> None:
+    """Nineteenth pass. Before: a ``meta`` cell of convbank's own CSV that was not JSON or not
+    an object was a ``msgspec`` traceback, exit 1, and one giving a key twice was imported
+    with the first value dropped, exit 0 (3 of 3 cells)."""
+    path = tmp_path / "t.csv"
+    path.write_text(OWN + f"mine,default,train,c,0,u,user,message,hi,{cell}\n")
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(path, name="mine")
+    assert str(caught.value) == (
+        f"{path}, row 2: expected column 'meta' to hold a JSON object ({why}) "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )

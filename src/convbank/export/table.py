@@ -26,12 +26,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from convbank._lazy import lazy
 from convbank.export._csv_text import SCALAR_KINDS, block_size, first_line_of, long_row, typed_cell
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import encoding_problem, json_cells, rejected, suffixed
+from convbank.export._read import decode_json, encoding_problem, json_cells, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
@@ -51,8 +49,6 @@ MAPPED = ("conversation_id", "speaker", "text", "turn", "timestamp")
 
 _DEFAULTS = {"conversation_id": schema.KEY, "speaker": "participant_id", "text": "text", "turn": "turn_index"}
 """The columns of convbank's CSV export, the mapping when none is given."""
-
-_decode = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 class _Columns:
@@ -188,8 +184,11 @@ class _Builder:
             if isinstance(meta, str):
                 return rejected(self.path, f"row {number}", meta, row)
             turn = Turn(turn_index=index, participant_id=str(speaker), text=text, meta=meta)
+            own = _own_meta(row["meta"]) if self.c.ours else {}
+            if isinstance(own, str):
+                return rejected(self.path, f"row {number}", own, row)
             if self.c.ours:
-                turn.kind, turn.meta = row["kind"], _decode(row["meta"] or "{}")
+                turn.kind, turn.meta = row["kind"], own
             people.setdefault(
                 turn.participant_id,
                 Participant(
@@ -215,6 +214,16 @@ def _an_order(value: Any) -> bool:
     """Whether a turn column's value places a turn: a number (an int or a real; None is
     a missing one, said as such), never a text nor a bool."""
     return value is None or (isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool))
+
+
+def _own_meta(cell: Any) -> dict[str, Any] | str:
+    """A turn's meta from the ``meta`` cell of convbank's CSV: the JSON object it holds (none
+    where the cell is empty), or what is wrong with it (not JSON, a key given twice, not an
+    object), said of its row as any other bad cell is."""
+    value, problem = decode_json(cell or "{}") if isinstance(cell, str) else (cell, None)
+    if isinstance(value, dict) and problem is None:
+        return value
+    return f"expected column 'meta' to hold a JSON object ({problem or f'not {type(value).__name__}'})"
 
 
 def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any], frozenset[str]]:
