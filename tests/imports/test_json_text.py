@@ -73,3 +73,38 @@ def test_a_lone_surrogate_escape_is_named_as_what_it_is(
     path.write_text('{"messages": [{"role": "user", "content": "\\\\ud800 \\ud83d\\ude00"}]}\n')
     import_conversations(path, name="mine", format="chat")
     assert [t.text for t in convbank.load("mine")[0].turns] == ["\\ud800 \U0001f600"]
+
+
+def _hf_export_of(tmp_path: Path, text: str | None) -> Path:
+    """A folder as ``export --format hf`` writes an imported dataset, its one row's
+    ``conversation`` column holding ``text``."""
+    datasets = pytest.importorskip("datasets")
+    row = {"conversation_id": "a", "messages": [{"role": "user", "content": "hi"}], "conversation": text}
+    folder = tmp_path / "hf"
+    datasets.DatasetDict({"train": datasets.Dataset.from_list([row])}).save_to_disk(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"dataset": "x", "conversation_id": "lost", "conversation_id": "a"}',
+         'expected each key of a JSON object once (the key "conversation_id" is given twice in $; a reader would keep the last alone)'),
+        ('{"dataset": "x", "conversation_id": "\\ud800"}',
+         "expected JSON text of whole characters (\\ud800 at byte 37 is half of a UTF-16 surrogate pair, alone)"),
+        (None, "not NoneType"),
+    ],
+)  # fmt: skip
+def test_a_hugging_face_exports_conversation_text_is_read_as_every_record_is(
+    tmp_path: Path, text: str | None, why: str
+) -> None:
+    """Nineteenth pass. Before: the ``conversation`` column of an imported dataset's ``hf``
+    export giving a key twice was imported with the first value dropped, exit 0; a lone
+    surrogate was `Input data was truncated`; None a ``TypeError`` traceback (3 of 3 rows)."""
+    folder = _hf_export_of(tmp_path, text)
+    with pytest.raises(CorpusImportError) as caught:
+        import_conversations(folder, name="mine")
+    assert str(caught.value) == (
+        f"{folder}, train row 1: expected a unified conversation ({why}) "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )

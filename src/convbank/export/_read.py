@@ -382,14 +382,22 @@ def read_imported(path: Path, data: Any, options: ReadOptions) -> Iterator[Conve
     the unified conversation as JSON, exactly."""
     for split, part in data.items():
         for number, text in enumerate(part["conversation"]):
-            try:
-                conv = msgspec.json.decode(text, type=Conversation)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                why = exc if isinstance(exc, msgspec.DecodeError) else "nested deeper than the decoder goes"
-                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({why})")
+            conv = _unified(text)
+            if isinstance(conv, str):
+                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({conv})")
                 continue
             conv.dataset = options.dataset
             yield conv
+
+
+def _unified(text: Any) -> Conversation | str:
+    """A row's JSON text as the conversation it holds, or why not: read as every record is
+    first (a key given twice, a lone surrogate), then as a conversation; None is no text."""
+    why = decode_json(text)[1] if isinstance(text, str) else f"not {type(text).__name__}"
+    try:
+        return why or msgspec.json.decode(text, type=Conversation)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        return str(exc) if isinstance(exc, msgspec.DecodeError) else "nested deeper than the decoder goes"
 
 
 def record_conversations(
