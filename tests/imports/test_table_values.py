@@ -352,3 +352,22 @@ def test_a_bad_meta_cell_of_convbanks_csv_is_a_bad_row(tmp_path: Path, cell: str
         f"{path}, row 2: expected column 'meta' to hold a JSON object ({why}) "
         "(nothing was imported; --skip-bad imports the rest)"
     )
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["struct", "list-of-structs"])
+def test_a_parquet_struct_repeating_a_field_name_is_refused_never_halved(
+    tmp_path: Path, inside: bool
+) -> None:
+    """Nineteenth pass. Before: a Parquet struct column of two fields ``a`` (or a list of such
+    structs) was imported as ``{"a": 3}``, the first field's ``1`` dropped without a word,
+    exit 0 (2 of 2 files), where two columns of one name are refused."""
+    struct = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["a", "a"])
+    column = pa.ListArray.from_arrays(pa.array([0, 1, 2]), struct) if inside else struct
+    table = {"conversation_id": ["c", "c"], "participant_id": ["a", "b"], "text": ["x", "y"], "s": column}
+    pq.write_table(pa.table(table), tmp_path / "t.parquet")
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(tmp_path / "t.parquet", name="mine")
+    assert str(caught.value) == (
+        f"{tmp_path / 't.parquet'}, file: expected each field of column 's' named once; 'a' names 2 fields "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )

@@ -99,6 +99,28 @@ def _repeated(names: Sequence[Any]) -> str | None:
     return f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
 
 
+def _repeated_field(schema: pa.Schema) -> str | None:
+    """What is wrong with a table whose struct column (or a struct inside a column's lists or
+    maps) repeats a field's name, as :func:`_repeated` says of columns: a value holds one per
+    name, so all but the last would be lost without a word; None if none does."""
+    stack = [(f.name, f.type) for f in schema]
+    while stack:
+        column, kind = stack.pop()
+        if pa.types.is_struct(kind):
+            fields = [kind.field(i) for i in range(kind.num_fields)]
+            name, count = next(
+                ((n, k) for n, k in Counter(f.name for f in fields).items() if k > 1), (None, 1)
+            )
+            if count > 1:
+                return f"expected each field of column {column!r} named once; {name!r} names {count} fields"
+            stack.extend((column, f.type) for f in fields)
+        elif pa.types.is_map(kind):
+            stack.extend([(column, kind.key_type), (column, kind.item_type)])
+        elif hasattr(kind, "value_type"):  # a list of any kind, a dictionary
+            stack.append((column, kind.value_type))
+    return None
+
+
 def _meta(row: dict[str, Any], rest: Sequence[str], m: Mapping[str, str], index: int) -> dict[str, Any] | str:
     """A row's turn meta: its other columns, its timestamp and (where it is not the turn's
     position) its turn, each as JSON meta (:func:`~convbank.export._read.json_value`); or
@@ -296,6 +318,9 @@ def _read_batches(
 
     try:
         for batch in batches:
+            if (twice := _repeated_field(batch.schema)) is not None:
+                yield Rejected(path, "file", twice)
+                return
             for row in python_rows(batch):  # a value Python cannot hold: its text
                 seen += 1
                 for name in numbers:
