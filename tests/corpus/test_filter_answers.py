@@ -1,4 +1,5 @@
-"""A filter's function answers True or False: another answer is never read for its truth."""
+"""A filter's function (and a torch dataset's where) answers True or False, and a position is an
+int: another answer or index is never read for its truth or taken as a number."""
 
 from __future__ import annotations
 
@@ -48,3 +49,23 @@ def test_a_torch_datasets_where_answering_other_than_a_bool_is_named(built: Bank
         TypeError, match=r"^where must return True or False, not None \(NoneType\), for a streamed item$"
     ):
         next(iter(stream))
+
+
+@pytest.mark.parametrize("index", [True, np.bool_(True), "a", None, 1.5])
+def test_a_torch_dataset_indexed_by_other_than_an_int_is_named(built: Bank, index: Any) -> None:
+    """Nineteenth pass. Before: a map-style dataset of turns took ``True`` as 1 (a corpus and
+    one of conversations refuse it), ``"a"`` and None were `'<' not supported between
+    instances of 'str' and 'int'`, 1.5 `list indices must be integers` (5 of 5 indices); and
+    ``select([True, 0])`` took ``True`` as 1 on a corpus and a dataset (2 of 2)."""
+    torch_datasets = pytest.importorskip("convbank.torch")
+    corpus = convbank.load("casino", split="valid")
+    turns = torch_datasets.CorpusDataset(corpus, "turns")
+    kind = {str: "<U1", float: "float64"}.get(type(index), type(index).__name__)
+    with pytest.raises(TypeError) as caught:
+        turns[index]
+    assert str(caught.value) == f"a dataset is indexed by integer positions, not {kind}"
+    with pytest.raises(TypeError, match=r"^select\(\) takes integer positions, not bool$"):
+        corpus.select([True, 0])
+    with pytest.raises(TypeError, match=r"^a dataset selects by integer indices, not bool$"):
+        turns.select([0, True])
+    assert turns[-1] == turns[len(turns) - 1] and turns[np.int64(0)]["turn_index"] == 0

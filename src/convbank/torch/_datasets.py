@@ -244,10 +244,11 @@ class CorpusDataset(Dataset[Any]):
         conversations they come from are fetched together."""
         self._follow()
         total = len(self)
-        wanted = [i + total if i < 0 else i for i in indices]
-        for i, j in zip(indices, wanted, strict=True):
-            if not 0 <= j < total:
-                raise IndexError(f"index {i} is outside this dataset of {total:,} {self.items}")
+        of, refused = (
+            f"this dataset of {total:,} {self.items}",
+            "a dataset is indexed by integer positions, not",
+        )
+        wanted = chosen_positions(list(indices), total, of=of, refused=refused, word="index").tolist()
         if self._index is not None:
             wanted = self._index[np.asarray(wanted, dtype=np.int64)].tolist()
         return [self._apply(item) for item in self._raw(wanted)]
