@@ -66,11 +66,11 @@ def repeated_key(data: bytes | str, value: Any) -> str | None:
     '(the key "a" is given twice in $["m"][0]; a reader would keep the last alone)'
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    try:
-        again = _encode(value)
+    try:  # a JSON array's records one at a time: never a second copy of a large file's text
+        quotes = sum(_encode(item).count(b'"') for item in (value if isinstance(value, list) else [value]))
     except (OverflowError, TypeError, ValueError):  # an integer msgspec decodes but never encodes
-        again = b""
-    if raw.count(b'"') == again.count(b'"') and b"\\u0022" not in raw:
+        quotes = -1
+    if raw.count(b'"') == quotes and b"\\u0022" not in raw:
         return None
     try:
         found = _first_repeat(json.loads(raw, object_pairs_hook=_Pairs.of))
