@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import convbank
-from convbank.errors import CorpusImportError
 from convbank.export import export
 
 IDS = ["x\nlabels:evil", "y\tepisode_done:True", "p|q"]
@@ -36,18 +33,3 @@ def test_an_id_holding_a_newline_or_a_tab_stays_in_its_field(tmp_path: Path) -> 
     assert [(c.conversation_id, [t.text for t in c.turns]) for c in convbank.load("odd_back")] == [
         (i, ["q", "a"]) for i in IDS
     ]
-
-
-def test_a_field_given_twice_in_a_line_is_refused_never_halved(tmp_path: Path) -> None:
-    """Nineteenth pass. Before: ``text:a<TAB>text:b<TAB>labels:c`` was imported with the text
-    ``b``, ``a`` dropped without a word, exit 0 (ParlAI keeps the last; 2 of 2 keys, ``text``
-    and ``labels``), where a JSON record giving a key twice is refused."""
-    path = tmp_path / "p.txt"
-    for line, key in (("text:a\ttext:b\tlabels:c", "text"), ("text:a\tlabels:b\tlabels:c", "labels")):
-        path.write_text(line + "\tepisode_done:True\n")
-        with pytest.raises(CorpusImportError) as caught:
-            convbank.import_conversations(path, name="mine", format="parlai")
-        assert str(caught.value) == (
-            f"{path}, line 1: expected each field of a line once; {key!r} is given twice "
-            "(nothing was imported; --skip-bad imports the rest)"
-        )

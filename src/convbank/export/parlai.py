@@ -86,8 +86,7 @@ _CONTEXT = ("your persona:", "partner's persona:")
 
 
 def _fields(line: str) -> dict[str, str] | str:
-    """A line's ``key:value`` fields (a value may hold colons), or what is wrong with it (a
-    field that is none, a key given twice)."""
+    """A line's ``key:value`` fields (a value may hold colons), or what is wrong with it."""
     out: dict[str, str] = {}
     for field in line.split("\t"):
         if not field:
@@ -95,8 +94,6 @@ def _fields(line: str) -> dict[str, str] | str:
         key, colon, value = field.partition(":")
         if not colon or not key:
             return f"expected tab-separated key:value fields, not {field[:60]!r}"
-        if key in out:  # ParlAI keeps the last: the first would be lost without a word
-            return f"expected each field of a line once; {key[:60]!r} is given twice"
         out[key] = value
     if "text" not in out and "labels" not in out and "eval_labels" not in out:
         return "expected a text: or labels: field (ParlAI's tab-separated key:value fields)"
