@@ -16,6 +16,7 @@ __all__ = [
     "a_mapping_or_none",
     "a_path_or_none",
     "a_text_or_none",
+    "a_verdict",
 ]
 
 
@@ -35,6 +36,26 @@ def a_flag(value: Any, name: str) -> bool:
     if kind is bool or (kind.__module__ == "numpy" and kind.__name__ in {"bool", "bool_"}):
         return bool(value)
     raise TypeError(f"{name} must be True or False, not {value!r}")
+
+
+def a_verdict(value: Any, what: str, name: str = "filter's function") -> bool:
+    """A filter's function's answer (``value``, for ``what``: ``conversation '157'``; the
+    function called ``name``: a dataset's ``where``) as a bool, NumPy's too, or a one-line
+    ``TypeError`` naming it: a string, None, a number or a tensor is never read for its truth
+    (``"no"`` is truthy).
+
+    >>> a_verdict("no", "conversation '157'")
+    Traceback (most recent call last):
+    ...
+    TypeError: filter's function must return True or False, not 'no' (str), for conversation '157'
+    """
+    try:
+        return a_flag(value, name)
+    except TypeError:
+        shown = " ".join(repr(value).split())
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        said = f"not {shown} ({type(value).__name__}), for {what}"
+        raise TypeError(f"{name} must return True or False, {said}") from None
 
 
 def a_flag_or_none(value: Any, name: str) -> bool | None:

@@ -116,13 +116,19 @@ def did_you_mean(
     "unknown dataset 'casion'; did you mean casino? known: casino, ccpe"
     >>> did_you_mean("nope", ["casino", "ccpe"])
     ''
+    >>> did_you_mean("HET", ["casino", "het"])
+    'did you mean het? (names are case-sensitive) '
     """
     if not isinstance(name, str):
         return ""
     from difflib import get_close_matches
 
     close = get_close_matches(name, list(known), n=n, cutoff=cutoff)
-    return f"did you mean {', '.join(prefix + c for c in close)}? " if close else ""
+    if not close:  # names are case-sensitive: ``HET`` is not ``het``, but meant it
+        close = [k for k in known if k.casefold() == name.casefold()][:n]
+        said = ", ".join(prefix + c for c in close)
+        return f"did you mean {said}? (names are case-sensitive) " if close else ""
+    return f"did you mean {', '.join(prefix + c for c in close)}? "
 
 
 class ConvbankError(Exception):

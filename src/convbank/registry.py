@@ -90,9 +90,11 @@ class Registry(Generic[T]):
         quick: Callable[[str], T | None] | None = None,
         accept: Callable[[T, str], T] | None = None,
         fallback: Callable[[str], tuple[T, str] | None] | None = None,
+        fallback_names: Callable[[], list[str]] | None = None,
     ) -> None:
         self.kind = kind
         self._fallback = fallback
+        self._fallback_names = fallback_names
         self._load = load
         self._accept = accept
         self._quick = quick
@@ -169,13 +171,14 @@ class Registry(Generic[T]):
             other = self._fallback(name) if self._fallback is not None else None
             if other is not None:
                 return other[0]
-            known = ", ".join(entries) or "none"
-            hint = did_you_mean(name, entries)
+            others = self._fallback_names() if self._fallback_names is not None else []  # imported ones
+            names = [*entries, *(n for n in others if n not in entries)]
             raise UnknownDatasetError(
-                f"unknown {self.kind} {name!r}; {hint}known {self.kind}s: {known}",
+                f"unknown {self.kind} {name!r}; {did_you_mean(name, names)}known {self.kind}s: "
+                f"{', '.join(names) or 'none'}",
                 kind=self.kind,
                 name=name,
-                known=list(entries),
+                known=names,
             ) from None
 
     def origin(self, name: str) -> str:
@@ -473,17 +476,24 @@ def imported_from(name: str, entry: DatasetEntry) -> Dataset | None:
     return ImportedDataset(name, entry.imported, parts)
 
 
+def _imported_names() -> list[str]:
+    from convbank.store._imported import imported_names
+
+    return imported_names()
+
+
 def _imported_entry(name: str) -> tuple[Dataset, str] | None:
     found = imported(name) if NAME_PATTERN.fullmatch(name) else None
     return None if found is None else (found, found.origin)  # type: ignore[attr-defined]
 
 
 datasets: Registry[Dataset] = Registry(
-    "dataset", load=_load_datasets, quick=_builtin_dataset, accept=_dataset, fallback=_imported_entry
-)
+    "dataset", load=_load_datasets, quick=_builtin_dataset, accept=_dataset, fallback=_imported_entry,
+    fallback_names=_imported_names,
+)  # fmt: skip
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`);
 a name it does not list is looked for among the datasets imported into the bank
-(:func:`imported`), which it does not list."""
+(:func:`imported`), which it does not list, but names with its own where a name is unknown."""
 engines: Registry[type[Any]] = Registry("engine", load=_load_engines)
 """Engine classes by name (``local``, ``spark``, plugins'): :class:`convbank.engines.Engine`
 subclasses, every one loaded through its entry point (the registry sits below the engines,

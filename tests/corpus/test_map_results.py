@@ -30,6 +30,8 @@ def corpus(tmp_path: Path) -> convbank.Corpus:
         (lambda t: {1: 2}, False, "map()'s function returned key 1 (int) for examples from 0; a column is named by a string"),
         (lambda b: {"v": 5}, True, "map(batched=True)'s function returned int as column 'v' for the batch at 0; it must return a dict of lists"),
         (lambda b: {"v": "abc"}, True, "map(batched=True)'s function returned str as column 'v' for the batch at 0; it must return a dict of lists"),
+        # nineteenth pass; before: a UnicodeEncodeError traceback, no MapError (2 of 2 sources)
+        (lambda t: {"v": "\ud800"}, False, "map()'s results do not make a table: 'utf-8' codec can't encode character '\\ud800' in position 0: surrogates not allowed"),
     ],
 )  # fmt: skip
 def test_results_that_are_no_table_are_a_map_error(

@@ -162,3 +162,18 @@ def test_filter_by_label_and_by_metadata(built: Bank) -> None:
         convbank.load("convai2", "volunteers").filter("(meta->>'eval_score')::INT = 5", label="nope:x")
     order = [c.source_index for c in fives]
     assert order == sorted(order)  # source order
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [(5, "int 5"), (b"938", "bytes b'938'"), (None, "NoneType None"), (["938", None], "NoneType None")],
+)
+def test_take_given_a_position_bytes_or_none_names_it(built: Bank, given: object, named: str) -> None:
+    """Nineteenth pass. Before: ``take(5)`` was Python's `'int' object is not iterable`,
+    ``take(b"938")`` named `int 57` (a byte of it), and ``take(None)`` or ``take(["938",
+    None])`` `'<' not supported between instances of 'NoneType' and 'str'` (4 of 4 calls)."""
+    with pytest.raises(TypeError) as raised:
+        convbank.load("casino").take(given)  # type: ignore[arg-type]
+    assert (
+        str(raised.value) == f"take() takes conversation ids (strings), not {named}; select() takes positions"
+    )

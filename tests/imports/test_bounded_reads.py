@@ -14,11 +14,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import msgspec
 import pytest
 from click.testing import CliRunner
 
 from convbank.cli.main import cli
-from convbank.export import _read
+from convbank.export import _json_text, _read
 from convbank.export._read import LINE_LIMIT
 
 CHAT = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}
@@ -205,9 +206,9 @@ def test_a_json_array_too_large_for_memory_is_one_line(
     def no_memory(data: bytes | str) -> object:
         if len(data) > 300:
             raise MemoryError
-        return _read.msgspec.json.decode(data)
+        return msgspec.json.decode(data)
 
-    monkeypatch.setattr(_read, "_decode", no_memory)
+    monkeypatch.setattr(_json_text, "_decode", no_memory)
     result = CliRunner().invoke(cli, ["import", str(path), "--name", "arr", "--format", "chat"])
     assert result.exit_code == 2, result.output  # before: exit 1, a MemoryError traceback
     assert "chats.json, file: a JSON file read whole in the memory this process may take" in result.stderr

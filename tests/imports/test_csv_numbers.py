@@ -127,3 +127,31 @@ def test_a_turn_order_is_numbers_never_text_sorted(tmp_path: Path) -> None:
     )
     with pytest.raises(CorpusImportError, match=r"^DataFrame, row 1: expected a number in 'turn_index'"):
         import_conversations(frame, name="other")
+
+
+def test_a_date_or_time_column_keeps_each_cells_text_in_every_block(tmp_path: Path) -> None:
+    """Nineteenth pass. Before: a CSV of over 1 MiB whose column held timestamps (or dates) in
+    Arrow's first block and a word later was refused whole (`expected rows of the same columns
+    and types (... CSV conversion error to timestamp[s]: invalid value 'not a time')`); one of
+    times of day was an ``ArrowNotImplementedError`` traceback, exit 1; ``+02:00`` was made
+    UTC (3 of 3 files). Now each cell is its text, as a smaller file's are."""
+    row = (
+        "hello there this is a line of text,2024-01-02 03:04:05,2024-01-02,03:04:05,2024-01-02T03:04:05+02:00"
+    )
+    rows = [f"c{i // 2},p{i % 2},{row}" for i in range(12_000)]
+    path = tmp_path / "t.csv"
+    tail = ["cz,a,hi,not a time,not a day,noon,later"]
+    path.write_text(
+        "\n".join(["conversation_id,participant_id,text,when,day,clock,zoned", *rows, *tail]) + "\n"
+    )
+    assert path.stat().st_size > 1 << 20
+    import_conversations(path, name="mine")
+    corpus = convbank.load("mine")
+    first = {"when": "2024-01-02 03:04:05", "day": "2024-01-02", "clock": "03:04:05"}
+    assert corpus["c0"].turns[0].meta == {**first, "zoned": "2024-01-02T03:04:05+02:00"}
+    assert corpus["cz"].turns[0].meta == {
+        "when": "not a time",
+        "day": "not a day",
+        "clock": "noon",
+        "zoned": "later",
+    }

@@ -56,3 +56,19 @@ def test_a_nan_inside_a_frames_list_or_dict_is_a_bad_row_never_null(cell: object
     frame = pd.DataFrame({**BASE, "c": [[1.0] if isinstance(cell, list) else {"a": 1.0}, None, float("nan")]})
     convbank.import_conversations(frame, name="mine")
     assert [t.meta.get("c") for c in convbank.load("mine") for t in c.turns][1:] == [None, None]
+
+
+@pytest.mark.parametrize("column", ["text", "c"])
+def test_a_lone_surrogate_in_an_object_column_is_one_line_naming_it(column: str) -> None:
+    """Nineteenth pass. Before: a pandas ``object`` column holding ``"\\ud800"`` (the text or a
+    meta column) was a ``UnicodeEncodeError`` traceback out of ``import_conversations`` (2 of
+    2 columns)."""
+    frame = pd.DataFrame({**BASE, "c": ["1", "2", "3"]}, dtype=object)
+    frame.loc[1, column] = "\ud800"
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(frame, name="mine")
+    assert str(caught.value) == (
+        f"DataFrame, file: expected column {column!r} to hold text of whole characters ('utf-8' codec can't "
+        "encode character '\\ud800' in position 0: surrogates not allowed) (nothing was imported; "
+        "--skip-bad imports the rest)"
+    )

@@ -315,3 +315,59 @@ def test_a_hugging_face_datasets_bytes_are_their_utf8_text_as_a_tables_are() -> 
         "Dataset, train row 1: expected column 'bad' to hold text, or bytes of UTF-8 text "
         "(invalid start byte at byte 0) (nothing was imported; --skip-bad imports the rest)"
     )
+
+
+def test_a_parquet_time32_column_is_imported_as_its_times(tmp_path: Path) -> None:
+    """Nineteenth pass. Before: a Parquet column of ``time32`` (seconds or milliseconds) was an
+    ``ArrowNotImplementedError: Unsupported cast from time32[ms] to int64`` traceback, exit 1,
+    nothing imported (2 of 2 files)."""
+    ticks = pa.array([1_000, 86_400_000], pa.int32())
+    table = {"conversation_id": ["c", "c"], "participant_id": ["a", "b"], "text": ["x", "y"]}
+    pq.write_table(pa.table({**table, "t": ticks.cast(pa.time32("ms"))}), tmp_path / "t.parquet")
+    convbank.import_conversations(tmp_path / "t.parquet", name="mine")
+    assert [t.meta for t in convbank.load("mine")["c"].turns] == [{"t": "00:00:01"}, {"t": "24:00:00"}]
+
+
+OWN = "dataset,config,split,conversation_id,turn_index,participant_id,role,kind,text,meta\n"
+
+
+@pytest.mark.parametrize(
+    ("cell", "why"),
+    [
+        ('"{""a"":"', "expected JSON (Input data was truncated)"),
+        ('"{""k"":1,""k"":2}"', 'expected each key of a JSON object once (the key "k" is given twice in $; '
+         "a reader would keep the last alone)"),
+        ('"[1]"', "not list"),
+    ],
+)  # fmt: skip
+def test_a_bad_meta_cell_of_convbanks_csv_is_a_bad_row(tmp_path: Path, cell: str, why: str) -> None:
+    """Nineteenth pass. Before: a ``meta`` cell of convbank's own CSV that was not JSON or not
+    an object was a ``msgspec`` traceback, exit 1, and one giving a key twice was imported
+    with the first value dropped, exit 0 (3 of 3 cells)."""
+    path = tmp_path / "t.csv"
+    path.write_text(OWN + f"mine,default,train,c,0,u,user,message,hi,{cell}\n")
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(path, name="mine")
+    assert str(caught.value) == (
+        f"{path}, row 2: expected column 'meta' to hold a JSON object ({why}) "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["struct", "list-of-structs"])
+def test_a_parquet_struct_repeating_a_field_name_is_refused_never_halved(
+    tmp_path: Path, inside: bool
+) -> None:
+    """Nineteenth pass. Before: a Parquet struct column of two fields ``a`` (or a list of such
+    structs) was imported as ``{"a": 3}``, the first field's ``1`` dropped without a word,
+    exit 0 (2 of 2 files), where two columns of one name are refused."""
+    struct = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["a", "a"])
+    column = pa.ListArray.from_arrays(pa.array([0, 1, 2]), struct) if inside else struct
+    table = {"conversation_id": ["c", "c"], "participant_id": ["a", "b"], "text": ["x", "y"], "s": column}
+    pq.write_table(pa.table(table), tmp_path / "t.parquet")
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(tmp_path / "t.parquet", name="mine")
+    assert str(caught.value) == (
+        f"{tmp_path / 't.parquet'}, file: expected each field of column 's' named once; 'a' names 2 fields "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank import catalog
-from convbank._arguments import a_flag
+from convbank._arguments import a_flag, a_verdict
 from convbank._workers import resolved
 from convbank.corpus._filters import Filters, check_filter
 from convbank.corpus._frames import Frames
@@ -258,11 +258,13 @@ class Corpus(Identity, Frames, Filters, Training):
         >>> [c.num_turns for c in convbank.load("casino").take(["938", "1"])]
         [13, 13]
 
-        One id (a str) is taken as one, not as its letters.
+        One id (a str) is taken as one, not as its letters; a position or bytes given instead
+        is a ``TypeError`` naming it.
         """
-        wanted = [conversation_ids] if isinstance(conversation_ids, str) else list(conversation_ids)
-        odd = next((cid for cid in wanted if not isinstance(cid, str)), None)
-        if odd is not None:
+        ids = conversation_ids
+        one = isinstance(ids, (str, bytes, bytearray)) or not isinstance(ids, Iterable)
+        wanted: list[Any] = [ids] if one else list(ids)  # one id, or one thing named below
+        for odd in (cid for cid in wanted if not isinstance(cid, str)):  # the first, None too
             raise TypeError(
                 f"take() takes conversation ids (strings), not {type(odd).__name__} {odd!r}; "
                 "select() takes positions"
@@ -330,9 +332,11 @@ class Corpus(Identity, Frames, Filters, Training):
     ) -> Corpus:
         """The conversations that match, in this corpus's order, as a corpus: a SQL condition
         on the ``conversations`` view (``where="num_turns > 20"``), a function of a
-        :class:`Conversation` (``lambda c: c.num_turns > 20``), an annotation (``label=
-        "strategy:uv-part"``, ``layer:label``), any annotation of a layer (``layer="strategy"``:
-        the annotated conversations) and/or conversation meta values
+        :class:`Conversation` (``lambda c: c.num_turns > 20``; it returns True or False, a
+        bool of Python or NumPy: another answer, ``"no"``, None, ``1``, is a ``TypeError``
+        naming it), an annotation (``label="strategy:uv-part"``, ``layer:label``), any
+        annotation of a layer (``layer="strategy"``: the annotated conversations) and/or
+        conversation meta values
         (``meta={"eval_score": 5}``; a dotted key reaches inside: ``"a.b"``, unless a
         conversation's meta has a key of that name). All given must hold. A label, layer or
         meta key this dataset does not have is an error that lists the known ones (as an
@@ -356,7 +360,8 @@ class Corpus(Identity, Frames, Filters, Training):
             keep &= np.isin(positions, self._where_positions(where, timeout, hard))
         elif where is not None:
             test = where
-            keep &= np.fromiter((bool(test(c)) for c in self), dtype=bool, count=len(self))
+            verdicts = (a_verdict(test(c), f"conversation {c.conversation_id!r}") for c in self)
+            keep &= np.fromiter(verdicts, dtype=bool, count=len(self))
         return self._derive(positions[keep])
 
     # ------------------------------------------------------------------ parts

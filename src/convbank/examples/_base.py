@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from convbank._arguments import a_flag
+from convbank._arguments import a_flag, a_verdict
 from convbank.errors import UnknownFieldError, did_you_mean, printable, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
@@ -204,14 +204,15 @@ class Examples(Tables, ABC):
         return Selected(self, np.array_split(every, num_shards)[index])
 
     def filter(self, function: Callable[[Example], bool]) -> Selected:
-        """The examples for which ``function(example)`` is true, in order, as a view (each
-        example is made once to test it).
+        """The examples for which ``function(example)`` is True (a bool: another answer is a
+        ``TypeError`` naming it), in order, as a view (each example is made once to test it).
 
         >>> turns = convbank.load("casino", split="valid").examples("turns")
         >>> len(turns.filter(lambda t: t["kind"] == "action"))
         64
         """
-        keep = np.fromiter((bool(function(x)) for x in self), dtype=bool, count=len(self))
+        verdicts = (a_verdict(function(x), f"example {i}") for i, x in enumerate(self))
+        keep = np.fromiter(verdicts, dtype=bool, count=len(self))
         return Selected(self, np.flatnonzero(keep).astype(np.int64))
 
     def sort(self, column: str, *, reverse: bool = False) -> Selected:

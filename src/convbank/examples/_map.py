@@ -124,8 +124,14 @@ def compute(
             columns[k].extend(values)
     try:
         return pa.table(columns) if columns else pa.table({})
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as exc:
-        raise MapError(f"map()'s results do not make a table: {exc}") from None  # 2**70: OverflowError
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowTypeError,
+        pa.ArrowNotImplementedError,
+        OverflowError,  # 2**70
+        UnicodeError,  # "\ud800"
+    ) as exc:
+        raise MapError(f"map()'s results do not make a table: {exc}") from None
 
 
 def _apply(

@@ -146,8 +146,8 @@ def chosen_positions(
     int64 positions from 0, each checked as given before any is cast: one outside (however
     large: a Python int beyond 64 bits, an unsigned NumPy one that int64 would wrap to a
     negative) is an ``IndexError`` naming it and ``of`` (``"this corpus of 200
-    conversations"``, ``word`` what it is called); anything but integers a ``TypeError``:
-    ``refused`` and its type.
+    conversations"``, ``word`` what it is called); anything but integers (a bool among ints
+    too, which NumPy would make 1) a ``TypeError``: ``refused`` and its type.
 
     >>> chosen_positions(np.array([2**64 - 1], dtype=np.uint64), 3, of="3 items", refused="not")
     Traceback (most recent call last):
@@ -155,6 +155,10 @@ def chosen_positions(
     IndexError: position 18446744073709551615 is outside 3 items
     """
     chosen = np.asarray(indices).reshape(-1)
+    if chosen.dtype != bool and isinstance(indices, (list, tuple)):  # NumPy makes [True, 0] ints
+        flag = next((x for x in indices if isinstance(x, (bool, np.bool_))), None)
+        if flag is not None:
+            raise TypeError(f"{refused} {type(flag).__name__}")
     if chosen.dtype == object:  # Python ints beyond 64 bits, or a mix: each must be an integer
         odd = [x for x in chosen if isinstance(x, bool) or not isinstance(x, numbers.Integral)]
         if odd:

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from convbank.export._format import ReadOptions
-from convbank.export._read import json_cells, non_finite
+from convbank.export._read import an_id, json_cells, non_finite
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = ["MESSAGES", "generic_row"]
@@ -26,7 +26,9 @@ def generic_row(
     """A conversation from a row with a messages-like column (``{role, content}``,
     ``{from, value}`` or plain strings, said in turn by ``speaker_0`` and ``speaker_1``);
     the row's other columns are its meta, its id ``unnamed`` where it has none (``id``,
-    ``conversation_id``). What is wrong with it otherwise."""
+    ``conversation_id``: a non-empty text or an integer, as a chat record's; ``True`` or
+    ``1.0`` is kept in meta). What is wrong with it otherwise: a messages column that is no
+    list (a text, whose letters were taken as turns; None) among it."""
     odd, cells = non_finite(row), json_cells((k, k, v) for k, v in row.items())  # bytes: as table's
     if odd is not None:
         return f"expected finite numbers, not {odd!r} (JSON has no such number)"
@@ -34,7 +36,9 @@ def generic_row(
         return cells
     turns: list[Turn] = []
     people: dict[str, Participant] = {}
-    for i, m in enumerate(cells[column] or []):
+    if not isinstance(cells[column], list):  # a text's letters, a mapping's keys: never turns
+        return f"expected {column!r} as a list of messages, not {type(cells[column]).__name__}"
+    for i, m in enumerate(cells[column]):
         speaker: Any
         text: Any
         if isinstance(m, str):
@@ -50,7 +54,7 @@ def generic_row(
         turns.append(Turn(turn_index=i, participant_id=speaker, text=text, meta=meta))
         people.setdefault(speaker, Participant(participant_id=speaker, role=speaker))
     meta = {k: v for k, v in cells.items() if k != column}
-    cid = next((str(meta.pop(k)) for k in ("conversation_id", "id") if meta.get(k) is not None), unnamed)
+    cid = next((str(meta.pop(k)) for k in ("conversation_id", "id") if an_id(meta.get(k))), unnamed)
     return Conversation(
         dataset=options.dataset,
         config=options.config,

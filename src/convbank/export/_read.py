@@ -20,6 +20,7 @@ import msgspec
 
 from convbank._wording import article
 from convbank.export._format import ReadOptions, Rejected
+from convbank.export._json_text import decode_json
 from convbank.model import Conversation
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "RECORD_LIMIT",
     "WHOLE_LIMIT",
     "LongLine",
+    "an_id",
     "decode_json",
     "encoding_problem",
     "first_line_problem",
@@ -59,8 +61,6 @@ LINE_LIMIT = 64 << 20
 """The most bytes of one line (a record of JSON Lines, a ParlAI line, a ConvoKit utterance)
 a reader takes, its line end left out: a longer line is a :class:`Rejected` naming it, read
 past in blocks, never held whole (a file of one endless line is refused in bounded memory)."""
-
-_decode = msgspec.json.Decoder().decode
 
 
 def head(path: Path, size: int = 4096) -> bytes:
@@ -230,16 +230,6 @@ def lines_in(path: Path, runs: Iterable[tuple[int, int, int]]) -> Iterator[tuple
             yield from _numbered(path, f, first, end)
 
 
-def decode_json(data: bytes | str) -> tuple[Any, str | None]:
-    """The JSON value of ``data``, or None and why it is not JSON (msgspec's reason)."""
-    try:
-        return _decode(data), None
-    except msgspec.DecodeError as exc:
-        return None, f"expected JSON ({exc})"
-    except RecursionError:  # msgspec's own depth check: nested deeper than it decodes
-        return None, "expected JSON nested less deep (the decoder's limit, some 1,000 levels, is passed)"
-
-
 def whole_json(path: Path) -> tuple[Any, str | None]:
     """The JSON value of a whole file (a JSON array of records, an object over many lines),
     its byte-order mark left out, or None and why not: not JSON, larger than
@@ -393,14 +383,22 @@ def read_imported(path: Path, data: Any, options: ReadOptions) -> Iterator[Conve
     the unified conversation as JSON, exactly."""
     for split, part in data.items():
         for number, text in enumerate(part["conversation"]):
-            try:
-                conv = msgspec.json.decode(text, type=Conversation)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                why = exc if isinstance(exc, msgspec.DecodeError) else "nested deeper than the decoder goes"
-                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({why})")
+            conv = _unified(text)
+            if isinstance(conv, str):
+                yield rejected(path, f"{split} row {number + 1}", f"expected a unified conversation ({conv})")
                 continue
             conv.dataset = options.dataset
             yield conv
+
+
+def _unified(text: Any) -> Conversation | str:
+    """A row's JSON text as the conversation it holds, or why not: read as every record is
+    first (a key given twice, a lone surrogate), then as a conversation; None is no text."""
+    why = decode_json(text)[1] if isinstance(text, str) else f"not {type(text).__name__}"
+    try:
+        return why or msgspec.json.decode(text, type=Conversation)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        return str(exc) if isinstance(exc, msgspec.DecodeError) else "nested deeper than the decoder goes"
 
 
 def record_conversations(
@@ -477,6 +475,13 @@ def json_cells(cells: Iterable[tuple[str, str, Any]]) -> dict[str, Any] | str:
         except ValueError as exc:
             return f"expected column {column!r} to hold {exc}"
     return meta
+
+
+def an_id(given: Any) -> bool:
+    """Whether a record's ``id`` names it: a non-empty string or an integer; JSON's ``true``
+    is no id (Python would name it ``True``), as a float or an object is not."""
+    whole = isinstance(given, int) and not isinstance(given, bool)
+    return whole or (isinstance(given, str) and given != "")
 
 
 def non_finite(value: Any) -> float | None:

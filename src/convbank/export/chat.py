@@ -25,7 +25,7 @@ from convbank.datasets import Dataset
 from convbank.errors import ExportError
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import holds_messages, record_conversations
+from convbank.export._read import an_id, holds_messages, record_conversations
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = [
@@ -148,14 +148,6 @@ def read_from_chat(conv: Conversation, me: str | None) -> bool:
     )
 
 
-def _an_id(given: Any) -> bool:
-    """Whether a record's ``id`` names it: a non-empty string or an integer; JSON's ``true``
-    is no id (Python would name it ``True``), as a float or an object is not."""
-    return (isinstance(given, int) and not isinstance(given, bool)) or (
-        isinstance(given, str) and given != ""
-    )
-
-
 def content_id(record: Any) -> str:
     """A stable id for a record that names none: the first 16 hex digits of the sha256 of its
     JSON (keys sorted), so that importing the same file again gives the same ids and an exact
@@ -234,7 +226,7 @@ def record_conversation(
         dataset=options.dataset,
         config=str(ours.get("config") or options.config),
         split=str(ours.get("split") or options.split),
-        conversation_id=str(given) if _an_id(given) else content_id(value),
+        conversation_id=str(given) if an_id(given) else content_id(value),
         source_index=number,
         participants=list(people.values()),
         turns=turns,

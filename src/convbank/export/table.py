@@ -26,12 +26,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from convbank._lazy import lazy
 from convbank.export._csv_text import SCALAR_KINDS, block_size, first_line_of, long_row, typed_cell
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import encoding_problem, json_cells, rejected, suffixed
+from convbank.export._read import decode_json, encoding_problem, json_cells, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
 from convbank.model import Conversation, Participant, Turn, schema
 
@@ -51,8 +49,6 @@ MAPPED = ("conversation_id", "speaker", "text", "turn", "timestamp")
 
 _DEFAULTS = {"conversation_id": schema.KEY, "speaker": "participant_id", "text": "text", "turn": "turn_index"}
 """The columns of convbank's CSV export, the mapping when none is given."""
-
-_decode = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 class _Columns:
@@ -101,6 +97,28 @@ def _repeated(names: Sequence[Any]) -> str | None:
     if count == 1:
         return None
     return f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
+
+
+def _repeated_field(schema: pa.Schema) -> str | None:
+    """What is wrong with a table whose struct column (or a struct inside a column's lists or
+    maps) repeats a field's name, as :func:`_repeated` says of columns: a value holds one per
+    name, so all but the last would be lost without a word; None if none does."""
+    stack = [(f.name, f.type) for f in schema]
+    while stack:
+        column, kind = stack.pop()
+        if pa.types.is_struct(kind):
+            fields = [kind.field(i) for i in range(kind.num_fields)]
+            name, count = next(
+                ((n, k) for n, k in Counter(f.name for f in fields).items() if k > 1), (None, 1)
+            )
+            if count > 1:
+                return f"expected each field of column {column!r} named once; {name!r} names {count} fields"
+            stack.extend((column, f.type) for f in fields)
+        elif pa.types.is_map(kind):
+            stack.extend([(column, kind.key_type), (column, kind.item_type)])
+        elif hasattr(kind, "value_type"):  # a list of any kind, a dictionary
+            stack.append((column, kind.value_type))
+    return None
 
 
 def _meta(row: dict[str, Any], rest: Sequence[str], m: Mapping[str, str], index: int) -> dict[str, Any] | str:
@@ -188,8 +206,11 @@ class _Builder:
             if isinstance(meta, str):
                 return rejected(self.path, f"row {number}", meta, row)
             turn = Turn(turn_index=index, participant_id=str(speaker), text=text, meta=meta)
+            own = _own_meta(row["meta"]) if self.c.ours else {}
+            if isinstance(own, str):
+                return rejected(self.path, f"row {number}", own, row)
             if self.c.ours:
-                turn.kind, turn.meta = row["kind"], _decode(row["meta"] or "{}")
+                turn.kind, turn.meta = row["kind"], own
             people.setdefault(
                 turn.participant_id,
                 Participant(
@@ -217,6 +238,16 @@ def _an_order(value: Any) -> bool:
     return value is None or (isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool))
 
 
+def _own_meta(cell: Any) -> dict[str, Any] | str:
+    """A turn's meta from the ``meta`` cell of convbank's CSV: the JSON object it holds (none
+    where the cell is empty), or what is wrong with it (not JSON, a key given twice, not an
+    object), said of its row as any other bad cell is."""
+    value, problem = decode_json(cell or "{}") if isinstance(cell, str) else (cell, None)
+    if isinstance(value, dict) and problem is None:
+        return value
+    return f"expected column 'meta' to hold a JSON object ({problem or f'not {type(value).__name__}'})"
+
+
 def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any], frozenset[str]]:
     """A file's column names, its record batches (CSV/TSV streamed; Parquet by batches) and
     the columns of numbers read as text (each cell typed by
@@ -226,7 +257,10 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     Arrow infers as numbers, booleans or nulls is read as text too, and each cell typed from
     it: Arrow makes a column holding an integer beyond 64 bits floats (``2**70`` rounded,
     ``1`` made ``1.0``), and refuses a later block whose cells its first block's type cannot
-    hold (ints, then ``1.5``; empty cells, then ``5``; ``true``, then ``maybe``)."""
+    hold (ints, then ``1.5``; empty cells, then ``5``; ``true``, then ``maybe``). A column
+    Arrow infers as dates, times or timestamps is kept as the text each cell holds, in every
+    block: a later block's ``noon`` is text as the first's ``2024-01-02 03:04:05`` is, and a
+    timestamp's offset is the one written (Arrow's made ``+02:00`` UTC)."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
@@ -236,9 +270,11 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
-        n: pa.string()
-        for n in names
-        if n in texts or (n in (*_DEFAULTS.values(), *CSV_COLUMNS) and n != "turn_index")
+        f.name: pa.string()
+        for f in inferred
+        if f.name in texts
+        or (f.name in (*_DEFAULTS.values(), *CSV_COLUMNS) and f.name != "turn_index")
+        or pa.types.is_temporal(f.type)
     }
     turn = mapping.get("turn", "turn_index")  # read as numbers whatever another row holds
     numbers = frozenset(
@@ -282,6 +318,9 @@ def _read_batches(
 
     try:
         for batch in batches:
+            if (twice := _repeated_field(batch.schema)) is not None:
+                yield Rejected(path, "file", twice)
+                return
             for row in python_rows(batch):  # a value Python cannot hold: its text
                 seen += 1
                 for name in numbers:
@@ -392,14 +431,17 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
 def _pandas_table(frame: Any) -> pa.Table | str:
     """A pandas DataFrame as Arrow, or what is wrong with the first column Arrow cannot type
     (values of several types in one ``object`` column, complex numbers, objects of no
-    known type), so that it is one line naming the column, never Arrow's traceback."""
-    unfit = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
+    known type, a text holding a lone surrogate), so that it is one line naming the column,
+    never Arrow's traceback."""
+    unfit = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, UnicodeError)
     try:
         return _nested_as_held(frame, pa.Table.from_pandas(frame, preserve_index=False))
     except unfit as whole:  # OverflowError: an int of an object column beyond 64 bits
         for name in frame.columns:
             try:
                 pa.array(frame[name], from_pandas=True)
+            except UnicodeError as exc:  # a lone surrogate ("\ud800") in an object column
+                return f"expected column {str(name)!r} to hold text of whole characters ({exc})"
             except unfit as exc:
                 return f"expected column {str(name)!r} to hold values of one type Arrow can store ({exc})"
         return f"expected columns Arrow can store ({whole})"

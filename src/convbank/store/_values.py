@@ -101,8 +101,9 @@ def _value(scalar: pa.Scalar) -> Any:
 
 def _time(scalar: pa.Scalar) -> Any:
     """A time of day: DuckDB's end of a day, which ``datetime.time`` cannot hold (pyarrow
-    makes it ``00:00:00``), as DuckDB writes it."""
-    ticks = scalar.cast(pa.int64()).as_py()
+    makes it ``00:00:00``), as DuckDB writes it; a ``time32`` of a Parquet file too (its
+    ticks read as they are: Arrow casts no ``time32`` to ``int64``)."""
+    ticks = scalar.value
     return "24:00:00" if ticks >= _PER_DAY[scalar.type.unit] else scalar.as_py()
 
 

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
-from convbank._arguments import a_flag
+from convbank._arguments import a_flag, a_verdict
 from convbank.errors import whole_number
 from convbank.examples._rows import chosen_positions
 from convbank.model import schema
@@ -185,7 +185,8 @@ class CorpusDataset(Dataset[Any]):
         where: Any = self.where
         for start in range(0, len(keep), _UNIT):
             chunk = self._raw(list(range(start, min(start + _UNIT, len(keep)))))
-            keep[start : start + len(chunk)] = [bool(where(item)) for item in chunk]
+            verdicts = (a_verdict(where(x), f"item {start + i}", "where") for i, x in enumerate(chunk))
+            keep[start : start + len(chunk)] = list(verdicts)
         self._index = np.flatnonzero(keep).astype(np.int64)
         self._filtered = True
 
@@ -243,10 +244,11 @@ class CorpusDataset(Dataset[Any]):
         conversations they come from are fetched together."""
         self._follow()
         total = len(self)
-        wanted = [i + total if i < 0 else i for i in indices]
-        for i, j in zip(indices, wanted, strict=True):
-            if not 0 <= j < total:
-                raise IndexError(f"index {i} is outside this dataset of {total:,} {self.items}")
+        of, refused = (
+            f"this dataset of {total:,} {self.items}",
+            "a dataset is indexed by integer positions, not",
+        )
+        wanted = chosen_positions(list(indices), total, of=of, refused=refused, word="index").tolist()
         if self._index is not None:
             wanted = self._index[np.asarray(wanted, dtype=np.int64)].tolist()
         return [self._apply(item) for item in self._raw(wanted)]
@@ -385,7 +387,7 @@ class IterableCorpusDataset(IterableDataset[Any]):
             order = rng.permutation(len(chunk)) if self.shuffle else range(len(chunk))
             for i in order:
                 item = chunk[i]
-                if self.where is not None and not self.where(item):
+                if self.where is not None and not a_verdict(self.where(item), "a streamed item", "where"):
                     continue
                 yield item if self.transform is None else self.transform(item)
 
