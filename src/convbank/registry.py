@@ -476,12 +476,6 @@ def imported_from(name: str, entry: DatasetEntry) -> Dataset | None:
     return ImportedDataset(name, entry.imported, parts)
 
 
-def _imported_names() -> list[str]:
-    from convbank.store._imported import imported_names
-
-    return imported_names()
-
-
 def _imported_entry(name: str) -> tuple[Dataset, str] | None:
     found = imported(name) if NAME_PATTERN.fullmatch(name) else None
     return None if found is None else (found, found.origin)  # type: ignore[attr-defined]
@@ -489,7 +483,7 @@ def _imported_entry(name: str) -> tuple[Dataset, str] | None:
 
 datasets: Registry[Dataset] = Registry(
     "dataset", load=_load_datasets, quick=_builtin_dataset, accept=_dataset, fallback=_imported_entry,
-    fallback_names=_imported_names,
+    fallback_names=lambda: importlib.import_module("convbank.store._imported").imported_names(),
 )  # fmt: skip
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`);
 a name it does not list is looked for among the datasets imported into the bank
