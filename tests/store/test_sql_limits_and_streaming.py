@@ -295,3 +295,40 @@ def test_a_result_nested_deeper_than_arrow_takes_is_one_line(built: Bank) -> Non
     result = CliRunner().invoke(cli, ["query", DEEP_LIST])
     assert result.exit_code == 2 and result.stderr == f"error: {said}\n", result.output
     assert sql(DEEP_LIST.replace("70", "62").replace("[]" * 70, "[]" * 62)).num_rows == 1
+
+
+def test_a_time_limit_that_strikes_between_batches_says_so(built: Bank) -> None:
+    """A query stopped by its time limit while Arrow streams its result (DuckDB's interrupt
+    comes back as Arrow's error) says so, as one stopped before its first batch does
+    (before: ``SQL error: INTERRUPT Error: Interrupted!`` from ``Corpus.sql(timeout=1.5)``,
+    ``Corpus.filter(timeout=)`` and :func:`convbank.store.sql.results`, 3 of 3 runs)."""
+    from convbank.store.sql import connect, results
+
+    con = connect(built)
+    with pytest.raises(QueryError) as caught:
+        stream = results(
+            con, "SELECT i, md5(i::VARCHAR) AS h FROM range(100000000) t(i)", timeout=0.2, batch_rows=1000
+        )
+        for index, _ in enumerate(stream):
+            if index == 1:  # a batch in: the limit strikes while Arrow reads the next
+                time.sleep(0.4)
+    assert str(caught.value) == "the query ran past its time limit of 0.2 s and was stopped"
+    con.close()
+
+
+def test_a_memory_limit_that_strikes_in_arrows_buffers_says_so(built: Bank) -> None:
+    """A worker's capped address space reached as Arrow builds a result's batch is the memory
+    limit's message, not DuckDB's advice to ``SET memory_limit`` (which the query cannot run):
+    before, ``SQL error: Out of Memory Error: ArrowBuffer: failed to allocate 16777216 bytes``
+    and five lines of "Possible solutions" from ``sql``, ``sql_batches`` and the viewer's
+    console, 2 of 4 queries of 10 or 12 columns of 10,000 characters by 1,000 rows (where the
+    allocation that fails falls varies)."""
+    said = (
+        "the query needs more memory than its limit of 256 MB allows; select fewer rows or "
+        "columns, or aggregate"
+    )
+    for columns in (10, 12, 10, 12, 11, 9):
+        wide = ", ".join(f"repeat(chr(65 + {i}), 10000) || i AS c{i}" for i in range(columns))
+        with pytest.raises(QueryError) as caught:
+            sql(f"SELECT {wide} FROM range(1000) t(i)", memory_limit="256MB")
+        assert str(caught.value) == said, columns

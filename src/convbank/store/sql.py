@@ -322,6 +322,9 @@ def _results(
                         yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
                     verify(con)  # an empty result too
                 except (OSError, pa.ArrowException) as exc:  # DuckDB's error, through Arrow's stream
+                    carried = _carried(exc)
+                    if carried is not None:  # said below as if DuckDB had raised it
+                        raise carried from exc
                     raise _batch_error(exc, batch_rows, text) from exc
         except duckdb.Error as exc:
             if isinstance(exc, duckdb.InterruptException) and _SIGNALLED.is_set():
@@ -416,6 +419,26 @@ def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:
         for f, t in zip(schema, types, strict=True)
     ]
     return pa.schema(fields, metadata=schema.metadata)
+
+
+_CARRIED: dict[str, type[duckdb.Error]] = {
+    "INTERRUPT Error": duckdb.InterruptException,
+    "Out of Memory Error": duckdb.OutOfMemoryException,
+}
+"""DuckDB's errors that Arrow's stream of a result passes on as its own, by the prefix of
+their text: a time limit, Ctrl-C or a memory limit that struck between two batches."""
+
+
+def _carried(exc: Exception) -> duckdb.Error | None:
+    """The DuckDB error behind an error of Arrow's stream of a result when it is one that
+    :func:`_results` says as DuckDB's own (the time limit, Ctrl-C, out of memory), else None.
+
+    >>> type(_carried(OSError("INTERRUPT Error: Interrupted!"))).__name__
+    'InterruptException'
+    """
+    first = (str(exc).splitlines() or [""])[0]
+    kind = _CARRIED.get(first.split(": ", 1)[0])
+    return None if kind is None else kind(str(exc))
 
 
 def _batch_error(exc: Exception, batch_rows: int, sql: str) -> QueryError:
