@@ -21,6 +21,9 @@ def main() -> None:
     """Console-script entry point: ``convbank`` and ``python -m convbank`` run it. Example:
     ``sys.argv = ["convbank", "list"]; main()``."""
     stop_while_starting()
+    from convbank.cli._streams import stand_in_for_closed_streams
+
+    stand_in_for_closed_streams()  # started with 1>&- or 2>&-: said, never a traceback
     from convbank.cli.main import main as run
 
     run()
