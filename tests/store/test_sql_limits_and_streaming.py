@@ -332,3 +332,33 @@ def test_a_memory_limit_that_strikes_in_arrows_buffers_says_so(built: Bank) -> N
         with pytest.raises(QueryError) as caught:
             sql(f"SELECT {wide} FROM range(1000) t(i)", memory_limit="256MB")
         assert str(caught.value) == said, columns
+
+
+def test_a_worker_answers_from_the_manifest_its_caller_pinned(casino_home: Bank) -> None:
+    """A query in a worker (a time limit) reads the very manifest its caller pinned: one
+    written in place since (here the valid split taken out of it) is named as damage, never
+    the source of an answer (before: ``Corpus.sql(hard=True)`` and ``sql(snapshot=,
+    timeout=)`` counted two splits where the pinned generation holds three, 2 of 2 runs,
+    while the same corpus's query in this process counted three)."""
+    import json
+
+    from convbank.errors import DamagedBankError
+
+    query = "SELECT split, count(*) AS n FROM turns GROUP BY 1 ORDER BY 1"
+    snapshot = casino_home.snapshot()
+    assert len(sql(query, snapshot=snapshot, timeout=30)) == 3
+    close_sandboxes()  # the next worker reads the generation anew
+    data = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    config = data["datasets"]["casino"]["configs"]["default"]
+    for entries in (*config["files"].values(), config["records"], config["splits"]):
+        del entries["valid"]
+    casino_home.manifest_path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DamagedBankError) as caught:
+        sql(query, snapshot=snapshot, timeout=30)
+    assert str(caught.value) == (
+        f"the bank at {casino_home.root}: the manifest of generation {snapshot.generation} changed "
+        "after the query pinned it (written in place, not by a build); run `convbank doctor`"
+    )
+    assert len(sql(query, snapshot=snapshot)) == 3  # in this process: the pinned manifest
+    snapshot.close()
+    close_sandboxes()
