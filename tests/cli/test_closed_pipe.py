@@ -63,12 +63,13 @@ def test_a_command_started_with_its_output_closed_says_so_in_one_line() -> None:
     both closed, exit 1 still (before: ``AttributeError: 'NoneType' object has no attribute
     'isatty'``, a traceback of 30 lines, exit 1, from 11 of 12 commands that print: `list`,
     `stats`, `show`, `raw`, `validate`, `query`, `report`, `export`...; `where` printed
-    nothing and exited 0)."""
+    nothing and exited 0; ``--version`` and ``--help``, printed by click before any command,
+    were the same traceback once commands said it, 2 of 2)."""
     said = (
         "error: standard output is closed (the command was started with 1>&-); "
         "give it a file or /dev/null to write to\n"
     )
-    for command in ("list", "where"):
+    for command in ("list", "where", "--version", "--help"):
         done = _closed(command, 1)
         assert (done.returncode, done.stderr.decode()) == (1, said), command
     assert _closed("list", 1, 2).returncode == 1
