@@ -35,3 +35,56 @@ def test_an_import_into_a_closed_pipe_exits_0_with_its_work_done(tmp_path: Path)
         os.close(write)
     assert (done.returncode, done.stderr) == (0, b"")
     assert [t.text for t in convbank.load("chats")[0].turns] == ["hi"]
+
+
+def _closed(command: str, *fds: int) -> subprocess.CompletedProcess[bytes]:
+    """``convbank COMMAND`` started with the descriptors ``fds`` closed (``1>&-``, ``2>&-``,
+    ``0<&-``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+    def close() -> None:
+        for fd in fds:
+            os.close(fd)
+
+    return subprocess.run(
+        [sys.executable, "-m", "convbank", *command.split()],
+        stdout=None if 1 in fds else subprocess.DEVNULL,
+        stderr=None if 2 in fds else subprocess.PIPE,
+        env=env,
+        timeout=120,
+        check=False,
+        preexec_fn=close,
+    )
+
+
+def test_a_command_started_with_its_output_closed_says_so_in_one_line() -> None:
+    """A command started with standard output closed (``convbank list >&-``: Python's
+    ``sys.stdout`` is then None) says so in one line, exit 1, as a full disk is said; with
+    both closed, exit 1 still (before: ``AttributeError: 'NoneType' object has no attribute
+    'isatty'``, a traceback of 30 lines, exit 1, from 11 of 12 commands that print: `list`,
+    `stats`, `show`, `raw`, `validate`, `query`, `report`, `export`...; `where` printed
+    nothing and exited 0; ``--version`` and ``--help``, printed by click before any command,
+    were the same traceback once commands said it, 2 of 2)."""
+    said = (
+        "error: standard output is closed (the command was started with 1>&-); "
+        "give it a file or /dev/null to write to\n"
+    )
+    for command in ("list", "where", "--version", "--help"):
+        done = _closed(command, 1)
+        assert (done.returncode, done.stderr.decode()) == (1, said), command
+    assert _closed("list", 1, 2).returncode == 1
+
+
+def test_a_command_started_with_its_input_closed_says_so_in_one_line() -> None:
+    """``convbank query - <&-`` (``sys.stdin`` None) says standard input is closed, exit 2,
+    as input that cannot be read (before: ``AttributeError: 'NoneType' object has no
+    attribute 'buffer'`` from ``query -``, ``'isatty'`` from ``query`` with no SQL, and
+    click's ``RuntimeError: Was not able to determine binary stream for sys.stdin.`` from
+    ``query --file -``: a traceback each, exit 1, 3 of 3)."""
+    said = (
+        "error: standard input is closed (the command was started with 0<&-); "
+        "give the input as an argument, a file, or through a pipe\n"
+    )
+    for command in ("query -", "query --file -", "query"):
+        done = _closed(command, 0)
+        assert (done.returncode, done.stderr.decode()) == (2, said), command

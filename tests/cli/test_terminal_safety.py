@@ -152,3 +152,37 @@ def test_a_title_or_a_runs_name_never_drives_the_terminal(tmp_path: Path) -> Non
         assert visible(hostile) in shown, (args, result.stdout)
         _safe(result.output)
         assert "\u202e" not in result.output, args
+
+
+def test_a_width_of_zero_columns_prints_as_no_width_given() -> None:
+    """``COLUMNS=0`` (a terminal of no size, some CI runners) is no width: `list` prints as
+    with ``COLUMNS`` unset, and an error is still said (before: rich took the width as 0 and
+    `list`, `stats`, `show`, `validate`, `tables` and `info` printed nothing at all, their
+    errors neither, 6 of 6 commands, exit status as usual)."""
+    import subprocess
+    import sys
+
+    from testsupport import ROOT
+
+    def run(*args: str, columns: str | None) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        env["PYTHONPATH"] = str(ROOT / "src")
+        if columns is not None:
+            env["COLUMNS"] = env["LINES"] = columns
+        return subprocess.run(
+            [sys.executable, "-m", "convbank", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    zero, unset = run("list", columns="0"), run("list", columns=None)
+    assert zero.returncode == 0 and "casino" in zero.stdout
+    assert zero.stdout == unset.stdout
+    said = run("show", "nosuch", "1", columns="0")
+    assert (said.returncode, said.stderr.splitlines()[0]) == (
+        2,
+        "error: unknown dataset 'nosuch'; known datasets: casino, ccpe, curiosity, pec, convai2",
+    )

@@ -295,3 +295,70 @@ def test_a_result_nested_deeper_than_arrow_takes_is_one_line(built: Bank) -> Non
     result = CliRunner().invoke(cli, ["query", DEEP_LIST])
     assert result.exit_code == 2 and result.stderr == f"error: {said}\n", result.output
     assert sql(DEEP_LIST.replace("70", "62").replace("[]" * 70, "[]" * 62)).num_rows == 1
+
+
+def test_a_time_limit_that_strikes_between_batches_says_so(built: Bank) -> None:
+    """A query stopped by its time limit while Arrow streams its result (DuckDB's interrupt
+    comes back as Arrow's error) says so, as one stopped before its first batch does
+    (before: ``SQL error: INTERRUPT Error: Interrupted!`` from ``Corpus.sql(timeout=1.5)``,
+    ``Corpus.filter(timeout=)`` and :func:`convbank.store.sql.results`, 3 of 3 runs)."""
+    from convbank.store.sql import connect, results
+
+    con = connect(built)
+    with pytest.raises(QueryError) as caught:
+        stream = results(
+            con, "SELECT i, md5(i::VARCHAR) AS h FROM range(100000000) t(i)", timeout=0.2, batch_rows=1000
+        )
+        for index, _ in enumerate(stream):
+            if index == 1:  # a batch in: the limit strikes while Arrow reads the next
+                time.sleep(0.4)
+    assert str(caught.value) == "the query ran past its time limit of 0.2 s and was stopped"
+    con.close()
+
+
+def test_a_memory_limit_that_strikes_in_arrows_buffers_says_so(built: Bank) -> None:
+    """A worker's capped address space reached as Arrow builds a result's batch is the memory
+    limit's message, not DuckDB's advice to ``SET memory_limit`` (which the query cannot run):
+    before, ``SQL error: Out of Memory Error: ArrowBuffer: failed to allocate 16777216 bytes``
+    and five lines of "Possible solutions" from ``sql``, ``sql_batches`` and the viewer's
+    console, 2 of 4 queries of 10 or 12 columns of 10,000 characters by 1,000 rows (where the
+    allocation that fails falls varies)."""
+    said = (
+        "the query needs more memory than its limit of 256 MB allows; select fewer rows or "
+        "columns, or aggregate"
+    )
+    for columns in (10, 12, 10, 12, 11, 9):
+        wide = ", ".join(f"repeat(chr(65 + {i}), 10000) || i AS c{i}" for i in range(columns))
+        with pytest.raises(QueryError) as caught:
+            sql(f"SELECT {wide} FROM range(1000) t(i)", memory_limit="256MB")
+        assert str(caught.value) == said, columns
+
+
+def test_a_worker_answers_from_the_manifest_its_caller_pinned(casino_home: Bank) -> None:
+    """A query in a worker (a time limit) reads the very manifest its caller pinned: one
+    written in place since (here the valid split taken out of it) is named as damage, never
+    the source of an answer (before: ``Corpus.sql(hard=True)`` and ``sql(snapshot=,
+    timeout=)`` counted two splits where the pinned generation holds three, 2 of 2 runs,
+    while the same corpus's query in this process counted three)."""
+    import json
+
+    from convbank.errors import DamagedBankError
+
+    query = "SELECT split, count(*) AS n FROM turns GROUP BY 1 ORDER BY 1"
+    snapshot = casino_home.snapshot()
+    assert len(sql(query, snapshot=snapshot, timeout=30)) == 3
+    close_sandboxes()  # the next worker reads the generation anew
+    data = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
+    config = data["datasets"]["casino"]["configs"]["default"]
+    for entries in (*config["files"].values(), config["records"], config["splits"]):
+        del entries["valid"]
+    casino_home.manifest_path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DamagedBankError) as caught:
+        sql(query, snapshot=snapshot, timeout=30)
+    assert str(caught.value) == (
+        f"the bank at {casino_home.root}: the manifest of generation {snapshot.generation} changed "
+        "after the query pinned it (written in place, not by a build); run `convbank doctor`"
+    )
+    assert len(sql(query, snapshot=snapshot)) == 3  # in this process: the pinned manifest
+    snapshot.close()
+    close_sandboxes()

@@ -21,9 +21,18 @@ def main() -> None:
     """Console-script entry point: ``convbank`` and ``python -m convbank`` run it. Example:
     ``sys.argv = ["convbank", "list"]; main()``."""
     stop_while_starting()
+    from convbank.cli._streams import ClosedOutputError, stand_in_for_closed_streams
+
+    stand_in_for_closed_streams()  # started with 1>&- or 2>&-: said, never a traceback
     from convbank.cli.main import main as run
 
-    run()
+    try:
+        run()
+    except ClosedOutputError as exc:  # click's own --help or --version, before any command runs
+        import sys
+
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
 
 
 def __getattr__(name: str) -> Any:

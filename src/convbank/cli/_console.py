@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -43,7 +43,29 @@ __all__ = [
 MAX_CELL = 60
 """Characters of a cell the table view shows (csv and json show all)."""
 
-FITTED = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
+
+class _Environ(Mapping[str, str]):
+    """The environment as the consoles read it: ``COLUMNS`` and ``LINES`` only where they are
+    a positive number of characters (before: ``COLUMNS=0``, which a terminal of no size and
+    some CI runners set, made rich's width 0: `list`, `stats`, `show` and `validate` printed
+    nothing at all, not even their errors, exit status as usual)."""
+
+    def __getitem__(self, key: str) -> str:
+        value = os.environ[key]
+        if key in ("COLUMNS", "LINES") and not (value.isdigit() and int(value) > 0):
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key in os.environ if key in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+_ENVIRON = _Environ()
+
+FITTED = sys.stdout.isatty() or "COLUMNS" in _ENVIRON
 """Whether stdout's tables fit a width: a terminal's, or the one ``COLUMNS`` gives a pipe or
 a file (``COLUMNS=100 convbank list > f``, a notebook's ``!convbank list``)."""
 
@@ -95,14 +117,16 @@ class _Console(Console):
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
-out = _Console(width=None if FITTED else 1 << 16, markup=False, emoji=False, soft_wrap=True)
+out = _Console(
+    width=None if FITTED else 1 << 16, markup=False, emoji=False, soft_wrap=True, _environ=_ENVIRON
+)
 """stdout: a terminal's width there, or ``$COLUMNS`` (tables cut long cells); otherwise a
 pipe or a file gets each table at its own width, one line a row. No markup and no emoji
 codes: text is printed as it is (data such as ``[/b]`` or ``:smile:`` stays data); styles
 come from ``Text`` and ``style=``. A line of text is never wrapped (``soft_wrap``): a path,
 an id or a command printed for copying stays one line whatever the width (pass
 ``soft_wrap=False`` for prose that may wrap on a terminal); tables still fit the width."""
-err = _Console(stderr=True, markup=False, emoji=False, soft_wrap=True)
+err = _Console(stderr=True, markup=False, emoji=False, soft_wrap=True, _environ=_ENVIRON)
 """stderr: messages, never wrapped (a pipe's 80 columns would break a saved run's path);
 the progress bars of a terminal."""
 

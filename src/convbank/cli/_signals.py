@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 from convbank._starting import LINES, STOPPED, record, while_starting
@@ -39,6 +39,7 @@ __all__ = [
     "claim_exit",
     "exit_soon_on_signals",
     "interrupted",
+    "last_exit",
     "message",
     "new_command",
     "settled",
@@ -206,6 +207,17 @@ def settled() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signum, signal.SIG_IGN)
+
+
+def last_exit(late: KeyboardInterrupt, said: Callable[[int], int]) -> SystemExit:
+    """The process's exit when ``late``, a signal, landed in the script's ``main()`` after
+    the command ended and before :func:`settled` set the signals aside (before: a traceback,
+    the process ended by the signal): settled now, then the command's own exit where it had
+    chosen one (the signal came after its last line, so it is ignored, as one a moment later
+    is), else the signal's line and code (``said(signum)`` prints it and gives the code)."""
+    settled()
+    chosen = late.__context__
+    return chosen if isinstance(chosen, SystemExit) else SystemExit(said(signal_of(late)))
 
 
 @contextlib.contextmanager

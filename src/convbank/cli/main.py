@@ -12,11 +12,7 @@ import click
 from convbank import settings
 from convbank._starting import received
 from convbank._version import __version__
-from convbank.cli._options import (
-    config_option,
-    source_options,
-    split_option,
-)
+from convbank.cli._options import config_option, source_options, split_option
 from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import (
     EXIT_HUNG_UP,
@@ -24,6 +20,7 @@ from convbank.cli._signals import (
     EXIT_TERMINATED,
     claim_exit,
     interrupted,
+    last_exit,
     last_signal,
     message,
     new_command,
@@ -453,6 +450,9 @@ def main() -> None:
         except SystemExit as exc:
             settled()
             _kept_after_signal(exc)
+    except KeyboardInterrupt as late:  # landed as cli()'s end was taken, before settled()
+        ended = last_exit(late, _said_stopped)
+        raise ended from None
     except BaseException as exc:  # its exit code (click's SystemExit), or what escaped
         ended = exc
         raise

@@ -111,7 +111,7 @@ def stream(
                 )
             sandbox = _sandbox(pinned.bank.root, memory)
             yield from sandbox.results(
-                pinned.generation, query, timeout=timeout, batch_rows=batch_rows, last_only=last_only
+                pinned, query, timeout=timeout, batch_rows=batch_rows, last_only=last_only
             )
         finally:
             if snapshot is None:

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
+    from convbank.store.bank import Bank, Snapshot
+    from convbank.store.manifest import Manifest
     from convbank.store.sql import Begin
 
-__all__ = ["Result", "SqlSandbox", "parse_size"]
+__all__ = ["Result", "SqlSandbox", "manifest_digest", "parse_size"]
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 _UNITS |= {"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
@@ -69,6 +71,45 @@ class Result:
     rows: list[tuple[Any, ...]]
     more: bool
     types: list[str] = field(default_factory=list)
+
+
+def manifest_digest(manifest: Manifest) -> str:
+    """The sha256 of a generation's manifest as parsed: what a worker checks the generation
+    it reads against, so that it answers from the very manifest its caller pinned."""
+    import hashlib
+
+    import msgspec
+
+    return hashlib.sha256(msgspec.msgpack.encode(manifest)).hexdigest()
+
+
+def _pinned(bank: Bank, pinned: dict[str, Snapshot], generation: str | None, digest: str | None) -> Snapshot:
+    """The worker's snapshot of ``generation`` (kept between queries in ``pinned``), its
+    manifest the caller's (``digest``): one kept from before is read again once, and a
+    generation whose record says otherwise now (written in place since the caller read it)
+    is damage, never an answer from other files (before: the query read them)."""
+    snapshot = pinned.get(generation or "")
+    for _ in range(2):
+        if snapshot is None:
+            for old in pinned.values():
+                old.close()
+            pinned.clear()
+            snapshot = pinned[generation or ""] = bank.snapshot_of(generation)
+        if digest is None or manifest_digest(snapshot.manifest) == digest:
+            return snapshot
+        snapshot = None
+    raise DamagedBankError(
+        f"the bank at {bank.root}: the manifest of generation {generation} changed after the query "
+        "pinned it (written in place, not by a build); run `convbank doctor`",
+        path=bank.root,
+    )
+
+
+def _pin(of: Snapshot | str | None) -> tuple[str | None, str | None]:
+    """The generation a query reads and the digest of its manifest (none for a bare name)."""
+    if of is None or isinstance(of, str):
+        return of, None
+    return of.generation, manifest_digest(of.manifest)
 
 
 def _vm_bytes() -> int:
@@ -121,14 +162,9 @@ def _worker(
             return
         if message is None:
             return
-        generation, sql, mode, options = message
+        generation, digest, sql, mode, options = message
         try:
-            snapshot = pinned.get(generation)
-            if snapshot is None:
-                for old in pinned.values():
-                    old.close()
-                snapshot = bank.snapshot_of(generation)
-                pinned = {generation: snapshot}
+            snapshot = _pinned(bank, pinned, generation, digest)
             con = connect(snapshot, threads=threads, memory_limit=limit)
             if memory and not capped:  # the first query warms the process up; cap it above that
                 con.sql("SELECT 1").fetchall()
@@ -144,7 +180,7 @@ def _worker(
         except MemoryError:
             reply = ("memory", "out of memory")
         except duckdb.Error as exc:
-            damage = damage_of(pinned.get(generation), exc)  # a corrupt page: name the file
+            damage = damage_of(pinned.get(generation or ""), exc)  # a corrupt page: name the file
             error = f"SQL error: {str(exc).rstrip()}"
             reply = ("damaged", str(damage), damage.path) if damage else ("error", error)
         except DamagedBankError as exc:  # its facts cross the pipe with its message
@@ -303,7 +339,7 @@ class SqlSandbox:
 
     def run(
         self,
-        generation: str | None,
+        generation: Snapshot | str | None,
         sql: str,
         *,
         timeout: float | None,
@@ -319,7 +355,7 @@ class SqlSandbox:
 
     def results(
         self,
-        generation: str | None,
+        generation: Snapshot | str | None,
         sql: str,
         *,
         timeout: float | None,
@@ -339,7 +375,7 @@ class SqlSandbox:
             elif reply[0] == "batch":
                 yield from _read_ipc(reply[1])[1]
 
-    def table(self, generation: str | None, sql: str, *, timeout: float | None) -> pa.Table:
+    def table(self, generation: Snapshot | str | None, sql: str, *, timeout: float | None) -> pa.Table:
         """Run ``sql`` on ``generation`` within ``timeout`` seconds: the last statement's
         whole result."""
         from convbank.store.sql import collect
@@ -348,7 +384,7 @@ class SqlSandbox:
 
     def _ask(
         self,
-        generation: str | None,
+        generation: Snapshot | str | None,
         sql: str,
         mode: str,
         options: tuple[Any, ...],
@@ -356,7 +392,9 @@ class SqlSandbox:
         timeout: float | None,
         stop: Callable[[], bool],
     ) -> Iterator[tuple[Any, ...]]:
-        """Send a query to a worker and yield its replies up to the last (``ok`` or ``end``)."""
+        """Send a query to a worker and yield its replies up to the last (``ok`` or ``end``).
+        ``generation``: a pinned :class:`Snapshot` (the worker reads its very manifest, or
+        says it changed), or a generation's name."""
         if timeout is not None and not (0 < timeout < float("inf")):
             raise QueryError(
                 f"a time limit is a positive number of seconds, not {timeout}", sql=sql, limit=timeout
@@ -367,7 +405,7 @@ class SqlSandbox:
         deadline = time.monotonic() + timeout if timeout else None
         done = False
         try:
-            worker.pipe.send((generation, sql, mode, options))
+            worker.pipe.send((*_pin(generation), sql, mode, options))
             while True:
                 while not worker.pipe.poll(0.05):
                     if not worker.alive():

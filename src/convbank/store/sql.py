@@ -153,6 +153,8 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
             kinds = [s.type.name for s in con.extract_statements(inner)] if inner.strip() else []
             if any(k not in READ_ONLY_STATEMENTS or k == "EXPLAIN" for k in kinds):
                 kind = f"EXPLAIN of {kinds[0]}"
+        if kind == "MULTI":  # DuckDB's one statement for a PIVOT that reads its values
+            raise QueryError(_PIVOT_VALUES, sql=st.query)
         if kind not in READ_ONLY_STATEMENTS:
             kind = "LOAD or INSTALL" if kind == "LOAD" else kind  # DuckDB's one type for both
             raise QueryError(
@@ -161,6 +163,15 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
                 sql=st.query,
             )
     return [st.query for st in parsed]
+
+
+_PIVOT_VALUES = (
+    "a PIVOT that takes its values from the data runs as several statements, not all "
+    "read-only (it first creates a type of them); name the values: "
+    "PIVOT conversations ON split IN ('train', 'test') USING count(*) GROUP BY dataset"
+)
+"""What :func:`statements` says of DuckDB's ``MULTI`` statement (before: ``got MULTI``, a
+kind the SQL never named)."""
 
 
 def explained(sql: str) -> str:
@@ -325,6 +336,9 @@ def _results(
                         yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
                     verify(con)  # an empty result too
                 except (OSError, pa.ArrowException) as exc:  # DuckDB's error, through Arrow's stream
+                    carried = _carried(exc)
+                    if carried is not None:  # said below as if DuckDB had raised it
+                        raise carried from exc
                     raise _batch_error(exc, batch_rows, text) from exc
         except duckdb.Error as exc:
             if isinstance(exc, duckdb.InterruptException) and _SIGNALLED.is_set():
@@ -419,6 +433,26 @@ def _mark_json(schema: pa.Schema, types: list[str]) -> pa.Schema:
         for f, t in zip(schema, types, strict=True)
     ]
     return pa.schema(fields, metadata=schema.metadata)
+
+
+_CARRIED: dict[str, type[duckdb.Error]] = {
+    "INTERRUPT Error": duckdb.InterruptException,
+    "Out of Memory Error": duckdb.OutOfMemoryException,
+}
+"""DuckDB's errors that Arrow's stream of a result passes on as its own, by the prefix of
+their text: a time limit, Ctrl-C or a memory limit that struck between two batches."""
+
+
+def _carried(exc: Exception) -> duckdb.Error | None:
+    """The DuckDB error behind an error of Arrow's stream of a result when it is one that
+    :func:`_results` says as DuckDB's own (the time limit, Ctrl-C, out of memory), else None.
+
+    >>> type(_carried(OSError("INTERRUPT Error: Interrupted!"))).__name__
+    'InterruptException'
+    """
+    first = (str(exc).splitlines() or [""])[0]
+    kind = _CARRIED.get(first.split(": ", 1)[0])
+    return None if kind is None else kind(str(exc))
 
 
 def _batch_error(exc: Exception, batch_rows: int, sql: str) -> QueryError:

@@ -327,7 +327,7 @@ async def sql_page(request: Request) -> Response:
 
         def work(job: _Job) -> Result:
             return viewer.sandbox.run(
-                snapshot.generation,
+                snapshot,
                 q,
                 timeout=viewer.limits.query_seconds,
                 max_rows=SQL_ROWS,
