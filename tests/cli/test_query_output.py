@@ -291,6 +291,26 @@ def test_a_huge_memory_limit_is_one_line(built: Bank) -> None:
     assert result.output == f"error: --memory-limit: '{'9' * 40}…' is not a size such as 512MB or 2GB\n"
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("query", "SELECT 1", "--memory-limit", "0.4B"), "--memory-limit: '0.4B' is less than one byte"),
+        (("serve", "--query-memory", "0.4B"), "--query-memory: '0.4B' is less than one byte"),
+        (("serve", "--query-memory", "0"), "--query-memory: 0 would lift the limit, which the viewer's"),
+        (("serve", "--query-memory", "0MB"), "--query-memory: 0 would lift the limit, which the viewer's"),
+    ],
+)
+def test_a_memory_limit_that_reads_as_none_is_refused_where_none_is_not_meant(
+    args: tuple[str, ...], said: str
+) -> None:
+    """Before: ``0.4B`` was 0 bytes, which lifted the query's memory limit (its default too),
+    and ``serve --query-memory 0`` ran a viewer whose console queries had none; ``0`` and
+    ``0MB`` lift ``query``'s limit, as ``--help`` says."""
+    result = run(*args)
+    assert result.exit_code == 2 and result.output.startswith(f"error: {said}"), result.output
+    assert "0: no limit" in run("query", "--help").output
+
+
 @pytest.mark.parametrize("bad", ["nan", "inf", "-1", "0"])
 def test_serve_refuses_a_query_timeout_that_is_not_a_time(bad: str) -> None:
     """Before: nan was accepted and broke every console query."""

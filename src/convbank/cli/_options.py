@@ -165,17 +165,27 @@ def seconds_between(low: float, high: float) -> Callable[[click.Context, click.P
 
 
 def size_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A click callback: a memory size such as ``512MB`` (``0``: no limit), checked at once
-    (one line, exit 2)."""
+    """A click callback: a memory size such as ``512MB``, checked at once (one line, exit 2);
+    zero in any unit (``0``, ``0MB``) is ``"0"``: no limit."""
     if value is None:
         return None
     from convbank.store.sandbox import parse_size
 
     try:
-        parse_size(value)
+        return value if parse_size(value) else "0"
     except ValueError as exc:
         raise _bad(param, str(exc)) from None
-    return value
+
+
+def limit_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: a memory size such as ``256MB`` that is always a limit (``serve
+    --query-memory``): as :func:`size_option`, but zero, which would lift it, is refused."""
+    size = size_option(ctx, param, value)
+    if size == "0":
+        raise _bad(
+            param, "0 would lift the limit, which the viewer's queries always have; give a size such as 256MB"
+        )
+    return size
 
 
 def folder_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:

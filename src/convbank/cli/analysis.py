@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from convbank.cli._options import seconds_between, size_option
+from convbank.cli._options import limit_option, seconds_between
 from convbank.errors import ServeError
 
 # Each command imports rich, pyarrow and its engine when it runs (`convbank --help` does not).
@@ -191,7 +191,7 @@ def report(names: Sequence[str], output: Path, run_checks: bool) -> None:
 @click.option(
     "--query-memory",
     default="256MB",
-    callback=size_option,
+    callback=limit_option,
     show_default=True,
     help="Memory one query may use (DuckDB units: 256MB, 1GB).",
 )
@@ -213,14 +213,9 @@ def serve(host: str, port: int, extra_hosts: Sequence[str], query_timeout: float
     require("uvicorn", "web", "The web viewer")
     import uvicorn
 
-    from convbank.store.sandbox import parse_size
     from convbank.web._server import exit_now, exit_soon, server_config
     from convbank.web.app import Limits, allowed_hosts, create_app
 
-    try:
-        parse_size(query_memory)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--query-memory") from None
     app = create_app(
         hosts=allowed_hosts(host, extra_hosts),
         limits=Limits(query_seconds=query_timeout, query_memory=query_memory),

@@ -53,8 +53,8 @@ never read without end)."""
     callback=size_option,
     metavar="SIZE",
     default=None,
-    help="Memory the query may use (512MB, 2GB; exit 2 past it); then it runs in a child process "
-    "whose address space is capped. Default: half this machine's memory, held by DuckDB.",
+    help="Memory the query may use (512MB, 2GB; exit 2 past it; 0: no limit); then it runs in a child "
+    "process whose address space is capped. Default: half this machine's memory, held by DuckDB.",
 )
 @click.option("--no-limits", is_flag=True, help="Lift the default time and memory limits.")
 @click.option(

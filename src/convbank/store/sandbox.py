@@ -43,13 +43,20 @@ _SLACK = 256 * 2**20
 
 
 def parse_size(text: str) -> int:
-    """Bytes of a size in DuckDB's units (``512MB``, ``2GB``, ``1GiB``, ``1000000``);
-    raises :class:`ValueError` for anything else."""
+    """Bytes of a size in DuckDB's units (``512MB``, ``2GB``, ``1GiB``, ``1000000``; zero in
+    any unit, ``0`` or ``0MB``, is 0: no limit); raises :class:`ValueError` for anything
+    else, a size below one byte (``0.4B``) too, which would read as none.
+
+    >>> parse_size("512MB"), parse_size("0MB")
+    (512000000, 0)
+    """
     match = re.fullmatch(r"\s*(\d{1,20}(?:\.\d{1,20})?)\s*([KMGT]?I?B?)\s*", text.upper())
     shown = repr(text if len(text) <= 40 else text[:40] + "…")
     if not match or match.group(2) not in _UNITS:
         raise ValueError(f"{shown} is not a size such as 512MB or 2GB")
     size = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if size == 0 and float(match.group(1)) != 0:
+        raise ValueError(f"{shown} is less than one byte; give a size such as 512MB or 2GB")
     if size > 2**60:
         raise ValueError(f"{shown} is more memory than any machine has; give a size such as 512MB or 2GB")
     return size
