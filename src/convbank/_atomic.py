@@ -28,6 +28,7 @@ __all__ = [
     "kind_of",
     "name_max",
     "open_regular",
+    "plain_file",
     "process_alive",
     "read_json",
     "read_regular",
@@ -316,6 +317,19 @@ def kind_of(mode: int) -> str:
     'a FIFO (named pipe)'
     """
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def plain_file(path: Path) -> bool:
+    """Whether ``path`` is a plain file itself: not a link (to one or not), a folder, a FIFO,
+    a device, nor nothing.
+
+    >>> plain_file(Path("/dev/null")), plain_file(Path("/no/such/file"))
+    (False, False)
+    """
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def read_json(path: Path, limit: int) -> Any:

@@ -12,11 +12,11 @@ a dataset's side tables (:func:`side_tables`), named as the dataset's own.
 from __future__ import annotations
 
 import re
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convbank._atomic import plain_file
 from convbank._wording import article
 from convbank.engines import Batches, Engine, WrittenPiece
 from convbank.errors import BuildError
@@ -109,7 +109,7 @@ def _piece_problem(
         table, _, number = key
         if key in named:
             return f"{what} naming {table} piece {number} again, a piece an earlier one named"
-        if staging is not None and not _plain_file(staging.path(*key)):
+        if staging is not None and not plain_file(staging.path(*key)):
             return f"{what} naming {table} piece {number}, a file it did not write in the staging folder"
     return _ids_problem(piece, what) or _facts_problem(piece, what, staging)
 
@@ -127,14 +127,6 @@ def _count_problem(key: Any, count: Any, split: str, ds: Dataset) -> str | None:
         said = f"{count!r:.40}" if isinstance(count, (int, float, str)) else _kind(count)
         return f"counting {said} rows of {key[0]} piece {key[2]}, not a number of rows"
     return None
-
-
-def _plain_file(path: Path) -> bool:
-    """Whether ``path`` is a plain file (not a link, a folder or nothing)."""
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
 
 
 def _ids_problem(piece: WrittenPiece, what: str) -> str | None:

@@ -5,11 +5,11 @@ measured a file's layout, the files come back byte for byte."""
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from convbank._atomic import plain_file
 from convbank._wording import article
 from convbank.datasets._base import SideTable, UndeclaredError
 from convbank.errors import QueryError
@@ -57,21 +57,13 @@ def files_written(dataset: str, hook: str, gave: object, directory: Path) -> lis
     inside = os.path.abspath(directory)
     for item in gave:
         path = Path(os.path.abspath(item)) if isinstance(item, (str, os.PathLike)) else None
-        if path is None or not path.is_relative_to(inside) or not _plain_file(path):
+        if path is None or not path.is_relative_to(inside) or not plain_file(path):
             shown = f"{os.fspath(item)!r:.80}" if path is not None else article(type(item).__name__)
             raise UndeclaredError(
                 f"{hook} gave {shown}, not a file it wrote in the export's folder", dataset=dataset
             )
         files.append(Path(item))
     return files
-
-
-def _plain_file(path: Path) -> bool:
-    """Whether ``path`` is a plain file (not a link, a folder or nothing)."""
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
 
 
 def side_reader(corpus: Corpus, config: str) -> SideTable:
