@@ -37,13 +37,18 @@ def _zip_fixture(target: Path) -> Path:
 
 class _EditedAfterTheCheck(Fetcher):
     """A fetcher whose archive's extraction is edited once the fetch has checked it (what a
-    process writing there meanwhile does: ``edit``), the archive's sha256 that of the zip."""
+    process writing there meanwhile does: ``edit``), the archive's sha256 and size those of
+    the zip."""
 
     edit: str | None = None
     sha: str = ""
+    size: int = 0
 
     def fetch(self, dataset: Any, files: Any, **kw: Any) -> dict[str, Path]:
-        files = [msgspec.structs.replace(f, sha256=self.sha) if f.name == "hf_pec.zip" else f for f in files]
+        files = [
+            msgspec.structs.replace(f, sha256=self.sha, size=self.size) if f.name == "hf_pec.zip" else f
+            for f in files
+        ]
         paths = super().fetch(dataset, files, **kw)
         train = paths["hf_pec.zip"] / "happy" / "train.txt"
         edited = train.read_text(encoding="utf-8").replace("I finally got the job", "EDITED! the job")
@@ -64,6 +69,7 @@ def test_an_extraction_edited_after_its_check_is_never_built(
     archive = _zip_fixture(tmp_path / "src" / "hf_pec.zip")
     fetcher = _EditedAfterTheCheck(sources=[tmp_path / "src"], root=tmp_path / "home", progress=False)
     fetcher.edit, fetcher.sha = edit, hashlib.sha256(archive.read_bytes()).hexdigest()
+    fetcher.size = archive.stat().st_size
     bank = Bank(tmp_path / "home" / "bank")
     folder = tmp_path / "home" / "extracted" / "pec" / "hf_pec.zip" / fetcher.sha / "hf_pec"
     with pytest.raises(ChecksumError) as caught:
@@ -92,6 +98,7 @@ def test_raw_records_of_an_extraction_edited_after_its_check_are_never_yielded(
     archive = _zip_fixture(tmp_path / "src" / "hf_pec.zip")
     fetcher = _EditedAfterTheCheck(sources=[tmp_path / "src"], root=tmp_path / "home", progress=False)
     fetcher.edit, fetcher.sha = edit, hashlib.sha256(archive.read_bytes()).hexdigest()
+    fetcher.size = archive.stat().st_size
     yielded: list[Any] = []
     with pytest.raises(
         ChecksumError, match=re.escape("extracted from hf_pec.zip, changed while convbank read it; ")

@@ -47,11 +47,11 @@ def test_what_write_source_gives_is_the_files_it_wrote_in_the_export(tmp_path: P
         (7,): "an int, not a file it wrote in the export's folder",
         (
             str(tmp_path / "outside.tsv"),
-        ): f"{str(tmp_path / 'outside.tsv')!r}, not a file it wrote in the export's folder",
+        ): f"{str(tmp_path / 'outside.tsv')!r:.80}, not a file it wrote in the export's folder",
         ("../x",): "'../x', not a file it wrote in the export's folder",
         (
             str(tmp_path / "out" / "never.tsv"),
-        ): f"{str(tmp_path / 'out' / 'never.tsv')!r}, not a file it wrote in the export's folder",
+        ): f"{str(tmp_path / 'out' / 'never.tsv')!r:.80}, not a file it wrote in the export's folder",
     }
     for value, said in gave.items():
         with pytest.raises(UndeclaredError) as caught:
