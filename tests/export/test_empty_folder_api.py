@@ -39,3 +39,24 @@ def test_an_empty_folder_is_refused_by_export_as_by_the_command_line(
     assert refused.value.task == "casino-strategy"
     assert list(tmp_path.iterdir()) == []
     assert [p.name for p in export(corpus, "chat", ".")] == ["casino_default_valid.chat.jsonl"]
+
+
+def test_an_argument_of_the_wrong_kind_is_named_before_any_work(built: Bank, tmp_path: Path) -> None:
+    """Before: ``export("casino", ...)`` and ``where=5`` were AttributeErrors from inside the
+    export, ``output=5`` os.fspath's bare TypeError, and ``overwrite="no"`` read as True."""
+    corpus = convbank.load("casino", split="valid")
+    out = tmp_path / "out"
+    calls = {
+        "export's corpus must be a Corpus (convbank.load(...)), not 'casino'": ("casino", out, {}),
+        "export's output must be a folder's path (a str or an os.PathLike), not 5": (corpus, 5, {}),
+        "where must be a string or None, not 5": (corpus, out, {"where": 5}),
+        "as_participant must be a string or None, not 1": (corpus, out, {"as_participant": 1}),
+        "overwrite must be True or False, not 'no'": (corpus, out, {"overwrite": "no"}),
+        "hard must be True or False, not 1": (corpus, out, {"hard": 1}),
+    }
+    for said, (what, folder, options) in calls.items():
+        with pytest.raises(TypeError) as caught:
+            export(what, "chat", folder, **options)
+        assert str(caught.value) == said
+    assert not out.exists()
+    assert [p.name for p in export(corpus, "chat", os.fsencode(out))] == ["casino_default_valid.chat.jsonl"]

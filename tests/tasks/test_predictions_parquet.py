@@ -37,6 +37,15 @@ def test_parquet_predictions_read_back_as_they_were_written(tmp_path: Path, kind
     assert (metadata.get(b"convbank.predictions") == b"json") == (kind not in ("labels",))
 
 
+@pytest.mark.parametrize("name", ["p.parquet", "p.jsonl"])
+def test_predictions_are_written_and_read_by_a_path_given_as_text(tmp_path: Path, name: str) -> None:
+    """Before: ``write_predictions("p.jsonl", ...)`` and ``read_predictions("p.jsonl")`` were
+    AttributeErrors (``'str' object has no attribute 'suffix'``), 2 of 2 formats."""
+    written = write_predictions(str(tmp_path / name), {"a": ["x"], "b": []})
+    assert written == tmp_path / name
+    assert read_predictions(str(tmp_path / name)) == {"a": ["x"], "b": []}
+
+
 def test_a_json_prediction_that_is_not_json_is_one_line(tmp_path: Path) -> None:
     table = pa.table({"example_id": ["a"], "prediction": ["[1,"]})
     pq.write_table(table.replace_schema_metadata({b"convbank.predictions": b"json"}), tmp_path / "p.parquet")

@@ -151,7 +151,7 @@ def fold_folders(names: list[str]) -> list[str]:
     return out
 
 
-def read_predictions(path: Path, *, examples: int | None = None) -> dict[str, Any]:
+def read_predictions(path: Path | str, *, examples: int | None = None) -> dict[str, Any]:
     """``{example_id: prediction}`` from a JSONL or Parquet file of ``{example_id,
     prediction}`` rows; a duplicate id, a row without either field or a line that is not
     JSON is a :class:`BenchError` naming the first few (and their count).
@@ -171,6 +171,7 @@ def read_predictions(path: Path, *, examples: int | None = None) -> dict[str, An
     Traceback (most recent call last):
     convbank.errors.BenchError: deep.jsonl: line 1 is nested more than 64 deep; ...
     """
+    path = Path(path)  # a str as the system names it; anything else Path's own TypeError
     limit = None if examples is None else max(examples, 1) * BYTES_PER_EXAMPLE + LINE_LIMIT
     most_rows = None if examples is None else 2 * examples + 100
     rows: list[tuple[int, Any]] = []
@@ -459,7 +460,7 @@ def _open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
+def write_predictions(path: Path | str, predictions: Mapping[str, Any]) -> Path:
     """Write ``{example_id, prediction}`` rows (JSONL, or Parquet for a ``.parquet`` name),
     atomically; what :func:`read_predictions` and ``--predictions`` read back. A ``path``
     among convbank's own files is refused (:func:`refuse_convbanks_own`), and so is a
@@ -469,6 +470,7 @@ def write_predictions(path: Path, predictions: Mapping[str, Any]) -> Path:
     from convbank.bench._repeats import refuse_not_finite
     from convbank.bench._writable import refuse_convbanks_own
 
+    path = Path(path)  # a str as the system names it
     refuse_convbanks_own(path)
     refuse_not_finite(path, predictions)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from convbank._arguments import a_flag, a_text_or_none
 from convbank._atomic import name_max
 from convbank._names import EMPTY_FOLDER, empty_folder
 from convbank.errors import ExportError, did_you_mean
@@ -38,10 +39,19 @@ def export(
     unless ``overwrite``. ``where``'s query runs for at most ``timeout`` seconds, held by
     DuckDB in this process, or with ``hard`` in a worker process killed on time (past it,
     :class:`QueryError`; None: no limit). An empty ``output`` (``""``) is refused, as
-    ``-o ""`` is, never taken for the current folder (``"."`` names that one)::
+    ``-o ""`` is, never taken for the current folder (``"."`` names that one); an argument
+    of the wrong kind (a dataset's name for ``corpus``, ``where=5``, ``overwrite="no"``) is a
+    one-line ``TypeError`` naming it, before any work::
 
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
+    if not isinstance(corpus, Corpus):  # never read half-way as one (a name: corpus.parts())
+        raise TypeError(f"export's corpus must be a Corpus (convbank.load(...)), not {corpus!r:.80}")
+    if not isinstance(output, (str, bytes, os.PathLike)):
+        said = f"{output!r:.80}"
+        raise TypeError(f"export's output must be a folder's path (a str or an os.PathLike), not {said}")
+    where, as_participant = a_text_or_none(where, "where"), a_text_or_none(as_participant, "as_participant")
+    overwrite, hard = a_flag(overwrite, "overwrite"), a_flag(hard, "hard")
     if empty_folder(output):  # what -o "" is refused as; Path would take it for "."
         raise ExportError(f"output: {EMPTY_FOLDER}", format=fmt)
     known = written_formats()
@@ -66,7 +76,7 @@ def export(
             f"({selection.chosen.rsplit(' ', 1)[0]}): export the corpus whole",
             format=fmt,
         )
-    output = Path(output)
+    output = Path(os.fsdecode(output))
     record = {
         "dataset": selection.dataset,
         "format": fmt,
