@@ -45,8 +45,6 @@ def export(
 
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
-    if not isinstance(corpus, Corpus):  # never read half-way as one (a name: corpus.parts())
-        raise TypeError(f"export's corpus must be a Corpus (convbank.load(...)), not {corpus!r:.80}")
     if not isinstance(output, (str, bytes, os.PathLike)):
         said = f"{output!r:.80}"
         raise TypeError(f"export's output must be a folder's path (a str or an os.PathLike), not {said}")
@@ -58,6 +56,8 @@ def export(
     if fmt not in known:
         hint = did_you_mean(fmt, known)
         raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(known)}", format=fmt)
+    if not isinstance(corpus, Corpus):  # never read half-way as one (a name: corpus.parts())
+        raise TypeError(f"export's corpus must be a Corpus (convbank.load(...)), not {corpus!r:.80}")
     form = formats.get(fmt)
     assert form.writer is not None  # a format in written()
     if as_participant is not None and not form.sided:
