@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._lazy import lazy
-from convbank.export._csv_text import SCALAR_KINDS, block_size, first_line_of, long_row, typed_cell
+from convbank.export._csv_text import (
+    SCALAR_KINDS,
+    block_size,
+    first_line_of,
+    long_row,
+    typed_cell,
+    utf8_cells,
+)
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import decode_json, encoding_problem, json_cells, rejected, suffixed
 from convbank.export.tables import CSV_COLUMNS, PARQUET
@@ -145,6 +152,7 @@ class _Builder:
         self.rows: list[tuple[int, dict[str, Any]]] = []
         self.cid: str | None = None
         self.done: set[str] = set()
+        self.spoiled: dict[int, str] = {}  # rows holding a cell that is not UTF-8: why
 
     def add(self, row_number: int, row: dict[str, Any]) -> Iterator[Conversation | Rejected]:
         cid = row[self.c.map["conversation_id"]]
@@ -170,7 +178,8 @@ class _Builder:
             return
         cid, rows, self.rows, self.cid = self.cid, self.rows, [], None
         self.done.add(cid)
-        yield self.conversation(cid, rows)
+        bad = [(f"row {n}", self.spoiled.pop(n), row) for n, row in rows if n in self.spoiled]
+        yield rejected(self.path, *bad[0]) if bad else self.conversation(cid, rows)
         self.number += 1
 
     def conversation(self, cid: str, rows: list[tuple[int, dict[str, Any]]]) -> Conversation | Rejected:
@@ -260,7 +269,9 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     hold (ints, then ``1.5``; empty cells, then ``5``; ``true``, then ``maybe``). A column
     Arrow infers as dates, times or timestamps is kept as the text each cell holds, in every
     block: a later block's ``noon`` is text as the first's ``2024-01-02 03:04:05`` is, and a
-    timestamp's offset is the one written (Arrow's made ``+02:00`` UTC)."""
+    timestamp's offset is the one written (Arrow's made ``+02:00`` UTC). Every CSV column is
+    read as bytes and made text batch by batch (:func:`~convbank.export._csv_text.utf8_cells`),
+    so that a cell that is not UTF-8 is its row's fault, never the rest of the file's."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
         return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
@@ -270,7 +281,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
-        f.name: pa.string()
+        f.name
         for f in inferred
         if f.name in texts
         or (f.name in (*_DEFAULTS.values(), *CSV_COLUMNS) and f.name != "turn_index")
@@ -283,17 +294,9 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
         if f.name not in strings
         and (f.name == turn or any(getattr(pa.types, kind)(f.type) for kind in SCALAR_KINDS))
     )
-    strings.update(dict.fromkeys(numbers, pa.string()))
-    return (
-        names,
-        pcsv.open_csv(
-            path,
-            parse_options=parse,
-            convert_options=pcsv.ConvertOptions(column_types=strings),
-            read_options=blocks,
-        ),
-        numbers,
-    )
+    convert = pcsv.ConvertOptions(column_types=dict.fromkeys(names, pa.binary()))  # text: utf8_cells
+    reader = pcsv.open_csv(path, parse_options=parse, convert_options=convert, read_options=blocks)
+    return names, reader, numbers
 
 
 def _read_batches(
@@ -317,14 +320,17 @@ def _read_batches(
     from convbank.store._values import python_rows
 
     try:
-        for batch in batches:
-            if (twice := _repeated_field(batch.schema)) is not None:
+        for piece in batches:
+            if (twice := _repeated_field(piece.schema)) is not None:
                 yield Rejected(path, "file", twice)
                 return
-            for row in python_rows(batch):  # a value Python cannot hold: its text
+            batch, spoiled = utf8_cells(piece) if header else (piece, {})  # a CSV's: its bytes
+            for offset, row in enumerate(python_rows(batch)):  # a value Python cannot hold: its text
                 seen += 1
                 for name in numbers:
                     row[name] = typed_cell(row[name])
+                if offset in spoiled:  # its conversation is refused whole, said of this row
+                    builder.spoiled[seen] = spoiled[offset]
                 yield from builder.add(seen, row)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         why = long_row(exc) or f"expected rows of the same columns and types ({exc})"
