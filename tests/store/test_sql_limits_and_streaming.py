@@ -297,6 +297,10 @@ def test_a_result_nested_deeper_than_arrow_takes_is_one_line(built: Bank) -> Non
     assert sql(DEEP_LIST.replace("70", "62").replace("[]" * 70, "[]" * 62)).num_rows == 1
 
 
+STREAMED = "SELECT i, md5(i::VARCHAR) AS h FROM range(100000000) t(i)"
+"""A result long enough that a time limit of 0.2 s strikes while it streams."""
+
+
 def test_a_time_limit_that_strikes_between_batches_says_so(built: Bank) -> None:
     """A query stopped by its time limit while Arrow streams its result (DuckDB's interrupt
     comes back as Arrow's error) says so, as one stopped before its first batch does
@@ -306,14 +310,36 @@ def test_a_time_limit_that_strikes_between_batches_says_so(built: Bank) -> None:
 
     con = connect(built)
     with pytest.raises(QueryError) as caught:
-        stream = results(
-            con, "SELECT i, md5(i::VARCHAR) AS h FROM range(100000000) t(i)", timeout=0.2, batch_rows=1000
-        )
+        stream = results(con, STREAMED, timeout=0.2, batch_rows=1000)
         for index, _ in enumerate(stream):
             if index == 1:  # a batch in: the limit strikes while Arrow reads the next
                 time.sleep(0.4)
     assert str(caught.value) == "the query ran past its time limit of 0.2 s and was stopped"
     con.close()
+
+
+def test_a_time_limit_after_an_earlier_ctrl_c_is_the_time_limits(built: Bank) -> None:
+    """A Ctrl-C that interrupted the queries running then (``interrupt_all``, the command
+    line's handler) is not the cause of a later query's interrupt on another connection
+    (before: a flag of the process, set for ever, made every later time limit a
+    KeyboardInterrupt, which in the clean-clone CI run of 3565dde took down the test worker
+    that had run a Ctrl-C test earlier, 1 of 1)."""
+    from convbank.store.sql import connect, interrupt_all, results
+
+    first = connect(built)
+    interrupt_all()  # as the command line's handler does on Ctrl-C; nothing runs on first
+    first.close()
+    for query, rows in (("SELECT count(*) FROM range(10000000000) t(i)", None), (STREAMED, 1000)):
+        con = connect(built)
+        try:
+            with pytest.raises(QueryError) as caught:
+                for index, _ in enumerate(results(con, query, timeout=0.2, batch_rows=rows or 8192)):
+                    if index == 1:  # a batch in: the limit strikes while Arrow reads the next
+                        time.sleep(0.4)
+        except KeyboardInterrupt:
+            pytest.fail(f"a time limit said as Ctrl-C: {query}")
+        assert str(caught.value) == "the query ran past its time limit of 0.2 s and was stopped"
+        con.close()
 
 
 def test_a_memory_limit_that_strikes_in_arrows_buffers_says_so(built: Bank) -> None:

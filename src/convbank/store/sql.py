@@ -54,14 +54,16 @@ BATCH_ROWS = 8192
 
 _LIVE: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 """Every open connection of this process, for :func:`interrupt_all`."""
-_SIGNALLED = threading.Event()
+_SIGNALLED: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+"""The connections :func:`interrupt_all` interrupted: their interrupt is the signal's, said as
+:class:`KeyboardInterrupt`; another connection's is its time limit's, whatever came before."""
 
 
 def interrupt_all() -> None:
     """Interrupt whatever every connection of this process runs (the command line's Ctrl-C:
     DuckDB stops at once and its call raises :class:`KeyboardInterrupt`)."""
-    _SIGNALLED.set()
     for con in list(_LIVE):
+        _SIGNALLED.add(con)
         with suppress(duckdb.Error):  # closed meanwhile
             con.interrupt()
 
@@ -341,7 +343,8 @@ def _results(
                         raise carried from exc
                     raise _batch_error(exc, batch_rows, text) from exc
         except duckdb.Error as exc:
-            if isinstance(exc, duckdb.InterruptException) and _SIGNALLED.is_set():
+            if isinstance(exc, duckdb.InterruptException) and con in _SIGNALLED:
+                _SIGNALLED.discard(con)
                 raise KeyboardInterrupt from None
             verify(con)  # a file written in place under the scan is named as such
             damage = damage_of(_PINNED.get(con), exc)
