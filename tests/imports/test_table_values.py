@@ -398,3 +398,30 @@ def test_a_csv_cell_that_is_not_utf8_refuses_its_conversation_alone(tmp_path: Pa
         f"row {rows + 3}",
         '{"conversation_id":"cz","participant_id":"b","text":"caf\\\\xe9!"}',
     )
+
+
+@pytest.mark.parametrize("rows", [3, 40_000], ids=["one block", "many blocks"])
+def test_a_ragged_csv_row_refuses_its_conversation_alone_said_by_its_row(tmp_path: Path, rows: int) -> None:
+    """Twentieth pass. Before: a row of more (or fewer) cells than the header in Arrow's first
+    block refused the whole file said as ``file``; past it, every row after that block's start,
+    said as ``rows after row 32147`` (2 of 2 each). Now its conversation is the bad record,
+    said by its row, its text the record; every other conversation is imported."""
+    path = tmp_path / "turns.csv"
+    good = b"".join(b"c%d,p%d,hello there this is a line of text\n" % (i // 2, i % 2) for i in range(rows))
+    tail = b'cz,a,fine\ncz,b,"two\nlines",extra\ncy,a,ok\n,x\n'
+    path.write_bytes(b"conversation_id,participant_id,text\n" + good + tail)
+    with pytest.raises(CorpusImportError) as info:
+        convbank.import_conversations(path, name="ragged")
+    assert str(info.value) == (
+        f"{path}, row {rows + 3}: expected 3 cells, one for each column of the header; got 4 "
+        "(nothing was imported; --skip-bad imports the rest)"
+    )
+    rejects = tmp_path / "rejects.jsonl"
+    convbank.import_conversations(path, name="ragged", skip_bad=rejects)
+    corpus = convbank.load("ragged")
+    assert (len(corpus), sum(len(c.turns) for c in corpus)) == ((rows + 1) // 2 + 1, rows + 1)
+    said = [msgspec.json.decode(line) for line in rejects.read_bytes().splitlines()]
+    assert [(bad["where"], bad["expected"][-5:], bad["record"]) for bad in said] == [
+        (f"row {rows + 3}", "got 4", 'cz,b,"two\nlines",extra'),
+        (f"row {rows + 5}", "got 2", ",x"),
+    ]

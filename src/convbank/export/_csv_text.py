@@ -5,19 +5,32 @@ it: the cells of a column of numbers, booleans or nulls, each typed from its own
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._lazy import lazy
-from convbank.export._read import LINE_LIMIT
+from convbank.export._read import LINE_LIMIT, RECORD_LIMIT
 
 if TYPE_CHECKING:
     import pyarrow as pa
 else:
     pa = lazy("pyarrow")
 
-__all__ = ["SCALAR_KINDS", "block_size", "first_line_of", "long_row", "typed_cell", "utf8_cells"]
+__all__ = [
+    "SCALAR_KINDS",
+    "RaggedRows",
+    "block_size",
+    "delimiter",
+    "first_line_of",
+    "long_row",
+    "typed_cell",
+    "unclosed_quote",
+    "utf8_cells",
+]
 
 _NULLS = frozenset(("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
                     "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"))  # fmt: skip
@@ -124,3 +137,69 @@ def _decoded(cell: bytes | None, row: int, column: str, bad: dict[int, str]) -> 
         said = f"{exc.reason} at byte {exc.start}"  # as a Parquet column's bytes are said
         bad.setdefault(row, f"expected column {column!r} to hold UTF-8 text ({said})")
         return cell.decode("utf-8", "backslashreplace")
+
+
+def delimiter(path: Path) -> str:
+    """A tab for a ``.tsv`` or ``.tab`` file, else a comma."""
+    return "\t" if path.name.lower().endswith((".tsv", ".tab")) else ","
+
+
+def unclosed_quote(path: Path) -> int | None:
+    """The line of a CSV or TSV where a quoted field opens that no quote closes, else None:
+    Arrow's reader takes the rest of the file as that field's text (a row of ``"hi`` and every
+    row after it one turn). Looked for only where the file's quotes do not pair up (an odd
+    count, counted at C speed), with :mod:`csv`'s strict reader, which says where the data
+    ended inside quotes.
+
+    Example: a file ``c,s,t\\n1,a,"hi\\n1,b,yo\\n`` gives 2."""
+    with path.open("rb") as f:
+        quotes = sum(chunk.count(b'"') for chunk in iter(lambda: f.read(1 << 20), b""))
+    if quotes % 2 == 0:
+        return None
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as f:
+        rows = csv.reader(f, delimiter=delimiter(path), strict=True)
+        start = 1
+        try:
+            for _ in rows:
+                start = rows.line_num + 1
+        except csv.Error as exc:  # another departure (``"a"b``) is Arrow's to read as it reads it
+            return start if "end of data" in str(exc) else None
+    return None
+
+
+class RaggedRows:
+    """The rows of a CSV holding another number of cells than its header names: Arrow's
+    reader skips each as it reads (its ``invalid_row_handler``: this), and each is kept by its
+    row number (the header row 1, as Arrow numbers rows where it reads in one thread), its
+    text cut to a record's length, to be refused as its own conversation's fault, never the
+    rest of the file's. Arrow reads at most a block ahead of the rows taken, so at most two
+    blocks' rows are held."""
+
+    def __init__(self, delimiter: str) -> None:
+        self.delimiter = delimiter
+        self.rows: dict[int, tuple[str, str]] = {}
+
+    def __call__(self, row: Any) -> str:
+        if row.number is None:  # Arrow read in threads: it says the row itself
+            return "error"
+        why = f"expected {row.expected_columns} cells, one for each column of the header"
+        why += f"; got {row.actual_columns}"
+        self.rows[row.number] = (row.text[:RECORD_LIMIT], why)
+        return "skip"
+
+    def take(self, number: int, names: list[str]) -> tuple[dict[str, str | None], str, str] | None:
+        """Row ``number``'s cells by the header's names (a missing one None, an extra one
+        left out), why it was skipped and its text, if it was; else None."""
+        if (found := self.rows.pop(number, None)) is None:
+            return None
+        text, why = found
+        try:
+            cells = next(csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter), [])
+        except csv.Error:  # its text cut inside a quote or a field: no cells to name it by
+            cells = []
+        return {name: cells[i] if i < len(cells) else None for i, name in enumerate(names)}, why, text
+
+    def rest(self, names: list[str]) -> Iterator[tuple[int, dict[str, str | None], str, str]]:
+        """The rows kept and not taken (those after the file's last good row), in order."""
+        for number in sorted(self.rows):
+            yield number, *self.take(number, names)  # type: ignore[misc]

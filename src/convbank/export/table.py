@@ -18,7 +18,6 @@ read in batches of rows, one conversation held at a time.
 
 from __future__ import annotations
 
-import csv
 import decimal
 import math
 from collections import Counter
@@ -29,10 +28,13 @@ from typing import TYPE_CHECKING, Any
 from convbank._lazy import lazy
 from convbank.export._csv_text import (
     SCALAR_KINDS,
+    RaggedRows,
     block_size,
+    delimiter,
     first_line_of,
     long_row,
     typed_cell,
+    unclosed_quote,
     utf8_cells,
 )
 from convbank.export._format import Format, ReadOptions, Rejected
@@ -153,6 +155,7 @@ class _Builder:
         self.cid: str | None = None
         self.done: set[str] = set()
         self.spoiled: dict[int, str] = {}  # rows holding a cell that is not UTF-8: why
+        self.texts: dict[int, str] = {}  # a spoiled row Arrow skipped: its text, the record
 
     def add(self, row_number: int, row: dict[str, Any]) -> Iterator[Conversation | Rejected]:
         cid = row[self.c.map["conversation_id"]]
@@ -173,12 +176,25 @@ class _Builder:
             self.cid = cid
         self.rows.append((row_number, row))
 
+    def skipped(
+        self, number: int, row: dict[str, Any], why: str, text: str
+    ) -> Iterator[Conversation | Rejected]:
+        """A row Arrow skipped (:class:`~convbank.export._csv_text.RaggedRows`): its conversation
+        refused, said of it (its record its text); alone where it has no conversation id."""
+        if row[self.c.map["conversation_id"]] is None:
+            yield rejected(self.path, f"row {number}", why, text)
+            return
+        self.spoiled[number], self.texts[number] = why, text
+        yield from self.add(number, row)
+
     def flush(self) -> Iterator[Conversation | Rejected]:
         if self.cid is None:
             return
         cid, rows, self.rows, self.cid = self.cid, self.rows, [], None
         self.done.add(cid)
-        bad = [(f"row {n}", self.spoiled.pop(n), row) for n, row in rows if n in self.spoiled]
+        bad = [
+            (f"row {n}", self.spoiled.pop(n), self.texts.pop(n, row)) for n, row in rows if n in self.spoiled
+        ]
         yield rejected(self.path, *bad[0]) if bad else self.conversation(cid, rows)
         self.number += 1
 
@@ -257,7 +273,9 @@ def _own_meta(cell: Any) -> dict[str, Any] | str:
     return f"expected column 'meta' to hold a JSON object ({problem or f'not {type(value).__name__}'})"
 
 
-def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterator[Any], frozenset[str]]:
+def _batches(
+    path: Path, mapping: Mapping[str, str]
+) -> tuple[list[str], Iterator[Any], frozenset[str], RaggedRows]:
     """A file's column names, its record batches (CSV/TSV streamed; Parquet by batches) and
     the columns of numbers read as text (each cell typed by
     :func:`~convbank.export._csv_text.typed_cell`). A CSV's
@@ -274,10 +292,12 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     so that a cell that is not UTF-8 is its row's fault, never the rest of the file's."""
     if path.name.lower().endswith((".parquet", ".pq")):
         f = pq.ParquetFile(path)
-        return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset()
-    parse = pcsv.ParseOptions(delimiter=_delimiter(path), newlines_in_values=True)
-    blocks = pcsv.ReadOptions(block_size=block_size(path))
+        return f.schema_arrow.names, f.iter_batches(batch_size=4096), frozenset(), RaggedRows(",")
+    ragged = RaggedRows(delimiter(path))  # in one thread, so that Arrow numbers the rows it skips
+    parse = pcsv.ParseOptions(delimiter=ragged.delimiter, newlines_in_values=True, invalid_row_handler=ragged)
+    blocks = pcsv.ReadOptions(block_size=block_size(path), use_threads=False)
     inferred = pcsv.open_csv(path, parse_options=parse, read_options=blocks).schema
+    ragged.rows.clear()
     names = inferred.names
     texts = {mapping.get(key, _DEFAULTS[key]) for key in MAPPED[:3]}
     strings = {
@@ -296,7 +316,7 @@ def _batches(path: Path, mapping: Mapping[str, str]) -> tuple[list[str], Iterato
     )
     convert = pcsv.ConvertOptions(column_types=dict.fromkeys(names, pa.binary()))  # text: utf8_cells
     reader = pcsv.open_csv(path, parse_options=parse, convert_options=convert, read_options=blocks)
-    return names, reader, numbers
+    return names, reader, numbers, ragged
 
 
 def _read_batches(
@@ -308,10 +328,12 @@ def _read_batches(
     number: int,
     header: bool,
     numbers: frozenset[str] = frozenset(),
+    ragged: RaggedRows | None = None,
 ) -> Iterator[Conversation | Rejected]:
     """The conversations of one table's batches; ``number`` the first's source index; rows
     numbered from 1, the header (of a CSV) row 1; ``numbers``: columns of numbers read as
-    text, each cell made its number (:func:`~convbank.export._csv_text.typed_cell`)."""
+    text, each cell made its number (:func:`~convbank.export._csv_text.typed_cell`); ``ragged``:
+    the rows Arrow skipped, each in its place."""
     columns = _Columns(names, options.mapping, path)
     if columns.ours:  # convbank's CSV: the turns' and speakers' own columns are its
         columns.map = dict(_DEFAULTS)
@@ -327,6 +349,9 @@ def _read_batches(
             batch, spoiled = utf8_cells(piece) if header else (piece, {})  # a CSV's: its bytes
             for offset, row in enumerate(python_rows(batch)):  # a value Python cannot hold: its text
                 seen += 1
+                while ragged is not None and (skipped := ragged.take(seen, names)) is not None:
+                    yield from builder.skipped(seen, *skipped)
+                    seen += 1
                 for name in numbers:
                     row[name] = typed_cell(row[name])
                 if offset in spoiled:  # its conversation is refused whole, said of this row
@@ -339,6 +364,8 @@ def _read_batches(
     except (TypeError, ValueError, OverflowError) as exc:  # a value of a kind not even text holds
         yield Rejected(path, f"rows after row {seen}", f"expected values Python can read ({exc})")
         return
+    for tail in ragged.rest(names) if ragged is not None else ():  # after the last good row
+        yield from builder.skipped(*tail)
     yield from builder.flush()
 
 
@@ -355,7 +382,7 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             yield Rejected(path, "file", problem)
             continue
         try:
-            names, batches, numbers = _batches(path, options.mapping)
+            names, batches, numbers, ragged = _batches(path, options.mapping)
         except (OSError, pa.ArrowInvalid) as exc:
             yield Rejected(
                 path, "file", long_row(exc) or f"expected a CSV, TSV or Parquet table ({first_line_of(exc)})"
@@ -365,7 +392,7 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             where = "file" if parquet else "line 1"
             yield Rejected(path, where, f"expected column names of UTF-8 text ({exc})")
             continue
-        if not parquet and (line := _unclosed_quote(path)) is not None:
+        if not parquet and (line := unclosed_quote(path)) is not None:
             yield Rejected(
                 path,
                 f"line {line}",
@@ -374,41 +401,20 @@ def read_table(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversa
             continue
         try:
             read = _read_batches(
-                path, names, batches, options, number=number, header=not parquet, numbers=numbers
+                path,
+                names,
+                batches,
+                options,
+                number=number,
+                header=not parquet,
+                numbers=numbers,
+                ragged=ragged,
             )
             for item in read:
                 number += isinstance(item, Conversation)
                 yield item
         except _BadTableError as bad:
             yield bad.rejected
-
-
-def _delimiter(path: Path) -> str:
-    """A tab for a ``.tsv`` or ``.tab`` file, else a comma."""
-    return "\t" if path.name.lower().endswith((".tsv", ".tab")) else ","
-
-
-def _unclosed_quote(path: Path) -> int | None:
-    """The line of a CSV or TSV where a quoted field opens that no quote closes, else None:
-    Arrow's reader takes the rest of the file as that field's text (a row of ``"hi`` and every
-    row after it one turn). Looked for only where the file's quotes do not pair up (an odd
-    count, counted at C speed), with :mod:`csv`'s strict reader, which says where the data
-    ended inside quotes.
-
-    Example: a file ``c,s,t\\n1,a,"hi\\n1,b,yo\\n`` gives 2."""
-    with path.open("rb") as f:
-        quotes = sum(chunk.count(b'"') for chunk in iter(lambda: f.read(1 << 20), b""))
-    if quotes % 2 == 0:
-        return None
-    with path.open(encoding="utf-8-sig", errors="replace", newline="") as f:
-        rows = csv.reader(f, delimiter=_delimiter(path), strict=True)
-        start = 1
-        try:
-            for _ in rows:
-                start = rows.line_num + 1
-        except csv.Error as exc:  # another departure (``"a"b``) is Arrow's to read as it reads it
-            return start if "end of data" in str(exc) else None
-    return None
 
 
 def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Rejected]:
