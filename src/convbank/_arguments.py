@@ -48,7 +48,12 @@ def a_verdict(value: Any, what: str, name: str = "filter's function") -> bool:
     Traceback (most recent call last):
     ...
     TypeError: filter's function must return True or False, not 'no' (str), for conversation '157'
+
+    A 0-d array or tensor of one bool (``torch.tensor(True)``, ``np.array(False)``, what a
+    predicate computed with them returns) is that bool; one of more values or of numbers is not.
     """
+    if (single := _one_bool(value)) is not None:
+        return single
     try:
         return a_flag(value, name)
     except TypeError:
@@ -56,6 +61,18 @@ def a_verdict(value: Any, what: str, name: str = "filter's function") -> bool:
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         said = f"not {shown} ({type(value).__name__}), for {what}"
         raise TypeError(f"{name} must return True or False, {said}") from None
+
+
+def _one_bool(value: Any) -> bool | None:
+    """The bool a 0-d array or tensor of bool dtype holds (NumPy's, torch's, any whose
+    ``item()`` gives a bool), else None."""
+    if getattr(value, "ndim", None) != 0 or str(getattr(value, "dtype", "")) not in {"bool", "torch.bool"}:
+        return None
+    try:
+        item = value.item()
+    except Exception:
+        return None
+    return item if type(item) is bool else None
 
 
 def a_flag_or_none(value: Any, name: str) -> bool | None:

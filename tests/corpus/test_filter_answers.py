@@ -69,3 +69,27 @@ def test_a_torch_dataset_indexed_by_other_than_an_int_is_named(built: Bank, inde
     with pytest.raises(TypeError, match=r"^a dataset selects by integer indices, not bool$"):
         turns.select([0, True])
     assert turns[-1] == turns[len(turns) - 1] and turns[np.int64(0)]["turn_index"] == 0
+
+
+def test_a_0d_bool_tensor_or_array_is_a_filters_answer(built: Bank) -> None:
+    """Twentieth pass. Before: ``filter(lambda c: torch.tensor(c.num_turns > 20))``, what a
+    predicate computed with torch returns, was refused (`not tensor(True) (Tensor)`), and a
+    NumPy 0-d bool array too (2 of 2 answers, a filter's and a torch dataset's where). Now a
+    0-d bool tensor or array is its bool; one of one number, or a 1-d one, is refused as before."""
+    torch = pytest.importorskip("torch")
+    torch_datasets = pytest.importorskip("convbank.torch")
+    corpus = convbank.load("casino", split="valid")
+    many = len(corpus.filter("num_turns > 20"))
+    assert len(corpus.filter(lambda c: torch.tensor(c.num_turns > 20))) == many
+    assert len(corpus.filter(lambda c: np.array(c.num_turns > 20))) == many
+    assert len(corpus.examples("turns").filter(lambda t: torch.tensor(t["kind"] == "action"))) == 64
+    turns = torch_datasets.CorpusDataset(corpus, "turns", where=lambda t: torch.tensor(t["kind"] == "action"))
+    assert len(turns) == 64
+    for answer, shown in [
+        (torch.tensor(1), "tensor(1) (Tensor)"),
+        (torch.tensor([True]), "tensor([True]) (Tensor)"),
+        (np.array(1.0), "array(1.) (ndarray)"),
+    ]:
+        with pytest.raises(TypeError) as caught:
+            corpus.filter(lambda c, answer=answer: answer)
+        assert str(caught.value).startswith(f"filter's function must return True or False, not {shown}, for")
