@@ -329,16 +329,16 @@ def test_parlai_reads_escapes_colons_and_episodes(tmp_path: Path) -> None:
 
 
 def test_parlai_episodes_end_where_parlais_own_reader_ends_them(tmp_path: Path) -> None:
-    """ParlAI's ``str_to_msg`` (1.7.2) takes ``episode_done`` as ``bool`` of its text, the
-    last of a line's fields winning: any value but an empty one ends the episode, ``False``
-    too (before: only ``episode_done:True``, so ``true`` and ``1`` ran episodes together, and
-    a later empty field did not undo an earlier one)."""
+    """ParlAI's ``str_to_msg`` (1.7.2) takes ``episode_done`` as ``bool`` of its text: any
+    value but an empty one ends the episode, ``False`` too (before: only
+    ``episode_done:True``, so ``true`` and ``1`` ran episodes together). A line giving it
+    twice is refused (a field given twice: ``test_a_parlai_field_given_twice_is_refused``)."""
     path = tmp_path / "task.txt"
     path.write_text(
         "text:a\tlabels:b\tepisode_done:true\n"
         "text:c\tlabels:d\tepisode_done:\n"
         "text:e\tlabels:f\tepisode_done:False\n"
-        "text:g\tlabels:h\tepisode_done:True\tepisode_done:\n"
+        "text:g\tlabels:h\tepisode_done:\n"
         "text:i\tlabels:j\tepisode_done:1\n"
         "text:k\tlabels:l\n"
     )
@@ -349,6 +349,32 @@ def test_parlai_episodes_end_where_parlais_own_reader_ends_them(tmp_path: Path) 
         ["g", "h", "i", "j"],
         ["k", "l"],
     ]
+
+
+def test_a_parlai_field_given_twice_is_refused(tmp_path: Path) -> None:
+    """Twentieth pass. Before: a line giving a field twice (``text``, ``labels``, an extra
+    one, ``episode_done``) was imported with the last value, the first dropped without a
+    word (ParlAI's reader keeps the last), where a JSON record giving a key twice is refused
+    (4 of 4 fields). Now it is refused naming its line and the field, its episode with it,
+    as any bad line; ``--skip-bad`` imports the rest."""
+    path = tmp_path / "task.txt"
+    path.write_text(
+        "text:a\tlabels:b\ttext:lost?\n"
+        "text:c\tlabels:d\tepisode_done:True\n"
+        "text:e\tlabels:f\tr:1\tr:2\tepisode_done:True\n"
+        "text:g\tlabels:h\tepisode_done:True\tepisode_done:\n"
+        "text:i\tlabels:j\tepisode_done:True\n"
+    )
+    got = _read("parlai", [path])
+    said = "expected each field of a line once (the field {!r} is given twice; a reader would keep the last alone)"
+    assert [_lines(g) for g in got[:3]] == [
+        f"task.txt, line {n}: " + said.format(field)
+        for n, field in [(1, "text"), (3, "r"), (4, "episode_done")]
+    ]
+    assert got[0].takes == (  # type: ignore[union-attr]
+        "; its episode, to the next line that ends one (an episode_done of any value), is left out with it"
+    )
+    assert len(got) == 4 and _turns(got[3]) == [("user", "i"), ("assistant", "j")]
 
 
 def test_parlai_rejects_a_field_without_key_and_drops_its_episode(tmp_path: Path) -> None:

@@ -86,7 +86,9 @@ _CONTEXT = ("your persona:", "partner's persona:")
 
 
 def _fields(line: str) -> dict[str, str] | str:
-    """A line's ``key:value`` fields (a value may hold colons), or what is wrong with it."""
+    """A line's ``key:value`` fields (a value may hold colons), or what is wrong with it: a
+    field given twice is refused, as a JSON record's key given twice is, where ParlAI's reader
+    keeps the last value alone."""
     out: dict[str, str] = {}
     for field in line.split("\t"):
         if not field:
@@ -94,6 +96,9 @@ def _fields(line: str) -> dict[str, str] | str:
         key, colon, value = field.partition(":")
         if not colon or not key:
             return f"expected tab-separated key:value fields, not {field[:60]!r}"
+        if key in out:
+            said = f"the field {key[:60]!r} is given twice; a reader would keep the last alone"
+            return f"expected each field of a line once ({said})"
         out[key] = value
     if "text" not in out and "labels" not in out and "eval_labels" not in out:
         return "expected a text: or labels: field (ParlAI's tab-separated key:value fields)"
