@@ -410,3 +410,34 @@ def test_a_label_of_the_dataset_absent_from_the_loaded_split_is_no_typo(built: B
     assert len(valid.filter(label="strategy:uv-part")) == 0
     with pytest.raises(UnknownFieldError, match="casino has no label 'uv_part' in layer 'strategy'"):
         valid.filter(label="strategy:uv_part")
+
+
+def test_a_pickled_corpus_of_a_removed_import_reads_what_its_original_reads(tmp_path: Path) -> None:
+    """Twentieth pass. Before: a pickled corpus of an imported dataset could not be unpickled
+    once the dataset was removed from the bank (`unknown dataset 'mine'`), while the original,
+    pinning its generation, still read it (2 of 2: a corpus and a selection). Now a pickle
+    reads its dataset as its generation holds it; where that generation is gone (the original
+    closed, a later import cleaned it), one line names the dataset and what to do."""
+    from convbank.errors import NotBuiltError
+    from convbank.imports import remove
+
+    chats = tmp_path / "c.jsonl"
+    record = '{{"id": "{}", "messages": [{{"role": "user", "content": "hi"}}]}}\n'
+    chats.write_text(record.format("a") + record.format("b"))
+    convbank.import_conversations(chats, name="mine")
+    corpus = convbank.load("mine")
+    data, part = pickle.dumps(corpus), pickle.dumps(corpus[1:])
+    remove("mine")
+    assert [c.conversation_id for c in pickle.loads(data)] == ["a", "b"] and pickle.loads(data) == corpus
+    assert [c.conversation_id for c in pickle.loads(part)] == ["b"]
+    generation = corpus.snapshot.generation
+    corpus.close()
+    del corpus
+    gc.collect()
+    convbank.import_conversations(chats, name="other")  # cleans the generations no reader pins
+    with pytest.raises(NotBuiltError) as caught:
+        pickle.loads(data)
+    assert str(caught.value) == (
+        f"a pickled corpus of 'mine' reads generation {generation} of the bank at {tmp_path / 'home' / 'bank'}, "
+        "which is gone (closed, and cleaned since); load it again (convbank.load('mine'))"
+    )

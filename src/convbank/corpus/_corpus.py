@@ -13,7 +13,7 @@ from convbank._arguments import a_flag, a_verdict
 from convbank._workers import resolved
 from convbank.corpus._filters import Filters, check_filter
 from convbank.corpus._frames import Frames
-from convbank.corpus._identity import Identity
+from convbank.corpus._identity import Identity, pinned_dataset
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
 from convbank.errors import ConversationNotFoundError, whole_number
@@ -23,6 +23,8 @@ from convbank.store import Bank, Snapshot
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from convbank.datasets import Dataset
 
 __all__ = ["Corpus"]
 
@@ -57,7 +59,7 @@ class Corpus(Identity, Frames, Filters, Training):
 
     def __init__(
         self,
-        name: str,
+        name: str | Dataset,
         config: str | None = None,
         split: str | None = None,
         *,
@@ -65,7 +67,7 @@ class Corpus(Identity, Frames, Filters, Training):
         snapshot: Snapshot | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
-        dataset = catalog.get(name)
+        dataset = catalog.get(name) if isinstance(name, str) else name  # a pickle's, as its bank held it
         cache_bytes = whole_number(cache_bytes, "cache_bytes")
         own = snapshot is None
         pinned = snapshot or (bank or Bank()).snapshot()
@@ -490,10 +492,7 @@ def _reopen(  # noqa: PLR0917 (pickle calls it with positional arguments)
     cache_bytes: int,
 ) -> Corpus:
     """A pickled corpus, opened again on the same generation of the bank at ``root``."""
-    from pathlib import Path
-
-    bank = Bank(Path(root))
-    snapshot = bank.snapshot_of(generation)
-    corpus = Corpus(name, config, split, snapshot=snapshot, cache_bytes=cache_bytes)
+    snapshot, dataset = pinned_dataset(name, root, generation)
+    corpus = Corpus(dataset, config, split, snapshot=snapshot, cache_bytes=cache_bytes)
     corpus._source.own_snapshot = True
     return corpus if indices is None else corpus._derive(indices)

@@ -4,9 +4,12 @@ re-opens it (``Corpus.__reduce__``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from convbank.errors import NotBuiltError
 
 if TYPE_CHECKING:
     from convbank.corpus._source import Source
@@ -88,3 +91,27 @@ class Identity:
 
     def __hash__(self) -> int:
         return hash(self._identity())
+
+
+def pinned_dataset(name: str, root: str, generation: str | None) -> tuple[Snapshot, Dataset]:
+    """What a pickled corpus re-opens (``_reopen``, as a Hugging Face ``Dataset`` pickles as
+    what it reads): its generation of the bank at ``root``, pinned, and its dataset as that
+    generation holds it, so that one imported and removed since is read while the original
+    pins it; where that generation is gone, one line naming the dataset and what to do."""
+    from convbank import catalog
+    from convbank.registry import imported_from
+    from convbank.store import Bank
+
+    try:
+        snapshot = Bank(Path(root)).snapshot_of(generation)
+    except NotBuiltError as exc:
+        gone = f"generation {generation} of the bank at {root}, which is gone (closed, and cleaned since)"
+        said = f"a pickled corpus of {name!r} reads {gone}; load it again (convbank.load({name!r}))"
+        raise NotBuiltError(said, dataset=name, path=exc.path) from None
+    try:
+        entry = snapshot.manifest.datasets.get(name)
+        found = imported_from(name, entry) if entry is not None else None
+        return snapshot, found or catalog.get(name)
+    except BaseException:
+        snapshot.close()
+        raise
