@@ -16,6 +16,7 @@ from convbank.corpus._frames import Frames
 from convbank.corpus._identity import Identity, pinned_dataset
 from convbank.corpus._source import DEFAULT_CACHE_BYTES, Source, find_parts
 from convbank.corpus._training import Training
+from convbank.datasets import Dataset
 from convbank.errors import ConversationNotFoundError, whole_number
 from convbank.examples._rows import chosen_positions
 from convbank.model import Conversation, Part, tables_to_conversations
@@ -23,8 +24,6 @@ from convbank.store import Bank, Snapshot
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from convbank.datasets import Dataset
 
 __all__ = ["Corpus"]
 
@@ -67,7 +66,7 @@ class Corpus(Identity, Frames, Filters, Training):
         snapshot: Snapshot | None = None,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
-        dataset = catalog.get(name) if isinstance(name, str) else name  # a pickle's, as its bank held it
+        dataset = name if isinstance(name, Dataset) else catalog.get(name)  # a pickle's: as its bank held it
         cache_bytes = whole_number(cache_bytes, "cache_bytes")
         own = snapshot is None
         pinned = snapshot or (bank or Bank()).snapshot()
