@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from convbank._atomic import read_json
+from convbank._wording import counted
 from convbank.errors import FormatError
 from convbank.settings import env_number, pause_at
 
@@ -112,7 +113,7 @@ def _plan(
     total = sum(i.file_size for i in infos if not i.is_dir())
     if total > max_bytes:
         raise FormatError(
-            f"{archive}: would expand to {total:,} bytes, more than the {max_bytes:,} allowed "
+            f"{archive}: would expand to {counted(total, 'byte')}, more than the {max_bytes:,} allowed "
             f"(CONVBANK_EXTRACT_MAX_BYTES, by default {EXTRACT_RATIO} times the archive's size); "
             "refusing to extract this archive — re-fetch the file, or raise the limit if it is "
             "the publisher's",
@@ -178,7 +179,7 @@ def safe_extract(
                                 raise _refuse(
                                     archive,
                                     f"member {info.filename!r} holds more than the "
-                                    f"{info.file_size:,} bytes the archive's directory declares",
+                                    f"{counted(info.file_size, 'byte')} the archive's directory declares",
                                 )
                             if written > budget:
                                 raise _refuse(

@@ -34,6 +34,7 @@ from urllib.parse import urljoin, urlsplit
 from convbank._archive import first_line
 from convbank._decoding import ASKED, EncodingError, decoded, finish, streams
 from convbank._lazy import lazy
+from convbank._wording import counted
 from convbank.settings import env_number
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def download(
                 for chunk in _chunks(response, timeout[1]):
                     got += len(chunk)
                     if size is not None and got > size:
-                        raise TransferError(f"the server sent more than the file's {size:,} bytes")
+                        raise TransferError(f"the server sent more than the file's {counted(size, 'byte')}")
                     if size is None and got > most:
                         raise TransferError(f"the server sent more than {most:,} bytes, {_BEYOND}")
                     digest.update(chunk)
@@ -271,7 +272,7 @@ def download(
         if progress is not None:
             progress.close()
     if size is not None and got != size:
-        raise TransferError(f"the server sent {got:,} of the file's {size:,} bytes")
+        raise TransferError(f"the server sent {got:,} of the file's {counted(size, 'byte')}")
     return digest.hexdigest()
 
 
@@ -290,9 +291,13 @@ def _refuse_announced(announced: int | None, size: int | None, most: int) -> Non
     if announced is None:
         return
     if size is not None and announced != size:
-        raise TransferError(f"the server announces {announced:,} bytes, but the file is {size:,} bytes")
+        raise TransferError(
+            f"the server announces {counted(announced, 'byte')}, but the file is {counted(size, 'byte')}"
+        )
     if size is None and announced > most:
-        raise TransferError(f"the server announces {announced:,} bytes, more than {most:,}, {_BEYOND}")
+        raise TransferError(
+            f"the server announces {counted(announced, 'byte')}, more than {most:,}, {_BEYOND}"
+        )
 
 
 def _chunks(response: requests.Response, span: float) -> Iterator[bytes]:
@@ -335,8 +340,8 @@ def _watch(response: requests.Response, got: list[int], slow: list[str], done: A
     last = 0
     while not done.wait(span):
         if got[0] - last < SLOWEST * span:
-            after = f", after {last:,} bytes" if last else ""
-            sent = f"the server sent {got[0] - last:,} bytes in {span:g} s"
+            after = f", after {counted(last, 'byte')}" if last else ""
+            sent = f"the server sent {counted(got[0] - last, 'byte')} in {span:g} s"
             slow.append(f"{sent}, fewer than {SLOWEST:,} a second{after}")
             with suppress(Exception):  # urllib3 before 2.3 cannot: the next read that returns says it
                 response.raw.shutdown()
@@ -350,7 +355,9 @@ def _broken(exc: Exception, got: int, read_timeout: float, slow: list[str]) -> s
     by the watch's shutdown says the watch's reason."""
     timeout = urllib3.exceptions.TimeoutError
     if isinstance(exc, (requests.Timeout, timeout)) or any(isinstance(a, timeout) for a in exc.args):
-        return f"the server sent nothing for {read_timeout:g} s" + (f" after {got:,} bytes" if got else "")
+        return f"the server sent nothing for {read_timeout:g} s" + (
+            f" after {counted(got, 'byte')}" if got else ""
+        )
     if slow:
         return slow[0]
-    return f"the transfer broke after {got:,} bytes ({type(exc).__name__}: {first_line(exc)})"
+    return f"the transfer broke after {counted(got, 'byte')} ({type(exc).__name__}: {first_line(exc)})"

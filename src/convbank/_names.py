@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from convbank._wording import article
+from convbank._wording import article, counted
 
 __all__ = ["EMPTY_FOLDER", "empty_folder", "name_problem", "path_not_text"]
 
@@ -35,7 +35,7 @@ def name_problem(name: object) -> str | None:
         size = len(name.encode("utf-8"))
     except UnicodeEncodeError:
         return "it holds a lone surrogate"
-    return f"it is {size} bytes long; at most 200" if size > 200 else None
+    return f"it is {counted(size, 'byte')} long; at most 200" if size > 200 else None
 
 
 def path_not_text(path: os.PathLike[str] | str) -> str | None:

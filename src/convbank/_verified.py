@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from convbank._atomic import open_regular, process_alive
+from convbank._wording import counted
 from convbank.errors import ChecksumError
 from convbank.settings import pause_at
 
@@ -65,7 +66,7 @@ def other_size(path: Path, size: int | None, sha: str | None) -> str | None:
     found = path.stat().st_size
     if size is None or sha is None or found == size:
         return None
-    return f"{found:,} bytes, not the {size:,} of the publisher's file (sha256 {sha})"
+    return f"{counted(found, 'byte')}, not the {size:,} of the publisher's file (sha256 {sha})"
 
 
 def signature(fd: int) -> tuple[int, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["article"]
+__all__ = ["article", "counted"]
 
 _AN = re.compile(r"(?i)(?:[aeio]|u(?!ni|s[eu]|tf|ri|bi|int)|8|1[18](?!\d)|hour|honest)")
 """What a word that takes ``an`` starts with: a vowel sounded as one (``an int``, ``an
@@ -24,3 +24,13 @@ def article(word: str) -> str:
     """
     takes_an = _AN.match(word) is not None and _A.match(word) is None
     return f"{'an' if takes_an else 'a'} {word}"
+
+
+def counted(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word``, agreeing in number (``many``, else ``word`` + ``s``, where ``n`` is
+    not 1), the count with thousands' commas: every message that counts says it so.
+
+    >>> counted(1, "conversation"), counted(2, "split"), counted(1030, "entry", "entries")
+    ('1 conversation', '2 splits', '1,030 entries')
+    """
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

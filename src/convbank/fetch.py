@@ -46,6 +46,7 @@ from convbank._download import HTTPStatusError, TransferError, UnreachableError,
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
 from convbank._verified import open_verified, other_size, private_copy
+from convbank._wording import counted
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ChecksumError, DownloadError, OfflineError, SetupError, SourceError
 from convbank.settings import home, is_offline, pause_at, source_dirs
@@ -234,7 +235,7 @@ class Fetcher:
                 else "could not be fetched"
             )
             raise kind(
-                f"{dataset.name}: {len(missing)} files {how}: {names}; download them from the "
+                f"{dataset.name}: {counted(len(missing), 'file')} {how}: {names}; download them from the "
                 f"URLs `convbank info {dataset.name}` lists and put them in "
                 f"{self.cache_path(dataset, missing[0][0]).parent} or in a folder given with --source"
                 + self._not_in_sources(dataset, missing[0][0])

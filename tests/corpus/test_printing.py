@@ -29,5 +29,5 @@ def test_a_conversation_and_a_view_print_control_characters_as_escapes(tmp_path:
     ]
     view = convbank.load("mine").examples("chat")
     assert repr(mix([view], names=["a\nb\x1b[31m"])) == (
-        "<Mixture of a\\nb\\x1b[31m 1.00 (first_exhausted, seed 0, epoch 0): 1 examples>"
+        "<Mixture of a\\nb\\x1b[31m 1.00 (first_exhausted, seed 0, epoch 0): 1 example>"
     )

@@ -112,7 +112,7 @@ def test_jsonl_reads_bom_crlf_no_final_newline_and_rejects_bad_lines(tmp_path: P
             {**CONV, "participants": [{"participant_id": "a", "role": "user", "age": 3}]},
             "a key 'participants[0].age' it has no place for",
         ),
-        ({**CONV, "num_turns": 2}, "num_turns 2 where it has 1 turns"),
+        ({**CONV, "num_turns": 2}, "num_turns 2 where it has 1 turn"),
     ],
     ids=["conversation", "turn", "participant", "num_turns"],
 )

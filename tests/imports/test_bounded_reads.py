@@ -282,7 +282,7 @@ def test_nesting_the_bank_cannot_type_is_a_bad_record(depth: int, said: str | No
     )
     rejects = tmp_path / "rejects.jsonl"
     result = CliRunner().invoke(cli, ["import", str(path), "--name", "deep", "--skip-bad", str(rejects)])
-    assert result.exit_code == 0 and "1 conversations" in result.output, result.output
+    assert result.exit_code == 0 and "1 conversation," in result.output, result.output
 
 
 def test_a_convokit_utterance_nested_too_deep_is_one_line(tmp_path: Path) -> None:

@@ -694,3 +694,22 @@ def test_a_first_line_no_reader_can_read_is_named_with_why(tmp_path: Path, case:
         f"error: {path}, line 1: {why}; no format (hf, convokit, parlai, chat, sharegpt, jsonl, parquet and "
         "table) could be recognised from it, so nothing was imported\n",
     )
+
+
+def test_counts_of_one_are_said_in_the_singular(tmp_path: Path) -> None:
+    """Twentieth pass. Before: `imported one from 1 file (chat, detected): 1 conversations,
+    1 turns`, and `<Corpus one: 1 conversations ...>`, `<Conversation ...: 1 participants,
+    1 turns, ...>`, `this corpus of 1 conversations` (4 of 4 messages). Now every count agrees
+    with its word (one helper, ``convbank._wording.counted``)."""
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"id": "a", "messages": [{"role": "user", "content": "hi"}]}\n{"id": "a"}\n')
+    code, output = _run("import", str(path), "--name", "one", "--skip-bad", str(tmp_path / "bad.jsonl"))
+    assert code == 0, output
+    assert "imported one from 1 file (chat, detected): 1 conversation, 1 turn (default/train 1)\n" in output
+    assert f"rejected 1 record: see {tmp_path / 'bad.jsonl'}\n" in output
+    corpus = convbank.load("one")
+    assert repr(corpus) == "<Corpus one: 1 conversation in default/train>"
+    assert repr(corpus[0]) == "<Conversation one/default/train 'a': 1 participant, 1 turn, 0 annotations>"
+    with pytest.raises(IndexError, match=r"^position 1 is outside this corpus of 1 conversation$"):
+        corpus[1]
+    assert repr(corpus.examples("turns")).endswith(": 1 example>")

@@ -78,7 +78,7 @@ def test_ranking_metrics_by_hand() -> None:
     assert recall_at([1, 2, 11, 60], 10) == 0.5
     assert accuracy([1, 0, 1], [1, 1, 1]) == pytest.approx(2 / 3)
     assert mean_absolute_error([1, 5], [2, 3]) == 1.5
-    with pytest.raises(ValueError, match="2 gold items but 1 predictions"):
+    with pytest.raises(ValueError, match="2 gold items but 1 prediction"):
         binary_f1([True, False], [True])
 
 

@@ -147,7 +147,7 @@ def test_a_parquet_footer_that_says_less_than_its_pages_hold_is_refused_unread(t
     with pytest.raises(BenchError) as caught:
         read_predictions(path, examples=1)
     assert str(caught.value) == (
-        f"{path}: 1 rows, 8 MiB uncompressed: more than a predictions file of this task holds "
+        f"{path}: 1 row, 8 MiB uncompressed: more than a predictions file of this task holds "
         "(102 rows, 1 MiB at most)"
     )
     assert read_predictions(path) == {"a": "x" * (8 << 20)}  # no task, no bound: read
@@ -187,7 +187,7 @@ def test_a_page_of_many_values_in_few_bytes_is_counted_from_its_header(tmp_path:
     pq.write_table(pa.table({"example_id": ["a"], "prediction": prediction}), path, compression="zstd")
     with pytest.raises(BenchError) as caught:
         read_predictions(path, examples=1)
-    assert str(caught.value).startswith(f"{path}: 1 rows, 15 MiB uncompressed: more than a predictions file")
+    assert str(caught.value).startswith(f"{path}: 1 row, 15 MiB uncompressed: more than a predictions file")
 
 
 def test_a_fixed_length_dictionary_value_taken_by_every_row_is_counted_from_the_headers(

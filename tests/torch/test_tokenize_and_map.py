@@ -280,7 +280,7 @@ def test_a_function_that_does_not_return_a_dict_is_said(built: Bank) -> None:
         MapError, match="map\\(\\)'s function returned int for example 0; it must return a dict"
     ):
         view.map(lambda t: 1, cache=False)
-    with pytest.raises(MapError, match="returned 1 rows for a batch of 402; to change the number of rows"):
+    with pytest.raises(MapError, match="returned 1 row for a batch of 402; to change the number of rows"):
         view.map(lambda b: {"n": [1]}, batched=True, batch_size=1000, cache=False)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from convbank._forksafe import this_process_only
-from convbank._wording import article
+from convbank._wording import article, counted
 from convbank.errors import BenchError, ConvbankError
 
 __all__ = ["MAX_DEPTH", "TooDeepError", "answers_of", "call", "method_of", "plain", "what"]
@@ -84,9 +84,10 @@ def answers_of(task: str, model: str, fold: str, method: str, answers: Any, *, i
     with _guard(task, model, fold, f"in {method}()"):  # a generator's body is the model's too
         items = list(itertools.islice(answers, len(ids) + 1))  # an endless one: one too many
     if len(items) != len(ids):
-        count = f"more than {len(ids)}" if len(items) > len(ids) else str(len(items))
+        many = len(items) > len(ids)
+        count = f"more than {counted(len(ids), 'prediction')}" if many else counted(len(items), "prediction")
         raise BenchError(
-            f"{task}, {fold}: the model {model} returned {count} predictions for {len(ids)} examples",
+            f"{task}, {fold}: the model {model} returned {count} for {counted(len(ids), 'example')}",
             task=task,
             model=model,
         )

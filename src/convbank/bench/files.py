@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convbank._wording import counted
 from convbank.bench._repeats import refuse_repeated_field, refuse_repeated_key
 from convbank.bench._writable import refuse_unwritable
 from convbank.errors import BenchError
@@ -117,7 +118,7 @@ def _parts(data: TaskData, seed: int) -> list[str]:
     ids = [e.id for e in data.examples]
     folds = [[f.name, list(f.train), list(f.test)] for f in data.folds]
     digest = hashlib.sha256(msgspec.json.encode([ids, folds])).hexdigest()[:16]
-    return [f"seed {seed}", f"{len(ids):,} examples {digest}"]
+    return [f"seed {seed}", f"{counted(len(ids), 'example')} {digest}"]
 
 
 LINE_LIMIT = 1 << 20
@@ -330,8 +331,8 @@ def _parquet_rows(path: Path, limit: int | None, most_rows: int | None) -> list[
     repeated = next((n for n in ("example_id", "prediction") if table.column_names.count(n) > 1), None)
     if repeated is not None:  # a row of it would keep one of them, unsaid which
         raise BenchError(
-            f"{path}: {table.column_names.count(repeated)} columns named {repeated!r}; a predictions "
-            "file has one example_id and one prediction column",
+            f"{path}: {counted(table.column_names.count(repeated), 'column')} named {repeated!r}; a "
+            "predictions file has one example_id and one prediction column",
             path=path,
         )
     refuse_repeated_field(path, table.schema)
@@ -384,7 +385,7 @@ def _bounded_table(path: Path, f: BinaryIO, limit: int | None, most_rows: int | 
 
 def _too_large(path: Path, rows: int, size: int, limit: int, most_rows: int) -> BenchError:
     return BenchError(
-        f"{path}: {rows:,} rows, {_mib(size)} uncompressed: more than a predictions "
+        f"{path}: {counted(rows, 'row')}, {_mib(size)} uncompressed: more than a predictions "
         f"file of this task holds ({most_rows:,} rows, {_mib(limit)} at most)",
         path=path,
     )

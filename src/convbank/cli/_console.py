@@ -16,6 +16,7 @@ from rich.text import Text
 from convbank._controls import _KEEP_LINES, one_line, visible
 from convbank._lazy import lazy
 from convbank._textio import json_bytes
+from convbank._wording import counted
 from convbank.model.schema import JSON_FIELD
 from convbank.store._values import python_values
 
@@ -77,9 +78,8 @@ def echo_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 split``, ``2 splits``, ``1,030 conversations``."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+plural = counted
+"""``1 split``, ``2 splits``, ``1,030 conversations``: :func:`convbank._wording.counted`."""
 
 
 class _Console(Console):

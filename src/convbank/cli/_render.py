@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from convbank import catalog
+from convbank._wording import counted
 from convbank.cli._console import visible
 from convbank.datasets import Context
 from convbank.model import Annotation, Conversation, Turn
@@ -24,7 +25,7 @@ def _flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
             items += _flatten(v, f"{prefix}{k}.")
         return [(k.rstrip("."), v) for k, v in items]
     if isinstance(data, list) and data and all(isinstance(x, dict) for x in data):
-        return [(prefix, f"{len(data)} items")]
+        return [(prefix, counted(len(data), "item"))]
     return [(prefix, ", ".join(map(str, data)) if isinstance(data, list) else str(data))]
 
 

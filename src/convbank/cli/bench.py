@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from convbank._wording import counted
 from convbank.cli._options import config_option, file_option, folder_option
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def bench(
         written = export_task(chosen, data, export_dir, seed=seed, overwrite=overwrite)
         from convbank._controls import one_line
 
-        click.echo(f"{len(written)} files in {one_line(str(export_dir / chosen.name))}")
+        click.echo(f"{counted(len(written), 'file')} in {one_line(str(export_dir / chosen.name))}")
         return
     if ":" in (model or ""):
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from convbank._wording import counted
 from convbank.errors import DamagedBankError
 
 __all__ = ["doctor", "new_dataset"]
@@ -45,7 +46,8 @@ def doctor(quick: bool, clean: bool, as_json: bool) -> None:
         for path in checkup.leftovers:
             say(f"leftover: {path} (removed by `convbank doctor --clean` or the next build)")
         state = "sound" if not checkup.problems else f"{len(checkup.problems)} damaged"
-        say(f"bank at {bank.root}: {checkup.files} files, {checkup.bytes:,} bytes checked, {state}")
+        checked = f"{counted(checkup.files, 'file')}, {counted(checkup.bytes, 'byte')} checked"
+        say(f"bank at {bank.root}: {checked}, {state}")
     if checkup.problems:
         raise click.exceptions.Exit(DamagedBankError.exit_code)
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from convbank import catalog
 from convbank._arguments import a_flag, a_verdict
+from convbank._wording import counted
 from convbank._workers import resolved
 from convbank.corpus._filters import Filters, check_filter
 from convbank.corpus._frames import Frames
@@ -139,8 +140,9 @@ class Corpus(Identity, Frames, Filters, Training):
     def __repr__(self) -> str:
         where = "/".join(x for x in (self.dataset.name, self.config, self.split) if x)
         parts = ", ".join(f"{p.config}/{p.split}" for p in self.parts())
-        chosen = "" if self._indices is None else f" (selected from {len(self._source):,})"
-        return f"<Corpus {where}: {len(self):,} conversations{chosen}{f' in {parts}' if parts else ''}>"
+        chosen = counted(len(self), "conversation")
+        chosen += "" if self._indices is None else f" (selected from {len(self._source):,})"
+        return f"<Corpus {where}: {chosen}{f' in {parts}' if parts else ''}>"
 
     # ------------------------------------------------------------------ size and positions
     def __len__(self) -> int:
@@ -156,7 +158,7 @@ class Corpus(Identity, Frames, Filters, Training):
         total = len(self)
         i = index + total if index < 0 else index
         if not 0 <= i < total:
-            raise IndexError(f"position {index} is outside this corpus of {total:,} conversations")
+            raise IndexError(f"position {index} is outside this corpus of {counted(total, 'conversation')}")
         return i if self._indices is None else int(self._indices[i])
 
     def _has_position(self, position: int) -> bool:
@@ -289,7 +291,7 @@ class Corpus(Identity, Frames, Filters, Training):
         """
         given = list(indices) if not isinstance(indices, np.ndarray) else indices
         total = len(self)
-        of = f"this corpus of {total:,} conversations"
+        of = f"this corpus of {counted(total, 'conversation')}"
         chosen = chosen_positions(given, total, of=of, refused="select() takes integer positions, not")
         return self._derive(self._positions()[chosen])
 

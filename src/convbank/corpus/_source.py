@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from convbank._forksafe import renew_after_fork
+from convbank._wording import counted
 from convbank.corpus._group import Group
 from convbank.errors import DamagedBankError, NotBuiltError
 from convbank.model import UNIFIED_TABLES, Conversation, Part
@@ -327,7 +328,7 @@ class Source:
         if b.ref.rows is not None and opened.rows != b.ref.rows:
             opened.close()
             raise DamagedBankError(
-                f"the bank is damaged: {ref.path} holds {opened.rows:,} conversations where "
+                f"the bank is damaged: {ref.path} holds {counted(opened.rows, 'conversation')} where "
                 f"{b.ref.path} holds {b.ref.rows:,}; run `convbank doctor`, then `convbank build "
                 f"{ref.dataset}` to rebuild it",
                 path=ref.path,

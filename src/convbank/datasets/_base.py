@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import msgspec
 
 from convbank._lazy import lazy
+from convbank._wording import counted
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._present import Presentation, hook_names
 from convbank.errors import ConvbankError, FormatError, UnknownDatasetError, did_you_mean
@@ -212,8 +213,9 @@ class Dataset(ABC):
         expected = self.published_count(part)
         if expected is None or conversations == expected:
             return None
-        noun = "conversation" if conversations == 1 else "conversations"
-        return f"{part.config}/{part.split} has {conversations:,} {noun}; {expected:,} published"
+        return (
+            f"{part.config}/{part.split} has {counted(conversations, 'conversation')}; {expected:,} published"
+        )
 
     def file(self, name: str) -> SourceFile:
         """The source file of that published name."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 
 from convbank._keys import beside
+from convbank._wording import counted
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths
 from convbank.datasets._checks import Check, CheckList, Problem
 from convbank.datasets._present import Context, Presentation
@@ -279,7 +280,7 @@ class ImportedDataset(Dataset):
 
     def __repr__(self) -> str:
         n = len(self.entry.inputs)
-        return f"<ImportedDataset {self.name!r} from {self.entry.format}: {n} file{'s' * (n != 1)}>"
+        return f"<ImportedDataset {self.name!r} from {self.entry.format}: {counted(n, 'file')}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ImportedDataset, (self.name, self.entry, self.stored))

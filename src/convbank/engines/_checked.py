@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from convbank._atomic import plain_file
 from convbank._wording import article
+from convbank._wording import counted as counted_
 from convbank.engines import Batches, Engine, WrittenPiece
 from convbank.errors import BuildError
 from convbank.store.staging import Layout, MetaLayout
@@ -134,7 +135,11 @@ def _ids_problem(piece: WrittenPiece, what: str) -> str | None:
     :func:`~convbank.engines.id_hashes` (eight bytes an id): one a conversation it counts."""
     if piece.hashes is not None:
         if not (isinstance(piece.hashes, bytes) and len(piece.hashes) % 8 == 0):
-            said = f"{len(piece.hashes)} bytes" if isinstance(piece.hashes, bytes) else _kind(piece.hashes)
+            said = (
+                counted_(len(piece.hashes), "byte")
+                if isinstance(piece.hashes, bytes)
+                else _kind(piece.hashes)
+            )
             return f"{what} whose id hashes are {said}, not eight bytes an id"
     elif not isinstance(piece.ids, list):
         return f"{what} whose ids are {_kind(piece.ids)}, not a list of conversation ids (strings)"
@@ -142,7 +147,8 @@ def _ids_problem(piece: WrittenPiece, what: str) -> str | None:
         return f"{what} whose ids hold {_kind(odd[0])}, not only conversation ids (strings)"
     counted = sum(n for (table, _, _), n in piece.rows.items() if table == "conversations")
     if piece.conversations != counted:
-        return f"{what} of {piece.conversations} conversation ids counting {counted} conversations"
+        ids = counted_(piece.conversations, "conversation id")
+        return f"{what} of {ids} counting {counted_(counted, 'conversation')}"
     return None
 
 
@@ -166,7 +172,8 @@ def _facts_problem(piece: WrittenPiece, what: str, staging: Staging | None) -> s
             return f"{what} whose facts of {said}, not (sha256, size, footer, layout)"
         size = staging.path(*key).lstat().st_size if staging is not None else facts[1]
         if facts[1] != size:
-            return f"{what} saying {key[0]} piece {key[2]} is {facts[1]:,} bytes, not the {size:,} it holds"
+            said = counted_(facts[1], "byte")
+            return f"{what} saying {key[0]} piece {key[2]} is {said}, not the {size:,} it holds"
     return None
 
 
@@ -188,7 +195,8 @@ def mapped_problem(ds: Dataset, records: list[Any], part: Part, start: int, tabl
         return f"map_batch gave {problem}"
     ids = tables["conversations"].column("conversation_id").to_pylist()
     if len(ids) != len(records):
-        return f"map_batch gave {len(ids)} conversations for {len(records)} records of {part.split}"
+        gave = f"{counted_(len(ids), 'conversation')} for {counted_(len(records), 'record')}"
+        return f"map_batch gave {gave} of {part.split}"
     for index, (record, mapped) in enumerate(zip(records, ids, strict=True), start):
         cid = ds.conversation_id(record, part, index)
         if not isinstance(cid, str):

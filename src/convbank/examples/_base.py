@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank._arguments import a_flag, a_verdict
+from convbank._wording import counted
 from convbank.errors import UnknownFieldError, did_you_mean, printable, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
 from convbank.examples._rows import (
@@ -85,7 +86,10 @@ class Examples(Tables, ABC):
 
     def _positions(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
         total = len(self)
-        of, refused = f"this view of {total:,} examples", "examples are selected by integer positions, not"
+        of, refused = (
+            f"this view of {counted(total, 'example')}",
+            "examples are selected by integer positions, not",
+        )
         return chosen_positions(indices, total, of=of, refused=refused)
 
     def __getitem__(self, key: int | slice | str) -> Any:
@@ -142,7 +146,8 @@ class Examples(Tables, ABC):
             )
 
     def __repr__(self) -> str:
-        return f"<{printable(self._describe())}: {len(self):,} examples>"  # names given: a newline, an ESC
+        shown = printable(self._describe())  # names given: a newline, an ESC
+        return f"<{shown}: {counted(len(self), 'example')}>"
 
     def __eq__(self, other: object) -> bool:
         """Equal: the same examples made the same way from the same data (compares how they

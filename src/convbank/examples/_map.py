@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank._arguments import a_flag
+from convbank._wording import counted
 from convbank._workers import received
 from convbank.errors import ConvbankError, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
@@ -166,8 +167,8 @@ def _apply(
         raise MapError(f"map(batched=True)'s function returned lists of different lengths: {lengths}")
     if lengths and kept and next(iter(lengths.values())) != len(rows):
         raise MapError(
-            f"map(batched=True)'s function returned {next(iter(lengths.values()))} rows for a batch of "
-            f"{len(rows)}; to change the number of rows, remove every input column "
+            f"map(batched=True)'s function returned {counted(next(iter(lengths.values())), 'row')} for a "
+            f"batch of {len(rows)}; to change the number of rows, remove every input column "
             f"(remove_columns={sorted(given)!r})"
         )
     return {**kept, **{k: list(v) for k, v in result.items()}}

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from convbank._arguments import a_flag
-from convbank._wording import article
+from convbank._wording import article, counted
 from convbank.errors import whole_number
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
@@ -306,7 +306,7 @@ def _check_reachable(names: tuple[str, ...], sizes: tuple[int, ...], weights: tu
         expected = size / p if p > 0 else math.inf
         if expected > MOST_DRAWS:
             raise ValueError(
-                f"source {name!r} has probability {p:.3g}: drawing its {size:,} examples takes "
+                f"source {name!r} has probability {p:.3g}: drawing its {counted(size, 'example')} takes "
                 f"about {expected:.3g} draws under stopping='all_exhausted', more than "
                 f"{MOST_DRAWS:,}; give it a larger weight or use stopping='first_exhausted'"
             )

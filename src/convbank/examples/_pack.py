@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from convbank._arguments import a_flag
+from convbank._wording import counted
 from convbank.examples._base import Examples
 from convbank.examples._rows import Example
 from convbank.examples._tokenize import IGNORE_INDEX
@@ -149,7 +150,7 @@ class Packed(Examples):
         return ("packed", self.view._key(), self.seq_len, self.pad_token_id, self.mask_boundaries)
 
     def _describe(self) -> str:
-        return f"Packed {self.view._describe()} into {self.seq_len} tokens"
+        return f"Packed {self.view._describe()} into {counted(self.seq_len, 'token')}"
 
     def cache_home(self) -> Any:
         """Where the packed view caches :meth:`map` results."""

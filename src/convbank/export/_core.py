@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from convbank._wording import counted
 from convbank.errors import ExportError, QueryError
 
 if TYPE_CHECKING:  # a format's module imports this one: it stays free of pyarrow and DuckDB
@@ -94,7 +95,7 @@ def _chosen(corpus: Corpus) -> str | None:
     if all(ids is None for _, _, ids in chosen):
         return None
     digest = hashlib.sha256(json.dumps(chosen).encode("utf-8")).hexdigest()[:16]
-    return f"{picked:,} of {stored:,} conversations {digest}"
+    return f"{picked:,} of {counted(stored, 'conversation')} {digest}"
 
 
 def _where_problem(where: str, exc: QueryError) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from convbank._arguments import a_flag, a_text_or_none
 from convbank._atomic import name_max
 from convbank._names import EMPTY_FOLDER, empty_folder
+from convbank._wording import counted
 from convbank.errors import ExportError, did_you_mean
 from convbank.export._core import Selection
 from convbank.export._place import check_targets, placed, refuse_convbanks_own
@@ -108,7 +109,8 @@ def _one_path_each(paths: list[str], selection: Selection, fmt: str, output: Pat
     long = next((n for p in paths for n in Path(p).parts if len(os.fsencode(n)) > most), None)
     if long is not None:
         raise ExportError(
-            f"{long[:60]}…: the {fmt} export would write a file name of {len(os.fsencode(long)):,} bytes, "
+            f"{long[:60]}…: the {fmt} export would write a file name of "
+            f"{counted(len(os.fsencode(long)), 'byte')}, "
             f"more than the {most} a name may hold (its dataset's, config's and split's names "
             "together); import the part under a shorter config or split name",
             format=fmt,

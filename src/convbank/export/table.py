@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._lazy import lazy
+from convbank._wording import counted
 from convbank.export._csv_text import (
     SCALAR_KINDS,
     RaggedRows,
@@ -103,9 +104,8 @@ def _repeated(names: Sequence[Any]) -> str | None:
     "expected each column named once; 'x' names 2 columns (rename all but one)"
     """
     name, count = next(((n, k) for n, k in Counter(names).items() if k > 1), (None, 1))
-    if count == 1:
-        return None
-    return f"expected each column named once; {str(name)!r} names {count} columns (rename all but one)"
+    named = f"{str(name)!r} names {counted(count, 'column')}"
+    return None if count == 1 else f"expected each column named once; {named} (rename all but one)"
 
 
 def _repeated_field(schema: pa.Schema) -> str | None:

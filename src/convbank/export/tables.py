@@ -16,6 +16,7 @@ import msgspec
 
 from convbank._lazy import lazy
 from convbank._textio import CsvRows
+from convbank._wording import counted
 from convbank.export._core import Selection, part_files, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import head, json_lines, rejected, suffixed
@@ -94,7 +95,7 @@ def _not_held(value: dict[str, Any], turns: int) -> str | None:
     if odd is not None:
         return f"a key {odd!r} it has no place for"
     if value.get("num_turns", turns) != turns:
-        return f"num_turns {value['num_turns']!r} where it has {turns} turns"
+        return f"num_turns {value['num_turns']!r} where it has {counted(turns, 'turn')}"
     return None
 
 

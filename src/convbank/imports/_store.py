@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from convbank._atomic import AtomicFile
 from convbank._names import name_problem
-from convbank._wording import article
+from convbank._wording import article, counted
 from convbank.build import SeenIds, write_batch
 from convbank.datasets._generic import CHECKS
 from convbank.datasets._imported import ImportedDataset, ImportEntry, InputFile
@@ -64,13 +64,13 @@ class ImportReport:
         how = "detected" if self.detected else "as given"
         parts = ", ".join(f"{p} {n:,}" for p, n in self.parts.items())
         lines = [
-            f"imported {self.name} from {len(self.files)} file{'s' * (len(self.files) != 1)} "
-            f"({self.format}, {how}): {self.conversations:,} conversations, {self.turns:,} turns ({parts})"
+            f"imported {self.name} from {counted(len(self.files), 'file')} ({self.format}, {how}): "
+            f"{counted(self.conversations, 'conversation')}, {counted(self.turns, 'turn')} ({parts})"
         ]
         if self.duplicates:
-            lines.append(f"left out {self.duplicates:,} exact duplicate record{'s' * (self.duplicates != 1)}")
+            lines.append(f"left out {counted(self.duplicates, 'exact duplicate record')}")
         if self.rejects is not None:
-            lines.append(f"rejected {self.rejected:,} record{'s' * (self.rejected != 1)}: see {self.rejects}")
+            lines.append(f"rejected {counted(self.rejected, 'record')}: see {self.rejects}")
         lines.append(f"what {self.format} does not carry: {self.loses or 'not stated by the format'}")
         return lines
 

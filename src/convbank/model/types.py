@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 import msgspec
 
+from convbank._wording import counted
 from convbank.errors import printable
 
 Json = dict[str, Any]
@@ -110,8 +111,9 @@ class Conversation(msgspec.Struct):
         """
         where = "/".join((self.dataset, self.config, self.split))
         return (
-            f"<Conversation {where} {self.conversation_id!r}: {len(self.participants)} participants, "
-            f"{len(self.turns)} turns, {len(self.annotations)} annotations>"
+            f"<Conversation {where} {self.conversation_id!r}: "
+            f"{counted(len(self.participants), 'participant')}, {counted(len(self.turns), 'turn')}, "
+            f"{counted(len(self.annotations), 'annotation')}>"
         )
 
     def __str__(self) -> str:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from convbank._atomic import atomic_write_text, read_regular
 from convbank._lazy import lazy
 from convbank._version import __version__
+from convbank._wording import counted
 from convbank.datasets._imported import ImportEntry
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError, PluginError
 from convbank.model import SCHEMA_VERSION
@@ -387,7 +388,7 @@ class Bank:
         sha, size, footer, layout = staging.facts.get(key) or file_facts(staged, table)  # a writer's, or read
         if size != staged.stat().st_size:
             raise BuildError(
-                f"{staged}: {staged.stat().st_size:,} bytes, its writer said {size:,}; "
+                f"{staged}: {counted(staged.stat().st_size, 'byte')}, its writer said {size:,}; "
                 "the previous bank is unchanged",
                 path=staged,
             )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from convbank._atomic import sha256_file
 from convbank._lazy import lazy
+from convbank._wording import counted
 from convbank.store.integrity import (
     STRUCTURE_KEY,
     count_problems,
@@ -75,7 +76,7 @@ def checkup(snap: Snapshot, *, deep: bool = True) -> Checkup:
                 if ref.footer is not None and footer != ref.footer:
                     problem = "corrupt: its Parquet footer differs from the manifest's"
                 elif ref.rows is not None and meta.num_rows != ref.rows:
-                    problem = f"{meta.num_rows:,} rows where the manifest says {ref.rows:,}"
+                    problem = f"{counted(meta.num_rows, 'row')} where the manifest says {ref.rows:,}"
                 elif structure_problem(ref, (meta.metadata or {}).get(STRUCTURE_KEY)) is not None:
                     problem = "its meta structure differs from the one its footer holds"
                 else:
@@ -104,7 +105,7 @@ def _record_problem(ref: FileRef) -> str | None:
     if ref.footer is not None and digest != ref.footer:
         return "corrupt: its index differs from the manifest's"
     if ref.rows is not None and index.rows != ref.rows:
-        return f"{index.rows:,} rows where the manifest says {ref.rows:,}"
+        return f"{counted(index.rows, 'row')} where the manifest says {ref.rows:,}"
     return _layout_problem(ref, index)
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from convbank._forksafe import renew_after_fork
 from convbank._lazy import lazy
-from convbank._wording import article
+from convbank._wording import article, counted
 from convbank.errors import DamagedBankError, SchemaVersionError
 from convbank.model import schema as unified
 from convbank.model.schema import SCHEMA_VERSION
@@ -103,7 +103,7 @@ def checked_footer(ref: FileRef, f: BinaryIO) -> pq.FileMetaData:
         )
     if ref.rows is not None and meta.num_rows != ref.rows:
         raise DamagedBankError(
-            damaged(ref, f"of {meta.num_rows:,} rows where the manifest says {ref.rows:,}"),
+            damaged(ref, f"of {counted(meta.num_rows, 'row')} where the manifest says {ref.rows:,}"),
             path=ref.path,
         )
     check_file_schema(ref, meta.schema.to_arrow_schema())
@@ -169,7 +169,7 @@ def footer_bytes(f: BinaryIO) -> bytes:
     A ``ValueError`` when the file does not end like a Parquet file."""
     size = f.seek(0, os.SEEK_END)
     if size < 12:
-        raise ValueError(f"{size} bytes, too short for a Parquet file")
+        raise ValueError(f"{counted(size, 'byte')}, too short for a Parquet file")
     f.seek(size - 8)
     tail = f.read(8)
     (length,) = struct.unpack("<I", tail[:4])
@@ -253,7 +253,7 @@ def stat_problem(ref: FileRef) -> str | None:
         return FOLDER_IN_PLACE
     size = st.st_size
     if ref.bytes is not None and size != ref.bytes:
-        return f"{size:,} bytes where the manifest says {ref.bytes:,}"
+        return f"{counted(size, 'byte')} where the manifest says {ref.bytes:,}"
     return None
 
 

@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import msgspec
 
 from convbank._forksafe import renew_after_fork
+from convbank._wording import counted
 from convbank.model import UNIFIED_TABLES
 from convbank.model.records import RecordCodec
 from convbank.store._kept import KEPT_BYTES, Kept
@@ -259,7 +260,7 @@ class Index:
         made = 32 * len(UNIFIED_TABLES) if second else 0
         need = at + size + ids + made + 8 * groups + 8 * (entries + 1) + DIGEST * entries
         if len(data) != need:
-            raise ValueError(f"an index of {len(data):,} bytes where its counts need {need:,}")
+            raise ValueError(f"an index of {counted(len(data), 'byte')} where its counts need {need:,}")
         self.dictionary = data[at : at + size]
         at += size
         self.id_bytes = data[at : at + ids]
@@ -297,7 +298,7 @@ class Index:
         except Exception as exc:  # bytes the index's sha256 vouched for, that do not decode
             raise ValueError(str(exc)) from exc
         if len(found) != self.rows:
-            raise ValueError(f"{len(found):,} ids for {self.rows:,} records")
+            raise ValueError(f"{counted(len(found), 'id')} for {counted(self.rows, 'record')}")
         return found
 
     def id_range(self) -> list[str]:
@@ -312,7 +313,7 @@ def read_index(f: BinaryIO) -> tuple[Index, str]:
     from an open file. A ``ValueError`` when the file does not end like a record file."""
     size = f.seek(0, os.SEEK_END)
     if size < len(MAGIC) + _TAIL.size + _HEADER.size:
-        raise ValueError(f"{size} bytes, too short for a record file")
+        raise ValueError(f"{counted(size, 'byte')}, too short for a record file")
     f.seek(size - _TAIL.size)
     tail = f.read(_TAIL.size)
     length, end = _TAIL.unpack(tail)

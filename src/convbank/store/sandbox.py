@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from convbank._wording import counted
 from convbank._workers import WAKE, Worker, may_fork
 from convbank.errors import DamagedBankError, QueryError
 
@@ -66,7 +67,7 @@ def _size(n: int) -> str:
     for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("GB", 10**9), ("MB", 10**6)):
         if n >= factor and n % factor == 0:
             return f"{n // factor:,} {unit}"
-    return f"{n:,} bytes"
+    return f"{counted(n, 'byte')}"
 
 
 @dataclass
@@ -132,7 +133,7 @@ def _cut(value: Any, chars: int) -> Any:
         return value if len(value) <= chars else value[:chars] + f"… ({len(value):,} characters)"
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
-        return data if len(data) <= chars else data[:chars] + f"… ({len(data):,} bytes)".encode()
+        return data if len(data) <= chars else data[:chars] + f"… ({counted(len(data), 'byte')})".encode()
     if isinstance(value, (list, tuple, dict)):  # JSON, as `query --format csv` writes it
         from convbank._textio import json_bytes
 

@@ -16,6 +16,7 @@ from convbank._atomic import sha256_file
 from convbank._forksafe import renew_after_fork
 from convbank._lazy import lazy
 from convbank._names import name_problem
+from convbank._wording import counted
 from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
 from convbank.model import Part
 from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
@@ -185,7 +186,7 @@ class Snapshot:
                 raise DamagedBankError(damaged(ref, "not a regular file"), path=ref.path)
             if ref.bytes is not None and st.st_size != ref.bytes:
                 raise DamagedBankError(
-                    damaged(ref, f"{st.st_size:,} bytes where the manifest says {ref.bytes:,}"),
+                    damaged(ref, f"{counted(st.st_size, 'byte')} where the manifest says {ref.bytes:,}"),
                     path=ref.path,
                 )
             with os.fdopen(os.dup(fd), "rb") as f:
@@ -200,7 +201,7 @@ class Snapshot:
                 )
             if ref.rows is not None and index.rows != ref.rows:
                 raise DamagedBankError(
-                    damaged(ref, f"of {index.rows:,} rows where the manifest says {ref.rows:,}"),
+                    damaged(ref, f"of {counted(index.rows, 'row')} where the manifest says {ref.rows:,}"),
                     path=ref.path,
                 )
         except BaseException:
@@ -378,7 +379,7 @@ class Snapshot:
             if not stat.S_ISREG(st.st_mode):
                 raise DamagedBankError(damaged(ref, "not a regular file"), path=ref.path)
             if ref.bytes is not None and st.st_size != ref.bytes:
-                problem = f"{st.st_size:,} bytes where the manifest says {ref.bytes:,}"
+                problem = f"{counted(st.st_size, 'byte')} where the manifest says {ref.bytes:,}"
                 raise DamagedBankError(damaged(ref, problem), path=ref.path)
             try:  # one byte more than the manifest's size: a file growing is told, not cut
                 data = f.read() if ref.bytes is None else f.read(ref.bytes + 1)
@@ -386,7 +387,8 @@ class Snapshot:
                 raise self.unreadable(ref, exc) from exc
         if ref.bytes is not None and len(data) != ref.bytes:
             raise DamagedBankError(
-                damaged(ref, f"{len(data):,} bytes where the manifest says {ref.bytes:,}"), path=ref.path
+                damaged(ref, f"{counted(len(data), 'byte')} where the manifest says {ref.bytes:,}"),
+                path=ref.path,
             )
         import hashlib  # here, not at the top: the commands that only print never hash
 

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from convbank._wording import article
+from convbank._wording import article, counted
 from convbank._workers import ctrl_c_said, forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
@@ -476,7 +476,7 @@ def _batch_error(exc: Exception, batch_rows: int, sql: str) -> QueryError:
         )
     if "maximum total string size" in first:
         return QueryError(
-            f"a batch of {batch_rows:,} rows of the result holds over 2 GiB of text in one column "
+            f"a batch of {counted(batch_rows, 'row')} of the result holds over 2 GiB of text in one column "
             "(Arrow's limit for a string column); select shorter text (substr), fewer rows, "
             "or fewer rows a batch (batch_rows)",
             sql=sql,

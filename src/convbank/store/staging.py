@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from convbank._lazy import lazy
 from convbank._version import __version__
+from convbank._wording import counted
 from convbank.errors import DiskFullError, FormatError
 from convbank.model import SCHEMA_VERSION, UNIFIED_TABLES
 from convbank.model.schema import NotGroupedError, table_schemas
@@ -65,7 +66,7 @@ def disk_full(root: Path, exc: OSError) -> DiskFullError | None:
     where = exc.filename or root
     free = shutil.disk_usage(root).free if root.exists() else 0
     return DiskFullError(
-        f"{where}: no space left on the device holding the bank ({free:,} bytes free); "
+        f"{where}: no space left on the device holding the bank ({counted(free, 'byte')} free); "
         "the previous bank is unchanged and the partial build was removed — free some space "
         "and build again",
         path=where,

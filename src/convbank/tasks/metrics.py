@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Iterable, Sequence, Sized
 from dataclasses import dataclass
 
+from convbank._wording import counted
+
 __all__ = [
     "PRF",
     "accuracy",
@@ -173,4 +175,4 @@ def mean(values: Iterable[float | None]) -> float | None:
 
 def _same_length(a: Sized, b: Sized) -> None:
     if len(a) != len(b):
-        raise ValueError(f"{len(a)} gold items but {len(b)} predictions")
+        raise ValueError(f"{counted(len(a), 'gold item')} but {counted(len(b), 'prediction')}")

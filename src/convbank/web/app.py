@@ -34,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 from convbank import catalog
 from convbank._textio import CsvRows, base64_of_bytes, bidi_closed, json_bytes, link_url
 from convbank._version import __version__
+from convbank._wording import counted
 from convbank.errors import (
     ConvbankError,
     ConversationNotFoundError,
@@ -383,7 +384,7 @@ def _csv(result: Result) -> Response:
     name = f"convbank-query-first-{shown}-rows.csv" if result.more else "convbank-query.csv"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "X-Convbank-Rows-Shown": str(shown)}
     if result.more:
-        headers["X-Convbank-Truncated"] = f"{shown} of at least {shown + 1} rows"
+        headers["X-Convbank-Truncated"] = f"{shown} of at least {counted(shown + 1, 'row')}"
     return Response(buf.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
 
 

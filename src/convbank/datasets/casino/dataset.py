@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from convbank._wording import counted
 from convbank.datasets import ConfigSpec, SourceFile
 from convbank.datasets._jsonlist import JsonListDataset
 from convbank.datasets._layout import Frame
@@ -57,7 +58,7 @@ def _check_complete(path: Path, dialogues: list[Dialogue]) -> None:
         for where, value, size in maps:
             if len(value) != size:
                 raise FormatError(
-                    f"{path}: at $[{i}].{where}: expected {size} keys, got {', '.join(value) or 'none'}; "
+                    f"{path}: at $[{i}].{where}: expected {counted(size, 'key')}, got {', '.join(value) or 'none'}; "
                     "not the CaSiNo format as published — re-fetch the file or check that it is the right one",
                     path=path,
                     json_path=f"$[{i}].{where}",
