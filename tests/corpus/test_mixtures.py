@@ -187,7 +187,7 @@ def test_a_mixture_is_an_examples_view_that_pickles_equal() -> None:
         (
             lambda a, b: mix([a, b], weights=[1]),
             ValueError,
-            "1 weights for 2 sources: give one weight per source",
+            "1 weight for 2 sources: give one weight per source",
         ),
         (
             lambda a, b: mix([a, b], weights="equal"),
@@ -262,6 +262,37 @@ def test_weights_whose_sum_overflows_are_their_shares(
     m = mix(views, weights=weights, seed=1, stopping=stopping)
     assert m.weights == pytest.approx(shares)
     assert plan_of(m) == plan_of(mix(views, weights=list(shares), seed=1, stopping=stopping))
+
+
+def test_a_weight_of_any_number_kind_is_its_share() -> None:
+    """Twentieth pass. Before: an int weight beyond a float (``2**1100``) was Python's bare
+    ``OverflowError: int too large to convert to float``, and a ``Fraction``, a ``Decimal`` or a
+    0-d tensor (``torch.softmax(...)[i]``), positive numbers all, were refused as not numbers
+    (4 of 4 kinds). Now each is its exact share; a Decimal infinity or NaN and a 0-d bool or
+    1-d array are refused as before."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    a, b = numbered(3, "a"), numbered(4, "b")
+    for weights, shares in [
+        ([2**1100, 2**1100], (0.5, 0.5)),
+        ([2**1100, 1.0], (1.0, 0.0)),
+        ([Fraction(1, 3), Fraction(2, 3)], (1 / 3, 2 / 3)),
+        ([Decimal("0.25"), Decimal("0.75")], (0.25, 0.75)),
+        ([np.array(1.0), np.float32(3)], (0.25, 0.75)),
+    ]:
+        assert mix([a, b], weights=weights, seed=1).weights == pytest.approx(shares)
+    for bad, error in [
+        (Decimal("NaN"), ValueError),
+        (Decimal("-Infinity"), ValueError),
+        (np.array(True), TypeError),
+    ]:
+        with pytest.raises(error, match=r"^weight 0 is .*: weights are positive( finite)? numbers$"):
+            mix([a, b], weights=[bad, 1])
+    with pytest.raises(TypeError, match=r"^weight 0 is array\(\[1\.\]\): weights are positive numbers$"):
+        mix([a, b], weights=[np.array([1.0]), 1])
+    torch = pytest.importorskip("torch")
+    assert mix([a, b], weights=list(torch.tensor([1.0, 3.0])), seed=1).weights == pytest.approx((0.25, 0.75))
 
 
 @pytest.mark.parametrize("stopping", ["first_exhausted", "all_exhausted"])

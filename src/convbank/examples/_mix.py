@@ -5,8 +5,11 @@ in a plan that a seed and an epoch fix on every machine, as Hugging Face's
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -270,24 +273,39 @@ def _probabilities(
     if isinstance(weights, str):
         if weights != "size":
             raise ValueError(f"weights must be 'size' or one positive number per source, not {weights!r}")
-        values = [float(s) for s in sizes]
+        return tuple(s / math.fsum(sizes) for s in sizes)
     else:
         values = list(weights)
         if len(values) != len(sizes):
-            raise ValueError(f"{len(values)} weights for {len(sizes)} sources: give one weight per source")
-        for i, w in enumerate(values):
-            if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)):
-                raise TypeError(f"weight {i} is {w!r}: weights are positive numbers")
-            if not (math.isfinite(float(w)) and float(w) > 0):
-                raise ValueError(f"weight {i} is {w!r}: weights are positive finite numbers")
-        values = [float(w) for w in values]
-    try:
-        total = math.fsum(values)
-    except OverflowError:  # finite weights whose sum is not (1e308 twice): their shares are
-        top = max(values)
-        values = [v / top for v in values]
-        total = math.fsum(values)
-    return tuple(v / total for v in values)
+            given = f"{counted(len(values), 'weight')} for {counted(len(sizes), 'source')}"
+            raise ValueError(f"{given}: give one weight per source")
+        exact = [_weight(i, w) for i, w in enumerate(values)]
+        try:
+            values = [float(w) for w in exact]
+            total = math.fsum(values)
+        except OverflowError:  # beyond a float (2**1100), or summing past one (1e308 twice)
+            whole = sum(exact, Fraction(0))
+            return tuple(float(w / whole) for w in exact)
+        return tuple(v / total for v in values)
+
+
+def _weight(i: int, w: Any) -> Fraction:
+    """Weight ``i`` as the exact positive number it is: an int of any size, a float, NumPy's,
+    a ``Fraction``, a ``Decimal`` or a 0-d tensor or array of one of them; anything else, and
+    a weight that is not positive and finite, one line naming it."""
+    value: Any = w.item() if not isinstance(w, np.generic) and getattr(w, "ndim", None) == 0 else w
+    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+        value = value.item()  # NumPy's int or float as Python's
+    if isinstance(value, bool) or not isinstance(value, (numbers.Rational, float, Decimal)):
+        raise TypeError(f"weight {i} is {w!r}: weights are positive numbers")
+    finite = (
+        value.is_finite()
+        if isinstance(value, Decimal)
+        else not isinstance(value, float) or math.isfinite(value)
+    )
+    if not finite or (exact := Fraction(value)) <= 0:
+        raise ValueError(f"weight {i} is {w!r}: weights are positive finite numbers")
+    return exact
 
 
 def _check_reachable(names: tuple[str, ...], sizes: tuple[int, ...], weights: tuple[float, ...]) -> None:
