@@ -149,6 +149,28 @@ def test_an_int_a_tensor_cannot_hold_stays_a_list(values: list[Any], expected: A
     assert PadCollator(0)([{"input_ids": [1], "key": v} for v in values])["key"] is not None
 
 
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([1e300, 1.0], [1e300, 1.0]),
+        ([1, -1e39], [1, -1e39]),
+        ([[1e300, 2.0], [1.0, 1.0]], [[1e300, 2.0], [1.0, 1.0]]),
+        ([3.4028234663852886e38, float("inf")], torch.tensor([3.4028234663852886e38, float("inf")])),
+    ],
+)
+def test_a_float_float32_cannot_hold_stays_a_list(values: list[Any], expected: Any) -> None:
+    """Twentieth pass. Before: a finite float beyond float32's range (``1e300``, a column of
+    ints and ``-1e39``, a vector holding one) was made ``inf`` in the batch's float32 tensor,
+    without a word (3 of 3 columns), where an int beyond int64 keeps its column a list. Now such
+    a float keeps its column a list too; float32's own range, and an infinity, is a tensor."""
+    made = collate([{"key": v, "n": i} for i, v in enumerate(values)])["key"]
+    if isinstance(expected, list):
+        assert made == expected
+    else:
+        assert torch.equal(made, expected.float())
+    assert PadCollator(0)([{"input_ids": [1], "key": v} for v in values])["key"] is not None
+
+
 def test_the_pad_id_comes_from_a_tokenizer_and_the_collator_pickles() -> None:
     from tokenizers import Tokenizer
     from tokenizers.models import WordLevel

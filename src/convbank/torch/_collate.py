@@ -3,6 +3,7 @@ tokenised examples (:class:`PadCollator`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +25,8 @@ def collate(batch: Sequence[Any]) -> Any:
     """A batch of dicts as a dict of per-key values: numbers (int, float, bool) become a
     tensor, tensors of one shape are stacked, lists of numbers of one length (multi-hot
     vectors) become a 2-D tensor (bool, int64, or float32 if any is a float), anything else
-    (strings, label lists, lists of unequal lengths, None) stays a list; a batch of anything
+    (strings, label lists, lists of unequal lengths, None, an int beyond int64 or a finite
+    float beyond float32's range, which the tensor would not hold) stays a list; a batch of anything
     but dicts is returned as a list. :class:`PadCollator` pads token lists instead.
 
     >>> collate([{"text": "a", "turn_index": 0}, {"text": "b", "turn_index": 1}])
@@ -44,8 +46,8 @@ def collate(batch: Sequence[Any]) -> Any:
 def _column(values: list[Any]) -> Any:
     first = values[0]
     kind = type(first)
-    if not all(_fits(v) for v in (values if kind is int else ())):
-        return values  # an int a 64-bit tensor cannot hold (an md5 as a number) stays a list
+    if not all(map(_fits, values)):
+        return values  # an int a 64-bit tensor cannot hold (an md5 as a number), a float 1e300: a list
     if kind in (bool, int, float) and all(type(v) is kind for v in values):
         return torch.tensor(values, dtype={bool: torch.bool, int: torch.int64, float: torch.float32}[kind])
     if kind in (int, float) and all(type(v) in (int, float) for v in values):
@@ -72,8 +74,15 @@ _VECTOR_KINDS = (
 """What the items of equal-length lists of numbers become: the first kind set holding them."""
 
 
+_FLOAT32_INFINITE = 3.4028235677973366e38
+"""The least magnitude float32 rounds to infinity (its largest finite value, and half a step)."""
+
+
 def _fits(value: Any) -> bool:
-    """Whether ``value`` is not an int outside int64 (the range of the tensors made here)."""
+    """Whether ``value`` is not an int outside int64 nor a finite float that float32 makes
+    infinite (the ranges of the tensors made here): such a number stays as it is, in a list."""
+    if type(value) is float:
+        return abs(value) < _FLOAT32_INFINITE or not math.isfinite(value)
     return type(value) is not int or -(1 << 63) <= value < (1 << 63)
 
 
