@@ -64,3 +64,50 @@ def test_content_parts_are_their_json_text_in_role_content_lines(tmp_path: Path)
     row = convbank.load("parts").examples("chat").tokenize(tokenizer, template=False)[0]
     assert seen == ['user: [{"type":"text","text":"hé"}]\nassistant: ', "yo\n"]
     assert row["labels"] == [-100] * len(seen[0]) + [7] * 3
+
+
+class _HfLike:
+    """A tokenizer object of Hugging Face's interface giving ``ids(texts)`` as its input_ids."""
+
+    def __init__(self, ids: Callable[[list[str]], Any], mask: Any = None) -> None:
+        self.ids, self.mask = ids, mask
+
+    def convert_tokens_to_ids(self, token: str) -> int:
+        return 0
+
+    def __call__(self, texts: list[str], **options: Any) -> dict[str, Any]:
+        made = {"input_ids": self.ids(texts)}
+        if options.get("return_special_tokens_mask"):
+            made["special_tokens_mask"] = self.mask if self.mask is not None else [[0] * 2 for _ in texts]
+        return made
+
+
+@pytest.mark.parametrize(
+    ("ids", "mask", "said"),
+    [
+        (lambda ts: [[1, 2]] * (len(ts) + 1), None, "2 lists as 'input_ids' for a batch of 1 text"),
+        (lambda ts: [], None, "0 lists as 'input_ids' for a batch of 1 text"),
+        (lambda ts: None, None, "NoneType as 'input_ids' for a batch of 1 text"),
+        (lambda ts: [[1.5, 2]], None, "a list holding float as 'input_ids' for text 0 of a batch"),
+        (
+            lambda ts: [[1, -1]],
+            None,
+            "a list holding -1, not an id from 0 to 2**63 - 1 as 'input_ids' for text 0",
+        ),
+        (lambda ts: ["ab"], None, "str as 'input_ids' for text 0 of a batch"),
+        (lambda ts: [np.array([1, 2])], None, "ndarray as 'input_ids' for text 0 of a batch"),
+        (lambda ts: [[1, 2]], [[0]], "1 mark for 2 token ids as 'special_tokens_mask' for text 0 of a batch"),
+    ],
+)
+def test_what_a_hugging_face_tokenizer_gives_is_checked_as_a_callables(
+    turns: Any, ids: Callable[[list[str]], Any], mask: Any, said: str
+) -> None:
+    """Twentieth pass. Before: a tokenizer object's ``input_ids`` were taken unchecked: floats,
+    negative ids, a string and arrays became a row's ``input_ids`` without a word, one list too
+    many was dropped, one too few was `StopIteration` or `zip() argument 2 is shorter`, a
+    missing key `KeyError: 'input_ids'` (8 of 8 answers). Now each is one line saying what it gave."""
+    with pytest.raises(TokenizerError) as caught:
+        turns.tokenize(_HfLike(ids, mask), max_length=1, template=False)[0]
+    assert str(caught.value).startswith(f"the tokenizer gave {said}")
+    good = _HfLike(lambda ts: [[np.int64(3), 4] for _ in ts])
+    assert turns.tokenize(good, max_length=1, template=False)[0]["input_ids"] == [3]

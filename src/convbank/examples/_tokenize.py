@@ -20,7 +20,7 @@ import numpy as np
 
 from convbank._arguments import a_flag_or_none
 from convbank._textio import content_json
-from convbank._wording import article
+from convbank._wording import article, counted
 from convbank.errors import ConvbankError, whole_number
 from convbank.examples._rows import Example
 
@@ -96,8 +96,7 @@ class Encoder:
     def _encode(self, texts: list[str], *, special: bool = True) -> list[list[int]]:
         tok = self.tokenizer
         if _is_hf(tok):
-            out: list[list[int]] = tok(texts, add_special_tokens=special)["input_ids"]
-            return out
+            return _lists(tok(texts, add_special_tokens=special), "input_ids", texts)
         made = []
         for text in texts:
             ids = tok(text)
@@ -120,7 +119,8 @@ class Encoder:
             return [self._cut(ids, side) for ids in self._encode(texts)]
         made = tok(texts, add_special_tokens=True, return_special_tokens_mask=True)
         out = []
-        for ids, special in zip(made["input_ids"], made["special_tokens_mask"], strict=True):
+        masks = _lists(made, "special_tokens_mask", texts, _lists(made, "input_ids", texts))
+        for ids, special in zip(made["input_ids"], masks, strict=True):
             over = len(ids) - self.max_length
             if over > 0:
                 text = [k for k, flag in enumerate(special) if not flag]
@@ -292,3 +292,26 @@ def _not_ids(ids: Any) -> str | None:
         return f"{article(type(ids).__name__)} holding {type(odd[0]).__name__}"
     out = [int(i) for i in ids if not 0 <= int(i) < 2**63]
     return f"{article(type(ids).__name__)} holding {out[0]}, not an id from 0 to 2**63 - 1" if out else None
+
+
+def _lists(made: Any, key: str, texts: list[str], like: list[list[int]] | None = None) -> list[list[int]]:
+    """A Hugging Face tokenizer's ``key`` (``input_ids``) for ``texts``, checked as a callable
+    tokenizer's ids are (:func:`_not_ids`): one list for each text (of ``like``'s lengths, for a
+    ``special_tokens_mask``), or a one-line :class:`TokenizerError` saying what it gave."""
+    lists: Any = made.get(key) if callable(getattr(made, "get", None)) else None
+    many = isinstance(lists, Sequence) and not isinstance(lists, (str, bytes))
+    if not many or len(lists) != len(texts):
+        said = counted(len(lists), "list") if many else type(lists).__name__
+        raise TokenizerError(
+            f"the tokenizer gave {said} as {key!r} for a batch of {counted(len(texts), 'text')}; a "
+            "Hugging Face tokenizer object must give one list of token ids for each text"
+        )
+    for i, ids in enumerate(lists):
+        wrong = _not_ids(ids)
+        if wrong is None and like is not None and len(ids) != len(like[i]):
+            wrong = f"{counted(len(ids), 'mark')} for {counted(len(like[i]), 'token id')}"
+        if wrong is not None:
+            raise TokenizerError(
+                f"the tokenizer gave {wrong} as {key!r} for text {i} of a batch; expected token ids"
+            )
+    return [[int(t) for t in ids] for ids in lists]
