@@ -713,3 +713,19 @@ def test_counts_of_one_are_said_in_the_singular(tmp_path: Path) -> None:
     with pytest.raises(IndexError, match=r"^position 1 is outside this corpus of 1 conversation$"):
         corpus[1]
     assert repr(corpus.examples("turns")).endswith(": 1 example>")
+
+
+def test_a_readers_message_names_the_file_given_never_its_private_copy(tmp_path: Path) -> None:
+    """Twentieth pass. Before: `import t.parquet --format hf` said `expected a folder written by
+    save_to_disk (Directory /tmp/convbank-verified-.../import-.../t.parquet is neither a
+    ...)`, the private copy's path, gone once the import ended, in the one line and the rejects
+    file (2 of 2 runs). Now every private copy's path a reader's message quotes is the file
+    given."""
+    pytest.importorskip("datasets")
+    path = tmp_path / "t.parquet"
+    path.write_bytes(b"PAR1 not a folder")
+    with pytest.raises(CorpusImportError) as caught:
+        import_conversations(path, name="mine", format="hf")
+    said = str(caught.value)
+    assert said.startswith(f"{path}, file: expected a folder written by save_to_disk (Directory {path} is ")
+    assert "convbank-verified" not in said and "import-" not in said

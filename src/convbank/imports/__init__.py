@@ -62,6 +62,7 @@ from convbank.imports._inputs import (
     inputs_of,
     parse_inputs,
     read_card,
+    unprivate,
 )
 from convbank.imports._store import ImportReport, Item, Progress, store
 from convbank.model import Conversation
@@ -417,7 +418,8 @@ def _read(
                     item.split = part_split or split or item.split
                     yield group[0][0], item
                 else:
-                    yield _original_of(item.path, originals, group[0][0]), item
+                    shown = _original_of(item.path, originals, group[0][0])
+                    yield shown, unprivate(item, originals, shown)
         except OSError as exc:  # the reader's, on a private copy: name the file given, bad input
             copy = Path(os.fsdecode(exc.filename)) if isinstance(exc.filename, (str, bytes)) else None
             shown = _original_of(copy, originals, group[0][0]) if copy is not None else group[0][0]

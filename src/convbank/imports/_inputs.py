@@ -3,6 +3,7 @@ detected from their content, and the card."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,7 +14,7 @@ from convbank._arguments import a_callable_or_none, a_mapping_or_none, a_path_or
 from convbank._atomic import read_regular
 from convbank.datasets._imported import NAME
 from convbank.errors import CorpusImportError
-from convbank.export._format import Format
+from convbank.export._format import Format, Rejected
 from convbank.export._read import encoding_problem, first_line_problem
 from convbank.export._registry import formats, joined
 
@@ -28,6 +29,7 @@ __all__ = [
     "inputs_of",
     "parse_inputs",
     "read_card",
+    "unprivate",
 ]
 
 CARD_FILE = "card.toml"
@@ -226,3 +228,13 @@ def checked_arguments(
         a_mapping_or_none(mapping, "mapping"),
         a_callable_or_none(progress, "progress"),
     )
+
+
+def unprivate(item: Rejected, originals: Mapping[Path, Path], path: Path) -> Rejected:
+    """A reader's rejection of a private copy as of the file the user gave (``path``): every
+    private copy's path in what it says (a library's message quoting the path it opened) is
+    its original's, never a temporary folder's that is gone once the import ends."""
+    said = {"where": item.where, "expected": item.expected}
+    for copy, original in originals.items():
+        said = {key: text.replace(str(copy), str(original)) for key, text in said.items()}
+    return dataclasses.replace(item, path=path, **said)
