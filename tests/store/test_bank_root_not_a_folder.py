@@ -1,0 +1,45 @@
+"""A bank whose folder is a file (or lies under one) is the CLI's one line in Python too,
+:class:`SetupError`, exit 5 (before: ``convbank.sql(..., bank=Bank('/etc/passwd'))`` raised a
+bare ``NotADirectoryError``; found by pass 19, 2 of 2 runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import convbank
+from convbank.errors import SetupError
+from convbank.store.bank import Bank
+
+
+@pytest.mark.parametrize("below", ["", "bank"])
+def test_a_bank_folder_that_is_a_file_is_one_line_in_python(tmp_path: Path, below: str) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    root = blocker / below if below else blocker
+    for call in (
+        lambda: convbank.sql("SELECT 1", bank=Bank(root)),
+        lambda: list(convbank.sql_batches("SELECT 1", bank=Bank(root))),
+        lambda: Bank(root).snapshot(),
+    ):
+        with pytest.raises(SetupError) as caught:
+            call()
+        assert str(caught.value) == (
+            f"the bank folder {root}: {blocker} is a file, not a folder; move it away or open the bank in a folder"
+        )
+        assert caught.value.exit_code == 5
+
+
+def test_a_home_that_is_a_file_is_the_clis_line_in_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("CONVBANK_HOME", str(home))
+    with pytest.raises(SetupError) as caught:
+        convbank.sql("SELECT 1")
+    assert str(caught.value) == (
+        f"CONVBANK_HOME {home}: {home} is a file, not a folder; move it away or point CONVBANK_HOME "
+        "at a writable folder"
+    )
