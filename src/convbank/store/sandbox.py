@@ -23,7 +23,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convbank._workers import WAKE, Worker, may_fork
+from convbank._workers import WAKE, Worker, may_fork, upgraded
 from convbank.errors import DamagedBankError, QueryError
 
 if TYPE_CHECKING:
@@ -275,17 +275,18 @@ class _Worker(Worker):
         target = "convbank.store.sandbox:_worker"
         super().__init__(target, str(root), str(memory), str(threads), fork=fork)
         self.pipe = self.connection
+        first: Any = None
         try:  # wait until it can take a query, so that its start-up counts against no limit
             wait = self.FORKED_STARTUP if fork else self.STARTUP
-            ready = self.pipe.poll(wait) and self.pipe.recv() == ("ready",)
+            first = self.pipe.recv() if self.pipe.poll(wait) else None
         except (EOFError, OSError):
-            ready = False
+            pass
         except BaseException:  # Ctrl-C while it starts: it goes too
             self.kill()
             raise
-        if not ready:
-            self.kill()
-            raise QueryError("the query process could not start")
+        if first != ("ready",):
+            self.kill()  # one that runs another convbank (installed since) says so
+            raise QueryError(upgraded(first) or "the query process could not start")
 
 
 class SqlSandbox:
