@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from convbank import settings
-from convbank._starting import received
+from convbank._starting import commanding, received
 from convbank._version import __version__
 from convbank.cli._options import config_option, source_options, split_option
 from convbank.cli._options import fetcher_for as _fetcher
@@ -440,6 +440,7 @@ def _kept_after_signal(exc: SystemExit) -> None:
 def main() -> None:
     """Console-script entry point."""
     received.clear()  # until now a signal ended the process at once (while_starting)
+    commanding[0] = True  # from now on, a signal taken means nothing is committed
     ended: BaseException | None = None
     try:
         try:
