@@ -43,3 +43,22 @@ def test_a_home_that_is_a_file_is_the_clis_line_in_python(
         f"CONVBANK_HOME {home}: {home} is a file, not a folder; move it away or point CONVBANK_HOME "
         "at a writable folder"
     )
+
+
+def test_a_bank_folder_the_system_cannot_look_at_is_one_line(tmp_path: Path) -> None:
+    """A NUL in its path, a link loop, a path too long (before: a bare ``ValueError: embedded
+    null byte``, or ``OSError: [Errno 36] File name too long``, from ``convbank.sql``; a loop
+    said a damaged bank, exit 4; 2 of 2 each)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    long = tmp_path / ("x" * 300)
+    for root, problem in (
+        (Path("/tmp/a\0b"), "its path holds a NUL character"),
+        (loop, "Too many levels of symbolic links"),
+        (long, "File name too long"),
+    ):
+        with pytest.raises(SetupError) as caught:
+            convbank.sql("SELECT 1", bank=Bank(root))
+        shown = str(root).replace("\0", "\\x00")
+        assert str(caught.value) == f"the bank folder {shown}: {problem}; open the bank in another folder"
+        assert caught.value.exit_code == 5

@@ -35,12 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convbank._atomic import atomic_write_text, read_regular
+from convbank._controls import one_line
 from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank.datasets._imported import ImportEntry
-from convbank.errors import BuildError, DamagedBankError, NotBuiltError, PluginError
+from convbank.errors import BuildError, DamagedBankError, NotBuiltError, PluginError, SetupError
 from convbank.model import SCHEMA_VERSION
-from convbank.settings import bank_root
+from convbank.settings import bank_root, unusable_folder
 from convbank.store.checkup import Checkup, checkup
 from convbank.store.collector import (
     GENERATIONS,
@@ -114,7 +115,12 @@ class Bank:
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else bank_root()
-        if root is not None:
+        if root is not None:  # one the system cannot look at: said here, never a bare OSError later
+            problem = unusable_folder(self.root)
+            if problem is not None:
+                raise SetupError(
+                    f"the bank folder {one_line(str(root))}: {problem}; open the bank in another folder"
+                )
             OPENED[os.path.abspath(self.root)] = None
 
     # ------------------------------------------------------------------ manifest
@@ -133,7 +139,7 @@ class Bank:
         try:
             manifest = read_manifest(path)
         except NotADirectoryError as exc:  # a file in place of the bank's folder, or above it
-            raise _blocked(exc, self.root) from None
+            raise _blocked(exc, self.root) from exc
         if manifest is None:
             return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
         if manifest.layout is None:
