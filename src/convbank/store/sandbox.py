@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._workers import WAKE, Worker, may_fork, upgraded
-from convbank.errors import DamagedBankError, QueryError
+from convbank.errors import DamagedBankError, QueryError, SetupError
 
 if TYPE_CHECKING:
     import duckdb
@@ -192,6 +192,8 @@ def _worker(
             reply = ("damaged", str(damage), damage.path) if damage else ("error", error)
         except DamagedBankError as exc:  # its facts cross the pipe with its message
             reply = ("damaged", str(exc), exc.path)
+        except SetupError as exc:  # the process's limits (too many files open): not the query's fault
+            reply = ("setup", str(exc), exc.path)
         except QueryError as exc:
             reply = ("memory", str(exc)) if "more memory" in str(exc) else ("error", str(exc))
         except (TypeError, ValueError, UnicodeError) as exc:
@@ -444,6 +446,8 @@ class SqlSandbox:
             return
         if kind == "damaged":
             raise DamagedBankError(reply[1], path=reply[2])
+        if kind == "setup":
+            raise SetupError(reply[1], path=reply[2])
         if kind == "memory":
             raise QueryError(
                 f"the query needs more memory than its limit of {_size(self.memory)} allows; "
