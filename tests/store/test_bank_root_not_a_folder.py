@@ -62,3 +62,22 @@ def test_a_bank_folder_the_system_cannot_look_at_is_one_line(tmp_path: Path) -> 
         shown = str(root).replace("\0", "\\x00")
         assert str(caught.value) == f"the bank folder {shown}: {problem}; open the bank in another folder"
         assert caught.value.exit_code == 5
+
+
+def test_a_path_given_as_bank_is_one_line(built: Bank) -> None:
+    """``bank`` takes a :class:`Bank`, as ``load`` says (before: a path given to
+    ``convbank.sql``, ``sql_batches`` or ``describe`` was ``AttributeError: 'str' object has no
+    attribute 'snapshot'``, 2 of 2)."""
+    given = str(built.root)
+    for call in (
+        lambda: convbank.sql("SELECT 1", bank=given),
+        lambda: convbank.sql("SELECT 1", bank=given, timeout=30),
+        lambda: list(convbank.sql_batches("SELECT 1", bank=given)),
+        lambda: convbank.query.describe(bank=given),
+        lambda: convbank.load("casino", bank=given),
+    ):
+        with pytest.raises(TypeError) as caught:
+            call()
+        assert str(caught.value) == f"bank is a convbank.store.Bank (Bank(path)), not str {given!r}"
+    with pytest.raises(TypeError, match=r"^snapshot is a Snapshot, not int 1$"):
+        convbank.sql("SELECT 1", snapshot=1)  # type: ignore[arg-type]
