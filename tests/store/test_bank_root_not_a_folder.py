@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import convbank
-from convbank.errors import SetupError
+from convbank.errors import QueryError, SetupError
 from convbank.store.bank import Bank
 
 
@@ -81,3 +81,16 @@ def test_a_path_given_as_bank_is_one_line(built: Bank) -> None:
         assert str(caught.value) == f"bank is a convbank.store.Bank (Bank(path)), not str {given!r}"
     with pytest.raises(TypeError, match=r"^snapshot is a Snapshot, not int 1$"):
         convbank.sql("SELECT 1", snapshot=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("limit", [5, b"1GB", 1.5])
+def test_a_memory_limit_that_is_not_text_is_one_line(built: Bank, limit: object) -> None:
+    """Before: ``memory_limit=5`` was ``AttributeError: 'int' object has no attribute
+    'upper'``, ``b'1GB'`` a ``TypeError`` about a string pattern (2 of 2 each)."""
+    said = f"memory limit: {limit!r} is not a size such as '512MB' or '2GB' (text)"
+    with pytest.raises(QueryError) as caught:
+        convbank.sql("SELECT 1", memory_limit=limit)  # type: ignore[arg-type]
+    assert str(caught.value) == said
+    with pytest.raises(QueryError) as streamed:
+        list(convbank.sql_batches("SELECT 1", memory_limit=limit))  # type: ignore[arg-type]
+    assert str(streamed.value) == said

@@ -37,7 +37,14 @@ renew_after_fork(sys.modules[__name__], _lock=threading.Lock, _sandboxes=dict)
 
 
 def memory_bytes(memory_limit: str) -> int:
-    """Bytes of a memory limit (``"512MB"``); a one-line :class:`QueryError` otherwise."""
+    """Bytes of a memory limit (``"512MB"``); a one-line :class:`QueryError` otherwise, for
+    a limit that is not text too (before: ``memory_limit=5`` was ``AttributeError: 'int'
+    object has no attribute 'upper'``)."""
+    if not isinstance(memory_limit, str):
+        raise QueryError(
+            f"memory limit: {memory_limit!r:.40} is not a size such as '512MB' or '2GB' (text)",
+            limit=memory_limit,
+        )
     try:
         return parse_size(memory_limit)
     except ValueError as exc:
