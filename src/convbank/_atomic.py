@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from convbank._starting import stop_if_signalled
 from convbank.errors import ChecksumError
 
 __all__ = [
@@ -94,6 +95,7 @@ class AtomicFile:
             _named(os.fsync, self.path, self.file.fileno())
             self.file.close()
             check_replaceable(self.path)
+            stop_if_signalled()  # a command a signal stopped commits nothing
             os.replace(self.tmp, self.path)
         except BaseException:
             self.discard()

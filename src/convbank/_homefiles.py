@@ -28,11 +28,14 @@ else:
 __all__ = ["home_error", "os_error"]
 
 
-def home_error(exc: OSError, root: Path | None = None, *, writing: Path | None = None) -> SetupError | None:
+def home_error(
+    exc: OSError, root: Path | None = None, *, writing: Path | None = None, where: str | None = None
+) -> SetupError | None:
     """The one-line :class:`SetupError` for an ``OSError`` on a path under ``root`` (default
     ``CONVBANK_HOME``): a file in place of a folder, a read-only or unwritable folder, a full
     disk. ``None`` when the error concerns a path elsewhere. ``writing``: the file being
-    written, for a write that names none (a full disk, a file-size limit)."""
+    written, for a write that names none (a full disk, a file-size limit). ``where``: what
+    ``root`` is, when it is not the home (``the bank folder /srv/bank``)."""
     if writing is not None and exc.filename is None and exc.errno is not None:
         exc = OSError(exc.errno, exc.strerror, str(writing))
     base = Path(os.path.abspath(root if root is not None else home()))
@@ -41,8 +44,8 @@ def home_error(exc: OSError, root: Path | None = None, *, writing: Path | None =
     path = next((p for p in paths if p == base or p.is_relative_to(base)), None)
     if path is None:
         return None
-    where = f"CONVBANK_HOME {base}"
-    fix = "point CONVBANK_HOME at a writable folder"
+    fix = "point CONVBANK_HOME at a writable folder" if where is None else "open the bank in a folder"
+    where = f"CONVBANK_HOME {base}" if where is None else where
     chain = (*reversed(path.parents), path)
     dangling = _first(chain, lambda p: p.is_symlink() and not p.exists())
     if dangling is not None:

@@ -23,10 +23,12 @@ import sys
 __all__ = [
     "LINES",
     "STOPPED",
+    "commanding",
     "guard",
     "is_script",
     "received",
     "record",
+    "stop_if_signalled",
     "stop_while_starting",
     "while_starting",
 ]
@@ -49,6 +51,21 @@ received: list[int] = []
 def record(signum: int) -> None:
     """Remember that ``signum`` arrived (the handler's first act, before it raises)."""
     received.append(signum)
+
+
+commanding = [False]
+"""Whether this process is the ``convbank`` script running its command (set by its
+``main()``, as it clears :data:`received`)."""
+
+
+def stop_if_signalled() -> None:
+    """Raise :class:`KeyboardInterrupt` where the script's command took a signal: called
+    before a file it writes replaces what was there, so that a command a signal stopped
+    commits nothing, even where CPython dropped the signal's exception and the command ran
+    on (before: ``report`` wrote its file, printed its path, then said ``stopped; nothing
+    half-written was kept``). Nothing in any other process (a notebook, a test)."""
+    if commanding[0] and received:
+        raise KeyboardInterrupt
 
 
 def while_starting(signum: int, frame: object) -> None:

@@ -28,6 +28,8 @@ from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
+from convbank._version import __version__
+
 T = TypeVar("T")
 
 __all__ = [
@@ -41,9 +43,13 @@ __all__ = [
     "resolved",
     "serve_calls",
     "taken",
+    "upgraded",
 ]
 
 _BOOT = "import sys; from convbank._workers import _boot; _boot(sys.argv[1:])"
+
+_OF = "CONVBANK_WORKER_OF"
+"""The environment variable that tells a new worker the version of the convbank that started it."""
 
 _ALIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
 """Every worker this process started and has not killed, for :func:`kill_all`."""
@@ -110,10 +116,35 @@ def ctrl_c_said() -> Iterator[None]:
 
 
 def received(connection: Connection) -> Any:
-    """The next message of ``connection``, waited for as :func:`taken` waits."""
+    """The next message of ``connection``, waited for as :func:`taken` waits; a worker that
+    runs another convbank than this process (:func:`upgraded`) is a :class:`SetupError`."""
     while not connection.poll(WAKE):
         pass
-    return connection.recv()
+    message = connection.recv()
+    line = upgraded(message)
+    if line is not None:
+        from convbank.errors import SetupError
+
+        raise SetupError(line)
+    return message
+
+
+def upgraded(message: Any) -> str | None:
+    """The one line said when a worker's first message is that it runs another convbank than
+    this process (another version installed since this process started: a long ``serve``),
+    which would not speak its protocol; ``None`` for any other message.
+
+    >>> print(upgraded(("upgraded", "9.9")))  # doctest: +ELLIPSIS
+    a worker process started now runs convbank '9.9', this process convbank ...; start it again
+    >>> upgraded(("ready",)) is None
+    True
+    """
+    if not (isinstance(message, tuple) and len(message) == 2 and message[0] == "upgraded"):
+        return None
+    return (
+        f"a worker process started now runs convbank {str(message[1])[:40]!r}, this process convbank "
+        f"{__version__!r}: another convbank was installed since this process started; start it again"
+    )
 
 
 def kill_all() -> None:
@@ -220,9 +251,10 @@ class Worker:
             parent.close()
             _ALIVE.add(self)
             return
-        try:
+        try:  # the version in the environment: a worker of a convbank before this one runs as it did
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _BOOT, str(os.getpid()), str(child.fileno()), target, *args],
+                env={**os.environ, _OF: __version__},
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 process_group=0,  # a terminal's Ctrl-C reaches the owner, which kills its workers
@@ -247,8 +279,14 @@ class Worker:
 
 
 def _boot(argv: list[str]) -> None:  # pragma: no cover - runs in the worker
+    """A new worker's start: it runs ``target`` only if it is the convbank of the process
+    that started it; else it says its version as its first message (:func:`upgraded`) and ends,
+    quietly: the caller says it in one line."""
     parent, fd, target = int(argv[0]), int(argv[1]), argv[2]
     _die_with(parent)
+    if os.environ.pop(_OF, __version__) != __version__:
+        Connection(fd).send(("upgraded", __version__))
+        return
     module, _, name = target.partition(":")
     function = getattr(importlib.import_module(module), name)
     function(Connection(fd), *argv[3:])

@@ -47,17 +47,18 @@ def load(
                 f"{article(what)} is named by one string, not {type(value).__name__} {value!r} "
                 f"(None loads every {what}; load several one at a time)"
             )
-    if bank is not None and not isinstance(bank, Bank):
-        raise TypeError(f"bank is a convbank.store.Bank (Bank(path)), not {type(bank).__name__} {bank!r}")
+    if bank is not None and not isinstance(bank, Bank):  # as a_bank_or_none says (no DuckDB here)
+        raise TypeError(f"bank is a convbank.store.Bank (Bank(path)), not {type(bank).__name__} {bank!r:.80}")
     return Corpus(name, config, split, bank=bank, cache_bytes=cache_bytes)
 
 
 def describe(*, bank: Bank | None = None) -> list[dict[str, Any]]:
     """The views SQL can read: ``[{"name", "rows", "columns": [{"name", "type"}]}]``, the
     unified tables first."""
+    from convbank.store.queries import a_bank_or_none
     from convbank.store.sql import connect  # DuckDB, imported by SQL alone (not by load)
 
-    with (bank or Bank()).snapshot() as snapshot:
+    with (a_bank_or_none(bank) or Bank()).snapshot() as snapshot:
         con = connect(snapshot)
         try:
             views = []

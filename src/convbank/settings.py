@@ -92,6 +92,26 @@ def home() -> Path:
     return path
 
 
+def unusable_folder(path: Path) -> str | None:
+    """Why the system cannot look at ``path``, a folder's name, or None: a NUL character in
+    it, a name that is not UTF-8 text, a symbolic link loop, a path too long.
+
+    >>> unusable_folder(Path("/tmp/a\\0b")), unusable_folder(Path("/tmp"))
+    ('its path holds a NUL character', None)
+    """
+    if "\0" in os.fspath(path):
+        return "its path holds a NUL character"
+    problem = path_not_text(path)
+    if problem is not None:
+        return problem
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG):
+            return str(exc.strerror)
+    return None
+
+
 def _expand(name: str, value: str) -> Path:
     """``value`` with a leading ``~`` or ``~user`` expanded; one that cannot be, or one of
     nothing but white space (a stray quote or space, never a folder's name), is a

@@ -11,10 +11,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 from filelock import FileLock
 
 from convbank import sql
 from convbank.build import build
+from convbank.cli.main import cli
 from convbank.errors import FormatError, QueryError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
@@ -117,6 +119,28 @@ def test_write_statements_are_refused(built: Bank, statement: str, got: str) -> 
         rf"DESCRIBE, SHOW, EXPLAIN\); got {got}$",
     ):
         sql(statement)
+
+
+@pytest.mark.parametrize(
+    ("statement", "got"),
+    [("UPDATE EXTENSIONS", "UPDATE"), ("EXPLAIN ANALYZE UPDATE EXTENSIONS (httpfs)", "EXPLAIN of UPDATE")],
+)
+def test_a_statement_of_a_kind_duckdbs_python_does_not_name_is_refused_in_one_line(
+    built: Bank, statement: str, got: str
+) -> None:
+    """A statement whose kind this DuckDB's Python enum does not name is refused by its first
+    word, in this process and in a query's worker, and by ``query`` in one line, exit 2
+    (before: ``ValueError: 29 is not a valid StatementType.``, a traceback from ``query``,
+    exit 1, and that text as the worker's answer; 2 of 2 each)."""
+    said = (
+        f"only read-only statements are allowed (SELECT, WITH ... SELECT, DESCRIBE, SHOW, EXPLAIN); got {got}"
+    )
+    for timeout in (None, 30):
+        with pytest.raises(QueryError) as caught:
+            sql(statement, timeout=timeout)
+        assert str(caught.value) == said
+    result = CliRunner().invoke(cli, ["query", statement])
+    assert (result.exit_code, result.stderr) == (2, f"error: {said}\n")
 
 
 @pytest.mark.parametrize(

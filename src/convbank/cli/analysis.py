@@ -43,7 +43,7 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from convbank.cli._console import echo_json, err, out, plural, visible
+    from convbank.cli._console import echo_json, err, one_line, out, plural, visible
     from convbank.validate import validate as run_checks
 
     report = run_checks(list(names) or None)
@@ -62,11 +62,11 @@ def validate(names: Sequence[str], as_json: bool, limit: int) -> None:
             if shown[key] <= limit:
                 where = f" {f.conversation_id}" if f.conversation_id else ""
                 head = Text(f.severity, style=_SEVERITY_STYLE[f.severity])
-                head.append(visible(f" {f.dataset}{where} {f.check}: "))
-                out.print(Text.assemble(head, visible(f.message)), highlight=False)
+                head.append(one_line(f" {f.dataset}{where} {f.check}: "))  # a plugin's text forges no line
+                out.print(Text.assemble(head, one_line(f.message)), highlight=False)
         for (dataset, name), n in shown.items():
             if n > limit:
-                out.print(visible(f"... {n - limit:,} more {dataset} {name} findings (--limit or --json)"))
+                out.print(one_line(f"... {n - limit:,} more {dataset} {name} findings (--limit or --json)"))
         counts = {s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")}
         err.print(", ".join(plural(n, s) for s, n in counts.items()), highlight=False)
     if not report.ok:
@@ -86,7 +86,7 @@ def stats(names: Sequence[str], as_json: bool) -> None:
     each dataset's cross-tabs."""
     from rich.table import Table
 
-    from convbank.cli._console import cell, echo_json, out, visible
+    from convbank.cli._console import cell, echo_json, one_line, out, visible
     from convbank.stats import stats as compute
 
     data = compute(list(names) or None)
@@ -102,7 +102,7 @@ def stats(names: Sequence[str], as_json: bool) -> None:
             "turns",
             "words",
             "turns/conv mean · median · max",
-            title=visible(f"{name}: {ds['title']}"),
+            title=one_line(f"{name}: {ds['title']}"),
         )
         for s in ds["splits"]:
             tpc = s["turns_per_conversation"]
@@ -135,11 +135,11 @@ def stats(names: Sequence[str], as_json: bool) -> None:
 def _print_counts(title: str, counts: dict[str, int]) -> None:
     from rich.text import Text
 
-    from convbank.cli._console import out, visible
+    from convbank.cli._console import one_line, out
 
     total = sum(counts.values()) or 1
     body = ", ".join(f"{k or '(empty)'} {n:,} ({100 * n / total:.1f}%)" for k, n in counts.items())
-    out.print(Text.assemble((visible(title), "bold"), ": ", visible(body)), highlight=False)
+    out.print(Text.assemble((one_line(title), "bold"), ": ", one_line(body)), highlight=False)
 
 
 @click.command()

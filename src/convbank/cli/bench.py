@@ -270,12 +270,12 @@ def _print_result(result: Any, signum: int = signal.SIGINT) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from convbank.cli._console import out
+    from convbank.cli._console import one_line, out
     from convbank.cli._signals import signal_name
 
     title = f"{result.task} · {result.dataset}/{result.config} · model {result.model} · seed {result.seed}"
-    out.print(Text(title, style="bold"))
-    out.print(Text(f"protocol: {result.protocol}"))
+    out.print(Text(one_line(title), style="bold"))  # a plugin's text forges no line, drives no terminal
+    out.print(Text(one_line(f"protocol: {result.protocol}")))
     if result.partial:
         out.print(
             Text("PARTIAL RESULT", style="bold red"),

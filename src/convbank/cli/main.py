@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from convbank import settings
-from convbank._starting import received
+from convbank._starting import commanding, received
 from convbank._version import __version__
 from convbank.cli._options import config_option, source_options, split_option
 from convbank.cli._options import fetcher_for as _fetcher
@@ -200,7 +200,7 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
     from rich.text import Text
 
     from convbank import catalog
-    from convbank.cli._console import echo_json, out, visible
+    from convbank.cli._console import echo_json, one_line, out, visible
     from convbank.store.bank import Bank
 
     ds = catalog.get(name)
@@ -208,13 +208,15 @@ def info(name: str, as_json: bool, sources: Sequence[Path], no_verify: bool) -> 
     if as_json:
         echo_json(data)
         return
-    out.print(Text.assemble((visible(ds.title), "bold"), visible(f" ({ds.name}, version {ds.version})")))
+    # a plugin's card: its one-line fields forge no line (the description and citation are prose)
+    out.print(Text.assemble((one_line(ds.title), "bold"), one_line(f" ({ds.name}, version {ds.version})")))
     out.print(visible(ds.description))
     out.print(
-        f"license: {ds.license}   homepage: {ds.homepage}   default config: {ds.default_config}", markup=False
+        one_line(f"license: {ds.license}   homepage: {ds.homepage}   default config: {ds.default_config}"),
+        markup=False,
     )
     if data["origin"] != "convbank":
-        out.print(f"from: {data['origin']}", markup=False)
+        out.print(one_line(f"from: {data['origin']}"), markup=False)
     table = Table("config", "split", "conversations", title="configs")
     for cname, cfg in data["configs"].items():
         for split, n in cfg["splits"].items():
@@ -438,6 +440,7 @@ def _kept_after_signal(exc: SystemExit) -> None:
 def main() -> None:
     """Console-script entry point."""
     received.clear()  # until now a signal ended the process at once (while_starting)
+    commanding[0] = True  # from now on, a signal taken means nothing is committed
     ended: BaseException | None = None
     try:
         try:

@@ -25,8 +25,6 @@ Locks die with their process, so a reader killed with ``kill -9`` pins nothing.
 
 from __future__ import annotations
 
-import errno
-import json
 import os
 import shutil
 import time
@@ -37,13 +35,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convbank._atomic import atomic_write_text, read_regular
+from convbank._controls import one_line
 from convbank._lazy import lazy
 from convbank._version import __version__
 from convbank._wording import counted
 from convbank.datasets._imported import ImportEntry
-from convbank.errors import BuildError, DamagedBankError, NotBuiltError, PluginError
+from convbank.errors import BuildError, DamagedBankError, NotBuiltError, PluginError, SetupError
 from convbank.model import SCHEMA_VERSION
-from convbank.settings import bank_root
+from convbank.settings import bank_root, unusable_folder
 from convbank.store.checkup import Checkup, checkup
 from convbank.store.collector import (
     GENERATIONS,
@@ -69,7 +68,7 @@ from convbank.store.manifest import (
     FileRef,
     Manifest,
     SplitEntry,
-    parse_manifest,
+    read_manifest,
 )
 from convbank.store.snapshot import Snapshot, partition, release
 from convbank.store.staging import Staging, disk_full, file_facts
@@ -117,7 +116,12 @@ class Bank:
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else bank_root()
-        if root is not None:
+        if root is not None:  # one the system cannot look at: said here, never a bare OSError later
+            problem = unusable_folder(self.root)
+            if problem is not None:
+                raise SetupError(
+                    f"the bank folder {one_line(str(root))}: {problem}; open the bank in another folder"
+                )
             OPENED[os.path.abspath(self.root)] = None
 
     # ------------------------------------------------------------------ manifest
@@ -133,29 +137,12 @@ class Bank:
     def _read_manifest(self, path: Path) -> Manifest:
         """A manifest or a generation record, checked: its types, its generation's name, and
         every file path it names (inside the bank, in its table's partition)."""
-        try:  # a FIFO or a device in its place refused, never waited on or read without end
-            text = read_regular(path, MANIFEST_LIMIT).decode("utf-8")
-        except FileNotFoundError:
+        try:
+            manifest = read_manifest(path)
+        except NotADirectoryError as exc:  # a file in place of the bank's folder, or above it
+            raise _blocked(exc, self.root) from exc
+        if manifest is None:
             return Manifest(datasets={}, layout=LAYOUT, schema_version=SCHEMA_VERSION)
-        except UnicodeDecodeError as exc:
-            raise DamagedBankError(
-                _bad_manifest(path, f"not UTF-8 text at byte {exc.start}"), path=path
-            ) from exc
-        except NotADirectoryError:  # a file in place of a folder above it: the home's problem
-            raise
-        except OSError as exc:  # a folder, a FIFO or a device in its place, no permission to read it
-            what = "a folder, not a file" if path.is_dir() else f"unreadable ({exc.strerror})"
-            if exc.errno in (errno.EINVAL, errno.EFBIG):
-                what = str(exc.strerror)  # a FIFO (named pipe), not a regular file; larger than ...
-            raise DamagedBankError(_bad_manifest(path, what), path=path) from exc
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})"), path=path) from exc
-        try:
-            manifest = parse_manifest(data)
-        except ValueError as exc:
-            raise DamagedBankError(_bad_manifest(path, str(exc)), path=path) from None
         if manifest.layout is None:
             return self._legacy(manifest)
         if manifest.layout != LAYOUT:
@@ -494,6 +481,11 @@ class Bank:
             return True
 
 
-def _bad_manifest(path: Path, what: str) -> str:
-    advice = "run `convbank doctor`, or delete the bank folder and build again"
-    return f"the bank is damaged: {path} is {what}; {advice}"
+def _blocked(exc: OSError, root: Path) -> Exception:
+    """The one line of a file in place of the bank's folder or of one above it: the CLI's
+    (:func:`convbank._homefiles.home_error`, exit 5), said of the bank's folder when it is
+    not under ``CONVBANK_HOME``."""
+    from convbank._homefiles import home_error
+
+    error = home_error(exc) or home_error(exc, root, where=f"the bank folder {root}")
+    return error if error is not None else exc

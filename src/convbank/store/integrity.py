@@ -14,7 +14,9 @@ Example::
 
 from __future__ import annotations
 
+import errno
 import os
+import resource  # here: importing it once no file can be opened would fail
 import stat
 import struct
 import sys
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from convbank._forksafe import renew_after_fork
 from convbank._lazy import lazy
 from convbank._wording import article, counted
-from convbank.errors import DamagedBankError, SchemaVersionError
+from convbank.errors import DamagedBankError, SchemaVersionError, SetupError
 from convbank.model import schema as unified
 from convbank.model.schema import SCHEMA_VERSION
 from convbank.store.manifest import RECORDS, ConfigEntry, FileRef, Manifest, SplitEntry, pieces
@@ -262,4 +264,25 @@ def damaged(ref: FileRef, problem: str) -> str:
     return (
         f"the bank is damaged: {ref.path} is {problem}; run `convbank doctor` to check every "
         f"file, then `convbank build {ref.dataset}` to rebuild it"
+    )
+
+
+def out_of_room(ref: FileRef, exc: BaseException) -> SetupError | None:
+    """The one-line error of a bank file that could not be opened for want of what the
+    process or the system may hold (too many files open, no memory left): no damage of the
+    bank, which ``doctor`` and a rebuild would not mend; ``None`` for any other failure."""
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code == errno.EMFILE:
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        why = f"this process may open no more files (its limit is {limit:,}: ulimit -n)"
+    elif code == errno.ENFILE:
+        why = "the system may open no more files"
+    elif code == errno.ENOMEM:
+        why = "no memory is left to open it"
+    else:
+        return None
+    return SetupError(
+        f"{ref.path} could not be opened: {why}; the bank is not damaged: raise the limit, or read fewer "
+        "datasets at once, and run the command again",
+        path=ref.path,
     )

@@ -25,6 +25,7 @@ A (config, split) pair is a :class:`convbank.model.Part` everywhere.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -34,8 +35,10 @@ from typing import Annotated, Any
 
 import msgspec
 
+from convbank._atomic import read_regular
 from convbank._names import name_problem
 from convbank.datasets._imported import ImportEntry
+from convbank.errors import DamagedBankError
 from convbank.model import Part
 
 __all__ = [
@@ -50,6 +53,7 @@ __all__ = [
     "SplitEntry",
     "parse_manifest",
     "pieces",
+    "read_manifest",
 ]
 
 MANIFEST_LIMIT = 256 << 20
@@ -250,6 +254,38 @@ Pieces = Mapping[str, "FileEntry | list[FileEntry]"]
 def pieces(files: FileEntry | list[FileEntry]) -> list[FileEntry]:
     """The files of one split, in order (a split written in one piece has one)."""
     return files if isinstance(files, list) else [files]
+
+
+def read_manifest(path: Path) -> Manifest | None:
+    """A manifest or a generation record read and checked (:func:`parse_manifest`), its
+    damage a :class:`DamagedBankError` naming it; ``None`` where there is none. A file in
+    place of a folder above it is the caller's to say (``NotADirectoryError``)."""
+    try:  # a FIFO or a device in its place refused, never waited on or read without end
+        text = read_regular(path, MANIFEST_LIMIT).decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise DamagedBankError(_bad_manifest(path, f"not UTF-8 text at byte {exc.start}"), path=path) from exc
+    except NotADirectoryError:
+        raise
+    except OSError as exc:  # a folder, a FIFO or a device in its place, no permission to read it
+        what = "a folder, not a file" if path.is_dir() else f"unreadable ({exc.strerror})"
+        if exc.errno in (errno.EINVAL, errno.EFBIG):
+            what = str(exc.strerror)  # a FIFO (named pipe), not a regular file; larger than ...
+        raise DamagedBankError(_bad_manifest(path, what), path=path) from exc
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise DamagedBankError(_bad_manifest(path, f"not valid JSON ({exc})"), path=path) from exc
+    try:
+        return parse_manifest(data)
+    except ValueError as exc:
+        raise DamagedBankError(_bad_manifest(path, str(exc)), path=path) from None
+
+
+def _bad_manifest(path: Path, what: str) -> str:
+    advice = "run `convbank doctor`, or delete the bank folder and build again"
+    return f"the bank is damaged: {path} is {what}; {advice}"
 
 
 def parse_manifest(data: Any) -> Manifest:

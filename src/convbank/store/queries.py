@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -36,7 +37,14 @@ renew_after_fork(sys.modules[__name__], _lock=threading.Lock, _sandboxes=dict)
 
 
 def memory_bytes(memory_limit: str) -> int:
-    """Bytes of a memory limit (``"512MB"``); a one-line :class:`QueryError` otherwise."""
+    """Bytes of a memory limit (``"512MB"``); a one-line :class:`QueryError` otherwise, for
+    a limit that is not text too (before: ``memory_limit=5`` was ``AttributeError: 'int'
+    object has no attribute 'upper'``)."""
+    if not isinstance(memory_limit, str):
+        raise QueryError(
+            f"memory limit: {memory_limit!r:.40} is not a size such as '512MB' or '2GB' (text)",
+            limit=memory_limit,
+        )
     try:
         return parse_size(memory_limit)
     except ValueError as exc:
@@ -78,6 +86,17 @@ def _check_time(query: str, timeout: object) -> None:
         )
 
 
+def a_bank_or_none(value: Any, name: str = "bank") -> Any:
+    """``value`` if it is a :class:`Bank` (``snapshot``: a :class:`Snapshot`) or None; else a
+    one-line :class:`TypeError` naming the argument, before any work (before: a path given
+    as ``bank`` was ``AttributeError: 'str' object has no attribute 'snapshot'``)."""
+    bank = name == "bank"
+    kind, spelled = (Bank, "a convbank.store.Bank (Bank(path))") if bank else (Snapshot, "a Snapshot")
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(f"{name} is {spelled}, not {type(value).__name__} {value!r:.80}")
+    return value
+
+
 def stream(
     query: str,
     *,
@@ -98,6 +117,7 @@ def stream(
     SQL that is not written to escape them). Without either, in this process, unlimited.
     """
     _check_time(query, timeout)
+    bank, snapshot = a_bank_or_none(bank), a_bank_or_none(snapshot, "snapshot")
     hard, last_only = a_flag(hard, "hard"), a_flag(last_only, "last_only")
     batch_rows = min(whole_number(batch_rows, "batch_rows", least=1), MOST_BATCH_ROWS)
     memory = memory_bytes(memory_limit) if memory_limit else 0

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._wording import counted
-from convbank._workers import WAKE, Worker, may_fork
-from convbank.errors import DamagedBankError, QueryError
+from convbank._workers import WAKE, Worker, may_fork, upgraded
+from convbank.errors import DamagedBankError, QueryError, SetupError
 
 if TYPE_CHECKING:
     import duckdb
@@ -193,6 +193,8 @@ def _worker(
             reply = ("damaged", str(damage), damage.path) if damage else ("error", error)
         except DamagedBankError as exc:  # its facts cross the pipe with its message
             reply = ("damaged", str(exc), exc.path)
+        except SetupError as exc:  # the process's limits (too many files open): not the query's fault
+            reply = ("setup", str(exc), exc.path)
         except QueryError as exc:
             reply = ("memory", str(exc)) if "more memory" in str(exc) else ("error", str(exc))
         except (TypeError, ValueError, UnicodeError) as exc:
@@ -276,17 +278,18 @@ class _Worker(Worker):
         target = "convbank.store.sandbox:_worker"
         super().__init__(target, str(root), str(memory), str(threads), fork=fork)
         self.pipe = self.connection
+        first: Any = None
         try:  # wait until it can take a query, so that its start-up counts against no limit
             wait = self.FORKED_STARTUP if fork else self.STARTUP
-            ready = self.pipe.poll(wait) and self.pipe.recv() == ("ready",)
+            first = self.pipe.recv() if self.pipe.poll(wait) else None
         except (EOFError, OSError):
-            ready = False
+            pass
         except BaseException:  # Ctrl-C while it starts: it goes too
             self.kill()
             raise
-        if not ready:
-            self.kill()
-            raise QueryError("the query process could not start")
+        if first != ("ready",):
+            self.kill()  # one that runs another convbank (installed since) says so
+            raise QueryError(upgraded(first) or "the query process could not start")
 
 
 class SqlSandbox:
@@ -444,6 +447,8 @@ class SqlSandbox:
             return
         if kind == "damaged":
             raise DamagedBankError(reply[1], path=reply[2])
+        if kind == "setup":
+            raise SetupError(reply[1], path=reply[2])
         if kind == "memory":
             raise QueryError(
                 f"the query needs more memory than its limit of {_size(self.memory)} allows; "

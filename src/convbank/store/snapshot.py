@@ -17,7 +17,7 @@ from convbank._forksafe import renew_after_fork
 from convbank._lazy import lazy
 from convbank._names import name_problem
 from convbank._wording import counted
-from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError
+from convbank.errors import DamagedBankError, NotBuiltError, SchemaVersionError, SetupError
 from convbank.model import Part
 from convbank.model.schema import PARTITION_COLUMNS, SCHEMA_VERSION, table_schemas
 from convbank.store._held import HeldFile
@@ -27,6 +27,7 @@ from convbank.store.integrity import (
     count_problems,
     damaged,
     first_line,
+    out_of_room,
     stat_problem,
     structure_problem,
 )
@@ -321,11 +322,14 @@ class Snapshot:
             dataset=ref.dataset,
         )
 
-    def unreadable(self, ref: FileRef, exc: BaseException) -> NotBuiltError | DamagedBankError:
-        """The one-line error of a file that cannot be read: its generation is gone
-        (:meth:`gone`), or the file is damaged."""
-        return self.gone(ref) or DamagedBankError(
-            damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path
+    def unreadable(self, ref: FileRef, exc: BaseException) -> NotBuiltError | DamagedBankError | SetupError:
+        """The one-line error of a file that cannot be opened or read: the process out of
+        room to open it (:func:`~convbank.store.integrity.out_of_room`), its generation gone
+        (:meth:`gone`), or the file damaged."""
+        return (
+            out_of_room(ref, exc)
+            or self.gone(ref)
+            or DamagedBankError(damaged(ref, f"unreadable ({first_line(exc)})"), path=ref.path)
         )
 
     def present(self, refs: list[FileRef]) -> None:

@@ -29,6 +29,7 @@ from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
 from convbank.store._exact import exact_relation
 from convbank.store._held import HeldFile
 from convbank.store._pumped import pumped
+from convbank.store._statements import explained, kind_of
 from convbank.store.bank import Bank, Snapshot
 from convbank.store.integrity import damaged
 
@@ -149,10 +150,10 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     if not parsed:
         raise QueryError("empty SQL statement", sql=sql)
     for st in parsed:
-        kind = st.type.name
+        kind = kind_of(st)
         if kind == "EXPLAIN":  # EXPLAIN ANALYZE runs what it explains: that must only read too
             inner = explained(st.query)
-            kinds = [s.type.name for s in con.extract_statements(inner)] if inner.strip() else []
+            kinds = [kind_of(s) for s in con.extract_statements(inner)] if inner.strip() else []
             if any(k not in READ_ONLY_STATEMENTS or k == "EXPLAIN" for k in kinds):
                 kind = f"EXPLAIN of {kinds[0]}"
         if kind == "MULTI":  # DuckDB's one statement for a PIVOT that reads its values
@@ -174,28 +175,6 @@ _PIVOT_VALUES = (
 )
 """What :func:`statements` says of DuckDB's ``MULTI`` statement (before: ``got MULTI``, a
 kind the SQL never named)."""
-
-
-def explained(sql: str) -> str:
-    """The statement an ``EXPLAIN`` statement ``sql`` explains (and, with ``ANALYZE``, runs):
-    its text after ``EXPLAIN``, ``ANALYZE`` and a list of options, comments skipped.
-
-    Example: ``explained("EXPLAIN (ANALYZE, FORMAT json) SELECT 1") == "SELECT 1"``."""
-    data = sql.encode("utf-8")  # DuckDB's tokens start at byte offsets
-    starts = [at for at, kind in duckdb.tokenize(sql) if kind != duckdb.token_type.comment]
-    bounds = [(at, end) for at, end in zip(starts, [*starts[1:], len(data)], strict=True)]
-    words = [data[at:end].split(b"/*")[0].split(b"--")[0].strip().upper() for at, end in bounds]
-    i = 1  # past EXPLAIN
-    if i < len(words) and words[i] in (b"ANALYZE", b"ANALYSE"):
-        i += 1
-    if i < len(words) and words[i] == b"(":
-        depth = 0
-        while i < len(words):
-            depth += words[i].count(b"(") - words[i].count(b")")
-            i += 1
-            if depth <= 0:
-                break
-    return data[bounds[i][0] :].decode("utf-8") if i < len(bounds) else ""
 
 
 def is_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:

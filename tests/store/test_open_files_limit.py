@@ -1,0 +1,62 @@
+"""A bank file that cannot be opened for want of what the process may hold (too many files
+open: ``ulimit -n``) is said so, ``SetupError``, exit 5, never a damaged bank (before: `the
+bank is damaged: ... is unreadable ([Errno 24] Too many open files ...); run convbank doctor
+..., then convbank build pec to rebuild it`, exit 4, from ``query``, ``stats`` and
+``convbank.sql`` under ``ulimit -n`` 8 to 32, 2 of 2 runs each)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import convbank
+from convbank.errors import SetupError
+from convbank.store import Bank
+from convbank.store import snapshot as snapshot_module
+from testsupport import ROOT
+
+
+def test_too_many_open_files_is_not_damage(built: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_more(path: object, *args: object) -> int:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), str(path))
+
+    monkeypatch.setattr(snapshot_module, "os", types.SimpleNamespace(**{**vars(os), "open": no_more}))
+    with pytest.raises(SetupError) as caught:
+        convbank.sql("SELECT count(*) FROM turns")
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert str(caught.value) == (
+        f"{caught.value.path} could not be opened: this process may open no more files (its limit is "
+        f"{limit:,}: ulimit -n); the bank is not damaged: raise the limit, or read fewer datasets at once, "
+        "and run the command again"
+    )
+    assert caught.value.exit_code == 5
+
+
+def test_a_query_worker_out_of_files_is_exit_5(built_home: Path) -> None:
+    """Through the query's worker process too (the command line's default limits)."""
+
+    def low() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32))
+
+    env = {**os.environ, "CONVBANK_HOME": str(built_home), "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "convbank", "query", "SELECT count(*) FROM turns"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=low,
+    )
+    assert done.returncode == 5, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+    assert (
+        "could not be opened: this process may open no more files (its limit is 32: ulimit -n)" in done.stderr
+    )
