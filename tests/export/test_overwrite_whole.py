@@ -142,3 +142,25 @@ def test_overlapping_is_pathlibs_overlap(seed: int) -> None:
     rels = [p for p in paths[:20] if PurePosixPath(p).parts and p.strip("/.")]
     expected = [k for k in paths if any(_old_overlaps(k, r) for r in rels)]
     assert _record._overlapping(paths, rels) == expected
+
+
+@pytest.mark.parametrize("key", ["removing", "paths"])
+def test_a_journal_naming_a_path_outside_the_folder_is_no_record_of_convbanks(
+    built: Bank, tmp_path: Path, key: str
+) -> None:
+    """A damaged journal whose paths to move or remove lead out of the folder (``../x``) is
+    refused as no record of convbank's, with what to do, and nothing outside is touched
+    (before: `'../victim' is not a path inside out`, saying nothing to do, 2 of 2)."""
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    (out / ".convbank-staging.999999.x.tmp").mkdir(parents=True)
+    victim.write_text("mine\n", encoding="utf-8")
+    moving = {"staging": ".convbank-staging.999999.x.tmp", "paths": [], "removing": []}
+    moving[key] = ["a/../../victim"]
+    export_ = {"dataset": "a", "format": "csv", "parts": []}
+    (out / RECORD).write_text(json.dumps({"exports": {}, "moving": {**moving, "export": export_}}))
+    with pytest.raises(ExportError) as caught:
+        export(load("ccpe"), "csv", out)
+    assert str(caught.value) == (
+        f"{out / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
+    )
+    assert victim.read_text(encoding="utf-8") == "mine\n"

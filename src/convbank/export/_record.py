@@ -76,11 +76,7 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
     export = moving.get("export") if isinstance(moving, dict) else None
     name = moving.get("staging") if isinstance(moving, dict) else None
     if not (
-        isinstance(paths, list)
-        and all(isinstance(p, str) for p in paths)
-        and _texts(removing)
-        and _an_export(export)
-        and _a_staging_name(name)
+        _paths_inside(paths) and _paths_inside(removing) and _an_export(export) and _a_staging_name(name)
     ):
         raise ExportError(
             f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
@@ -94,6 +90,18 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
             path=staging,
         )
     return staging, paths, export, list(removing or ())
+
+
+def _paths_inside(value: object) -> TypeGuard[list[str]]:
+    """Whether ``value`` is a list of paths inside a folder, as an export writes them
+    (``a/b``): never ``..``, ``/x`` or empty, which a damaged journal would have an export
+    move or remove outside it, or fail on for every later export."""
+    return isinstance(value, list) and all(isinstance(p, str) and _inside(_parts(p)) for p in value)
+
+
+def _inside(parts: tuple[str, ...]) -> bool:
+    """Whether a path of these parts (:func:`_parts`) lies inside its folder."""
+    return bool(parts) and parts[0] not in ("/", "//") and ".." not in parts
 
 
 def _an_export(value: object) -> TypeGuard[Export]:
