@@ -18,7 +18,7 @@ import pytest
 from convbank import load
 from convbank.errors import ExportError
 from convbank.export import _record, export
-from convbank.export._place import RECORD
+from convbank.export._place import RECORD, check_targets
 from convbank.store import Bank
 
 ALL = ["casino_default_test.turns.csv", "casino_default_train.turns.csv", "casino_default_valid.turns.csv"]
@@ -164,3 +164,18 @@ def test_a_journal_naming_a_path_outside_the_folder_is_no_record_of_convbanks(
         f"{out / RECORD} is not convbank's record of exports; remove it, or export elsewhere"
     )
     assert victim.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_many_paths_against_a_full_record_are_looked_up_in_time(tmp_path: Path) -> None:
+    """20,000 entries against 20,000 paths, and an --overwrite replacing an export of 20,000
+    paths whole: a look-up per entry, linear (before: each entry tested against each path's
+    first part as text, 31 s for 5,000 paths against 70,000 entries)."""
+    old = {"dataset": "d", "format": "csv", "parts": ["a"], "where": None, "as": None}
+    record = {f"f{i}.csv": dict(old) for i in range(20_000)}
+    rels = [f"f{i}.csv" for i in range(20_000)]
+    start = time.monotonic()
+    assert len(_record._overlapping(record, rels)) == 20_000
+    assert len(_record.replaced_whole(record, rels[:5000], {**old, "where": "x"})) == 15_000
+    with pytest.raises(ExportError, match=r"f19999\.csv holds the csv export of d \(a\); the csv export"):
+        check_targets(tmp_path, rels[::-1], {**old, "where": "x"}, overwrite=False, record=record)
+    assert time.monotonic() - start < 5

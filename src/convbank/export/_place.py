@@ -118,8 +118,9 @@ def check_targets(
         return
     record = _read(output) if record is None else record
     hits = [k for k in _overlapping(record, paths) if not _same(record[k], export)]
-    owned = next((k for rel in paths for k in _overlapping(hits, [rel])), None)  # the first path's
-    if owned is not None:
+    first = next(iter(_overlapping(paths, hits)), None)  # the first path another export holds
+    if first is not None:
+        owned = _overlapping(hits, [first])[0]
         raise ExportError(
             f"{output / owned} holds {describe(record[owned])}; {describe(export)} would replace it: "
             "pass --overwrite (overwrite=True), or export into another folder",
@@ -257,14 +258,13 @@ def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwr
     with _locked(output) as data:
         current = _read(output, data)  # read once: a record of many entries costs its size once
         check_targets(output, rels, export, overwrite=overwrite, record=current)
-        replaced = set(_overlapping(current, rels))
-        record = {k: v for k, v in current.items() if k not in replaced}
         removing = [
             k
             for k in replaced_whole(current, rels, export)
             if not _not_written(output / k, current[k].get("files"))
         ]
-        record = {k: v for k, v in record.items() if k not in removing}
+        gone = {*_overlapping(current, rels), *removing}  # a set: looked up once an entry
+        record = {k: v for k, v in current.items() if k not in gone}
         entries = {rel: _with_files(export, staging / rel) for rel in rels}
         final = _text(output, {**record, **entries})  # refused here when too large: nothing moved
         journal = {"staging": staging.name, "paths": rels, "export": export, "removing": removing}

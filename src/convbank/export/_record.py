@@ -189,10 +189,11 @@ def _overlapping(keys: Iterable[str], rels: Iterable[str]) -> list[str]:
     wanted = {_parts(r) for r in rels}
     # the folders that hold them: "" (".") holds every relative path, as in pathlib
     holding = {w[:n] for w in wanted for n in range(int(w[:1] in (("/",), ("//",))), len(w))}
-    firsts = {w[0] for w in wanted if w}  # a key that holds none of them as text overlaps none,
+    firsts = {w[0] for w in wanted if w}
     found = []
-    for key in keys:  # but for a key of no name ("", ".", "./.")
-        if not any(first in key for first in firsts) and key.strip("/."):
+    for key in keys:
+        head = key.partition("/")[0]  # its first part, where it is a plain name: no look-up more
+        if head not in firsts and head not in ("", ".", ".."):
             continue
         parts = _parts(key)
         if parts in holding or any(parts[:n] in wanted for n in range(1, len(parts) + 1)):
@@ -212,15 +213,20 @@ def replaced_whole(record: dict[str, Export], rels: Iterable[str], export: Expor
     narrower one left the older export's other files)."""
     rels = list(rels)
     hit = set(_overlapping(record, rels))
-    others = [_bare(record[k]) for k in hit if not _same(record[k], export)]
+    others = {_key(record[k]) for k in hit if not _same(record[k], export)}  # each export once
     if not others:
         return []
-    kinds = {(o["dataset"], o["format"]) for o in others}
+    kinds = {(record[k]["dataset"], record[k]["format"]) for k in hit}
     return [
         k
         for k, v in record.items()
-        if k not in hit and (v["dataset"], v["format"]) in kinds and _bare(v) in others
+        if k not in hit and (v["dataset"], v["format"]) in kinds and _key(v) in others
     ]
+
+
+def _key(entry: Export) -> str:
+    """An entry's export (:func:`_bare`) as text, to be looked up in a set."""
+    return json.dumps(_bare(entry), sort_keys=True)
 
 
 def _bare(entry: Export) -> Export:
