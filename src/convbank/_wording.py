@@ -1,11 +1,14 @@
 """Words that messages build from values: the indefinite article a word takes by its sound,
-so that no message says "a engine" or "a int" whatever name or type it is built with."""
+so that no message says "a engine" or "a int" whatever name or type it is built with; a count
+agreeing with its word in number (:func:`counted`); and a value shown shortened (:func:`shown`),
+saying so."""
 
 from __future__ import annotations
 
 import re
+import reprlib
 
-__all__ = ["article", "counted"]
+__all__ = ["article", "counted", "shown"]
 
 _AN = re.compile(r"(?i)(?:[aeio]|u(?!ni|s[eu]|tf|ri|bi|int)|8|1[18](?!\d)|hour|honest)")
 """What a word that takes ``an`` starts with: a vowel sounded as one (``an int``, ``an
@@ -34,3 +37,30 @@ def counted(n: int, word: str, many: str | None = None) -> str:
     ('1 conversation', '2 splits', '1,030 entries')
     """
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """``value``'s ``repr`` for a message, at most ``limit`` characters, ending in ``…`` where
+    it was cut (never cut without saying so); a long text or a large container is not made
+    whole first (:mod:`reprlib`: its start and first items only).
+
+    >>> shown("abc"), shown("x" * 100, 12), shown(list(range(10**6)), 30), shown(10**5000)
+    ("'abc'", "'xxxxxxxxxx…", '[0, 1, 2, 3, 4, 5, ...]', 'an int (not shown)')
+    """
+    try:
+        text = _BOUNDED.repr(value)
+    except Exception:  # an int past Python's 4,300 digits, a repr that raises: said by its kind
+        return f"{article(type(value).__name__)} (not shown)"
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def _bounded() -> reprlib.Repr:
+    """A :class:`reprlib.Repr` that keeps more than the shortest message shows, so that only
+    :func:`shown` cuts, and says so."""
+    bounded = reprlib.Repr()
+    bounded.maxstring = bounded.maxother = 4096
+    bounded.maxlong = 4096
+    return bounded
+
+
+_BOUNDED = _bounded()

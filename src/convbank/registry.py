@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from convbank._names import name_problem
-from convbank._wording import article
+from convbank._wording import article, shown
 from convbank.datasets import BUILTIN, Check, Dataset, contract_problem
 from convbank.datasets._imported import NAME as NAME_PATTERN
 from convbank.errors import PluginError, UnknownDatasetError, did_you_mean
@@ -390,11 +390,11 @@ def _engine(value: Any, origin: str) -> type[Any]:
         )
     problem = name_problem(getattr(value, "name", None))
     if problem is not None:  # the name --engine takes and messages show, as a dataset's is checked
-        said = f"{getattr(value, 'name', None)!r:.60}"
+        said = f"{shown(getattr(value, 'name', None), 60)}"
         raise PluginError(f"{origin}: its name {said} cannot name an engine: {problem}", origin=origin)
     options = getattr(value, "options", ())
     if not (isinstance(options, (tuple, list)) and all(isinstance(o, str) for o in options)):
-        said = f"{options!r:.60}"
+        said = f"{shown(options, 60)}"
         raise PluginError(f"{origin}: its options {said} are not a tuple of option names", origin=origin)
     return value
 

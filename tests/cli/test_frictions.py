@@ -291,3 +291,14 @@ def test_an_empty_folder_to_write_into_is_refused(
     assert list(tmp_path.iterdir()) == []
     assert CliRunner().invoke(cli, [*export, "."]).exit_code == 0
     assert (tmp_path / "casino_default_valid.turns.csv").exists()
+
+
+def test_a_missing_choice_option_names_its_choices_on_one_line(tmp_path: Path) -> None:
+    """Pass 20. Before: `export casino -o out` said ``Choose from:\\n\\tsource,\\n\\thf,...``,
+    click's newlines and tabs shown as escapes, 1 of 1; now its choices one after the other."""
+    result = CliRunner().invoke(cli, ["export", "casino", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == (
+        "Error: Missing option '--format'. Choose from: source, hf, convokit, parlai, chat, "
+        "sharegpt, jsonl, parquet, csv, croissant"
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import convbank
+from convbank._wording import shown
 from convbank.export.source import side_reader
 from convbank.store import Bank
 
@@ -47,13 +48,31 @@ def test_what_write_source_gives_is_the_files_it_wrote_in_the_export(tmp_path: P
         (7,): "an int, not a file it wrote in the export's folder",
         (
             str(tmp_path / "outside.tsv"),
-        ): f"{str(tmp_path / 'outside.tsv')!r:.80}, not a file it wrote in the export's folder",
+        ): f"{shown(str(tmp_path / 'outside.tsv'))}, not a file it wrote in the export's folder",
         ("../x",): "'../x', not a file it wrote in the export's folder",
         (
             str(tmp_path / "out" / "never.tsv"),
-        ): f"{str(tmp_path / 'out' / 'never.tsv')!r:.80}, not a file it wrote in the export's folder",
+        ): f"{shown(str(tmp_path / 'out' / 'never.tsv'))}, not a file it wrote in the export's folder",
     }
     for value, said in gave.items():
         with pytest.raises(UndeclaredError) as caught:
             files_written("odd", "write_side", value, tmp_path / "out")
         assert (str(caught.value), caught.value.dataset) == (f"write_side gave {said}", "odd")
+
+
+def test_a_long_path_a_plugin_gave_is_shown_cut_saying_so(tmp_path: Path) -> None:
+    """Before: a hostile path of 300 characters was shown cut at 80 with nothing to say it
+    was cut (``{...!r:.80}``), 1 of 1; now cut at 79 and ``…``, by the one helper that every
+    message showing a shortened value uses (:func:`convbank._wording.shown`)."""
+    from convbank.datasets._base import UndeclaredError
+    from convbank.export.source import files_written
+
+    (tmp_path / "out").mkdir()
+    far = "/" + "x" * 299
+    with pytest.raises(UndeclaredError) as caught:
+        files_written("odd", "write_side", [far], tmp_path / "out")
+    assert (
+        str(caught.value) == "write_side gave '/" + "x" * 77 + "…, not a file it wrote in the export's folder"
+    )
+    assert shown(far, 10) == "'/xxxxxxx…" and shown("short") == "'short'"
+    assert shown(10**5000) == "an int (not shown)"

@@ -5,6 +5,7 @@ through --model, and saved runs on a leaderboard."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -356,3 +357,39 @@ def test_a_predictions_line_naming_a_key_twice_is_refused(tmp_path: Path) -> Non
     huge = "9" * 300  # a number, a ":" in a text and an object: read again, no key twice
     path.write_text(f'{{"example_id": "a:b", "prediction": [{huge}, {{"x": 1}}]}}\n', encoding="utf-8")
     assert list(read_predictions(path)) == ["a:b"]
+
+
+class Wanderer:
+    """Changes the working folder in every call, as a model reading its files might."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+
+    def fit(self, examples: list[Example], gold: list[Any]) -> None:
+        os.chdir(self.where)
+
+    def predict(self, examples: list[Example]) -> list[list[str]]:
+        os.chdir(self.where)
+        return [[] for _ in examples]
+
+
+def test_a_model_that_changes_the_working_folder_never_moves_where_the_run_writes(
+    built: Bank, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pass 20. Before: a ``--model`` class calling ``os.chdir("/")`` made ``--write-predictions
+    out.jsonl`` write ``/out.jsonl``, outside the folder it was run in (2 of 2); each call of
+    the model's code now goes back to the working folder it found."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir(), elsewhere.mkdir()
+    monkeypatch.chdir(here)
+    run("casino-strategy", model=Wanderer(elsewhere))
+    assert Path.cwd() == here
+    (here / "wander.py").write_text(
+        "import os\nclass W:\n    def predict(self, examples):\n"
+        f"        os.chdir({str(elsewhere)!r})\n        return [[] for _ in examples]\n"
+    )
+    done = CliRunner().invoke(
+        cli, ["bench", "casino-strategy", "-m", "wander:W", "--write-predictions", "o.jsonl"]
+    )
+    assert done.exit_code == 0, done.output
+    assert (here / "o.jsonl").is_file() and list(elsewhere.iterdir()) == []

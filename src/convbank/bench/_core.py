@@ -22,6 +22,7 @@ import numpy as np
 from convbank._forksafe import this_process_only
 from convbank._wording import article
 from convbank.bench._guarded import answers_of, call, method_of, plain, what
+from convbank.bench._repeats import ids_text
 from convbank.errors import BenchError, ConvbankError, did_you_mean, require
 from convbank.query import Corpus
 from convbank.tasks import Model, Ranker, Task, TaskData, data_kind
@@ -246,12 +247,13 @@ def score(
     _check_seed(chosen.name, seed)
     corpus = _corpus(chosen, config, load)
     start = time.perf_counter()
-    data = chosen.data(corpus, seed)
+    data = _data(chosen, corpus, seed)
     if not isinstance(predictions, Mapping):
         from convbank.bench.files import read_predictions
 
         predictions = read_predictions(Path(predictions), examples=len(data.test_ids()))
-    table = {str(k): plain(v) for k, v in predictions.items()}
+    keys = ids_text("the predictions", predictions, task=chosen.name)  # null is no id, never 'None'
+    table = {k: plain(v) for k, v in zip(keys, predictions.values(), strict=True)}
     _check(chosen, data, table, "the predictions")
     return _result(
         chosen,
@@ -301,7 +303,7 @@ def run(
             require(module, "bench", "Running a benchmark task")
     corpus = _corpus(task, config, load)
     start = time.perf_counter()
-    data = task.data(corpus, seed)
+    data = _data(task, corpus, seed)
     if builtin:
         instance: Model | Ranker = task.builtin(label, data, seed)
     elif isinstance(model, str):
@@ -334,6 +336,14 @@ def run(
         seed=seed,
         seconds=time.perf_counter() - start,
     )
+
+
+def _data(task: Task, corpus: Corpus, seed: int) -> TaskData:
+    """The task's data for ``corpus``; an example id that is not text (a task's own, None)
+    is refused in one line (:func:`ids_text`), never scored as the text ``'None'``."""
+    data = task.data(corpus, seed)
+    ids_text(f"{task.name}'s examples", (e.id for e in data.examples), task=task.name)
+    return data
 
 
 def _check_seed(task: str, seed: object) -> None:

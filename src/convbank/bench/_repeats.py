@@ -1,12 +1,13 @@
 """What a predictions file cannot say as it was meant: a line that names a key twice, found
-before it is scored (a JSON decoder keeps one of the two values, unsaid which), and a
-prediction to write holding a number JSON has no value for."""
+before it is scored (a JSON decoder keeps one of the two values, unsaid which), a
+prediction to write holding a number JSON has no value for, and an example id that is not
+text (:func:`id_text`)."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,14 @@ from convbank.errors import BenchError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["refuse_not_finite", "refuse_repeated_field", "refuse_repeated_key"]
+__all__ = [
+    "by_id",
+    "id_text",
+    "ids_text",
+    "refuse_not_finite",
+    "refuse_repeated_field",
+    "refuse_repeated_key",
+]
 
 
 def refuse_repeated_key(path: Path, number: int, line: bytes, value: Any) -> None:
@@ -111,3 +119,88 @@ def _repeated_field(kind: pa.DataType) -> str | None:
         return _repeated_field(kind.value_type)
     value = getattr(kind, "value_type", None)  # a list of any kind
     return _repeated_field(value) if isinstance(value, pa.DataType) else None
+
+
+def id_text(value: object) -> str | None:
+    """An example id as text: text as it is, a whole number (never a bool) as its digits
+    (``5`` is ``"5"``), anything else None, for the caller to refuse: a null id is no id,
+    never the text ``'None'`` (which is another example's id, or no example's), nor is a
+    float, a list or an object.
+
+    >>> [id_text(v) for v in ("543/0", 7, None, True, 1.5, ["a"])]
+    ['543/0', '7', None, None, None, None]
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < _DIGITS:
+        return str(value)
+    return None
+
+
+def shown_id(value: object) -> str:
+    """An id that is not text, for a message: ``null`` for None (as the file says it), else
+    its kind (``a float``), never its whole value."""
+    from convbank._wording import article, shown
+
+    return "null" if value is None else f"{article(type(value).__name__)} ({shown(value, 40)})"
+
+
+def ids_text(what: str, ids: Iterable[object], *, task: str | None = None) -> list[str]:
+    """``ids`` as text (:func:`id_text`); the first that is not text is refused
+    (:class:`BenchError`, one line), said as ``what`` (``the predictions``, a task's examples),
+    and so are two that are one text (``5`` and ``"5"``)."""
+    out = []
+    for value in ids:
+        text = id_text(value)
+        if text is None:
+            raise BenchError(
+                f"{what}: an example id is {shown_id(value)}, not text; each example id is text "
+                "(or a whole number)",
+                task=task,
+            )
+        out.append(text)
+    if len(set(out)) < len(out):
+        twice = next(t for i, t in enumerate(out) if t in out[:i])
+        raise BenchError(f"{what}: two example ids are {twice!r} as text; each example once", task=task)
+    return out
+
+
+_DIGITS = 10**4000
+"""A whole number id is at most 4,000 digits (Python writes at most 4,300 as text)."""
+
+
+def by_id(path: Path, rows: list[tuple[int, Any]]) -> dict[str, Any]:
+    """``{example_id: prediction}`` of the numbered ``rows``; a row without either field, an
+    id that is not text (:func:`id_text`: null is no id, never
+    ``'None'``) or an id given twice is a :class:`BenchError` naming the first few."""
+    out: dict[str, Any] = {}
+    malformed, not_text, duplicates = [], [], []
+    for number, row in rows:
+        if not isinstance(row, Mapping) or "example_id" not in row or "prediction" not in row:
+            malformed.append(number)
+            continue
+        key = id_text(row["example_id"])
+        if key is None:  # null is no id, never the text 'None'
+            not_text.append((number, row["example_id"]))
+            continue
+        if key in out:
+            duplicates.append(key)
+        out[key] = row["prediction"]
+    problems = []
+    if malformed:
+        where = ", ".join(map(str, malformed[:3])) + (", ..." if len(malformed) > 3 else "")
+        problems.append(f"{len(malformed):,} row(s) without example_id and prediction (row {where})")
+    if not_text:
+        where = ", ".join(f"{n} ({shown_id(v)})" for n, v in not_text[:3]) + (
+            ", ..." if len(not_text) > 3 else ""
+        )
+        problems.append(f"{len(not_text):,} row(s) whose example_id is not text (row {where})")
+        malformed += [n for n, _ in not_text[:1]]
+    if duplicates:
+        shown = ", ".join(repr(d) for d in duplicates[:3]) + (", ..." if len(duplicates) > 3 else "")
+        problems.append(f"{len(duplicates):,} duplicate example id(s) ({shown})")
+    if problems:
+        raise BenchError(
+            f"{path}: {'; '.join(problems)}", path=path, line=malformed[0] if malformed else None
+        )
+    return out

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from convbank._wording import counted
-from convbank.bench._repeats import refuse_repeated_field, refuse_repeated_key
+from convbank.bench._repeats import by_id, ids_text, refuse_repeated_field, refuse_repeated_key
 from convbank.bench._writable import refuse_unwritable
 from convbank.errors import BenchError
 from convbank.tasks import Task, TaskData
@@ -68,6 +68,7 @@ def export_task(
 
     if empty_folder(directory):  # what --export "" is refused as; Path would take it for "."
         raise BenchError(f"directory: {EMPTY_FOLDER}", task=task.name)
+    ids_text(f"{task.name}'s examples", (e.id for e in data.examples), task=task.name)
     directory = Path(directory)
     target = directory / task.name
     folders = fold_folders([f.name for f in data.folds])
@@ -209,28 +210,7 @@ def read_predictions(path: Path | str, *, examples: int | None = None) -> dict[s
                 path=path,
                 line=bad[0],
             )
-    out: dict[str, Any] = {}
-    malformed, duplicates = [], []
-    for number, row in rows:
-        if not isinstance(row, Mapping) or "example_id" not in row or "prediction" not in row:
-            malformed.append(number)
-            continue
-        key = str(row["example_id"])
-        if key in out:
-            duplicates.append(key)
-        out[key] = row["prediction"]
-    problems = []
-    if malformed:
-        where = ", ".join(map(str, malformed[:3])) + (", ..." if len(malformed) > 3 else "")
-        problems.append(f"{len(malformed):,} row(s) without example_id and prediction (row {where})")
-    if duplicates:
-        shown = ", ".join(repr(d) for d in duplicates[:3]) + (", ..." if len(duplicates) > 3 else "")
-        problems.append(f"{len(duplicates):,} duplicate example id(s) ({shown})")
-    if problems:
-        raise BenchError(
-            f"{path}: {'; '.join(problems)}", path=path, line=malformed[0] if malformed else None
-        )
-    return out
+    return by_id(path, rows)
 
 
 _CHUNK = 1 << 20
@@ -473,6 +453,7 @@ def write_predictions(path: Path | str, predictions: Mapping[str, Any]) -> Path:
 
     path = Path(path)  # a str as the system names it
     refuse_convbanks_own(path)
+    ids_text(str(path), predictions)
     refuse_not_finite(path, predictions)
 
     rows = [{"example_id": k, "prediction": v} for k, v in predictions.items()]

@@ -59,7 +59,10 @@ def _one_line(exc: click.ClickException) -> click.ClickException:
     names a path as it is, a newline in it breaking click's ``Error:`` line."""
     from convbank.cli._console import one_line
 
-    text = one_line(exc.format_message())
+    said = exc.format_message()
+    if isinstance(exc, click.MissingParameter):  # click puts each choice on a line of its own
+        said = " ".join(said.split())  # its own words only: never a path or a value given
+    text = one_line(said)
     if text == exc.format_message():
         return exc
     if isinstance(exc, click.UsageError):  # exit 2, the usage shown above it

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import msgspec
 
 from convbank._lazy import lazy
-from convbank._wording import counted
+from convbank._wording import counted, shown
 from convbank.datasets._arrow import arrow_type
 from convbank.datasets._present import Presentation, hook_names
 from convbank.errors import ConvbankError, FormatError, UnknownDatasetError, did_you_mean
@@ -238,12 +238,12 @@ class Dataset(ABC):
             files = list(given)
         except TypeError:  # no iterable (None, a number): the dataset's fault, said as its
             raise UndeclaredError(
-                f"files_for({part.config}/{part.split}) gave {given!r:.80}, not a list of source files",
+                f"files_for({part.config}/{part.split}) gave {shown(given)}, not a list of source files",
                 dataset=self.name,
             ) from None
         for f in files:
             if f not in self.files:
-                named = f"the source file {f.name!r:.80}" if isinstance(f, SourceFile) else f"{f!r:.80}"
+                named = f"the source file {shown(f.name)}" if isinstance(f, SourceFile) else f"{shown(f)}"
                 raise UndeclaredError(
                     f"files_for({part.config}/{part.split}) gave {named}, which {self.name} does not "
                     "declare in its files",

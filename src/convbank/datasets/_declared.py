@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import msgspec
 
 from convbank._names import name_problem
-from convbank._wording import article
+from convbank._wording import article, shown
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, UndeclaredError
 from convbank.datasets._present import Presentation
 from convbank.model import Part
@@ -41,7 +41,7 @@ def declared_problem(cls: type[Dataset]) -> str | None:
     for field in _CARD:
         value = getattr(cls, field, None)
         if not isinstance(value, str):
-            return f"{where}: its {field} {value!r:.80} is not text; fix it"
+            return f"{where}: its {field} {shown(value)} is not text; fix it"
     configs = getattr(cls, "configs", None)
     problem = (
         _types_problem(cls)
@@ -59,25 +59,27 @@ def _types_problem(cls: type[Dataset]) -> str | None:
     :class:`Presentation`, or None."""
     raw = getattr(cls, "raw_type", None)
     if not (isinstance(raw, type) and issubclass(raw, msgspec.Struct)):
-        return f"its raw_type {raw!r:.80} is not a msgspec.Struct class; fix it"
-    shown = cls.presentation_class
-    if not (isinstance(shown, type) and issubclass(shown, Presentation)):
-        return f"its presentation_class {shown!r:.80} is not a convbank.datasets.Presentation class; fix it"
-    return _presented_problem(shown)
+        return f"its raw_type {shown(raw)} is not a msgspec.Struct class; fix it"
+    presented = cls.presentation_class
+    if not (isinstance(presented, type) and issubclass(presented, Presentation)):
+        return (
+            f"its presentation_class {shown(presented)} is not a convbank.datasets.Presentation class; fix it"
+        )
+    return _presented_problem(presented)
 
 
-def _presented_problem(shown: type[Presentation]) -> str | None:
+def _presented_problem(presented: type[Presentation]) -> str | None:
     """Why one of the presentation's settings (a class attribute :class:`Presentation`
     declares: ``example_views``, ``viewer_filters``...) is not of the kind of Presentation's
     own (a tuple, a mapping, a set, a flag), or None."""
     for name, annotation in vars(Presentation).get("__annotations__", {}).items():
         if not str(annotation).startswith("ClassVar"):
             continue
-        default, value = getattr(Presentation, name), getattr(shown, name)
+        default, value = getattr(Presentation, name), getattr(presented, name)
         kind = next((k for k in _KINDS if isinstance(default, k[0])), (type(default),))
         if not isinstance(value, kind):
             return (
-                f"its presentation {shown.__qualname__}'s {name} {value!r:.80} is not a "
+                f"its presentation {presented.__qualname__}'s {name} {shown(value)} is not a "
                 f"{kind[0].__name__}, as Presentation's is; fix it"
             )
     return None
@@ -97,7 +99,7 @@ def _optional_problem(cls: type[Dataset]) -> str | None:
     for name in optional:
         if name not in declared:
             return (
-                f"its optional file {name!r:.80} is not one of the source files it declares (files); fix it"
+                f"its optional file {shown(name)} is not one of the source files it declares (files); fix it"
             )
     return None
 
@@ -112,24 +114,24 @@ def _configs_problem(configs: object) -> str | None:
     names: list[object] = []
     for cfg in configs:
         if not isinstance(cfg, ConfigSpec):
-            return f"a config is {article(type(cfg).__name__)}, not a ConfigSpec: {cfg!r:.80}; fix it"
+            return f"a config is {article(type(cfg).__name__)}, not a ConfigSpec: {shown(cfg)}; fix it"
         if cfg.name in names:
             return f"two configs are named {cfg.name!r}; rename one"
         names.append(cfg.name)
         problem = _shape_problem(cfg)
         if problem is not None:
-            return f"config {cfg.name!r:.80}: {problem}"
+            return f"config {shown(cfg.name)}: {problem}"
     return None
 
 
 def _shape_problem(cfg: ConfigSpec) -> str | None:
     """Why one config's description, splits or parts are not of their types, or None."""
     if not isinstance(cfg.description, str):
-        return f"its description {cfg.description!r:.80} is not text; fix it"
+        return f"its description {shown(cfg.description)} is not text; fix it"
     if not isinstance(cfg.splits, Mapping) or not cfg.splits:
-        return f"its splits {cfg.splits!r:.80} are not split names with their published counts; fix them"
+        return f"its splits {shown(cfg.splits)} are not split names with their published counts; fix them"
     if not isinstance(cfg.union_of, (tuple, list)):
-        return f"its parts (union_of) {cfg.union_of!r:.80} are not a tuple of config names; fix them"
+        return f"its parts (union_of) {shown(cfg.union_of)} are not a tuple of config names; fix them"
     return None
 
 
@@ -140,7 +142,7 @@ def _counts_and_parts_problem(configs: tuple[ConfigSpec, ...]) -> str | None:
     for cfg in configs:
         problem = _config_problem(cfg, stored)
         if problem is not None:
-            return f"config {cfg.name!r:.80}: {problem}"
+            return f"config {shown(cfg.name)}: {problem}"
     return None
 
 
@@ -150,12 +152,12 @@ def _config_problem(cfg: ConfigSpec, stored: set[str]) -> str | None:
     for split, count in cfg.splits.items():
         if count is not None and (type(count) is not int or count < 0):
             return (
-                f"split {split!r:.80}: its count {count!r:.80} is not a whole number of conversations "
+                f"split {shown(split)}: its count {shown(count)} is not a whole number of conversations "
                 "from 0, or None where none is published; fix it"
             )
     for part in cfg.union_of:
         if part not in stored or part == cfg.name:
-            return f"its part (union_of) {part!r:.80} is not another config of the dataset that is no union; fix it"
+            return f"its part (union_of) {shown(part)} is not another config of the dataset that is no union; fix it"
     return None
 
 
@@ -182,7 +184,7 @@ def _files_problem(files: object) -> str | None:
     seen: set[str] = set()
     for file in files:
         if not isinstance(file, SourceFile):
-            return f"a source file is {article(type(file).__name__)}, not a SourceFile: {file!r:.80}; fix it"
+            return f"a source file is {article(type(file).__name__)}, not a SourceFile: {shown(file)}; fix it"
         problem = _file_names(file) or _fields(file)
         if problem is not None:
             return problem
@@ -219,7 +221,7 @@ def _fields(file: SourceFile) -> str | None:
     else:
         return None
     field, value, expected = wrong
-    return f"source file {file.name!r}: its {field} {value!r:.80} is not {expected}; fix it"
+    return f"source file {file.name!r}: its {field} {shown(value)} is not {expected}; fix it"
 
 
 def counts_of(ds: Dataset, part: Part, conversations: int) -> tuple[int | None, str | None]:
@@ -230,7 +232,9 @@ def counts_of(ds: Dataset, part: Part, conversations: int) -> tuple[int | None, 
     published = ds.published_count(part)
     if published is not None and not (type(published) is int and published >= 0):
         said = (
-            f"{published!r:.40}" if isinstance(published, (int, float)) else article(type(published).__name__)
+            f"{shown(published, 40)}"
+            if isinstance(published, (int, float))
+            else article(type(published).__name__)
         )
         raise UndeclaredError(
             f"published_count gave {said} for {ds.name}/{part.config}/{part.split}, not a number of "

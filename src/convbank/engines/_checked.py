@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._atomic import plain_file
-from convbank._wording import article
+from convbank._wording import article, shown
 from convbank._wording import counted as counted_
 from convbank.engines import Batches, Engine, WrittenPiece
 from convbank.errors import BuildError
@@ -125,7 +125,7 @@ def _count_problem(key: Any, count: Any, split: str, ds: Dataset) -> str | None:
     if not (type(key[2]) is int and key[2] >= 0):
         return f"whose piece number is {_short(key[2])}"
     if not (type(count) is int and count >= 0):
-        said = f"{count!r:.40}" if isinstance(count, (int, float, str)) else _kind(count)
+        said = f"{shown(count, 40)}" if isinstance(count, (int, float, str)) else _kind(count)
         return f"counting {said} rows of {key[0]} piece {key[2]}, not a number of rows"
     return None
 

@@ -20,7 +20,6 @@ process is gone are removed by the next export; SIGINT and SIGTERM remove their 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import stat
@@ -28,18 +27,31 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 from convbank._atomic import (
     atomic_write_text,
     kind_of,
     process_alive,
-    read_json,
     remove_dead_temporaries,
 )
 from convbank._lazy import lazy
 from convbank._names import path_not_text
 from convbank.errors import ExportError
+from convbank.export._record import (
+    RECORD,
+    STAGING,
+    Export,
+    _load,
+    _moving,
+    _overlapping,
+    _read,
+    _same,
+    _text,
+    _write,
+    describe,
+    replaced_whole,
+)
 from convbank.settings import convbanks_own, pause_at
 
 if TYPE_CHECKING:
@@ -59,145 +71,14 @@ __all__ = [
     "refuse_convbanks_own",
 ]
 
-RECORD = ".convbank-exports.json"
-"""The record of what each export wrote into a folder (relative path -> export)."""
 LOCK = ".convbank-exports.lock"
 """The lock that concurrent exports into one folder take to move their files and record them."""
-STAGING = ".convbank-staging."
-"""How a staging folder's name starts: then the exporting process's id."""
-RECORD_LIMIT = 64 << 20
-"""The largest record read (64 MiB; an entry takes some 200 bytes)."""
-
-Export = dict[str, Any]
-"""One export: ``{"dataset", "format", "parts", "where", "as"}`` (and ``"selection"`` for a corpus
-that is a selection: :func:`convbank.export._core._chosen`)."""
-
-
-def describe(export: Export) -> str:
-    """``the hf export of casino (default/train, default/test)``, for messages."""
-    parts = ", ".join(export.get("parts") or [])
-    options = (("where", "--where"), ("as", "--as"), ("selection", "selection"))
-    extra = "".join(f", {label} {export[key]!r}" for key, label in options if export.get(key))
-    return f"the {export.get('format')} export of {export.get('dataset')} ({parts}{extra})"
 
 
 def pause(point: str) -> None:
     """A test's hook (``CONVBANK_TEST_PAUSE=POINT:FILE``): at ``point`` (``staged``,
     ``journal``, ``moved``, ``recorded``) create ``FILE`` and wait until it is removed."""
     pause_at(point)
-
-
-def _load(output: Path) -> dict[str, Any]:
-    if (output / RECORD).is_symlink():  # another folder's record says nothing of this one's files
-        raise ExportError(
-            f"{output / RECORD} is a symbolic link; an export reads only its own folder's record: "
-            "remove the link, or export into another folder",
-            path=output / RECORD,
-        )
-    try:  # a FIFO or a device there is refused, never waited on or read without end
-        data = read_json(output / RECORD, RECORD_LIMIT)
-    except FileNotFoundError:
-        return {"exports": {}}
-    except (OSError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise ExportError(
-            f"{output / RECORD} is unreadable ({why}); remove it, or export into another folder",
-            path=output / RECORD,
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("exports"), dict):
-        raise ExportError(
-            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
-            path=output / RECORD,
-        )
-    return data
-
-
-def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export] | None:
-    """The staging folder, paths and export of an export killed while moving in, or None."""
-    moving = data.get("moving")
-    if moving is None:
-        return None
-    paths = moving.get("paths") if isinstance(moving, dict) else None
-    export = moving.get("export") if isinstance(moving, dict) else None
-    name = moving.get("staging") if isinstance(moving, dict) else None
-    if not (
-        isinstance(paths, list)
-        and all(isinstance(p, str) for p in paths)
-        and _an_export(export)
-        and _a_staging_name(name)
-    ):
-        raise ExportError(
-            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
-            path=output / RECORD,
-        )
-    staging = output / str(name)
-    if staging.is_symlink():  # its files would be moved in from wherever it leads
-        raise ExportError(
-            f"{staging} is a symbolic link (to {os.readlink(staging)}); an export moves in only what it "
-            f"staged inside {output}: remove the link, or export into another folder",
-            path=staging,
-        )
-    return staging, paths, export
-
-
-def _an_export(value: object) -> TypeGuard[Export]:
-    """Whether ``value`` is an export as convbank records it (:data:`Export`): its dataset
-    and format text, its parts (and a folder's ``files``, where listed) a list of text,
-    ``where``, ``as`` and ``selection`` text or absent (a damaged entry is no export's, never
-    a traceback in a message)."""
-    if not isinstance(value, dict):
-        return False
-    return (
-        isinstance(value.get("dataset"), str)
-        and isinstance(value.get("format"), str)
-        and _texts(value.get("parts"))
-        and ("files" not in value or _texts(value["files"]))
-        and all(isinstance(value.get(k), (str, type(None))) for k in ("where", "as", "selection"))
-    )
-
-
-def _texts(value: object) -> bool:
-    """Whether ``value`` is a list of text."""
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-def _a_staging_name(name: object) -> bool:
-    """Whether ``name`` is a staging folder's own name (``.convbank-staging.<pid>.*``, one
-    path component): never a path that leads out of the folder (``../x``, ``/x``)."""
-    return (
-        isinstance(name, str)
-        and name.startswith(STAGING)
-        and "/" not in name
-        and "\\" not in name
-        and "\0" not in name
-        and name[len(STAGING) :].partition(".")[0].isdigit()
-    )
-
-
-def _read(output: Path) -> dict[str, Export]:
-    """Which export wrote each path, an export still moving in counted as done (as
-    :func:`recover` will make it)."""
-    data = _load(output)
-    record = {k: v for k, v in data["exports"].items() if _an_export(v)}  # others: not convbank's
-    moving = _moving(output, data)
-    if moving is None:
-        return record
-    _, paths, export = moving
-    kept = {k: v for k, v in record.items() if not any(_overlaps(k, r) for r in paths)}
-    return {**kept, **dict.fromkeys(paths, export)}
-
-
-def _write(output: Path, record: dict[str, Export], moving: dict[str, Any] | None = None) -> None:
-    data: dict[str, Any] = {"exports": record}
-    if moving is not None:
-        data["moving"] = moving
-    atomic_write_text(output / RECORD, json.dumps(data, indent=1, sort_keys=True) + "\n")
-
-
-def _overlaps(a: str, b: str) -> bool:
-    """One path is the other or inside it."""
-    pa, pb = PurePosixPath(a), PurePosixPath(b)
-    return pa == pb or pa in pb.parents or pb in pa.parents
 
 
 def _no_link_on_the_way(output: Path, rel: str) -> None:
@@ -218,27 +99,36 @@ def _no_link_on_the_way(output: Path, rel: str) -> None:
             )
 
 
-def check_targets(output: Path, paths: Sequence[str], export: Export, *, overwrite: bool) -> None:
+def check_targets(
+    output: Path,
+    paths: Sequence[str],
+    export: Export,
+    *,
+    overwrite: bool,
+    record: dict[str, Export] | None = None,
+) -> None:
     """Refuse (one line) when a path this export would write in ``output`` goes through a
     symbolic link, or holds another export's files or files convbank did not write, unless
-    ``overwrite``."""
+    ``overwrite``. ``record``: the folder's record (:func:`_read`) where the caller has it."""
     if not output.is_dir():
         return
     for rel in paths:
         _no_link_on_the_way(output, rel)
     if overwrite:
         return
-    record = _read(output)
+    record = _read(output) if record is None else record
+    hits = [k for k in _overlapping(record, paths) if not _same(record[k], export)]
+    first = next(iter(_overlapping(paths, hits)), None)  # the first path another export holds
+    if first is not None:
+        owned = _overlapping(hits, [first])[0]
+        raise ExportError(
+            f"{output / owned} holds {describe(record[owned])}; {describe(export)} would replace it: "
+            "pass --overwrite (overwrite=True), or export into another folder",
+            format=export.get("format"),
+            path=output / owned,
+        )
     for rel in paths:
         target = output / rel
-        for owned, other in record.items():
-            if not _same(other, export) and _overlaps(owned, rel):
-                raise ExportError(
-                    f"{output / owned} holds {describe(other)}; {describe(export)} would replace it: "
-                    "pass --overwrite (overwrite=True), or export into another folder",
-                    format=export.get("format"),
-                    path=output / owned,
-                )
         in_the_way = [p for p in _folders_on_the_way(output, rel) if os.path.lexists(p) and not p.is_dir()]
         if (target.exists() or target.is_symlink()) and rel not in record:
             in_the_way.append(target)
@@ -271,6 +161,16 @@ def _move(output: Path, staging: Path, rel: str) -> None:
         raise type(exc)(exc.errno, exc.strerror, str(target)) from exc
 
 
+def _remove(output: Path, staging: Path, removing: list[str]) -> None:
+    """Move the paths of the exports an ``--overwrite`` replaces whole (:func:`replaced_whole`)
+    into ``staging``, removed with it; one already gone is passed over, and none is reached
+    through a link (:func:`_no_link_on_the_way`)."""
+    for rel in removing:
+        _no_link_on_the_way(output, rel)
+        if os.path.lexists(output / rel):
+            _discard(output / rel, staging)
+
+
 def _folders_on_the_way(output: Path, rel: str) -> list[Path]:
     """The folders in ``output`` that hold ``output/rel``, outermost first."""
     parts = PurePosixPath(rel).parts[:-1]
@@ -284,26 +184,30 @@ def _discard(path: Path, staging: Path) -> None:
     os.replace(path, trash / f"{len(os.listdir(trash))}.{os.urandom(4).hex()}")
 
 
-def recover(output: Path) -> None:
+def recover(output: Path) -> dict[str, Any]:
     """Finish the moves of an export killed while moving its files in (the record's
     ``moving``), so that its new files are whole and recorded. Called under the lock. A move
     the system refuses (``Invalid cross-device link``: a mount point where the export makes
     a folder) is not tried again: that path is recorded as no export's and the journal
-    ends, so that the folder is never left to fail every later export."""
-    moving = _moving(output, _load(output))
+    ends, so that the folder is never left to fail every later export. Returns the record
+    as it is then (:func:`_load`)."""
+    data = _load(output)
+    moving = _moving(output, data)
     if moving is None:
-        return
-    staging, paths, _ = moving
+        return data
+    staging, paths, _, removing = moving
     refused = set()
     if staging.is_dir():
+        _remove(output, staging, removing)
         for rel in paths:
             if os.path.lexists(staging / rel):
                 try:
                     _move(output, staging, rel)
                 except OSError:
                     refused.add(rel)
-    _write(output, {k: v for k, v in _read(output).items() if k not in refused})
+    _write(output, {k: v for k, v in _read(output, data).items() if k not in refused})
     shutil.rmtree(staging, ignore_errors=True)
+    return _load(output)
 
 
 def _remove_dead_staging(output: Path) -> None:
@@ -321,7 +225,8 @@ def _remove_dead_staging(output: Path) -> None:
 
 
 @contextmanager
-def _locked(output: Path) -> Iterator[None]:
+def _locked(output: Path) -> Iterator[dict[str, Any]]:
+    """Hold ``output``'s lock, recovered (:func:`recover`) and cleaned; yields its record."""
     lock = output / LOCK
     try:
         mode: int | None = os.lstat(lock).st_mode
@@ -335,9 +240,9 @@ def _locked(output: Path) -> Iterator[None]:
         )
     _create(lock)
     with filelock.FileLock(str(lock)):
-        recover(output)
+        data = recover(output)
         _remove_dead_staging(output)
-        yield
+        yield data
 
 
 def _create(lock: Path) -> None:
@@ -350,28 +255,33 @@ def _create(lock: Path) -> None:
 
 
 def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwrite: bool) -> None:
-    with _locked(output):
-        check_targets(output, rels, export, overwrite=overwrite)
-        record = {k: v for k, v in _read(output).items() if not any(_overlaps(k, r) for r in rels)}
+    with _locked(output) as data:
+        current = _read(output, data)  # read once: a record of many entries costs its size once
+        check_targets(output, rels, export, overwrite=overwrite, record=current)
+        removing = [
+            k
+            for k in replaced_whole(current, rels, export)
+            if not _not_written(output / k, current[k].get("files"))
+        ]
+        gone = {*_overlapping(current, rels), *removing}  # a set: looked up once an entry
+        record = {k: v for k, v in current.items() if k not in gone}
         entries = {rel: _with_files(export, staging / rel) for rel in rels}
-        _write(output, _read(output), {"staging": staging.name, "paths": rels, "export": export})
+        final = _text(output, {**record, **entries})  # refused here when too large: nothing moved
+        journal = {"staging": staging.name, "paths": rels, "export": export, "removing": removing}
+        _write(output, current, journal)
         pause("journal")
         try:
+            _remove(output, staging, removing)
             for n, rel in enumerate(rels):
                 _move(output, staging, rel)
                 if n == 0:
                     pause("moved")
-            _write(output, {**record, **entries})
+            atomic_write_text(output / RECORD, final)
         except BaseException:  # interrupted or failed mid-way: the moves are finished
             with contextlib.suppress(Exception):
                 recover(output)
             raise
         pause("recorded")
-
-
-def _same(recorded: Export, export: Export) -> bool:
-    """Whether a recorded entry is of ``export`` (the files it lists aside)."""
-    return {k: v for k, v in recorded.items() if k != "files"} == export
 
 
 def _with_files(export: Export, path: Path) -> Export:
@@ -456,7 +366,7 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
             raise OSError(exc.errno, exc.strerror, str(output)) from exc
         done = True
     finally:
-        if staging is not None and not _load_moving(output, staging):
+        if staging is not None and (done or not _load_moving(output, staging)):
             shutil.rmtree(staging, ignore_errors=True)
         if made and not done:
             _unmake(output, made)

@@ -9,7 +9,7 @@ from pathlib import Path
 from convbank._arguments import a_flag, a_text_or_none
 from convbank._atomic import name_max
 from convbank._names import EMPTY_FOLDER, empty_folder
-from convbank._wording import counted
+from convbank._wording import counted, shown
 from convbank.errors import ExportError, did_you_mean
 from convbank.export._core import Selection
 from convbank.export._place import check_targets, placed, refuse_convbanks_own
@@ -47,7 +47,7 @@ def export(
         export(convbank.load("casino"), "hf", Path("out"))  # out/casino/default/
     """
     if not isinstance(output, (str, bytes, os.PathLike)):
-        said = f"{output!r:.80}"
+        said = f"{shown(output)}"
         raise TypeError(f"export's output must be a folder's path (a str or an os.PathLike), not {said}")
     where, as_participant = a_text_or_none(where, "where"), a_text_or_none(as_participant, "as_participant")
     overwrite, hard = a_flag(overwrite, "overwrite"), a_flag(hard, "hard")
@@ -58,7 +58,7 @@ def export(
         hint = did_you_mean(fmt, known)
         raise ExportError(f"unknown export format {fmt!r}; {hint}one of {', '.join(known)}", format=fmt)
     if not isinstance(corpus, Corpus):  # never read half-way as one (a name: corpus.parts())
-        raise TypeError(f"export's corpus must be a Corpus (convbank.load(...)), not {corpus!r:.80}")
+        raise TypeError(f"export's corpus must be a Corpus (convbank.load(...)), not {shown(corpus)}")
     form = formats.get(fmt)
     assert form.writer is not None  # a format in written()
     if as_participant is not None and not form.sided:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convbank._atomic import plain_file
-from convbank._wording import article
+from convbank._wording import article, shown
 from convbank.datasets._base import SideTable, UndeclaredError
 from convbank.errors import QueryError
 from convbank.export._format import Format
@@ -58,9 +58,9 @@ def files_written(dataset: str, hook: str, gave: object, directory: Path) -> lis
     for item in gave:
         path = Path(os.path.abspath(item)) if isinstance(item, (str, os.PathLike)) else None
         if path is None or not path.is_relative_to(inside) or not plain_file(path):
-            shown = f"{os.fspath(item)!r:.80}" if path is not None else article(type(item).__name__)
+            said = shown(os.fspath(item)) if path is not None else article(type(item).__name__)
             raise UndeclaredError(
-                f"{hook} gave {shown}, not a file it wrote in the export's folder", dataset=dataset
+                f"{hook} gave {said}, not a file it wrote in the export's folder", dataset=dataset
             )
         files.append(Path(item))
     return files
