@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+import click
 import msgspec
 from rich.console import Console
 from rich.segment import Segment
@@ -34,6 +35,7 @@ __all__ = [
     "json_keys",
     "json_value",
     "one_line",
+    "one_line_error",
     "out",
     "plural",
     "rows_of",
@@ -206,3 +208,22 @@ def cell(value: Any) -> str:
     if isinstance(value, (list, dict)):
         return json_bytes(value).decode()
     return str(value)
+
+
+def one_line_error(exc: click.ClickException) -> click.ClickException:
+    """``exc`` as one line (:func:`one_line`): click.File's message names a path as it is, a
+    newline in it breaking click's ``Error:`` line, and a missing option of choices puts each
+    choice on a line of its own.
+
+    >>> one_line_error(click.ClickException("no file 'a\\nb'")).format_message()
+    "no file 'a\\\\nb'"
+    """
+    said = exc.format_message()
+    if isinstance(exc, click.MissingParameter):  # click puts each choice on a line of its own
+        said = " ".join(said.split())  # its own words only: never a path or a value given
+    text = one_line(said)
+    if text == exc.format_message():
+        return exc
+    if isinstance(exc, click.UsageError):  # exit 2, the usage shown above it
+        return click.UsageError(text, exc.ctx)
+    return click.ClickException(text)  # exit 1, as click.FileError

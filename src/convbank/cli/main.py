@@ -12,6 +12,7 @@ import click
 from convbank import settings
 from convbank._starting import commanding, received
 from convbank._version import __version__
+from convbank.cli._console import one_line_error
 from convbank.cli._options import config_option, source_options, split_option
 from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import (
@@ -54,22 +55,6 @@ def _stopped(ctx: click.Context, signum: int) -> None:
     ctx.exit(_said_stopped(signum))
 
 
-def _one_line(exc: click.ClickException) -> click.ClickException:
-    """``exc`` as one line (:func:`~convbank.cli._console.one_line`): click.File's message
-    names a path as it is, a newline in it breaking click's ``Error:`` line."""
-    from convbank.cli._console import one_line
-
-    said = exc.format_message()
-    if isinstance(exc, click.MissingParameter):  # click puts each choice on a line of its own
-        said = " ".join(said.split())  # its own words only: never a path or a value given
-    text = one_line(said)
-    if text == exc.format_message():
-        return exc
-    if isinstance(exc, click.UsageError):  # exit 2, the usage shown above it
-        return click.UsageError(text, exc.ctx)
-    return click.ClickException(text)  # exit 1, as click.FileError
-
-
 class ConvbankGroup(click.Group):
     """Turns convbank errors into one line on stderr and a non-zero exit code; so too any
     ``OSError`` (:func:`convbank._homefiles.os_error`): under ``CONVBANK_HOME`` (a read-only
@@ -107,7 +92,7 @@ class ConvbankGroup(click.Group):
         except (KeyboardInterrupt, click.exceptions.Exit, click.exceptions.Abort):
             raise  # a signal, said by invoke; click's own ends: an exit code chosen
         except click.ClickException as exc:  # a usage error: one line whatever a path in it holds
-            raise _one_line(exc) from None
+            raise one_line_error(exc) from None
         except BaseException as exc:  # a plugin's code may raise any (GeneratorExit)
             if interrupted.is_set() and not ctx.params.get("debug"):
                 # whatever a signal interrupted failed with (a DuckDB call's RuntimeError "Query
