@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from convbank._atomic import atomic_write_text, read_json
+from convbank._wording import counted
 from convbank.errors import ExportError
 
 RECORD = ".convbank-exports.json"
@@ -166,8 +167,8 @@ def _text(output: Path, record: dict[str, Export], moving: dict[str, Any] | None
     text = json.dumps(data, sort_keys=True) + "\n"
     if len(text) > RECORD_LIMIT:  # ASCII (ensure_ascii): its length is its size
         raise ExportError(
-            f"{output / RECORD} would hold {len(record):,} paths in {len(text):,} bytes, more than the "
-            f"{RECORD_LIMIT:,} a folder's record of exports may; export into another folder",
+            f"{output / RECORD} would hold {counted(len(record), 'path')} in {counted(len(text), 'byte')}, "
+            f"more than the {RECORD_LIMIT:,} a folder's record of exports may; export into another folder",
             path=output / RECORD,
         )
     return text

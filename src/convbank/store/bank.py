@@ -120,7 +120,8 @@ class Bank:
             problem = unusable_folder(self.root)
             if problem is not None:
                 raise SetupError(
-                    f"the bank folder {one_line(str(root))}: {problem}; open the bank in another folder"
+                    f"the bank folder {one_line(str(root))}: {problem}; open the bank in another folder",
+                    path=self.root,
                 )
             OPENED[os.path.abspath(self.root)] = None
 
