@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins, dist_info, plugin
+from testsupport import PLUGINS, convbank_with_plugins, plugin
 
 PLUGIN = """\
 from convbank_tsvdial import TsvDial
@@ -38,8 +38,12 @@ ORIGIN = "entry point faulty = faulty:Faulty of group convbank.datasets (package
 
 def _install(folder: Path, method: str, body: str) -> None:
     """The plugin ``faulty`` (a TsvDial whose ``method`` runs ``body``), installed in ``folder``."""
-    (folder / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
-    dist_info(folder, "faulty", "[convbank.datasets]\nfaulty = faulty:Faulty\n")
+    plugin(
+        folder,
+        "faulty",
+        "[convbank.datasets]\nfaulty = faulty:Faulty\n",
+        faulty=PLUGIN.format(method=method, body=body),
+    )
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
