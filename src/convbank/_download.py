@@ -34,7 +34,7 @@ from urllib.parse import urljoin, urlsplit
 from convbank._archive import first_line
 from convbank._decoding import ASKED, EncodingError, decoded, finish, streams
 from convbank._lazy import lazy
-from convbank._wording import counted
+from convbank._wording import counted, url_shown
 from convbank.settings import env_number
 
 if TYPE_CHECKING:
@@ -121,7 +121,8 @@ def _followed(session: requests.Session, url: str, timeout: tuple[float, float])
     for hops in range(MAX_REDIRECTS + 1):
         host, refused = _http_host(url)
         if refused is not None:
-            where = f"{came_from} redirects to {url!r}, which" if came_from else f"{url!r}"
+            shown = f"{url_shown(url)!r}"
+            where = f"{url_shown(came_from)} redirects to {shown}, which" if came_from else shown
             raise TransferError(f"{where} {refused}")
         response = _get(session, url, host, timeout, hops)
         if not response.is_redirect:
@@ -131,7 +132,7 @@ def _followed(session: requests.Session, url: str, timeout: tuple[float, float])
             return response
         came_from, url = url, urljoin(url, response.headers["Location"])
         response.close()
-    raise TransferError(f"more than {MAX_REDIRECTS} redirects (the last to {url})")
+    raise TransferError(f"more than {MAX_REDIRECTS} redirects (the last to {url_shown(url)})")
 
 
 def _get(
@@ -156,9 +157,9 @@ def _get(
             raise UnreachableError(
                 f"cannot connect to {host}{_through(url)} within {timeout[0]:g} s{_of(hops)}"
             ) from exc
-        raise TransferError(f"{url} sent no answer within {timeout[1]:g} s{_of(hops)}") from exc
+        raise TransferError(f"{url_shown(url)} sent no answer within {timeout[1]:g} s{_of(hops)}") from exc
     except (requests.RequestException, ValueError) as exc:  # urllib3's LocationParseError
-        raise TransferError(f"{url}: {type(exc).__name__}: {first_line(exc)}") from exc
+        raise TransferError(f"{url_shown(url)}: {type(exc).__name__}: {first_line(exc)}") from exc
 
 
 def _through(url: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from convbank._atomic import atomic_write_text, read_json
 from convbank._lazy import lazy
+from convbank._wording import url_shown
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ConvbankError, DiskFullError, FormatError, SetupError
 from convbank.settings import home
@@ -153,7 +154,8 @@ class _Recorded(_Store):
             return None
         if not isinstance(value, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", value):
             raise FormatError(
-                f"{self.path}: the sha256 recorded for {url} is {value!r}, not 64 hexadecimal digits; "
+                f"{self.path}: the sha256 recorded for {url_shown(url)} is {value!r}, not 64 hexadecimal "
+                "digits; "
                 "delete it to record anew",
                 path=self.path,
             )

@@ -1,14 +1,14 @@
 """Words that messages build from values: the indefinite article a word takes by its sound,
 so that no message says "a engine" or "a int" whatever name or type it is built with; a count
-agreeing with its word in number (:func:`counted`); and a value shown shortened (:func:`shown`),
-saying so."""
+agreeing with its word in number (:func:`counted`); a value shown shortened (:func:`shown`),
+saying so; and a URL said without the user name and password it may carry (:func:`url_shown`)."""
 
 from __future__ import annotations
 
 import re
 import reprlib
 
-__all__ = ["article", "counted", "shown"]
+__all__ = ["article", "counted", "shown", "url_shown"]
 
 _AN = re.compile(r"(?i)(?:[aeio]|u(?!ni|s[eu]|tf|ri|bi|int)|8|1[18](?!\d)|hour|honest)")
 """What a word that takes ``an`` starts with: a vowel sounded as one (``an int``, ``an
@@ -17,6 +17,21 @@ user``, ``a UTF-8``)."""
 
 _A = re.compile(r"(?i)(?:eu|one\b|once\b|uu)")
 """What starts a vowel-lettered word that takes ``a`` (``a one-line``, ``a euro``)."""
+
+
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+"""A URL's scheme and the ``user:password@`` after it (up to the last ``@`` of its host part)."""
+
+
+def url_shown(url: str) -> str:
+    """``url`` as a message says it: without the user name and password it may carry
+    (``https://user:secret@host/f`` is said ``https://host/f``), as a proxy's are left out; a
+    message is printed, logged and pasted into bug reports, and the download still uses them.
+
+    >>> url_shown("https://alice:s3cret@example.org/a.tsv?x=1")
+    'https://example.org/a.tsv?x=1'
+    """
+    return _USERINFO.sub(r"\1", str(url), count=1)
 
 
 def article(word: str) -> str:

@@ -311,6 +311,22 @@ def serve_calls(connection: Connection) -> None:  # pragma: no cover - runs in t
             connection.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
+def ended(worker: Worker) -> str:
+    """How a worker that stopped answering ended, as its process says once it is gone:
+    ``with exit code 0`` (code that called ``os._exit(0)``), ``killed by SIGKILL``; ``still
+    running`` where it has not ended within a second (it is killed with the others)."""
+    try:
+        code = worker.process.wait(1)
+    except subprocess.TimeoutExpired:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"with exit code {code}"
+
+
 def map_in_order(function: Callable[[Any], Any], arguments: Iterable[Any], workers: int) -> Iterator[Any]:
     """``function(argument)`` for each argument, computed by ``workers`` processes, results
     yielded in the order of the arguments; each worker holds one task at a time, so at most
@@ -340,7 +356,8 @@ def map_in_order(function: Callable[[Any], Any], arguments: Iterable[Any], worke
             try:
                 status, value = received(worker.connection)
             except (EOFError, OSError):
-                raise RuntimeError(f"a worker process ended without answering ({target})") from None
+                said = ended(worker)
+                raise RuntimeError(f"a worker process ended without answering, {said} ({target})") from None
             if status == "error":
                 raise value
             free.append(worker)

@@ -14,8 +14,9 @@ from convbank._wording import article
 from convbank.datasets import Dataset
 from convbank.datasets._imported import ImportedDataset
 from convbank.errors import ConvbankError
-from convbank.registry import Registry, imported_from
+from convbank.registry import Registry
 from convbank.registry import datasets as catalog
+from convbank.store._imported import imported_from
 
 if TYPE_CHECKING:
     from convbank.fetch import Fetcher

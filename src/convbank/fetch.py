@@ -46,7 +46,7 @@ from convbank._download import HTTPStatusError, TransferError, UnreachableError,
 from convbank._homefiles import _home_writes, _Known, _Recorded, _stand_in, home_error
 from convbank._lazy import lazy
 from convbank._verified import open_verified, other_size, private_copy
-from convbank._wording import counted
+from convbank._wording import counted, url_shown
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ChecksumError, DownloadError, OfflineError, SetupError, SourceError
 from convbank.settings import home, is_offline, pause_at, source_dirs
@@ -272,7 +272,7 @@ class Fetcher:
         if self.offline:
             raise OfflineError(
                 f"{dataset.name}: {file.name} is not available offline (CONVBANK_OFFLINE is set); "
-                f"download it from {file.url} and put it in {cached.parent} or in a folder "
+                f"download it from {url_shown(file.url)} and put it in {cached.parent} or in a folder "
                 "given with --source" + self._not_in_sources(dataset, file),
                 dataset=dataset.name,
                 file=file.name,
@@ -299,7 +299,7 @@ class Fetcher:
             raise SourceError(
                 f"{place}: is {kind}, not the file {file.name} that {dataset.name} needs; remove "
                 f"or rename {'the folder' if kind == 'a folder' else 'it'}, or put the publisher's "
-                f"file from {file.url} there",
+                f"file from {url_shown(file.url)} there",
                 dataset=dataset.name,
                 file=file.name,
                 path=place,
@@ -312,7 +312,7 @@ class Fetcher:
             raise ChecksumError(
                 f"{path}: an extracted folder stands for {file.name} ({dataset.name}), and a folder "
                 f"cannot be checked against the archive's sha256; put the publisher's {file.name} "
-                f"from {file.url} in its place, or pass --no-verify to use the folder unchecked",
+                f"from {url_shown(file.url)} in its place, or pass --no-verify to use the folder unchecked",
                 path=path,
                 expected=file.sha256,
             )
@@ -328,8 +328,8 @@ class Fetcher:
         elif actual != expected:
             found = unread or f"sha256 {actual} does not match the expected {expected}"
             raise ChecksumError(
-                f"{path}: {found} ({source}); replace it with the publisher's file from {file.url}, or "
-                "pass --no-verify",
+                f"{path}: {found} ({source}); replace it with the publisher's file from "
+                f"{url_shown(file.url)}, or pass --no-verify",
                 path=path,
                 expected=expected,
                 actual=actual or None,
@@ -347,7 +347,7 @@ class Fetcher:
             raise ChecksumError(
                 f"{path}: sha256 {sha} of the bytes read does not match the expected {expected} "
                 f"(the file changed after it was checked); replace it with the publisher's file "
-                f"from {file.url}, or pass --no-verify",
+                f"from {url_shown(file.url)}, or pass --no-verify",
                 path=path,
                 expected=expected,
                 actual=sha,
@@ -363,7 +363,7 @@ class Fetcher:
         target.parent.mkdir(parents=True, exist_ok=True)
         expected = file.sha256 or self._recorded.get(file.url)
         where = {"dataset": dataset.name, "file": file.name, "path": target, "url": file.url}
-        put = f"put {file.name} in {target.parent} or in a --source folder"
+        put, shown = f"put {file.name} in {target.parent} or in a --source folder", url_shown(file.url)
         with self._lock(dataset, file, "download"):
             if target.is_file():  # another process fetched it meanwhile
                 return target
@@ -375,7 +375,7 @@ class Fetcher:
                     )
                     if expected is not None and sha != expected:
                         raise ChecksumError(
-                            f"{file.url}: the downloaded file's sha256 does not match the expected "
+                            f"{shown}: the downloaded file's sha256 does not match the expected "
                             f"{expected}; nothing was kept — the publisher's file may have changed, "
                             "report it or pass --no-verify with a local copy",
                             path=file.url,
@@ -385,19 +385,19 @@ class Fetcher:
                     os.replace(private / target.name, target)
             except HTTPStatusError as exc:
                 raise DownloadError(
-                    f"{file.url}: HTTP {exc.status}; could not download {file.name} for "
+                    f"{shown}: HTTP {exc.status}; could not download {file.name} for "
                     f"{dataset.name} — put the file in {target.parent} or in a --source folder"
                     + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
             except UnreachableError as exc:
                 raise DownloadError(
-                    f"{file.url}: {exc}; {put}, or retry when online" + self._not_in_sources(dataset, file),
+                    f"{shown}: {exc}; {put}, or retry when online" + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
             except TransferError as exc:
                 raise DownloadError(
-                    f"{file.url}: download failed ({exc}); nothing was kept — retry, or {put}"
+                    f"{shown}: download failed ({exc}); nothing was kept — retry, or {put}"
                     + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
@@ -405,7 +405,7 @@ class Fetcher:
                 if (error := home_error(exc, self.root, writing=target)) is not None:
                     raise error from exc
                 raise DownloadError(
-                    f"{file.url}: download failed ({type(exc).__name__}: {first_line(exc)}); "
+                    f"{shown}: download failed ({type(exc).__name__}: {first_line(exc)}); "
                     f"nothing was kept — retry, or {put}" + self._not_in_sources(dataset, file),
                     **where,
                 ) from exc
@@ -429,7 +429,7 @@ class Fetcher:
                 raise ChecksumError(
                     f"{path}: sha256 {sha} of the bytes read does not match the expected "
                     f"{expected} (the file changed after it was checked); replace it with the "
-                    f"publisher's file from {file.url}, or pass --no-verify",
+                    f"publisher's file from {url_shown(file.url)}, or pass --no-verify",
                     path=path,
                     expected=expected,
                     actual=sha,

@@ -32,12 +32,11 @@ from convbank._wording import article, shown
 from convbank.datasets import BUILTIN, Check, Dataset, contract_problem
 from convbank.datasets._imported import NAME as NAME_PATTERN
 from convbank.errors import PluginError, UnknownDatasetError, did_you_mean
+from convbank.store._imported import imported, imported_names
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from convbank.store.bank import Bank
-    from convbank.store.manifest import DatasetEntry
     from convbank.tasks import Task
 
 __all__ = [
@@ -48,8 +47,6 @@ __all__ = [
     "checks",
     "datasets",
     "engines",
-    "imported",
-    "imported_from",
     "load_entry_points",
     "tasks",
 ]
@@ -428,54 +425,6 @@ def _builtin_dataset(name: str) -> Dataset | None:
     return None
 
 
-_IMPORTED: dict[tuple[str, str], tuple[tuple[int, ...], Dataset | None]] = {}
-"""Imported datasets read from a bank's manifest, by (bank, name), with the signature of
-the manifest they were read from (a new generation is a new file: read again)."""
-
-
-def imported(name: str, bank: Bank | None = None) -> Dataset | None:
-    """The dataset imported under ``name`` (``convbank import``) into ``bank``, else into
-    the default bank or one this process opened (:func:`convbank.store.bank.banks`); None
-    where none holds it. What the catalog answers for a name it does not list:
-
-    >>> from pathlib import Path
-    >>> _ = Path("chats.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\\n')
-    >>> _ = convbank.import_conversations("chats.jsonl", name="my_study")
-    >>> convbank.catalog.get("my_study")
-    <ImportedDataset 'my_study' from chat: 1 file>
-    """
-    from convbank.errors import ConvbankError
-    from convbank.store.bank import banks
-
-    for place in [bank] if bank is not None else banks():
-        try:
-            st = place.manifest_path.stat()
-        except OSError:
-            continue
-        key, signature = (str(place.root), name), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        known = _IMPORTED.get(key)
-        if known is None or known[0] != signature:
-            try:
-                entry = place.manifest().datasets.get(name)
-            except ConvbankError:  # a damaged bank says so when it is read, not here
-                continue
-            found = imported_from(name, entry) if entry is not None else None
-            known = _IMPORTED[key] = (signature, found)
-        if known[1] is not None:
-            return known[1]
-    return None
-
-
-def imported_from(name: str, entry: DatasetEntry) -> Dataset | None:
-    """The dataset a manifest's entry stands for, if it was imported (None if it was built)."""
-    from convbank.datasets._imported import ImportedDataset
-
-    if entry.imported is None:
-        return None
-    parts = {c: {s: info.conversations for s, info in cfg.splits.items()} for c, cfg in entry.configs.items()}
-    return ImportedDataset(name, entry.imported, parts)
-
-
 def _imported_entry(name: str) -> tuple[Dataset, str] | None:
     found = imported(name) if NAME_PATTERN.fullmatch(name) else None
     return None if found is None else (found, found.origin)  # type: ignore[attr-defined]
@@ -483,11 +432,12 @@ def _imported_entry(name: str) -> tuple[Dataset, str] | None:
 
 datasets: Registry[Dataset] = Registry(
     "dataset", load=_load_datasets, quick=_builtin_dataset, accept=_dataset, fallback=_imported_entry,
-    fallback_names=lambda: importlib.import_module("convbank.store._imported").imported_names(),
+    fallback_names=imported_names,
 )  # fmt: skip
 """Every dataset, the built-in ones first, in catalog order (also :data:`convbank.catalog.catalog`);
 a name it does not list is looked for among the datasets imported into the bank
-(:func:`imported`), which it does not list, but names with its own where a name is unknown."""
+(:func:`convbank.store._imported.imported`), which it does not list, but names with its own
+where a name is unknown."""
 engines: Registry[type[Any]] = Registry("engine", load=_load_engines)
 """Engine classes by name (``local``, ``spark``, plugins'): :class:`convbank.engines.Engine`
 subclasses, every one loaded through its entry point (the registry sits below the engines,

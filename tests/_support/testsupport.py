@@ -197,6 +197,18 @@ def convbank_with_plugins(
     )
 
 
+def plugin(site: Path, name: str, entry_points: str, **modules: str) -> Path:
+    """A plugin package installed on the ``sys.path`` entry ``site`` (made if missing): each
+    module of ``modules`` (``faulty="class Faulty..."`` is ``faulty.py``) and the package's
+    metadata (:func:`dist_info`) declaring ``entry_points``; ``site`` back, to hand to
+    :func:`convbank_with_plugins` as ``path=(PLUGINS, site)``. Example:
+    ``plugin(tmp_path, "odd", "[convbank.datasets]\\nodd = odd:Odd\\n", odd=SOURCE)``."""
+    site.mkdir(parents=True, exist_ok=True)
+    for module, text in modules.items():
+        (site / f"{module}.py").write_text(text, encoding="utf-8")
+    return dist_info(site, name, entry_points)
+
+
 def dist_info(root: Path, name: str, entry_points: str) -> Path:
     """A package's metadata on a ``sys.path`` entry ``root``, as importlib.metadata reads it
     (``NAME-1.0.dist-info``: its name, version and ``entry_points.txt``); ``root`` back.

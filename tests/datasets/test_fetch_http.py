@@ -624,3 +624,24 @@ def test_a_redirect_to_a_url_that_cannot_be_parsed_is_one_line(
         f"); nothing was kept — retry, or put casino_valid.json in {tmp_path / 'home' / 'downloads' / 'casino'} "
         "or in a --source folder"
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "sha", "said"),
+    [
+        ("/missing/casino_valid.json", SHA, "{url}: HTTP 404; could not download casino_valid.json"),
+        ("/casino_valid.json", "0" * 64, "{url}: the downloaded file's sha256 does not match the expected 0"),
+        ("/short/casino_valid.json", SHA, "{url}: download failed (the transfer broke after 1,000 bytes"),
+    ],
+)
+def test_a_url_with_a_user_and_password_never_says_them(
+    server: str, tmp_path: Path, path: str, sha: str, said: str
+) -> None:
+    """A source URL carrying ``user:password@`` is fetched with them and said without them,
+    as a proxy's are (before: every message of a download that failed printed the password,
+    `http://alice:s3cret@127.0.0.1:PORT/...: HTTP 404`, 3 of 3 failures, 2 of 2 runs)."""
+    secret = server.replace("http://", "http://alice:s3cret@")
+    with pytest.raises((DownloadError, ChecksumError)) as info:
+        _fetcher(tmp_path).get(CASINO, _file(f"{secret}{path}", sha))
+    assert str(info.value).startswith(said.format(url=f"{server}{path}")), str(info.value)
+    assert "s3cret" not in str(info.value) and "alice" not in str(info.value)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, convbank_with_plugins, plugin
 
 CARDS = {
     "[1]": "TypeError: describe() gave a list, not a card (a dict)",
@@ -20,11 +20,14 @@ CARDS = {
 @pytest.mark.parametrize("card", CARDS)
 def test_a_plugins_card_that_is_not_one_is_one_line_naming_it(tmp_path: Path, card: str) -> None:
     site = tmp_path / "site"
-    dist_info(site, "badcard", "[convbank.datasets]\nbadcard = badcardmod:B\n")
-    (site / "badcardmod.py").write_text(
-        "from convbank_tsvdial import TsvDial\n\nclass B(TsvDial):\n    name = 'badcard'\n\n"
-        f"    def describe(self):\n        return {card}\n",
-        encoding="utf-8",
+    plugin(
+        site,
+        "badcard",
+        "[convbank.datasets]\nbadcard = badcardmod:B\n",
+        badcardmod=(
+            "from convbank_tsvdial import TsvDial\n\nclass B(TsvDial):\n    name = 'badcard'\n\n"
+            f"    def describe(self):\n        return {card}\n"
+        ),
     )
     json = ["--json"] if "object" in card else []  # the two ways of info, one each
     done = convbank_with_plugins(tmp_path / "home", "info", "badcard", *json, path=(PLUGINS, site))

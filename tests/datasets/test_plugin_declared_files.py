@@ -26,7 +26,7 @@ from convbank.datasets import ConfigSpec, Presentation, SourceFile
 from convbank.datasets._base import UndeclaredError
 from convbank.errors import PluginError
 from convbank.fetch import Fetcher
-from testsupport import PLUGINS, SHARED, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, SHARED, convbank_with_plugins, plugin
 
 WHERE = "entry point bad = badplugin:Bad: badplugin.Bad: "
 
@@ -94,12 +94,15 @@ def test_files_that_are_not_source_files_or_share_a_name_are_a_plugin_error() ->
 def test_a_plugin_declaring_a_bad_size_is_one_line_exit_5_and_the_built_ins_still_fetch(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "badsrc.py").write_text(
-        "import msgspec\nfrom convbank_tsvdial import TsvDial\n\nclass BadSrc(TsvDial):\n    name = 'badsrc'\n"
-        "    files = (msgspec.structs.replace(TsvDial.files[0], size=-5), *TsvDial.files[1:])\n",
-        encoding="utf-8",
+    plugin(
+        tmp_path,
+        "badsrc",
+        "[convbank.datasets]\nbadsrc = badsrc:BadSrc\n",
+        badsrc=(
+            "import msgspec\nfrom convbank_tsvdial import TsvDial\n\nclass BadSrc(TsvDial):\n    name = 'badsrc'\n"
+            "    files = (msgspec.structs.replace(TsvDial.files[0], size=-5), *TsvDial.files[1:])\n"
+        ),
     )
-    dist_info(tmp_path, "badsrc", "[convbank.datasets]\nbadsrc = badsrc:BadSrc\n")
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     for args in (["list"], ["fetch", "badsrc", "--source", str(samples)]):
         done = convbank_with_plugins(tmp_path / "home", *args, path=(PLUGINS, tmp_path))
@@ -248,13 +251,16 @@ def test_a_file_files_for_gives_and_the_dataset_does_not_declare_is_never_fetche
 
 
 def test_a_file_not_declared_is_one_line_naming_the_plugin(tmp_path: Path) -> None:
-    (tmp_path / "undeclared.py").write_text(
-        "from convbank.datasets import SourceFile\nfrom convbank_tsvdial import TsvDial\n\n"
-        "class Undeclared(TsvDial):\n    name = 'undeclared'\n\n    def files_for(self, part):\n"
-        "        return [SourceFile(name='../x.tsv', url='http://127.0.0.1:9/x.tsv', sha256=None)]\n",
-        encoding="utf-8",
+    plugin(
+        tmp_path,
+        "undeclared",
+        "[convbank.datasets]\nundeclared = undeclared:Undeclared\n",
+        undeclared=(
+            "from convbank.datasets import SourceFile\nfrom convbank_tsvdial import TsvDial\n\n"
+            "class Undeclared(TsvDial):\n    name = 'undeclared'\n\n    def files_for(self, part):\n"
+            "        return [SourceFile(name='../x.tsv', url='http://127.0.0.1:9/x.tsv', sha256=None)]\n"
+        ),
     )
-    dist_info(tmp_path, "undeclared", "[convbank.datasets]\nundeclared = undeclared:Undeclared\n")
     done = convbank_with_plugins(tmp_path / "home", "fetch", "undeclared", path=(PLUGINS, tmp_path))
     assert (done.returncode, done.stderr) == (
         1,
@@ -268,12 +274,15 @@ def test_a_file_not_declared_is_one_line_naming_the_plugin(tmp_path: Path) -> No
 def test_files_for_that_gives_no_list_is_one_line_naming_the_plugin(tmp_path: Path) -> None:
     """Before: ``files_for`` returning ``5`` made ``fetch`` a ``TypeError: 'int' object is not
     iterable`` traceback from convbank's code, exit 1, no plugin named (2 of 2 runs)."""
-    (tmp_path / "nolist.py").write_text(
-        "from convbank_tsvdial import TsvDial\n\nclass NoList(TsvDial):\n    name = 'nolist'\n\n"
-        "    def files_for(self, part):\n        return 5\n",
-        encoding="utf-8",
+    plugin(
+        tmp_path,
+        "nolist",
+        "[convbank.datasets]\nnolist = nolist:NoList\n",
+        nolist=(
+            "from convbank_tsvdial import TsvDial\n\nclass NoList(TsvDial):\n    name = 'nolist'\n\n"
+            "    def files_for(self, part):\n        return 5\n"
+        ),
     )
-    dist_info(tmp_path, "nolist", "[convbank.datasets]\nnolist = nolist:NoList\n")
     done = convbank_with_plugins(tmp_path / "home", "fetch", "nolist", path=(PLUGINS, tmp_path))
     assert (done.returncode, done.stdout, done.stderr) == (
         1,

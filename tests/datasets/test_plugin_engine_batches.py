@@ -21,16 +21,19 @@ from convbank.engines.local import LocalEngine
 from convbank.errors import BuildError
 from convbank.fetch import Fetcher
 from convbank.store import Bank
-from testsupport import SHARED, convbank_with_plugins, dist_info
+from testsupport import SHARED, convbank_with_plugins, plugin
 
 
 def test_an_entry_point_engines_wrong_batches_are_one_line_naming_it(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    dist_info(site, "wrongbatch", "[convbank.engines]\nwrongbatch = wrongbatchmod:Wrong\n")
-    (site / "wrongbatchmod.py").write_text(
-        "class Wrong:\n    name = 'wrongbatch'\n\n    @classmethod\n    def from_options(cls, options):\n"
-        "        return cls()\n\n    def config_batches(self, *args):\n        return [('train', 5)]\n",
-        encoding="utf-8",
+    plugin(
+        site,
+        "wrongbatch",
+        "[convbank.engines]\nwrongbatch = wrongbatchmod:Wrong\n",
+        wrongbatchmod=(
+            "class Wrong:\n    name = 'wrongbatch'\n\n    @classmethod\n    def from_options(cls, options):\n"
+            "        return cls()\n\n    def config_batches(self, *args):\n        return [('train', 5)]\n"
+        ),
     )
     args = ("build", "casino", "--source", str(SHARED / "casino"), "--engine", "wrongbatch")
     done = convbank_with_plugins(tmp_path / "home", *args, path=(site,))
@@ -137,8 +140,7 @@ def test_an_engine_that_makes_or_answers_no_engine_is_one_line_naming_it(
     giving ``5`` was an ``AttributeError`` traceback, and ``options = 5`` a ``TypeError`` one,
     exit 1 (2 of 2 runs each)."""
     site = tmp_path / "site"
-    dist_info(site, "odd", "[convbank.engines]\nodd = oddmod:Odd\n")
-    (site / "oddmod.py").write_text(ODD_ENGINE, encoding="utf-8")
+    plugin(site, "odd", "[convbank.engines]\nodd = oddmod:Odd\n", oddmod=ODD_ENGINE)
     monkeypatch.setenv("ODD_ENGINE", mode)
     done = convbank_with_plugins(tmp_path / "home", *args, path=(site,))
     code, what = said

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, convbank_with_plugins, plugin
 
 PLUGIN = """\
 from convbank_tsvdial import TsvDial
@@ -38,8 +38,12 @@ ORIGIN = "entry point faulty = faulty:Faulty of group convbank.datasets (package
 
 def _install(folder: Path, method: str, body: str) -> None:
     """The plugin ``faulty`` (a TsvDial whose ``method`` runs ``body``), installed in ``folder``."""
-    (folder / "faulty.py").write_text(PLUGIN.format(method=method, body=body), encoding="utf-8")
-    dist_info(folder, "faulty", "[convbank.datasets]\nfaulty = faulty:Faulty\n")
+    plugin(
+        folder,
+        "faulty",
+        "[convbank.datasets]\nfaulty = faulty:Faulty\n",
+        faulty=PLUGIN.format(method=method, body=body),
+    )
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -122,3 +126,44 @@ def test_a_plugins_generator_exit_is_its_fault_as_any_other(tmp_path: Path, comm
             "— report it to its authors (--debug shows the traceback)",
         ),
     }[command]
+
+
+PARENT = """\
+from convbank_tsvdial import TsvDial
+
+
+def _helper(name):
+    raise KeyError(f"boom {name}")
+
+
+class Parent(TsvDial):
+    name = "parent"
+
+    def files_for(self, part):
+        _helper(self.name)
+"""
+
+
+@pytest.mark.parametrize("command", [["fetch", "child"], ["raw", "child", "--from-source"]])
+def test_a_fault_in_an_inherited_method_blames_the_dataset_it_ran_for(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A plugin's dataset that subclasses another plugin's runs the parent's code as its own:
+    a fault there is blamed on the entry point that loaded the dataset it ran for (before:
+    on the parent's, whose package held the failing frames, 2 of 2 commands)."""
+    plugin(tmp_path, "parent", "[convbank.datasets]\nparent = parentmod:Parent\n", parentmod=PARENT)
+    child = "from parentmod import Parent\n\n\nclass Child(Parent):\n    name = 'child'\n"
+    plugin(tmp_path, "child", "[convbank.datasets]\nchild = childmod:Child\n", childmod=child)
+    done = convbank_with_plugins(tmp_path / "home", *command, path=(PLUGINS, tmp_path))
+    origin = "entry point child = childmod:Child of group convbank.datasets (package child 1.0)"
+    tail = "; report it to its authors (--debug shows the traceback)\n"
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"error: the code of {origin} failed (KeyError: 'boom child'){tail}",
+    )
+    done = convbank_with_plugins(tmp_path / "home", "fetch", "parent", path=(PLUGINS, tmp_path))
+    origin = "entry point parent = parentmod:Parent of group convbank.datasets (package parent 1.0)"
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"error: the code of {origin} failed (KeyError: 'boom parent'){tail}",
+    )

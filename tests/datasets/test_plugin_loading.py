@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, SHARED, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, SHARED, convbank_with_plugins, plugin
 
 
 def _installed(folder: Path, name: str, entry_points: str, module: str) -> None:
-    dist_info(folder, name, entry_points)
-    (folder / f"{name}mod.py").write_text(module, encoding="utf-8")
+    plugin(folder, name, entry_points, **{f"{name}mod": module})
 
 
 CASES = {

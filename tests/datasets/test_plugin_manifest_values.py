@@ -15,16 +15,19 @@ from convbank import catalog
 from convbank.build import build
 from convbank.fetch import Fetcher
 from convbank.store import Bank
-from testsupport import PLUGINS, SHARED, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, SHARED, convbank_with_plugins, plugin
 
 
 def test_a_plugins_file_meta_the_manifest_cannot_hold_fails_its_build(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    dist_info(site, "badmeta", "[convbank.datasets]\nbadmeta = badmetamod:B\n")
-    (site / "badmetamod.py").write_text(
-        "from convbank_tsvdial import TsvDial\n\nclass B(TsvDial):\n    name = 'badmeta'\n\n"
-        "    def file_meta(self, paths, part):\n        return [1, 2]\n",
-        encoding="utf-8",
+    plugin(
+        site,
+        "badmeta",
+        "[convbank.datasets]\nbadmeta = badmetamod:B\n",
+        badmetamod=(
+            "from convbank_tsvdial import TsvDial\n\nclass B(TsvDial):\n    name = 'badmeta'\n\n"
+            "    def file_meta(self, paths, part):\n        return [1, 2]\n"
+        ),
     )
     home = tmp_path / "home"
     args = ("build", "badmeta", "--source", str(PLUGINS / "convbank_tsvdial" / "samples"), "--no-verify")
@@ -77,8 +80,7 @@ def test_a_count_problem_that_is_no_message_is_one_line_naming_the_plugin(
     """``count_problem`` giving what is not a message (text) or None is one line naming the
     plugin, exit 1, in ``build`` as in ``validate`` (before: ``validate`` died of an
     ``AttributeError`` traceback from the code that prints findings; 2 of 2 runs each)."""
-    (tmp_path / "counted.py").write_text(COUNTED, encoding="utf-8")
-    dist_info(tmp_path, "counted", "[convbank.datasets]\ncounted = counted:Counted\n")
+    plugin(tmp_path, "counted", "[convbank.datasets]\ncounted = counted:Counted\n", counted=COUNTED)
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     built = convbank_with_plugins(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, convbank_with_plugins, plugin
 
 PLUGIN = """\
 import msgspec
@@ -45,8 +45,7 @@ class Odd(TsvDial):
 def test_a_value_the_model_cannot_hold_is_one_line_naming_its_column(
     value: str, said: str, tmp_path: Path
 ) -> None:
-    (tmp_path / "odd.py").write_text(PLUGIN.format(value=value), encoding="utf-8")
-    dist_info(tmp_path, "odd", "[convbank.datasets]\nodd = odd:Odd\n")
+    plugin(tmp_path, "odd", "[convbank.datasets]\nodd = odd:Odd\n", odd=PLUGIN.format(value=value))
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "odd", "--source", str(samples), path=(PLUGINS, tmp_path))

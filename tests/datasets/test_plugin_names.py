@@ -21,7 +21,7 @@ from convbank import registry
 from convbank.cli.main import cli
 from convbank.datasets import ConfigSpec
 from convbank.errors import PluginError
-from testsupport import PLUGINS, ROOT, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, ROOT, convbank_with_plugins, plugin
 
 BAD = ["a/b", "a\\b", "..", ".", "a\nb", "a\x00b", "tab\there", "", "x" * 201]
 
@@ -78,13 +78,16 @@ def test_a_source_file_name_that_is_not_one_file_is_a_plugin_error(where: str, b
 
 
 def test_every_command_says_it_in_one_line_exit_5(tmp_path: Path) -> None:
-    (tmp_path / "badcfg.py").write_text(
-        "from convbank.datasets import ConfigSpec\nfrom convbank_tsvdial import TsvDial\n\n"
-        "class BadCfg(TsvDial):\n    name = 'badcfg'\n"
-        "    configs = (ConfigSpec(name='a/b', description='x', splits={'train': 3, 'test': 2}),)\n",
-        encoding="utf-8",
+    plugin(
+        tmp_path,
+        "badcfg",
+        "[convbank.datasets]\nbadcfg = badcfg:BadCfg\n",
+        badcfg=(
+            "from convbank.datasets import ConfigSpec\nfrom convbank_tsvdial import TsvDial\n\n"
+            "class BadCfg(TsvDial):\n    name = 'badcfg'\n"
+            "    configs = (ConfigSpec(name='a/b', description='x', splits={'train': 3, 'test': 2}),)\n"
+        ),
     )
-    dist_info(tmp_path, "badcfg", "[convbank.datasets]\nbadcfg = badcfg:BadCfg\n")
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     for args in (["build", "badcfg", "--source", str(samples)], ["list"], ["info", "badcfg"]):
         done = convbank_with_plugins(tmp_path / "home", *args, path=(PLUGINS, tmp_path))
@@ -115,10 +118,12 @@ def test_a_plugin_named_as_an_imported_dataset_never_builds_over_it(tmp_path: Pa
     chats.write_text('{"id": "c1", "messages": [{"role": "user", "content": "mine"}]}\n', encoding="utf-8")
     done = convbank_with_plugins(home, "import", str(chats), "--name", "mine")
     assert done.returncode == 0, done.stderr
-    (tmp_path / "mineplugin.py").write_text(
-        "from convbank_tsvdial import TsvDial\n\nclass Mine(TsvDial):\n    name = 'mine'\n", encoding="utf-8"
+    plugin(
+        tmp_path,
+        "mineplugin",
+        "[convbank.datasets]\nmine = mineplugin:Mine\n",
+        mineplugin=("from convbank_tsvdial import TsvDial\n\nclass Mine(TsvDial):\n    name = 'mine'\n"),
     )
-    dist_info(tmp_path, "mineplugin", "[convbank.datasets]\nmine = mineplugin:Mine\n")
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     manifest = (home / "bank" / "manifest.json").read_bytes()
     for args in (["build", "mine", "--source", str(samples)], ["build", "--source", str(samples)]):
@@ -138,15 +143,18 @@ def test_a_plugins_meta_nested_deeper_than_the_bank_types_is_read_as_json_text(t
     meta nested 100 deep was built, exit 0, then ``to_arrow`` and ``to_polars`` of it were
     pyarrow's ``ArrowInvalid: Recursion level in ArrowSchema struct exceeded`` (2 of 2
     runs). Now places deeper than 32 levels are typed as their JSON text."""
-    (tmp_path / "deepplugin.py").write_text(
-        "from convbank_tsvdial import TsvDial\n\nclass Deep(TsvDial):\n    name = 'deep'\n"
-        "    def to_conversation(self, record, part, index):\n"
-        "        c = super().to_conversation(record, part, index)\n"
-        "        d = {'x': 1}\n        for _ in range(100):\n            d = {'k': d}\n"
-        "        c.meta = d\n        return c\n",
-        encoding="utf-8",
+    plugin(
+        tmp_path,
+        "deepplugin",
+        "[convbank.datasets]\ndeep = deepplugin:Deep\n",
+        deepplugin=(
+            "from convbank_tsvdial import TsvDial\n\nclass Deep(TsvDial):\n    name = 'deep'\n"
+            "    def to_conversation(self, record, part, index):\n"
+            "        c = super().to_conversation(record, part, index)\n"
+            "        d = {'x': 1}\n        for _ in range(100):\n            d = {'k': d}\n"
+            "        c.meta = d\n        return c\n"
+        ),
     )
-    dist_info(tmp_path, "deepplugin", "[convbank.datasets]\ndeep = deepplugin:Deep\n")
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "deep", "--source", str(samples), path=(PLUGINS, tmp_path))

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from testsupport import PLUGINS, ROOT, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, ROOT, convbank_with_plugins, plugin
 
 _PLUGIN = """\
 import os
@@ -28,8 +28,7 @@ class ExitP(TsvDial):
 
 
 def test_a_plugin_ending_the_process_leaves_what_a_kill_leaves(tmp_path: Path) -> None:
-    (tmp_path / "exitp.py").write_text(_PLUGIN, encoding="utf-8")
-    dist_info(tmp_path, "exitp", "[convbank.datasets]\nexitp = exitp:ExitP\n")
+    plugin(tmp_path, "exitp", "[convbank.datasets]\nexitp = exitp:ExitP\n", exitp=_PLUGIN)
     home, path = tmp_path / "home", (PLUGINS, tmp_path)
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "exitp", "--source", str(samples), path=path)
@@ -47,6 +46,36 @@ def test_a_plugin_ending_the_process_leaves_what_a_kill_leaves(tmp_path: Path) -
     )
     done = convbank_with_plugins(home, "doctor", "--clean", path=path)
     assert done.returncode == 0 and sorted(p.name for p in bank.iterdir()) == [".lock"]
+
+
+_LARGE = """\
+from exitp import ExitP
+
+class Large(ExitP):
+    name = 'large'
+
+    def split_bytes(self, paths, part):
+        return 2**30  # read in the local engine's worker processes
+"""
+
+
+def test_a_plugin_ending_a_worker_process_fails_its_config_exit_1(tmp_path: Path) -> None:
+    """The same exit inside a worker of the local engine (a config over 8 MiB, ``--workers``
+    2) is seen: the config fails, naming the plugin and how the worker ended, exit 1, and
+    nothing of it is in the bank (before: the same line without how the worker ended)."""
+    entry_points = "[convbank.datasets]\nexitp = exitp:ExitP\nlarge = large:Large\n"
+    plugin(tmp_path, "exitp", entry_points, exitp=_PLUGIN, large=_LARGE)
+    home, samples = tmp_path / "home", PLUGINS / "convbank_tsvdial" / "samples"
+    args = ("build", "large", "--workers", "2", "--source", str(samples))
+    done = convbank_with_plugins(home, *args, path=(PLUGINS, tmp_path))
+    origin = "entry point large = large:Large of group convbank.datasets (package exitp 1.0)"
+    assert (done.returncode, done.stderr.splitlines()[0]) == (
+        1,
+        f"error: the code of {origin} failed building large/default (RuntimeError: a worker process "
+        "ended without answering, with exit code 0 (convbank.engines.local:_write_piece)); nothing "
+        "of it was kept — report it to its authors (--debug shows the traceback)",
+    )
+    assert sorted(p.name for p in (home / "bank").iterdir()) == [".lock"]
 
 
 _THREADED = """\
@@ -67,8 +96,7 @@ def test_a_plugins_thread_left_running_never_holds_the_commands_exit(tmp_path: P
     the command is over: its exit code comes at once (before: ``build`` printed its table and
     then waited for the thread, SIGTERM and Ctrl-C ignored as the command was over, until
     killed, 2 of 2 runs)."""
-    (tmp_path / "threaded.py").write_text(_THREADED, encoding="utf-8")
-    dist_info(tmp_path, "threaded", "[convbank.datasets]\nthreaded = threaded:Threaded\n")
+    plugin(tmp_path, "threaded", "[convbank.datasets]\nthreaded = threaded:Threaded\n", threaded=_THREADED)
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(PLUGINS), str(tmp_path)]),

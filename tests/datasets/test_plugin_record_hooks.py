@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from convbank.store import Bank
-from testsupport import PLUGINS, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, convbank_with_plugins, plugin
 
 PLUGIN = """\
 from convbank_tsvdial import TsvDial
@@ -51,8 +51,12 @@ ORIGIN = "entry point hooked = hooked:Hooked of group convbank.datasets (package
 def test_what_a_record_hook_gives_is_checked_naming_the_plugin(
     hook: str, value: str, said: str, tmp_path: Path
 ) -> None:
-    (tmp_path / "hooked.py").write_text(PLUGIN.format(hook=hook, value=value), encoding="utf-8")
-    dist_info(tmp_path, "hooked", "[convbank.datasets]\nhooked = hooked:Hooked\n")
+    plugin(
+        tmp_path,
+        "hooked",
+        "[convbank.datasets]\nhooked = hooked:Hooked\n",
+        hooked=PLUGIN.format(hook=hook, value=value),
+    )
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "hooked", "--source", str(samples), path=(PLUGINS, tmp_path))
@@ -65,9 +69,8 @@ def test_what_a_record_hook_gives_is_checked_naming_the_plugin(
 
 
 def test_records_read_as_a_list_are_built_once(tmp_path: Path) -> None:
-    plugin = PLUGIN.format(hook="read", value="list(TsvDial.read(self, *args))")
-    (tmp_path / "hooked.py").write_text(plugin, encoding="utf-8")
-    dist_info(tmp_path, "hooked", "[convbank.datasets]\nhooked = hooked:Hooked\n")
+    source = PLUGIN.format(hook="read", value="list(TsvDial.read(self, *args))")
+    plugin(tmp_path, "hooked", "[convbank.datasets]\nhooked = hooked:Hooked\n", hooked=source)
     home = tmp_path / "home"
     samples = PLUGINS / "convbank_tsvdial" / "samples"
     done = convbank_with_plugins(home, "build", "hooked", "--source", str(samples), path=(PLUGINS, tmp_path))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from testsupport import PLUGINS, convbank_with_plugins, dist_info
+from testsupport import PLUGINS, convbank_with_plugins, plugin
 
 SAMPLES = PLUGINS / "convbank_tsvdial" / "samples"
 
@@ -19,12 +19,15 @@ SAMPLES = PLUGINS / "convbank_tsvdial" / "samples"
 @pytest.mark.parametrize("name", ["../../escaped", "manifest.json"])
 def test_a_side_table_not_named_as_the_datasets_own_is_never_written(tmp_path: Path, name: str) -> None:
     site = tmp_path / "site"
-    dist_info(site, "sidetab", "[convbank.datasets]\nsidetab = sidetabmod:S\n")
-    (site / "sidetabmod.py").write_text(
-        "import pyarrow as pa\nfrom convbank_tsvdial import TsvDial\n\nclass S(TsvDial):\n"
-        "    name = 'sidetab'\n\n    def extra_tables(self, paths, config):\n"
-        f"        yield {name!r}, pa.table({{'a': [1]}})\n",
-        encoding="utf-8",
+    plugin(
+        site,
+        "sidetab",
+        "[convbank.datasets]\nsidetab = sidetabmod:S\n",
+        sidetabmod=(
+            "import pyarrow as pa\nfrom convbank_tsvdial import TsvDial\n\nclass S(TsvDial):\n"
+            "    name = 'sidetab'\n\n    def extra_tables(self, paths, config):\n"
+            f"        yield {name!r}, pa.table({{'a': [1]}})\n"
+        ),
     )
     home = tmp_path / "home"
     args = ("build", "sidetab", "--source", str(SAMPLES), "--no-verify")

@@ -198,6 +198,41 @@ def test_no_module_reaches_a_higher_layer_by_a_string() -> None:
     assert _upward_strings("convbank.registry", planted, ranks, groups) == ["convbank.engines.local"]
 
 
+def _imported_by_name(module: str, tree: ast.AST) -> list[str]:
+    """The convbank modules outside ``module``'s own package that its code imports through
+    ``importlib.import_module("convbank....")``: an import lint-imports' contracts never see,
+    where a plain import (inside the function that needs it, to be lazy) is checked."""
+    package = ".".join(module.split(".")[:2])
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and node.args[0].value.startswith("convbank.")
+            and not node.args[0].value.startswith(f"{package}.")
+        ):
+            found.append(node.args[0].value)
+    return found
+
+
+def test_no_module_imports_another_package_of_convbank_by_a_string() -> None:
+    """The registry read the imported datasets' names through
+    ``importlib.import_module("convbank.store._imported")`` in a lambda (before): now every
+    import of another package is one the layers contract checks."""
+    reached = {
+        module: names
+        for module, path in _modules()
+        if (names := _imported_by_name(module, ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert reached == {}
+    planted = ast.parse('import importlib\nf = lambda: importlib.import_module("convbank.store._imported")\n')
+    assert _imported_by_name("convbank.registry", planted) == ["convbank.store._imported"]
+
+
 MODULE_LINES, FUNCTION_LINES = 500, 80
 """The size limits of a module and of a function (from its ``def`` to its last line: its
 docstring counts, a command's option decorators do not), in ``src/`` and ``benchmarks/``."""

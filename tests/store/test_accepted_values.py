@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from convbank.cli import cli
-from testsupport import ROOT, SHARED, dist_info
+from testsupport import ROOT, SHARED, plugin
 
 
 def invoke(*args: object) -> tuple[int, str]:
@@ -174,8 +174,12 @@ def test_a_home_whose_path_is_not_utf8_is_one_line(tmp_path: Path, args: list[st
 
 
 def test_a_plugin_that_exits_at_import_is_a_plugin_error(tmp_path: Path) -> None:
-    (tmp_path / "quitter.py").write_text("import sys\nsys.exit(0)\n", encoding="utf-8")
-    dist_info(tmp_path, "quitter", "[convbank.datasets]\nquitter = quitter:Q\n")
+    plugin(
+        tmp_path,
+        "quitter",
+        "[convbank.datasets]\nquitter = quitter:Q\n",
+        quitter=("import sys\nsys.exit(0)\n"),
+    )
     env = {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{tmp_path}", "CONVBANK_HOME": str(tmp_path / "home")}
     for args in (["list"], ["info", "casino"], ["validate"]):
         done = _convbank(*args, env=env)

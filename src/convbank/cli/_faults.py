@@ -10,43 +10,68 @@ the plugin's too).
 
 from __future__ import annotations
 
+from types import FrameType
+
 from convbank import catalog
 
 __all__ = ["plugin_fault"]
 
 
-def _plugin_packages() -> dict[str, str]:
-    """The top-level package of each plugin dataset's class and each plugin engine's class,
-    with the plugin's origin."""
+def _plugins() -> tuple[dict[int, str], dict[str, str]]:
+    """Each plugin dataset and engine class by ``id`` (instances: a dataset is one object), and
+    the top-level package of each, with the plugin's origin: the entry point that loaded it."""
     from convbank import registry
 
+    things: dict[int, str] = {}
     owners: dict[str, str] = {}
     try:
         for ds in catalog.catalog:
-            owners[type(ds).__module__.partition(".")[0]] = catalog.catalog.origin(ds.name)
+            things[id(ds)] = owners[type(ds).__module__.partition(".")[0]] = catalog.catalog.origin(ds.name)
     except Exception:  # a catalog that cannot be listed blames no one
-        return {}
+        return {}, {}
     try:
         for engine in registry.engines:
-            owners[engine.__module__.partition(".")[0]] = registry.engines.origin(engine.name)
+            things[id(engine)] = owners[engine.__module__.partition(".")[0]] = registry.engines.origin(
+                engine.name
+            )
     except Exception:  # nor do engines that cannot be listed
         pass
-    return {package: origin for package, origin in owners.items() if origin.startswith("entry point")}
+    return (
+        {key: origin for key, origin in things.items() if origin.startswith("entry point")},
+        {package: origin for package, origin in owners.items() if origin.startswith("entry point")},
+    )
+
+
+def _whose(frame: FrameType, things: dict[int, str]) -> str | None:
+    """The plugin whose dataset or engine a frame runs a method of (its ``self``, or its
+    ``cls`` for an engine's class method), whichever class defined that method: a dataset
+    that subclasses another plugin's runs the other's code as its own."""
+    for name in ("self", "cls"):
+        owner = frame.f_locals.get(name)
+        if owner is not None and (found := things.get(id(owner)) or things.get(id(type(owner)))):
+            return found
+    return None
 
 
 def plugin_fault(exc: BaseException) -> str | None:
-    """The line that says a plugin's code raised ``exc``: the innermost frame of its traceback
-    in a plugin's package names it; None when no plugin's code is in it (convbank's fault).
+    """The line that says a plugin's code raised ``exc``: the plugin whose dataset or engine
+    the innermost of its methods in the traceback ran for (the entry point that loaded that
+    dataset, not the one whose class it inherits the method from), else the plugin whose
+    package holds the innermost frame; None when no plugin's code is in it (convbank's fault).
     Example: ``plugin_fault(KeyError("train"))`` is None (no traceback through a plugin)."""
     from convbank.datasets._base import UndeclaredError
 
-    owners = _plugin_packages()
+    things, owners = _plugins()
     blamed = _origin(exc.dataset) if isinstance(exc, UndeclaredError) else None
+    by_package, by_method = blamed, None
     tb = exc.__traceback__
     while tb is not None:
         package = str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0]
-        blamed = owners.get(package, blamed)
+        if package in owners:  # a plugin's code (convbank's own methods of its dataset are not)
+            by_package = owners[package]
+            by_method = _whose(tb.tb_frame, things) or by_method
         tb = tb.tb_next
+    blamed = by_method or by_package
     if blamed is None:
         return None
     return f"{catalog.code_failed(blamed, exc)}; report it to its authors (--debug shows the traceback)"

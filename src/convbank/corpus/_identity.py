@@ -99,8 +99,8 @@ def pinned_dataset(name: str, root: str, generation: str | None) -> tuple[Snapsh
     generation holds it, so that one imported and removed since is read while the original
     pins it; where that generation is gone, one line naming the dataset and what to do."""
     from convbank import catalog
-    from convbank.registry import imported_from
     from convbank.store import Bank
+    from convbank.store._imported import imported_from
 
     try:
         snapshot = Bank(Path(root)).snapshot_of(generation)

@@ -10,7 +10,7 @@ they hold (chat roles kept as roles, the checks any corpus must pass).
 
 This module reads no files: the import (:mod:`convbank.imports`) reads them with a format's
 reader, and the catalog finds an imported dataset through the bank
-(:func:`convbank.registry.imported`).
+(:func:`convbank.store._imported.imported`).
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ _LEGACY_PART = "part-0.parquet"
 OPENED: dict[str, None] = {}
 """The banks other than the default one that this process opened, by absolute path, in
 order: where the catalog looks for a dataset imported into one of them
-(:func:`convbank.registry.imported`)."""
+(:func:`convbank.store._imported.imported`)."""
 
 
 def banks() -> list[Bank]:
