@@ -146,7 +146,7 @@ main()
 
 @pytest.mark.parametrize(
     ("where", "args"),
-    [("_one_line", ["query", "--format", "jsonl"]), ("say", ["show", "casino", "1"])],
+    [("one_line_error", ["query", "--format", "jsonl"]), ("say", ["show", "casino", "1"])],
 )
 def test_a_signal_as_an_error_is_said_is_the_signals_line(
     tmp_path: Path, where: str, args: list[str]
