@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
 import threading
@@ -69,6 +70,18 @@ HEADER_BYTES = 16 * 1024
 """Bytes of a request's headers held before they are complete: beyond them the answer is 400
 and the connection is closed, so that a connection without its headers costs at most this
 (h11's own limit, said here, as Node's 16 KiB; nginx allows 1 KiB plus 4 of 8 KiB)."""
+
+_HEAD_END = re.compile(rb"\n\r?\n")
+"""Where a request's headers end, as h11 finds it: a blank line."""
+
+
+def _head_too_long(buffered: bytes) -> bool:
+    """Whether the request at the start of ``buffered`` has more than :data:`HEADER_BYTES` of
+    headers, ended or not: h11 refuses only headers still incomplete past its limit, and a
+    request's whole headers come in one read (about 90 KB of them, or 10,000 lines, answered
+    200 before)."""
+    return len(buffered) > HEADER_BYTES and _HEAD_END.search(buffered, 0, HEADER_BYTES + 2) is None
+
 
 MAX_UNHEADED = 20000
 """Connections without a request's complete headers held at once (fewer where the open-files
@@ -187,6 +200,9 @@ class HeaderDeadline(H11Protocol):
         super().connection_lost(exc)
 
     def handle_events(self) -> None:
+        if self.conn.their_state is h11.IDLE and _head_too_long(self.conn.trailing_data[0]):
+            self.send_400_response("Request headers too long.")  # come whole in one read, or not
+            return
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:  # a request's headers are in
             self._disarm()
