@@ -284,8 +284,9 @@ def read_manifest(path: Path) -> Manifest | None:
 
 
 def _bad_manifest(path: Path, what: str) -> str:
-    advice = "run `convbank doctor`, or delete the bank folder and build again"
-    return f"the bank is damaged: {path} is {what}; {advice}"
+    """The line of a manifest that cannot be read: no `convbank doctor` in its advice, which
+    checks files by the manifest and so says this very line."""
+    return f"the bank is damaged: {path} is {what}; delete the bank folder and build again"
 
 
 def parse_manifest(data: Any) -> Manifest:
