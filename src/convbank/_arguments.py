@@ -1,6 +1,6 @@
 """The checks of a public argument's type that the data layer shares: a switch (``shuffle=``,
-``batched=``) is a bool, never read for its truth. Whole numbers are
-:func:`convbank.errors.whole_number`'s."""
+``batched=``) is a bool, never read for its truth; a position is an int by its ``__index__``
+(:func:`an_index`). Whole numbers are :func:`convbank.errors.whole_number`'s."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ __all__ = [
     "a_path_or_none",
     "a_text_or_none",
     "a_verdict",
+    "an_index",
 ]
 
 
@@ -157,3 +158,24 @@ def a_callable_or_none(value: Any, name: str) -> Any:
     if value is None or callable(value):
         return value
     raise TypeError(f"{name} must be a function or None, not {value!r}")
+
+
+def an_index(value: Any) -> int | None:
+    """``value`` as a Python int where it is a whole number by :func:`operator.index` (an int,
+    NumPy's, a 0-d integer array or tensor: what a researcher's arithmetic gives), else None:
+    a bool (or a bool array or tensor, which ``operator.index`` reads as 0 or 1), a 1-d one,
+    a float or a string is no index.
+
+    >>> import numpy
+    >>> an_index(3), an_index(numpy.int64(2)), an_index(True), an_index(1.0)
+    (3, 2, None, None)
+    """
+    import operator
+
+    dims: Any = getattr(value, "ndim", 0)
+    if isinstance(value, bool) or dims != 0 or "bool" in str(getattr(value, "dtype", "")):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None

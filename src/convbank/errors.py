@@ -74,6 +74,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from convbank._arguments import an_index
+
 __all__ = [
     "BenchError",
     "BuildError",
@@ -474,12 +476,7 @@ def whole_number(value: Any, name: str = "seed", least: int | None = 0) -> int:
     ...
     ValueError: seed must be a whole number of at least 0, not -1
     """
-    import operator
-
-    try:
-        number = None if isinstance(value, bool) else operator.index(value)
-    except TypeError:
-        number = None
+    number = an_index(value)
     what = "a whole number" if least is None else f"a whole number of at least {least}"
     if number is None:
         raise TypeError(f"{name} must be {what}, not {value!r}")

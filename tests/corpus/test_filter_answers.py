@@ -93,3 +93,22 @@ def test_a_0d_bool_tensor_or_array_is_a_filters_answer(built: Bank) -> None:
         with pytest.raises(TypeError) as caught:
             corpus.filter(lambda c, answer=answer: answer)
         assert str(caught.value).startswith(f"filter's function must return True or False, not {shown}, for")
+
+
+def test_a_0d_integer_tensor_is_a_position_and_a_bool_tensor_none(built: Bank) -> None:
+    """Twentieth pass. Before: ``corpus[torch.tensor(1)]`` and a view's were refused (`not by
+    Tensor`) while ``shard(torch.tensor(3), ...)`` was taken, and ``shard(4, torch.tensor(True))``
+    was shard 1 (``operator.index`` reads a bool tensor as 1), 2 of 2 each. Now a position or a
+    whole number is one rule (``convbank._arguments.an_index``): a 0-d integer tensor or array
+    is its int; a bool, a bool tensor and a 1-d one are refused."""
+    torch = pytest.importorskip("torch")
+    corpus = convbank.load("casino", split="valid")
+    assert corpus[torch.tensor(1)] == corpus[1] and corpus[np.array(-1)] == corpus[-1]
+    turns = corpus.examples("turns")
+    assert turns[torch.tensor(2)] == turns[2]
+    assert corpus.shard(4, torch.tensor(1)).conversation_ids() == corpus.shard(4, 1).conversation_ids()
+    with pytest.raises(TypeError, match=r"^index must be a whole number of at least 0, not tensor\(True\)$"):
+        corpus.shard(4, torch.tensor(True))
+    for key in (torch.tensor([1]), torch.tensor(True), np.array([1])):
+        with pytest.raises(TypeError, match=r"^a corpus is indexed by conversation id"):
+            corpus[key]

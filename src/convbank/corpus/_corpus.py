@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from convbank import catalog
-from convbank._arguments import a_flag, a_verdict
+from convbank._arguments import a_flag, a_verdict, an_index
 from convbank._wording import counted
 from convbank._workers import resolved
 from convbank.corpus._filters import Filters, check_filter
@@ -192,8 +192,8 @@ class Corpus(Identity, Frames, Filters, Training):
         (``corpus["938"]``); a slice (``corpus[10:20]``, ``corpus[::2]``) is a corpus."""
         if isinstance(key, slice):
             return self._derive(self._positions()[key])
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            return self._source.conversation(self._position(int(key)))
+        if (index := an_index(key)) is not None:
+            return self._source.conversation(self._position(index))
         if isinstance(key, str):
             return self._source.conversation(self._position_of(key))
         first = repr(self[0].conversation_id) if len(self) else "'...'"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from convbank._arguments import a_flag, a_verdict
+from convbank._arguments import a_flag, a_verdict, an_index
 from convbank._wording import counted
 from convbank.errors import UnknownFieldError, did_you_mean, printable, whole_number
 from convbank.examples._fingerprint import UnhashableError, fingerprint
@@ -99,8 +99,8 @@ class Examples(Tables, ABC):
             return self.column(key)
         if isinstance(key, slice):
             return self.select(np.arange(len(self))[key])
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            return self._fetch(self._positions([int(key)]))[0]
+        if (index := an_index(key)) is not None:
+            return self._fetch(self._positions([index]))[0]
         raise TypeError(
             f"examples are indexed by position (an int), slice or column name (a str), "
             f"not by {type(key).__name__}; use select() for a list of positions"
