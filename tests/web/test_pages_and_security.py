@@ -421,7 +421,7 @@ def test_sql_csv_download_says_it_holds_the_first_1000_rows(client: TestClient) 
     assert cut.text.count("\n") == 1001  # the header and 1,000 rows
     assert cut.headers["content-disposition"] == 'attachment; filename="convbank-query-first-1000-rows.csv"'
     assert cut.headers["x-convbank-rows-shown"] == "1000"
-    assert cut.headers["x-convbank-truncated"] == "1000 of at least 1001 rows"
+    assert cut.headers["x-convbank-truncated"] == "1,000 of at least 1,001 rows"
     whole = client.get("/sql", params={"q": "SELECT * FROM range(1000)", "format": "csv"})
     assert whole.text.count("\n") == 1001 and "x-convbank-truncated" not in whole.headers
     assert whole.headers["content-disposition"] == 'attachment; filename="convbank-query.csv"'

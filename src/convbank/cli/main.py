@@ -12,7 +12,6 @@ import click
 from convbank import settings
 from convbank._starting import commanding, received
 from convbank._version import __version__
-from convbank.cli._console import one_line_error
 from convbank.cli._options import config_option, source_options, split_option
 from convbank.cli._options import fetcher_for as _fetcher
 from convbank.cli._signals import (
@@ -92,6 +91,8 @@ class ConvbankGroup(click.Group):
         except (KeyboardInterrupt, click.exceptions.Exit, click.exceptions.Abort):
             raise  # a signal, said by invoke; click's own ends: an exit code chosen
         except click.ClickException as exc:  # a usage error: one line whatever a path in it holds
+            from convbank.cli._console import one_line_error  # rich: not for the commands that print
+
             raise one_line_error(exc) from None
         except BaseException as exc:  # a plugin's code may raise any (GeneratorExit)
             if interrupted.is_set() and not ctx.params.get("debug"):

@@ -384,7 +384,7 @@ def _csv(result: Result) -> Response:
     name = f"convbank-query-first-{shown}-rows.csv" if result.more else "convbank-query.csv"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "X-Convbank-Rows-Shown": str(shown)}
     if result.more:
-        headers["X-Convbank-Truncated"] = f"{shown} of at least {counted(shown + 1, 'row')}"
+        headers["X-Convbank-Truncated"] = f"{shown:,} of at least {counted(shown + 1, 'row')}"
     return Response(buf.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
 
 
