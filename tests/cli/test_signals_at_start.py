@@ -60,7 +60,7 @@ def test_a_signal_while_convbank_itself_is_imported_is_the_signals_line(tmp_path
 
 DROPPED = """
 import os, signal, sys
-sys.argv = ["convbank", "list"]
+sys.argv = ["convbank", *ARGS]
 from convbank.cli import main
 
 class Dropped:
@@ -90,7 +90,11 @@ def test_a_signal_whose_exception_was_dropped_still_ends_the_command_so(
     (before: ``Exception ignored in ...`` and its traceback, the command run to its end, exit
     0; 1 of 30 `report` runs Ctrl-C'd at 0.35-1.2 s), in the command (``list_``) and while the
     group's options are parsed (``parse_args``)."""
-    script = DROPPED.replace("SIGNUM", signal.Signals(signum).name).replace("WHERE", where)
+    script = (
+        DROPPED.replace("ARGS", repr(["list"]))
+        .replace("SIGNUM", signal.Signals(signum).name)
+        .replace("WHERE", where)
+    )
     done = _run(script, tmp_path)
     assert (done.returncode, done.stderr) == (CODE[signum], LINE[signum])
 
@@ -222,28 +226,6 @@ def test_a_signal_as_main_takes_the_commands_end_keeps_its_exit_code(signum: int
     assert done.stdout.splitlines()[0] == f"home\t{tmp_path}"
 
 
-DROPPED_IN = """
-import os, signal, sys
-sys.argv = ["convbank", *ARGS]
-from convbank.cli import main
-
-class Dropped:
-    def __del__(self):
-        os.kill(os.getpid(), signal.SIGNUM)
-        for _ in range(100):  # the handler runs in here: CPython drops what it raises
-            pass
-
-def tracer(frame, event, arg):
-    if event == "call" and frame.f_code.co_name == "WHERE":
-        sys.settrace(None)
-        Dropped()
-    return None
-
-sys.settrace(tracer)
-main()
-"""
-
-
 @pytest.mark.parametrize(
     ("command", "where", "signum"),
     [("report", "dataset_charts", signal.SIGINT), ("export", "_read", signal.SIGTERM)],
@@ -263,7 +245,7 @@ def test_a_command_whose_signal_was_dropped_commits_nothing(
         if command == "report"
         else ["export", "casino", "--format", "chat", "-o", str(out)]
     )
-    script = DROPPED_IN.replace("ARGS", repr(args)).replace("SIGNUM", signal.Signals(signum).name)
+    script = DROPPED.replace("ARGS", repr(args)).replace("SIGNUM", signal.Signals(signum).name)
     done = _run(script.replace("WHERE", where), built_home)
     assert (done.returncode, done.stderr, done.stdout) == (CODE[signum], LINE[signum], "")
     assert [name for name in os.listdir(out) if name != ".convbank-exports.lock"] == []  # the lock stays
