@@ -262,3 +262,24 @@ def test_no_module_over_500_lines_and_no_function_over_80() -> None:
     assert {m: n for m, n in modules.items() if n > MODULE_LINES} == {}
     over = {f: n for f, n in functions.items() if n > FUNCTION_LINES}
     assert over == {}
+
+
+ROOT_FILES = {
+    ".gitignore",
+    "CHANGELOG.md",
+    "LICENSE",
+    "README.md",
+    "mkdocs.yml",
+    "pyproject.toml",
+}
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists() or shutil.which("git") is None, reason="not a git checkout")
+def test_the_repository_root_tracks_only_the_projects_own_files() -> None:
+    """An experiment's scratch file committed by a broad ``git add`` (six such files, from
+    ``chats.jsonl`` to ``train.txt``, had been committed at the root) fails here, by name."""
+    tracked = subprocess.run(
+        ["git", "ls-files"], capture_output=True, text=True, cwd=ROOT, check=True, timeout=60
+    ).stdout.splitlines()
+    at_root = {name for name in tracked if "/" not in name}
+    assert at_root == ROOT_FILES
