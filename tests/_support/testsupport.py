@@ -218,3 +218,25 @@ def dist_info(root: Path, name: str, entry_points: str) -> Path:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
     (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
     return root
+
+
+def convbank_process(*args: str, stdout: int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    """``python -m convbank ARGS`` started in its own session (a signal sent to it reaches it
+    alone, as a terminal's Ctrl-C reaches the command), its stderr piped. Example:
+    ``convbank_process("query", "SELECT 1").communicate(timeout=60)``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "convbank", *args],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def descendants(pid: int) -> list[int]:
+    """The descendants of a process, children first. Example: ``descendants(os.getpid())``."""
+    found = subprocess.run(
+        ["pgrep", "-P", str(pid)], check=False, capture_output=True, text=True
+    ).stdout.split()
+    kids = [int(k) for k in found]
+    return kids + [g for k in kids for g in descendants(k)]

@@ -19,36 +19,18 @@ from pathlib import Path
 import pytest
 
 from convbank.errors import QueryError
-from convbank.query import sql, sql_batches
+from convbank.query import sql
 from convbank.store import Bank
 from convbank.store.queries import close_sandboxes
-from testsupport import ROOT, SHARED
+from testsupport import ROOT, SHARED, convbank_process, descendants
 
-# The tests with time limits here and in test_{viewer_load,sql_interrupts}.py run one at a time,
-# on one worker (--dist loadgroup), and alone (conftest): with another test beside them on two
-# cores their queries ran past their 2 s limit
+# The tests with time limits here, in tests/web/test_server_load.py and tests/cli/test_signals.py
+# run one at a time, on one worker (--dist loadgroup), and alone (conftest): with another test
+# beside them on two cores their queries ran past their 2 s limit. Streaming and memory limits,
+# which no neighbour slows past a bound, are in test_sql_streaming.py, run beside other tests.
 pytestmark = [pytest.mark.xdist_group("time-limits"), pytest.mark.alone]
 
 RUNAWAY = "SELECT count(*) FROM turns a, turns b, turns c"
-
-
-def _start(*args: str, stdout: int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "convbank", *args],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        stdout=stdout,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # a signal for the test only, as a terminal's Ctrl-C is
-    )
-
-
-def _tree(pid: int) -> list[int]:
-    """The live descendants of a process."""
-    found = subprocess.run(
-        ["pgrep", "-P", str(pid)], check=False, capture_output=True, text=True
-    ).stdout.split()
-    kids = [int(k) for k in found]
-    return kids + [g for k in kids for g in _tree(k)]
 
 
 def _alive(pid: int) -> bool:
@@ -75,7 +57,7 @@ def _wait_for(ready: Callable[[], bool], process: subprocess.Popen[bytes], secon
 
 def _interrupt(process: subprocess.Popen[bytes]) -> tuple[int, float, str, list[int]]:
     """SIGINT; the exit code, the seconds it took, stderr, and what was left running."""
-    children = _tree(process.pid)
+    children = descendants(process.pid)
     start = time.monotonic()
     process.send_signal(signal.SIGINT)
     try:
@@ -97,8 +79,8 @@ INTERRUPTED = "interrupted (Ctrl-C): stopped; nothing half-written was kept\n"
 )
 def test_ctrl_c_stops_a_runaway_query(built: Bank, limits: list[str]) -> None:
     """Before: still running 30 s after SIGINT (in process); exit 1 with 'Aborted!' (worker)."""
-    process = _start("query", RUNAWAY, *limits)
-    _wait_for(lambda: any(_opens(p, ".parquet") for p in [process.pid, *_tree(process.pid)]), process)
+    process = convbank_process("query", RUNAWAY, *limits)
+    _wait_for(lambda: any(_opens(p, ".parquet") for p in [process.pid, *descendants(process.pid)]), process)
     time.sleep(0.5)  # well into the join
     code, seconds, stderr, left = _interrupt(process)
     assert (code, stderr, left) == (130, INTERRUPTED, [])
@@ -107,7 +89,9 @@ def test_ctrl_c_stops_a_runaway_query(built: Bank, limits: list[str]) -> None:
 
 def test_ctrl_c_stops_an_export_query(built: Bank, tmp_path: Path) -> None:
     where = "EXISTS (SELECT 1 FROM turns a, turns b, turns c WHERE a.text || b.text || c.text = 'never')"
-    process = _start("export", "casino", "--format", "jsonl", "-o", str(tmp_path / "out"), "--where", where)
+    process = convbank_process(
+        "export", "casino", "--format", "jsonl", "-o", str(tmp_path / "out"), "--where", where
+    )
     _wait_for(lambda: _opens(process.pid, ".parquet"), process)
     time.sleep(0.5)
     code, seconds, stderr, left = _interrupt(process)
@@ -118,7 +102,9 @@ def test_ctrl_c_stops_an_export_query(built: Bank, tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_a_build_and_keeps_the_bank_whole(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    process = _start("build", "casino", "convai2", "--source", str(SHARED), "--workers", "2", "--no-verify")
+    process = convbank_process(
+        "build", "casino", "convai2", "--source", str(SHARED), "--workers", "2", "--no-verify"
+    )
     staging = home / "bank" / ".staging"
     _wait_for(lambda: staging.exists() and any(staging.iterdir()), process)
     code, seconds, stderr, left = _interrupt(process)
@@ -128,77 +114,6 @@ def test_ctrl_c_stops_a_build_and_keeps_the_bank_whole(tmp_path: Path) -> None:
     checkup = bank.doctor()
     assert checkup.problems == [] and checkup.leftovers == []  # the old bank (here: none), whole
     assert not staging.exists()
-
-
-def test_a_result_larger_than_the_limit_streams_within_it(built: Bank, tmp_path: Path) -> None:
-    """Before: the worker held the whole result (674 MiB at 256MB; 3,000,000 rows of 100
-    characters here: out of memory, exit 2). Now each process stays near the limit. (330,000
-    rows of 1,000 characters: as many bytes in a tenth of the rows, 22 s of the suite before.)"""
-    rows = 330_000
-    output = tmp_path / "out.csv"
-    with output.open("wb") as sink:
-        process = _start(
-            "query",
-            f"SELECT i, repeat('x', 1000) AS pad FROM range({rows}) t(i)",
-            "--format",
-            "csv",
-            "--memory-limit",
-            "256MB",
-            stdout=sink.fileno(),
-        )
-        peaks: dict[str, int] = {}
-        while process.poll() is None:
-            for name, pid in [("cli", process.pid), *(("worker", k) for k in _tree(process.pid))]:
-                try:
-                    status = Path(f"/proc/{pid}/status").read_text()
-                except OSError:
-                    continue
-                hwm = [
-                    int(line.split()[1]) // 1024 for line in status.splitlines() if line.startswith("VmHWM:")
-                ]
-                if hwm:
-                    peaks[name] = max(peaks.get(name, 0), hwm[0])
-            time.sleep(0.05)
-        stderr = process.communicate()[1].decode()
-    assert (process.returncode, stderr) == (0, "")
-    with output.open("rb") as f:
-        assert sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")) == rows + 1
-    assert output.stat().st_size > 300 * 2**20  # the result: larger than the limit
-    assert set(peaks) == {"cli", "worker"}
-    assert peaks["worker"] < 256 + 200 and peaks["cli"] < 256, peaks
-
-
-def test_sql_batches_stream_a_result_in_pieces(built: Bank) -> None:
-    sizes = [b.num_rows for b in sql_batches("SELECT * FROM range(100000)", batch_rows=8192)]
-    assert sum(sizes) == 100_000 and max(sizes) <= 8192 and len(sizes) >= 13
-    limited = [b.num_rows for b in sql_batches("SELECT * FROM range(50000)", memory_limit="256MB")]
-    assert sum(limited) == 50_000 and len(limited) > 1
-    first = next(iter(sql_batches("SELECT * FROM range(10000000)", timeout=30)))  # left early: fine
-    assert first.num_rows > 0
-    assert sql("SELECT 1 AS x", timeout=30).to_pylist() == [{"x": 1}]  # a new worker took over
-
-
-TOO_MUCH_TEXT = "SELECT repeat('a', 1000000) AS s FROM range(2200)"
-"""2.2 GB of text: more than one Arrow batch's string column holds (2 GiB)."""
-
-
-def test_a_batch_of_more_text_than_arrow_holds_is_one_line(built: Bank) -> None:
-    """A result batch whose text is over 2 GiB is convbank's QueryError in Python and one
-    line, exit 2, from the command line (before: a bare OSError from ``sql_batches``, and exit
-    1 with "check that the path exists and can be written"); fewer rows a batch answer it."""
-    with pytest.raises(QueryError) as caught:
-        for _ in sql_batches(TOO_MUCH_TEXT):
-            pass
-    assert str(caught.value).startswith(
-        "a batch of 8,192 rows of the result holds over 2 GiB of text in one column (Arrow's limit"
-    )
-    fewer = sql_batches(TOO_MUCH_TEXT, batch_rows=1000)
-    assert next(fewer).num_rows == 1000  # the rest as many: not made (11 s of the suite)
-    fewer.close()
-    done = _start("query", TOO_MUCH_TEXT, "--format", "csv")
-    _, err = done.communicate(timeout=120)
-    lines = err.decode().strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1 and "over 2 GiB of text" in lines[0], lines
 
 
 def test_a_time_limit_costs_a_warm_worker_not_a_start(built: Bank) -> None:
@@ -273,32 +188,6 @@ def test_the_first_limited_query_of_a_process_costs_no_process_start(built: Bank
     assert limited < 1.4 * plain + 0.2, (limited, plain)
 
 
-DEEP_LIST = "SELECT (repeat('[', 70) || '1' || repeat(']', 70))::INTEGER" + "[]" * 70 + " AS d"
-
-
-def test_a_result_nested_deeper_than_arrow_takes_is_one_line(built: Bank) -> None:
-    """A column nested 63 levels or more (a list of lists ... of 70 levels) is QueryError in
-    Python and one line, exit 2, from the command line (before: ``pyarrow.lib.ArrowInvalid:
-    Recursion level in ArrowSchema struct exceeded``, a traceback, exit 1, from ``query``,
-    ``sql`` and ``sql_batches``, 2 of 2 runs each); 62 levels are read."""
-    from click.testing import CliRunner
-
-    from convbank.cli.main import cli
-
-    said = (
-        "a column of the result is nested deeper than Arrow takes (62 levels of lists or structs); "
-        "select fewer levels (unnest, or cast the column to VARCHAR)"
-    )
-    with pytest.raises(QueryError) as caught:
-        sql(DEEP_LIST)
-    assert str(caught.value) == said
-    with pytest.raises(QueryError, match=r"nested deeper than Arrow takes"):
-        list(sql_batches(DEEP_LIST))
-    result = CliRunner().invoke(cli, ["query", DEEP_LIST])
-    assert result.exit_code == 2 and result.stderr == f"error: {said}\n", result.output
-    assert sql(DEEP_LIST.replace("70", "62").replace("[]" * 70, "[]" * 62)).num_rows == 1
-
-
 STREAMED = "SELECT i, md5(i::VARCHAR) AS h FROM range(100000000) t(i)"
 """A result long enough that a time limit of 0.2 s strikes while it streams."""
 
@@ -342,51 +231,3 @@ def test_a_time_limit_after_an_earlier_ctrl_c_is_the_time_limits(built: Bank) ->
             pytest.fail(f"a time limit said as Ctrl-C: {query}")
         assert str(caught.value) == "the query ran past its time limit of 0.2 s and was stopped"
         con.close()
-
-
-def test_a_memory_limit_that_strikes_in_arrows_buffers_says_so(built: Bank) -> None:
-    """A worker's capped address space reached as Arrow builds a result's batch is the memory
-    limit's message, not DuckDB's advice to ``SET memory_limit`` (which the query cannot run):
-    before, ``SQL error: Out of Memory Error: ArrowBuffer: failed to allocate 16777216 bytes``
-    and five lines of "Possible solutions" from ``sql``, ``sql_batches`` and the viewer's
-    console, 2 of 4 queries of 10 or 12 columns of 10,000 characters by 1,000 rows (where the
-    allocation that fails falls varies)."""
-    said = (
-        "the query needs more memory than its limit of 256 MB allows; select fewer rows or "
-        "columns, or aggregate"
-    )
-    for columns in (10, 12, 10, 12, 11, 9):
-        wide = ", ".join(f"repeat(chr(65 + {i}), 10000) || i AS c{i}" for i in range(columns))
-        with pytest.raises(QueryError) as caught:
-            sql(f"SELECT {wide} FROM range(1000) t(i)", memory_limit="256MB")
-        assert str(caught.value) == said, columns
-
-
-def test_a_worker_answers_from_the_manifest_its_caller_pinned(casino_home: Bank) -> None:
-    """A query in a worker (a time limit) reads the very manifest its caller pinned: one
-    written in place since (here the valid split taken out of it) is named as damage, never
-    the source of an answer (before: ``Corpus.sql(hard=True)`` and ``sql(snapshot=,
-    timeout=)`` counted two splits where the pinned generation holds three, 2 of 2 runs,
-    while the same corpus's query in this process counted three)."""
-    import json
-
-    from convbank.errors import DamagedBankError
-
-    query = "SELECT split, count(*) AS n FROM turns GROUP BY 1 ORDER BY 1"
-    snapshot = casino_home.snapshot()
-    assert len(sql(query, snapshot=snapshot, timeout=30)) == 3
-    close_sandboxes()  # the next worker reads the generation anew
-    data = json.loads(casino_home.manifest_path.read_text(encoding="utf-8"))
-    config = data["datasets"]["casino"]["configs"]["default"]
-    for entries in (*config["files"].values(), config["records"], config["splits"]):
-        del entries["valid"]
-    casino_home.manifest_path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(DamagedBankError) as caught:
-        sql(query, snapshot=snapshot, timeout=30)
-    assert str(caught.value) == (
-        f"the bank at {casino_home.root}: the manifest of generation {snapshot.generation} changed "
-        "after the query pinned it (written in place, not by a build); run `convbank doctor`"
-    )
-    assert len(sql(query, snapshot=snapshot)) == 3  # in this process: the pinned manifest
-    snapshot.close()
-    close_sandboxes()
