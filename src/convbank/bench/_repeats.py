@@ -159,9 +159,11 @@ def ids_text(what: str, ids: Iterable[object], *, task: str | None = None) -> li
                 task=task,
             )
         out.append(text)
-    if len(set(out)) < len(out):
-        twice = next(t for i, t in enumerate(out) if t in out[:i])
-        raise BenchError(f"{what}: two example ids are {twice!r} as text; each example once", task=task)
+    seen: set[str] = set()
+    for text in out:
+        if text in seen:
+            raise BenchError(f"{what}: two example ids are {text!r} as text; each example once", task=task)
+        seen.add(text)
     return out
 
 
