@@ -123,7 +123,11 @@ def test_write_statements_are_refused(built: Bank, statement: str, got: str) -> 
 
 @pytest.mark.parametrize(
     ("statement", "got"),
-    [("UPDATE EXTENSIONS", "UPDATE"), ("EXPLAIN ANALYZE UPDATE EXTENSIONS (httpfs)", "EXPLAIN of UPDATE")],
+    [
+        ("UPDATE EXTENSIONS", "UPDATE"),
+        ("EXPLAIN ANALYZE UPDATE EXTENSIONS (httpfs)", "EXPLAIN of UPDATE"),
+        ("/* why */ -- not\nUPDATE EXTENSIONS", "UPDATE"),  # before: "got /*", 2 of 2
+    ],
 )
 def test_a_statement_of_a_kind_duckdbs_python_does_not_name_is_refused_in_one_line(
     built: Bank, statement: str, got: str
