@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convbank._textio import json_line
 from convbank._wording import counted
 from convbank.bench._repeats import by_id, ids_text, refuse_repeated_field, refuse_repeated_key
 from convbank.bench._writable import refuse_unwritable
@@ -98,7 +99,7 @@ def export_task(
                 for stem, records in ((part, inputs), (f"{part}.gold", gold)):
                     plain = msgspec.to_builtins(records)
                     jsonl = tmp / folder / f"{stem}.jsonl"
-                    jsonl.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in plain))
+                    jsonl.write_bytes(b"".join(json_line(msgspec.json.encode(r)) for r in plain))
                     table = (
                         pa.Table.from_pylist(plain)
                         if plain
@@ -460,5 +461,5 @@ def write_predictions(path: Path | str, predictions: Mapping[str, Any]) -> Path:
     if path.suffix == ".parquet":
         atomic_write(path, _parquet_bytes(rows))
     else:
-        atomic_write(path, b"".join(msgspec.json.encode(r) + b"\n" for r in rows))
+        atomic_write(path, b"".join(json_line(msgspec.json.encode(r)) for r in rows))
     return path
