@@ -184,6 +184,8 @@ def read_predictions(path: Path | str, *, examples: int | None = None) -> dict[s
         bad: list[int] = []
         bad_count = 0
         for number, line in _lines(path, limit):
+            if not rows and not bad_count and line.lstrip().startswith(b"["):
+                raise _an_array(path, number)
             if _too_deep(line):
                 raise BenchError(
                     f"{path}: line {number:,} is nested more than {MAX_DEPTH} deep; "
@@ -261,6 +263,17 @@ def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
                 raise _too_long(path, number)
             if not chunk:
                 return
+
+
+def _an_array(path: Path, number: int) -> BenchError:
+    """A predictions file that is one JSON array of rows (``[{"example_id": ...}, ...]``),
+    seen from its first line: said as such, never as rows without their fields."""
+    return BenchError(
+        f'{path}: a JSON array (line {number:,} begins with "["); a predictions file holds one JSON '
+        'object a line (JSON Lines), {"example_id": ..., "prediction": ...}, not an array of them',
+        path=path,
+        line=number,
+    )
 
 
 def _too_long(path: Path, number: int) -> BenchError:
