@@ -31,6 +31,7 @@ __all__ = [
     "bidi_closed",
     "content_json",
     "json_bytes",
+    "json_line",
     "link_url",
     "spreadsheet_safe",
     "terminal_safe",
@@ -57,6 +58,23 @@ def terminal_safe(data: bytes) -> bytes:
 
     Example: ``terminal_safe('"\\u202e"'.encode()) == b'"\\\\u202e"'``."""
     return _ESCAPED.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+
+
+_LINE_ENDS = re.compile(rb"\xe2\x80[\xa8\xa9]|\xc2\x85")
+"""U+2028, U+2029 and U+0085 (NEL) as UTF-8: where Python's ``str.splitlines()`` (and some
+JavaScript tools) end a line, though JSON allows them raw in a string."""
+
+
+def json_line(data: bytes) -> bytes:
+    """One line of a JSON-lines file: UTF-8 JSON ``data`` with U+2028, U+2029 and U+0085
+    written as ``\\u`` escapes (the same JSON, read back exactly) and a final newline, so that
+    a line is a line for every reader; what each JSON-lines writer of convbank writes (the
+    exports, predictions, an import's rejects, a source export).
+
+    Example: ``json_line('"a\\u2028b\\x85"'.encode()) == b'"a\\\\u2028b\\\\u0085"\\n'``."""
+    if b"\xe2\x80" in data or b"\xc2\x85" in data:
+        data = _LINE_ENDS.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+    return data + b"\n"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

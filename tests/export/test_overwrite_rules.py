@@ -521,3 +521,15 @@ def test_predictions_into_the_bank_are_refused(built: Bank, tmp_path: Path) -> N
         write_predictions(manifest, {"543/0": []})
     assert manifest.read_bytes() == before
     assert not (built.root.parent / "bench" / "mine.parquet").exists()
+
+
+def test_a_device_as_the_output_folder_is_said_to_be_a_device(built: Bank) -> None:
+    """``-o /dev/null`` is one line calling it a device, exit 2, nothing written (before:
+    ``/dev/null is a file``, 2 of 2 runs)."""
+    with pytest.raises(ExportError) as caught:
+        export(load("casino"), "jsonl", Path("/dev/null"))
+    assert str(caught.value) == "/dev/null is a device; the export writes a folder there"
+    assert _cli("export", "casino", "--format", "chat", "-o", "/dev/null/sub") == (
+        2,
+        "error: /dev/null is a device; the export writes a folder /dev/null/sub under it\n",
+    )

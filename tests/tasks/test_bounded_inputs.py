@@ -666,3 +666,25 @@ def test_a_models_own_code_run_by_reading_it_is_one_line(
     else:  # the lists and labels they hold, read as such
         assert done.exit_code == 0, done.output
         assert json.loads(done.stdout)["metrics"]["mean_f1"] == pytest.approx(0.0494, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('[{"example_id": "a", "prediction": 1}]\n', 1),
+        ('\ufeff\n  [\n  {"example_id": "a", "prediction": 1}\n]\n', 2),
+    ],
+)
+def test_a_json_array_of_predictions_is_said_to_be_one(tmp_path: Path, text: str, line: int) -> None:
+    """A predictions file that is one JSON array of rows, on one line or pretty-printed, is
+    said to be a JSON array where JSON Lines is expected (before: "1 row(s) without
+    example_id and prediction (row 1)" or "line(s) are not JSON", 2 of 2 layouts)."""
+    path = tmp_path / "p.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path)
+    assert str(caught.value) == (
+        f'{path}: a JSON array (line {line} begins with "["); a predictions file holds one JSON '
+        'object a line (JSON Lines), {"example_id": ..., "prediction": ...}, not an array of them'
+    )
+    assert (caught.value.path, caught.value.line) == (path, line)

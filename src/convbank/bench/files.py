@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from convbank._textio import json_line
 from convbank._wording import counted
 from convbank.bench._repeats import by_id, ids_text, refuse_repeated_field, refuse_repeated_key
 from convbank.bench._writable import refuse_unwritable
@@ -98,7 +99,7 @@ def export_task(
                 for stem, records in ((part, inputs), (f"{part}.gold", gold)):
                     plain = msgspec.to_builtins(records)
                     jsonl = tmp / folder / f"{stem}.jsonl"
-                    jsonl.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in plain))
+                    jsonl.write_bytes(b"".join(json_line(msgspec.json.encode(r)) for r in plain))
                     table = (
                         pa.Table.from_pylist(plain)
                         if plain
@@ -183,6 +184,8 @@ def read_predictions(path: Path | str, *, examples: int | None = None) -> dict[s
         bad: list[int] = []
         bad_count = 0
         for number, line in _lines(path, limit):
+            if not rows and not bad_count and line.lstrip().startswith(b"["):
+                raise _an_array(path, number)
             if _too_deep(line):
                 raise BenchError(
                     f"{path}: line {number:,} is nested more than {MAX_DEPTH} deep; "
@@ -260,6 +263,17 @@ def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
                 raise _too_long(path, number)
             if not chunk:
                 return
+
+
+def _an_array(path: Path, number: int) -> BenchError:
+    """A predictions file that is one JSON array of rows (``[{"example_id": ...}, ...]``),
+    seen from its first line: said as such, never as rows without their fields."""
+    return BenchError(
+        f'{path}: a JSON array (line {number:,} begins with "["); a predictions file holds one JSON '
+        'object a line (JSON Lines), {"example_id": ..., "prediction": ...}, not an array of them',
+        path=path,
+        line=number,
+    )
 
 
 def _too_long(path: Path, number: int) -> BenchError:
@@ -460,5 +474,5 @@ def write_predictions(path: Path | str, predictions: Mapping[str, Any]) -> Path:
     if path.suffix == ".parquet":
         atomic_write(path, _parquet_bytes(rows))
     else:
-        atomic_write(path, b"".join(msgspec.json.encode(r) + b"\n" for r in rows))
+        atomic_write(path, b"".join(json_line(msgspec.json.encode(r)) for r in rows))
     return path

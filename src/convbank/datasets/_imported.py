@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 
 from convbank._keys import beside
+from convbank._textio import json_line
 from convbank._wording import counted
 from convbank.datasets._base import ConfigSpec, Dataset, SourceFile, SourcePaths
 from convbank.datasets._checks import Check, CheckList, Problem
@@ -349,5 +350,5 @@ class ImportedDataset(Dataset):
             ) from None
         with f:
             for conv in records:
-                f.write(encode(conv.to_dict()) + b"\n")
+                f.write(json_line(encode(conv.to_dict())))
         return [path]

@@ -21,6 +21,7 @@ import msgspec
 
 from convbank import catalog
 from convbank._keys import apart, beside
+from convbank._textio import json_line
 from convbank.datasets import Dataset
 from convbank.errors import ExportError
 from convbank.export._core import Selection, per_part, write_lines
@@ -113,7 +114,7 @@ def write_chat(selection: Selection, directory: Path) -> list[Path]:
         if read_from_chat(conv, record["metadata"]["as"]):
             messages = [as_read(m, t, "content") for m, t in zip(record["messages"], conv.turns, strict=True)]
             record = beside({"messages": messages}, conv.meta)
-        return [_encode(record) + b"\n"]
+        return [json_line(_encode(record))]
 
     return write_lines(selection, directory, SUFFIX, lines)
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import msgspec
 
+from convbank._textio import json_line
 from convbank.export._convokit_read import (
     FILES,
     IDS,
@@ -170,7 +171,7 @@ class _Writer:
                 "timestamp": stamp,
                 "vectors": [],
             }
-            yield _encode(utterance) + b"\n"
+            yield json_line(_encode(utterance))
 
 
 def _place(meta: dict[str, Any], ids: dict[int, str] | None, index: int, cid: str) -> tuple[str, Any, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from convbank._keys import apart, beside
+from convbank._textio import json_line
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import holds_messages, record_conversations
@@ -112,7 +113,7 @@ def write_sharegpt(selection: Selection, directory: Path) -> list[Path]:
         selection,
         directory,
         SUFFIX,
-        lambda conv: [_encode(sharegpt_record(conv, selection.as_participant)) + b"\n"],
+        lambda conv: [json_line(_encode(sharegpt_record(conv, selection.as_participant)))],
     )
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from convbank._lazy import lazy
-from convbank._textio import CsvRows
+from convbank._textio import CsvRows, json_line
 from convbank._wording import counted
 from convbank.export._core import Selection, part_files, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
@@ -50,7 +50,7 @@ _JSONL, _CSV = ".jsonl", ".turns.csv"
 
 def write_jsonl(selection: Selection, directory: Path) -> list[Path]:
     """``{dataset}_{config}_{split}.jsonl``: one unified conversation per line."""
-    return write_lines(selection, directory, _JSONL, lambda conv: [_encode(conv.to_dict()) + b"\n"])
+    return write_lines(selection, directory, _JSONL, lambda conv: [json_line(_encode(conv.to_dict()))])
 
 
 def read_jsonl(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:

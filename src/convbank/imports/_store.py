@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from convbank._atomic import AtomicFile
 from convbank._names import name_problem
+from convbank._textio import json_line
 from convbank._wording import article, counted
 from convbank.build import SeenIds, write_batch
 from convbank.datasets._generic import CHECKS
@@ -107,7 +108,7 @@ class _Rejects:
         self.report.rejected += 1
         expected = rejected.expected + rejected.takes
         record = {"file": str(original), "where": rejected.where, "expected": expected}
-        self.out.file.write(self.encode({**record, "record": rejected.record}) + b"\n")
+        self.out.file.write(json_line(self.encode({**record, "record": rejected.record})))
 
     def commit(self) -> None:
         """Put the rejects file in place (once the import is committed, or nothing was left)."""
