@@ -13,6 +13,7 @@ the C1 controls, the bidi controls and the line separators U+2028/U+2029 written
 from __future__ import annotations
 
 import base64
+import codecs
 import csv
 import decimal
 import math
@@ -23,6 +24,7 @@ from typing import IO, Any
 import msgspec
 
 from convbank._controls import BIDI_CONTROLS, LINE_SEPARATORS
+from convbank._wording import article
 
 __all__ = [
     "BIDI_CONTROLS",
@@ -30,6 +32,7 @@ __all__ = [
     "base64_of_bytes",
     "bidi_closed",
     "content_json",
+    "foreign_encoding",
     "json_bytes",
     "json_line",
     "link_url",
@@ -260,3 +263,45 @@ def bidi_closed(value: Any) -> Any:
                 pass
     closers = "".join(reversed(open_))
     return value + closers if closers else value
+
+
+_FOREIGN_MARKS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+"""The byte-order marks of the encodings that are not UTF-8 (UTF-32's first: its
+little-endian mark starts as UTF-16's does), each with the encoding's name."""
+
+
+def foreign_encoding(start: bytes) -> str | None:
+    """Why text whose first bytes are ``start`` (four are enough) is not UTF-8, or None: a
+    UTF-16 or UTF-32 byte-order mark, or UTF-16 or UTF-32 text without one (NULs where text
+    holds none): the line that refuses such a file, what to do in it.
+
+    >>> foreign_encoding(b"\\xff\\xfe{\\x00")
+    'expected UTF-8 text, found a UTF-16 byte-order mark (FF FE); save it as UTF-8 (iconv -f UTF-16 -t UTF-8)'
+    >>> foreign_encoding(b'{"a"') is None
+    True
+    """
+    for mark, encoding in _FOREIGN_MARKS:
+        if start.startswith(mark):
+            found = f"{article(encoding)} byte-order mark ({mark.hex(' ').upper()})"
+            break
+    else:
+        unmarked = _unmarked(start)
+        if unmarked is None:
+            return None
+        encoding, found = unmarked, f"{unmarked} text without a byte-order mark (NULs between its characters)"
+    return f"expected UTF-8 text, found {found}; save it as UTF-8 (iconv -f {encoding} -t UTF-8)"
+
+
+def _unmarked(start: bytes) -> str | None:
+    """The encoding, byte order named (``UTF-16LE``), where four bytes are one ASCII
+    character of UTF-32 (``7B 00 00 00``) or two of UTF-16 (``7B 00 22 00``), else None."""
+    if len(start) < 4 or start.count(0) not in (2, 3):
+        return None
+    if start.count(0) == 3:
+        return "UTF-32LE" if start[0] else "UTF-32BE" if start[3] else None
+    return "UTF-16LE" if start[1::2] == b"\0\0" else "UTF-16BE" if start[0::2] == b"\0\0" else None

@@ -688,3 +688,27 @@ def test_a_json_array_of_predictions_is_said_to_be_one(tmp_path: Path, text: str
         'object a line (JSON Lines), {"example_id": ..., "prediction": ...}, not an array of them'
     )
     assert (caught.value.path, caught.value.line) == (path, line)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "found", "iconv"),
+    [
+        ("utf-16", "a UTF-16 byte-order mark (FF FE)", "UTF-16"),
+        ("utf-16-be", "UTF-16BE text without a byte-order mark (NULs between its characters)", "UTF-16BE"),
+        ("utf-32", "a UTF-32 byte-order mark (FF FE 00 00)", "UTF-32"),
+    ],
+)
+def test_a_predictions_file_in_utf16_is_said_to_be_one(
+    tmp_path: Path, encoding: str, found: str, iconv: str
+) -> None:
+    """A predictions file saved as UTF-16 or UTF-32 is refused naming its encoding, as an
+    import is (before: "4,615 line(s) are not JSON (line 1, 2, 3, ...)", 2 of 2; found by
+    pass 21's B, not fixed there)."""
+    path = tmp_path / "p.jsonl"
+    path.write_bytes('{"example_id": "543/0", "prediction": []}\n'.encode(encoding))
+    with pytest.raises(BenchError) as caught:
+        read_predictions(path)
+    assert str(caught.value) == (
+        f"{path}: expected UTF-8 text, found {found}; save it as UTF-8 (iconv -f {iconv} -t UTF-8)"
+    )
+    assert (caught.value.path, caught.value.line) == (path, 1)

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convbank._textio import json_line
+from convbank._textio import foreign_encoding, json_line
 from convbank._wording import counted
 from convbank.bench._repeats import by_id, ids_text, refuse_repeated_field, refuse_repeated_key
 from convbank.bench._writable import refuse_unwritable
@@ -246,6 +246,8 @@ def _lines(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
                 )
             buffer = rest + chunk
             if size == len(chunk):  # the first chunk: a byte-order mark (Notepad's) is not data
+                if (foreign := foreign_encoding(chunk[:4])) is not None:  # UTF-16: no lines of NULs
+                    raise BenchError(f"{path}: {foreign}", path=path, line=1)
                 buffer = buffer.removeprefix(b"\xef\xbb\xbf")
             end = len(buffer) if not chunk else buffer.rfind(b"\n") + 1
             position = 0

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from convbank._wording import article
+from convbank._textio import foreign_encoding
 from convbank.export._format import ReadOptions, Rejected
 from convbank.export._json_text import decode_json
 from convbank.model import Conversation
@@ -74,44 +74,14 @@ def head(path: Path, size: int = 4096) -> bytes:
     return start.removeprefix(codecs.BOM_UTF8)
 
 
-_FOREIGN_MARKS = (
-    (codecs.BOM_UTF32_LE, "UTF-32"),
-    (codecs.BOM_UTF32_BE, "UTF-32"),
-    (codecs.BOM_UTF16_LE, "UTF-16"),
-    (codecs.BOM_UTF16_BE, "UTF-16"),
-)
-"""The byte-order marks of the encodings that are not UTF-8 (UTF-32's first: its
-little-endian mark starts as UTF-16's does), each with the encoding's name."""
-
-
 def encoding_problem(path: Path) -> str | None:
-    """Why a text file is not UTF-8 text as its first bytes show it, or None: a UTF-16 or
-    UTF-32 byte-order mark, or UTF-16 or UTF-32 text without one (NULs where text holds none).
-    Every reader of text reads UTF-8 alone (a UTF-8 byte-order mark is left out), so such a
-    file is refused as a whole, naming the encoding found, never read as lines of NULs.
+    """Why a text file is not UTF-8 text as its first bytes show it, or None
+    (:func:`convbank._textio.foreign_encoding`). Every reader of text reads UTF-8 alone (a
+    UTF-8 byte-order mark is left out), so such a file is refused as a whole, naming the
+    encoding found, never read as lines of NULs.
     Example: a file starting ``FF FE 7B 00`` gives ``expected UTF-8 text, found a UTF-16
     byte-order mark (FF FE); save it as UTF-8 (iconv -f UTF-16 -t UTF-8)``."""
-    start = head(path, 4)
-    for mark, encoding in _FOREIGN_MARKS:
-        if start.startswith(mark):
-            found = f"{article(encoding)} byte-order mark ({mark.hex(' ').upper()})"
-            break
-    else:
-        unmarked = _unmarked(start)
-        if unmarked is None:
-            return None
-        encoding, found = unmarked, f"{unmarked} text without a byte-order mark (NULs between its characters)"
-    return f"expected UTF-8 text, found {found}; save it as UTF-8 (iconv -f {encoding} -t UTF-8)"
-
-
-def _unmarked(start: bytes) -> str | None:
-    """The encoding, byte order named (``UTF-16LE``), where four bytes are one ASCII
-    character of UTF-32 (``7B 00 00 00``) or two of UTF-16 (``7B 00 22 00``), else None."""
-    if len(start) < 4 or start.count(0) not in (2, 3):
-        return None
-    if start.count(0) == 3:
-        return "UTF-32LE" if start[0] else "UTF-32BE" if start[3] else None
-    return "UTF-16LE" if start[1::2] == b"\0\0" else "UTF-16BE" if start[0::2] == b"\0\0" else None
+    return foreign_encoding(head(path, 4))
 
 
 def _line(raw: bytes, number: int) -> bytes:
