@@ -425,3 +425,14 @@ def test_a_ragged_csv_row_refuses_its_conversation_alone_said_by_its_row(tmp_pat
         (f"row {rows + 3}", "got 4", 'cz,b,"two\nlines",extra'),
         (f"row {rows + 5}", "got 2", ",x"),
     ]
+
+
+def test_a_csv_of_semicolons_is_read_by_its_semicolons(tmp_path: Path) -> None:
+    """Before: a ``.csv`` a spreadsheet wrote with semicolons (where a comma is the decimal
+    mark) was refused, its header one column ``conversation_id;participant_id;text`` (2 of 2
+    files). Now a header of semicolons and no comma separates by semicolons."""
+    path = tmp_path / "t.csv"
+    path.write_text('conversation_id;participant_id;text;score\nc1;a;"hi, there";1,5\nc1;b;yo;x\n')
+    convbank.import_conversations(path, name="mine")
+    turns = [(t.participant_id, t.text, t.meta) for t in convbank.load("mine")["c1"].turns]
+    assert turns == [("a", "hi, there", {"score": "1,5"}), ("b", "yo", {"score": "x"})]
