@@ -436,3 +436,21 @@ def test_a_csv_of_semicolons_is_read_by_its_semicolons(tmp_path: Path) -> None:
     convbank.import_conversations(path, name="mine")
     turns = [(t.participant_id, t.text, t.meta) for t in convbank.load("mine")["c1"].turns]
     assert turns == [("a", "hi, there", {"score": "1,5"}), ("b", "yo", {"score": "x"})]
+
+
+@pytest.mark.parametrize("separator", [",", ";"])
+def test_a_spreadsheets_separator_line_is_said_to_be_one(tmp_path: Path, separator: str) -> None:
+    """Before: a CSV beginning with Excel's ``sep=,`` line was refused as having the columns
+    ``sep=, `` and nothing said what that line was (2 of 2 files)."""
+    path = tmp_path / "t.csv"
+    path.write_text(
+        f"sep={separator}\nconversation_id{separator}participant_id{separator}text\nc1{separator}a{separator}hi\n"
+    )
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(path, name="mine")
+    assert str(caught.value) == (
+        f"{path}, file: expected a column 'conversation_id' (conversation_id; name it with --map "
+        "conversation_id=COLUMN), the file's columns: sep=, ; its first line is a spreadsheet's "
+        "separator line ('sep=' and a separator): delete it (nothing was imported; --skip-bad "
+        "imports the rest)"
+    )

@@ -57,7 +57,7 @@ class Columns:
                     where,
                     "file",
                     f"expected a column {column!r} ({key}; name it with --map "
-                    f"{key}=COLUMN), the file's columns: {', '.join(names)}",
+                    f"{key}=COLUMN), the file's columns: {', '.join(names)}{_hint(names)}",
                 )
         own = {*schema.PARTITION_COLUMNS, "role", "kind", "meta"} if self.ours else set()
         self.rest = [n for n in names if n not in self.map.values() and n not in own]
@@ -68,6 +68,17 @@ class Columns:
                 f"expected no column 'timestamp' beside the timestamp column {self.map['timestamp']!r} "
                 "(--map timestamp=...), whose values the turns keep as their meta 'timestamp'; rename one",
             )
+
+
+def _hint(names: Sequence[str]) -> str:
+    """What the header of a file that begins with a spreadsheet's separator line is.
+
+    >>> _hint(["sep=", ""]), _hint(["c", "s", "t"])
+    ("; its first line is a spreadsheet's separator line ('sep=' and a separator): delete it", '')
+    """
+    if not names or not str(names[0]).startswith("sep="):
+        return ""
+    return "; its first line is a spreadsheet's separator line ('sep=' and a separator): delete it"
 
 
 def roles(mapping: Mapping[str, str]) -> dict[str, str]:
