@@ -71,3 +71,45 @@ def test_a_kept_utterance_id_that_is_another_conversations_chain_id_is_not_kept(
     convbank.import_conversations(out, name="chains_back")
     back = [(c.conversation_id, [(t.text, t.meta) for t in c.turns]) for c in convbank.load("chains_back")]
     assert back == [("p", [("said in p", {"utterance_id": "q/0"})]), ("q", [("said in q", {})])]
+
+
+def _kit(folder: Path) -> Path:
+    """A ConvoKit corpus whose two conversations use the same utterance ids ``u1``, ``u2``."""
+    folder.mkdir()
+    said = [
+        ("c1", "u1", "hi", None),
+        ("c1", "u2", "yo", "u1"),
+        ("c2", "u1", "hey", None),
+        ("c2", "u2", "ho", "u1"),
+    ]
+    lines = [
+        {"id": u, "conversation_id": c, "speaker": "a", "text": t, "reply_to": r, "timestamp": 0, "meta": {}}
+        for c, u, t, r in said
+    ]
+    (folder / "utterances.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (folder / "speakers.json").write_text('{"a": {"meta": {}, "vectors": []}}')
+    (folder / "conversations.json").write_text(
+        '{"c1": {"meta": {}, "vectors": []}, "c2": {"meta": {}, "vectors": []}}'
+    )
+    return folder
+
+
+def test_utterance_ids_repeated_across_conversations_are_kept_and_written_back_once_each(
+    tmp_path: Path,
+) -> None:
+    """Judged by pass 21: both conversations are imported whole (ConvoKit itself would keep
+    one ``u1``), and their export holds each id once, the second conversation written as a
+    chain with its ids in its turns' meta, so that ConvoKit loads all four utterances."""
+    convbank.import_conversations(_kit(tmp_path / "kit"), name="shared")
+    assert [[t.text for t in c.turns] for c in convbank.load("shared")] == [["hi", "yo"], ["hey", "ho"]]
+    (out,) = export(convbank.load("shared"), "convokit", tmp_path / "out")
+    lines = [json.loads(line) for line in (out / "utterances.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(u["id"], u["reply_to"]) for u in lines] == [
+        ("u1", None),
+        ("u2", "u1"),
+        ("c2/0", None),
+        ("c2/1", "c2/0"),
+    ]
+    convbank.import_conversations(out, name="shared_back")
+    back = [[(t.text, t.meta["utterance_id"]) for t in c.turns] for c in convbank.load("shared_back")]
+    assert back == [[("hi", "u1"), ("yo", "u2")], [("hey", "u1"), ("ho", "u2")]]

@@ -425,3 +425,32 @@ def test_a_ragged_csv_row_refuses_its_conversation_alone_said_by_its_row(tmp_pat
         (f"row {rows + 3}", "got 4", 'cz,b,"two\nlines",extra'),
         (f"row {rows + 5}", "got 2", ",x"),
     ]
+
+
+def test_a_csv_of_semicolons_is_read_by_its_semicolons(tmp_path: Path) -> None:
+    """Before: a ``.csv`` a spreadsheet wrote with semicolons (where a comma is the decimal
+    mark) was refused, its header one column ``conversation_id;participant_id;text`` (2 of 2
+    files). Now a header of semicolons and no comma separates by semicolons."""
+    path = tmp_path / "t.csv"
+    path.write_text('conversation_id;participant_id;text;score\nc1;a;"hi, there";1,5\nc1;b;yo;x\n')
+    convbank.import_conversations(path, name="mine")
+    turns = [(t.participant_id, t.text, t.meta) for t in convbank.load("mine")["c1"].turns]
+    assert turns == [("a", "hi, there", {"score": "1,5"}), ("b", "yo", {"score": "x"})]
+
+
+@pytest.mark.parametrize("separator", [",", ";"])
+def test_a_spreadsheets_separator_line_is_said_to_be_one(tmp_path: Path, separator: str) -> None:
+    """Before: a CSV beginning with Excel's ``sep=,`` line was refused as having the columns
+    ``sep=, `` and nothing said what that line was (2 of 2 files)."""
+    path = tmp_path / "t.csv"
+    path.write_text(
+        f"sep={separator}\nconversation_id{separator}participant_id{separator}text\nc1{separator}a{separator}hi\n"
+    )
+    with pytest.raises(CorpusImportError) as caught:
+        convbank.import_conversations(path, name="mine")
+    assert str(caught.value) == (
+        f"{path}, file: expected a column 'conversation_id' (conversation_id; name it with --map "
+        "conversation_id=COLUMN), the file's columns: sep=, ; its first line is a spreadsheet's "
+        "separator line ('sep=' and a separator): delete it (nothing was imported; --skip-bad "
+        "imports the rest)"
+    )

@@ -140,8 +140,15 @@ def _decoded(cell: bytes | None, row: int, column: str, bad: dict[int, str]) -> 
 
 
 def delimiter(path: Path) -> str:
-    """A tab for a ``.tsv`` or ``.tab`` file, else a comma."""
-    return "\t" if path.name.lower().endswith((".tsv", ".tab")) else ","
+    """A tab for a ``.tsv`` or ``.tab`` file; a semicolon for a CSV whose header holds one
+    and no comma (what a spreadsheet writes where a comma is the decimal mark); else a comma.
+
+    Example: a file ``c;s;t\n1;a;hi\n`` gives ``";"``, ``c,s;t\n`` a comma."""
+    if path.name.lower().endswith((".tsv", ".tab")):
+        return "\t"
+    with path.open("rb") as f:
+        header = f.read(1 << 16).partition(b"\n")[0]
+    return ";" if b";" in header and b"," not in header else ","
 
 
 def unclosed_quote(path: Path) -> int | None:

@@ -11,7 +11,7 @@ import codecs
 import datetime
 import decimal
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -34,7 +34,6 @@ __all__ = [
     "first_line_problem",
     "first_record",
     "head",
-    "holds_messages",
     "holds_value",
     "imported_layout",
     "json_lines",
@@ -44,7 +43,6 @@ __all__ = [
     "non_finite",
     "raw_lines",
     "read_imported",
-    "record_conversations",
     "rejected",
     "suffixed",
     "whole_json",
@@ -369,40 +367,6 @@ def _unified(text: Any) -> Conversation | str:
         return why or msgspec.json.decode(text, type=Conversation)
     except (msgspec.DecodeError, RecursionError) as exc:
         return str(exc) if isinstance(exc, msgspec.DecodeError) else "nested deeper than the decoder goes"
-
-
-def record_conversations(
-    paths: Sequence[Path],
-    options: ReadOptions,
-    convert: Callable[[Any, int, ReadOptions], Conversation | str],
-) -> Iterator[Conversation | Rejected]:
-    """The conversations of JSON record files (:func:`json_records`), one per record:
-    ``convert(record, number, options)`` gives each (``number`` counts the conversations of
-    its file) or what is wrong with it, yielded as a :class:`Rejected` naming the record."""
-    for path in paths:
-        number = 0
-        for item in json_records(path):
-            if isinstance(item, Rejected):
-                yield item
-                continue
-            where, value = item
-            conv = convert(value, number, options)
-            if isinstance(conv, str):
-                yield rejected(path, where, conv, value)
-                continue
-            number += 1
-            yield conv
-
-
-def holds_messages(paths: Sequence[Path], key: str, speaker: str) -> bool:
-    """Whether JSON files' first record holds a ``key`` list of objects with a ``speaker``
-    key (``messages`` of ``role``s, ``conversations`` of ``from``s): how the record formats
-    are sniffed."""
-    if not suffixed(paths, ".jsonl", ".json", ".ndjson"):
-        return False
-    record = first_record(paths[0])
-    messages = record.get(key) if record else None
-    return isinstance(messages, list) and all(isinstance(m, dict) and speaker in m for m in messages)
 
 
 def json_value(value: Any) -> Any:

@@ -26,7 +26,8 @@ from convbank.datasets import Dataset
 from convbank.errors import ExportError
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import an_id, holds_messages, record_conversations
+from convbank.export._read import an_id
+from convbank.export._records import holds_messages, record_conversations
 from convbank.model import Conversation, Participant, Turn
 
 __all__ = [
@@ -238,13 +239,13 @@ def record_conversation(
 def read_chat(paths: Sequence[Path], options: ReadOptions) -> Iterator[Conversation | Rejected]:
     """The conversations of chat-format files (``{"messages": [{"role", "content"}...]}``:
     OpenAI fine-tuning files, Hugging Face chat datasets, what ``export --format chat``
-    writes), as JSON Lines, a JSON array or one object. Every message is a turn, the system
-    message included; its speaker is its ``name``, else its role; a content given as typed
-    parts is kept whole (meta ``content_parts``; the text is its text parts), and a message's
-    other keys (``name``, ``tool_calls``, ``tool_call_id``...) in meta ``message``. The
-    record's other keys (``id``, ``tools``, ``metadata``...) are the conversation's meta;
-    its id is ``id`` (or convbank's ``metadata.conversation_id``), else made from its
-    content (:func:`content_id`)::
+    writes), as JSON Lines, a JSON array, one object or a Parquet file's rows. Every message
+    is a turn, the system message included; its speaker is its ``name``, else its role; a
+    content given as typed parts is kept whole (meta ``content_parts``; the text is its text
+    parts), and a message's other keys (``name``, ``tool_calls``, ``tool_call_id``...) in
+    meta ``message``. The record's other keys (``id``, ``tools``, ``metadata``...) are the
+    conversation's meta; its id is ``id`` (or convbank's ``metadata.conversation_id``), else
+    made from its content (:func:`content_id`)::
 
         read_chat([Path("train.jsonl")], ReadOptions(dataset="my_chats"))
     """

@@ -27,7 +27,7 @@ from convbank._keys import apart, beside
 from convbank._textio import json_line
 from convbank.export._core import Selection, per_part, write_lines
 from convbank.export._format import Format, ReadOptions, Rejected
-from convbank.export._read import holds_messages, record_conversations
+from convbank.export._records import holds_messages, record_conversations
 from convbank.export.chat import (
     ABSENT,
     as_read,
@@ -51,6 +51,9 @@ ROLES = {
     "observation": "tool",
 }
 """The chat role of each ShareGPT speaker (any other ``from`` is its own role)."""
+
+_SPEAKERS = f"{', '.join(ROLES)} or any other name"
+"""The speakers a message's ``from`` names, as an error says them."""
 
 _FROM = {"user": "human", "assistant": "gpt", "system": "system", "tool": "observation"}
 """The ShareGPT speaker of each chat role, for a corpus read from elsewhere."""
@@ -123,8 +126,10 @@ def _conversation(value: Any, number: int, options: ReadOptions) -> Conversation
     people: dict[str, Participant] = {}
     turns = []
     for i, m in enumerate(value["conversations"]):
-        if not isinstance(m, dict) or not isinstance(m.get("from"), str) or not m["from"]:
+        if not isinstance(m, dict) or not isinstance(m.get("from"), str):
             return f'expected message {i} to be an object with a "from" string'
+        if not m["from"]:  # no speaker: say so, and what a speaker is
+            return f'expected message {i}\'s "from" to name its speaker ({_SPEAKERS}), not an empty one'
         text = m.get("value")
         if text is None:
             text = ""

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import decimal
 import math
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convbank._lazy import lazy
-from convbank._wording import counted
 from convbank.export._csv_text import (
     SCALAR_KINDS,
     RaggedRows,
@@ -40,8 +38,26 @@ from convbank.export._csv_text import (
 )
 from convbank.export._format import Format, ReadOptions, Rejected
 from convbank.export._read import decode_json, encoding_problem, json_cells, rejected, suffixed
+from convbank.export._table_columns import (
+    DEFAULTS as _DEFAULTS,
+)
+from convbank.export._table_columns import (
+    MAPPED,
+)
+from convbank.export._table_columns import (
+    BadTableError as _BadTableError,
+)
+from convbank.export._table_columns import (
+    Columns as _Columns,
+)
+from convbank.export._table_columns import (
+    repeated as _repeated,
+)
+from convbank.export._table_columns import (
+    repeated_field as _repeated_field,
+)
 from convbank.export.tables import CSV_COLUMNS, PARQUET
-from convbank.model import Conversation, Participant, Turn, schema
+from convbank.model import Conversation, Participant, Turn
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,81 +70,6 @@ else:
 
 __all__ = ["FORMAT", "MAPPED", "read_frame", "read_table"]
 
-MAPPED = ("conversation_id", "speaker", "text", "turn", "timestamp")
-"""The names ``--map`` takes (the first three required)."""
-
-_DEFAULTS = {"conversation_id": schema.KEY, "speaker": "participant_id", "text": "text", "turn": "turn_index"}
-"""The columns of convbank's CSV export, the mapping when none is given."""
-
-
-class _Columns:
-    """Which of a table's columns is which: the mapped ones, and the rest (the turn's meta)."""
-
-    def __init__(self, names: Sequence[str], mapping: Mapping[str, str], where: Path) -> None:
-        repeated = _repeated(names)
-        if repeated is not None:
-            raise _BadTableError(where, "file", repeated)
-        unknown = [k for k in mapping if k not in MAPPED]
-        if unknown:
-            raise _BadTableError(
-                where, "file", f"expected --map names among {', '.join(MAPPED)}, not {unknown[0]!r}"
-            )
-        self.ours = not mapping and tuple(names) == CSV_COLUMNS
-        given = {**_DEFAULTS, **mapping}
-        self.map = {k: v for k, v in given.items() if v in names}
-        for key in (*MAPPED[:3], *mapping):
-            column = given.get(key)
-            if column not in names:
-                raise _BadTableError(
-                    where,
-                    "file",
-                    f"expected a column {column!r} ({key}; name it with --map "
-                    f"{key}=COLUMN), the file's columns: {', '.join(names)}",
-                )
-        own = {*schema.PARTITION_COLUMNS, "role", "kind", "meta"} if self.ours else set()
-        self.rest = [n for n in names if n not in self.map.values() and n not in own]
-        if "timestamp" in self.map and "timestamp" in self.rest:  # both would be meta "timestamp"
-            raise _BadTableError(
-                where,
-                "file",
-                f"expected no column 'timestamp' beside the timestamp column {self.map['timestamp']!r} "
-                "(--map timestamp=...), whose values the turns keep as their meta 'timestamp'; rename one",
-            )
-
-
-def _repeated(names: Sequence[Any]) -> str | None:
-    """What is wrong with a table whose columns repeat a name (a row holds one value by
-    name, so all but one would be lost), or None.
-
-    >>> _repeated(["c", "x", "x"])
-    "expected each column named once; 'x' names 2 columns (rename all but one)"
-    """
-    name, count = next(((n, k) for n, k in Counter(names).items() if k > 1), (None, 1))
-    named = f"{str(name)!r} names {counted(count, 'column')}"
-    return None if count == 1 else f"expected each column named once; {named} (rename all but one)"
-
-
-def _repeated_field(schema: pa.Schema) -> str | None:
-    """What is wrong with a table whose struct column (or a struct inside a column's lists or
-    maps) repeats a field's name, as :func:`_repeated` says of columns: a value holds one per
-    name, so all but the last would be lost without a word; None if none does."""
-    stack = [(f.name, f.type) for f in schema]
-    while stack:
-        column, kind = stack.pop()
-        if pa.types.is_struct(kind):
-            fields = [kind.field(i) for i in range(kind.num_fields)]
-            name, count = next(
-                ((n, k) for n, k in Counter(f.name for f in fields).items() if k > 1), (None, 1)
-            )
-            if count > 1:
-                return f"expected each field of column {column!r} named once; {name!r} names {count} fields"
-            stack.extend((column, f.type) for f in fields)
-        elif pa.types.is_map(kind):
-            stack.extend([(column, kind.key_type), (column, kind.item_type)])
-        elif hasattr(kind, "value_type"):  # a list of any kind, a dictionary
-            stack.append((column, kind.value_type))
-    return None
-
 
 def _meta(row: dict[str, Any], rest: Sequence[str], m: Mapping[str, str], index: int) -> dict[str, Any] | str:
     """A row's turn meta: its other columns, its timestamp and (where it is not the turn's
@@ -139,11 +80,6 @@ def _meta(row: dict[str, Any], rest: Sequence[str], m: Mapping[str, str], index:
     if "turn" in m and row[m["turn"]] != index:  # not the position: kept as it was
         cells.append((m["turn"], m["turn"]))
     return json_cells((key, column, row[column]) for key, column in cells)
-
-
-class _BadTableError(Exception):
-    def __init__(self, path: Path, where: str, expected: str) -> None:
-        self.rejected = Rejected(path, where, expected)
 
 
 class _Builder:
