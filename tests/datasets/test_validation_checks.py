@@ -42,6 +42,7 @@ def test_casino_on_the_real_data(report: ValidationReport) -> None:
     assert counts == {
         "published_counts": (3, 0),
         "unique_ids": (1030, 0),
+        "conversation_id": (1030, 0),
         "turn_indices": (1030, 0),
         "annotation_turns": (1030, 0),
         "spans": (0, 0),
@@ -120,6 +121,13 @@ def _annotation(i: int, **fields: object) -> Mutation:
 
 BROKEN: list[tuple[str, str, str, Mutation, str]] = [
     # generic
+    (
+        "casino",
+        "157",
+        "conversation_id",
+        lambda c: setattr(c, "conversation_id", ""),
+        "the conversation id is empty",
+    ),
     ("casino", "157", "turn_indices", _set("turn_index", 7, 3), "turn at position 3 has turn_index 7"),
     (
         "casino",

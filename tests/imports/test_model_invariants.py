@@ -3,7 +3,8 @@ is no participant, one listed twice, an annotation of no turn) is a bad record o
 named, nothing imported; ``--skip-bad`` imports the others. Before: convbank's own ``jsonl``
 imported each of them, exit 0, for ``validate`` to report as errors afterwards, and ``export
 --format chat`` of a turn by a speaker who is no participant was a ``KeyError: 'ghost'``
-traceback (7 of 7 variants imported)."""
+traceback (7 of 7 variants imported). An empty conversation id is one of them (before: imported
+from a table, convbank's jsonl and ConvoKit, 3 of 3, and ``validate`` found no error)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         (_set("turns.0.participant_id", "ghost"), "turn 0: speaker 'ghost' is not a participant"),
         (_set("participants.1.participant_id", "u"), "participants listed twice: ['u']"),
         (_set("annotations", [{"turn_index": 9, "layer": "x", "label": "y"}]), "x annotation 'y' refers to turn 9, which does not exist"),
+        (_set("conversation_id", ""), "the conversation id is empty"),  # before: imported, `show mine ''` (pass 21's D)
     ],
 )  # fmt: skip
 def test_a_conversation_that_breaks_the_model_is_a_bad_record(
@@ -62,7 +64,7 @@ def test_a_conversation_that_breaks_the_model_is_a_bad_record(
     with pytest.raises(CorpusImportError) as caught:
         convbank.import_conversations(path, name="mine", format="jsonl")
     assert str(caught.value) == (
-        f"{path}, conversation 'c': expected a unified conversation ({problem}) "
+        f"{path}, conversation {bad['conversation_id']!r}: expected a unified conversation ({problem}) "
         "(nothing was imported; --skip-bad imports the rest)"
     )
     report = convbank.import_conversations(path, name="mine", format="jsonl", skip_bad=tmp_path / "bad.jsonl")

@@ -1,4 +1,4 @@
-"""Checks every dataset must pass: turn order, references, spans and speakers."""
+"""Checks every dataset must pass: a conversation id, turn order, references, spans and speakers."""
 
 from __future__ import annotations
 
@@ -11,6 +11,13 @@ __all__ = ["CHECKS"]
 
 CHECKS = CheckList(None)
 """The checks of every dataset, run before each dataset's own."""
+
+
+@CHECKS.check("conversation_id")
+def conversation_id(conv: Conversation) -> Iterator[Problem]:
+    """A conversation id is not empty (it names the conversation in show, the viewer, exports)."""
+    if not conv.conversation_id:
+        yield "error", "the conversation id is empty"
 
 
 @CHECKS.check("turn_indices")

@@ -205,7 +205,9 @@ def _meta_problem(item: Conversation) -> str | None:
     return None
 
 
-_STRUCTURE = [c for c in CHECKS if c.name in ("turn_indices", "speakers", "annotation_turns")]
+_STRUCTURE = [
+    c for c in CHECKS if c.name in ("conversation_id", "turn_indices", "speakers", "annotation_turns")
+]
 """The checks of every dataset whose errors break the unified model itself (what readers of
 the bank index by): a turn's index out of order, a speaker who is no participant, one listed
 twice, an annotation of no turn."""
