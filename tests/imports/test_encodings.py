@@ -145,3 +145,22 @@ def test_a_card_in_utf16_names_its_encoding(tmp_path: Path) -> None:
         2,
         f"error: {card}: expected a TOML card (expected UTF-8 text, found {FOUND['utf-16']})\n",
     )
+
+
+@pytest.mark.parametrize("fmt", ["chat", "jsonl"])
+def test_lines_ended_by_a_carriage_return_alone_are_said_to_be(tmp_path: Path, fmt: str) -> None:
+    """A JSON Lines file whose lines end in CR alone (a classic Mac file) is one line to every
+    reader; the error says why, not only msgspec's "trailing characters" (before: that alone,
+    2 of 2 files; found by pass 21's D, not fixed there). A CR inside a value is no such line."""
+    path = tmp_path / "cr.jsonl"
+    path.write_bytes(f"{CHAT}\r{CHAT}\r".encode())
+    result = CliRunner().invoke(cli, ["import", str(path), "--name", "cr", "--format", fmt])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: {path}, line 1: expected JSON (JSON is malformed: trailing characters (byte "
+        f"{len(CHAT) + 2})); its lines end in a carriage return alone (CR): save it with line feeds "
+        f"(LF or CRLF) {NOT_READ}\n"
+    )
+    path.write_bytes(f"{CHAT} x\n".encode())
+    result = CliRunner().invoke(cli, ["import", str(path), "--name", "cr", "--format", fmt])
+    assert "trailing characters" in result.output and "carriage return" not in result.output

@@ -36,11 +36,31 @@ def decode_json(data: bytes | str) -> tuple[Any, str | None]:
     try:
         value = _decode(data)
     except msgspec.DecodeError as exc:
-        return None, lone_surrogate(data) or f"expected JSON ({exc})"
+        return None, lone_surrogate(data) or f"expected JSON ({exc}){_lines_of_cr(data, str(exc))}"
     except RecursionError:  # msgspec's own depth check: nested deeper than it decodes
         return None, "expected JSON nested less deep (the decoder's limit, some 1,000 levels, is passed)"
     problem = repeated_key(data, value)
     return (None, problem) if problem is not None else (value, None)
+
+
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+
+
+def _lines_of_cr(data: bytes | str, said: str) -> str:
+    """What to add to msgspec's "trailing characters" where a carriage return alone ends the
+    value before them: lines ended by CR (a classic Mac file), read as one line.
+
+    >>> _lines_of_cr(b'{"a": 1}\\r{"a": 2}', "JSON is malformed: trailing characters (byte 10)")
+    '; its lines end in a carriage return alone (CR): save it with line feeds (LF or CRLF)'
+    """
+    found = _TRAILING.search(said)
+    if found is None:
+        return ""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    before = raw[: int(found.group(1)) - 1]  # msgspec counts from 1: the first trailing byte's
+    if b"\r" not in before[len(before.rstrip(b" \t\r\n")) :]:
+        return ""
+    return "; its lines end in a carriage return alone (CR): save it with line feeds (LF or CRLF)"
 
 
 def lone_surrogate(data: bytes | str) -> str | None:
