@@ -293,13 +293,17 @@ def _plugin_fault(ds: Dataset, part: str, exc: BaseException, fail_fast: bool) -
 
 
 class SeenIds:
-    """The conversation ids written so far in a dataset, compactly: a 64-bit hash of each
-    and where it was, 16 bytes a conversation in NumPy arrays, so that memory stays flat
-    with corpus size. :meth:`repeat` finds the first repeated id once all are written."""
+    """The conversation ids written so far in a dataset, compactly: a 64-bit hash of each in
+    NumPy arrays, 8 bytes a conversation, and of each batch only its split and first record,
+    so that memory stays flat with corpus size but for those 8 bytes (before: 16, and
+    :meth:`repeat` copied them five times over at the end of the build, a peak of about
+    64 bytes a conversation, now 32; found by pass 21). :meth:`repeat` finds the first repeated id
+    once all are written."""
 
     def __init__(self) -> None:
         self._hashes: list[np.ndarray] = []
-        self._places: list[np.ndarray] = []
+        self._batches: list[tuple[int, int]] = []
+        """Each batch's split (its place in :attr:`splits`) and first record."""
         self._kind: str | None = None
         self.splits: list[str] = []
 
@@ -318,9 +322,9 @@ class SeenIds:
         self._kind = kind
         if split not in self.splits:
             self.splits.append(split)
-        code = self.splits.index(split)
-        self._hashes.append(hashes)
-        self._places.append((np.arange(start, start + len(hashes), dtype=np.int64) << 8) | code)
+        if len(hashes):
+            self._hashes.append(hashes)
+            self._batches.append((self.splits.index(split), start))
 
     def repeat(self, id_at: Callable[[str, int], str]) -> tuple[str, str, int, str, int] | None:
         """The first repeated id in build order as (id, split, record, first split, first
@@ -328,19 +332,25 @@ class SeenIds:
         different ids are told apart)."""
         if not self._hashes:
             return None
+        sizes = np.cumsum([len(h) for h in self._hashes])
         hashes = np.concatenate(self._hashes)
-        places = np.concatenate(self._places)
         order = np.argsort(hashes, kind="stable")
-        same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
+        ordered = hashes[order]
+        same = np.flatnonzero(ordered[1:] == ordered[:-1])
+        del ordered
         for later in sorted(order[same + 1]):  # in build order
-            cid = id_at(*self._where(places[later]))
+            cid = id_at(*self._where(sizes, later))
             for earlier in np.flatnonzero(hashes[:later] == hashes[later]):
-                if id_at(*self._where(places[earlier])) == cid:
-                    return (cid, *self._where(places[later]), *self._where(places[earlier]))
+                if id_at(*self._where(sizes, earlier)) == cid:
+                    return (cid, *self._where(sizes, later), *self._where(sizes, earlier))
         return None
 
-    def _where(self, place: np.int64) -> tuple[str, int]:
-        return self.splits[int(place) & 0xFF], int(place) >> 8
+    def _where(self, sizes: np.ndarray, at: int | np.integer) -> tuple[str, int]:
+        """The split and record of the ``at``-th id noted (``sizes``: the running count of
+        ids after each batch)."""
+        batch = int(np.searchsorted(sizes, at, side="right"))
+        code, start = self._batches[batch]
+        return self.splits[code], start + int(at) - (int(sizes[batch - 1]) if batch else 0)
 
 
 def write_batch(

@@ -373,7 +373,9 @@ class Bank:
         content's name."""
         table, split, piece = key
         staged = staging.path(table, split, piece)
-        sha, size, footer, layout = staging.facts.get(key) or file_facts(staged, table)  # a writer's, or read
+        sha, size, footer, layout = staging.facts.get(key) or file_facts(
+            staged, table, staging.id_ranges.get((split, piece))
+        )  # a writer's, or read
         if size != staged.stat().st_size:
             raise BuildError(
                 f"{staged}: {counted(staged.stat().st_size, 'byte')}, its writer said {size:,}; "

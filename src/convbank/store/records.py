@@ -116,6 +116,15 @@ def _zstd() -> Any:
     return zstandard
 
 
+def _little(values: array[int]) -> array[int]:
+    """``values`` (8-byte integers) little-endian, as the index stores them."""
+    if sys.byteorder == "little":
+        return values
+    swapped = array(values.typecode, values)
+    swapped.byteswap()
+    return swapped
+
+
 class RecordWriter:
     """Writes one record file: :meth:`add` each stored batch's unified tables in order, then
     :meth:`finish`. Distinct participants are kept once (their records spooled to a temporary
@@ -143,6 +152,8 @@ class RecordWriter:
         self._pooling: bool | None = None
         self._ids: list[bytes] = []
         """The conversation ids of each batch as JSON text, its brackets left out."""
+        self.id_range: list[str] = []
+        """The least and greatest id written so far: :meth:`Index.id_range`, not read back."""
         self.rows = 0
 
     def add(self, tables: Mapping[str, pa.Table], *, dataset: str, config: str, split: str) -> None:
@@ -182,9 +193,10 @@ class RecordWriter:
             self._spooled.append(len(data))
             self._pool_digests += self._sha(data).digest()[:DIGEST]
         self.rows += len(records)
-        ids = msgspec.json.encode(tables["conversations"].column("conversation_id").to_pylist())[1:-1]
-        if ids:
-            self._ids.append(ids)
+        batch = tables["conversations"].column("conversation_id").to_pylist()
+        if batch:
+            self._ids.append(msgspec.json.encode(batch)[1:-1])
+            self.id_range = [min(batch + self.id_range[:1]), max(batch + self.id_range[1:])]
 
     def _start(self, samples: list[bytes]) -> Callable[[bytes], bytes]:
         """The compressor, with a dictionary trained on the first batch's records when they
@@ -225,21 +237,29 @@ class RecordWriter:
         self._spool.close()
         import numpy as np
 
-        ids = _zstd().ZstdCompressor(level=LEVEL).compress(b"[" + b",".join(self._ids) + b"]")
+        text = bytearray(b"[")  # the ids' JSON made in one buffer, each batch's let go as it is added
+        self._ids.reverse()
+        while self._ids:
+            text += self._ids.pop()
+            text += b"," if self._ids else b""
+        text += b"]"
+        ids = _zstd().ZstdCompressor(level=LEVEL).compress(text)
+        del text
         header = (_INDEX_MAGIC2, self.rows, len(self._spooled), len(self._dictionary), len(ids), len(groups))
-        index = b"".join(
-            (
-                _HEADER2.pack(*header),
-                self._dictionary,
-                ids,
-                b"".join(bytes.fromhex(made_from.get(t) or "00" * 32) for t in UNIFIED_TABLES),
-                np.asarray(groups, dtype="<u8").tobytes(),
-                np.asarray(self._offsets, dtype="<u8").tobytes(),
-                bytes(self._digests),
-                bytes(self._pool_digests),
-            )
-        )
-        self._file.write(index + _TAIL.pack(len(index), END))
+        parts = [  # written one by one: the arrays as they are, not copied into one index
+            _HEADER2.pack(*header),
+            self._dictionary,
+            ids,
+            b"".join(bytes.fromhex(made_from.get(t) or "00" * 32) for t in UNIFIED_TABLES),
+            np.asarray(groups, dtype="<u8").tobytes(),
+            _little(self._offsets),
+            self._digests,
+            self._pool_digests,
+        ]
+        size = sum(memoryview(p).nbytes for p in parts)
+        for part in parts:
+            self._file.write(part)
+        self._file.write(_TAIL.pack(size, END))
         self._file.close()
         return self.rows
 

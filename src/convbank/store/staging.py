@@ -97,6 +97,8 @@ class Staging:
         commit then trusts them instead of reading the files again."""
         self._structures: dict[tuple[str, str, int], Structure] = {}
         """The ``meta`` structure of each unified table piece written so far."""
+        self.id_ranges: dict[tuple[str, int], list[str]] = {}
+        """The id range of each finished record file, by (split, piece): its writer's."""
 
     def path(self, table: str, split: str, piece: int = 0) -> Path:
         """Where one piece of a table partition (or its record file) is staged."""
@@ -209,7 +211,7 @@ class Staging:
         staging.close()
         facts = staging.describe()   # {("turns", "train", 3): (sha256, bytes, footer, None)}
         """
-        return {key: file_facts(self.path(*key), key[0]) for key in self.rows}
+        return {key: file_facts(self.path(*key), key[0], self.id_ranges.get(key[1:])) for key in self.rows}
 
     def move_in(self, other: Staging, keys: list[tuple[str, str, int]]) -> None:
         """Move pieces written in another staging folder of the same dataset/config (one
@@ -218,6 +220,7 @@ class Staging:
             target = self.path(*key)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(other.path(*key), target)
+            self.id_ranges.pop(key[1:], None)  # another writer's file: its ids are read back
 
     def close(self) -> None:
         """Close every writer: files become complete Parquet files, flushed to disk."""
@@ -234,6 +237,7 @@ class Staging:
             for (split, piece), record_writer in list(records.items()):
                 del records[(split, piece)]
                 record_writer.finish(*self._made_from(split, piece))
+                self.id_ranges[(split, piece)] = record_writer.id_range
                 fsync_file(self.path(RECORDS, split, piece))
         except OSError as exc:
             for writer in writers.values():  # those not closed yet
@@ -282,8 +286,9 @@ def _close(writer: pq.ParquetWriter) -> None:
         writer.is_open = False
 
 
-def file_facts(path: Path, table: str) -> Facts:
-    """A closed piece's :data:`Facts`, read from it (``table``: its table, or ``records``)::
+def file_facts(path: Path, table: str, id_range: list[str] | None = None) -> Facts:
+    """A closed piece's :data:`Facts`, read from it (``table``: its table, or ``records``;
+    ``id_range``: a record file's, as its writer knew it, else its ids are read back)::
 
     sha256, size, footer, layout = file_facts(staging.path("turns", "train"), "turns")
     """
@@ -294,7 +299,7 @@ def file_facts(path: Path, table: str) -> Facts:
         with path.open("rb") as f:
             index, footer = read_index(f)
         if index.groups is not None:
-            layout = Layout(index.groups, index.id_range())
+            layout = Layout(index.groups, index.id_range() if id_range is None else id_range)
     else:
         meta, footer = read_footer(path)
         structure = (meta.metadata or {}).get(STRUCTURE_KEY)
