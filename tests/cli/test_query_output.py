@@ -329,3 +329,36 @@ def test_default_limits_are_lifted_by_flags(built: Bank) -> None:
     assert stopped.output == "error: the query ran past its time limit of 0.5 s and was stopped\n"
     assert run("query", "SELECT 1 AS x", "--timeout", "0", "--format", "csv").stdout == "x\n1\n"
     assert run("query", "SELECT 1 AS x", "--no-limits", "--format", "csv").stdout == "x\n1\n"
+
+
+NUL_NAMES = {
+    'SELECT 1 AS "a\0b"': "'a\\x00b'",
+    'SELECT 1 AS x, [{"k\0": 2}] AS y': "'k\\x00'",
+    'SELECT union_value("t\0u" := 1) AS u': "'t\\x00u'",
+}
+
+
+@pytest.mark.parametrize(("query", "name"), list(NUL_NAMES.items()))
+def test_a_name_with_a_nul_is_refused_not_cut(built: Bank, tmp_path: Path, query: str, name: str) -> None:
+    """Before: Arrow cut a name at its NUL, `SELECT 1 AS "a\\0b"` answered column `a` (exit 0,
+    in the table, csv, json, `convbank.sql` and the viewer, 2 of 2 each); now every way in
+    refuses it in one line, exit 2."""
+    from starlette.testclient import TestClient
+
+    from convbank.web import create_app
+
+    cut = name.partition("\\x00")[0] + "'"
+    said = (
+        f"the result's name {name} holds a NUL character, at which Arrow, the result's carrier, "
+        f"would cut it to {cut}; name it without one"
+    )
+    (tmp_path / "q.sql").write_text(query, encoding="utf-8")
+    for extra in ([], ["--format", "csv"], ["--format", "json"], ["--timeout", "30"]):
+        result = run("query", "-f", str(tmp_path / "q.sql"), *extra)
+        assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"error: {said}\n")
+    with pytest.raises(QueryError) as caught:
+        sql(query)
+    assert str(caught.value) == said
+    page = TestClient(create_app(built), base_url="http://127.0.0.1").get("/sql", params={"q": query})
+    assert page.status_code == 400
+    assert said.replace("'", "&#39;") in page.text

@@ -60,3 +60,31 @@ def test_a_query_worker_out_of_files_is_exit_5(built_home: Path) -> None:
     assert (
         "could not be opened: this process may open no more files (its limit is 32: ulimit -n)" in done.stderr
     )
+
+
+@pytest.mark.parametrize("args", [["tables"], ["query", "SELECT 1"], ["stats", "casino"]])
+def test_a_command_out_of_memory_is_one_line_exit_5(tmp_path: Path, args: list[str]) -> None:
+    """Under ``ulimit -v`` (150 MB here: its imports fail) a command says memory ran out in
+    one line, exit 5 (before: a ``MemoryError`` or ``ImportError: ... failed to map segment``
+    traceback of 36 to 77 lines, exit 1, 4 of 4 runs each)."""
+    limit = 150_000 * 1024
+
+    def low() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    env = {**os.environ, "CONVBANK_HOME": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "convbank", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=low,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        5,
+        "",
+        "error: this process may use no more memory (its limit is 146 MiB: ulimit -v); raise the limit, "
+        "or ask for less, and run the command again\n",
+    )

@@ -430,3 +430,30 @@ def test_sql_csv_download_says_it_holds_the_first_1000_rows(client: TestClient) 
     assert '&amp;format=csv">download CSV (first 1,000 rows)</a>' in page
     small = client.get("/sql", params={"q": "SELECT * FROM range(1000)"}).text
     assert "1,000 rows ·" in small and '&amp;format=csv">download CSV</a>' in small
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1", 200),
+        ("127.0.0.1:80", 200),
+        ("localhost:80", 200),
+        ("viewer.example:8443", 200),
+        ("127.0.0.1:99999", 400),
+        ("127.0.0.1:0", 400),
+        ("127.0.0.1:81", 400),
+        ("localhost:8443", 400),
+        ("[::1]:81", 400),
+        ("127.0.0.1:+80", 400),
+        ("viewer.example:65536", 400),
+        ("viewer.example:x", 400),
+    ],
+)
+def test_a_host_port_not_served_is_refused(built: Bank, host: str, status: int) -> None:
+    """Before: Starlette checked the Host's name only (``127.0.0.1:99999`` answered 200, 1 of
+    1 each). A loopback name or an address must carry the port served (80 here, the test
+    client's); a name given with --allow-host may carry any port in 1..65535 (a proxy's)."""
+    client = TestClient(create_app(built, hosts=["127.0.0.1", "localhost", "[::1]", "viewer.example"]))
+    response = client.get("/", headers={"Host": host})
+    assert (response.status_code, response.headers["x-content-type-options"]) == (status, "nosniff")
+    assert ("Invalid host header" in response.text) is (status == 400)

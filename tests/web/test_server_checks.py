@@ -101,6 +101,22 @@ def test_host_header_is_checked(server: Server, host: str, status: int) -> None:
         assert "<td>1</td>" not in response.text
 
 
+def test_a_host_port_not_served_is_refused_by_the_server(server: Server) -> None:
+    """Before: ``Host: 127.0.0.1:99999`` was answered 200 (Starlette checks the name only; 2
+    of 2). The port served is the socket's: another port on a loopback name is refused."""
+    other = server.port % 65535 + 1
+    statuses = {
+        host: httpx.get(server.url + "/", headers={"Host": host}, timeout=WAIT).status_code
+        for host in (
+            f"127.0.0.1:{server.port}",
+            f"[::1]:{server.port}",
+            "127.0.0.1:99999",
+            f"localhost:{other}",
+        )
+    }
+    assert list(statuses.values()) == [200, 200, 400, 400]
+
+
 # ---------------------------------------------------------------------- hostile SQL, rebuilds
 @pytest.fixture
 def own_bank(tmp_path: Path) -> Bank:

@@ -5,12 +5,14 @@ ids holding ``/`` open."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import resource
 import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -255,3 +257,74 @@ def test_a_manifest_that_is_a_folder_is_the_damaged_bank_page(slashed: Bank) -> 
         assert page.status_code == 503, (url, page.status_code)
         assert f"the bank is damaged: {slashed.manifest_path} is a folder, not a file" in page.text
         assert page.headers["Retry-After"] == "1"
+
+
+class _Transport(asyncio.Transport):
+    """What a connection writes, in memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = b""
+        self.closed = False
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += bytes(data)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def test_headers_sent_a_byte_at_a_time_are_counted_not_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: each byte of a request's headers copied all h11 held of them (its
+    ``trailing_data``, twice an event: 32,000 copies of up to 16 KiB for 16,000 bytes sent a
+    byte at a time); now h11's bytes are read once a request (after its response), and 16
+    KiB of headers never ended are still a 400."""
+    import h11
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from convbank.web._server import HeaderDeadline
+
+    async def app(scope: dict[str, object], receive: object, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    copies = []
+    trailing = h11.Connection.trailing_data
+    monkeypatch.setattr(
+        h11.Connection, "trailing_data", property(lambda c: copies.append(1) or trailing.fget(c))
+    )
+    config = uvicorn.Config(
+        app, http=HeaderDeadline, h11_max_incomplete_event_size=HEADER_BYTES, log_level="error"
+    )
+    loop = asyncio.new_event_loop()
+    try:
+        answers = []
+        for request in (
+            b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 16_000 + b"\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * HEADER_BYTES,
+        ):
+            protocol = HeaderDeadline(config, ServerState(), {}, _loop=loop)
+            transport = _Transport()
+            protocol.connection_made(transport)
+            for i in range(len(request)):
+                if not transport.closed:
+                    protocol.data_received(request[i : i + 1])
+            loop.run_until_complete(asyncio.sleep(0.05))  # the app answers
+            answers.append((transport.written.partition(b"\r\n")[0], len(copies)))
+            protocol.connection_lost(None)
+    finally:
+        loop.close()
+    assert answers == [(b"HTTP/1.1 200 OK", 1), (b"HTTP/1.1 400 Bad Request", 2)]

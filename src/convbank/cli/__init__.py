@@ -20,19 +20,26 @@ __all__ = ["cli", "main"]
 def main() -> None:
     """Console-script entry point: ``convbank`` and ``python -m convbank`` run it. Example:
     ``sys.argv = ["convbank", "list"]; main()``."""
+    import sys
+
     stop_while_starting()
+    from convbank.cli._memory import out_of_memory
     from convbank.cli._streams import ClosedOutputError, stand_in_for_closed_streams
 
     stand_in_for_closed_streams()  # started with 1>&- or 2>&-: said, never a traceback
-    from convbank.cli.main import main as run
-
     try:
+        from convbank.cli.main import main as run
+
         run()
     except ClosedOutputError as exc:  # click's own --help or --version, before any command runs
-        import sys
-
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except (MemoryError, RuntimeError, ImportError) as exc:  # ulimit -v: one line, as ulimit -n
+        line = out_of_memory(exc)
+        if line is None or "--debug" in sys.argv[1:2]:
+            raise
+        print(f"error: {line}", file=sys.stderr)
+        sys.exit(5)
 
 
 def __getattr__(name: str) -> Any:

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from convbank._wording import shown
+from convbank.errors import QueryError
+
 if TYPE_CHECKING:
     import duckdb
     from duckdb.sqltypes import DuckDBPyType
 
-__all__ = ["EXACT", "exact_relation", "exact_type"]
+__all__ = ["EXACT", "exact_relation", "exact_type", "name_with_nul", "names_kept"]
 
 EXACT = frozenset(
     {
@@ -86,3 +89,41 @@ def exact_relation(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation
     columns = [f"#{i}" if cast is None else f"CAST(#{i} AS {cast})" for i, cast in enumerate(casts, start=1)]
     names = relation.columns
     return relation.project(", ".join(f"{c} AS {_name(n)}" for c, n in zip(columns, names, strict=True)))
+
+
+def name_with_nul(relation: duckdb.DuckDBPyRelation) -> str | None:
+    """The first name of ``relation``'s result, a column's or a member's at any depth (a
+    struct's field, a union's member), that holds a NUL character, or None: Arrow, which
+    carries the result, cuts a name at its NUL (``SELECT 1 AS "a\\0b"`` arrived as column
+    ``a``, two such columns under one name).
+
+    >>> import duckdb
+    >>> name_with_nul(duckdb.sql(f'SELECT 1 AS "a", [{{"b{chr(0)}c": 2}}] AS d'))
+    'b\\x00c'
+    >>> name_with_nul(duckdb.sql("SELECT 1")) is None
+    True
+    """
+    pending: list[tuple[str, Any]] = list(zip(relation.columns, relation.types, strict=True))
+    while pending:
+        name, kind = pending.pop(0)
+        if "\0" in name:
+            return name
+        kind_id = kind.id
+        if kind_id in ("list", "array"):
+            pending.append(("", kind.children[0][1]))
+        elif kind_id in ("struct", "union", "map"):
+            pending.extend((n if kind_id != "map" else "", t) for n, t in kind.children)
+    return None
+
+
+def names_kept(relation: duckdb.DuckDBPyRelation, sql: str) -> None:
+    """Raise :class:`QueryError` (one line) when a name of ``relation``'s result holds a NUL
+    (:func:`name_with_nul`): the result is refused, never answered under a name cut short."""
+    name = name_with_nul(relation)
+    if name is not None:
+        cut = name.partition("\0")[0]
+        raise QueryError(
+            f"the result's name {shown(name)} holds a NUL character, at which Arrow, the "
+            f"result's carrier, would cut it to {shown(cut)}; name it without one",
+            sql=sql,
+        )

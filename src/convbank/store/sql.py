@@ -26,7 +26,7 @@ from convbank._wording import article, counted
 from convbank._workers import ctrl_c_said, forbid_fork
 from convbank.errors import DamagedBankError, NotBuiltError, QueryError
 from convbank.model.schema import JSON_FIELD, PARTITION_COLUMNS, UNIFIED_TABLES
-from convbank.store._exact import exact_relation
+from convbank.store._exact import exact_relation, names_kept
 from convbank.store._held import HeldFile
 from convbank.store._pumped import pumped
 from convbank.store._statements import explained, kind_of
@@ -308,6 +308,7 @@ def _results(
                     yield Begin(pa.schema([]), index, len(texts))
                     continue
                 relation = exact_relation(relation)  # Arrow holds every value as DuckDB has it
+                names_kept(relation, text)  # and every name, or the query is refused
                 try:  # Arrow's errors, from its reader's schema on, are the query's
                     reader = relation.to_arrow_reader(batch_rows)
                     schema = _mark_json(reader.schema, [str(t) for t in relation.types])

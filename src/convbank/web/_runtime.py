@@ -5,6 +5,7 @@ worker pools whose queries are interrupted on a time limit, a client gone or shu
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import threading
 import time
 from collections import OrderedDict
@@ -97,6 +98,53 @@ class _SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class _HostPort:
+    """Refuses (400) a request whose ``Host`` carries a port that is not a number in
+    1..65535, or, for a loopback name or an address (names that reach this machine
+    directly), not the port served (Starlette's ``TrustedHostMiddleware``, which checks the
+    name, ignores the port: ``Host: 127.0.0.1:99999`` was answered). A ``Host`` without a
+    port, and a name given with ``--allow-host`` with any port (a proxy in front serves on its
+    own), pass on to the name's check."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not _port_served(scope):
+            await PlainTextResponse("Invalid host header", status_code=400)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _port_served(scope: Scope) -> bool:
+    """Whether the ``Host`` of ``scope`` has no port, or a port allowed (see :class:`_HostPort`)."""
+    value = next((v for k, v in scope.get("headers", []) if k == b"host"), b"").decode("latin-1")
+    if value.startswith("["):  # an IPv6 address: [::1]:8000
+        name, _, rest = value[1:].partition("]")
+        if not rest.startswith(":"):
+            return True  # no port, or no Host the name's check accepts
+        port = rest[1:]
+    else:
+        name, colon, port = value.partition(":")
+        if not colon:
+            return True
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        return False
+    server = scope.get("server")
+    return server is None or not _names_this_machine(name.lower()) or int(port) == server[1]
+
+
+def _names_this_machine(name: str) -> bool:
+    """Whether ``name`` is a loopback name or an IP address (not a name a proxy may serve)."""
+    if name == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------- one generation

@@ -173,6 +173,11 @@ class HeaderDeadline(H11Protocol):
         if unheaded is None:
             unheaded = _UNHEADED[self.server_state] = _Unheaded()
         self._unheaded = unheaded
+        self._held: int | None = 0
+        """Bytes h11 holds of a request not yet begun, counted as they come; None where h11
+        took a request's bytes since (read from h11 once, when next wanted: its
+        ``trailing_data`` is a copy of up to :data:`HEADER_BYTES`, which each event of a
+        connection still sending its headers made before)."""
 
     @property
     def limit_concurrency(self) -> int | None:
@@ -199,15 +204,33 @@ class HeaderDeadline(H11Protocol):
         self._unheaded.discard(self)
         super().connection_lost(exc)
 
+    def data_received(self, data: bytes) -> None:
+        if self._held is not None:
+            self._held += len(data)
+        super().data_received(data)
+
+    def _buffered(self) -> int:
+        """Bytes h11 holds of a request not yet begun (see :attr:`_held`)."""
+        if self._held is None:
+            self._held = len(self.conn.trailing_data[0])
+        return self._held
+
     def handle_events(self) -> None:
-        if self.conn.their_state is h11.IDLE and _head_too_long(self.conn.trailing_data[0]):
+        if (
+            self.conn.their_state is h11.IDLE
+            and self._buffered() > HEADER_BYTES
+            and _head_too_long(self.conn.trailing_data[0])
+        ):
             self.send_400_response("Request headers too long.")  # come whole in one read, or not
             return
+        cycle = self.cycle
         super().handle_events()
+        if self.cycle is not cycle or self.conn.their_state is not h11.IDLE:
+            self._held = None  # a request taken: what h11 holds is read again, once
         if self.conn.their_state is not h11.IDLE:  # a request's headers are in
             self._disarm()
             self._unheaded.discard(self)
-        elif self.conn.trailing_data[0] and self not in self._unheaded.begun:  # a request has begun
+        elif self._buffered() and self not in self._unheaded.begun:  # a request has begun
             if self._deadline is None:
                 self._arm()
             self._unheaded.silent.pop(self, None)
@@ -238,7 +261,7 @@ class HeaderDeadline(H11Protocol):
             self.cycle is not None
             and self.cycle.response_complete
             and self.conn.their_state is h11.IDLE
-            and not self.conn.trailing_data[0]
+            and not self._buffered()
             and not self.transport.is_closing()
         )
 

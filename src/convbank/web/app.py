@@ -48,6 +48,7 @@ from convbank.store.sandbox import Result, SqlSandbox, parse_size
 from convbank.web._runtime import (
     SECURITY_HEADERS,
     Limits,
+    _HostPort,
     _Job,
     _SecurityHeaders,
     _State,
@@ -217,6 +218,7 @@ def create_app(
         ],
         middleware=[
             Middleware(_SecurityHeaders),
+            Middleware(_HostPort),  # Starlette's check of the name ignores the port
             Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts)),
         ],
         exception_handlers={HTTPException: error_page, ConvbankError: error_page, Exception: error_page},
