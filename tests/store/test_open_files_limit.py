@@ -88,3 +88,37 @@ def test_a_command_out_of_memory_is_one_line_exit_5(tmp_path: Path, args: list[s
         "error: this process may use no more memory (its limit is 146 MiB: ulimit -v); raise the limit, "
         "or ask for less, and run the command again\n",
     )
+
+
+OUT_OF_DUCKDB_MEMORY = """
+import sys
+import convbank.stats, convbank.validate, convbank.store.sql as sql
+low = lambda source, **kw: sql.connect(source, memory_limit="2MB")  # DuckDB runs out, nothing else
+convbank.stats.connect = convbank.validate.connect = low
+from convbank.cli import main
+sys.argv = ["convbank", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("command", ["stats", "validate"])
+def test_duckdb_out_of_memory_in_the_banks_own_queries_is_memory_not_damage(
+    casino_home: Bank, command: str
+) -> None:
+    """DuckDB out of memory in convbank's own queries over a bank (statistics, checks) is said
+    as memory, exit 5, never as a bank that cannot be read (before: "the bank at ... cannot be
+    read (Out of Memory Error: ...); run `convbank doctor`", exit 4, 2 of 2 with DuckDB given
+    2 MB; found by pass 21's A under `ulimit -v` 1.5 GB)."""
+    done = subprocess.run(
+        [sys.executable, "-c", OUT_OF_DUCKDB_MEMORY, command, "casino"],
+        env={**os.environ, "CONVBANK_HOME": str(casino_home.root.parent), "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (
+        5,
+        "error: this process may use no more memory; raise the limit, or ask for less, and run the "
+        "command again\n",
+    )

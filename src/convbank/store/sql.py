@@ -366,7 +366,8 @@ def collect(stream: Iterator[Begin | pa.RecordBatch]) -> pa.Table:
 def bank_queries(snapshot: Snapshot, con: duckdb.DuckDBPyConnection | None = None) -> Iterator[None]:
     """Around convbank's own queries over a bank (statistics, checks): those are valid SQL,
     so a DuckDB error there means a file the size check could not catch (same size,
-    corrupt bytes) and becomes a one-line :class:`DamagedBankError`. With ``con``, the
+    corrupt bytes) and becomes a one-line :class:`DamagedBankError`; DuckDB out of memory is a
+    :class:`MemoryError` (the command says it in one line, exit 5). With ``con``, the
     connection they ran on, what they read is vouched for as the block ends (:func:`verify`:
     a file written in place under them is named, never an answer; before, ``stats`` of a
     train file written with the test split's rows counted them as train's)."""
@@ -378,6 +379,8 @@ def bank_queries(snapshot: Snapshot, con: duckdb.DuckDBPyConnection | None = Non
     except duckdb.Error as exc:
         if con is not None:
             verify(con)  # a file written in place under the queries, as such
+        if isinstance(exc, duckdb.OutOfMemoryException):  # a want of memory, no damage: said as one
+            raise MemoryError(str(exc).splitlines()[0]) from exc
         damage = damage_of(snapshot, exc)
         if damage is not None:
             raise damage from exc
