@@ -36,6 +36,7 @@ __all__ = [
     "remove_dead_temporaries",
     "sha256_file",
     "temporary_beside",
+    "what_is_there",
 ]
 
 
@@ -319,6 +320,17 @@ def kind_of(mode: int) -> str:
     'a FIFO (named pipe)'
     """
     return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def what_is_there(path: Path) -> str:
+    """What ``path``, there but no folder, is, for an error line: ``a file``, or ``a device``
+    (``/dev/null``), ``a FIFO (named pipe)``, ``a socket`` (:func:`kind_of`).
+
+    >>> what_is_there(Path("/dev/null"))
+    'a device'
+    """
+    mode = path.stat().st_mode
+    return "a file" if stat.S_ISREG(mode) else kind_of(mode)
 
 
 def plain_file(path: Path) -> bool:

@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convbank._atomic import atomic_write_text, read_json
+from convbank._atomic import atomic_write_text, read_json, what_is_there
 from convbank._lazy import lazy
 from convbank._wording import url_shown
 from convbank.datasets import Dataset, SourceFile
@@ -59,7 +59,8 @@ def home_error(
         blocker = _first(chain, lambda p: p.exists() and not p.is_dir())
         if blocker is not None:
             return SetupError(
-                f"{where}: {blocker} is a file, not a folder; move it away or {fix}", path=blocker
+                f"{where}: {blocker} is {what_is_there(blocker)}, not a folder; move it away or {fix}",
+                path=blocker,
             )
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return SetupError(

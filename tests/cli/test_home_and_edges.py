@@ -197,3 +197,19 @@ def test_a_source_that_is_there_but_no_folder_is_an_error_with_exit_2(tmp_path: 
         done = run(command, "casino", "--source", SHARED, "--source", fifo)
         assert (done.exit_code, done.stdout) == (2, "")
         assert done.stderr == f"error: source folder {fifo} is not a folder; check the --source path\n"
+
+
+@pytest.mark.parametrize("args", [("build", "casino", "--source", str(SHARED), "--no-verify"), ("list",)])
+def test_a_device_in_the_way_of_the_home_is_said_to_be_a_device(
+    monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    """``CONVBANK_HOME=/dev/null/x`` names /dev/null as the device it is, as an export's
+    output folder does (before: "/dev/null is a file, not a folder", 2 of 2 commands; found
+    after pass 21's B fixed it for exports)."""
+    monkeypatch.setenv("CONVBANK_HOME", "/dev/null/x")
+    result = run(*args)
+    assert (result.exit_code, result.stdout) == (5, "")
+    assert result.stderr == (
+        "error: CONVBANK_HOME /dev/null/x: /dev/null is a device, not a folder; move it away or point "
+        "CONVBANK_HOME at a writable folder\n"
+    )

@@ -28,7 +28,10 @@ def _convbank(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("kind", ["fifo", "file"])
+WHAT = {"fifo": "a FIFO (named pipe)", "file": "a file"}
+
+
+@pytest.mark.parametrize("kind", list(WHAT))
 def test_a_staging_that_is_no_folder_is_never_opened_or_claimed_removed(tmp_path: Path, kind: str) -> None:
     home = tmp_path / "home"
     (home / "bank").mkdir(parents=True)
@@ -47,7 +50,7 @@ def test_a_staging_that_is_no_folder_is_never_opened_or_claimed_removed(tmp_path
     done = _convbank(home, "build", "casino", "--source", str(SHARED / "casino"))
     assert (done.returncode, done.stderr) == (
         5,
-        f"error: CONVBANK_HOME {home}: {staging} is a file, not a folder; move it away or point "
+        f"error: CONVBANK_HOME {home}: {staging} is {WHAT[kind]}, not a folder; move it away or point "
         "CONVBANK_HOME at a writable folder\n",
     )
     assert os.path.lexists(staging)

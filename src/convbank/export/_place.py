@@ -34,6 +34,7 @@ from convbank._atomic import (
     kind_of,
     process_alive,
     remove_dead_temporaries,
+    what_is_there,
 )
 from convbank._lazy import lazy
 from convbank._names import path_not_text
@@ -331,13 +332,6 @@ def refuse_convbanks_own(
             )
 
 
-def _not_a_folder(path: Path) -> str:
-    """What ``path``, there but no folder, is: ``a file``, or ``a device`` (``/dev/null``),
-    ``a FIFO (named pipe)``, ``a socket`` (:func:`~convbank._atomic.kind_of`)."""
-    mode = path.stat().st_mode
-    return "a file" if stat.S_ISREG(mode) else kind_of(mode)
-
-
 @contextmanager
 def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[Path, list[Path]]]:
     """A staging folder inside ``output`` and a list to put the paths written in it; on
@@ -351,7 +345,7 @@ def placed(output: Path, export: Export, *, overwrite: bool) -> Iterator[tuple[P
     there = made[-1].parent if made else output  # the folder the export makes its own in
     if os.path.lexists(there) and not there.is_dir():  # a link to nothing is in the way too
         where = "there" if not made else f"{output} under it"
-        what = "a symbolic link to nothing" if not there.exists() else _not_a_folder(there)
+        what = "a symbolic link to nothing" if not there.exists() else what_is_there(there)
         raise ExportError(f"{there} is {what}; the export writes a folder {where}", path=there)
     refuse_convbanks_own(output)
     done = False
