@@ -39,21 +39,31 @@ def test_too_many_open_files_is_not_damage(built: Bank, monkeypatch: pytest.Monk
     assert caught.value.exit_code == 5
 
 
-def test_a_query_worker_out_of_files_is_exit_5(built_home: Path) -> None:
-    """Through the query's worker process too (the command line's default limits)."""
+def _convbank_under(
+    kind: int, limits: tuple[int, int], home: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -m convbank ARGS`` over ``home`` with the resource ``kind`` (``RLIMIT_NOFILE``,
+    ``RLIMIT_AS``) limited to ``limits`` (soft, hard)."""
 
     def low() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32))
+        resource.setrlimit(kind, limits)
 
-    env = {**os.environ, "CONVBANK_HOME": str(built_home), "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "convbank", "query", "SELECT count(*) FROM turns"],
-        env=env,
+    return subprocess.run(
+        [sys.executable, "-m", "convbank", *args],
+        env={**os.environ, "CONVBANK_HOME": str(home), "PYTHONPATH": str(ROOT / "src")},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
         preexec_fn=low,
+    )
+
+
+def test_a_query_worker_out_of_files_is_exit_5(built_home: Path) -> None:
+    """Through the query's worker process too (the command line's default limits)."""
+
+    done = _convbank_under(
+        resource.RLIMIT_NOFILE, (32, 32), built_home, "query", "SELECT count(*) FROM turns"
     )
     assert done.returncode == 5, done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
@@ -67,20 +77,8 @@ def test_a_command_out_of_memory_is_one_line_exit_5(tmp_path: Path, args: list[s
     """Under ``ulimit -v`` (150 MB here: its imports fail) a command says memory ran out in
     one line, exit 5 (before: a ``MemoryError`` or ``ImportError: ... failed to map segment``
     traceback of 36 to 77 lines, exit 1, 4 of 4 runs each)."""
-    limit = 150_000 * 1024
-
-    def low() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
-
-    env = {**os.environ, "CONVBANK_HOME": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "convbank", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        preexec_fn=low,
+    done = _convbank_under(
+        resource.RLIMIT_AS, (150_000 * 1024, resource.getrlimit(resource.RLIMIT_AS)[1]), tmp_path, *args
     )
     assert (done.returncode, done.stdout, done.stderr) == (
         5,
