@@ -6,12 +6,15 @@ that nothing is written outside it. Once the staging folder is complete, under a
 
 1. checks each path it wrote (:func:`check_targets`): no path reaches out of ``output``
    through a symbolic link, and none holds another export's files unless ``overwrite``;
-2. writes the record, ``.convbank-exports.json`` (which export wrote each path: dataset,
-   format, parts, ``where`` and ``as``), with the moves it is about to make (``moving``);
+2. writes the journal, ``.convbank-exports.moving.json``: the moves it is about to make
+   (``moving``: its staging folder, paths, export and the paths it removes);
 3. moves each path to its place (a replaced folder goes into the staging folder), then
-   writes the record without ``moving`` and removes the staging folder.
+   writes the record, ``.convbank-exports.json`` (which export wrote each path: dataset,
+   format, parts, ``where`` and ``as``), removes the journal and the staging folder.
 
-Killed during step 3 (``kill -9``), the export's staging folder and ``moving`` stay, and the
+The record, up to 8 MiB, is read, checked and written once an export (the journal is
+small): its cost follows the record's size once, and what the export writes.
+Killed during step 3 (``kill -9``), the export's staging folder and journal stay, and the
 next export into the folder finishes the moves first (:func:`recover`): the new export
 whole, the old one whole if it was killed before step 2. Staging folders of exports whose
 process is gone are removed by the next export; SIGINT and SIGTERM remove their own.
@@ -20,6 +23,7 @@ process is gone are removed by the next export; SIGINT and SIGTERM remove their 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import stat
@@ -40,6 +44,7 @@ from convbank._lazy import lazy
 from convbank._names import path_not_text
 from convbank.errors import ExportError
 from convbank.export._record import (
+    JOURNAL,
     RECORD,
     STAGING,
     Export,
@@ -61,6 +66,7 @@ else:
     filelock = lazy("filelock")
 
 __all__ = [
+    "JOURNAL",
     "LOCK",
     "RECORD",
     "STAGING",
@@ -198,8 +204,8 @@ def recover(output: Path) -> dict[str, Any]:
         return data
     staging, paths, _, removing = moving
     refused = set()
-    if staging.is_dir():
-        _remove(output, staging, removing)
+    if staging.is_dir():  # a path the record no longer lists was removed before it was written
+        _remove(output, staging, [k for k in removing if k in data["exports"]])
         for rel in paths:
             if os.path.lexists(staging / rel):
                 try:
@@ -207,6 +213,7 @@ def recover(output: Path) -> dict[str, Any]:
                 except OSError:
                     refused.add(rel)
     _write(output, {k: v for k, v in _read(output, data).items() if k not in refused})
+    (output / JOURNAL).unlink(missing_ok=True)
     shutil.rmtree(staging, ignore_errors=True)
     return _load(output)
 
@@ -217,6 +224,7 @@ def _remove_dead_staging(output: Path) -> None:
     was writing (:func:`convbank._atomic.remove_dead_temporaries`: their writer's pid is in
     their names). Called under the lock, after :func:`recover`."""
     remove_dead_temporaries(output / RECORD)
+    remove_dead_temporaries(output / JOURNAL)
     for entry in output.iterdir():
         if not entry.name.startswith(STAGING) or entry.is_symlink() or not entry.is_dir():
             continue
@@ -269,7 +277,7 @@ def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwr
         entries = {rel: _with_files(export, staging / rel) for rel in rels}
         final = _text(output, {**record, **entries})  # refused here when too large: nothing moved
         journal = {"staging": staging.name, "paths": rels, "export": export, "removing": removing}
-        _write(output, current, journal)
+        atomic_write_text(output / JOURNAL, json.dumps(journal, sort_keys=True) + "\n")
         pause("journal")
         try:
             _remove(output, staging, removing)
@@ -278,6 +286,7 @@ def _commit(output: Path, staging: Path, rels: list[str], export: Export, overwr
                 if n == 0:
                     pause("moved")
             atomic_write_text(output / RECORD, final)
+            (output / JOURNAL).unlink()  # the record written: the journal is done with
         except BaseException:  # interrupted or failed mid-way: the moves are finished
             with contextlib.suppress(Exception):
                 recover(output)

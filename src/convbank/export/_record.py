@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from convbank._atomic import atomic_write_text, read_json
+from convbank._atomic import atomic_write_text, read_regular
 from convbank._wording import counted
 from convbank.errors import ExportError
 
@@ -22,6 +22,11 @@ RECORD = ".convbank-exports.json"
 
 STAGING = ".convbank-staging."
 """How a staging folder's name starts: then the exporting process's id."""
+
+JOURNAL = ".convbank-exports.moving.json"
+"""The journal of an export moving its files in (``moving``: its staging folder, paths,
+export and the paths it removes), written before the moves and removed once the record is
+written, so that an export writes the record (up to :data:`RECORD_LIMIT`) once."""
 
 RECORD_LIMIT = 8 << 20
 """The largest record read or written (8 MiB: an entry takes some 110 bytes, a folder's more
@@ -42,28 +47,83 @@ def describe(export: Export) -> str:
 
 
 def _load(output: Path) -> dict[str, Any]:
-    if (output / RECORD).is_symlink():  # another folder's record says nothing of this one's files
-        raise ExportError(
-            f"{output / RECORD} is a symbolic link; an export reads only its own folder's record: "
-            "remove the link, or export into another folder",
-            path=output / RECORD,
-        )
-    try:  # a FIFO or a device there is refused, never waited on or read without end
-        data = read_json(output / RECORD, RECORD_LIMIT)
-    except FileNotFoundError:
-        return {"exports": {}}
-    except (OSError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise ExportError(
-            f"{output / RECORD} is unreadable ({why}); remove it, or export into another folder",
-            path=output / RECORD,
-        ) from None
+    """The record of ``output`` as JSON holds it, with the journal of an export killed while
+    moving in (:data:`JOURNAL`, or the record's own ``moving``, as convbank wrote it before
+    the journal had a file of its own) as its ``moving``; a record that is not there is empty."""
+    data = _file(output / RECORD, _parsed)
+    if data is None:
+        data = {"exports": {}}
     if not isinstance(data, dict) or not isinstance(data.get("exports"), dict):
         raise ExportError(
             f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
             path=output / RECORD,
         )
-    return data
+    journal = _file(output / JOURNAL, lambda raw: json.loads(raw.decode("utf-8")))
+    if journal is None:
+        return data
+    if "moving" in data:  # two unfinished exports at once: neither can be told the later
+        raise ExportError(
+            f"{output / JOURNAL} and the record's own 'moving' both name an unfinished export; "
+            "remove one, or export into another folder",
+            path=output / JOURNAL,
+        )
+    return {**data, "moving": journal, JOURNAL: True}
+
+
+def _file(path: Path, parse: Callable[[bytes], Any]) -> Any:
+    """The JSON value of the record or the journal, None where it is not there: a link, a
+    FIFO, a device or a file past :data:`RECORD_LIMIT` there is refused (one line), never
+    followed, waited on or read without end."""
+    if path.is_symlink():  # another folder's record says nothing of this one's files
+        raise ExportError(
+            f"{path} is a symbolic link; an export reads only its own folder's record: "
+            "remove the link, or export into another folder",
+            path=path,
+        )
+    try:
+        return parse(read_regular(path, RECORD_LIMIT))
+    except FileNotFoundError:
+        return None
+    except RecursionError:
+        why: object = "nested deeper than Python's JSON reader goes"
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    raise ExportError(f"{path} is unreadable ({why}); remove it, or export into another folder", path=path)
+
+
+class _Last:
+    """The last record read in this process: its bytes, their JSON value and its entries that
+    are exports' (:func:`_an_export`). An export reads the record at each step (the check
+    before the work, the staging folder's lock, the move's lock); the same bytes again are
+    parsed and checked once, not once a step, so that a record near :data:`RECORD_LIMIT`
+    costs one parse and one check an export. The bytes are compared whole: another
+    process's record, whatever its size or time, is never taken for this one."""
+
+    raw: bytes = b""
+    data: Any = None
+    exports: dict[str, Export] | None = None
+
+
+def _parsed(raw: bytes) -> Any:
+    """The JSON value of a record's bytes, parsed once for the same bytes (:class:`_Last`);
+    :class:`ValueError` for bytes that are not one JSON value (:class:`RecursionError` for
+    a document nested too deep)."""
+    if raw != _Last.raw or _Last.data is None:
+        data = json.loads(raw.decode("utf-8"))
+        _Last.raw, _Last.data, _Last.exports = raw, data, None
+    return _Last.data
+
+
+def _exports(data: dict[str, Any]) -> dict[str, Export]:
+    """The entries of a record (as :func:`_load` gave it) that are exports' (others are not
+    convbank's), checked once for the record last read (:class:`_Last`); a new dict."""
+    last = isinstance(_Last.data, dict) and data["exports"] is _Last.data.get("exports")
+    if last and _Last.exports is not None:
+        return dict(_Last.exports)
+    exports = {k: v for k, v in data["exports"].items() if _an_export(v)}
+    if last:
+        _Last.exports = exports
+    return dict(exports)
 
 
 def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export, list[str]] | None:
@@ -79,9 +139,9 @@ def _moving(output: Path, data: dict[str, Any]) -> tuple[Path, list[str], Export
     if not (
         _paths_inside(paths) and _paths_inside(removing) and _an_export(export) and _a_staging_name(name)
     ):
+        where = output / (JOURNAL if data.get(JOURNAL) else RECORD)
         raise ExportError(
-            f"{output / RECORD} is not convbank's record of exports; remove it, or export elsewhere",
-            path=output / RECORD,
+            f"{where} is not convbank's record of exports; remove it, or export elsewhere", path=where
         )
     staging = output / str(name)
     if staging.is_symlink():  # its files would be moved in from wherever it leads
@@ -112,12 +172,17 @@ def _an_export(value: object) -> TypeGuard[Export]:
     a traceback in a message)."""
     if not isinstance(value, dict):
         return False
+    get = value.get  # a look-up each, no generator: each entry of a record is checked once
+    files = get("files")
+    where, as_, selection = get("where"), get("as"), get("selection")
     return (
-        isinstance(value.get("dataset"), str)
-        and isinstance(value.get("format"), str)
-        and _texts(value.get("parts"))
-        and ("files" not in value or _texts(value["files"]))
-        and all(isinstance(value.get(k), (str, type(None))) for k in ("where", "as", "selection"))
+        isinstance(get("dataset"), str)
+        and isinstance(get("format"), str)
+        and _texts(get("parts"))
+        and (_texts(files) if "files" in value else True)
+        and (where is None or isinstance(where, str))
+        and (as_ is None or isinstance(as_, str))
+        and (selection is None or isinstance(selection, str))
     )
 
 
@@ -143,7 +208,7 @@ def _read(output: Path, data: dict[str, Any] | None = None) -> dict[str, Export]
     """Which export wrote each path, an export still moving in counted as done (as
     :func:`recover` will make it); ``data``: the record as :func:`_load` read it, if read."""
     data = _load(output) if data is None else data
-    record = {k: v for k, v in data["exports"].items() if _an_export(v)}  # others: not convbank's
+    record = _exports(data)
     moving = _moving(output, data)
     if moving is None:
         return record
