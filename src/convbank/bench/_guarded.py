@@ -11,16 +11,16 @@ from __future__ import annotations
 import decimal
 import fractions
 import itertools
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from convbank._forksafe import this_process_only
 from convbank._wording import article, counted
+from convbank.bench._kept import kept
 from convbank.errors import BenchError, ConvbankError
 
 __all__ = ["MAX_DEPTH", "TooDeepError", "answers_of", "call", "method_of", "plain", "what"]
@@ -42,7 +42,7 @@ def what(exc: BaseException) -> str:
 @contextmanager
 def _guard(task: str, model: str, fold: str, doing: str) -> Iterator[None]:
     try:
-        with this_process_only(), _same_folder():  # a process the model forks never goes on
+        with this_process_only(), kept():  # a process the model forks never goes on
             yield
     except (ConvbankError, KeyboardInterrupt):  # Ctrl-C, SIGTERM, SIGHUP: a partial result
         raise
@@ -50,25 +50,6 @@ def _guard(task: str, model: str, fold: str, doing: str) -> Iterator[None]:
         where = f"{task}, {fold}" if fold else task
         message = f"{where}: the model {model} failed {doing}: {what(exc)}"
         raise BenchError(message, task=task, model=model) from exc
-
-
-@contextmanager
-def _same_folder() -> Iterator[None]:
-    """Keep the working folder the model's code found: a model that changes it (``os.chdir``)
-    never moves where the run writes what it was given as a relative path (``--write-predictions
-    out.jsonl``, a relative ``CONVBANK_HOME``). The folder is held open (``O_PATH``: no right
-    to read it needed) and gone back to even if it was renamed meanwhile."""
-    try:
-        fd = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:  # a working folder that cannot be opened: nothing to go back to
-        yield
-        return
-    try:
-        yield
-    finally:
-        with suppress(OSError):
-            os.fchdir(fd)
-        os.close(fd)
 
 
 def method_of(task: str, model: str, fold: str, obj: Any, method: str) -> Callable[..., Any] | None:
