@@ -22,7 +22,10 @@ from convbank.cli.main import cli
 from convbank.store import Bank
 
 PRINTER = """import os
+print('{"forged": 0}')
 class P:
+    def __init__(self):
+        print('{"forged": 0}')
     def predict(self, examples):
         print('{"forged": 1}')
         os.write(1, b'{"forged": 2}\\n')
@@ -56,14 +59,15 @@ class D:
 
 def test_what_a_model_prints_never_reaches_bench_jsons_stdout(built: Bank, tmp_path: Path) -> None:
     """Before: a model's ``print`` and writes to file descriptor 1 came out on stdout before
-    ``bench --json``'s document, 10 forged lines, the output no JSON (2 of 2 runs); now on
-    stderr, stdout one JSON document."""
+    ``bench --json``'s document, 10 forged lines, and 2 more from its module's import and its
+    ``__init__``, the output no JSON (2 of 2 runs); now on stderr, stdout one JSON document."""
     (tmp_path / "printer.py").write_text(PRINTER, encoding="utf-8")
     args = [sys.executable, "-m", "convbank", "bench", "casino-strategy", "-m", "printer:P", "--json"]
     done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["model"] == "printer:P"
     assert done.stderr.count('{"forged": 1}') == 5 and done.stderr.count('{"forged": 2}') == 5
+    assert done.stderr.count('{"forged": 0}') == 2  # at import and in the class's __init__
 
 
 def test_what_a_model_changes_of_the_process_is_put_back(

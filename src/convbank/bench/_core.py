@@ -22,6 +22,7 @@ import numpy as np
 from convbank._forksafe import this_process_only
 from convbank._wording import article
 from convbank.bench._guarded import answers_of, call, method_of, plain, what
+from convbank.bench._kept import kept
 from convbank.bench._repeats import ids_text
 from convbank.errors import BenchError, ConvbankError, did_you_mean, require
 from convbank.query import Corpus
@@ -143,7 +144,7 @@ def load_model(spec: str) -> Any:
             f"--model {spec!r}: a built-in model's name, or module:Class for your own", model=spec
         )
     try:  # whatever the module raises at import (sys.exit() too) is one line, as in predict()
-        with this_process_only():  # a process it forks never goes on with the run
+        with this_process_only(), kept():  # a process it forks never goes on; prints to stderr
             module = importlib.import_module(module_name)
     except (ConvbankError, KeyboardInterrupt):
         raise
@@ -155,7 +156,7 @@ def load_model(spec: str) -> Any:
     except AttributeError:
         raise BenchError(f"--model {spec!r}: {module_name} has no {attribute!r}", model=spec) from None
     try:
-        with this_process_only():
+        with this_process_only(), kept():
             return factory()
     except (ConvbankError, KeyboardInterrupt):
         raise
