@@ -260,6 +260,10 @@ def test_croissant_validates_and_iterates(built: Bank, tmp_path: Path) -> None:
     jsonld = folder / "croissant.json"
     doc = json.loads(jsonld.read_text(encoding="utf-8"))
     assert doc["license"] == "CC-BY-4.0" and "chawla2021casino" in doc["citeAs"]
+    # a list column is described with Croissant 1.1's isArray, so the file says it is 1.1
+    # (before: it said 1.0, a version whose vocabulary has no isArray; found by pass 22)
+    persona = next(f for rs in doc["recordSet"] for f in rs["field"] if f["@id"] == "participants/persona")
+    assert persona["cr:isArray"] is True and doc["conformsTo"] == "http://mlcommons.org/croissant/1.1"
     assert all(len(d["sha256"]) == 64 for d in doc["distribution"])
     ds = mlcroissant.Dataset(jsonld=str(jsonld))
     turns = list(ds.records(record_set="turns"))

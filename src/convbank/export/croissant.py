@@ -1,5 +1,5 @@
 """``croissant``: the folder ``<dataset>_croissant/``: the unified tables as Parquet
-(``<table>.parquet``) and ``croissant.json``, Croissant 1.0 JSON-LD describing them (fields
+(``<table>.parquet``) and ``croissant.json``, Croissant 1.1 JSON-LD describing them (fields
 and types, licence, citation, sha256 of each file; every table's fields are its Parquet
 file's columns, described from the model), built with ``mlcroissant`` (the
 ``croissant`` extra) so that it validates."""
@@ -25,7 +25,12 @@ else:
     pa = lazy("pyarrow")
     pq = lazy("pyarrow.parquet")
 
-__all__ = ["FORMAT", "write_croissant"]
+__all__ = ["CONFORMS_TO", "FORMAT", "write_croissant"]
+
+CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
+"""The Croissant version ``croissant.json`` declares (``conformsTo``): 1.1, whose vocabulary has
+the ``isArray`` and ``arrayShape`` that list columns (a participant's ``persona``) are described
+with (mlcroissant's default, 1.0, has neither)."""
 
 
 def _description(table: str) -> str:
@@ -97,6 +102,7 @@ def write_croissant(selection: Selection, directory: Path) -> list[Path]:
     metadata = mlc.Metadata(
         name=f"convbank-{ds.name}",
         description=f"{ds.title}. {ds.description} Exported by convbank in its unified conversation model.",
+        conforms_to=CONFORMS_TO,
         cite_as=ds.citation,
         license=[ds.license],
         url=ds.homepage,
