@@ -25,6 +25,7 @@ from convbank.errors import FormatError
 from convbank.settings import env_number, pause_at
 
 __all__ = [
+    "DEEPEST",
     "EXTRACT_FLOOR",
     "EXTRACT_MEMBERS",
     "EXTRACT_RATIO",
@@ -49,8 +50,14 @@ EXTRACT_FLOOR = 64 * 2**20
 """The default cap is at least this many bytes (64 MiB), so that small archives are not held
 to their ratio."""
 
+DEEPEST = 100
+"""The most names a member's path may have (PEC's have 3): Python's walks of a folder tree
+(``mkdir(parents=True)``, ``rglob``, ``shutil.rmtree``) recurse a call a folder and stop near
+1,000."""
+
 EXTRACT_MEMBERS = 10_000
-"""Default cap on the members (files and folders) of an archive; PEC's needs 8 files."""
+"""Default cap on the members (files and folders, those a member's path implies included) of an
+archive; PEC's needs 8 files."""
 
 
 def extract_limits(archive_size: int) -> tuple[int, int]:
@@ -98,6 +105,46 @@ def _refuse(archive: Path, what: str) -> FormatError:
     )
 
 
+class _Node:
+    """A path of the archive, as the first member to reach it left it: that member's name and
+    parts, how deep this path lies in them, and whether it is a folder."""
+
+    __slots__ = ("children", "depth", "folder", "name", "parts")
+
+    def __init__(self, name: str, parts: tuple[str, ...], depth: int, folder: bool) -> None:
+        self.name, self.parts, self.depth, self.folder = name, parts, depth, folder
+        self.children: dict[str, _Node] = {}
+
+    def shown(self) -> str:
+        """The member's name where this path is the member, else the folder's path."""
+        return self.name if self.depth == len(self.parts) else "/".join(self.parts[: self.depth]) + "/"
+
+
+def _place(archive: Path, tree: dict[str, _Node], name: str, parts: tuple[str, ...], folder: bool) -> int:
+    """Put a member's path in ``tree``, a folder at a time (in time and memory as its parts,
+    however deep), and say how many paths it adds (its file and the folders it implies): one
+    that collides with another member's, case-folded, refuses the archive."""
+    level, added = tree, 0
+    for depth, part in enumerate(parts, 1):
+        is_dir = depth < len(parts) or folder
+        other = level.get(part.casefold())
+        if other is None:
+            other = level[part.casefold()] = _Node(name, parts, depth, is_dir)
+            added += 1
+        elif not (is_dir and other.folder):
+            if other.shown() == name:
+                raise _refuse(archive, f"member {name!r} appears twice")
+            if is_dir:
+                raise _refuse(archive, f"member {name!r} would go inside {other.shown()!r}, a file")
+            if other.folder:
+                raise _refuse(archive, f"member {name!r} is a file where {other.shown()!r} needs a folder")
+            raise _refuse(
+                archive, f"members {other.shown()!r} and {name!r} would be extracted to the same path"
+            )
+        level = other.children
+    return added
+
+
 def _plan(
     archive: Path, infos: list[zipfile.ZipInfo], root: str, max_bytes: int, max_members: int
 ) -> list[tuple[zipfile.ZipInfo, tuple[str, ...]]]:
@@ -119,8 +166,8 @@ def _plan(
             "the publisher's",
             path=archive,
         )
-    seen: dict[tuple[str, ...], tuple[str, bool]] = {}  # case-folded path -> (member, is folder)
-    plan = []
+    tree: dict[str, _Node] = {}  # each case-folded name of a path: its first member, its folders
+    plan, paths = [], 0
     for info in infos:
         name = info.filename
         pure = PurePosixPath(name)
@@ -129,23 +176,18 @@ def _plan(
         if stat.S_ISLNK(info.external_attr >> 16):
             raise _refuse(archive, f"member {name!r} is a symbolic link")
         parts = tuple(p for p in pure.parts if p != ".")
-        for depth in range(1, len(parts) + 1):
-            key = tuple(p.casefold() for p in parts[:depth])
-            is_dir = depth < len(parts) or info.is_dir()
-            shown = name if depth == len(parts) else "/".join(parts[:depth]) + "/"
-            other = seen.get(key)
-            if other is None:
-                seen[key] = (shown, is_dir)
-                continue
-            if is_dir and other[1]:
-                continue
-            if other[0] == name:
-                raise _refuse(archive, f"member {name!r} appears twice")
-            if is_dir:
-                raise _refuse(archive, f"member {name!r} would go inside {other[0]!r}, a file")
-            if other[1]:
-                raise _refuse(archive, f"member {name!r} is a file where {other[0]!r} needs a folder")
-            raise _refuse(archive, f"members {other[0]!r} and {name!r} would be extracted to the same path")
+        if len(parts) > DEEPEST:
+            raise _refuse(
+                archive, f"member {_shown(name)!r} has {len(parts):,} names, more than the {DEEPEST} allowed"
+            )
+        paths += _place(archive, tree, name, parts, info.is_dir())
+        if paths > max_members:  # the folders a member's path implies are paths made too
+            raise FormatError(
+                f"{archive}: member {_shown(name)!r} takes it beyond {max_members:,} files and folders, "
+                "the most allowed (CONVBANK_EXTRACT_MAX_MEMBERS); refusing to extract this archive — "
+                "re-fetch the file, or raise the limit if it is the publisher's",
+                path=archive,
+            )
         if parts:
             plan.append((info, parts))
     if not any(parts[:1] == (root,) for _, parts in plan):
@@ -212,17 +254,19 @@ def _create(archive: Path, info: zipfile.ZipInfo, target: Path) -> BinaryIO | No
     the system cannot create as named (a name over 255 bytes, a path over 4,096) is the
     archive's :class:`FormatError`, not the home's."""
     try:
-        if info.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-            return None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return target.open("xb")
+        (target if info.is_dir() else target.parent).mkdir(parents=True, exist_ok=True)
+        return None if info.is_dir() else target.open("xb")
     except OSError as exc:
         if exc.errno not in _UNNAMEABLE:
             raise
-        name = info.filename
-        shown = name if len(name) <= 120 else f"{name[:100]}...({len(name):,} characters)"
-        raise _refuse(archive, f"member {shown!r} cannot be created here ({exc.strerror})") from exc
+        raise _refuse(
+            archive, f"member {_shown(info.filename)!r} cannot be created here ({exc.strerror})"
+        ) from exc
+
+
+def _shown(name: str) -> str:
+    """A member's name, its first 100 characters where it is over 120."""
+    return name if len(name) <= 120 else f"{name[:100]}...({len(name):,} characters)"
 
 
 def first_line(exc: BaseException) -> str:

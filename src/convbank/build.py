@@ -136,6 +136,9 @@ class BuildReport:
     seconds: float = 0.0
     errors: dict[str, ConvbankError] = field(default_factory=dict)
     """Failed: ``{"dataset/config": the error}``, in build order."""
+    bank: Path | None = None
+    """The folder of the bank built into, as the build opened it (a later ``CONVBANK_HOME``
+    or working folder that a plugin's code set names another)."""
 
     @property
     def ok(self) -> bool:
@@ -196,6 +199,7 @@ def build(
         if ds.name in held and held[ds.name].imported is not None:
             raise PluginError(imported_clash(ds.name, catalog.catalog.origin(ds.name)), name=ds.name)
     report = report if report is not None else BuildReport()
+    report.bank = bank.root
     start = time.perf_counter()
     try:
         with paused_gc():  # millions of short-lived acyclic containers while mapping

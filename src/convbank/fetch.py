@@ -9,8 +9,7 @@ Where a file is looked for, in order:
    user's cache folder);
 3. the publisher's URL, unless offline (``CONVBANK_OFFLINE=1``).
 
-Downloads land in a temporary file that is renamed into the cache only once complete and
-verified, so a partial or corrupt download never looks complete.
+Downloads land in a temporary file renamed into the cache once complete and verified.
 
 Archives are extracted into ``$CONVBANK_HOME/extracted/<dataset>/<file>/<sha256>/``, keyed on
 the archive's content: a different archive is never read as an old one, and the folders of
@@ -49,7 +48,7 @@ from convbank._verified import open_verified, other_size, private_copy
 from convbank._wording import counted, url_shown
 from convbank.datasets import Dataset, SourceFile
 from convbank.errors import ChecksumError, DownloadError, OfflineError, SetupError, SourceError
-from convbank.settings import home, is_offline, pause_at, source_dirs
+from convbank.settings import absolute, home, is_offline, pause_at, source_dirs
 
 if TYPE_CHECKING:
     import filelock
@@ -125,7 +124,8 @@ class Fetcher:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        self.sources = [Path(s).expanduser() for s in self.sources] + source_dirs()
+        self.sources = [absolute(Path(s).expanduser()) for s in self.sources] + source_dirs()
+        self.root = absolute(Path(self.root))  # a plugin's os.chdir never moves what it names
         self._recorded = _Recorded(self.root)
         self._known = _Known(self.root)
         self._origins: dict[Path, Path] = {}

@@ -30,6 +30,7 @@ from convbank._names import path_not_text
 from convbank.errors import SetupError
 
 __all__ = [
+    "absolute",
     "bank_root",
     "check",
     "convbanks_own",
@@ -63,10 +64,28 @@ def env_flag(name: str) -> bool:
     )
 
 
+def absolute(path: Path) -> Path:
+    """``path`` made absolute against the working folder now, not normalised (``..`` after a
+    link keeps its meaning): a folder convbank holds on to names the same folder whatever a
+    plugin's code does to the working folder later (``os.chdir`` in its ``read``); a working
+    folder that is gone leaves ``path`` as it is.
+
+    >>> absolute(Path("/tmp/../x")), absolute(Path("x")) == Path.cwd() / "x"
+    (PosixPath('/tmp/../x'), True)
+    """
+    if path.is_absolute():
+        return path
+    try:
+        return path.absolute()
+    except OSError:  # the working folder was removed: nothing to resolve against
+        return path
+
+
 def home() -> Path:
-    """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank. A
-    ``~user`` that names no user, a path that is not UTF-8 text, or one the system cannot look
-    at (a symbolic link loop, a path too long), is a :class:`SetupError`."""
+    """convbank's folder: ``$CONVBANK_HOME``, else the user's cache folder for convbank, as an
+    absolute path (:func:`absolute`). A ``~user`` that names no user, a path that is not UTF-8
+    text, or one the system cannot look at (a symbolic link loop, a path too long), is a
+    :class:`SetupError`."""
     env = os.environ.get("CONVBANK_HOME")
     if not env:
         import platformdirs  # its Unix module loads tempfile and shutil: only when asked
@@ -74,6 +93,7 @@ def home() -> Path:
         path = Path(platformdirs.user_cache_dir("convbank"))
     else:
         path = _expand("CONVBANK_HOME", env)
+    path = absolute(path)
     problem = path_not_text(path)
     if problem is not None:  # the bank's readers and writers (pyarrow, DuckDB) open paths as text
         raise SetupError(
@@ -193,7 +213,7 @@ def source_dirs() -> list[Path]:
     no folder (a file, a FIFO, ``/dev/null``) is a :class:`SetupError` naming the variable, as
     ``--source`` refuses it, never a miss of every file "in" it blamed on the file."""
     env = os.environ.get("CONVBANK_SOURCE", "")
-    folders = [_expand("CONVBANK_SOURCE", p) for p in env.split(os.pathsep) if p]
+    folders = [absolute(_expand("CONVBANK_SOURCE", p)) for p in env.split(os.pathsep) if p]
     for folder in folders:
         try:
             mode = folder.stat().st_mode

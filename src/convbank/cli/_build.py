@@ -181,7 +181,7 @@ def print_report(report: BuildReport) -> None:
             dataset, _, config = part.partition("/")
             table.add_row(dataset, config, "", "", "", "", "", "", status)
     if report.splits or report.errors:  # only skipped: their lines say it all
-        click.echo(f"bank at {one_line(str(bank_root()))}")
+        click.echo(f"bank at {one_line(str(report.bank or bank_root()))}")
         out.print(table)
     for name, message in report.failures.items():
         click.echo(f"not built {name}: {visible(message, keep_newlines=False)}", err=True)

@@ -42,7 +42,7 @@ from convbank._wording import counted
 from convbank.datasets._imported import ImportEntry
 from convbank.errors import BuildError, DamagedBankError, NotBuiltError, PluginError, SetupError
 from convbank.model import SCHEMA_VERSION
-from convbank.settings import bank_root, unusable_folder
+from convbank.settings import absolute, bank_root, unusable_folder
 from convbank.store.checkup import Checkup, checkup
 from convbank.store.collector import (
     GENERATIONS,
@@ -115,7 +115,7 @@ class Bank:
     bank under ``$CONVBANK_HOME`` (:func:`convbank.settings.bank_root`)."""
 
     def __init__(self, root: Path | None = None) -> None:
-        self.root = Path(root) if root is not None else bank_root()
+        self.root = absolute(Path(root)) if root is not None else bank_root()
         if root is not None:  # one the system cannot look at: said here, never a bare OSError later
             problem = unusable_folder(self.root)
             if problem is not None:
