@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import http.server
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -645,3 +646,46 @@ def test_a_url_with_a_user_and_password_never_says_them(
         _fetcher(tmp_path).get(CASINO, _file(f"{secret}{path}", sha))
     assert str(info.value).startswith(said.format(url=f"{server}{path}")), str(info.value)
     assert "s3cret" not in str(info.value) and "alice" not in str(info.value)
+
+
+def _head(conn: socket.socket) -> bytes | None:
+    """A request's head read from ``conn``, or None where the client closed it first."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = conn.recv(65536)
+        if not got:
+            return None
+        data += got
+    return data
+
+
+def test_a_kept_alive_connection_the_server_closed_is_sent_again_on_a_new_one(tmp_path: Path) -> None:
+    """The server answers a redirect keeping its connection open (HTTP/1.1, no ``Connection:
+    close``), then closes it when the redirect's request arrives on it, unanswered, as a server
+    whose keep-alive time ran out does: the request goes once more, on a new connection, and
+    the file comes (before: `127.0.0.1 sent no valid HTTP answer (RemoteDisconnected: ...)`, 2
+    of 2 runs; found by pass 22)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    requests_on: list[int] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            _head(conn)
+            requests_on.append(1)
+            conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: /casino_valid.json\r\nContent-Length: 0\r\n\r\n")
+            if _head(conn) is not None:
+                requests_on.append(1)  # the redirect's request, on the same connection: unanswered
+        conn, _ = listener.accept()
+        with conn:
+            _head(conn)
+            requests_on.append(2)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY) + BODY)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    with listener:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/r/casino_valid.json"
+        path = _fetcher(tmp_path).get(CASINO, _file(url))
+        thread.join(10)
+    assert path.read_bytes() == BODY and requests_on == [1, 1, 2]
