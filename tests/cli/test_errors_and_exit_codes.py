@@ -389,3 +389,49 @@ def test_a_signal_as_the_scripts_handlers_are_set_is_its_line_and_code() -> None
         130,
         "interrupted (Ctrl-C): stopped; nothing half-written was kept\n",
     )
+
+
+_RAISED_WITH_NO_SIGNAL = """
+import os
+import sys
+from convbank._starting import record
+from convbank.cli import main as script
+import convbank.cli.main as commands
+
+@commands.cli.command("raises")
+def raises() -> None:  # code raising KeyboardInterrupt; after a signal's handler took one, or not
+    if os.environ.get("SIGNALLED"):
+        record(2)
+    raise KeyboardInterrupt
+
+sys.argv = ["convbank", "raises"]
+script()
+"""
+
+
+@pytest.mark.parametrize("signalled", [False, True])
+def test_a_keyboard_interrupt_no_signal_sent_is_a_fault_not_ctrl_c(signalled: bool) -> None:
+    """Only a signal a handler of the script took is said as Ctrl-C: a ``KeyboardInterrupt``
+    raised by code with none sent is a fault, its traceback, exit 1 (before: ``interrupted
+    (Ctrl-C)``, exit 130, 2 of 2 runs; pass 21 saw that line once from ``stats`` under
+    ``ulimit -v`` with no signal sent)."""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-c", _RAISED_WITH_NO_SIGNAL],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src, "SIGNALLED": "1" if signalled else ""},
+        timeout=60,
+    )
+    if signalled:
+        assert (done.returncode, done.stderr) == (
+            130,
+            "interrupted (Ctrl-C): stopped; nothing half-written was kept\n",
+        )
+    else:
+        assert done.returncode == 1
+        assert done.stderr.splitlines()[-1] == (
+            "RuntimeError: a KeyboardInterrupt was raised with no signal sent (a fault, not Ctrl-C)"
+        )
+        assert "interrupted" not in done.stderr

@@ -16,6 +16,10 @@ from convbank.datasets import Context
 from convbank.model import Annotation, Conversation, Turn
 
 _SPAN_STYLES = ("bold yellow", "bold cyan", "bold magenta", "bold green")
+LONG = 20_000
+"""Characters of a turn's text past which it is written as it is shown, unstyled, the terminal
+wrapping it: rich takes seconds a megabyte to wrap or split it (before: ``show`` of a 2 MB
+turn of short lines ran 115 s, an 8 MB one-line turn at 100 columns 98 s)."""
 
 
 def _flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
@@ -88,10 +92,11 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
         anns = conv.annotations_of(turn.turn_index)
         shown = ds.presentation.terminal_turn(turn, context)
         head = Text(visible(f"{turn.turn_index:>3} {turn.participant_id}: "), style="bold blue")
+        long = shown.action is None and len(turn.text) > LONG
         if shown.action is not None:
             body = Text(visible(shown.action), style="bold")
         else:
-            body = _turn_text(turn, anns)
+            body = Text() if long else _turn_text(turn, anns)
         line = Text.assemble(head, body)
         labels = [
             f"{a.layer}:{a.label}" + (f"[{a.start_char}:{a.end_char}]" if a.start_char is not None else "")
@@ -108,7 +113,13 @@ def render_conversation(console: Console, conv: Conversation, context: Context |
             line.append(visible("  " + ", ".join(f"{k}={v}" for k, v in extra.items())), style="dim")
         if shown.note:
             line.append(visible(f"  {shown.note}"), style="dim")
-        console.print(line, soft_wrap=False)  # prose: wraps on a terminal
+        if long:  # its head, its text as it is shown, then what follows it
+            first, rest = line.divide([len(head)])
+            console.print(first, end="", soft_wrap=True)
+            console.file.write(visible(turn.text))
+            console.print(rest, soft_wrap=True)
+        else:
+            console.print(line, soft_wrap=False)  # prose: wraps on a terminal
         for text in shown.lines:
             console.print(Text(visible(f"      {text}"), style="italic"), soft_wrap=False)
     if conv.meta:

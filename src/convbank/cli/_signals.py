@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 
-from convbank._starting import LINES, STOPPED, record, while_starting
+from convbank._starting import LINES, STOPPED, commanding, received, record, while_starting
 
 __all__ = [
     "EXIT_HUNG_UP",
@@ -44,6 +44,7 @@ __all__ = [
     "new_command",
     "settled",
     "signal_of",
+    "signals_only",
     "sigterm_as_interrupt",
     "terminate_on_signals",
     "watch_interrupts",
@@ -168,6 +169,23 @@ def signal_of(exc: KeyboardInterrupt) -> int:
     if isinstance(exc, Terminated):
         return exc.signum
     return last_signal[0] if interrupted.is_set() else int(signal.SIGINT)
+
+
+@contextlib.contextmanager
+def signals_only() -> Iterator[None]:
+    """Around the script's command: a :class:`KeyboardInterrupt` that no signal sent (none of
+    convbank's handlers took one and the watcher saw none: code raised it, convbank's, a
+    library's or a plugin's) is the fault it is, a :class:`RuntimeError` with its traceback,
+    never said as Ctrl-C (before: any such one was ``interrupted (Ctrl-C)``, exit 130, as
+    pass 21 saw once of ``stats`` under ``ulimit -v``). In any other process (a notebook, a
+    test) every one is Ctrl-C: Python's own handler raises it unrecorded."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        if not commanding[0] or received or interrupted.is_set():
+            raise
+        fault = RuntimeError("a KeyboardInterrupt was raised with no signal sent (a fault, not Ctrl-C)")
+        raise fault.with_traceback(exc.__traceback__) from None
 
 
 def _end_now(signum: int) -> None:

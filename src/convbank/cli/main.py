@@ -26,6 +26,7 @@ from convbank.cli._signals import (
     new_command,
     settled,
     signal_of,
+    signals_only,
     terminate_on_signals,
     watch_interrupts,
 )
@@ -84,7 +85,8 @@ class ConvbankGroup(click.Group):
 
     def _run(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with signals_only():  # a KeyboardInterrupt that no signal sent is a fault
+                return super().invoke(ctx)
         except BrokenPipeError:  # e.g. `convbank raw casino | head`
             sys.stderr.close()
             ctx.exit(0)
