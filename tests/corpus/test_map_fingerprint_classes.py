@@ -113,3 +113,42 @@ def test_a_function_using_sets_is_read_back_whatever_the_hash_seed(casino_home: 
     assert first.endswith(" 30")  # computed: 30 conversations
     assert [run(seed) for seed in ("2", "3", "4")] == [first.replace(" 30", " 0")] * 3  # read back
     assert fingerprint({"b", "a"}) == fingerprint({"a", "b"}) != fingerprint(frozenset({"a", "b"}))
+
+
+CLASS_DATA = """
+import functools, threading
+class Config:
+    suffix = SUFFIX
+    guard = threading.Lock()  # neither code nor a pickle: goes by its type
+class Holder:
+    @functools.cached_property
+    def offset(self):
+        return OFFSET
+def via_class(c):
+    return {"s": f"{c.num_turns + Holder().offset}{Config.suffix}"}
+"""
+
+
+def _script(suffix: str, offset: int) -> dict[str, object]:
+    """``CLASS_DATA`` run as a script's ``__main__`` would be, with these values."""
+    space: dict[str, object] = {"__name__": "__main__"}
+    exec(CLASS_DATA.replace("SUFFIX", repr(suffix)).replace("OFFSET", str(offset)), space)
+    return space
+
+
+def test_a_class_attributes_value_and_a_cached_propertys_code_are_part_of_a_map_fingerprint(
+    casino_home: Bank,
+) -> None:
+    """A constant read through a class of one's own (``Config.suffix``) and the body of a
+    ``functools.cached_property`` are what the function computes with (before: editing either
+    served the result of the script before the edit, 2 of 2 edits each: ``'12!'`` for ``?``,
+    ``12`` for an offset of 5); an attribute that does not pickle (a lock) goes by its type."""
+    import convbank
+
+    corpus = convbank.load("casino", split="valid")
+    runs = [(suffix, offset) for suffix, offset in (("!", 0), ("?", 0), ("!", 5), ("?", 5), ("!", 0))]
+    got = [corpus.map(_script(*values)["via_class"])["s"][0] for values in runs]  # type: ignore[arg-type]
+    assert got == ["12!", "12?", "17!", "17?", "12!"]
+    assert fingerprint(_script("!", 0)["Config"]) == fingerprint(_script("!", 0)["Config"])
+    assert fingerprint(_script("!", 0)["Config"]) != fingerprint(_script("?", 0)["Config"])
+    assert fingerprint(_script("!", 0)["Holder"]) != fingerprint(_script("!", 5)["Holder"])

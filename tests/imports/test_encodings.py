@@ -5,8 +5,10 @@ expected, whichever format reads it, never taken as lines of NULs."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -164,3 +166,34 @@ def test_lines_ended_by_a_carriage_return_alone_are_said_to_be(tmp_path: Path, f
     path.write_bytes(f"{CHAT} x\n".encode())
     result = CliRunner().invoke(cli, ["import", str(path), "--name", "cr", "--format", fmt])
     assert "trailing characters" in result.output and "carriage return" not in result.output
+
+
+def test_what_is_given_in_place_of_an_input_is_said_shortened_on_one_line() -> None:
+    """An input that is no path is a ``TypeError`` showing it shortened, on one line, whatever
+    its ``repr`` (before: a ``repr`` that raised replaced the ``TypeError`` by its own error,
+    3 of 3 places; a dict of 5,000 characters made a message of 5,064, and a pyarrow
+    ``Table`` one of 4 lines)."""
+
+    class Bad:
+        def __repr__(self) -> str:
+            raise RuntimeError("repr boom")
+
+    takes = "an import takes a path, several, {split: path(s)}, a DataFrame or a Hugging Face Dataset"
+    for given in (Bad(), {"train": Bad()}):
+        with pytest.raises(TypeError, match=rf"^{re.escape(takes)}, not Bad <Bad instance at 0x[0-9a-f]+>$"):
+            convbank.import_conversations(given, name="bad")
+    with pytest.raises(
+        TypeError, match=r"^an input is a path \(a str or an os.PathLike\), not Bad <Bad instance"
+    ):
+        convbank.import_conversations([Bad()], name="bad")
+    with pytest.raises(TypeError) as caught:
+        convbank.import_conversations([{"k": "v" * 5000}], name="bad")
+    assert str(caught.value) == (
+        "an input is a path (a str or an os.PathLike), not dict {'k': '" + "v" * 72 + "…"
+    )
+    with pytest.raises(TypeError) as caught:
+        convbank.import_conversations(pa.table({"a": list(range(1000))}), name="bad")
+    assert (
+        str(caught.value)
+        == f"{takes}, not Table pyarrow.Table a: int64 ---- a: [[0,1,2,3,4,...,995,996,997,998,999]]"
+    )

@@ -72,3 +72,25 @@ def test_a_lone_surrogate_in_an_object_column_is_one_line_naming_it(column: str)
         "encode character '\\ud800' in position 0: surrogates not allowed) (nothing was imported; "
         "--skip-bad imports the rest)"
     )
+
+
+def test_a_frames_named_index_is_data_its_unnamed_one_row_numbers() -> None:
+    """A named index is kept as pandas' ``to_parquet`` and Hugging Face's ``from_pandas``
+    keep it: its levels are columns (a mapped one, or the turn's meta), and a name it shares
+    with a column is the repeated column it is (before: ``set_index("minute")`` imported the
+    turns with meta ``{}``, the minutes lost, and ``set_index("conversation_id")`` said the
+    frame had no such column, 2 of 2 runs each); an unnamed index (row numbers) is not data."""
+    frame = pd.DataFrame({**BASE, "minute": [0, 1, 0]})
+
+    def turns(given: pd.DataFrame) -> list[tuple[str, str, object]]:
+        got = list(read_frame(given, ReadOptions(dataset="mine")))
+        return [(c.conversation_id, t.text, t.meta) for c in got for t in c.turns]  # type: ignore[union-attr]
+
+    kept = [("a", "x", {"minute": 0}), ("a", "y", {"minute": 1}), ("b", "z", {"minute": 0})]
+    assert turns(frame.set_index("minute")) == turns(frame) == kept
+    assert turns(frame.set_index(["conversation_id", "minute"])) == kept
+    assert turns(frame.set_index(pd.Index([7, 8, 9]))) == kept
+    (clash,) = read_frame(frame.set_index("minute").rename_axis("text"), ReadOptions(dataset="mine"))
+    assert isinstance(clash, Rejected) and clash.expected == (
+        "expected each column named once; 'text' names 2 columns (rename all but one)"
+    )

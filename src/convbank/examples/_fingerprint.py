@@ -4,11 +4,12 @@ A function is fingerprinted by what it computes with, not by where it lives: its
 bytecode, constants and names, nested functions included), its defaults, the values its
 closure and the globals it names hold (modules by name), and for a ``functools.partial`` or a
 bound method the function and what is bound, and for a wrapper (``functools.lru_cache``) the
-function it wraps. A class of one's own (defined in the script, a
-notebook or a module outside the standard library and the installed packages) by its
-bases and its methods' code (not its data: a class attribute may be state, a count of
-calls); an installed one by its name. Any other object (a tokenizer, a dict of settings) by
-its pickle and its class.
+function it wraps. A class of one's own (defined in the script, a notebook or a module
+outside the standard library and the installed packages) by its bases, its methods' code (a
+``functools.cached_property``'s and a ``partialmethod``'s too) and its class attributes'
+values (a constant read as ``Config.suffix`` or ``self.suffix``; one that neither is code
+nor pickles, a lock, by its type); an installed one by its name. Any other object (a
+tokenizer, a dict of settings) by its pickle and its class.
 So editing the body of a function, of a method of a class of one's own (an instance given
 as the function, a class it calls), a constant it uses or a setting it closes over gives a
 new fingerprint; re-running the same script gives the same one, whatever Python's hash seed
@@ -137,24 +138,40 @@ def _own(cls: type) -> bool:
 
 
 def _feed_class(digest: Any, cls: type, seen: set[int]) -> None:
-    """A class of one's own by its bases and the code of its methods (functions, static and
-    class methods, properties, nested classes), not by its data: a class attribute may be
-    state (a count of calls)."""
+    """A class of one's own by its bases, the code of its methods (functions, static and
+    class methods, properties, cached properties, partial methods, nested classes) and the
+    values of its other attributes: a constant the function reads through the class
+    (``Config.suffix``, ``self.suffix``) is part of what it computes with. An attribute that
+    neither is code nor pickles (a lock) goes by its type; one that is state (a count of
+    calls) makes the next call compute again, never serves another's result."""
     digest.update(f"class:{cls.__module__}.{cls.__qualname__}".encode())
     for base in cls.__bases__:
         _feed(digest, base, seen)
     for name, member in vars(cls).items():
-        if isinstance(member, (staticmethod, classmethod)):
-            code: list[Any] = [member.__func__]
-        elif isinstance(member, property):
-            code = [member.fget, member.fset, member.fdel]
-        elif isinstance(member, (types.FunctionType, type)):
-            code = [member]
-        else:
-            continue
+        parts = _member_parts(member)
+        plain = len(parts) == 1 and parts[0] is member and not isinstance(member, (types.FunctionType, type))
+        if plain and name.startswith("__") and name.endswith("__"):
+            continue  # the class's own machinery (``__module__``, ``__doc__``, ``__dict__``)
         digest.update(f"attr:{name}".encode())
-        for part in code:
-            _feed(digest, part, seen)
+        for part in parts:
+            try:
+                _feed(digest, part, seen)
+            except UnhashableError:
+                digest.update(f"unhashable:{type(part).__module__}.{type(part).__qualname__}".encode())
+
+
+def _member_parts(member: Any) -> list[Any]:
+    """What of a class's member its fingerprint is fed: a method's function (and a partial
+    method's arguments), a property's accessors, else the member itself (a value, a class)."""
+    if isinstance(member, (staticmethod, classmethod)):
+        return [member.__func__]
+    if isinstance(member, property):
+        return [member.fget, member.fset, member.fdel]
+    if isinstance(member, functools.cached_property):
+        return [member.func]
+    if isinstance(member, functools.partialmethod):
+        return [member.func, member.args, member.keywords]
+    return [member]
 
 
 def _feed_code(digest: Any, code: types.CodeType, seen: set[int]) -> None:

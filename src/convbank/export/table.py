@@ -360,10 +360,13 @@ def read_frame(frame: Any, options: ReadOptions) -> Iterator[Conversation | Reje
         convs = list(read_frame(df, ReadOptions(dataset="mine", mapping={"conversation_id": "dialog"})))
     """
     where = Path("DataFrame")
-    repeated = _repeated(list(frame.columns))
+    named = [n for n in getattr(getattr(frame, "index", None), "names", None) or () if n is not None]
+    repeated = _repeated([*named, *frame.columns])
     if repeated is not None:
         yield Rejected(where, "file", repeated)
         return
+    if named:  # a named index is data (pandas' to_parquet keeps it): its levels are columns
+        frame = frame.reset_index(level=named)
     table = frame.to_arrow() if hasattr(frame, "to_arrow") else _pandas_table(frame)  # polars: typed
     if isinstance(table, str):
         yield Rejected(where, "file", table)

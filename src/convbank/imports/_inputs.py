@@ -12,6 +12,7 @@ from typing import Any
 
 from convbank._arguments import a_callable_or_none, a_mapping_or_none, a_path_or_none
 from convbank._atomic import read_regular
+from convbank._wording import shown
 from convbank.datasets._imported import NAME
 from convbank.errors import CorpusImportError
 from convbank.export._format import Format, Rejected
@@ -69,7 +70,9 @@ def _path(text: Any, given: Any) -> Path:
     as the current folder: one line naming what was given, never that folder; one that is not
     a path a ``TypeError`` saying so (bytes are the system's path, as ``open()`` takes it)."""
     if not isinstance(text, (str, os.PathLike)):
-        raise TypeError(f"an input is a path (a str or an os.PathLike), not {type(text).__name__} {text!r}")
+        raise TypeError(
+            f"an input is a path (a str or an os.PathLike), not {type(text).__name__} {_given(text)}"
+        )
     if isinstance(text, str) and not text.strip():
         raise CorpusImportError(
             f"{str(given)!r}: expected a path (a file or a folder), not an empty one", path=str(given)
@@ -103,8 +106,18 @@ _TAKES = "an import takes a path, several, {split: path(s)}, a DataFrame or a Hu
 def _several(source: Any) -> list[Any]:
     """Paths given together, or a ``TypeError`` saying what an import takes."""
     if not isinstance(source, Iterable):
-        raise TypeError(f"{_TAKES}, not {type(source).__name__} {source!r}")
+        raise TypeError(f"{_TAKES}, not {type(source).__name__} {_given(source)}")
     return list(source)
+
+
+def _given(value: Any) -> str:
+    """What was given in its place, for an import's ``TypeError``: its ``repr`` shortened, on
+    one line (an object whose ``repr`` raises said by its kind, never that error instead).
+
+    >>> _given({"k": "v" * 500}), _given(5)
+    ("{'k': 'vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv…", '5')
+    """
+    return " ".join(shown(value).splitlines())
 
 
 _IN_MEMORY = {
