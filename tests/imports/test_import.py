@@ -201,6 +201,13 @@ def test_a_malformed_line_stops_the_import_and_the_bank_is_as_it_was(tmp_path: P
     code, output = _run("import", str(bad), "--name", "mine", "--replace", "--skip-bad", str(rejects))
     assert code == 0, output
     assert f"rejected 2 records: see {rejects}" in output
+    # nothing rejected: said so, not "see" a file that holds nothing (before: "rejected 0
+    # records: see rejects.jsonl"; found by pass 22); the file is this import's, empty
+    code, said = _run(
+        "import", str(good), "--name", "mine", "--replace", "--skip-bad", str(tmp_path / "none.jsonl")
+    )
+    assert code == 0 and f"rejected no record ({tmp_path / 'none.jsonl'} is written empty)\n" in said
+    assert (tmp_path / "none.jsonl").read_bytes() == b""
     lines = [json.loads(line) for line in rejects.read_text(encoding="utf-8").splitlines()]
     assert [(r["where"], r["expected"][:30]) for r in lines] == [
         ("line 3", "expected message 0 to be an ob"),

@@ -70,8 +70,10 @@ class ImportReport:
         ]
         if self.duplicates:
             lines.append(f"left out {counted(self.duplicates, 'exact duplicate record')}")
-        if self.rejects is not None:
+        if self.rejects is not None and self.rejected:
             lines.append(f"rejected {counted(self.rejected, 'record')}: see {self.rejects}")
+        elif self.rejects is not None:  # nothing to see there, but the file is this import's
+            lines.append(f"rejected no record ({self.rejects} is written empty)")
         lines.append(f"what {self.format} does not carry: {self.loses or 'not stated by the format'}")
         return lines
 
