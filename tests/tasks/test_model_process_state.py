@@ -32,6 +32,23 @@ class P:
         return [[] for _ in examples]
 """
 
+THREADER = """import os, sys, threading, time
+kept = sys.stdout
+def chatter():
+    while True:
+        print('{"forged": 3}', flush=True)
+        print('{"forged": 4}', file=kept, flush=True)
+        os.write(1, b'{"forged": 5}\\n')
+        time.sleep(0.005)
+class T:
+    started = False
+    def predict(self, examples):
+        if not T.started:
+            T.started = True
+            threading.Thread(target=chatter, daemon=True).start()
+        return [[] for _ in examples]
+"""
+
 CHANGER = """import io, os, signal, sys
 class C:
     def predict(self, examples):
@@ -117,3 +134,18 @@ def test_a_model_that_ignores_sigterm_leaves_the_run_stoppable(built: Bank, tmp_
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and time.monotonic() - start < 10
     assert err.splitlines()[-1] == "terminated (SIGTERM): stopped; nothing half-written was kept"
+
+
+def test_what_a_models_thread_prints_after_its_call_never_reaches_bench_jsons_stdout(
+    built: Bank, tmp_path: Path
+) -> None:
+    """A thread the model starts prints on, between its calls and while the result is
+    written (``print``, a ``sys.stdout`` it kept, file descriptor 1): all of it goes to stderr,
+    stdout is ``bench --json``'s document alone (before: the lines printed outside the model's
+    calls came out on stdout, 4 of 5 in pass 22's run, the output no JSON)."""
+    (tmp_path / "threader.py").write_text(THREADER, encoding="utf-8")
+    args = [sys.executable, "-m", "convbank", "bench", "casino-strategy", "-m", "threader:T", "--json"]
+    done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["model"] == "threader:T" and "forged" not in done.stdout
+    assert all(done.stderr.count(f'{{"forged": {n}}}') > 10 for n in (3, 4, 5))

@@ -4,6 +4,7 @@ terminal, and at Ctrl-C the folds done so far as a partial result (exit 130)."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
@@ -139,6 +140,7 @@ def bench(
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
     elif predictions_file is None and (note := chosen.time_note(model or chosen.models[-1])):
         say(note)  # up front: how long it takes, what is quicker
+    _stdout_for_the_result_alone()  # from here on, what a model prints goes to stderr
     result, signum = _measured(chosen, model, predictions_file, config, seed, run_name)
     if result.partial:
         _report_partial(result, as_json, signum)
@@ -206,6 +208,37 @@ def _one_run(
         asked = [name for name, value in options if value]
         if len(asked) > 1:
             raise click.UsageError(f"{' and '.join(asked)} ask for different runs; give one of them")
+
+
+def _stdout_for_the_result_alone() -> None:
+    """In the ``convbank`` process, from before a model's code runs to the command's end: file
+    descriptor 1 is made stderr's and ``sys.stdout`` is ``sys.stderr``, so whatever the model
+    prints, whenever it does (a thread it started that prints after its call returned, a
+    library in C, a subprocess), goes to stderr; the result is written through a copy of the
+    real stdout, which the console ``out`` (and so :func:`echo_json`) writes to. (Before: a
+    model's thread printing after ``predict`` put 4 of its 5 lines into ``bench --json``'s
+    stdout; found by pass 22.) Where stdout is no descriptor 1 (a test's ``CliRunner``) or
+    cannot be copied, nothing changes: each call into the model still prints to stderr
+    (:func:`convbank.bench._kept.kept`)."""
+    from convbank.cli._console import out
+
+    stdout = sys.stdout
+    try:
+        if stdout is None or stdout.fileno() != 1:
+            return
+        stdout.flush()
+        copy = os.dup(1)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(copy)
+        return
+    out.file = open(  # noqa: SIM115 - the command's stdout until the process ends
+        copy, "w", encoding=stdout.encoding, errors=stdout.errors, closefd=True
+    )
+    sys.stdout = sys.stderr
 
 
 def _measured(
