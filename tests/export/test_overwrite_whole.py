@@ -222,3 +222,38 @@ def test_many_paths_against_a_full_record_are_looked_up_in_time(tmp_path: Path) 
     with pytest.raises(ExportError, match=r"f19999\.csv holds the csv export of d \(a\); the csv export"):
         check_targets(tmp_path, rels[::-1], {**old, "where": "x"}, overwrite=False, record=record)
     assert time.monotonic() - start < 5
+
+
+def test_threads_reading_two_folders_records_never_get_each_others() -> None:
+    """The record last parsed is kept for the same bytes (one parse an export); two threads
+    exporting into two folders at once each get their own folder's record and entries, never
+    the other's: the bytes, their value and their checked entries are replaced as one (before:
+    three attributes set one by one and the value read back after, which a thread switch in
+    between could make the other folder's; found in review of pass 22)."""
+    import threading
+
+    records = {
+        name: json.dumps(
+            {"exports": {f"{name}.jsonl": {"dataset": name, "format": "jsonl", "parts": ["train"]}}}
+        ).encode()
+        for name in ("casino", "pec")
+    }
+    wrong: list[str] = []
+
+    def read(name: str) -> None:
+        for _ in range(20_000):
+            data = _record._parsed(records[name])
+            if set(data["exports"]) != {f"{name}.jsonl"} or set(_record._exports(data)) != {f"{name}.jsonl"}:
+                wrong.append(name)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # a switch at almost every bytecode
+    try:
+        threads = [threading.Thread(target=read, args=(name,)) for name in records for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []

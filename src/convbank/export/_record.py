@@ -93,36 +93,43 @@ def _file(path: Path, parse: Callable[[bytes], Any]) -> Any:
 
 class _Last:
     """The last record read in this process: its bytes, their JSON value and its entries that
-    are exports' (:func:`_an_export`). An export reads the record at each step (the check
-    before the work, the staging folder's lock, the move's lock); the same bytes again are
-    parsed and checked once, not once a step, so that a record near :data:`RECORD_LIMIT`
-    costs one parse and one check an export. The bytes are compared whole: another
-    process's record, whatever its size or time, is never taken for this one."""
+    are exports' (:func:`_an_export`, once checked). An export reads the record at each step
+    (the check before the work, the staging folder's lock, the move's lock); the same bytes
+    again are parsed and checked once, not once a step, so that a record near
+    :data:`RECORD_LIMIT` costs one parse and one check an export. The bytes are compared
+    whole: another process's record, whatever its size or time, is never taken for this one.
+    The three are one tuple, replaced whole: threads exporting into two folders at once
+    never read one folder's bytes with the other's value."""
 
-    raw: bytes = b""
-    data: Any = None
-    exports: dict[str, Export] | None = None
+    state: tuple[bytes, Any, dict[str, dict[str, Export]]] | None = None
 
 
 def _parsed(raw: bytes) -> Any:
     """The JSON value of a record's bytes, parsed once for the same bytes (:class:`_Last`);
     :class:`ValueError` for bytes that are not one JSON value (:class:`RecursionError` for
     a document nested too deep)."""
-    if raw != _Last.raw or _Last.data is None:
-        data = json.loads(raw.decode("utf-8"))
-        _Last.raw, _Last.data, _Last.exports = raw, data, None
-    return _Last.data
+    last = _Last.state
+    if last is not None and last[0] == raw:
+        return last[1]
+    data = json.loads(raw.decode("utf-8"))
+    _Last.state = (raw, data, {})
+    return data
 
 
 def _exports(data: dict[str, Any]) -> dict[str, Export]:
     """The entries of a record (as :func:`_load` gave it) that are exports' (others are not
     convbank's), checked once for the record last read (:class:`_Last`); a new dict."""
-    last = isinstance(_Last.data, dict) and data["exports"] is _Last.data.get("exports")
-    if last and _Last.exports is not None:
-        return dict(_Last.exports)
+    last = _Last.state
+    checked = (
+        last[2]
+        if last is not None and isinstance(last[1], dict) and data["exports"] is last[1].get("exports")
+        else None
+    )
+    if checked is not None and "exports" in checked:
+        return dict(checked["exports"])
     exports = {k: v for k, v in data["exports"].items() if _an_export(v)}
-    if last:
-        _Last.exports = exports
+    if checked is not None:
+        checked["exports"] = exports
     return dict(exports)
 
 
