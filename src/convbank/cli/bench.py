@@ -140,7 +140,6 @@ def bench(
         sys.path.insert(0, os.getcwd())  # module:Class from the current folder, as python -m would
     elif predictions_file is None and (note := chosen.time_note(model or chosen.models[-1])):
         say(note)  # up front: how long it takes, what is quicker
-    _stdout_for_the_result_alone()  # from here on, what a model prints goes to stderr
     result, signum = _measured(chosen, model, predictions_file, config, seed, run_name)
     if result.partial:
         _report_partial(result, as_json, signum)
@@ -259,6 +258,7 @@ def _measured(
     from convbank.cli._signals import Terminated
     from convbank.tasks.progress import LineWatcher, Watcher, watched
 
+    _stdout_for_the_result_alone()  # from here on, what a model prints goes to stderr
     with _BenchBars() as bars:
         watcher: Watcher = bars if err.is_terminal else LineWatcher(sys.stderr)
         with watched(watcher):
