@@ -371,20 +371,25 @@ script()
 """
 
 
+def _script(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` with this checkout's ``src`` on the path and ``env`` added."""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src, **env},
+        timeout=60,
+    )
+
+
 def test_a_signal_as_the_scripts_handlers_are_set_is_its_line_and_code() -> None:
     """A signal that arrives as ``main()`` sets the command's handlers (between the starting
     handler and the command's ``try``) is the signal's line and exit code (before: a
     ``KeyboardInterrupt`` traceback from ``terminate_on_signals``, killed by SIGINT, -2, 1 of
     50 ``report`` runs Ctrl-C'd at 0.8-1.3 s under strace)."""
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    done = subprocess.run(
-        [sys.executable, "-c", _SIGNAL_AS_ITS_HANDLER_IS_SET],
-        check=False,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": src},
-        timeout=60,
-    )
+    done = _script(_SIGNAL_AS_ITS_HANDLER_IS_SET)
     assert (done.returncode, done.stderr) == (
         130,
         "interrupted (Ctrl-C): stopped; nothing half-written was kept\n",
@@ -415,15 +420,7 @@ def test_a_keyboard_interrupt_no_signal_sent_is_a_fault_not_ctrl_c(signalled: bo
     raised by code with none sent is a fault, its traceback, exit 1 (before: ``interrupted
     (Ctrl-C)``, exit 130, 2 of 2 runs; pass 21 saw that line once from ``stats`` under
     ``ulimit -v`` with no signal sent)."""
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    done = subprocess.run(
-        [sys.executable, "-c", _RAISED_WITH_NO_SIGNAL],
-        check=False,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": src, "SIGNALLED": "1" if signalled else ""},
-        timeout=60,
-    )
+    done = _script(_RAISED_WITH_NO_SIGNAL, SIGNALLED="1" if signalled else "")
     if signalled:
         assert (done.returncode, done.stderr) == (
             130,

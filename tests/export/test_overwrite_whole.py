@@ -76,11 +76,9 @@ def test_an_overwrite_keeps_exports_it_does_not_replace(built: Bank, tmp_path: P
     }
 
 
-def test_a_killed_overwrite_finishes_its_removals(built: Bank, tmp_path: Path) -> None:
-    """``kill -9`` once the journal is written: the next export into the folder finishes the
-    moves and the removals, the new export whole, nothing of the old one left."""
-    out, marker = tmp_path / "out", tmp_path / "marker"
-    export(load("casino"), "csv", out)
+def _overwrite_paused_at_journal(out: Path, marker: Path) -> subprocess.Popen[bytes]:
+    """``export casino --format csv --split train --overwrite --where 1=1 -o out`` in a process
+    paused once its journal is written (``marker`` then exists), still running."""
     env = {**os.environ, "CONVBANK_TEST_PAUSE": f"journal:{marker}"}
     args = ["export", "casino", "--format", "csv", "--split", "train", "--overwrite", "--where", "1=1"]
     proc = subprocess.Popen([sys.executable, "-m", "convbank", *args, "-o", str(out)], env=env)
@@ -88,6 +86,15 @@ def test_a_killed_overwrite_finishes_its_removals(built: Bank, tmp_path: Path) -
     while not marker.exists():
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
+    return proc
+
+
+def test_a_killed_overwrite_finishes_its_removals(built: Bank, tmp_path: Path) -> None:
+    """``kill -9`` once the journal is written: the next export into the folder finishes the
+    moves and the removals, the new export whole, nothing of the old one left."""
+    out, marker = tmp_path / "out", tmp_path / "marker"
+    export(load("casino"), "csv", out)
+    proc = _overwrite_paused_at_journal(out, marker)
     proc.kill()
     proc.wait(timeout=30)
     export(load("ccpe"), "jsonl", out)  # the next export finishes the one killed
@@ -147,13 +154,7 @@ def test_a_journal_left_beside_its_written_record_removes_nothing_more(built: Ba
     since is kept), the export whole and recorded once."""
     out, marker = tmp_path / "out", tmp_path / "marker"
     export(load("casino"), "csv", out)
-    env = {**os.environ, "CONVBANK_TEST_PAUSE": f"journal:{marker}"}
-    args = ["export", "casino", "--format", "csv", "--split", "train", "--overwrite", "--where", "1=1"]
-    proc = subprocess.Popen([sys.executable, "-m", "convbank", *args, "-o", str(out)], env=env)
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
+    proc = _overwrite_paused_at_journal(out, marker)
     journal = (out / JOURNAL).read_text(encoding="utf-8")
     assert json.loads(journal)["removing"] == ALL[:1] + ALL[2:]
     marker.unlink()
