@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 
-__all__ = ["kept"]
+__all__ = ["kept", "stdout_to_stderr"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that stop a run (:mod:`convbank.cli._signals`): a model that ignores them for
@@ -80,17 +80,8 @@ def _printing_to_stderr() -> Iterator[None]:
     """What the model prints, through ``print`` or to file descriptor 1 (a library in C, a
     subprocess), goes to stderr: stdout holds convbank's output alone, never a line the
     model forged into ``bench --json``. Nothing is redirected where either stream is closed."""
-    with suppress(OSError, ValueError, AttributeError):
-        sys.stdout.flush()  # convbank's own output first, in its order
-    try:
-        saved = os.dup(1)
-    except OSError:
-        yield
-        return
-    try:
-        os.dup2(2, 1)
-    except OSError:
-        os.close(saved)
+    saved = stdout_to_stderr()
+    if saved is None:
         yield
         return
     out, sys.stdout = sys.stdout, sys.stderr
@@ -104,3 +95,21 @@ def _printing_to_stderr() -> Iterator[None]:
         os.close(saved)
         if sys.stdout is sys.stderr:
             sys.stdout = out
+
+
+def stdout_to_stderr() -> int | None:
+    """Flush ``sys.stdout`` (what was written before, first, in its order), then point file
+    descriptor 1 at stderr's file: a copy of the descriptor 1 before, to write or go back to,
+    or None where either cannot be done (nothing changed)."""
+    with suppress(OSError, ValueError, AttributeError):
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    return saved

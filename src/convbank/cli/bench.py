@@ -219,20 +219,17 @@ def _stdout_for_the_result_alone() -> None:
     stdout; found by pass 22.) Where stdout is no descriptor 1 (a test's ``CliRunner``) or
     cannot be copied, nothing changes: each call into the model still prints to stderr
     (:func:`convbank.bench._kept.kept`)."""
+    from convbank.bench._kept import stdout_to_stderr
     from convbank.cli._console import out
 
     stdout = sys.stdout
     try:
         if stdout is None or stdout.fileno() != 1:
             return
-        stdout.flush()
-        copy = os.dup(1)
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return
-    try:
-        os.dup2(2, 1)
-    except OSError:
-        os.close(copy)
+    copy = stdout_to_stderr()
+    if copy is None:
         return
     out.file = open(  # noqa: SIM115 - the command's stdout until the process ends
         copy, "w", encoding=stdout.encoding, errors=stdout.errors, closefd=True
