@@ -105,6 +105,15 @@ def _refuse(archive: Path, what: str) -> FormatError:
     )
 
 
+def _past_limit(archive: Path, what: str, setting: str) -> FormatError:
+    """The archive past one of its limits: ``what`` and the ``setting`` that raises it."""
+    return FormatError(
+        f"{archive}: {what} ({setting}); refusing to extract this archive — re-fetch the file, "
+        "or raise the limit if it is the publisher's",
+        path=archive,
+    )
+
+
 class _Node:
     """A path of the archive, as the first member to reach it left it: that member's name and
     parts, how deep this path lies in them, and whether it is a folder."""
@@ -151,20 +160,17 @@ def _plan(
     """Check an archive's central directory before anything is written: its size and member
     count, then each member's path (no links, nothing outside, no collisions)."""
     if len(infos) > max_members:
-        raise FormatError(
-            f"{archive}: {len(infos):,} members, more than the {max_members:,} allowed "
-            "(CONVBANK_EXTRACT_MAX_MEMBERS); refusing to extract this archive — re-fetch the "
-            "file, or raise the limit if it is the publisher's",
-            path=archive,
+        raise _past_limit(
+            archive,
+            f"{len(infos):,} members, more than the {max_members:,} allowed",
+            "CONVBANK_EXTRACT_MAX_MEMBERS",
         )
     total = sum(i.file_size for i in infos if not i.is_dir())
     if total > max_bytes:
-        raise FormatError(
-            f"{archive}: would expand to {counted(total, 'byte')}, more than the {max_bytes:,} allowed "
-            f"(CONVBANK_EXTRACT_MAX_BYTES, by default {EXTRACT_RATIO} times the archive's size); "
-            "refusing to extract this archive — re-fetch the file, or raise the limit if it is "
-            "the publisher's",
-            path=archive,
+        raise _past_limit(
+            archive,
+            f"would expand to {counted(total, 'byte')}, more than the {max_bytes:,} allowed",
+            f"CONVBANK_EXTRACT_MAX_BYTES, by default {EXTRACT_RATIO} times the archive's size",
         )
     tree: dict[str, _Node] = {}  # each case-folded name of a path: its first member, its folders
     plan, paths = [], 0
@@ -182,11 +188,11 @@ def _plan(
             )
         paths += _place(archive, tree, name, parts, info.is_dir())
         if paths > max_members:  # the folders a member's path implies are paths made too
-            raise FormatError(
-                f"{archive}: member {_shown(name)!r} takes it beyond {max_members:,} files and folders, "
-                "the most allowed (CONVBANK_EXTRACT_MAX_MEMBERS); refusing to extract this archive — "
-                "re-fetch the file, or raise the limit if it is the publisher's",
-                path=archive,
+            raise _past_limit(
+                archive,
+                f"member {_shown(name)!r} takes it beyond {max_members:,} files and folders, "
+                "the most allowed",
+                "CONVBANK_EXTRACT_MAX_MEMBERS",
             )
         if parts:
             plan.append((info, parts))
