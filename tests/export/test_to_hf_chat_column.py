@@ -61,13 +61,13 @@ def test_content_parts_are_the_same_text_in_to_hf_and_tokenize(tmp_path: Path) -
     assert corpus.to_hf(chat="chat")["train"]["chat"][0][0] == {"role": "user", "content": text}
 
 
-def test_a_null_or_missing_content_is_the_empty_text_a_tokenizer_reads() -> None:
+def test_a_null_or_missing_content_is_the_empty_text_a_tokenizer_reads(tmp_path: Path) -> None:
     """Before: a chat message of null content (or none: read as null) was the word ``null`` in
     the ``role: content`` lines a tokenizer reads (``user: null``), where its turn's text is
     empty and ``to_hf``'s chat column has it null (2 of 2 messages)."""
     from convbank._textio import content_json
 
-    path = Path("nulls.jsonl")
+    path = tmp_path / "nulls.jsonl"  # never the working folder: a checkout's root when run from it
     row = {
         "id": "c",
         "messages": [
